@@ -1,0 +1,610 @@
+package io.lobstream.store;
+
+import io.lobstream.store.allocator.DefaultPageAllocator;
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.allocator.PageAllocator;
+import io.lobstream.store.fsck.Fsck;
+import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.layout.VersionLayout;
+import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.layout.VersionWriter;
+import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
+
+/**
+ * The engine. A write allocates pages, streams the value into them, then publishes the new
+ * version in one index batch. How much of that runs under which latch is what the switches
+ * choose:
+ * <ul>
+ *   <li>{@code lob.latch.downgrade} on: pages are written under the tablespace latch in shared
+ *       mode; only the publish is exclusive (per LOB or tablespace-wide). Off: the tablespace
+ *       latch is held exclusively from allocation to publish.</li>
+ *   <li>{@code lob.optimistic.update} on: publish is a compare-and-set of the LOB's index entry
+ *       under a per-LOB latch. Off: publish takes the tablespace latch exclusively.</li>
+ *   <li>{@code lob.prealloc}: see {@link DefaultPageAllocator}.</li>
+ * </ul>
+ * Readers pin the version they read; a reclaim of a pinned version waits for the last unpin.
+ *
+ * <p>Recovery: the index entries of live and pending versions name every page they own, so on
+ * open free space is derived as the complement of those pages. Pages written by a command that
+ * never published are thereby free again: a crash leaks nothing and frees nothing twice.
+ */
+public final class DefaultLobStore implements LobStore {
+    private static final Logger log = LoggerFactory.getLogger(DefaultLobStore.class);
+    private static final String META_VERSION_RESERVED = "version.reserved";
+    private static final String META_CLEAN = "clean.shutdown";
+    private static final long VERSION_RESERVE = 1 << 16;
+    private static final int LOB_LATCH_STRIPES = 1024;
+
+    private final String name;
+    private final LobStoreConfig config;
+    private final PageFile file;
+    private final LobIndex index;
+    private final PageAllocator allocator;
+    private final StoreMetrics metrics;
+    private final ThreadLocal<VersionWriter> writers;
+
+    /** Tablespace latch: shared for page writes and optimistic publishes, exclusive for the pessimistic paths and fsck. */
+    private final ReentrantReadWriteLock tablespaceLatch = new ReentrantReadWriteLock();
+    private final ReentrantLock[] lobLatches = new ReentrantLock[LOB_LATCH_STRIPES];
+    private final Map<VersionKey, AtomicInteger> pins = new ConcurrentHashMap<>();
+
+    private final AtomicLong nextVersion = new AtomicLong();
+    private volatile long versionReserved;
+    private final AtomicLong lobs = new AtomicLong();
+    private final AtomicLong bytesLive = new AtomicLong();
+    private final AtomicLong pagesLive = new AtomicLong();
+    private final AtomicLong pagesHistory = new AtomicLong();
+    private final AtomicLong historyLength = new AtomicLong();
+    private volatile boolean closed;
+
+    private record VersionKey(String lobId, long version) {
+    }
+
+    private DefaultLobStore(String name, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
+                            long highWaterMark, List<Extent> free) {
+        this.name = name;
+        this.config = config;
+        this.file = file;
+        this.index = index;
+        this.metrics = metrics;
+        this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), highWaterMark, free, metrics);
+        this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
+        for (int i = 0; i < lobLatches.length; i++) {
+            lobLatches[i] = new ReentrantLock();
+        }
+    }
+
+    /** Opens (creating if needed) the tablespace in {@code dir}. */
+    public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name) throws IOException {
+        int pageSize = TablespaceDirs.createOrReadPageSize(dir, config.pageSize());
+        if (pageSize != config.pageSize()) {
+            log.info("tablespace {} was created with {}-byte pages; using that, not the configured {}", dir, pageSize, config.pageSize());
+            config = config.with(LobStoreConfig.PAGE_SIZE.name(), pageSize);
+        }
+        StoreMetrics metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
+        PageFile file = PageFile.openReadWrite(dir.resolve(TablespaceDirs.PAGES), pageSize);
+        LobIndex index;
+        try {
+            index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX));
+        } catch (IOException e) {
+            file.close();
+            throw e;
+        }
+        try {
+            return recover(name, config, file, index, metrics);
+        } catch (IOException | RuntimeException e) {
+            index.close();
+            file.close();
+            throw e;
+        }
+    }
+
+    public static DefaultLobStore open(Path dir, LobStoreConfig config) throws IOException {
+        return open(dir, config, null, dir.getFileName().toString());
+    }
+
+    private static DefaultLobStore recover(String name, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics)
+            throws IOException {
+        List<Extent> referenced = new ArrayList<>();
+        long[] counts = new long[6]; // lobs, bytes, live pages, pending, pending pages, max version
+        List<VersionEntry> deferred = new ArrayList<>();
+        index.forEachCurrent(e -> {
+            counts[0]++;
+            counts[1] += e.byteLength();
+            counts[2] += e.pageCount();
+            counts[5] = Math.max(counts[5], e.version());
+            referenced.addAll(e.extents());
+        });
+        index.forEachPending(e -> {
+            counts[3]++;
+            counts[4] += e.pageCount();
+            counts[5] = Math.max(counts[5], e.version());
+            referenced.addAll(e.extents());
+            if (e.reclaimRequested()) {
+                deferred.add(e);
+            }
+        });
+        long referencedEnd = 0;
+        for (Extent e : referenced) {
+            referencedEnd = Math.max(referencedEnd, e.endPage());
+        }
+        long filePages = (file.path().toFile().length() + file.pageSize() - 1) / file.pageSize();
+        long hwm = Math.max(filePages, referencedEnd);
+        List<Extent> free;
+        try {
+            free = Extent.gaps(referenced, hwm);
+        } catch (IllegalArgumentException overlap) {
+            throw new IOException("index of " + name + " is inconsistent, run fsck: " + overlap.getMessage(), overlap);
+        }
+        boolean clean = index.metaLong(META_CLEAN, 0) == 1;
+        if (clean) {
+            List<Extent> checkpoint = Extent.coalesce(index.freeCheckpoint());
+            if (!checkpoint.equals(Extent.coalesce(free)) && !checkpoint.isEmpty()) {
+                log.warn("{}: free-space checkpoint differs from the space derived from the index; using the derived one", name);
+            }
+        } else if (hwm > 0) {
+            log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
+        }
+        DefaultLobStore store = new DefaultLobStore(name, config, file, index, metrics, hwm, free);
+        store.lobs.set(counts[0]);
+        store.bytesLive.set(counts[1]);
+        store.pagesLive.set(counts[2]);
+        store.historyLength.set(counts[3]);
+        store.pagesHistory.set(counts[4]);
+        long reserved = Math.max(index.metaLong(META_VERSION_RESERVED, 1), counts[5] + 1);
+        store.nextVersion.set(reserved);
+        store.reserveVersions(reserved);
+        // From here on the free-space checkpoint is stale until the next clean close.
+        index.writeSync(index.newBatch().deleteMeta(META_CLEAN));
+        for (VersionEntry e : deferred) {
+            store.freePending(e, null);
+        }
+        store.registerGauges();
+        return store;
+    }
+
+    private void registerGauges() {
+        metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "live", pagesLive::get);
+        metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "history", pagesHistory::get);
+        metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "free", allocator::freePages);
+        metrics.gauge("lob_history_length", "Versions superseded and not yet reclaimed", null, historyLength::get);
+        metrics.gauge("lob_live_bytes", "Bytes of current LOB versions", null, bytesLive::get);
+        metrics.gauge("lob_lobs", "LOBs with a current version", null, lobs::get);
+    }
+
+    /** Version numbers are unique per tablespace forever: a block of them is reserved in the index ahead of use. */
+    private synchronized void reserveVersions(long from) throws IOException {
+        long upTo = from + VERSION_RESERVE;
+        index.writeSync(index.newBatch().putMeta(META_VERSION_RESERVED, upTo));
+        versionReserved = upTo;
+    }
+
+    private long newVersion() throws IOException {
+        long v = nextVersion.getAndIncrement();
+        if (v >= versionReserved - VERSION_RESERVE / 2) {
+            synchronized (this) {
+                if (v >= versionReserved - VERSION_RESERVE / 2) {
+                    reserveVersions(v + 1);
+                }
+            }
+        }
+        return v;
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    @Override
+    public WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Source source) throws IOException {
+        checkOpen();
+        long start = System.nanoTime();
+        Lock whole = config.latchDowngrade() ? null : lockTablespaceExclusive();
+        try {
+            VersionLayout layout = VersionLayout.plan(config.pageSize(), length);
+            Optional<VersionEntry> expected = config.optimisticUpdate() ? index.current(lobId) : Optional.empty();
+            List<Extent> pages = List.of();
+            VersionEntry written;
+            Lock shared = config.latchDowngrade() ? lockTablespaceShared() : null;
+            try {
+                pages = allocator.allocate(1 + layout.dataPages());
+                long rootPage = pages.get(0).firstPage();
+                List<Extent> dataExtents = tail(pages);
+                List<Extent> indexExtents = layout.indexed()
+                        ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), dataExtents.size()))
+                        : List.of();
+                List<Extent> owned = new ArrayList<>(pages);
+                owned.addAll(indexExtents);
+                pages = owned;
+                long version = newVersion();
+                int crc = writers.get().write(lobId, version, layout, rootPage, dataExtents, indexExtents, value);
+                if (expectedCrc32c != null && expectedCrc32c != crc) {
+                    throw new ValueChecksumException(lobId, expectedCrc32c, crc);
+                }
+                written = VersionEntry.current(lobId, version, rootPage, length, crc, Extent.coalesce(owned));
+            } catch (IOException | RuntimeException e) {
+                if (!pages.isEmpty()) {
+                    allocator.release(pages);
+                }
+                throw e;
+            } finally {
+                if (shared != null) {
+                    shared.unlock();
+                }
+            }
+            Optional<VersionEntry> superseded = publish(written, expected, source);
+            metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+            return new WriteResult(written, superseded);
+        } finally {
+            if (whole != null) {
+                whole.unlock();
+            }
+        }
+    }
+
+    /** The extents after the first page of {@code pages} (which is the root). */
+    private static List<Extent> tail(List<Extent> pages) {
+        List<Extent> out = new ArrayList<>(pages.size());
+        Extent first = pages.get(0);
+        if (first.pageCount() > 1) {
+            out.add(new Extent(first.firstPage() + 1, first.pageCount() - 1));
+        }
+        out.addAll(pages.subList(1, pages.size()));
+        return out;
+    }
+
+    /** Makes {@code written} the current version; the one it replaces becomes pending purge. */
+    private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, Source source) throws IOException {
+        Lock latch = lockPublish(written.lobId());
+        try {
+            Optional<VersionEntry> old = index.current(written.lobId());
+            if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
+                // Another writer published first. A whole-value PUT does not depend on what it replaces,
+                // so it supersedes whatever is current now; the conflict is counted, not retried.
+                metrics.casConflict();
+            }
+            LobIndex.Batch batch = index.newBatch().putCurrent(written);
+            Optional<VersionEntry> superseded = old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source)));
+            if (superseded.isPresent()) {
+                batch.putPending(superseded.get());
+            }
+            applied(batch, source);
+            index.write(batch);
+            lobs.addAndGet(old.isPresent() ? 0 : 1);
+            bytesLive.addAndGet(written.byteLength() - old.map(VersionEntry::byteLength).orElse(0L));
+            pagesLive.addAndGet(written.pageCount() - old.map(VersionEntry::pageCount).orElse(0L));
+            superseded.ifPresent(this::countPending);
+            return superseded;
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    @Override
+    public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
+        checkOpen();
+        Lock latch = lockPublish(lobId);
+        try {
+            Optional<VersionEntry> old = index.current(lobId);
+            LobIndex.Batch batch = index.newBatch();
+            Optional<VersionEntry> superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, offsetOf(source)));
+            if (superseded.isPresent()) {
+                batch.deleteCurrent(lobId).putPending(superseded.get());
+            }
+            applied(batch, source);
+            index.write(batch);
+            superseded.ifPresent(s -> {
+                lobs.decrementAndGet();
+                bytesLive.addAndGet(-s.byteLength());
+                pagesLive.addAndGet(-s.pageCount());
+                countPending(s);
+            });
+            return superseded;
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    private void countPending(VersionEntry e) {
+        historyLength.incrementAndGet();
+        pagesHistory.addAndGet(e.pageCount());
+    }
+
+    private static long versionOf(Optional<VersionEntry> e) {
+        return e.map(VersionEntry::version).orElse(-1L);
+    }
+
+    private static long offsetOf(Source source) {
+        return source == null ? -1 : source.offset();
+    }
+
+    private static void applied(LobIndex.Batch batch, Source source) throws IOException {
+        if (source != null) {
+            batch.putApplied(source.name(), source.offset());
+        }
+    }
+
+    // ---------------------------------------------------------------- reclaim
+
+    @Override
+    public ReclaimOutcome reclaim(String lobId, long version, List<Extent> extents, Source source) throws IOException {
+        checkOpen();
+        Lock latch = lockPublish(lobId);
+        try {
+            Optional<VersionEntry> pending = index.pending(lobId, version);
+            if (pending.isEmpty() || pending.get().reclaimRequested()) {
+                recordApplied(source);
+                return ReclaimOutcome.IGNORED;
+            }
+            VersionEntry e = pending.get();
+            if (!Extent.coalesce(extents).equals(Extent.coalesce(e.extents()))) {
+                log.warn("{}: reclaim of {}@{} names pages {} but the version owns {}: rejected", name, lobId, version, extents, e.extents());
+                recordApplied(source);
+                return ReclaimOutcome.REJECTED;
+            }
+            if (pinned(lobId, version)) {
+                LobIndex.Batch batch = index.newBatch().putPending(e.withReclaimRequested());
+                applied(batch, source);
+                index.write(batch);
+                return ReclaimOutcome.DEFERRED;
+            }
+            freePending(e, source);
+            return ReclaimOutcome.APPLIED;
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    /** Drops a pending version from the index, then hands its pages to the allocator. */
+    private void freePending(VersionEntry e, Source source) throws IOException {
+        LobIndex.Batch batch = index.newBatch().deletePending(e.lobId(), e.version());
+        applied(batch, source);
+        index.write(batch);
+        // Only once no index entry names them may the pages be granted again.
+        allocator.release(e.extents());
+        historyLength.decrementAndGet();
+        pagesHistory.addAndGet(-e.pageCount());
+    }
+
+    private void recordApplied(Source source) throws IOException {
+        if (source != null) {
+            LobIndex.Batch batch = index.newBatch();
+            applied(batch, source);
+            index.write(batch);
+        }
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    @Override
+    public Optional<VersionEntry> current(String lobId) throws IOException {
+        return index.current(lobId);
+    }
+
+    @Override
+    public Optional<LobReadHandle> open(String lobId) throws IOException {
+        checkOpen();
+        long start = System.nanoTime();
+        VersionEntry entry;
+        ReentrantLock latch = lobLatch(lobId);
+        latch.lock();
+        try {
+            Optional<VersionEntry> cur = index.current(lobId);
+            if (cur.isEmpty()) {
+                return Optional.empty();
+            }
+            entry = cur.get();
+            pins.computeIfAbsent(new VersionKey(lobId, entry.version()), k -> new AtomicInteger()).incrementAndGet();
+        } finally {
+            latch.unlock();
+        }
+        try {
+            VersionReader reader = VersionReader.open(file, lobId, entry.version(), entry.rootPage(), metrics::pageRead);
+            metrics.readLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+            return Optional.of(new PinnedHandle(entry, reader));
+        } catch (IOException | RuntimeException e) {
+            unpin(entry);
+            throw e;
+        }
+    }
+
+    private final class PinnedHandle implements LobReadHandle {
+        private final VersionEntry entry;
+        private final VersionReader reader;
+        private boolean released;
+
+        PinnedHandle(VersionEntry entry, VersionReader reader) {
+            this.entry = entry;
+            this.reader = reader;
+        }
+
+        @Override
+        public VersionEntry version() {
+            return entry;
+        }
+
+        @Override
+        public long length() {
+            return entry.byteLength();
+        }
+
+        @Override
+        public InputStream stream(long from, long to) {
+            return reader.stream(from, to);
+        }
+
+        @Override
+        public synchronized void close() {
+            if (!released) {
+                released = true;
+                unpin(entry);
+            }
+        }
+    }
+
+    private boolean pinned(String lobId, long version) {
+        AtomicInteger n = pins.get(new VersionKey(lobId, version));
+        return n != null && n.get() > 0;
+    }
+
+    /** Releases a pin; the last one out frees the version if a reclaim was deferred for it. */
+    private void unpin(VersionEntry entry) {
+        ReentrantLock latch = lobLatch(entry.lobId());
+        latch.lock();
+        try {
+            VersionKey key = new VersionKey(entry.lobId(), entry.version());
+            AtomicInteger n = pins.get(key);
+            if (n == null || n.decrementAndGet() > 0) {
+                return;
+            }
+            pins.remove(key);
+            if (closed) {
+                return;
+            }
+            Optional<VersionEntry> pending = index.pending(entry.lobId(), entry.version());
+            if (pending.isPresent() && pending.get().reclaimRequested()) {
+                freePending(pending.get(), null);
+            }
+        } catch (IOException e) {
+            // the deferred reclaim stays recorded in the index and is done at the next open
+            log.warn("{}: deferred reclaim of {}@{} failed: {}", name, entry.lobId(), entry.version(), e.toString());
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- latches
+
+    private Lock lockTablespaceExclusive() {
+        return acquire(tablespaceLatch.writeLock(), "tablespace");
+    }
+
+    private Lock lockTablespaceShared() {
+        return acquire(tablespaceLatch.readLock(), "tablespace");
+    }
+
+    private ReentrantLock lobLatch(String lobId) {
+        return lobLatches[Math.floorMod(lobId.hashCode(), LOB_LATCH_STRIPES)];
+    }
+
+    /**
+     * The latch a publish holds: optimistic = the LOB's latch (plus the tablespace latch shared, so
+     * fsck and close can exclude writers); pessimistic = the tablespace latch exclusively (plus the
+     * LOB's latch, which orders publishes with pins).
+     */
+    private Lock lockPublish(String lobId) {
+        Lock outer = config.optimisticUpdate() ? lockTablespaceShared() : lockTablespaceExclusive();
+        Lock inner = acquire(lobLatch(lobId), "lob");
+        return new Lock() {
+            @Override public void unlock() { inner.unlock(); outer.unlock(); }
+            @Override public void lock() { throw new UnsupportedOperationException(); }
+            @Override public void lockInterruptibly() { throw new UnsupportedOperationException(); }
+            @Override public boolean tryLock() { throw new UnsupportedOperationException(); }
+            @Override public boolean tryLock(long t, java.util.concurrent.TimeUnit u) { throw new UnsupportedOperationException(); }
+            @Override public java.util.concurrent.locks.Condition newCondition() { throw new UnsupportedOperationException(); }
+        };
+    }
+
+    private Lock acquire(Lock lock, String latchName) {
+        if (lock.tryLock()) {
+            metrics.latchAcquired(latchName, 0);
+            return lock;
+        }
+        long t0 = System.nanoTime();
+        lock.lock();
+        metrics.latchAcquired(latchName, System.nanoTime() - t0);
+        return lock;
+    }
+
+    // ---------------------------------------------------------------- maintenance
+
+    @Override
+    public long appliedOffset(String source) throws IOException {
+        return index.applied(source);
+    }
+
+    @Override
+    public void forEachPending(Consumer<VersionEntry> action) {
+        index.forEachPending(action);
+    }
+
+    @Override
+    public StoreStats stats() {
+        return new StoreStats(lobs.get(), bytesLive.get(), pagesLive.get(), pagesHistory.get(), allocator.freePages(),
+                historyLength.get(), config.pageSize());
+    }
+
+    @Override
+    public FsckReport fsck(boolean readData) throws IOException {
+        checkOpen();
+        Lock latch = lockTablespaceExclusive();
+        try {
+            return new Fsck(file, index, allocator.freeExtents(), allocator.highWaterMark(), readData).run();
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    @Override
+    public void flush() throws IOException {
+        if (config.sync() && !closed) {
+            file.force();
+            index.syncWal();
+        }
+    }
+
+    @Override
+    public LobStoreConfig config() {
+        return config;
+    }
+
+    public StoreMetrics metrics() {
+        return metrics;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    private void checkOpen() throws IOException {
+        if (closed) {
+            throw new IOException("tablespace " + name + " is closed");
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        Lock latch = lockTablespaceExclusive();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            file.force();
+            index.checkpointFree(allocator.freeExtents(), META_CLEAN);
+            index.close();
+            file.close();
+        } finally {
+            latch.unlock();
+        }
+    }
+}

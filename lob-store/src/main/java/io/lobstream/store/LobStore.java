@@ -1,0 +1,60 @@
+package io.lobstream.store;
+
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.VersionEntry;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * One tablespace: a page file of LOB versions and the RocksDB index beside it.
+ * Thread-safe: many writers and readers at once; see {@link LobStoreConfig} for the latching modes.
+ */
+public interface LobStore extends Closeable {
+
+    /**
+     * Writes {@code length} bytes from {@code value} as a new version of {@code lobId} and publishes it.
+     * The previous version, if any, becomes pending purge.
+     *
+     * @param expectedCrc32c if not null, the value's CRC32C: on mismatch nothing is published
+     * @param source         if not null, recorded as applied in the same index batch
+     * @throws ValueChecksumException if {@code expectedCrc32c} does not match
+     */
+    WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Source source) throws IOException;
+
+    /** Deletes {@code lobId}; its current version, if any, becomes pending purge and is returned. */
+    Optional<VersionEntry> delete(String lobId, Source source) throws IOException;
+
+    /** The current version of {@code lobId}. */
+    Optional<VersionEntry> current(String lobId) throws IOException;
+
+    /** Pins and opens the current version of {@code lobId} for reading. */
+    Optional<LobReadHandle> open(String lobId) throws IOException;
+
+    /**
+     * Frees the pages of a superseded version, as found by purge. Applied only if the version is still
+     * pending and {@code extents} are exactly its pages; deferred while a reader pins it.
+     */
+    ReclaimOutcome reclaim(String lobId, long version, List<Extent> extents, Source source) throws IOException;
+
+    /** Offset of the last command applied from {@code source}, or -1. */
+    long appliedOffset(String source) throws IOException;
+
+    /** Every version pending purge. */
+    void forEachPending(Consumer<VersionEntry> action);
+
+    StoreStats stats();
+
+    /** Checks every page and the index against each other; with {@code readData} also every data page and value CRC. */
+    FsckReport fsck(boolean readData) throws IOException;
+
+    /** Makes every write so far durable (page file forced, index WAL synced). */
+    void flush() throws IOException;
+
+    LobStoreConfig config();
+}

@@ -1,0 +1,108 @@
+package io.lobstream.store;
+
+import io.lobstream.store.config.ConfigKey;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The engine's configuration: every key, its default and its meaning, in one place.
+ * The six switches of the TaurusDB LOB write optimisations are all on by default; with
+ * all of them off the engine is the coarse-latched baseline the benchmarks compare against.
+ */
+public final class LobStoreConfig {
+
+    public static final ConfigKey<Integer> PAGE_SIZE = ConfigKey.integer("lob.page.size", 16 * 1024, 4 * 1024, 64 * 1024,
+            "Tablespace page size in bytes (4 KiB to 64 KiB, a power of two). Fixed when a tablespace is created.");
+    public static final ConfigKey<Boolean> PREALLOC = ConfigKey.bool("lob.prealloc", true,
+            "A writer is granted a batch of contiguous pages in one allocator latch acquisition and the file grows a batch "
+                    + "at a time. Off: one page per latch acquisition.");
+    public static final ConfigKey<Integer> PREALLOC_BATCH = ConfigKey.integer("lob.prealloc.data.batch.size", 8, 1, 32,
+            "Pages per preallocation batch (1-32).");
+    public static final ConfigKey<Boolean> LATCH_DOWNGRADE = ConfigKey.bool("lob.latch.downgrade", true,
+            "Data pages are written with no exclusive latch held; the exclusive section covers only the index swap. "
+                    + "Off: the tablespace latch is held exclusively across allocation, page writes and the index update.");
+    public static final ConfigKey<Boolean> OPTIMISTIC_UPDATE = ConfigKey.bool("lob.optimistic.update", true,
+            "An update publishes its new version by compare-and-set on the LOB's index entry under a per-LOB latch. "
+                    + "Off: the pessimistic path under the tablespace-wide exclusive latch.");
+    public static final ConfigKey<Boolean> PURGE_PREFETCH = ConfigKey.bool("lob.purge.prefetch", true,
+            "Purge reads ahead, asynchronously, the pages of the next undo records. Off: one synchronous read at a time.");
+    public static final ConfigKey<Integer> PURGE_PREFETCH_WINDOW = ConfigKey.integer("lob.purge.prefetch.window", 16, 1, 1024,
+            "Undo records whose page reads purge keeps in flight when prefetch is on.");
+    public static final ConfigKey<Boolean> PURGE_SKIP_LOAD = ConfigKey.bool("lob.purge.skip.load", true,
+            "Purge never reads DATA pages; it frees them by the page numbers in root and index pages. "
+                    + "Off: every data page is read and its header checked before it is freed.");
+    public static final ConfigKey<Boolean> SYNC = ConfigKey.bool("lob.sync", true,
+            "flush() forces the page file and syncs the index WAL (called at every Kafka Streams commit). "
+                    + "Off: rely on the OS page cache; Kafka, the redo log, replays what a power loss takes.");
+
+    public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
+            OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC);
+
+    private final int pageSize;
+    private final boolean prealloc;
+    private final int preallocBatch;
+    private final boolean latchDowngrade;
+    private final boolean optimisticUpdate;
+    private final boolean purgePrefetch;
+    private final int purgePrefetchWindow;
+    private final boolean purgeSkipLoad;
+    private final boolean sync;
+
+    private final Map<String, Object> values;
+
+    public LobStoreConfig(Map<String, ?> props) {
+        this.pageSize = PAGE_SIZE.from(props);
+        if (Integer.bitCount(pageSize) != 1) {
+            throw new io.lobstream.store.config.ConfigException(PAGE_SIZE.name() + "=" + pageSize + ": must be a power of two");
+        }
+        this.prealloc = PREALLOC.from(props);
+        this.preallocBatch = PREALLOC_BATCH.from(props);
+        this.latchDowngrade = LATCH_DOWNGRADE.from(props);
+        this.optimisticUpdate = OPTIMISTIC_UPDATE.from(props);
+        this.purgePrefetch = PURGE_PREFETCH.from(props);
+        this.purgePrefetchWindow = PURGE_PREFETCH_WINDOW.from(props);
+        this.purgeSkipLoad = PURGE_SKIP_LOAD.from(props);
+        this.sync = SYNC.from(props);
+        Map<String, Object> v = new HashMap<>();
+        for (ConfigKey<?> key : KEYS) {
+            v.put(key.name(), key.from(props));
+        }
+        this.values = Map.copyOf(v);
+    }
+
+    public static LobStoreConfig defaults() {
+        return new LobStoreConfig(Map.of());
+    }
+
+    /** The config with every one of the six switches set to {@code on}. */
+    public LobStoreConfig withSwitches(boolean on) {
+        Map<String, Object> v = new HashMap<>(values);
+        for (ConfigKey<?> key : List.of(PREALLOC, LATCH_DOWNGRADE, OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_SKIP_LOAD)) {
+            v.put(key.name(), on);
+        }
+        return new LobStoreConfig(v);
+    }
+
+    public LobStoreConfig with(String key, Object value) {
+        Map<String, Object> v = new HashMap<>(values);
+        v.put(key, value);
+        return new LobStoreConfig(v);
+    }
+
+    public int pageSize() { return pageSize; }
+    public boolean prealloc() { return prealloc; }
+    public int preallocBatch() { return preallocBatch; }
+    public boolean latchDowngrade() { return latchDowngrade; }
+    public boolean optimisticUpdate() { return optimisticUpdate; }
+    public boolean purgePrefetch() { return purgePrefetch; }
+    public int purgePrefetchWindow() { return purgePrefetchWindow; }
+    public boolean purgeSkipLoad() { return purgeSkipLoad; }
+    public boolean sync() { return sync; }
+
+    public Map<String, Object> values() { return values; }
+
+    @Override
+    public String toString() { return "LobStoreConfig" + values; }
+}

@@ -1,0 +1,13 @@
+package io.lobstream.store;
+
+/** What a reclaim request did. */
+public enum ReclaimOutcome {
+    /** The version's pages are free. */
+    APPLIED,
+    /** A reader pins the version: its pages are freed when the last pin is released. */
+    DEFERRED,
+    /** The version is not pending purge (already reclaimed, or never superseded): nothing freed. */
+    IGNORED,
+    /** The pages named do not match the version's pages: nothing freed. */
+    REJECTED
+}

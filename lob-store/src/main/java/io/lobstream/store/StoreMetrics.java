@@ -1,0 +1,103 @@
+package io.lobstream.store;
+
+import io.lobstream.store.page.PageType;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The engine's meters, named for Prometheus ({@code lob_*}), tagged with the tablespace
+ * (partition). One instance per store.
+ */
+public final class StoreMetrics {
+    private final MeterRegistry registry;
+    private final Tags tags;
+    private final Map<String, Timer> latchWaits = new ConcurrentHashMap<>();
+    private final Counter allocatorGrants;
+    private final Counter allocatorPages;
+    private final Map<PageType, Counter> pagesRead = new EnumMap<>(PageType.class);
+    private final Timer writeLatency;
+    private final Timer readLatency;
+    private final Counter casConflicts;
+
+    public StoreMetrics(MeterRegistry registry, String tablespace) {
+        this.registry = registry;
+        this.tags = Tags.of("tablespace", tablespace);
+        this.allocatorGrants = Counter.builder("lob_allocator_latch_acquisitions").tags(tags)
+                .description("Allocator latch acquisitions that granted pages").register(registry);
+        this.allocatorPages = Counter.builder("lob_allocator_pages").tags(tags)
+                .description("Pages granted by the allocator").register(registry);
+        for (PageType t : PageType.values()) {
+            pagesRead.put(t, Counter.builder("lob_pages_read").tags(tags).tag("type", t.name().toLowerCase())
+                    .description("Pages read from the tablespace, by page type").register(registry));
+        }
+        this.writeLatency = Timer.builder("lob_write_seconds").tags(tags).publishPercentileHistogram()
+                .description("Time to write and publish one LOB version").register(registry);
+        this.readLatency = Timer.builder("lob_read_open_seconds").tags(tags).publishPercentileHistogram()
+                .description("Time to open (pin and read the root of) a LOB version").register(registry);
+        this.casConflicts = Counter.builder("lob_optimistic_update_conflicts").tags(tags)
+                .description("Optimistic updates whose expected version had been superseded at publish").register(registry);
+    }
+
+    /** Meters that go nowhere: for tools and tests that do not export metrics. */
+    public static StoreMetrics unregistered(String tablespace) {
+        return new StoreMetrics(new SimpleMeterRegistry(), tablespace);
+    }
+
+    public void latchAcquired(String latch, long waitNanos) {
+        latchWaits.computeIfAbsent(latch, l -> Timer.builder("lob_latch_wait_seconds").tags(tags).tag("latch", l)
+                .description("Time spent waiting for a latch").register(registry)).record(waitNanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void allocated(int grants, int pages) {
+        allocatorGrants.increment(grants);
+        allocatorPages.increment(pages);
+    }
+
+    public void pageRead(PageType type) {
+        pagesRead.get(type).increment();
+    }
+
+    public Timer writeLatency() {
+        return writeLatency;
+    }
+
+    public Timer readLatency() {
+        return readLatency;
+    }
+
+    public void casConflict() {
+        casConflicts.increment();
+    }
+
+    /** Total wait on a latch so far, in nanoseconds. */
+    public double latchWaitNanos(String latch) {
+        Timer t = latchWaits.get(latch);
+        return t == null ? 0 : t.totalTime(TimeUnit.NANOSECONDS);
+    }
+
+    public double pagesRead(PageType type) {
+        return pagesRead.get(type).count();
+    }
+
+    void gauge(String name, String description, String stateTag, Supplier<Number> value) {
+        Gauge.Builder<Supplier<Number>> b = Gauge.builder(name, value).tags(tags).description(description);
+        if (stateTag != null) {
+            b.tag("state", stateTag);
+        }
+        b.register(registry);
+    }
+
+    MeterRegistry registry() {
+        return registry;
+    }
+}

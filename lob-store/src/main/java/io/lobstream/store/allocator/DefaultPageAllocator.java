@@ -1,0 +1,186 @@
+package io.lobstream.store.allocator;
+
+import io.lobstream.store.StoreMetrics;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * First-fit allocator over a map of free extents, lowest page first so the file stays compact.
+ *
+ * <p>With preallocation on ({@code lob.prealloc}) each latch acquisition grants up to a batch of
+ * contiguous pages and, when no free run is large enough, grows the file by a whole batch; with it
+ * off every page costs one latch acquisition and the file grows a page at a time. The difference
+ * is the number of times concurrent writers meet on the latch, which {@link StoreMetrics} records.
+ */
+public final class DefaultPageAllocator implements PageAllocator {
+    private final boolean prealloc;
+    private final int batchSize;
+    private final StoreMetrics metrics;
+    private final ReentrantLock latch = new ReentrantLock();
+    /** firstPage → pageCount; never two adjacent or overlapping entries. */
+    private final TreeMap<Long, Integer> free = new TreeMap<>();
+    private long highWaterMark;
+    private long freePages;
+
+    public DefaultPageAllocator(boolean prealloc, int batchSize, long highWaterMark, Collection<Extent> freeExtents, StoreMetrics metrics) {
+        this.prealloc = prealloc;
+        this.batchSize = prealloc ? batchSize : 1;
+        this.metrics = metrics;
+        this.highWaterMark = highWaterMark;
+        for (Extent e : Extent.coalesce(freeExtents)) {
+            if (e.endPage() > highWaterMark) {
+                throw new IllegalArgumentException("free extent " + e + " past the high-water mark " + highWaterMark);
+            }
+            free.put(e.firstPage(), e.pageCount());
+            freePages += e.pageCount();
+        }
+    }
+
+    @Override
+    public List<Extent> allocate(int pages) {
+        List<Extent> granted = new ArrayList<>();
+        int remaining = pages;
+        while (remaining > 0) {
+            int want = Math.min(remaining, batchSize);
+            lockLatch();
+            try {
+                granted.add(grant(want));
+            } finally {
+                latch.unlock();
+            }
+            remaining -= want;
+        }
+        metrics.allocated(granted.size(), pages);
+        return Extent.coalesce(granted);
+    }
+
+    /** Under the latch: {@code want} contiguous pages, from a free run or by growing the file. */
+    private Extent grant(int want) {
+        for (Map.Entry<Long, Integer> run : free.entrySet()) {
+            if (run.getValue() >= want) {
+                long first = run.getKey();
+                int left = run.getValue() - want;
+                free.remove(first);
+                if (left > 0) {
+                    free.put(first + want, left);
+                }
+                freePages -= want;
+                return new Extent(first, want);
+            }
+        }
+        // No run is long enough: take the pages at the end of the file and grow it by a batch.
+        // A free run that touches the end is used first so growth does not leave holes.
+        Map.Entry<Long, Integer> last = free.lastEntry();
+        long first = highWaterMark;
+        if (last != null && last.getKey() + last.getValue() == highWaterMark) {
+            first = last.getKey();
+            free.remove(first);
+            freePages -= last.getValue();
+        }
+        long needEnd = first + want;
+        long growBy = Math.max(needEnd - highWaterMark, 0);
+        long grownEnd = highWaterMark + roundUp(growBy, batchSize);
+        if (grownEnd > needEnd) {
+            free.put(needEnd, (int) (grownEnd - needEnd));
+            freePages += grownEnd - needEnd;
+        }
+        highWaterMark = Math.max(grownEnd, highWaterMark);
+        return new Extent(first, want);
+    }
+
+    private static long roundUp(long n, int unit) {
+        return (n + unit - 1) / unit * unit;
+    }
+
+    @Override
+    public void release(Collection<Extent> extents) {
+        lockLatch();
+        try {
+            for (Extent e : extents) {
+                insertFree(e.firstPage(), e.pageCount());
+            }
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    private void insertFree(long first, int count) {
+        long end = first + count;
+        Map.Entry<Long, Integer> before = free.floorEntry(first);
+        if (before != null && before.getKey() + before.getValue() > first) {
+            throw new IllegalStateException("double free: pages " + first + "+" + count + " overlap free run " + before.getKey() + "+" + before.getValue());
+        }
+        Map.Entry<Long, Integer> after = free.ceilingEntry(first);
+        if (after != null && after.getKey() < end) {
+            throw new IllegalStateException("double free: pages " + first + "+" + count + " overlap free run " + after.getKey() + "+" + after.getValue());
+        }
+        freePages += count;
+        long newFirst = first;
+        long newEnd = end;
+        if (before != null && before.getKey() + before.getValue() == first) {
+            newFirst = before.getKey();
+            free.remove(before.getKey());
+        }
+        if (after != null && after.getKey() == end) {
+            newEnd = after.getKey() + after.getValue();
+            free.remove(after.getKey());
+        }
+        // runs longer than an int are split; in practice runs are far shorter
+        while (newEnd - newFirst > Integer.MAX_VALUE) {
+            free.put(newFirst, Integer.MAX_VALUE);
+            newFirst += Integer.MAX_VALUE;
+        }
+        free.put(newFirst, (int) (newEnd - newFirst));
+    }
+
+    private void lockLatch() {
+        if (latch.tryLock()) {
+            metrics.latchAcquired("allocator", 0);
+            return;
+        }
+        long start = System.nanoTime();
+        latch.lock();
+        metrics.latchAcquired("allocator", System.nanoTime() - start);
+    }
+
+    @Override
+    public long highWaterMark() {
+        lockLatch();
+        try {
+            return highWaterMark;
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    @Override
+    public long freePages() {
+        lockLatch();
+        try {
+            return freePages;
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    @Override
+    public List<Extent> freeExtents() {
+        lockLatch();
+        try {
+            List<Extent> out = new ArrayList<>(free.size());
+            free.forEach((first, count) -> out.add(new Extent(first, count)));
+            return out;
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    public boolean prealloc() {
+        return prealloc;
+    }
+}

@@ -1,0 +1,95 @@
+package io.lobstream.store.allocator;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+
+/** A run of contiguous pages: {@code [firstPage, firstPage + pageCount)}. */
+public record Extent(long firstPage, int pageCount) {
+    public Extent {
+        if (firstPage < 0 || pageCount <= 0) {
+            throw new IllegalArgumentException("bad extent " + firstPage + "+" + pageCount);
+        }
+    }
+
+    public long endPage() {
+        return firstPage + pageCount;
+    }
+
+    public boolean contains(long pageNo) {
+        return pageNo >= firstPage && pageNo < endPage();
+    }
+
+    /** Sorts and merges adjacent runs; fails if two runs overlap (a page counted twice). */
+    public static List<Extent> coalesce(Collection<Extent> extents) {
+        List<Extent> sorted = new ArrayList<>(extents);
+        sorted.sort(Comparator.comparingLong(Extent::firstPage));
+        List<Extent> out = new ArrayList<>();
+        Extent cur = null;
+        for (Extent e : sorted) {
+            if (cur == null) {
+                cur = e;
+            } else if (e.firstPage() < cur.endPage()) {
+                throw new IllegalArgumentException("extents overlap: " + cur + " and " + e);
+            } else if (e.firstPage() == cur.endPage() && (long) cur.pageCount() + e.pageCount() <= Integer.MAX_VALUE) {
+                cur = new Extent(cur.firstPage(), cur.pageCount() + e.pageCount());
+            } else {
+                out.add(cur);
+                cur = e;
+            }
+        }
+        if (cur != null) {
+            out.add(cur);
+        }
+        return out;
+    }
+
+    /** Coalesces a list of single page numbers into runs. */
+    public static List<Extent> ofPages(long[] pages) {
+        List<Extent> runs = new ArrayList<>();
+        for (long p : pages) {
+            runs.add(new Extent(p, 1));
+        }
+        return coalesce(runs);
+    }
+
+    /** The runs of {@code [0, end)} not covered by {@code used} (which must not overlap). */
+    public static List<Extent> gaps(Collection<Extent> used, long end) {
+        List<Extent> out = new ArrayList<>();
+        long at = 0;
+        for (Extent e : coalesce(used)) {
+            if (e.firstPage() > at) {
+                addRun(out, at, Math.min(e.firstPage(), end));
+            }
+            at = Math.max(at, e.endPage());
+        }
+        if (at < end) {
+            addRun(out, at, end);
+        }
+        return out;
+    }
+
+    private static void addRun(List<Extent> out, long from, long to) {
+        while (to - from > Integer.MAX_VALUE) {
+            out.add(new Extent(from, Integer.MAX_VALUE));
+            from += Integer.MAX_VALUE;
+        }
+        if (to > from) {
+            out.add(new Extent(from, (int) (to - from)));
+        }
+    }
+
+    public static long totalPages(Collection<Extent> extents) {
+        long n = 0;
+        for (Extent e : extents) {
+            n += e.pageCount();
+        }
+        return n;
+    }
+
+    @Override
+    public String toString() {
+        return firstPage + "+" + pageCount;
+    }
+}

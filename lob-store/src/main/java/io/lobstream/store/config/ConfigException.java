@@ -1,0 +1,8 @@
+package io.lobstream.store.config;
+
+/** A configuration value that cannot be used; the message names the key and why. */
+public class ConfigException extends IllegalArgumentException {
+    public ConfigException(String message) {
+        super(message);
+    }
+}

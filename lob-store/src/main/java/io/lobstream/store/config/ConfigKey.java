@@ -1,0 +1,78 @@
+package io.lobstream.store.config;
+
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * One configuration key: its name, default, documentation and parser, declared once.
+ * Every key of LobStream is a constant of this type in a {@code *Config} class, and README's
+ * configuration table is printed from those constants ({@code ./lobstream config}).
+ */
+public final class ConfigKey<T> {
+    private final String name;
+    private final T defaultValue;
+    private final String doc;
+    private final Function<String, T> parser;
+    private final Function<T, String> validator;
+
+    private ConfigKey(String name, T defaultValue, String doc, Function<String, T> parser, Function<T, String> validator) {
+        this.name = name;
+        this.defaultValue = defaultValue;
+        this.doc = doc;
+        this.parser = parser;
+        this.validator = validator;
+    }
+
+    public static ConfigKey<Boolean> bool(String name, boolean defaultValue, String doc) {
+        return new ConfigKey<>(name, defaultValue, doc, ConfigKey::parseBoolean, v -> null);
+    }
+
+    public static ConfigKey<Integer> integer(String name, int defaultValue, int min, int max, String doc) {
+        return new ConfigKey<>(name, defaultValue, doc, Integer::parseInt,
+                v -> v < min || v > max ? "must be between " + min + " and " + max : null);
+    }
+
+    public static ConfigKey<Long> longValue(String name, long defaultValue, long min, long max, String doc) {
+        return new ConfigKey<>(name, defaultValue, doc, Long::parseLong,
+                v -> v < min || v > max ? "must be between " + min + " and " + max : null);
+    }
+
+    public static ConfigKey<String> string(String name, String defaultValue, String doc) {
+        return new ConfigKey<>(name, defaultValue, doc, s -> s, v -> null);
+    }
+
+    private static Boolean parseBoolean(String s) {
+        switch (s.trim().toLowerCase()) {
+            case "true": case "on": case "yes": case "1": return Boolean.TRUE;
+            case "false": case "off": case "no": case "0": return Boolean.FALSE;
+            default: throw new IllegalArgumentException("not a boolean (true/false, on/off)");
+        }
+    }
+
+    public String name() { return name; }
+    public T defaultValue() { return defaultValue; }
+    public String doc() { return doc; }
+
+    /** The value of this key in {@code props}, or its default; throws {@link ConfigException} when invalid. */
+    public T from(Map<String, ?> props) {
+        Object raw = props.get(name);
+        if (raw == null) {
+            return defaultValue;
+        }
+        T value;
+        try {
+            value = parser.apply(raw.toString().trim());
+        } catch (RuntimeException e) {
+            throw new ConfigException(name + "=" + raw + ": " + Objects.toString(e.getMessage(), "invalid value"));
+        }
+        String problem = validator.apply(value);
+        if (problem != null) {
+            throw new ConfigException(name + "=" + raw + ": " + problem);
+        }
+        return value;
+    }
+
+    @Override
+    public String toString() { return name; }
+}

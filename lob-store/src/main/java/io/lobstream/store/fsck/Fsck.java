@@ -1,0 +1,126 @@
+package io.lobstream.store.fsck;
+
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.tablespace.PageFile;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.zip.CRC32C;
+
+/**
+ * Checks one tablespace: every page in {@code [0, highWaterMark)} is exactly one of live,
+ * pending purge or free; every version's root and index pages verify and reference exactly
+ * the pages the index says it owns; with {@code readData}, every data page verifies and every
+ * value's CRC32C matches. The caller holds the store quiet (exclusive latch) while it runs.
+ */
+public final class Fsck {
+    private static final int MAX_PROBLEMS = 100;
+
+    private final PageFile file;
+    private final LobIndex index;
+    private final List<Extent> free;
+    private final long highWaterMark;
+    private final boolean readData;
+
+    private final List<String> problems = new ArrayList<>();
+    /** firstPage → owner description, for overlap detection */
+    private final TreeMap<Long, Owned> owners = new TreeMap<>();
+    private long pagesChecked;
+
+    private record Owned(Extent extent, String owner) {
+    }
+
+    public Fsck(PageFile file, LobIndex index, List<Extent> free, long highWaterMark, boolean readData) {
+        this.file = file;
+        this.index = index;
+        this.free = free;
+        this.highWaterMark = highWaterMark;
+        this.readData = readData;
+    }
+
+    public FsckReport run() throws IOException {
+        long[] live = new long[2];
+        long[] history = new long[2];
+        index.forEachCurrent(e -> {
+            live[0]++;
+            live[1] += e.pageCount();
+            checkVersion(e, "live");
+        });
+        index.forEachPending(e -> {
+            history[0]++;
+            history[1] += e.pageCount();
+            checkVersion(e, "pending");
+        });
+        for (Extent e : free) {
+            claim(e, "free");
+        }
+        long accounted = live[1] + history[1] + Extent.totalPages(free);
+        if (accounted != highWaterMark && problems.size() < MAX_PROBLEMS) {
+            List<Extent> all = new ArrayList<>();
+            owners.values().forEach(o -> all.add(o.extent()));
+            List<Extent> leaked = Extent.gaps(all, highWaterMark);
+            problems.add("pages neither live, pending nor free (leaked): " + leaked + " of " + highWaterMark + " pages");
+        }
+        return new FsckReport(problems.isEmpty(), live[0], history[0], live[1], history[1], Extent.totalPages(free),
+                pagesChecked, problems);
+    }
+
+    private void checkVersion(VersionEntry e, String state) {
+        String who = state + " " + e.lobId() + "@" + e.version();
+        for (Extent x : e.extents()) {
+            if (x.endPage() > highWaterMark) {
+                problem(who + " owns pages " + x + " past the end of the tablespace (" + highWaterMark + " pages)");
+            }
+            claim(x, who);
+        }
+        try {
+            VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), t -> pagesChecked++);
+            if (r.byteLength() != e.byteLength()) {
+                problem(who + ": root page " + e.rootPage() + " says " + r.byteLength() + " bytes, index says " + e.byteLength());
+            }
+            if (!r.allPages().equals(Extent.coalesce(e.extents()))) {
+                problem(who + ": root page " + e.rootPage() + " references pages " + r.allPages() + ", index says " + e.extents());
+            }
+            if (readData) {
+                r.verifyDataPages();
+                CRC32C crc = new CRC32C();
+                byte[] buf = new byte[64 * 1024];
+                try (InputStream in = r.stream(0, r.byteLength())) {
+                    for (int n; (n = in.read(buf)) > 0; ) {
+                        crc.update(buf, 0, n);
+                    }
+                }
+                if ((int) crc.getValue() != r.root().valueCrc32c()) {
+                    problem(who + ": value CRC32C mismatch (root page " + e.rootPage() + ")");
+                }
+            }
+        } catch (IOException ex) {
+            problem(who + ": " + ex.getMessage());
+        }
+    }
+
+    /** Records that {@code x} belongs to {@code who}; reports any page that already belongs to someone. */
+    private void claim(Extent x, String who) {
+        var before = owners.floorEntry(x.firstPage());
+        if (before != null && before.getValue().extent().endPage() > x.firstPage()) {
+            problem("pages " + x + " of " + who + " overlap pages " + before.getValue().extent() + " of " + before.getValue().owner());
+        }
+        var after = owners.ceilingEntry(x.firstPage());
+        if (after != null && after.getKey() < x.endPage() && after.getKey() != x.firstPage()) {
+            problem("pages " + x + " of " + who + " overlap pages " + after.getValue().extent() + " of " + after.getValue().owner());
+        }
+        owners.put(x.firstPage(), new Owned(x, who));
+    }
+
+    private void problem(String p) {
+        if (problems.size() < MAX_PROBLEMS) {
+            problems.add(p);
+        }
+    }
+}

@@ -1,0 +1,26 @@
+package io.lobstream.store.fsck;
+
+import java.util.List;
+
+/**
+ * What fsck found. {@code ok} when every page is exactly one of live, pending purge or free,
+ * every checksum holds, and index and pages agree; otherwise {@code problems} says where, with
+ * page numbers.
+ */
+public record FsckReport(boolean ok, long lobs, long versionsPending, long pagesLive, long pagesHistory, long pagesFree,
+                         long pagesChecked, List<String> problems) {
+    public FsckReport {
+        problems = List.copyOf(problems);
+    }
+
+    public FsckReport plus(FsckReport o) {
+        List<String> all = new java.util.ArrayList<>(problems);
+        all.addAll(o.problems);
+        return new FsckReport(ok && o.ok, lobs + o.lobs, versionsPending + o.versionsPending, pagesLive + o.pagesLive,
+                pagesHistory + o.pagesHistory, pagesFree + o.pagesFree, pagesChecked + o.pagesChecked, all);
+    }
+
+    public static FsckReport empty() {
+        return new FsckReport(true, 0, 0, 0, 0, 0, 0, List.of());
+    }
+}

@@ -1,0 +1,298 @@
+package io.lobstream.store.index;
+
+import io.lobstream.store.allocator.Extent;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.DBOptions;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * The RocksDB index of one tablespace. It holds metadata only, never LOB bytes:
+ * <ul>
+ *   <li>{@code current}: lobId → the visible {@link VersionEntry}</li>
+ *   <li>{@code pending}: (lobId, version) → a superseded version waiting for purge</li>
+ *   <li>{@code free}: firstPage → pageCount, a checkpoint of free space written at clean close</li>
+ *   <li>{@code applied}: input source → offset of the last command applied from it</li>
+ *   <li>{@code default}: format version, page size, reserved version numbers, clean-shutdown flag</li>
+ * </ul>
+ * Every command is one {@link Batch}: applied whole or not at all.
+ */
+public final class LobIndex implements Closeable {
+    static {
+        RocksDB.loadLibrary();
+    }
+
+    public static final int FORMAT_VERSION = 1;
+    private static final byte[] CURRENT = "current".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] PENDING = "pending".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] FREE = "free".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] APPLIED = "applied".getBytes(StandardCharsets.UTF_8);
+
+    private final RocksDB db;
+    private final DBOptions dbOptions;
+    private final ColumnFamilyOptions cfOptions;
+    private final List<ColumnFamilyHandle> handles;
+    private final ColumnFamilyHandle meta;
+    private final ColumnFamilyHandle current;
+    private final ColumnFamilyHandle pending;
+    private final ColumnFamilyHandle free;
+    private final ColumnFamilyHandle applied;
+    private final WriteOptions writeOptions = new WriteOptions();
+    private final WriteOptions syncWrite = new WriteOptions().setSync(true);
+
+    private LobIndex(RocksDB db, DBOptions dbOptions, ColumnFamilyOptions cfOptions, List<ColumnFamilyHandle> handles) {
+        this.db = db;
+        this.dbOptions = dbOptions;
+        this.cfOptions = cfOptions;
+        this.handles = handles;
+        this.meta = handles.get(0);
+        this.current = handles.get(1);
+        this.pending = handles.get(2);
+        this.free = handles.get(3);
+        this.applied = handles.get(4);
+    }
+
+    public static LobIndex open(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        // Index entries are small; keep memtables small so many partitions fit one heap-light process.
+        ColumnFamilyOptions cfOptions = new ColumnFamilyOptions().setWriteBufferSize(4L << 20).setMaxWriteBufferNumber(2);
+        DBOptions dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
+                .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(org.rocksdb.InfoLogLevel.WARN_LEVEL);
+        List<ColumnFamilyDescriptor> descriptors = List.of(
+                new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions),
+                new ColumnFamilyDescriptor(CURRENT, cfOptions),
+                new ColumnFamilyDescriptor(PENDING, cfOptions),
+                new ColumnFamilyDescriptor(FREE, cfOptions),
+                new ColumnFamilyDescriptor(APPLIED, cfOptions));
+        List<ColumnFamilyHandle> handles = new ArrayList<>();
+        try {
+            RocksDB db = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
+            return new LobIndex(db, dbOptions, cfOptions, handles);
+        } catch (RocksDBException e) {
+            String msg = e.getMessage() != null && e.getMessage().contains("lock")
+                    ? "index " + dir + " is in use by another process (is a node running on this data directory?): " + e.getMessage()
+                    : "cannot open index " + dir + ": " + e.getMessage();
+            throw new IOException(msg, e);
+        }
+    }
+
+    // ---- keys ----
+
+    static byte[] lobKey(String lobId) {
+        return lobId.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** (lobId, version) sorted by lobId then version: a 2-byte length keeps ids that prefix each other apart. */
+    static byte[] pendingKey(String lobId, long version) {
+        byte[] id = lobKey(lobId);
+        return ByteBuffer.allocate(2 + id.length + 8).putShort((short) id.length).put(id).putLong(version).array();
+    }
+
+    private static byte[] longBytes(long v) {
+        return ByteBuffer.allocate(8).putLong(v).array();
+    }
+
+    private static long bytesLong(byte[] b) {
+        return ByteBuffer.wrap(b).getLong();
+    }
+
+    // ---- reads ----
+
+    public Optional<VersionEntry> current(String lobId) throws IOException {
+        return get(current, lobKey(lobId));
+    }
+
+    public Optional<VersionEntry> pending(String lobId, long version) throws IOException {
+        return get(pending, pendingKey(lobId, version));
+    }
+
+    private Optional<VersionEntry> get(ColumnFamilyHandle cf, byte[] key) throws IOException {
+        try {
+            byte[] v = db.get(cf, key);
+            return v == null ? Optional.empty() : Optional.of(VersionEntry.decode(v));
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    public void forEachCurrent(Consumer<VersionEntry> action) {
+        forEach(current, v -> action.accept(VersionEntry.decode(v)));
+    }
+
+    public void forEachPending(Consumer<VersionEntry> action) {
+        forEach(pending, v -> action.accept(VersionEntry.decode(v)));
+    }
+
+    private void forEach(ColumnFamilyHandle cf, Consumer<byte[]> action) {
+        try (RocksIterator it = db.newIterator(cf)) {
+            for (it.seekToFirst(); it.isValid(); it.next()) {
+                action.accept(it.value());
+            }
+        }
+    }
+
+    public long applied(String source) throws IOException {
+        try {
+            byte[] v = db.get(applied, source.getBytes(StandardCharsets.UTF_8));
+            return v == null ? -1 : bytesLong(v);
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    public long metaLong(String key, long absent) throws IOException {
+        try {
+            byte[] v = db.get(meta, key.getBytes(StandardCharsets.UTF_8));
+            return v == null ? absent : bytesLong(v);
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    public List<Extent> freeCheckpoint() {
+        List<Extent> out = new ArrayList<>();
+        try (RocksIterator it = db.newIterator(free)) {
+            for (it.seekToFirst(); it.isValid(); it.next()) {
+                out.add(new Extent(bytesLong(it.key()), ByteBuffer.wrap(it.value()).getInt()));
+            }
+        }
+        return out;
+    }
+
+    // ---- writes ----
+
+    public Batch newBatch() {
+        return new Batch();
+    }
+
+    public void write(Batch batch) throws IOException {
+        try (WriteBatch wb = batch.wb) {
+            db.write(writeOptions, wb);
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    /** Writes and syncs the WAL before returning. */
+    public void writeSync(Batch batch) throws IOException {
+        try (WriteBatch wb = batch.wb) {
+            db.write(syncWrite, wb);
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    /** Makes every write so far durable. */
+    public void syncWal() throws IOException {
+        try {
+            db.flushWal(true);
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    /** Writes the free-space checkpoint and the clean flag together, synced. */
+    public void checkpointFree(List<Extent> freeExtents, String cleanKey) throws IOException {
+        Batch b = newBatch();
+        try {
+            b.wb.deleteRange(free, longBytes(0), longBytes(Long.MAX_VALUE));
+            for (Extent e : freeExtents) {
+                b.wb.put(free, longBytes(e.firstPage()), ByteBuffer.allocate(4).putInt(e.pageCount()).array());
+            }
+            b.wb.put(meta, cleanKey.getBytes(StandardCharsets.UTF_8), longBytes(1));
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+        writeSync(b);
+    }
+
+    /** One command's changes, written atomically by {@link #write}. */
+    public final class Batch {
+        private final WriteBatch wb = new WriteBatch();
+
+        public Batch putCurrent(VersionEntry e) throws IOException {
+            return put(current, lobKey(e.lobId()), e.encode());
+        }
+
+        public Batch deleteCurrent(String lobId) throws IOException {
+            return delete(current, lobKey(lobId));
+        }
+
+        public Batch putPending(VersionEntry e) throws IOException {
+            return put(pending, pendingKey(e.lobId(), e.version()), e.encode());
+        }
+
+        public Batch deletePending(String lobId, long version) throws IOException {
+            return delete(pending, pendingKey(lobId, version));
+        }
+
+        public Batch putApplied(String source, long offset) throws IOException {
+            return put(applied, source.getBytes(StandardCharsets.UTF_8), longBytes(offset));
+        }
+
+        public Batch putMeta(String key, long value) throws IOException {
+            return put(meta, key.getBytes(StandardCharsets.UTF_8), longBytes(value));
+        }
+
+        public Batch deleteMeta(String key) throws IOException {
+            return delete(meta, key.getBytes(StandardCharsets.UTF_8));
+        }
+
+        private Batch put(ColumnFamilyHandle cf, byte[] k, byte[] v) throws IOException {
+            try {
+                wb.put(cf, k, v);
+                return this;
+            } catch (RocksDBException e) {
+                throw new IOException(e);
+            }
+        }
+
+        private Batch delete(ColumnFamilyHandle cf, byte[] k) throws IOException {
+            try {
+                wb.delete(cf, k);
+                return this;
+            } catch (RocksDBException e) {
+                throw new IOException(e);
+            }
+        }
+
+        /** Drops the batch unwritten. */
+        public void discard() {
+            wb.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
+            db.flush(fo, handles);
+        } catch (RocksDBException ignored) {
+            // the WAL still holds everything
+        }
+        writeOptions.close();
+        syncWrite.close();
+        for (ColumnFamilyHandle h : handles) {
+            h.close();
+        }
+        db.close();
+        dbOptions.close();
+        cfOptions.close();
+    }
+}

@@ -1,0 +1,226 @@
+package io.lobstream.store.layout;
+
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.page.CorruptPageException;
+import io.lobstream.store.page.PageCodec;
+import io.lobstream.store.page.PageHeader;
+import io.lobstream.store.page.PageType;
+import io.lobstream.store.tablespace.PageFile;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Reads one version: its root page, its index pages, and then (on demand) its data as a stream.
+ * Every page read is verified against the header the version wrote (type, LOB, version,
+ * sequence) and its CRC, so a torn, stale or misdirected page is reported, never returned.
+ * Pages of a written version are immutable until reclaimed, so reading takes no latch.
+ */
+public final class VersionReader {
+    private final PageFile file;
+    private final String lobId;
+    private final long lobHash;
+    private final long version;
+    private final long rootPageNo;
+    private final RootPage root;
+    private final List<Extent> indexExtents;
+    private final List<Extent> dataExtents;
+    private final PageReadListener listener;
+    /** index of the first data page of each data extent, for random access by page index */
+    private final int[] extentStarts;
+
+    /** Told of every page read, by type: purge counts them. */
+    public interface PageReadListener {
+        PageReadListener NONE = type -> { };
+
+        void pageRead(PageType type);
+    }
+
+    private VersionReader(PageFile file, String lobId, long version, long rootPageNo, RootPage root,
+                          List<Extent> indexExtents, List<Extent> dataExtents, PageReadListener listener) {
+        this.file = file;
+        this.lobId = lobId;
+        this.lobHash = PageCodec.lobIdHash(lobId);
+        this.version = version;
+        this.rootPageNo = rootPageNo;
+        this.root = root;
+        this.indexExtents = indexExtents;
+        this.dataExtents = dataExtents;
+        this.listener = listener;
+        this.extentStarts = new int[dataExtents.size()];
+        int start = 0;
+        for (int i = 0; i < dataExtents.size(); i++) {
+            extentStarts[i] = start;
+            start += dataExtents.get(i).pageCount();
+        }
+    }
+
+    /** Reads and verifies the root page and every index page of the version. */
+    public static VersionReader open(PageFile file, String lobId, long version, long rootPageNo, PageReadListener listener)
+            throws IOException {
+        int pageSize = file.pageSize();
+        long hash = PageCodec.lobIdHash(lobId);
+        ByteBuffer page = ByteBuffer.allocate(pageSize);
+        file.read(rootPageNo, page);
+        listener.pageRead(PageType.ROOT);
+        PageHeader h = PageCodec.verifyExpected(page, rootPageNo, PageType.ROOT, hash, version, 0);
+        RootPage root = RootPage.decode(page, PageCodec.HEADER_SIZE, h.payloadLength(), rootPageNo);
+        List<Extent> indexExtents = List.of();
+        List<Extent> dataExtents = root.extents();
+        if (root.indexPages() > 0) {
+            indexExtents = root.extents();
+            dataExtents = new ArrayList<>();
+            int seq = 1 + root.dataPages();
+            for (Extent ie : indexExtents) {
+                for (long p = ie.firstPage(); p < ie.endPage(); p++) {
+                    file.read(p, page);
+                    listener.pageRead(PageType.INDEX);
+                    PageHeader ih = PageCodec.verifyExpected(page, p, PageType.INDEX, hash, version, seq++);
+                    ByteBuffer payload = page.duplicate().position(PageCodec.HEADER_SIZE).limit(PageCodec.HEADER_SIZE + ih.payloadLength());
+                    int count = payload.getInt();
+                    if (count < 0 || count * VersionLayout.EXTENT_SIZE != payload.remaining()) {
+                        throw new CorruptPageException(p, "index payload fields inconsistent");
+                    }
+                    dataExtents.addAll(RootPage.readExtents(payload, count, p));
+                }
+            }
+        }
+        if (Extent.totalPages(dataExtents) != root.dataPages()) {
+            throw new CorruptPageException(rootPageNo, "root names " + root.dataPages() + " data pages but references "
+                    + Extent.totalPages(dataExtents));
+        }
+        return new VersionReader(file, lobId, version, rootPageNo, root, indexExtents, List.copyOf(dataExtents), listener);
+    }
+
+    public RootPage root() {
+        return root;
+    }
+
+    public long byteLength() {
+        return root.byteLength();
+    }
+
+    public List<Extent> dataExtents() {
+        return dataExtents;
+    }
+
+    public List<Extent> indexExtents() {
+        return indexExtents;
+    }
+
+    /** Every page the version owns, root, index and data, coalesced into runs. */
+    public List<Extent> allPages() {
+        List<Extent> all = new ArrayList<>(dataExtents.size() + indexExtents.size() + 1);
+        all.add(new Extent(rootPageNo, 1));
+        all.addAll(indexExtents);
+        all.addAll(dataExtents);
+        return Extent.coalesce(all);
+    }
+
+    /**
+     * Reads every data page and verifies its header and CRC without keeping the bytes: what purge
+     * does with skip-load off, and fsck always.
+     */
+    public void verifyDataPages() throws IOException {
+        ByteBuffer page = ByteBuffer.allocate(file.pageSize());
+        int seq = 1;
+        for (Extent e : dataExtents) {
+            for (long p = e.firstPage(); p < e.endPage(); p++) {
+                file.read(p, page);
+                listener.pageRead(PageType.DATA);
+                PageCodec.verifyExpected(page, p, PageType.DATA, lobHash, version, seq++);
+            }
+        }
+    }
+
+    /** Streams bytes {@code [from, to)} of the value. */
+    public InputStream stream(long from, long to) {
+        if (from < 0 || to > root.byteLength() || from > to) {
+            throw new IndexOutOfBoundsException("range " + from + "-" + to + " of a " + root.byteLength() + "-byte value");
+        }
+        return new ValueStream(from, to);
+    }
+
+    /** The value's bytes, page by page: a value is never buffered whole. */
+    private final class ValueStream extends InputStream {
+        private final int dataCap = PageCodec.payloadCapacity(file.pageSize());
+        private final long dataBytes = root.byteLength() - root.tail().remaining();
+        private final ByteBuffer page = ByteBuffer.allocate(file.pageSize());
+        private long pos;
+        private final long end;
+        /** bytes of the current page (or tail) still to hand out */
+        private ByteBuffer window = ByteBuffer.allocate(0);
+
+        ValueStream(long from, long to) {
+            this.pos = from;
+            this.end = to;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            if (pos >= end) {
+                return -1;
+            }
+            if (!window.hasRemaining()) {
+                fill();
+            }
+            int n = (int) Math.min(Math.min(len, window.remaining()), end - pos);
+            window.get(b, off, n);
+            pos += n;
+            return n;
+        }
+
+        private void fill() throws IOException {
+            if (pos >= dataBytes) {
+                ByteBuffer tail = root.tail().duplicate();
+                tail.position((int) (pos - dataBytes));
+                window = tail;
+                return;
+            }
+            int index = (int) (pos / dataCap);
+            long pageNo = dataPageNo(index);
+            file.read(pageNo, page);
+            listener.pageRead(PageType.DATA);
+            PageHeader h = PageCodec.verifyExpected(page, pageNo, PageType.DATA, lobHash, version, index + 1);
+            int inPage = (int) (pos - (long) index * dataCap);
+            window = page.duplicate().position(PageCodec.HEADER_SIZE + inPage).limit(PageCodec.HEADER_SIZE + h.payloadLength());
+        }
+
+        @Override
+        public long skip(long n) {
+            long k = Math.max(0, Math.min(n, end - pos));
+            pos += k;
+            window = ByteBuffer.allocate(0);
+            return k;
+        }
+    }
+
+    private long dataPageNo(int index) {
+        if (index < 0 || index >= root.dataPages()) {
+            throw new IndexOutOfBoundsException("data page " + index + " of " + root.dataPages());
+        }
+        int at = java.util.Arrays.binarySearch(extentStarts, index);
+        int ext = at >= 0 ? at : -at - 2;
+        return dataExtents.get(ext).firstPage() + (index - extentStarts[ext]);
+    }
+
+    public String lobId() {
+        return lobId;
+    }
+
+    public long version() {
+        return version;
+    }
+}

@@ -1,0 +1,134 @@
+package io.lobstream.store.layout;
+
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.page.PageCodec;
+import io.lobstream.store.page.PageHeader;
+import io.lobstream.store.page.PageType;
+import io.lobstream.store.tablespace.PageFile;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * Writes one version's pages: DATA pages streamed from the caller's input in I/O runs of up to
+ * {@value #MAX_IO_PAGES} contiguous pages, then INDEX pages, then the ROOT page last. Nothing
+ * refers to these pages until the index entry is published, so a crash part-way leaves only
+ * unreferenced pages, which recovery returns to free space.
+ */
+public final class VersionWriter {
+    public static final int MAX_IO_PAGES = 16;
+
+    private final PageFile file;
+    private final int pageSize;
+    private final ByteBuffer io;
+    private final byte[] scratch = new byte[8192];
+
+    public VersionWriter(PageFile file) {
+        this.file = file;
+        this.pageSize = file.pageSize();
+        this.io = ByteBuffer.allocateDirect(pageSize * MAX_IO_PAGES);
+    }
+
+    /**
+     * @param dataExtents  exactly {@code layout.dataPages()} pages, in value order
+     * @param indexExtents pages for INDEX pages when {@code layout.indexed()}, else empty
+     * @return the CRC32C of the whole value
+     */
+    public int write(String lobId, long version, VersionLayout layout, long rootPage, List<Extent> dataExtents,
+                     List<Extent> indexExtents, InputStream value) throws IOException {
+        long hash = PageCodec.lobIdHash(lobId);
+        CRC32C crc = new CRC32C();
+        int dataCap = layout.dataCapacity();
+        long remaining = layout.dataBytes();
+        int seq = 1;
+        for (Extent e : dataExtents) {
+            long page = e.firstPage();
+            long end = e.endPage();
+            while (page < end) {
+                int run = (int) Math.min(MAX_IO_PAGES, end - page);
+                io.clear();
+                for (int i = 0; i < run; i++) {
+                    ByteBuffer p = io.slice(i * pageSize, pageSize);
+                    int n = (int) Math.min(dataCap, remaining);
+                    readFully(value, p, PageCodec.HEADER_SIZE, n, crc, scratch);
+                    PageCodec.seal(p, page + i, new PageHeader(PageType.DATA, hash, version, seq++, n));
+                    remaining -= n;
+                }
+                io.position(0).limit(run * pageSize);
+                file.write(page, io);
+                page += run;
+            }
+        }
+        if (remaining != 0) {
+            throw new IllegalStateException("data pages hold " + (layout.dataBytes() - remaining) + " of " + layout.dataBytes() + " bytes");
+        }
+        byte[] tail = new byte[layout.tailLength()];
+        int got = value.readNBytes(tail, 0, tail.length);
+        if (got != tail.length) {
+            throw new EOFException("value ended after " + (layout.dataBytes() + got) + " of " + layout.byteLength() + " bytes");
+        }
+        crc.update(tail);
+        int valueCrc = (int) crc.getValue();
+
+        List<Extent> rootRefs = dataExtents;
+        if (layout.indexed()) {
+            writeIndexPages(hash, version, layout.dataPages(), dataExtents, indexExtents);
+            rootRefs = indexExtents;
+        }
+        RootPage root = new RootPage(layout.byteLength(), valueCrc, layout.dataPages(),
+                (int) Extent.totalPages(indexExtents), rootRefs, ByteBuffer.wrap(tail));
+        writeRoot(hash, version, rootPage, root);
+        return valueCrc;
+    }
+
+    private void writeIndexPages(long hash, long version, int dataPages, List<Extent> dataExtents, List<Extent> indexExtents)
+            throws IOException {
+        int perPage = VersionLayout.extentsPerIndexPage(pageSize);
+        int next = 0;
+        int seq = 1 + dataPages;
+        for (Extent ie : indexExtents) {
+            for (long pageNo = ie.firstPage(); pageNo < ie.endPage(); pageNo++) {
+                int count = Math.min(perPage, dataExtents.size() - next);
+                ByteBuffer p = io.slice(0, pageSize);
+                p.position(PageCodec.HEADER_SIZE);
+                p.putInt(count);
+                for (int i = 0; i < count; i++) {
+                    Extent d = dataExtents.get(next++);
+                    p.putLong(d.firstPage()).putInt(d.pageCount());
+                }
+                int payload = p.position() - PageCodec.HEADER_SIZE;
+                PageCodec.seal(p, pageNo, new PageHeader(PageType.INDEX, hash, version, seq++, payload));
+                file.write(pageNo, p);
+            }
+        }
+        if (next != dataExtents.size()) {
+            throw new IllegalStateException("index pages hold " + next + " of " + dataExtents.size() + " extents");
+        }
+    }
+
+    private void writeRoot(long hash, long version, long rootPage, RootPage root) throws IOException {
+        ByteBuffer p = io.slice(0, pageSize);
+        p.position(PageCodec.HEADER_SIZE);
+        root.encodeTo(p);
+        PageCodec.seal(p, rootPage, new PageHeader(PageType.ROOT, hash, version, 0, root.encodedLength()));
+        file.write(rootPage, p);
+    }
+
+    private static void readFully(InputStream in, ByteBuffer page, int off, int n, CRC32C crc, byte[] chunk) throws IOException {
+        int done = 0;
+        while (done < n) {
+            int want = Math.min(chunk.length, n - done);
+            int got = in.read(chunk, 0, want);
+            if (got < 0) {
+                throw new EOFException("value ended early");
+            }
+            page.put(off + done, chunk, 0, got);
+            crc.update(chunk, 0, got);
+            done += got;
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package io.lobstream.store.tablespace;
+
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The data file of a tablespace: fixed-size pages addressed by number, read and written with
+ * positional I/O so that any number of threads use it at once without a file-position lock.
+ * It knows nothing about page contents; {@link io.lobstream.store.page.PageCodec} does.
+ */
+public final class PageFile implements Closeable {
+    private final Path path;
+    private final int pageSize;
+    private final FileChannel channel;
+    private final boolean readOnly;
+
+    private PageFile(Path path, int pageSize, FileChannel channel, boolean readOnly) {
+        this.path = path;
+        this.pageSize = pageSize;
+        this.channel = channel;
+        this.readOnly = readOnly;
+    }
+
+    public static PageFile openReadWrite(Path path, int pageSize) throws IOException {
+        Files.createDirectories(path.getParent());
+        FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        return new PageFile(path, pageSize, ch, false);
+    }
+
+    /** Opens an existing file for reading only, as purge workers do: they never write the tablespace. */
+    public static PageFile openReadOnly(Path path, int pageSize) throws IOException {
+        return new PageFile(path, pageSize, FileChannel.open(path, StandardOpenOption.READ), true);
+    }
+
+    public int pageSize() {
+        return pageSize;
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    /** Reads page {@code pageNo} into {@code dst} (capacity = page size), which is left flipped for reading from 0. */
+    public void read(long pageNo, ByteBuffer dst) throws IOException {
+        dst.clear();
+        long pos = pageNo * pageSize;
+        while (dst.hasRemaining()) {
+            int n = channel.read(dst, pos + dst.position());
+            if (n < 0) {
+                throw new EOFException("page " + pageNo + " is past the end of " + path + " (" + sizeInPages() + " pages)");
+            }
+        }
+        dst.clear();
+    }
+
+    /** Writes {@code src} (a whole number of pages, from position to limit) starting at page {@code firstPage}. */
+    public void write(long firstPage, ByteBuffer src) throws IOException {
+        if (readOnly) {
+            throw new IOException(path + " is open read-only");
+        }
+        if (src.remaining() % pageSize != 0) {
+            throw new IllegalArgumentException("write of " + src.remaining() + " bytes is not a whole number of pages");
+        }
+        long pos = firstPage * pageSize;
+        while (src.hasRemaining()) {
+            pos += channel.write(src, pos);
+        }
+    }
+
+    /** Forces written pages to the device. */
+    public void force() throws IOException {
+        if (!readOnly) {
+            channel.force(false);
+        }
+    }
+
+    public long sizeInPages() throws IOException {
+        return channel.size() / pageSize;
+    }
+
+    /** Cuts the file to {@code pages} pages: used on open to drop pages past the recorded high-water mark. */
+    public void truncate(long pages) throws IOException {
+        channel.truncate(pages * pageSize);
+    }
+
+    @Override
+    public void close() throws IOException {
+        channel.close();
+    }
+}

@@ -1,0 +1,226 @@
+package io.lobstream.store;
+
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class DefaultLobStoreTest {
+    @TempDir
+    Path dir;
+
+    static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static byte[] read(LobStore store, String id) throws IOException {
+        try (LobReadHandle h = store.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+            return in.readAllBytes();
+        }
+    }
+
+    /** Compares without printing megabytes of array on failure. */
+    static void assertSameBytes(byte[] actual, byte[] expected) {
+        assertThat(actual.length).as("length").isEqualTo(expected.length);
+        assertThat(java.util.Arrays.mismatch(actual, expected)).as("first differing byte").isEqualTo(-1);
+    }
+
+    static WriteResult put(LobStore store, String id, byte[] value) throws IOException {
+        return store.put(id, new ByteArrayInputStream(value), value.length, null, null);
+    }
+
+    private LobStoreConfig config(int pageSize, boolean switches) {
+        return new LobStoreConfig(Map.of("lob.page.size", pageSize)).withSwitches(switches);
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 100, 4000, 4064, 4065, 16_000, 16_384, 100_000, 300_000, 2_000_000})
+    void valuesOfEverySizeRoundTrip(int size) throws IOException {
+        for (boolean on : new boolean[]{true, false}) {
+            Path d = dir.resolve("s" + size + on);
+            try (DefaultLobStore store = DefaultLobStore.open(d, config(4096, on))) {
+                byte[] v = bytes(size, size);
+                put(store, "lob", v);
+                assertSameBytes(read(store, "lob"), v);
+                try (LobReadHandle h = store.open("lob").orElseThrow()) {
+                    int from = size / 3;
+                    int to = Math.max(from, size - 7);
+                    assertSameBytes(h.stream(from, to).readAllBytes(), java.util.Arrays.copyOfRange(v, from, to));
+                }
+                assertThat(store.fsck(true).ok()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void aValueLargerThanRootReferencesUsesIndexPages() throws IOException {
+        // 4 KiB pages, prealloc off and a fragmented file: many extents force index pages
+        LobStoreConfig cfg = config(4096, false);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+            for (int i = 0; i < 800; i++) {
+                put(store, "filler" + i, bytes(5000, i)); // root + 1 data page each
+            }
+            for (int i = 0; i < 800; i += 2) {
+                WriteResult r = store.delete("filler" + i, null).map(e -> new WriteResult(e, Optional.empty())).orElseThrow();
+                store.reclaim(r.written().lobId(), r.written().version(), r.written().extents(), null);
+            }
+            byte[] big = bytes(3_000_000, 1);
+            WriteResult w = put(store, "big", big);
+            assertThat(w.written().extents().size()).isGreaterThan(300);
+            assertSameBytes(read(store, "big"), big);
+            FsckReport report = store.fsck(true);
+            assertThat(report.problems()).isEmpty();
+        }
+    }
+
+    @Test
+    void updateSupersedesAndReclaimFreesExactlyThePendingPages() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            WriteResult v1 = put(store, "a", bytes(100_000, 1));
+            WriteResult v2 = put(store, "a", bytes(50_000, 2));
+            assertThat(v2.superseded()).map(VersionEntry::version).contains(v1.written().version());
+            assertThat(store.stats().historyLength()).isEqualTo(1);
+            FsckReport before = store.fsck(true);
+            assertThat(before.ok()).isTrue();
+            assertThat(before.pagesHistory()).isEqualTo(v1.written().pageCount());
+
+            // the purge path: pages found from the root page of the superseded version
+            List<Extent> found = scan(store, v2.superseded().orElseThrow());
+            assertThat(store.reclaim("a", v1.written().version(), found, new Source("reclaim-0", 5))).isEqualTo(ReclaimOutcome.APPLIED);
+            assertThat(store.stats().historyLength()).isZero();
+            assertThat(store.stats().pagesHistory()).isZero();
+            assertThat(store.appliedOffset("reclaim-0")).isEqualTo(5);
+            FsckReport after = store.fsck(true);
+            assertThat(after.ok()).isTrue();
+            assertThat(after.pagesFree()).isEqualTo(before.pagesFree() + v1.written().pageCount());
+            assertSameBytes(read(store, "a"), bytes(50_000, 2));
+        }
+    }
+
+    private List<Extent> scan(DefaultLobStore store, VersionEntry e) throws IOException {
+        Path ts = dir;
+        try (PageFile f = PageFile.openReadOnly(ts.resolve(TablespaceDirs.PAGES), TablespaceDirs.readPageSize(ts))) {
+            return VersionReader.open(f, e.lobId(), e.version(), e.rootPage(), VersionReader.PageReadListener.NONE).allPages();
+        }
+    }
+
+    @Test
+    void duplicateReclaimIsIgnoredAndReclaimOfLiveVersionFreesNothing() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            WriteResult v1 = put(store, "a", bytes(40_000, 1));
+            put(store, "a", bytes(40_000, 2));
+            VersionEntry live = store.current("a").orElseThrow();
+            assertThat(store.reclaim("a", live.version(), live.extents(), null)).isEqualTo(ReclaimOutcome.IGNORED);
+            assertThat(store.reclaim("a", v1.written().version(), live.extents(), null)).isEqualTo(ReclaimOutcome.REJECTED);
+            assertThat(store.reclaim("a", v1.written().version(), v1.written().extents(), null)).isEqualTo(ReclaimOutcome.APPLIED);
+            long free = store.stats().pagesFree();
+            assertThat(store.reclaim("a", v1.written().version(), v1.written().extents(), null)).isEqualTo(ReclaimOutcome.IGNORED);
+            assertThat(store.stats().pagesFree()).isEqualTo(free);
+            assertThat(store.fsck(true).ok()).isTrue();
+            assertSameBytes(read(store, "a"), bytes(40_000, 2));
+        }
+    }
+
+    @Test
+    void aPinnedVersionIsFreedWhenTheReaderLetsGo() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            byte[] v1 = bytes(200_000, 1);
+            put(store, "a", v1);
+            LobReadHandle reader = store.open("a").orElseThrow();
+            WriteResult v2 = put(store, "a", bytes(10, 2));
+            VersionEntry old = v2.superseded().orElseThrow();
+            assertThat(store.reclaim("a", old.version(), old.extents(), null)).isEqualTo(ReclaimOutcome.DEFERRED);
+            // the reader still sees its version, whole
+            assertSameBytes(reader.stream(0, reader.length()).readAllBytes(), v1);
+            assertThat(store.stats().historyLength()).isEqualTo(1);
+            reader.close();
+            assertThat(store.stats().historyLength()).isZero();
+            assertThat(store.fsck(true).ok()).isTrue();
+        }
+    }
+
+    @Test
+    void deleteMakesTheVersionPendingAndTheLobInvisible() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            put(store, "a", bytes(30_000, 1));
+            Optional<VersionEntry> gone = store.delete("a", null);
+            assertThat(gone).isPresent();
+            assertThat(gone.get().cause()).isEqualTo(VersionEntry.Cause.DELETE);
+            assertThat(store.open("a")).isEmpty();
+            assertThat(store.delete("a", null)).isEmpty();
+            assertThat(store.stats().lobs()).isZero();
+            assertThat(store.stats().historyLength()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aChecksumMismatchPublishesNothingAndLeaksNothing() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            byte[] v = bytes(70_000, 1);
+            assertThatThrownBy(() -> store.put("a", new ByteArrayInputStream(v), v.length, 12345, null))
+                    .isInstanceOf(ValueChecksumException.class);
+            assertThat(store.current("a")).isEmpty();
+            FsckReport r = store.fsck(true);
+            assertThat(r.ok()).isTrue();
+            assertThat(r.pagesLive()).isZero();
+        }
+    }
+
+    @Test
+    void stateSurvivesReopenCleanAndAfterACrash() throws IOException {
+        byte[] a = bytes(123_456, 1);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            put(store, "a", bytes(99, 0));
+            put(store, "a", a);
+            put(store, "b", bytes(5, 5));
+            store.delete("b", new Source("cmd-0", 3));
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            assertSameBytes(read(store, "a"), a);
+            assertThat(store.stats().historyLength()).isEqualTo(2);
+            assertThat(store.appliedOffset("cmd-0")).isEqualTo(3);
+            assertThat(store.fsck(true).ok()).isTrue();
+        }
+    }
+
+    @Test
+    void aCorruptDataPageIsReportedWithItsPageNumber() throws IOException {
+        long dataPage;
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            WriteResult w = put(store, "a", bytes(100_000, 1));
+            dataPage = w.written().rootPage() + 1;
+        }
+        try (FileChannel ch = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[]{(byte) 0xff}), dataPage * 16384 + 1000);
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            FsckReport r = store.fsck(true);
+            assertThat(r.ok()).isFalse();
+            assertThat(r.problems()).anyMatch(p -> p.contains("page " + dataPage));
+            assertThatThrownBy(() -> read(store, "a")).hasMessageContaining("page " + dataPage);
+        }
+    }
+}
