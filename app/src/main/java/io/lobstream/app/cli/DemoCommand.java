@@ -1,0 +1,234 @@
+package io.lobstream.app.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lobstream.app.demo.LoadGenerator;
+import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.LobClient;
+import io.lobstream.purge.PurgeWorker;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.StoreStats;
+import io.lobstream.store.fsck.FsckReport;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+
+/**
+ * {@code ./lobstream demo}: the whole pipeline on the embedded default, end to end: broker,
+ * registry, a node, purge workers and a load generator; then drain purge, fsck, summarise.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Run the whole pipeline on the embedded default: a KRaft broker, an Apicurio Registry, a writer node, "
+                + "purge workers and a load generator (PUT / update / DELETE over --ids ids, values --min-size..--max-size). "
+                + "After --duration it waits for purge to drain, runs fsck and prints a summary.",
+                "Exit status: 0 if fsck is clean and history drained, 1 otherwise."})
+final class DemoCommand implements Callable<Integer> {
+    @Option(names = "--duration", defaultValue = "60s", description = "How long to generate load (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
+    boolean json;
+
+    @Option(names = "--data-dir", description = "Data directory (default: a new temporary directory, deleted afterwards).")
+    Path dataDir;
+
+    @Option(names = "--ids", defaultValue = "1000", description = "Distinct LOB ids (default: ${DEFAULT-VALUE}).")
+    int ids;
+
+    @Option(names = "--min-size", defaultValue = "10240", description = "Smallest value in bytes (default: ${DEFAULT-VALUE}).")
+    int minSize;
+
+    @Option(names = "--max-size", defaultValue = "307200", description = "Largest value in bytes (default: ${DEFAULT-VALUE}).")
+    int maxSize;
+
+    @Option(names = "--producers", defaultValue = "4", description = "Load generator threads (default: ${DEFAULT-VALUE}).")
+    int producers;
+
+    @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers (default: ${DEFAULT-VALUE}).")
+    int purgeWorkers;
+
+    @Option(names = "--partitions", defaultValue = "8", description = "Partitions = tablespaces (default: ${DEFAULT-VALUE}).")
+    int partitions;
+
+    @Option(names = "--drain-timeout", defaultValue = "120s", description = "How long to wait for purge to drain (default: ${DEFAULT-VALUE}).")
+    Duration drainTimeout;
+
+    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
+    Map<String, String> config = new HashMap<>();
+
+    private final Progress progress = new Progress();
+
+    @Override
+    public Integer call() throws Exception {
+        if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 0) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 0");
+        }
+        boolean temporary = dataDir == null;
+        Path dir = temporary ? Files.createTempDirectory("lobstream-demo-") : dataDir;
+        long t0 = System.nanoTime();
+        progress.say("starting the embedded broker and registry in " + dir);
+        List<PurgeWorker> workers = new ArrayList<>();
+        List<Thread> workerThreads = new ArrayList<>();
+        ObjectNode summary;
+        boolean ok;
+        try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
+            Map<String, Object> props = new HashMap<>(config);
+            props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
+            props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
+            props.put(LobStreamConfig.DATA_DIR.name(), dir.toString());
+            props.put(LobStreamConfig.HTTP_PORT.name(), 0);
+            props.put(LobStreamConfig.PARTITIONS.name(), partitions);
+            LobStreamConfig cfg = new LobStreamConfig(props);
+            LobStoreConfig storeCfg = new LobStoreConfig(config);
+            try (LobNode node = new LobNode(cfg, storeCfg).start()) {
+                node.awaitRunning(Duration.ofSeconds(120));
+                progress.say(String.format("node running (HTTP :%d) after %.1f s; starting %d purge workers and %d producers for %s",
+                        node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers, duration));
+                for (int i = 0; i < purgeWorkers; i++) {
+                    PurgeWorker w = new PurgeWorker(cfg, storeCfg, "demo-" + i, 0, node.meters());
+                    workers.add(w);
+                    Thread t = new Thread(w, "purge-" + i);
+                    workerThreads.add(t);
+                    t.start();
+                }
+                MeterRegistry meters = node.meters();
+                long acked;
+                try (LobClient client = new LobClient(cfg)) {
+                    LoadGenerator load = new LoadGenerator(client, ids, minSize, maxSize, 0.1);
+                    load.start(producers);
+                    long end = System.nanoTime() + duration.toNanos();
+                    while (System.nanoTime() < end) {
+                        Thread.sleep(1000);
+                        progress.line(line("load", load.acked(), node, meters));
+                    }
+                    load.close();
+                    acked = load.acked();
+                    progress.say(String.format("load done: %d commands acknowledged (%d failed), %.1f MB", acked, load.failed(), load.bytes() / 1e6));
+                }
+                long deadline = System.nanoTime() + drainTimeout.toNanos();
+                while (handled(meters) < acked && System.nanoTime() < deadline) {
+                    Thread.sleep(200);
+                    progress.line(line("applying", acked, node, meters));
+                }
+                while (node.tablespaces().totals().historyLength() > 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(200);
+                    progress.line(line("draining purge", acked, node, meters));
+                }
+                progress.line(line("drained", acked, node, meters));
+                progress.end();
+                workers.forEach(PurgeWorker::close);
+                for (Thread t : workerThreads) {
+                    t.join(15_000);
+                }
+                FsckReport fsck = FsckReport.empty();
+                for (DefaultLobStore s : node.tablespaces().all().values()) {
+                    fsck = fsck.plus(s.fsck(true));
+                }
+                fsck.problems().forEach(p -> System.err.println("fsck: " + p));
+                StoreStats st = node.tablespaces().totals();
+                summary = new ObjectMapper().createObjectNode();
+                summary.put("duration_s", duration.toSeconds());
+                summary.put("commands_acknowledged", acked);
+                summary.put("commands_applied", sum(meters, "lob_commands_applied"));
+                summary.put("commands_dead_lettered", sum(meters, "lob_commands_dead_lettered"));
+                summary.put("versions_reclaimed", (long) meters.find("lob_reclaims").tag("outcome", "applied").counters()
+                        .stream().mapToDouble(Counter::count).sum());
+                summary.put("lobs_live", st.lobs());
+                summary.put("history_length", st.historyLength());
+                summary.put("pages_live", st.pagesLive());
+                summary.put("pages_history", st.pagesHistory());
+                summary.put("pages_free", st.pagesFree());
+                summary.put("bytes_live", st.bytesLive());
+                summary.put("tablespace_bytes", st.tablespaceBytes());
+                summary.put("space_ratio", st.bytesLive() == 0 ? 0 : Math.round(1000.0 * st.tablespaceBytes() / st.bytesLive()) / 1000.0);
+                summary.put("fsck_ok", fsck.ok());
+                summary.put("elapsed_s", Math.round((System.nanoTime() - t0) / 1e8) / 10.0);
+                ok = fsck.ok() && st.historyLength() == 0;
+            } finally {
+                workers.forEach(PurgeWorker::close);
+            }
+        } finally {
+            if (temporary) {
+                deleteTree(dir);
+            }
+        }
+        printSummary(summary);
+        return ok ? 0 : 1;
+    }
+
+    private long handled(MeterRegistry meters) {
+        return sum(meters, "lob_commands_applied") + sum(meters, "lob_commands_dead_lettered") + sum(meters, "lob_commands_skipped");
+    }
+
+    private static long sum(MeterRegistry meters, String name) {
+        return (long) meters.find(name).counters().stream().mapToDouble(Counter::count).sum();
+    }
+
+    private String line(String phase, long commands, LobNode node, MeterRegistry meters) {
+        StoreStats st = node.tablespaces().totals();
+        return String.format("%-14s commands %7d  applied %7d  reclaimed %7d  history %5d  lobs %5d  pages live %7d / history %6d / free %6d",
+                phase, commands, sum(meters, "lob_commands_applied"),
+                (long) meters.find("lob_reclaims").tag("outcome", "applied").counters().stream().mapToDouble(Counter::count).sum(),
+                st.historyLength(), st.lobs(), st.pagesLive(), st.pagesHistory(), st.pagesFree());
+    }
+
+    private void printSummary(ObjectNode s) throws IOException {
+        if (json) {
+            System.out.println(new ObjectMapper().writeValueAsString(s));
+            return;
+        }
+        System.out.println("LobStream demo summary");
+        s.fields().forEachRemaining(e -> System.out.printf("  %-24s %s%n", e.getKey(), e.getValue()));
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // best effort: a temporary directory
+        }
+    }
+
+    /** A live progress line on a terminal; a line every 5 s otherwise. Always on stderr. */
+    private static final class Progress {
+        private final boolean tty = System.console() != null;
+        private long lastPrinted;
+
+        void line(String s) {
+            if (tty) {
+                System.err.print("\r" + s);
+                System.err.flush();
+            } else if (System.nanoTime() - lastPrinted > 5_000_000_000L) {
+                System.err.println(s);
+                lastPrinted = System.nanoTime();
+            }
+        }
+
+        void end() {
+            if (tty) {
+                System.err.println();
+            }
+        }
+
+        void say(String s) {
+            System.err.println(s);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package io.lobstream.app.cli;
+
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Parses "500ms", "30s", "2m", "1h", or ISO-8601 ("PT30S"). */
+final class Durations {
+    private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)?");
+
+    private Durations() {
+    }
+
+    static Duration parse(String s) {
+        Matcher m = SIMPLE.matcher(s.trim().toLowerCase());
+        if (m.matches()) {
+            long n = Long.parseLong(m.group(1));
+            String unit = m.group(2) == null ? "s" : m.group(2);
+            return switch (unit) {
+                case "ms" -> Duration.ofMillis(n);
+                case "m" -> Duration.ofMinutes(n);
+                case "h" -> Duration.ofHours(n);
+                default -> Duration.ofSeconds(n);
+            };
+        }
+        try {
+            return Duration.parse(s);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("not a duration: '" + s + "' (use e.g. 500ms, 30s, 2m)");
+        }
+    }
+}

@@ -1,0 +1,27 @@
+package io.lobstream.app.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code ./lobstream <command>}: the entry point. */
+@Command(name = "lobstream", mixinStandardHelpOptions = true, version = "LobStream 0.1.0",
+        description = "A store for large objects whose writes arrive as Kafka events; purge is a scalable consumer group.",
+        subcommands = {DemoCommand.class, NodeCommand.class, PurgeCommand.class, PutCommand.class, GetCommand.class,
+                DeleteCommand.class, StatusCommand.class, FsckCommand.class, ConfigCommand.class})
+public final class LobStreamCli implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.err);
+    }
+
+    public static void main(String[] args) {
+        int code = new CommandLine(new LobStreamCli())
+                .registerConverter(java.time.Duration.class, Durations::parse)
+                .setCaseInsensitiveEnumValuesAllowed(true)
+                .execute(args);
+        System.exit(code);
+    }
+}

@@ -1,0 +1,121 @@
+package io.lobstream.app.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/** {@code ./lobstream status}: partitions, history length, purge lag, space by state. */
+@Command(name = "status", mixinStandardHelpOptions = true, description = "Show partitions, history length, purge lag and space by state.")
+final class StatusCommand implements Callable<Integer> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Mixin
+    ClusterOptions cluster;
+
+    @Option(names = "--node", defaultValue = "http://127.0.0.1:8080", description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
+    String node;
+
+    @Option(names = "--wait", paramLabel = "DURATION", description = "Wait up to this long for the node to be up and running.")
+    Duration waitFor;
+
+    @Option(names = "--json", description = "Print one JSON object.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        NodeHttp http = new NodeHttp(node);
+        long deadline = System.nanoTime() + (waitFor == null ? 0 : waitFor.toNanos());
+        ObjectNode status = null;
+        while (true) {
+            try {
+                status = (ObjectNode) JSON.readTree(http.getText("/status"));
+                if (waitFor == null || "RUNNING".equals(status.path("state").asText())) {
+                    break;
+                }
+            } catch (java.io.IOException e) {
+                if (System.nanoTime() > deadline) {
+                    System.err.println("no node at " + node + ": " + e.getMessage());
+                    return 1;
+                }
+            }
+            if (System.nanoTime() > deadline && status != null) {
+                break;
+            }
+            Thread.sleep(500);
+        }
+        addPurgeLag(status);
+        if (json) {
+            System.out.println(JSON.writeValueAsString(status));
+        } else {
+            print(status);
+        }
+        return 0;
+    }
+
+    /** Purge group lag per partition: committed-read end offset of undo-history minus the group's committed offset. */
+    private void addPurgeLag(ObjectNode status) {
+        LobStreamConfig cfg = cluster.streamConfig(null);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000))) {
+            String topic = cfg.topics().undoHistory();
+            int partitions = admin.describeTopics(java.util.List.of(topic)).allTopicNames().get(5, TimeUnit.SECONDS)
+                    .get(topic).partitions().size();
+            Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
+            for (int p = 0; p < partitions; p++) {
+                ask.put(new TopicPartition(topic, p), OffsetSpec.latest());
+            }
+            var ends = admin.listOffsets(ask, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(5, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(cfg.get(LobStreamConfig.PURGE_GROUP))
+                    .partitionsToOffsetAndMetadata().get(5, TimeUnit.SECONDS);
+            long total = 0;
+            ObjectNode lag = status.putObject("purge_lag");
+            for (int p = 0; p < partitions; p++) {
+                TopicPartition tp = new TopicPartition(topic, p);
+                OffsetAndMetadata c = committed.get(tp);
+                long l = ends.get(tp).offset() - (c == null ? 0 : c.offset());
+                lag.put(Integer.toString(p), l);
+                total += l;
+            }
+            status.put("purge_lag_total", total);
+        } catch (Exception e) {
+            status.put("purge_lag_error", "cannot read the purge group's lag from " + cfg.bootstrap() + ": " + e);
+        }
+    }
+
+    private static void print(JsonNode s) {
+        System.out.printf("writer: %s%n", s.path("state").asText());
+        System.out.printf("%-5s %10s %14s %10s %10s %10s %10s %10s%n", "part", "lobs", "bytes_live", "history", "purge_lag",
+                "pg_live", "pg_history", "pg_free");
+        for (JsonNode p : s.path("partitions")) {
+            String part = p.path("partition").asText();
+            System.out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d%n", part, p.path("lobs_live").asLong(),
+                    p.path("bytes_live").asLong(), p.path("history_length").asLong(),
+                    s.path("purge_lag").path(part).asText("?"), p.path("pages_live").asLong(),
+                    p.path("pages_history").asLong(), p.path("pages_free").asLong());
+        }
+        JsonNode t = s.path("totals");
+        System.out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d%n", "all", t.path("lobs_live").asLong(), t.path("bytes_live").asLong(),
+                t.path("history_length").asLong(), s.path("purge_lag_total").asText("?"), t.path("pages_live").asLong(),
+                t.path("pages_history").asLong(), t.path("pages_free").asLong());
+        if (s.has("purge_lag_error")) {
+            System.out.println(s.path("purge_lag_error").asText());
+        }
+    }
+}

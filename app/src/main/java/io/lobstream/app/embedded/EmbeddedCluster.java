@@ -1,0 +1,52 @@
+package io.lobstream.app.embedded;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * The embedded default: a real KRaft broker in this JVM and a real registry as a child
+ * process, both under {@code dataDir}, both on loopback.
+ */
+public final class EmbeddedCluster implements AutoCloseable {
+    private final EmbeddedKafka kafka;
+    private final EmbeddedRegistry registry;
+
+    private EmbeddedCluster(EmbeddedKafka kafka, EmbeddedRegistry registry) {
+        this.kafka = kafka;
+        this.registry = registry;
+    }
+
+    /** Ports 0 mean "any free port". */
+    public static EmbeddedCluster start(Path dataDir, int kafkaPort, int controllerPort, int registryPort) throws Exception {
+        int kp = kafkaPort == 0 ? EmbeddedKafka.freePort() : kafkaPort;
+        int cp = controllerPort == 0 ? EmbeddedKafka.freePort() : controllerPort;
+        int rp = registryPort == 0 ? EmbeddedKafka.freePort() : registryPort;
+        EmbeddedRegistry registry = new EmbeddedRegistry(rp, dataDir.resolve("registry").resolve("registry.log"));
+        EmbeddedKafka kafka = new EmbeddedKafka(dataDir.resolve("kafka"), kp, cp);
+        try {
+            // the registry takes ~10 s to boot in its own JVM: the broker starts meanwhile
+            registry.launch();
+            kafka.start();
+            registry.awaitReady(Duration.ofSeconds(120));
+        } catch (Exception e) {
+            registry.close();
+            kafka.close();
+            throw e;
+        }
+        return new EmbeddedCluster(kafka, registry);
+    }
+
+    public String bootstrap() {
+        return kafka.bootstrap();
+    }
+
+    public String registryUrl() {
+        return registry.url();
+    }
+
+    @Override
+    public void close() {
+        registry.close();
+        kafka.close();
+    }
+}

@@ -1,0 +1,104 @@
+package io.lobstream.app.embedded;
+
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.Feature;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+
+/**
+ * A real single-node Kafka broker in KRaft mode (broker and controller in one), started
+ * in-process from the broker's production classes: storage is formatted with the metadata
+ * {@link Formatter} on first start, then {@link KafkaRaftServer} runs it. Bound to 127.0.0.1.
+ * Settings are those a one-node cluster needs for transactions to work in a small heap.
+ */
+public final class EmbeddedKafka implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedKafka.class);
+    private static final int NODE_ID = 1;
+
+    private final Path logDir;
+    private final int port;
+    private final int controllerPort;
+    private KafkaRaftServer server;
+
+    public EmbeddedKafka(Path dir, int port, int controllerPort) {
+        this.logDir = dir.toAbsolutePath();
+        this.port = port;
+        this.controllerPort = controllerPort;
+    }
+
+    public EmbeddedKafka start() throws Exception {
+        Files.createDirectories(logDir);
+        Properties p = new Properties();
+        p.put("process.roles", "broker,controller");
+        p.put("node.id", Integer.toString(NODE_ID));
+        p.put("controller.quorum.voters", NODE_ID + "@127.0.0.1:" + controllerPort);
+        p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
+        p.put("controller.listener.names", "CONTROLLER");
+        p.put("inter.broker.listener.name", "PLAINTEXT");
+        p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        p.put("log.dirs", logDir.toString());
+        p.put("num.partitions", "1");
+        p.put("offsets.topic.replication.factor", "1");
+        p.put("offsets.topic.num.partitions", "8");
+        p.put("transaction.state.log.replication.factor", "1");
+        p.put("transaction.state.log.min.isr", "1");
+        p.put("transaction.state.log.num.partitions", "1");
+        p.put("share.coordinator.state.topic.replication.factor", "1");
+        p.put("share.coordinator.state.topic.min.isr", "1");
+        p.put("group.initial.rebalance.delay.ms", "0");
+        p.put("log.cleaner.dedupe.buffer.size", Integer.toString(8 * 1024 * 1024));
+        p.put("auto.create.topics.enable", "false");
+        KafkaConfig config = KafkaConfig.fromProps(p, false);
+
+        if (!Files.exists(logDir.resolve("meta.properties"))) {
+            Formatter formatter = new Formatter()
+                    .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
+                    .setNodeId(NODE_ID)
+                    .setClusterId(Uuid.randomUuid().toString())
+                    .addDirectory(logDir.toString())
+                    .setMetadataLogDirectory(logDir.toString())
+                    .setControllerListenerName("CONTROLLER")
+                    .setSupportedFeatures(Feature.PRODUCTION_FEATURES)
+                    .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
+                    .setIgnoreFormatted(true);
+            formatter.run();
+            log.info("formatted KRaft storage in {}", logDir);
+        }
+        server = new KafkaRaftServer(config, Time.SYSTEM);
+        server.startup();
+        log.info("embedded Kafka broker on 127.0.0.1:{} (KRaft, data {})", port, logDir);
+        return this;
+    }
+
+    public String bootstrap() {
+        return "127.0.0.1:" + port;
+    }
+
+    @Override
+    public void close() {
+        if (server != null) {
+            server.shutdown();
+            server.awaitShutdown();
+            server = null;
+        }
+    }
+
+    public static int freePort() throws IOException {
+        try (var s = new java.net.ServerSocket(0, 0, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package io.lobstream.app.embedded;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A real Apicurio Registry (2.6, in-memory storage) run as a child JVM bound to loopback. Its
+ * distribution is unpacked by the build into {@code app/target/apicurio-registry}; set
+ * {@code lobstream.registry.home} to use another copy. The child is destroyed on close, and by
+ * a shutdown hook when this JVM exits otherwise (Ctrl-C, SIGTERM). A SIGKILL of this JVM cannot
+ * run the hook; the next start finds the port taken and says so.
+ */
+public final class EmbeddedRegistry implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedRegistry.class);
+    public static final String HOME_PROPERTY = "lobstream.registry.home";
+    private static final String RUNNER = "apicurio-registry-app-2.6.13.Final-runner.jar";
+
+    private final int port;
+    private final Path logFile;
+    private Process process;
+    private Thread hook;
+
+    public EmbeddedRegistry(int port, Path logFile) {
+        this.port = port;
+        this.logFile = logFile;
+    }
+
+    public static Path home() {
+        String prop = System.getProperty(HOME_PROPERTY);
+        if (prop != null) {
+            return Path.of(prop);
+        }
+        try {
+            // next to the application jar: app/target/lobstream-app.jar -> app/target/apicurio-registry
+            Path jar = Path.of(EmbeddedRegistry.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return jar.getParent().resolve("apicurio-registry");
+        } catch (Exception e) {
+            return Path.of("app", "target", "apicurio-registry");
+        }
+    }
+
+    public EmbeddedRegistry start(Duration timeout) throws IOException, InterruptedException, TimeoutException {
+        launch();
+        awaitReady(timeout);
+        return this;
+    }
+
+    /** Starts the child process without waiting for it to serve. */
+    public void launch() throws IOException {
+        Path runner = home().resolve(RUNNER);
+        if (!Files.exists(runner)) {
+            throw new IOException("Apicurio Registry not found at " + runner + ": build with ./mvnw package (it unpacks "
+                    + "io.apicurio:apicurio-registry-app:2.6.13.Final:tar.gz:all) or set -D" + HOME_PROPERTY);
+        }
+        Files.createDirectories(logFile.getParent());
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Xmx256m");
+        cmd.add("-XX:+UseSerialGC");
+        cmd.add("-Dquarkus.http.host=127.0.0.1");
+        cmd.add("-Dquarkus.http.port=" + port);
+        cmd.add("-Dquarkus.log.level=WARN");
+        cmd.add("-jar");
+        cmd.add(runner.toString());
+        process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
+        hook = new Thread(this::destroy, "registry-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+    }
+
+    public void awaitReady(Duration timeout) throws InterruptedException, TimeoutException, IOException {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+        URI probe = URI.create("http://127.0.0.1:" + port + "/apis/registry/v2/system/info");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IOException("registry exited with " + process.exitValue() + "; see " + logFile);
+            }
+            try {
+                HttpResponse<Void> r = http.send(HttpRequest.newBuilder(probe).timeout(Duration.ofSeconds(2)).build(),
+                        HttpResponse.BodyHandlers.discarding());
+                if (r.statusCode() == 200) {
+                    ready();
+                    return;
+                }
+            } catch (IOException notYet) {
+                // not listening yet
+            }
+            Thread.sleep(200);
+        }
+        destroy();
+        throw new TimeoutException("registry not ready after " + timeout + "; see " + logFile);
+    }
+
+    private void ready() {
+        log.info("embedded Apicurio Registry on {} (pid {}, log {})", url(), process.pid(), logFile);
+    }
+
+    /** The Apicurio v2 API. */
+    public String url() {
+        return "http://127.0.0.1:" + port + "/apis/registry/v2";
+    }
+
+    private void destroy() {
+        Process p = process;
+        if (p != null && p.isAlive()) {
+            p.destroy();
+            try {
+                if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    p.destroyForcibly().waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        destroy();
+        if (hook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running already
+            }
+            hook = null;
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package io.lobstream.ingest;
+
+import io.lobstream.ingest.http.LobHttpServer;
+import io.lobstream.ingest.writer.TablespaceRegistry;
+import io.lobstream.ingest.writer.WriterTopology;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.TopicSetup;
+import io.lobstream.store.LobStoreConfig;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A writer node: the Kafka Streams writer topology (exactly-once v2, one task and one tablespace
+ * per partition) and the HTTP API. Several nodes with the same application id split the
+ * partitions between them.
+ */
+public final class LobNode implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LobNode.class);
+
+    private final LobStreamConfig config;
+    private final LobStoreConfig storeConfig;
+    private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final TablespaceRegistry tablespaces = new TablespaceRegistry();
+    private LobHttpServer http;
+    private KafkaStreams streams;
+    private KafkaStreamsMetrics streamsMetrics;
+
+    public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
+        this.config = config;
+        this.storeConfig = storeConfig;
+    }
+
+    /** Creates the topics if needed, binds the HTTP port and starts the writer. */
+    public LobNode start() throws IOException, InterruptedException {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap()))) {
+            int partitions = TopicSetup.ensureTopics(admin, config);
+            log.info("topics {} ready with {} partitions", config.topics().all(), partitions);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IOException("cannot create or check the topics on " + config.bootstrap() + ": " + e.getCause(), e.getCause());
+        }
+        http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_PORT), tablespaces, meters);
+        streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces), streamsProperties());
+        streams.setUncaughtExceptionHandler(e -> {
+            log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
+        streams.setStateListener((now, before) -> log.info("writer {} -> {}", before, now));
+        streamsMetrics = new KafkaStreamsMetrics(streams);
+        streamsMetrics.bindTo(meters);
+        http.attach(streams);
+        http.start();
+        streams.start();
+        log.info("node up: HTTP API on http://{}:{}", http.hostInfo().host(), http.port());
+        return this;
+    }
+
+    private Properties streamsProperties() {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID));
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        p.put(StreamsConfig.STATE_DIR_CONFIG, config.dataDir().resolve("streams").toAbsolutePath().toString());
+        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.get(LobStreamConfig.STREAM_THREADS));
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.get(LobStreamConfig.COMMIT_INTERVAL_MS));
+        p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.hostInfo().host() + ":" + http.port());
+        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        // Commands carry up to lob.chunk.size bytes each: keep fetches bounded for a small heap.
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_BYTES_CONFIG), 16 * 1024 * 1024);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+        return p;
+    }
+
+    /** Waits until the writer runs (all partitions assigned and open). */
+    public void awaitRunning(Duration timeout) throws TimeoutException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (streams.state() != KafkaStreams.State.RUNNING) {
+            if (System.nanoTime() > deadline) {
+                throw new TimeoutException("writer not running after " + timeout + " (state " + streams.state() + ")");
+            }
+            if (streams.state() == KafkaStreams.State.ERROR || streams.state() == KafkaStreams.State.NOT_RUNNING) {
+                throw new IllegalStateException("writer stopped: " + streams.state());
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    public TablespaceRegistry tablespaces() {
+        return tablespaces;
+    }
+
+    public PrometheusMeterRegistry meters() {
+        return meters;
+    }
+
+    public int httpPort() {
+        return http.port();
+    }
+
+    public KafkaStreams streams() {
+        return streams;
+    }
+
+    @Override
+    public void close() {
+        if (streams != null) {
+            streams.close(Duration.ofSeconds(30));
+        }
+        if (streamsMetrics != null) {
+            streamsMetrics.close();
+        }
+        if (http != null) {
+            http.close();
+        }
+    }
+}

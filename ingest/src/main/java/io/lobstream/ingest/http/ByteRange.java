@@ -1,0 +1,64 @@
+package io.lobstream.ingest.http;
+
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One byte range of a {@code Range: bytes=...} header (RFC 9110 §14.1.2), resolved against a
+ * representation length: {@code a-b}, {@code a-} (open-ended) and {@code -n} (suffix).
+ * Multiple ranges are not supported; the whole value is sent instead, as the RFC allows.
+ */
+public record ByteRange(long first, long last) {
+    private static final Pattern SINGLE = Pattern.compile("bytes=\\s*(\\d*)\\s*-\\s*(\\d*)\\s*");
+
+    /** Thrown for a syntactically valid range that selects nothing: 416. */
+    public static final class Unsatisfiable extends Exception {
+        public Unsatisfiable(String header) {
+            super(header);
+        }
+    }
+
+    public long length() {
+        return last - first + 1;
+    }
+
+    /**
+     * @return empty when the header is absent, malformed or asks for several ranges (serve 200 in full)
+     * @throws Unsatisfiable when the range selects no byte of a {@code length}-byte value (serve 416)
+     */
+    public static Optional<ByteRange> parse(String header, long length) throws Unsatisfiable {
+        if (header == null) {
+            return Optional.empty();
+        }
+        Matcher m = SINGLE.matcher(header);
+        if (!m.matches()) {
+            return Optional.empty();
+        }
+        String a = m.group(1);
+        String b = m.group(2);
+        try {
+            if (a.isEmpty() && b.isEmpty()) {
+                return Optional.empty();
+            }
+            if (a.isEmpty()) {
+                long suffix = Long.parseLong(b);
+                if (suffix == 0 || length == 0) {
+                    throw new Unsatisfiable(header);
+                }
+                return Optional.of(new ByteRange(Math.max(0, length - suffix), length - 1));
+            }
+            long first = Long.parseLong(a);
+            long last = b.isEmpty() ? length - 1 : Math.min(Long.parseLong(b), length - 1);
+            if (!b.isEmpty() && Long.parseLong(b) < first) {
+                return Optional.empty(); // invalid: ignore the header
+            }
+            if (first >= length) {
+                throw new Unsatisfiable(header);
+            }
+            return Optional.of(new ByteRange(first, last));
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+}

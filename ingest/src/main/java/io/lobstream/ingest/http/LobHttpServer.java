@@ -1,0 +1,290 @@
+package io.lobstream.ingest.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.lobstream.ingest.writer.LobStateStore;
+import io.lobstream.ingest.writer.TablespaceRegistry;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobReadHandle;
+import io.lobstream.store.StoreStats;
+import io.lobstream.store.fsck.FsckReport;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyQueryMetadata;
+import org.apache.kafka.streams.state.HostInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * The node's HTTP API.
+ * <ul>
+ *   <li>{@code GET|HEAD /lobs/{id}}: the current value, streamed; single {@code Range} requests
+ *       (206 / 416), {@code ETag} = version, 404 for unknown or deleted ids. A request for a key
+ *       whose partition another node owns is proxied to that node (Kafka Streams metadata).</li>
+ *   <li>{@code GET /status}: space and history per partition, JSON.</li>
+ *   <li>{@code GET /fsck[?data=false]}: fsck of the tablespaces open here, JSON.</li>
+ *   <li>{@code GET /metrics}: Prometheus exposition.</li>
+ * </ul>
+ */
+public final class LobHttpServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LobHttpServer.class);
+    static final String FORWARDED = "X-LobStream-Forwarded";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HttpServer server;
+    private final ExecutorService executor;
+    private final TablespaceRegistry registry;
+    private final PrometheusMeterRegistry prometheus;
+    private final HttpClient proxy = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private volatile KafkaStreams streams;
+
+    public LobHttpServer(String host, int port, TablespaceRegistry registry, PrometheusMeterRegistry prometheus) throws IOException {
+        this.registry = registry;
+        this.prometheus = prometheus;
+        this.server = HttpServer.create(new InetSocketAddress(host, port), 64);
+        this.executor = Executors.newFixedThreadPool(8, r -> {
+            Thread t = new Thread(r, "lob-http");
+            t.setDaemon(true);
+            return t;
+        });
+        server.setExecutor(executor);
+        server.createContext("/lobs/", this::lobs);
+        server.createContext("/status", this::status);
+        server.createContext("/fsck", this::fsck);
+        server.createContext("/metrics", this::metrics);
+    }
+
+    /** The Streams instance to ask which node owns a key; set before {@link #start()}. */
+    public void attach(KafkaStreams streams) {
+        this.streams = streams;
+    }
+
+    public void start() {
+        server.start();
+    }
+
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    public HostInfo hostInfo() {
+        return new HostInfo(server.getAddress().getHostString(), port());
+    }
+
+    // ---------------------------------------------------------------- /lobs/{id}
+
+    private void lobs(HttpExchange ex) throws IOException {
+        try (ex) {
+            String method = ex.getRequestMethod();
+            if (!method.equals("GET") && !method.equals("HEAD")) {
+                ex.getResponseHeaders().add("Allow", "GET, HEAD");
+                send(ex, 405, "method not allowed\n");
+                return;
+            }
+            String id = URLDecoder.decode(ex.getRequestURI().getRawPath().substring("/lobs/".length()), StandardCharsets.UTF_8);
+            if (id.isEmpty()) {
+                send(ex, 400, "missing LOB id\n");
+                return;
+            }
+            KafkaStreams s = streams;
+            KeyQueryMetadata owner = s == null ? KeyQueryMetadata.NOT_AVAILABLE
+                    : s.queryMetadataForKey(LobStateStore.NAME, id, new StringSerializer());
+            if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+                send(ex, 503, "partitions are being assigned; retry\n");
+                return;
+            }
+            Optional<DefaultLobStore> local = registry.get(owner.partition());
+            if (local.isEmpty() || !owner.activeHost().equals(hostInfo())) {
+                if (ex.getRequestHeaders().containsKey(FORWARDED) || owner.activeHost().equals(hostInfo())) {
+                    send(ex, 503, "partition " + owner.partition() + " is not open here yet; retry\n");
+                } else {
+                    forward(ex, owner.activeHost(), ex.getRequestURI().getRawPath());
+                }
+                return;
+            }
+            serve(ex, local.get(), id, method.equals("HEAD"));
+        } catch (RuntimeException e) {
+            log.warn("request {} failed", ex.getRequestURI(), e);
+            throw e;
+        }
+    }
+
+    private void serve(HttpExchange ex, DefaultLobStore store, String id, boolean head) throws IOException {
+        Optional<LobReadHandle> opened = store.open(id);
+        if (opened.isEmpty()) {
+            send(ex, 404, "no LOB " + id + "\n");
+            return;
+        }
+        try (LobReadHandle h = opened.get()) {
+            long length = h.length();
+            var headers = ex.getResponseHeaders();
+            headers.add("ETag", "\"" + h.version().version() + "\"");
+            headers.add("Accept-Ranges", "bytes");
+            headers.add("Content-Type", "application/octet-stream");
+            Optional<ByteRange> range;
+            try {
+                range = ByteRange.parse(ex.getRequestHeaders().getFirst("Range"), length);
+            } catch (ByteRange.Unsatisfiable u) {
+                headers.add("Content-Range", "bytes */" + length);
+                ex.sendResponseHeaders(416, -1);
+                return;
+            }
+            long from = range.map(ByteRange::first).orElse(0L);
+            long count = range.map(ByteRange::length).orElse(length);
+            range.ifPresent(r -> headers.add("Content-Range", "bytes " + r.first() + "-" + r.last() + "/" + length));
+            int status = range.isPresent() ? 206 : 200;
+            if (head) {
+                headers.add("Content-Length", Long.toString(count));
+                ex.sendResponseHeaders(status, -1);
+                return;
+            }
+            ex.sendResponseHeaders(status, count == 0 ? -1 : count);
+            try (InputStream in = h.stream(from, from + count); OutputStream out = ex.getResponseBody()) {
+                in.transferTo(out);
+            }
+        }
+    }
+
+    /** Serves a request for a key another node owns by streaming that node's answer through. */
+    private void forward(HttpExchange ex, HostInfo owner, String rawPath) throws IOException {
+        HttpRequest.Builder req = HttpRequest.newBuilder(URI.create("http://" + owner.host() + ":" + owner.port() + rawPath))
+                .method(ex.getRequestMethod(), HttpRequest.BodyPublishers.noBody())
+                .header(FORWARDED, "1");
+        String range = ex.getRequestHeaders().getFirst("Range");
+        if (range != null) {
+            req.header("Range", range);
+        }
+        try {
+            HttpResponse<InputStream> resp = proxy.send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
+            for (String h : new String[]{"ETag", "Content-Range", "Accept-Ranges", "Content-Type"}) {
+                resp.headers().firstValue(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
+            }
+            ex.getResponseHeaders().add("X-LobStream-Served-By", owner.host() + ":" + owner.port());
+            long len = resp.headers().firstValueAsLong("Content-Length").orElse(0);
+            boolean noBody = ex.getRequestMethod().equals("HEAD") || resp.statusCode() == 416;
+            if (noBody) {
+                ex.getResponseHeaders().add("Content-Length", Long.toString(len));
+            }
+            ex.sendResponseHeaders(resp.statusCode(), noBody || len == 0 ? -1 : len);
+            try (InputStream in = resp.body(); OutputStream out = ex.getResponseBody()) {
+                in.transferTo(out);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            send(ex, 503, "interrupted\n");
+        } catch (IOException e) {
+            send(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n");
+        }
+    }
+
+    // ---------------------------------------------------------------- /status, /fsck, /metrics
+
+    private void status(HttpExchange ex) throws IOException {
+        try (ex) {
+            ObjectNode root = JSON.createObjectNode();
+            KafkaStreams s = streams;
+            root.put("state", s == null ? "NOT_STARTED" : s.state().name());
+            ArrayNode parts = root.putArray("partitions");
+            for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
+                ObjectNode p = statsJson(e.getValue().stats());
+                p.put("partition", e.getKey());
+                parts.add(p);
+            }
+            root.set("totals", statsJson(registry.totals()));
+            sendJson(ex, root);
+        }
+    }
+
+    public static ObjectNode statsJson(StoreStats st) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("lobs_live", st.lobs());
+        n.put("bytes_live", st.bytesLive());
+        n.put("history_length", st.historyLength());
+        n.put("pages_live", st.pagesLive());
+        n.put("pages_history", st.pagesHistory());
+        n.put("pages_free", st.pagesFree());
+        n.put("tablespace_bytes", st.tablespaceBytes());
+        return n;
+    }
+
+    private void fsck(HttpExchange ex) throws IOException {
+        try (ex) {
+            boolean data = !"data=false".equals(ex.getRequestURI().getQuery());
+            FsckReport total = FsckReport.empty();
+            ObjectNode root = JSON.createObjectNode();
+            ArrayNode parts = root.putArray("partitions");
+            for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
+                FsckReport r = e.getValue().fsck(data);
+                total = total.plus(r);
+                ObjectNode p = fsckJson(r);
+                p.put("partition", e.getKey());
+                parts.add(p);
+            }
+            root.setAll(fsckJson(total));
+            sendJson(ex, root);
+        }
+    }
+
+    public static ObjectNode fsckJson(FsckReport r) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("fsck_ok", r.ok());
+        n.put("lobs_live", r.lobs());
+        n.put("versions_pending", r.versionsPending());
+        n.put("pages_live", r.pagesLive());
+        n.put("pages_history", r.pagesHistory());
+        n.put("pages_free", r.pagesFree());
+        n.put("pages_checked", r.pagesChecked());
+        ArrayNode problems = n.putArray("problems");
+        r.problems().forEach(problems::add);
+        return n;
+    }
+
+    private void metrics(HttpExchange ex) throws IOException {
+        try (ex) {
+            byte[] body = prometheus.scrape().getBytes(StandardCharsets.UTF_8);
+            ex.getResponseHeaders().add("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+            ex.sendResponseHeaders(200, body.length);
+            ex.getResponseBody().write(body);
+        }
+    }
+
+    private static void sendJson(HttpExchange ex, Object node) throws IOException {
+        byte[] body = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node);
+        ex.getResponseHeaders().add("Content-Type", "application/json");
+        ex.sendResponseHeaders(200, body.length);
+        ex.getResponseBody().write(body);
+    }
+
+    private static void send(HttpExchange ex, int status, String text) throws IOException {
+        byte[] body = text.getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().add("Content-Type", "text/plain; charset=utf-8");
+        ex.sendResponseHeaders(status, body.length);
+        ex.getResponseBody().write(body);
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}

@@ -1,0 +1,47 @@
+package io.lobstream.ingest.writer;
+
+import io.lobstream.store.ReclaimOutcome;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/** Meters of the writer topology. */
+public final class WriterMetrics {
+    private final MeterRegistry registry;
+    private final Counter undoRecords;
+    private final Counter undoReemitted;
+
+    public WriterMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.undoRecords = Counter.builder("lob_undo_records").description("Undo records produced").register(registry);
+        this.undoReemitted = Counter.builder("lob_undo_records_reemitted")
+                .description("Undo records produced again for commands found applied after a crash").register(registry);
+    }
+
+    public void applied(String op) {
+        Counter.builder("lob_commands_applied").tag("op", op).description("Commands applied to a tablespace").register(registry).increment();
+    }
+
+    public void skipped() {
+        Counter.builder("lob_commands_skipped").description("Commands already applied before a restart, not applied again")
+                .register(registry).increment();
+    }
+
+    public void deadLettered(String kind) {
+        Counter.builder("lob_commands_dead_lettered").tag("kind", kind).description("Records sent to the dead-letter topic")
+                .register(registry).increment();
+    }
+
+    public void reclaim(ReclaimOutcome outcome) {
+        Counter.builder("lob_reclaims").tag("outcome", outcome.name().toLowerCase()).description("Reclaim records applied, by outcome")
+                .register(registry).increment();
+    }
+
+    public void undo(boolean reemitted) {
+        (reemitted ? undoReemitted : undoRecords).increment();
+    }
+
+    public double count(String name, String tagKey, String tagValue) {
+        Counter c = registry.find(name).tag(tagKey, tagValue).counter();
+        return c == null ? 0 : c.count();
+    }
+}

@@ -1,0 +1,50 @@
+package io.lobstream.ingest.writer;
+
+import io.lobstream.schema.LobSerdes;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.Topics;
+import io.lobstream.store.LobStoreConfig;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.Topology;
+
+/**
+ * The writer: one sub-topology, so partition p of {@code lob.commands} and of {@code lob.reclaim}
+ * land in the same task, with the tablespace of partition p as its store.
+ *
+ * <pre>
+ * lob.commands ──► apply-commands ──┬──► lob.undo-history
+ *                      │            └──► lob.commands.dlq
+ *                 [lob-tablespace]
+ *                      │
+ * lob.reclaim  ──► apply-reclaims ─────► lob.commands.dlq
+ * </pre>
+ *
+ * Inputs are read as bytes and decoded in the processors, so an undecodable record is
+ * dead-lettered inside the task's transaction instead of stopping the task.
+ */
+public final class WriterTopology {
+    private WriterTopology() {
+    }
+
+    public static Topology build(LobStreamConfig config, LobStoreConfig storeConfig, MeterRegistry meters, TablespaceRegistry registry) {
+        Topics topics = config.topics();
+        WriterMetrics metrics = new WriterMetrics(meters);
+        Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
+        int maxValue = config.get(LobStreamConfig.CHUNK_SIZE);
+
+        Topology t = new Topology();
+        t.addSource("commands", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.commands());
+        t.addSource("reclaims", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.reclaim());
+        t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue), "commands");
+        t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
+        t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry), "apply-commands", "apply-reclaims");
+        t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");
+        t.addSink(DeadLetters.SINK, topics.deadLetters(), new ByteArraySerializer(), new ByteArraySerializer(),
+                "apply-commands", "apply-reclaims");
+        return t;
+    }
+}

@@ -1,0 +1,277 @@
+package io.lobstream.purge;
+
+import io.lobstream.avro.ReclaimRecord;
+import io.lobstream.avro.UndoRecord;
+import io.lobstream.schema.LobSerdes;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.page.PageType;
+import io.lobstream.store.purge.PurgeReader;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A purge worker: one member of the consumer group on {@code lob.undo-history}. For each undo
+ * record it reads the superseded version's root (and index) pages from the node's data
+ * directory, read-only, and produces a ReclaimRecord naming the version's pages. The reclaim
+ * records and the consumed offsets commit in one transaction, so across crashes and rebalances
+ * every undo record yields its reclaim record exactly once.
+ */
+public final class PurgeWorker implements Runnable, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);
+
+    private final LobStreamConfig config;
+    private final LobStoreConfig storeConfig;
+    private final String workerId;
+    private final long readLatencyNanos;
+    private final Path dataDir;
+    private final KafkaConsumer<String, byte[]> consumer;
+    private final KafkaProducer<String, Object> producer;
+    private final Deserializer<Object> undoReader;
+    private final PurgeMetrics metrics;
+    private final Map<Integer, PurgeReader> readers = new HashMap<>();
+    private final Set<Integer> missing = new HashSet<>();
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final String undoTopic;
+    private final String reclaimTopic;
+
+    public PurgeWorker(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos, MeterRegistry meters) {
+        this.config = config;
+        this.storeConfig = storeConfig;
+        this.workerId = workerId;
+        this.readLatencyNanos = readLatencyNanos;
+        this.dataDir = config.dataDir();
+        this.undoTopic = config.topics().undoHistory();
+        this.reclaimTopic = config.topics().reclaim();
+        this.metrics = new PurgeMetrics(meters, workerId);
+
+        Map<String, Object> c = new HashMap<>();
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
+        c.put(ConsumerConfig.GROUP_ID_CONFIG, config.get(LobStreamConfig.PURGE_GROUP));
+        c.put(ConsumerConfig.CLIENT_ID_CONFIG, "purge-" + workerId);
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        c.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+        c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
+        this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
+
+        Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "lobstream-purge-" + workerId);
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        this.producer = new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
+        this.undoReader = LobSerdes.valueDeserializer(config);
+    }
+
+    public String workerId() {
+        return workerId;
+    }
+
+    @Override
+    public void run() {
+        try {
+            producer.initTransactions();
+            consumer.subscribe(List.of(undoTopic), new Rebalance());
+            while (running.get()) {
+                ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
+                if (!records.isEmpty()) {
+                    processInTransaction(records);
+                }
+            }
+        } catch (WakeupException e) {
+            if (running.get()) {
+                throw e;
+            }
+        } catch (ProducerFencedException e) {
+            log.error("purge worker {} was fenced by another instance with the same id; stopping", workerId);
+        } finally {
+            readers.values().forEach(PurgeReader::close);
+            readers.clear();
+            consumer.close(Duration.ofSeconds(5));
+            producer.close(Duration.ofSeconds(5));
+        }
+    }
+
+    private void processInTransaction(ConsumerRecords<String, byte[]> records) {
+        producer.beginTransaction();
+        try {
+            Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+            for (TopicPartition tp : records.partitions()) {
+                List<ConsumerRecord<String, byte[]>> batch = records.records(tp);
+                PurgeReader reader = reader(tp.partition());
+                if (reader == null) {
+                    // No tablespace here: leave the records unconsumed for a worker that can see them.
+                    consumer.pause(List.of(tp));
+                    consumer.seek(tp, batch.get(0).offset());
+                    continue;
+                }
+                purge(reader, batch);
+                offsets.put(tp, new OffsetAndMetadata(batch.get(batch.size() - 1).offset() + 1));
+            }
+            producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+            producer.commitTransaction();
+        } catch (ProducerFencedException e) {
+            throw e;
+        } catch (KafkaException e) {
+            log.warn("purge transaction aborted, will retry from the last commit: {}", e.toString());
+            producer.abortTransaction();
+            rewind();
+        }
+    }
+
+    private void purge(PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
+        List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
+        for (ConsumerRecord<String, byte[]> r : batch) {
+            try {
+                UndoRecord undo = LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class);
+                requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage()));
+            } catch (RuntimeException e) {
+                log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
+            }
+        }
+        long[] before = pagesRead(reader);
+        for (PurgeReader.Result result : reader.scan(requests)) {
+            PurgeReader.Request q = result.request();
+            if (!result.ok()) {
+                String msg = result.failure().getMessage();
+                if (msg != null && msg.contains("stale page")) {
+                    metrics.stale.increment(); // already reclaimed and the root page reused: nothing to do
+                } else {
+                    metrics.corrupt.increment();
+                    log.error("cannot purge {}@{}: {}", q.lobId(), q.version(), msg);
+                }
+                continue;
+            }
+            List<io.lobstream.avro.Extent> extents = new ArrayList<>(result.extents().size());
+            for (Extent e : result.extents()) {
+                extents.add(new io.lobstream.avro.Extent(e.firstPage(), e.pageCount()));
+            }
+            ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())
+                    .setExtents(extents).setWorkerId(workerId).setTime(Instant.now()).build();
+            producer.send(new ProducerRecord<>(reclaimTopic, q.lobId(), reclaim));
+            metrics.versions.increment();
+            metrics.pages.increment(Extent.totalPages(result.extents()));
+        }
+        long[] after = pagesRead(reader);
+        for (PageType t : PageType.values()) {
+            if (after[t.ordinal()] > before[t.ordinal()]) {
+                metrics.pagesRead(t, after[t.ordinal()] - before[t.ordinal()]);
+            }
+        }
+    }
+
+    private static long[] pagesRead(PurgeReader reader) {
+        long[] n = new long[PageType.values().length];
+        for (PageType t : PageType.values()) {
+            n[t.ordinal()] = reader.pagesRead(t);
+        }
+        return n;
+    }
+
+    /** The reader of a partition's tablespace, or null (reported once) if this data directory lacks it. */
+    private PurgeReader reader(int partition) {
+        PurgeReader r = readers.get(partition);
+        if (r != null) {
+            return r;
+        }
+        Path dir = TablespaceDirs.partitionDir(dataDir, partition);
+        if (!Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR))) {
+            if (missing.add(partition)) {
+                log.error("purge worker {}: no tablespace for partition {} under {}; its undo records stay unconsumed. "
+                        + "Run purge workers on the host (or shared volume) that holds the node's data directory.",
+                        workerId, partition, dataDir.toAbsolutePath());
+            }
+            return null;
+        }
+        try {
+            r = new PurgeReader(dir, storeConfig, readLatencyNanos);
+            readers.put(partition, r);
+            missing.remove(partition);
+            return r;
+        } catch (IOException e) {
+            log.error("cannot open tablespace {}: {}", dir, e.toString());
+            return null;
+        }
+    }
+
+    /** After an aborted transaction: go back to the committed offsets of every assigned partition. */
+    private void rewind() {
+        Set<TopicPartition> assigned = consumer.assignment();
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(assigned);
+        for (TopicPartition tp : assigned) {
+            OffsetAndMetadata om = committed.get(tp);
+            if (om != null) {
+                consumer.seek(tp, om.offset());
+            } else {
+                consumer.seekToBeginning(List.of(tp));
+            }
+        }
+    }
+
+    public Set<Integer> missingPartitions() {
+        return Set.copyOf(missing);
+    }
+
+    private final class Rebalance implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            for (TopicPartition tp : partitions) {
+                PurgeReader r = readers.remove(tp.partition());
+                if (r != null) {
+                    r.close();
+                }
+            }
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            log.info("purge worker {} assigned {}", workerId, partitions);
+            // a partition paused for lack of a tablespace is retried after each rebalance
+            consumer.resume(partitions);
+        }
+    }
+
+    /** Stops the worker; {@link #run()} returns after its current transaction. */
+    @Override
+    public void close() {
+        running.set(false);
+        consumer.wakeup();
+    }
+}

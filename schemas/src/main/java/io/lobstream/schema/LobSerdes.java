@@ -1,0 +1,67 @@
+package io.lobstream.schema;
+
+import io.lobstream.avro.Extent;
+import io.lobstream.avro.LobCommand;
+import io.lobstream.avro.LobOp;
+import io.lobstream.avro.ReclaimRecord;
+import io.lobstream.avro.UndoCause;
+import io.lobstream.avro.UndoRecord;
+import org.apache.avro.util.ClassSecurityValidator;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serializer;
+
+/**
+ * Builds the value serdes named in {@link LobStreamConfig} (class names, the Kafka way), and
+ * trusts LobStream's generated classes once, centrally: Avro 1.12 refuses to instantiate
+ * specific-record classes outside its trusted packages.
+ */
+public final class LobSerdes {
+    static {
+        trustGeneratedClasses();
+    }
+
+    private LobSerdes() {
+    }
+
+    private static synchronized void trustGeneratedClasses() {
+        ClassSecurityValidator.ClassSecurityPredicate ours = ClassSecurityValidator.builder()
+                .add(LobCommand.class).add(LobOp.class).add(UndoRecord.class).add(UndoCause.class)
+                .add(ReclaimRecord.class).add(Extent.class).build();
+        ClassSecurityValidator.setGlobal(ClassSecurityValidator.composite(ClassSecurityValidator.getGlobal(), ours));
+    }
+
+    @SuppressWarnings("unchecked")
+    public static Serializer<Object> valueSerializer(LobStreamConfig config) {
+        Serializer<Object> s = (Serializer<Object>) instantiate(config.get(LobStreamConfig.VALUE_SERIALIZER));
+        s.configure(config.serdeConfig(), false);
+        return s;
+    }
+
+    @SuppressWarnings("unchecked")
+    public static Deserializer<Object> valueDeserializer(LobStreamConfig config) {
+        Deserializer<Object> d = (Deserializer<Object>) instantiate(config.get(LobStreamConfig.VALUE_DESERIALIZER));
+        d.configure(config.serdeConfig(), false);
+        return d;
+    }
+
+    private static Object instantiate(String className) {
+        try {
+            return Class.forName(className).getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalArgumentException("cannot create serde " + className + ": " + e, e);
+        }
+    }
+
+    /** Decodes a value and checks it is of the expected record type. */
+    public static <T> T decode(Deserializer<Object> d, String topic, byte[] bytes, Class<T> type) {
+        if (bytes == null) {
+            throw new IllegalArgumentException("null value (tombstone)");
+        }
+        Object o = d.deserialize(topic, bytes);
+        if (!type.isInstance(o)) {
+            throw new IllegalArgumentException("expected a " + type.getSimpleName() + ", got "
+                    + (o == null ? "null" : o.getClass().getName()));
+        }
+        return type.cast(o);
+    }
+}

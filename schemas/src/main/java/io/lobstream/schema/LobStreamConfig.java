@@ -1,0 +1,107 @@
+package io.lobstream.schema;
+
+import io.lobstream.store.config.ConfigKey;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The pipeline's configuration (Kafka, registry, topics, node): every key with its default and
+ * meaning. Engine keys live in {@code LobStoreConfig}. Any other key given to a node is passed
+ * on to the Kafka clients and the serdes, so {@code apicurio.*} or a Confluent serializer's own
+ * keys work unchanged.
+ */
+public final class LobStreamConfig {
+    public static final ConfigKey<String> BOOTSTRAP = ConfigKey.string("bootstrap.servers", "127.0.0.1:9092",
+            "Kafka bootstrap servers.");
+    public static final ConfigKey<String> REGISTRY_URL = ConfigKey.string("lob.registry.url", "http://127.0.0.1:8081/apis/registry/v2",
+            "Schema registry URL (Apicurio v2 API; set the serializer's own URL key too when you swap serializers).");
+    public static final ConfigKey<String> TOPIC_PREFIX = ConfigKey.string("lob.topic.prefix", "lob.",
+            "Prefix of the four topics: commands, undo-history, reclaim, commands.dlq.");
+    public static final ConfigKey<Integer> PARTITIONS = ConfigKey.integer("lob.topic.partitions", 8, 1, 10_000,
+            "Partitions of each topic when LobStream creates them (= tablespaces).");
+    public static final ConfigKey<Integer> REPLICATION = ConfigKey.integer("lob.topic.replication.factor", 1, 1, 32,
+            "Replication factor of the topics when LobStream creates them.");
+    public static final ConfigKey<String> VALUE_SERIALIZER = ConfigKey.string("lob.value.serializer",
+            "io.apicurio.registry.serde.avro.AvroKafkaSerializer",
+            "Serializer class of record values (Confluent wire format). Swap in io.confluent.kafka.serializers.KafkaAvroSerializer if you have it.");
+    public static final ConfigKey<String> VALUE_DESERIALIZER = ConfigKey.string("lob.value.deserializer",
+            "io.apicurio.registry.serde.avro.AvroKafkaDeserializer",
+            "Deserializer class of record values; must return the generated specific records.");
+    public static final ConfigKey<String> DATA_DIR = ConfigKey.string("lob.data.dir", "lobstream-data",
+            "Data directory: tablespaces, Kafka Streams state, and (embedded) broker and registry files.");
+    public static final ConfigKey<String> HTTP_HOST = ConfigKey.string("lob.http.host", "127.0.0.1",
+            "Address the node's HTTP read API binds to and advertises.");
+    public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", 8080, 0, 65535,
+            "Port of the node's HTTP read API (0 = any free port).");
+    public static final ConfigKey<String> APPLICATION_ID = ConfigKey.string("lob.writer.application.id", "lobstream-writer",
+            "Kafka Streams application id of the writer nodes (also their consumer group).");
+    public static final ConfigKey<Integer> STREAM_THREADS = ConfigKey.integer("lob.writer.threads", 2, 1, 64,
+            "Kafka Streams threads per node; each runs the tasks (partitions) assigned to it.");
+    public static final ConfigKey<Integer> COMMIT_INTERVAL_MS = ConfigKey.integer("lob.writer.commit.interval.ms", 100, 1, 60_000,
+            "How often a writer commits its Kafka transaction (and syncs its tablespaces).");
+    public static final ConfigKey<Integer> CHUNK_SIZE = ConfigKey.integer("lob.chunk.size", 512 * 1024, 1024, 1000 * 1024,
+            "Largest value bytes in one LobCommand (under Kafka's 1 MiB default record limit).");
+    public static final ConfigKey<String> PURGE_GROUP = ConfigKey.string("lob.purge.group", "lobstream-purge",
+            "Consumer group of the purge workers on the undo-history topic.");
+
+    public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
+            VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
+            COMMIT_INTERVAL_MS, CHUNK_SIZE, PURGE_GROUP);
+
+    private final Map<String, Object> props;
+
+    public LobStreamConfig(Map<String, ?> props) {
+        this.props = Map.copyOf(props);
+        for (ConfigKey<?> key : KEYS) {
+            key.from(props); // validate every key up front
+        }
+    }
+
+    public <T> T get(ConfigKey<T> key) {
+        return key.from(props);
+    }
+
+    public Map<String, Object> originals() {
+        return props;
+    }
+
+    public LobStreamConfig with(String key, Object value) {
+        Map<String, Object> p = new HashMap<>(props);
+        p.put(key, value);
+        return new LobStreamConfig(p);
+    }
+
+    public Topics topics() {
+        return new Topics(get(TOPIC_PREFIX));
+    }
+
+    public Path dataDir() {
+        return Path.of(get(DATA_DIR));
+    }
+
+    public String bootstrap() {
+        return get(BOOTSTRAP);
+    }
+
+    /**
+     * Settings for the serdes: the registry URL under Apicurio's key, Confluent framing without
+     * headers, specific records on read; then every key the user gave, which wins.
+     */
+    public Map<String, Object> serdeConfig() {
+        Map<String, Object> m = new HashMap<>();
+        m.put("apicurio.registry.url", get(REGISTRY_URL));
+        m.put("apicurio.registry.auto-register", "true");
+        m.put("apicurio.registry.find-latest", "true");
+        m.put("apicurio.registry.headers.enabled", "false");
+        m.put("apicurio.registry.as-confluent", "true");
+        m.put("apicurio.registry.use-id", "contentId");
+        m.put("apicurio.registry.use-specific-avro-reader", "true");
+        m.put("schema.registry.url", get(REGISTRY_URL));
+        m.put("specific.avro.reader", "true");
+        m.putAll(props);
+        return m;
+    }
+}
