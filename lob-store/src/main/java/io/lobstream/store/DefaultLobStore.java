@@ -599,6 +599,9 @@ public final class DefaultLobStore implements LobStore {
                 return;
             }
             closed = true;
+            // preallocated pages past the last write are free space: make the file span them so the
+            // next open derives the same free space as the checkpoint below
+            file.extendTo(allocator.highWaterMark());
             file.force();
             index.checkpointFree(allocator.freeExtents(), META_CLEAN);
             index.close();

@@ -143,7 +143,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     continue;
                 }
                 purge(reader, batch);
-                offsets.put(tp, new OffsetAndMetadata(batch.get(batch.size() - 1).offset() + 1));
+                // the position, not last offset + 1: it is past any transaction marker that followed, so the
+                // group's lag reads 0 once everything is purged
+                offsets.put(tp, new OffsetAndMetadata(Math.max(consumer.position(tp), batch.get(batch.size() - 1).offset() + 1)));
             }
             producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
             producer.commitTransaction();

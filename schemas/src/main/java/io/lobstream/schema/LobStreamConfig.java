@@ -34,6 +34,8 @@ public final class LobStreamConfig {
             "Data directory: tablespaces, Kafka Streams state, and (embedded) broker and registry files.");
     public static final ConfigKey<String> HTTP_HOST = ConfigKey.string("lob.http.host", "127.0.0.1",
             "Address the node's HTTP read API binds to and advertises.");
+    public static final ConfigKey<String> HTTP_ADVERTISED_HOST = ConfigKey.string("lob.http.advertised.host", "",
+            "Host name other nodes use to reach this node's HTTP API (empty = lob.http.host).");
     public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", 8080, 0, 65535,
             "Port of the node's HTTP read API (0 = any free port).");
     public static final ConfigKey<String> APPLICATION_ID = ConfigKey.string("lob.writer.application.id", "lobstream-writer",
@@ -48,7 +50,7 @@ public final class LobStreamConfig {
             "Consumer group of the purge workers on the undo-history topic.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
-            VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
+            VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
             COMMIT_INTERVAL_MS, CHUNK_SIZE, PURGE_GROUP);
 
     private final Map<String, Object> props;

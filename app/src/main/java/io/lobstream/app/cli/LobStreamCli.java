@@ -21,6 +21,19 @@ public final class LobStreamCli implements Runnable {
         int code = new CommandLine(new LobStreamCli())
                 .registerConverter(java.time.Duration.class, Durations::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
+                .setExecutionExceptionHandler((e, cmd, parsed) -> {
+                    // a clear one-line error; the stack trace only with LOBSTREAM_DEBUG set
+                    Throwable root = e;
+                    while (root.getCause() != null && root.getCause() != root) {
+                        root = root.getCause();
+                    }
+                    cmd.getErr().println("lobstream " + cmd.getCommandName() + ": " + e.getMessage()
+                            + (root != e ? " (" + root + ")" : ""));
+                    if (System.getenv("LOBSTREAM_DEBUG") != null) {
+                        e.printStackTrace(cmd.getErr());
+                    }
+                    return 2;
+                })
                 .execute(args);
         System.exit(code);
     }

@@ -58,7 +58,11 @@ public final class LobHttpServer implements AutoCloseable {
     private final HttpClient proxy = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private volatile KafkaStreams streams;
 
-    public LobHttpServer(String host, int port, TablespaceRegistry registry, PrometheusMeterRegistry prometheus) throws IOException {
+    private final String advertisedHost;
+
+    public LobHttpServer(String host, String advertisedHost, int port, TablespaceRegistry registry, PrometheusMeterRegistry prometheus)
+            throws IOException {
+        this.advertisedHost = advertisedHost == null || advertisedHost.isEmpty() ? host : advertisedHost;
         this.registry = registry;
         this.prometheus = prometheus;
         this.server = HttpServer.create(new InetSocketAddress(host, port), 64);
@@ -88,7 +92,7 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     public HostInfo hostInfo() {
-        return new HostInfo(server.getAddress().getHostString(), port());
+        return new HostInfo(advertisedHost, port());
     }
 
     // ---------------------------------------------------------------- /lobs/{id}

@@ -84,6 +84,14 @@ public final class PageFile implements Closeable {
         return channel.size() / pageSize;
     }
 
+    /** Grows the file (sparsely) to at least {@code pages} pages. */
+    public void extendTo(long pages) throws IOException {
+        long size = pages * pageSize;
+        if (channel.size() < size) {
+            channel.write(java.nio.ByteBuffer.allocate(1), size - 1);
+        }
+    }
+
     /** Cuts the file to {@code pages} pages: used on open to drop pages past the recorded high-water mark. */
     public void truncate(long pages) throws IOException {
         channel.truncate(pages * pageSize);

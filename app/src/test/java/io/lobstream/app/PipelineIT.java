@@ -1,0 +1,227 @@
+package io.lobstream.app;
+
+import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.avro.Extent;
+import io.lobstream.avro.ReclaimRecord;
+import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.LobClient;
+import io.lobstream.purge.PurgeWorker;
+import io.lobstream.schema.LobSerdes;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.StoreStats;
+import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.VersionEntry;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The walking skeleton end to end on a real KRaft broker and a real Apicurio Registry:
+ * producer → writer (Kafka Streams, EOS) → tablespace → undo-history → purge worker → reclaim → writer.
+ */
+class PipelineIT {
+    @TempDir
+    static Path dir;
+
+    static EmbeddedCluster cluster;
+    static LobNode node;
+    static PurgeWorker purge;
+    static Thread purgeThread;
+    static LobStreamConfig config;
+    static LobClient client;
+    static final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = EmbeddedCluster.start(dir, 0, 0, 0);
+        config = new LobStreamConfig(Map.of(
+                LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap(),
+                LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl(),
+                LobStreamConfig.DATA_DIR.name(), dir.toString(),
+                LobStreamConfig.HTTP_PORT.name(), 0,
+                LobStreamConfig.PARTITIONS.name(), 4));
+        node = new LobNode(config, LobStoreConfig.defaults()).start();
+        node.awaitRunning(Duration.ofSeconds(120));
+        purge = new PurgeWorker(config, LobStoreConfig.defaults(), "it-0", 0, node.meters());
+        purgeThread = new Thread(purge, "purge-it");
+        purgeThread.start();
+        client = new LobClient(config);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (client != null) {
+            client.close();
+        }
+        if (purge != null) {
+            purge.close();
+            purgeThread.join(10_000);
+        }
+        if (node != null) {
+            node.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static HttpResponse<byte[]> get(String id, String range) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/lobs/" + id));
+        if (range != null) {
+            b.header("Range", range);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    static void awaitValue(String id, byte[] expected) {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+            HttpResponse<byte[]> r = get(id, null);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(java.util.Arrays.mismatch(r.body(), expected)).as("first differing byte").isEqualTo(-1);
+        });
+    }
+
+    static Optional<VersionEntry> current(String id) throws Exception {
+        for (DefaultLobStore s : node.tablespaces().all().values()) {
+            Optional<VersionEntry> e = s.current(id);
+            if (e.isPresent()) {
+                return e;
+            }
+        }
+        return Optional.empty();
+    }
+
+    static StoreStats totals() {
+        return node.tablespaces().totals();
+    }
+
+    static FsckReport fsck() throws Exception {
+        FsckReport r = FsckReport.empty();
+        for (DefaultLobStore s : node.tablespaces().all().values()) {
+            r = r.plus(s.fsck(true));
+        }
+        return r;
+    }
+
+    @Test
+    void putGetDeleteThroughKafka() throws Exception {
+        byte[] v = bytes(200_000, 1);
+        client.put("it-put", v, "application/octet-stream").get();
+        awaitValue("it-put", v);
+
+        HttpResponse<byte[]> range = get("it-put", "bytes=10-19");
+        assertThat(range.statusCode()).isEqualTo(206);
+        assertThat(range.body()).isEqualTo(java.util.Arrays.copyOfRange(v, 10, 20));
+        assertThat(range.headers().firstValue("Content-Range")).contains("bytes 10-19/200000");
+        assertThat(get("it-put", "bytes=200000-").statusCode()).isEqualTo(416);
+
+        client.delete("it-put").get();
+        await().atMost(Duration.ofSeconds(30)).until(() -> get("it-put", null).statusCode() == 404);
+        assertThat(get("never-written", null).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void updatesArePurgedAndHistoryDrainsToZero() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            client.put("it-upd", bytes(100_000 + i, i), null).get();
+        }
+        byte[] last = bytes(50_000, 99);
+        client.put("it-upd", last, null).get();
+        awaitValue("it-upd", last);
+        await().atMost(Duration.ofSeconds(60)).until(() -> totals().historyLength() == 0);
+        FsckReport r = fsck();
+        assertThat(r.problems()).isEmpty();
+        assertThat(r.pagesHistory()).isZero();
+        assertThat(r.pagesFree()).isPositive();
+        assertThat(node.meters().find("lob_reclaims").tag("outcome", "applied").counter().count()).isGreaterThanOrEqualTo(5);
+    }
+
+    @Test
+    void duplicateReclaimIsIgnoredAndReclaimOfLiveVersionFreesNothing() throws Exception {
+        byte[] v = bytes(80_000, 7);
+        client.put("it-dup", v, null).get();
+        awaitValue("it-dup", v);
+        VersionEntry live = current("it-dup").orElseThrow();
+        List<Extent> extents = new ArrayList<>();
+        live.extents().forEach(e -> extents.add(new Extent(e.firstPage(), e.pageCount())));
+        ReclaimRecord forged = ReclaimRecord.newBuilder().setLobId("it-dup").setVersion(live.version())
+                .setExtents(extents).setWorkerId("test").setTime(Instant.now()).build();
+        double ignoredBefore = reclaims("ignored");
+        try (KafkaProducer<String, Object> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new StringSerializer(), LobSerdes.valueSerializer(config))) {
+            p.send(new ProducerRecord<>(config.topics().reclaim(), "it-dup", forged)).get();
+            p.send(new ProducerRecord<>(config.topics().reclaim(), "it-dup", forged)).get();
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> reclaims("ignored") >= ignoredBefore + 2);
+        awaitValue("it-dup", v);
+        assertThat(fsck().problems()).isEmpty();
+    }
+
+    static double reclaims(String outcome) {
+        var c = node.meters().find("lob_reclaims").tag("outcome", outcome).counter();
+        return c == null ? 0 : c.count();
+    }
+
+    @Test
+    void malformedRecordGoesToTheDeadLetterTopicAndTheNextIsApplied() throws Exception {
+        try (KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            raw.send(new ProducerRecord<>(config.topics().commands(), "it-bad".getBytes(), "not avro at all".getBytes())).get();
+        }
+        byte[] good = bytes(1234, 3);
+        client.put("it-bad", good, null).get();
+        awaitValue("it-bad", good);
+
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, "it-dlq",
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            c.subscribe(List.of(config.topics().deadLetters()));
+            List<ConsumerRecord<byte[], byte[]>> seen = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                c.poll(Duration.ofMillis(200)).forEach(seen::add);
+                return seen.stream().anyMatch(r -> new String(r.value()).equals("not avro at all"));
+            });
+            ConsumerRecord<byte[], byte[]> dead = seen.stream().filter(r -> new String(r.value()).equals("not avro at all")).findFirst().orElseThrow();
+            String reason = new String(dead.headers().lastHeader("lob.dlq.reason").value(), StandardCharsets.UTF_8);
+            assertThat(reason).contains("cannot decode");
+            assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value())).isEqualTo(config.topics().commands());
+        }
+    }
+}
