@@ -19,8 +19,9 @@ import java.util.concurrent.TimeoutException;
  * A real Apicurio Registry (2.6, in-memory storage) run as a child JVM bound to loopback. Its
  * distribution is unpacked by the build into {@code app/target/apicurio-registry}; set
  * {@code lobstream.registry.home} to use another copy. The child is destroyed on close, and by
- * a shutdown hook when this JVM exits otherwise (Ctrl-C, SIGTERM). A SIGKILL of this JVM cannot
- * run the hook; the next start finds the port taken and says so.
+ * a shutdown hook when this JVM exits otherwise (Ctrl-C, SIGTERM), and by its shell parent when
+ * this JVM is killed outright. Its storage is an H2 file under the data directory, so schema ids
+ * stay valid across restarts (records in Kafka refer to them).
  */
 public final class EmbeddedRegistry implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EmbeddedRegistry.class);
@@ -66,15 +67,22 @@ public final class EmbeddedRegistry implements AutoCloseable {
         }
         Files.createDirectories(logFile.getParent());
         List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add(shellQuote(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.add("-Xmx256m");
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-Dquarkus.http.host=127.0.0.1");
         cmd.add("-Dquarkus.http.port=" + port);
         cmd.add("-Dquarkus.log.level=WARN");
         cmd.add("-jar");
-        cmd.add(runner.toString());
-        process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
+        cmd.add(shellQuote(runner.toString()));
+        // A small shell parent holds our stdin: when this JVM dies, even by SIGKILL, the pipe closes,
+        // `read` returns and the registry is stopped, so no orphan keeps the port or the database.
+        String script = String.join(" ", cmd) + " & child=$!; read -r _; kill $child 2>/dev/null; wait $child";
+        ProcessBuilder pb = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true).redirectOutput(logFile.toFile());
+        // the schemas survive restarts of a node: H2 in a file under the data directory, not in memory
+        pb.environment().put("REGISTRY_DATASOURCE_URL", "jdbc:h2:file:" + logFile.getParent().toAbsolutePath().resolve("registry-db")
+                + ";DB_CLOSE_ON_EXIT=FALSE");
+        process = pb.start();
         hook = new Thread(this::destroy, "registry-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
     }
@@ -112,10 +120,19 @@ public final class EmbeddedRegistry implements AutoCloseable {
         return "http://127.0.0.1:" + port + "/apis/registry/v2";
     }
 
+    private static String shellQuote(String s) {
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+
     private void destroy() {
         Process p = process;
         if (p != null && p.isAlive()) {
-            p.destroy();
+            p.descendants().forEach(ProcessHandle::destroy);
+            try {
+                p.getOutputStream().close(); // the shell's `read` returns and it stops the registry
+            } catch (IOException ignored) {
+                // already closed
+            }
             try {
                 if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
                     p.destroyForcibly().waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
