@@ -3,22 +3,18 @@ package io.lobstream.ingest.writer;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
-import io.lobstream.schema.LobSerdes;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.WriteResult;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.streams.processor.api.Processor;
-import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.io.ByteArrayInputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -35,56 +31,34 @@ import java.util.Arrays;
  * not applied again, but the undo records they produced (aborted with the transaction) are
  * produced again from the versions still pending in the index.
  */
-final class CommandProcessor implements Processor<byte[], byte[], Object, Object> {
+final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private static final Logger log = LoggerFactory.getLogger(CommandProcessor.class);
     static final String UNDO_SINK = "undo-history";
 
-    private final Deserializer<Object> deserializer;
-    private final WriterMetrics metrics;
     private final int maxValueBytes;
-    private ProcessorContext<Object, Object> context;
-    private LobStateStore tablespace;
 
     CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, int maxValueBytes) {
-        this.deserializer = deserializer;
-        this.metrics = metrics;
+        super(deserializer, LobCommand.class, metrics);
         this.maxValueBytes = maxValueBytes;
     }
 
     @Override
-    public void init(ProcessorContext<Object, Object> context) {
-        this.context = context;
-        this.tablespace = context.getStateStore(LobStateStore.NAME);
-    }
-
-    @Override
-    public void process(Record<byte[], byte[]> record) {
-        RecordMetadata meta = context.recordMetadata().orElseThrow();
-        Source source = new Source(meta.topic() + "-" + meta.partition(), meta.offset());
-        DefaultLobStore store = tablespace.store();
-        LobCommand cmd;
-        try {
-            cmd = LobSerdes.decode(deserializer, meta.topic(), record.value(), LobCommand.class);
-        } catch (RuntimeException e) {
-            DeadLetters.send(context, record, "undecodable", "cannot decode a LobCommand: " + e.getMessage(), metrics);
-            return;
-        }
+    protected void apply(Record<byte[], byte[]> record, LobCommand cmd, DefaultLobStore store, Source source) throws IOException {
         String problem = validate(cmd, record.key());
         if (problem != null) {
-            DeadLetters.send(context, record, problem.substring(0, problem.indexOf(':')), problem, metrics);
+            deadLetter(record, problem.substring(0, problem.indexOf(':')), problem);
+            return;
+        }
+        if (source.offset() <= store.appliedOffset(source.name())) {
+            reemitUndo(store, source.offset());
+            metrics.skipped();
             return;
         }
         try {
-            if (meta.offset() <= store.appliedOffset(source.name())) {
-                reemitUndo(store, meta.offset());
-                metrics.skipped();
-                return;
-            }
             switch (cmd.getOp()) {
                 case PUT -> {
                     byte[] data = bytes(cmd.getData());
-                    WriteResult r = store.put(cmd.getLobId(), new java.io.ByteArrayInputStream(data), data.length,
-                            cmd.getCrc32c(), source);
+                    WriteResult r = store.put(cmd.getLobId(), new ByteArrayInputStream(data), data.length, cmd.getCrc32c(), source);
                     r.superseded().ifPresent(old -> emitUndo(old, false));
                 }
                 case DELETE -> store.delete(cmd.getLobId(), source).ifPresent(old -> emitUndo(old, false));
@@ -92,10 +66,7 @@ final class CommandProcessor implements Processor<byte[], byte[], Object, Object
             }
             metrics.applied(cmd.getOp().name());
         } catch (ValueChecksumException e) {
-            DeadLetters.send(context, record, "crc-mismatch", e.getMessage(), metrics);
-        } catch (IOException e) {
-            // A tablespace that cannot be written is not bad input: fail the task so nothing is lost.
-            throw new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), e);
+            deadLetter(record, "crc-mismatch", e.getMessage());
         }
     }
 

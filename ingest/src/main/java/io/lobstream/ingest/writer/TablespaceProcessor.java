@@ -1,0 +1,63 @@
+package io.lobstream.ingest.writer;
+
+import io.lobstream.schema.LobSerdes;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.Source;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/**
+ * What the writer's processors share: decode the record (dead-letter it if that fails), name
+ * its source (topic-partition and offset, which the store records as applied) and apply it to
+ * the task's tablespace. An I/O failure of the tablespace is not bad input: it fails the task,
+ * which resumes from its last commit, so nothing is lost.
+ */
+abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Object, Object> {
+    private final Deserializer<Object> deserializer;
+    private final Class<T> type;
+    protected final WriterMetrics metrics;
+    protected ProcessorContext<Object, Object> context;
+    private LobStateStore tablespace;
+
+    TablespaceProcessor(Deserializer<Object> deserializer, Class<T> type, WriterMetrics metrics) {
+        this.deserializer = deserializer;
+        this.type = type;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void init(ProcessorContext<Object, Object> context) {
+        this.context = context;
+        this.tablespace = context.getStateStore(LobStateStore.NAME);
+    }
+
+    @Override
+    public final void process(Record<byte[], byte[]> record) {
+        RecordMetadata meta = context.recordMetadata().orElseThrow();
+        T value;
+        try {
+            value = LobSerdes.decode(deserializer, meta.topic(), record.value(), type);
+        } catch (RuntimeException e) {
+            deadLetter(record, "undecodable", "cannot decode a " + type.getSimpleName() + ": " + e.getMessage());
+            return;
+        }
+        try {
+            apply(record, value, tablespace.store(), new Source(meta.topic() + "-" + meta.partition(), meta.offset()));
+        } catch (IOException e) {
+            throw new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), e);
+        }
+    }
+
+    /** Applies one decoded record whose origin is {@code source}. */
+    protected abstract void apply(Record<byte[], byte[]> record, T value, DefaultLobStore store, Source source) throws IOException;
+
+    protected void deadLetter(Record<byte[], byte[]> record, String kind, String reason) {
+        DeadLetters.send(context, record, kind, reason, metrics);
+    }
+}
