@@ -149,6 +149,11 @@ class PipelineIT {
         assertThat(range.body()).isEqualTo(java.util.Arrays.copyOfRange(v, 10, 20));
         assertThat(range.headers().firstValue("Content-Range")).contains("bytes 10-19/200000");
         assertThat(get("it-put", "bytes=200000-").statusCode()).isEqualTo(416);
+        HttpResponse<Void> head = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/lobs/it-put"))
+                .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.discarding());
+        assertThat(head.statusCode()).isEqualTo(200);
+        assertThat(head.headers().firstValue("ETag")).isPresent();
+        assertThat(head.headers().firstValue("Content-Length")).contains("200000");
 
         client.delete("it-put").get();
         await().atMost(Duration.ofSeconds(30)).until(() -> get("it-put", null).statusCode() == 404);
