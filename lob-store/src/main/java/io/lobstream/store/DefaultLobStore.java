@@ -468,8 +468,8 @@ public final class DefaultLobStore implements LobStore {
 
     /** Releases a pin; the last one out frees the version if a reclaim was deferred for it. */
     private void unpin(VersionEntry entry) {
-        ReentrantLock latch = lobLatch(entry.lobId());
-        latch.lock();
+        // the publish latch, not just the LOB's: a deferred reclaim writes the index, which fsck and close exclude
+        Lock latch = lockPublish(entry.lobId());
         try {
             VersionKey key = new VersionKey(entry.lobId(), entry.version());
             AtomicInteger n = pins.get(key);

@@ -29,6 +29,10 @@ final class PutCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (!file.equals("-") && Files.size(Path.of(file)) > cluster.streamConfig(null).get(io.lobstream.schema.LobStreamConfig.CHUNK_SIZE)) {
+            System.err.println("lobstream put: " + file + " is larger than lob.chunk.size; chunked uploads are not supported yet");
+            return 2;
+        }
         NodeHttp http = new NodeHttp(wait.node);
         Optional<String> before = wait.waitApplied ? http.etag(id) : Optional.empty();
         RecordMetadata md;
