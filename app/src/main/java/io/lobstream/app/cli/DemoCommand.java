@@ -148,8 +148,7 @@ final class DemoCommand implements Callable<Integer> {
                 summary.put("commands_acknowledged", acked);
                 summary.put("commands_applied", sum(meters, "lob_commands_applied"));
                 summary.put("commands_dead_lettered", sum(meters, "lob_commands_dead_lettered"));
-                summary.put("versions_reclaimed", (long) meters.find("lob_reclaims").tag("outcome", "applied").counters()
-                        .stream().mapToDouble(Counter::count).sum());
+                summary.put("versions_reclaimed", reclaimed(meters));
                 summary.put("lobs_live", st.lobs());
                 summary.put("history_length", st.historyLength());
                 summary.put("pages_live", st.pagesLive());
@@ -177,6 +176,10 @@ final class DemoCommand implements Callable<Integer> {
         return sum(meters, "lob_commands_applied") + sum(meters, "lob_commands_dead_lettered") + sum(meters, "lob_commands_skipped");
     }
 
+    private static long reclaimed(MeterRegistry meters) {
+        return (long) meters.find("lob_reclaims").tag("outcome", "applied").counters().stream().mapToDouble(Counter::count).sum();
+    }
+
     private static long sum(MeterRegistry meters, String name) {
         return (long) meters.find(name).counters().stream().mapToDouble(Counter::count).sum();
     }
@@ -185,7 +188,7 @@ final class DemoCommand implements Callable<Integer> {
         StoreStats st = node.tablespaces().totals();
         return String.format("%-14s commands %7d  applied %7d  reclaimed %7d  history %5d  lobs %5d  pages live %7d / history %6d / free %6d",
                 phase, commands, sum(meters, "lob_commands_applied"),
-                (long) meters.find("lob_reclaims").tag("outcome", "applied").counters().stream().mapToDouble(Counter::count).sum(),
+                reclaimed(meters),
                 st.historyLength(), st.lobs(), st.pagesLive(), st.pagesHistory(), st.pagesFree());
     }
 
