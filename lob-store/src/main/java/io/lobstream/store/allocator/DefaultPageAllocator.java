@@ -18,7 +18,6 @@ import java.util.concurrent.locks.ReentrantLock;
  * is the number of times concurrent writers meet on the latch, which {@link StoreMetrics} records.
  */
 public final class DefaultPageAllocator implements PageAllocator {
-    private final boolean prealloc;
     private final int batchSize;
     private final StoreMetrics metrics;
     private final ReentrantLock latch = new ReentrantLock();
@@ -28,7 +27,6 @@ public final class DefaultPageAllocator implements PageAllocator {
     private long freePages;
 
     public DefaultPageAllocator(boolean prealloc, int batchSize, long highWaterMark, Collection<Extent> freeExtents, StoreMetrics metrics) {
-        this.prealloc = prealloc;
         this.batchSize = prealloc ? batchSize : 1;
         this.metrics = metrics;
         this.highWaterMark = highWaterMark;
@@ -178,9 +176,5 @@ public final class DefaultPageAllocator implements PageAllocator {
         } finally {
             latch.unlock();
         }
-    }
-
-    public boolean prealloc() {
-        return prealloc;
     }
 }
