@@ -1,5 +1,7 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.app.bench.BenchCommand;
+import io.lobstream.app.bench.SizeRange;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -7,7 +9,7 @@ import picocli.CommandLine.Command;
 @Command(name = "lobstream", mixinStandardHelpOptions = true, version = "LobStream 0.1.0",
         description = "A store for large objects whose writes arrive as Kafka events; purge is a scalable consumer group.",
         subcommands = {DemoCommand.class, NodeCommand.class, PurgeCommand.class, PutCommand.class, GetCommand.class,
-                DeleteCommand.class, StatusCommand.class, FsckCommand.class, ConfigCommand.class})
+                DeleteCommand.class, StatusCommand.class, FsckCommand.class, ConfigCommand.class, BenchCommand.class})
 public final class LobStreamCli implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -20,6 +22,7 @@ public final class LobStreamCli implements Runnable {
     public static void main(String[] args) {
         int code = new CommandLine(new LobStreamCli())
                 .registerConverter(java.time.Duration.class, Durations::parse)
+                .registerConverter(SizeRange.class, SizeRange::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
                 .setExecutionExceptionHandler((e, cmd, parsed) -> {
                     // a clear one-line error; the stack trace only with LOBSTREAM_DEBUG set
