@@ -10,6 +10,7 @@ import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.layout.VersionWriter;
+import io.lobstream.store.tablespace.GroupSync;
 import io.lobstream.store.tablespace.PageFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -57,12 +58,16 @@ public final class DefaultLobStore implements LobStore {
     private static final int LOB_LATCH_STRIPES = 1024;
 
     private final String name;
+    private final Path dir;
     private final LobStoreConfig config;
     private final PageFile file;
     private final LobIndex index;
     private final PageAllocator allocator;
     private final StoreMetrics metrics;
     private final ThreadLocal<VersionWriter> writers;
+    /** Group commits for lob.sync.each.write: pages before the index entry, the index WAL after. */
+    private final GroupSync pageSync;
+    private final GroupSync walSync;
 
     /** Tablespace latch: shared for page writes and optimistic publishes, exclusive for the pessimistic paths and fsck. */
     private final ReentrantReadWriteLock tablespaceLatch = new ReentrantReadWriteLock();
@@ -81,15 +86,18 @@ public final class DefaultLobStore implements LobStore {
     private record VersionKey(String lobId, long version) {
     }
 
-    private DefaultLobStore(String name, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
+    private DefaultLobStore(String name, Path dir, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
                             long highWaterMark, List<Extent> free) {
         this.name = name;
+        this.dir = dir;
         this.config = config;
         this.file = file;
         this.index = index;
         this.metrics = metrics;
         this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), highWaterMark, free, metrics);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
+        this.pageSync = new GroupSync(file::force, config.groupCommitIntervalMs(), metrics::pageSync);
+        this.walSync = new GroupSync(index::syncWal, config.groupCommitIntervalMs(), metrics::walSync);
         for (int i = 0; i < lobLatches.length; i++) {
             lobLatches[i] = new ReentrantLock();
         }
@@ -112,7 +120,7 @@ public final class DefaultLobStore implements LobStore {
             throw e;
         }
         try {
-            return recover(name, config, file, index, metrics);
+            return recover(name, dir, config, file, index, metrics);
         } catch (IOException | RuntimeException e) {
             index.close();
             file.close();
@@ -124,7 +132,7 @@ public final class DefaultLobStore implements LobStore {
         return open(dir, config, null, dir.getFileName().toString());
     }
 
-    private static DefaultLobStore recover(String name, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics)
+    private static DefaultLobStore recover(String name, Path dir, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics)
             throws IOException {
         List<Extent> referenced = new ArrayList<>();
         long[] counts = new long[6]; // lobs, bytes, live pages, pending, pending pages, max version
@@ -166,7 +174,7 @@ public final class DefaultLobStore implements LobStore {
         } else if (hwm > 0) {
             log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
         }
-        DefaultLobStore store = new DefaultLobStore(name, config, file, index, metrics, hwm, free);
+        DefaultLobStore store = new DefaultLobStore(name, dir, config, file, index, metrics, hwm, free);
         store.lobs.set(counts[0]);
         store.bytesLive.set(counts[1]);
         store.pagesLive.set(counts[2]);
@@ -219,11 +227,12 @@ public final class DefaultLobStore implements LobStore {
         checkOpen();
         long start = System.nanoTime();
         Lock whole = config.latchDowngrade() ? null : lockTablespaceExclusive();
+        VersionEntry written;
+        Optional<VersionEntry> superseded;
         try {
             VersionLayout layout = VersionLayout.plan(config.pageSize(), length);
             Optional<VersionEntry> expected = config.optimisticUpdate() ? index.current(lobId) : Optional.empty();
             List<Extent> pages = List.of();
-            VersionEntry written;
             Lock shared = config.latchDowngrade() ? lockTablespaceShared() : null;
             try {
                 pages = allocator.allocate(1 + layout.dataPages());
@@ -240,6 +249,10 @@ public final class DefaultLobStore implements LobStore {
                 if (expectedCrc32c != null && expectedCrc32c != crc) {
                     throw new ValueChecksumException(lobId, expectedCrc32c, crc);
                 }
+                if (config.syncEachWrite()) {
+                    // the pages must be on disk before an index entry names them
+                    pageSync.await();
+                }
                 written = VersionEntry.current(lobId, version, rootPage, length, crc, Extent.coalesce(owned));
             } catch (IOException | RuntimeException e) {
                 if (!pages.isEmpty()) {
@@ -251,13 +264,21 @@ public final class DefaultLobStore implements LobStore {
                     shared.unlock();
                 }
             }
-            Optional<VersionEntry> superseded = publish(written, expected, source);
-            metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
-            return new WriteResult(written, superseded);
+            superseded = publish(written, expected, source);
         } finally {
             if (whole != null) {
                 whole.unlock();
             }
+        }
+        awaitDurable();
+        metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+        return new WriteResult(written, superseded);
+    }
+
+    /** With lob.sync.each.write, waits for the index WAL sync (shared with concurrent writers) that covers this write. */
+    private void awaitDurable() throws IOException {
+        if (config.syncEachWrite()) {
+            walSync.await();
         }
     }
 
@@ -303,10 +324,11 @@ public final class DefaultLobStore implements LobStore {
     public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
         checkOpen();
         Lock latch = lockPublish(lobId);
+        Optional<VersionEntry> superseded;
         try {
             Optional<VersionEntry> old = index.current(lobId);
             LobIndex.Batch batch = index.newBatch();
-            Optional<VersionEntry> superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, offsetOf(source)));
+            superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, offsetOf(source)));
             if (superseded.isPresent()) {
                 batch.deleteCurrent(lobId).putPending(superseded.get());
             }
@@ -318,10 +340,11 @@ public final class DefaultLobStore implements LobStore {
                 pagesLive.addAndGet(-s.pageCount());
                 countPending(s);
             });
-            return superseded;
         } finally {
             latch.unlock();
         }
+        awaitDurable();
+        return superseded;
     }
 
     private void countPending(VersionEntry e) {
@@ -583,6 +606,11 @@ public final class DefaultLobStore implements LobStore {
 
     public String name() {
         return name;
+    }
+
+    /** The tablespace directory (page file, index, properties). */
+    public Path directory() {
+        return dir;
     }
 
     private void checkOpen() throws IOException {

@@ -36,9 +36,17 @@ public final class LobStoreConfig {
     public static final ConfigKey<Boolean> SYNC = ConfigKey.bool("lob.sync", true,
             "flush() forces the page file and syncs the index WAL (called at every Kafka Streams commit). "
                     + "Off: rely on the OS page cache; Kafka, the redo log, replays what a power loss takes.");
+    public static final ConfigKey<Boolean> SYNC_EACH_WRITE = ConfigKey.bool("lob.sync.each.write", false,
+            "Each write returns only when durable: its pages are forced before its index entry is written, and the index WAL "
+                    + "is synced after. Concurrent writers share these syncs (group commit). Off (the node's setting): writes are "
+                    + "made durable by flush() at each Kafka Streams commit, and Kafka is the redo log. Needs lob.sync.");
+    public static final ConfigKey<Integer> GROUP_COMMIT_INTERVAL_MS = ConfigKey.integer("lob.group.commit.interval.ms", 0, 0, 1000,
+            "With lob.sync.each.write: how long a group commit leader waits for more writers to join its sync. "
+                    + "0 = sync at once; writers arriving meanwhile share the next sync.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
-            OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC);
+            OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC, SYNC_EACH_WRITE,
+            GROUP_COMMIT_INTERVAL_MS);
 
     private final int pageSize;
     private final boolean prealloc;
@@ -49,6 +57,8 @@ public final class LobStoreConfig {
     private final int purgePrefetchWindow;
     private final boolean purgeSkipLoad;
     private final boolean sync;
+    private final boolean syncEachWrite;
+    private final int groupCommitIntervalMs;
 
     private final Map<String, Object> values;
 
@@ -65,6 +75,8 @@ public final class LobStoreConfig {
         this.purgePrefetchWindow = PURGE_PREFETCH_WINDOW.from(props);
         this.purgeSkipLoad = PURGE_SKIP_LOAD.from(props);
         this.sync = SYNC.from(props);
+        this.syncEachWrite = SYNC_EACH_WRITE.from(props) && sync;
+        this.groupCommitIntervalMs = GROUP_COMMIT_INTERVAL_MS.from(props);
         Map<String, Object> v = new HashMap<>();
         for (ConfigKey<?> key : KEYS) {
             v.put(key.name(), key.from(props));
@@ -100,6 +112,8 @@ public final class LobStoreConfig {
     public int purgePrefetchWindow() { return purgePrefetchWindow; }
     public boolean purgeSkipLoad() { return purgeSkipLoad; }
     public boolean sync() { return sync; }
+    public boolean syncEachWrite() { return syncEachWrite; }
+    public int groupCommitIntervalMs() { return groupCommitIntervalMs; }
 
     public Map<String, Object> values() { return values; }
 

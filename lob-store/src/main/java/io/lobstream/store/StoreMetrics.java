@@ -28,6 +28,8 @@ public final class StoreMetrics {
     private final Timer writeLatency;
     private final Timer readLatency;
     private final Counter casConflicts;
+    private final Counter pageSyncs;
+    private final Counter walSyncs;
 
     public StoreMetrics(MeterRegistry registry, String tablespace) {
         this.registry = registry;
@@ -46,6 +48,10 @@ public final class StoreMetrics {
                 .description("Time to open (pin and read the root of) a LOB version").register(registry);
         this.casConflicts = Counter.builder("lob_optimistic_update_conflicts").tags(tags)
                 .description("Optimistic updates whose expected version had been superseded at publish").register(registry);
+        this.pageSyncs = Counter.builder("lob_syncs").tags(tags).tag("file", "pages")
+                .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry);
+        this.walSyncs = Counter.builder("lob_syncs").tags(tags).tag("file", "index-wal")
+                .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry);
     }
 
     /** Meters that go nowhere: for tools and tests that do not export metrics. */
@@ -73,6 +79,18 @@ public final class StoreMetrics {
 
     public Timer readLatency() {
         return readLatency;
+    }
+
+    public void pageSync() {
+        pageSyncs.increment();
+    }
+
+    public void walSync() {
+        walSyncs.increment();
+    }
+
+    public double syncs() {
+        return pageSyncs.count() + walSyncs.count();
     }
 
     public void casConflict() {

@@ -2,6 +2,7 @@ package io.lobstream.app.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lobstream.app.DataDirs;
 import io.lobstream.app.demo.LoadGenerator;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
@@ -165,7 +166,7 @@ final class DemoCommand implements Callable<Integer> {
             }
         } finally {
             if (temporary) {
-                deleteTree(dir);
+                DataDirs.deleteTree(dir);
             }
         }
         printSummary(summary);
@@ -199,14 +200,6 @@ final class DemoCommand implements Callable<Integer> {
         }
         System.out.println("LobStream demo summary");
         s.fields().forEachRemaining(e -> System.out.printf("  %-24s %s%n", e.getKey(), e.getValue()));
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // best effort: a temporary directory
-        }
     }
 
     /** A live progress line on a terminal; a line every 5 s otherwise. Always on stderr. */

@@ -1,0 +1,89 @@
+package io.lobstream.store.tablespace;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Group commit: concurrent writers that each need an fsync share one. The first writer to
+ * arrive becomes the leader and runs the sync; writers that arrive while it runs wait and are
+ * covered by the next sync, which one of them leads. With an interval, the leader first waits
+ * that long so more writers can join its group (fewer syncs, more latency).
+ *
+ * <p>Correctness: a writer takes its ticket after its own writes, and a leader reads the newest
+ * ticket before it syncs, so every ticket up to that one was written before the sync began.
+ */
+public final class GroupSync {
+
+    /** The sync to share, e.g. {@code fdatasync} of the page file. */
+    @FunctionalInterface
+    public interface SyncAction {
+        void sync() throws IOException;
+    }
+
+    private final SyncAction action;
+    private final long intervalNanos;
+    private final Runnable onSync;
+    private long requested;
+    private long completed;
+    private boolean syncing;
+
+    /** @param onSync told after each sync (metrics) */
+    public GroupSync(SyncAction action, long intervalMillis, Runnable onSync) {
+        this.action = action;
+        this.intervalNanos = TimeUnit.MILLISECONDS.toNanos(intervalMillis);
+        this.onSync = onSync;
+    }
+
+    /** Returns once a sync that began after this call has completed. */
+    public void await() throws IOException {
+        long ticket;
+        synchronized (this) {
+            ticket = ++requested;
+            while (true) {
+                if (completed >= ticket) {
+                    return;
+                }
+                if (!syncing) {
+                    syncing = true;
+                    break;
+                }
+                waitUninterruptibly();
+            }
+        }
+        if (intervalNanos > 0) {
+            LockSupport.parkNanos(intervalNanos);
+        }
+        long upTo;
+        synchronized (this) {
+            upTo = requested;
+        }
+        IOException failure = null;
+        try {
+            action.sync();
+            onSync.run();
+        } catch (IOException e) {
+            failure = e;
+        } finally {
+            synchronized (this) {
+                syncing = false;
+                if (failure == null) {
+                    completed = Math.max(completed, upTo);
+                }
+                // on failure the followers retry: the next leader syncs again
+                notifyAll();
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private void waitUninterruptibly() {
+        try {
+            wait();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
