@@ -7,6 +7,7 @@ import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.layout.ConcatStream;
 import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.layout.VersionWriter;
@@ -21,11 +22,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
@@ -72,7 +71,9 @@ public final class DefaultLobStore implements LobStore {
     /** Tablespace latch: shared for page writes and optimistic publishes, exclusive for the pessimistic paths and fsck. */
     private final ReentrantReadWriteLock tablespaceLatch = new ReentrantReadWriteLock();
     private final ReentrantLock[] lobLatches = new ReentrantLock[LOB_LATCH_STRIPES];
-    private final Map<VersionKey, AtomicInteger> pins = new ConcurrentHashMap<>();
+    /** Orders writes to one LOB (a row lock); taken before any other latch. */
+    private final ReentrantLock[] writeLatches = new ReentrantLock[LOB_LATCH_STRIPES];
+    private final Pins pins = new Pins();
 
     private final AtomicLong nextVersion = new AtomicLong();
     private volatile long versionReserved;
@@ -82,9 +83,6 @@ public final class DefaultLobStore implements LobStore {
     private final AtomicLong pagesHistory = new AtomicLong();
     private final AtomicLong historyLength = new AtomicLong();
     private volatile boolean closed;
-
-    private record VersionKey(String lobId, long version) {
-    }
 
     private DefaultLobStore(String name, Path dir, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
                             long highWaterMark, List<Extent> free) {
@@ -100,6 +98,7 @@ public final class DefaultLobStore implements LobStore {
         this.walSync = new GroupSync(index::syncWal, config.groupCommitIntervalMs(), metrics::walSync);
         for (int i = 0; i < lobLatches.length; i++) {
             lobLatches[i] = new ReentrantLock();
+            writeLatches[i] = new ReentrantLock();
         }
     }
 
@@ -224,55 +223,193 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Source source) throws IOException {
+        if (length < 0) {
+            throw new IllegalArgumentException("negative length " + length);
+        }
+        return writeVersion(lobId, false, base -> new NewValue(length, 0, length, value), expectedCrc32c, source);
+    }
+
+    @Override
+    public WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException {
+        return writeVersion(lobId, true, base -> overwrite(lobId, base, offset, data, length), null, source);
+    }
+
+    @Override
+    public WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException {
+        return writeVersion(lobId, true, base -> overwrite(lobId, base, base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
+                null, source);
+    }
+
+    @Override
+    public WriteResult truncate(String lobId, long newLength, Source source) throws IOException {
+        return writeVersion(lobId, true, base -> {
+            long old = base.orElseThrow(() -> new java.util.NoSuchElementException("no LOB " + lobId + " to truncate"))
+                    .reader().byteLength();
+            if (newLength < 0 || newLength > old) {
+                throw new IllegalArgumentException("truncate " + lobId + " to " + newLength + " bytes: must be within 0.." + old);
+            }
+            return new NewValue(newLength, newLength, newLength, base.get().reader().stream(0, newLength));
+        }, null, source);
+    }
+
+    /** The current version a write starts from, open for reading its unchanged bytes. */
+    private record Base(VersionEntry entry, VersionReader reader) {
+    }
+
+    /**
+     * A new value: {@code length} bytes read from {@code bytes}, of which only {@code [changedFrom,
+     * changedTo)} differ from the base version; full data pages outside that range are shared.
+     */
+    private record NewValue(long length, long changedFrom, long changedTo, InputStream bytes) {
+    }
+
+    @FunctionalInterface
+    private interface Edit {
+        NewValue apply(Optional<Base> base) throws IOException;
+    }
+
+    /** {@code length} bytes at {@code offset} (at most the current length) over the current value. */
+    private static NewValue overwrite(String lobId, Optional<Base> base, long offset, InputStream data, long length) throws IOException {
+        long old = base.map(b -> b.reader().byteLength()).orElse(0L);
+        if (offset < 0 || offset > old || length < 0) {
+            throw new IllegalArgumentException("write of " + length + " bytes at offset " + offset + " of " + lobId
+                    + ": the offset must be within 0.." + old);
+        }
+        long end = offset + length;
+        long newLength = Math.max(old, end);
+        List<InputStream> parts = new ArrayList<>(3);
+        if (offset > 0) {
+            parts.add(base.get().reader().stream(0, offset));
+        }
+        parts.add(data);
+        if (end < old) {
+            parts.add(base.get().reader().stream(end, old));
+        }
+        return new NewValue(newLength, offset, end, new ConcatStream(parts));
+    }
+
+    /**
+     * Writes a new version of {@code lobId} and publishes it. Writes to one LOB are ordered by its
+     * write latch (held throughout, like a row lock), so the base a partial update builds on is
+     * still current when it publishes; writes to different LOBs proceed in parallel as far as the
+     * switches allow.
+     *
+     * @param partial the edit keeps bytes of the current version: open it, and share its unchanged pages
+     */
+    private WriteResult writeVersion(String lobId, boolean partial, Edit edit, Integer expectedCrc32c, Source source)
+            throws IOException {
         checkOpen();
         long start = System.nanoTime();
-        Lock whole = config.latchDowngrade() ? null : lockTablespaceExclusive();
+        Lock row = acquire(writeLatch(lobId), "lob-write");
         VersionEntry written;
         Optional<VersionEntry> superseded;
         try {
-            VersionLayout layout = VersionLayout.plan(config.pageSize(), length);
-            Optional<VersionEntry> expected = config.optimisticUpdate() ? index.current(lobId) : Optional.empty();
-            List<Extent> pages = List.of();
-            Lock shared = config.latchDowngrade() ? lockTablespaceShared() : null;
+            Lock whole = config.latchDowngrade() ? null : lockTablespaceExclusive();
             try {
-                pages = allocator.allocate(1 + layout.dataPages());
-                long rootPage = pages.get(0).firstPage();
-                List<Extent> dataExtents = tail(pages);
-                List<Extent> indexExtents = layout.indexed()
-                        ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), dataExtents.size()))
-                        : List.of();
-                List<Extent> owned = new ArrayList<>(pages);
-                owned.addAll(indexExtents);
-                pages = owned;
-                long version = newVersion();
-                int crc = writers.get().write(lobId, version, layout, rootPage, dataExtents, indexExtents, value);
-                if (expectedCrc32c != null && expectedCrc32c != crc) {
-                    throw new ValueChecksumException(lobId, expectedCrc32c, crc);
+                Optional<VersionEntry> baseEntry = index.current(lobId);
+                // a whole-value PUT neither reads nor shares anything of the version it replaces
+                Optional<Base> base = baseEntry.isEmpty() || !partial ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
+                        VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
+                NewValue value = edit.apply(base);
+                VersionLayout layout = VersionLayout.plan(config.pageSize(), value.length());
+                List<Extent> shared = new ArrayList<>();
+                List<Extent> pages = List.of();
+                Lock sharedLatch = config.latchDowngrade() ? lockTablespaceShared() : null;
+                try {
+                    BitSet sharedPages = sharedPages(layout, value, base);
+                    int fresh = layout.dataPages() - sharedPages.cardinality();
+                    pages = allocator.allocate(1 + fresh);
+                    List<Extent> freshData = tail(pages);
+                    List<Extent> dataExtents = new ArrayList<>();
+                    PageCursor next = new PageCursor(freshData);
+                    for (int i = 0; i < layout.dataPages(); i++) {
+                        long pageNo = sharedPages.get(i) ? base.get().reader().dataPageNo(i) : next.next();
+                        Extent.appendInOrder(dataExtents, pageNo);
+                        if (sharedPages.get(i)) {
+                            Extent.appendInOrder(shared, pageNo);
+                        }
+                    }
+                    List<Extent> indexExtents = layout.indexed()
+                            ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), dataExtents.size()))
+                            : List.of();
+                    List<Extent> owned = new ArrayList<>(pages);
+                    owned.addAll(indexExtents);
+                    pages = owned;
+                    long version = newVersion();
+                    int crc = writers.get().write(lobId, version, layout, pages.get(0).firstPage(), dataExtents, sharedPages,
+                            indexExtents, value.bytes());
+                    if (expectedCrc32c != null && expectedCrc32c != crc) {
+                        throw new ValueChecksumException(lobId, expectedCrc32c, crc);
+                    }
+                    if (config.syncEachWrite()) {
+                        // the pages must be on disk before an index entry names them
+                        pageSync.await();
+                    }
+                    owned.addAll(shared);
+                    written = VersionEntry.current(lobId, version, pages.get(0).firstPage(), value.length(), crc, Extent.coalesce(owned));
+                } catch (IOException | RuntimeException e) {
+                    if (!pages.isEmpty()) {
+                        allocator.release(pages);
+                    }
+                    throw e;
+                } finally {
+                    if (sharedLatch != null) {
+                        sharedLatch.unlock();
+                    }
                 }
-                if (config.syncEachWrite()) {
-                    // the pages must be on disk before an index entry names them
-                    pageSync.await();
-                }
-                written = VersionEntry.current(lobId, version, rootPage, length, crc, Extent.coalesce(owned));
-            } catch (IOException | RuntimeException e) {
-                if (!pages.isEmpty()) {
-                    allocator.release(pages);
-                }
-                throw e;
+                superseded = publish(written, baseEntry, shared, source);
             } finally {
-                if (shared != null) {
-                    shared.unlock();
+                if (whole != null) {
+                    whole.unlock();
                 }
             }
-            superseded = publish(written, expected, source);
         } finally {
-            if (whole != null) {
-                whole.unlock();
-            }
+            row.unlock();
         }
         awaitDurable();
         metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
         return new WriteResult(written, superseded);
+    }
+
+    /** Data pages of the new value that the base version already holds, byte for byte: full in both, outside the change. */
+    private static BitSet sharedPages(VersionLayout layout, NewValue value, Optional<Base> base) {
+        BitSet shared = new BitSet();
+        if (base.isEmpty()) {
+            return shared;
+        }
+        VersionLayout old = VersionLayout.plan(layout.pageSize(), base.get().reader().byteLength());
+        int cap = layout.dataCapacity();
+        int n = Math.min(layout.dataPages(), old.dataPages());
+        for (int i = 0; i < n; i++) {
+            long from = (long) i * cap;
+            long to = from + cap;
+            boolean untouched = to <= value.changedFrom() || from >= value.changedTo() || value.changedFrom() == value.changedTo();
+            if (untouched && layout.bytesInDataPage(i) == cap && old.bytesInDataPage(i) == cap) {
+                shared.set(i);
+            }
+        }
+        return shared;
+    }
+
+    /** Hands out the pages of a list of extents one at a time, in order. */
+    private static final class PageCursor {
+        private final List<Extent> extents;
+        private int extent;
+        private long page = -1;
+
+        PageCursor(List<Extent> extents) {
+            this.extents = extents;
+        }
+
+        long next() {
+            if (page < 0 || page >= extents.get(extent).endPage()) {
+                if (page >= 0) {
+                    extent++;
+                }
+                page = extents.get(extent).firstPage();
+            }
+            return page++;
+        }
     }
 
     /** With lob.sync.each.write, waits for the index WAL sync (shared with concurrent writers) that covers this write. */
@@ -293,18 +430,24 @@ public final class DefaultLobStore implements LobStore {
         return out;
     }
 
-    /** Makes {@code written} the current version; the one it replaces becomes pending purge. */
-    private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, Source source) throws IOException {
+    /**
+     * Makes {@code written} the current version; the one it replaces becomes pending purge, minus
+     * the {@code shared} pages it hands over to {@code written}.
+     */
+    private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source)
+            throws IOException {
         Lock latch = lockPublish(written.lobId());
         try {
             Optional<VersionEntry> old = index.current(written.lobId());
             if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
-                // Another writer published first. A whole-value PUT does not depend on what it replaces,
-                // so it supersedes whatever is current now; the conflict is counted, not retried.
+                // cannot happen while writes to one LOB hold its write latch; counted, and refused if pages were shared
                 metrics.casConflict();
+                if (!shared.isEmpty()) {
+                    throw new IllegalStateException(written.lobId() + " changed under a partial update");
+                }
             }
             LobIndex.Batch batch = index.newBatch().putCurrent(written);
-            Optional<VersionEntry> superseded = old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source)));
+            Optional<VersionEntry> superseded = old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source), shared));
             if (superseded.isPresent()) {
                 batch.putPending(superseded.get());
             }
@@ -323,25 +466,30 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
         checkOpen();
-        Lock latch = lockPublish(lobId);
+        Lock row = acquire(writeLatch(lobId), "lob-write");
         Optional<VersionEntry> superseded;
         try {
-            Optional<VersionEntry> old = index.current(lobId);
-            LobIndex.Batch batch = index.newBatch();
-            superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, offsetOf(source)));
-            if (superseded.isPresent()) {
-                batch.deleteCurrent(lobId).putPending(superseded.get());
+            Lock latch = lockPublish(lobId);
+            try {
+                Optional<VersionEntry> old = index.current(lobId);
+                LobIndex.Batch batch = index.newBatch();
+                superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, offsetOf(source)));
+                if (superseded.isPresent()) {
+                    batch.deleteCurrent(lobId).putPending(superseded.get());
+                }
+                applied(batch, source);
+                index.write(batch);
+                superseded.ifPresent(s -> {
+                    lobs.decrementAndGet();
+                    bytesLive.addAndGet(-s.byteLength());
+                    pagesLive.addAndGet(-s.pageCount());
+                    countPending(s);
+                });
+            } finally {
+                latch.unlock();
             }
-            applied(batch, source);
-            index.write(batch);
-            superseded.ifPresent(s -> {
-                lobs.decrementAndGet();
-                bytesLive.addAndGet(-s.byteLength());
-                pagesLive.addAndGet(-s.pageCount());
-                countPending(s);
-            });
         } finally {
-            latch.unlock();
+            row.unlock();
         }
         awaitDurable();
         return superseded;
@@ -384,7 +532,7 @@ public final class DefaultLobStore implements LobStore {
                 recordApplied(source);
                 return ReclaimOutcome.REJECTED;
             }
-            if (pinned(lobId, version)) {
+            if (pins.blocksReclaim(lobId, version)) {
                 LobIndex.Batch batch = index.newBatch().putPending(e.withReclaimRequested());
                 applied(batch, source);
                 index.write(batch);
@@ -436,7 +584,7 @@ public final class DefaultLobStore implements LobStore {
                 return Optional.empty();
             }
             entry = cur.get();
-            pins.computeIfAbsent(new VersionKey(lobId, entry.version()), k -> new AtomicInteger()).incrementAndGet();
+            pins.pin(lobId, entry.version());
         } finally {
             latch.unlock();
         }
@@ -484,32 +632,22 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
-    private boolean pinned(String lobId, long version) {
-        AtomicInteger n = pins.get(new VersionKey(lobId, version));
-        return n != null && n.get() > 0;
-    }
-
-    /** Releases a pin; the last one out frees the version if a reclaim was deferred for it. */
+    /** Releases a pin; the last one out frees the versions whose reclaim was deferred for it. */
     private void unpin(VersionEntry entry) {
         // the publish latch, not just the LOB's: a deferred reclaim writes the index, which fsck and close exclude
         Lock latch = lockPublish(entry.lobId());
         try {
-            VersionKey key = new VersionKey(entry.lobId(), entry.version());
-            AtomicInteger n = pins.get(key);
-            if (n == null || n.decrementAndGet() > 0) {
+            if (!pins.unpin(entry.lobId(), entry.version()) || closed) {
                 return;
             }
-            pins.remove(key);
-            if (closed) {
-                return;
-            }
-            Optional<VersionEntry> pending = index.pending(entry.lobId(), entry.version());
-            if (pending.isPresent() && pending.get().reclaimRequested()) {
-                freePending(pending.get(), null);
+            for (VersionEntry pending : index.pendingOf(entry.lobId())) {
+                if (pending.reclaimRequested() && !pins.blocksReclaim(pending.lobId(), pending.version())) {
+                    freePending(pending, null);
+                }
             }
         } catch (IOException e) {
             // the deferred reclaim stays recorded in the index and is done at the next open
-            log.warn("{}: deferred reclaim of {}@{} failed: {}", name, entry.lobId(), entry.version(), e.toString());
+            log.warn("{}: deferred reclaim after unpinning {}@{} failed: {}", name, entry.lobId(), entry.version(), e.toString());
         } finally {
             latch.unlock();
         }
@@ -527,6 +665,10 @@ public final class DefaultLobStore implements LobStore {
 
     private ReentrantLock lobLatch(String lobId) {
         return lobLatches[Math.floorMod(lobId.hashCode(), LOB_LATCH_STRIPES)];
+    }
+
+    private ReentrantLock writeLatch(String lobId) {
+        return writeLatches[Math.floorMod(lobId.hashCode(), LOB_LATCH_STRIPES)];
     }
 
     /**

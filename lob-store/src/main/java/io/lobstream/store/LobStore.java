@@ -27,6 +27,19 @@ public interface LobStore extends Closeable {
      */
     WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Source source) throws IOException;
 
+    /**
+     * Overwrites {@code length} bytes at {@code offset} (0 to the current length; a LOB that does not
+     * exist has length 0) with bytes from {@code data}, extending the value if they run past its end.
+     * The new version shares every unchanged full data page with the previous one.
+     */
+    WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException;
+
+    /** Appends {@code length} bytes from {@code data}: a {@link #write} at the current length. */
+    WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException;
+
+    /** Cuts the value to {@code newLength} bytes (at most its length); full data pages before the cut are shared. */
+    WriteResult truncate(String lobId, long newLength, Source source) throws IOException;
+
     /** Deletes {@code lobId}; its current version, if any, becomes pending purge and is returned. */
     Optional<VersionEntry> delete(String lobId, Source source) throws IOException;
 

@@ -163,7 +163,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         for (ConsumerRecord<String, byte[]> r : batch) {
             try {
                 UndoRecord undo = LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class);
-                requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage()));
+                requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(),
+                        undo.getRetained().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList()));
             } catch (RuntimeException e) {
                 log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
             }

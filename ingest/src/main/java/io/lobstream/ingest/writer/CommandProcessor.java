@@ -114,6 +114,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 .setVersion(old.version())
                 .setRootPage(old.rootPage())
                 .setPageCount((int) old.pageCount())
+                .setRetained(old.retained().stream().map(e -> new io.lobstream.avro.Extent(e.firstPage(), e.pageCount())).toList())
                 .setByteLength(old.byteLength())
                 .setCause(old.cause() == VersionEntry.Cause.DELETE ? UndoCause.DELETE : UndoCause.UPDATE)
                 .setSourceOffset(old.sourceOffset())

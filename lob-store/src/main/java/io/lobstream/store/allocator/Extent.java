@@ -80,6 +80,43 @@ public record Extent(long firstPage, int pageCount) {
         }
     }
 
+    /** The pages of {@code from} not in {@code remove}, coalesced; {@code remove} must lie within {@code from}. */
+    public static List<Extent> subtract(Collection<Extent> from, Collection<Extent> remove) {
+        List<Extent> out = new ArrayList<>();
+        List<Extent> cut = coalesce(remove);
+        int j = 0;
+        for (Extent e : coalesce(from)) {
+            long at = e.firstPage();
+            while (j < cut.size() && cut.get(j).firstPage() < e.endPage()) {
+                Extent c = cut.get(j);
+                if (c.firstPage() < at || c.endPage() > e.endPage()) {
+                    throw new IllegalArgumentException("pages " + c + " are not within " + e);
+                }
+                addRun(out, at, c.firstPage());
+                at = c.endPage();
+                j++;
+            }
+            addRun(out, at, e.endPage());
+        }
+        if (j != cut.size()) {
+            throw new IllegalArgumentException("pages " + cut.get(j) + " are not within " + from);
+        }
+        return coalesce(out);
+    }
+
+    /**
+     * Appends page {@code pageNo} to {@code runs} in value order (not sorted): it extends the last
+     * run if it directly follows it.
+     */
+    public static void appendInOrder(List<Extent> runs, long pageNo) {
+        int last = runs.size() - 1;
+        if (last >= 0 && runs.get(last).endPage() == pageNo && runs.get(last).pageCount() < Integer.MAX_VALUE) {
+            runs.set(last, new Extent(runs.get(last).firstPage(), runs.get(last).pageCount() + 1));
+        } else {
+            runs.add(new Extent(pageNo, 1));
+        }
+    }
+
     public static long totalPages(Collection<Extent> extents) {
         long n = 0;
         for (Extent e : extents) {

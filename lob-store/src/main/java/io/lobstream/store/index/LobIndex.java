@@ -132,6 +132,23 @@ public final class LobIndex implements Closeable {
         }
     }
 
+    /** The versions of {@code lobId} pending purge, oldest first. */
+    public List<VersionEntry> pendingOf(String lobId) {
+        byte[] id = lobKey(lobId);
+        byte[] prefix = ByteBuffer.allocate(2 + id.length).putShort((short) id.length).put(id).array();
+        List<VersionEntry> out = new ArrayList<>();
+        try (RocksIterator it = db.newIterator(pending)) {
+            for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
+                out.add(VersionEntry.decode(it.value()));
+            }
+        }
+        return out;
+    }
+
+    private static boolean startsWith(byte[] key, byte[] prefix) {
+        return key.length >= prefix.length && java.util.Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
     public void forEachCurrent(Consumer<VersionEntry> action) {
         forEach(current, v -> action.accept(VersionEntry.decode(v)));
     }

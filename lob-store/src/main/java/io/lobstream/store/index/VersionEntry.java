@@ -20,31 +20,46 @@ import java.util.List;
  * @param cause        for a version pending purge, why it was superseded; {@code null} while current
  * @param sourceOffset for a version pending purge, the offset of the command that superseded it
  * @param reclaimRequested a reclaim arrived while a reader pinned the version: free it on unpin
+ * @param extents      the pages this version owns
+ * @param retained     for a version pending purge, pages its root and index pages still reference but that now
+ *                     belong to the version that superseded it (a partial update shares unchanged data pages);
+ *                     purge frees the version's pages minus these
+ * @param valueCrc32c  the whole value's CRC32C, or 0 for a version made by a partial update (see {@code RootPage})
  */
 public record VersionEntry(String lobId, long version, long rootPage, long byteLength, int valueCrc32c,
                            List<Extent> extents, long createdAtMillis,
-                           Cause cause, long sourceOffset, long supersededAtMillis, boolean reclaimRequested) {
+                           Cause cause, long sourceOffset, long supersededAtMillis, boolean reclaimRequested,
+                           List<Extent> retained) {
 
     public enum Cause { UPDATE, DELETE }
 
-    private static final byte FORMAT = 1;
+    /** 1: no retained pages; 2: adds them. Both are read. */
+    private static final byte FORMAT = 2;
 
     public VersionEntry {
         extents = List.copyOf(extents);
+        retained = List.copyOf(retained);
     }
 
     public static VersionEntry current(String lobId, long version, long rootPage, long byteLength, int crc, List<Extent> extents) {
-        return new VersionEntry(lobId, version, rootPage, byteLength, crc, extents, System.currentTimeMillis(), null, -1, 0, false);
+        return new VersionEntry(lobId, version, rootPage, byteLength, crc, extents, System.currentTimeMillis(), null, -1, 0, false,
+                List.of());
     }
 
     public VersionEntry superseded(Cause why, long bySourceOffset) {
-        return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, extents, createdAtMillis, why, bySourceOffset,
-                System.currentTimeMillis(), false);
+        return superseded(why, bySourceOffset, List.of());
+    }
+
+    /** This version, pending purge, with {@code shared} pages handed over to its successor. */
+    public VersionEntry superseded(Cause why, long bySourceOffset, List<Extent> shared) {
+        List<Extent> owned = shared.isEmpty() ? extents : Extent.subtract(extents, shared);
+        return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, owned, createdAtMillis, why, bySourceOffset,
+                System.currentTimeMillis(), false, Extent.coalesce(shared));
     }
 
     public VersionEntry withReclaimRequested() {
         return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, extents, createdAtMillis, cause, sourceOffset,
-                supersededAtMillis, true);
+                supersededAtMillis, true, retained);
     }
 
     public long pageCount() {
@@ -65,11 +80,8 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             out.writeLong(sourceOffset);
             out.writeLong(supersededAtMillis);
             out.writeBoolean(reclaimRequested);
-            out.writeInt(extents.size());
-            for (Extent e : extents) {
-                out.writeLong(e.firstPage());
-                out.writeInt(e.pageCount());
-            }
+            writeExtents(out, extents);
+            writeExtents(out, retained);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -79,7 +91,7 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     public static VersionEntry decode(byte[] value) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
             byte format = in.readByte();
-            if (format != FORMAT) {
+            if (format != 1 && format != FORMAT) {
                 throw new IllegalStateException("unknown index entry format " + format);
             }
             String lobId = in.readUTF();
@@ -92,15 +104,30 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             long sourceOffset = in.readLong();
             long supersededAt = in.readLong();
             boolean reclaimRequested = in.readBoolean();
-            int n = in.readInt();
-            List<Extent> extents = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                extents.add(new Extent(in.readLong(), in.readInt()));
-            }
+            List<Extent> extents = readExtents(in);
+            List<Extent> retained = format == 1 ? List.of() : readExtents(in);
             Cause cause = causeCode == 0 ? null : Cause.values()[causeCode - 1];
-            return new VersionEntry(lobId, version, root, length, crc, extents, created, cause, sourceOffset, supersededAt, reclaimRequested);
+            return new VersionEntry(lobId, version, root, length, crc, extents, created, cause, sourceOffset, supersededAt, reclaimRequested,
+                    retained);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    private static void writeExtents(DataOutputStream out, List<Extent> extents) throws IOException {
+        out.writeInt(extents.size());
+        for (Extent e : extents) {
+            out.writeLong(e.firstPage());
+            out.writeInt(e.pageCount());
+        }
+    }
+
+    private static List<Extent> readExtents(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        List<Extent> extents = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            extents.add(new Extent(in.readLong(), in.readInt()));
+        }
+        return extents;
     }
 }

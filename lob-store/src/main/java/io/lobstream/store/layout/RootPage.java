@@ -12,12 +12,21 @@ import java.util.List;
  *
  * @param extents   DATA page extents when {@code indexPages == 0}, else the INDEX page extents
  * @param tail      the value's last {@code tail.remaining()} bytes, stored inline
+ * @param flags     {@link #VALUE_CRC}: {@code valueCrc32c} covers the whole value. A partial update does not
+ *                  read the data pages it shares with the previous version, so it cannot compute one; its
+ *                  pages are still each covered by their own CRC.
  */
-public record RootPage(long byteLength, int valueCrc32c, int dataPages, int indexPages, List<Extent> extents, ByteBuffer tail) {
+public record RootPage(long byteLength, int valueCrc32c, int flags, int dataPages, int indexPages, List<Extent> extents,
+                       ByteBuffer tail) {
+    public static final int VALUE_CRC = 1;
+
+    public boolean hasValueCrc() {
+        return (flags & VALUE_CRC) != 0;
+    }
 
     /** Writes the payload at the buffer's position. */
     public void encodeTo(ByteBuffer payload) {
-        payload.putLong(byteLength).putInt(valueCrc32c).putInt(dataPages).putInt(indexPages)
+        payload.putLong(byteLength).putInt(valueCrc32c).putInt(flags).putInt(dataPages).putInt(indexPages)
                 .putInt(extents.size()).putInt(tail.remaining());
         for (Extent e : extents) {
             payload.putLong(e.firstPage()).putInt(e.pageCount());
@@ -38,6 +47,7 @@ public record RootPage(long byteLength, int valueCrc32c, int dataPages, int inde
         }
         long length = p.getLong();
         int crc = p.getInt();
+        int flags = p.getInt();
         int dataPages = p.getInt();
         int indexPages = p.getInt();
         int extentCount = p.getInt();
@@ -49,7 +59,7 @@ public record RootPage(long byteLength, int valueCrc32c, int dataPages, int inde
         List<Extent> extents = readExtents(p, extentCount, pageNo);
         // copied: the caller reuses its page buffer
         ByteBuffer tail = ByteBuffer.allocate(tailLength).put(p).flip();
-        return new RootPage(length, crc, dataPages, indexPages, extents, tail);
+        return new RootPage(length, crc, flags, dataPages, indexPages, extents, tail);
     }
 
     static List<Extent> readExtents(ByteBuffer p, int count, long pageNo) throws CorruptPageException {

@@ -14,8 +14,8 @@ import io.lobstream.store.page.PageCodec;
  * how fragmented free space turns out to be.
  */
 public record VersionLayout(int pageSize, long byteLength, int dataPages, int tailLength, boolean indexed) {
-    /** Root payload before its extents: length, crc, data pages, index pages, extents in root, tail length. */
-    public static final int ROOT_META = 8 + 4 + 4 + 4 + 4 + 4;
+    /** Root payload before its extents: length, crc, flags, data pages, index pages, extents in root, tail length. */
+    public static final int ROOT_META = 8 + 4 + 4 + 4 + 4 + 4 + 4;
     public static final int EXTENT_SIZE = 12;
     /** Index payload before its extents: extent count. */
     public static final int INDEX_META = 4;
@@ -63,6 +63,11 @@ public record VersionLayout(int pageSize, long byteLength, int dataPages, int ta
 
     public int dataCapacity() {
         return PageCodec.payloadCapacity(pageSize);
+    }
+
+    /** Bytes in data page {@code i} (0-based): all full but possibly the last. */
+    public int bytesInDataPage(int i) {
+        return (int) Math.min(dataCapacity(), dataBytes() - (long) i * dataCapacity());
     }
 
     /** Bytes held in DATA pages (everything but the root's tail). */

@@ -131,7 +131,7 @@ public final class VersionReader {
             for (long p = e.firstPage(); p < e.endPage(); p++) {
                 file.read(p, page);
                 listener.pageRead(PageType.DATA);
-                PageCodec.verifyExpected(page, p, PageType.DATA, lobHash, version, seq++);
+                PageCodec.verifyData(page, p, lobHash, version, seq++);
             }
         }
     }
@@ -193,7 +193,7 @@ public final class VersionReader {
             long pageNo = dataPageNo(index);
             file.read(pageNo, page);
             listener.pageRead(PageType.DATA);
-            PageHeader h = PageCodec.verifyExpected(page, pageNo, PageType.DATA, lobHash, version, index + 1);
+            PageHeader h = PageCodec.verifyData(page, pageNo, lobHash, version, index + 1);
             int inPage = (int) (pos - (long) index * dataCap);
             window = page.duplicate().position(PageCodec.HEADER_SIZE + inPage).limit(PageCodec.HEADER_SIZE + h.payloadLength());
         }
@@ -207,7 +207,8 @@ public final class VersionReader {
         }
     }
 
-    private long dataPageNo(int index) {
+    /** The page number of data page {@code index} (0-based, in value order). */
+    public long dataPageNo(int index) {
         if (index < 0 || index >= root.dataPages()) {
             throw new IndexOutOfBoundsException("data page " + index + " of " + root.dataPages());
         }

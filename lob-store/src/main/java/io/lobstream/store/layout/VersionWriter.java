@@ -10,11 +10,12 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.util.BitSet;
 import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * Writes one version's pages: DATA pages streamed from the caller's input in I/O runs of up to
+ * Writes one version's pages: DATA pages (but those shared with the previous version) streamed from the caller's input in I/O runs of up to
  * {@value #MAX_IO_PAGES} contiguous pages, then INDEX pages, then the ROOT page last. Nothing
  * refers to these pages until the index entry is published, so a crash part-way leaves only
  * unreferenced pages, which recovery returns to free space.
@@ -35,36 +36,38 @@ public final class VersionWriter {
 
     /**
      * @param dataExtents  exactly {@code layout.dataPages()} pages, in value order
+     * @param shared       data pages (by 0-based index) that already hold the right bytes, written by an earlier
+     *                     version and shared with it: not written, and their bytes are skipped in {@code value}
      * @param indexExtents pages for INDEX pages when {@code layout.indexed()}, else empty
-     * @return the CRC32C of the whole value
+     * @return the CRC32C of the whole value, or 0 when pages are shared (their bytes are never read)
      */
-    public int write(String lobId, long version, VersionLayout layout, long rootPage, List<Extent> dataExtents,
+    public int write(String lobId, long version, VersionLayout layout, long rootPage, List<Extent> dataExtents, BitSet shared,
                      List<Extent> indexExtents, InputStream value) throws IOException {
         long hash = PageCodec.lobIdHash(lobId);
         CRC32C crc = new CRC32C();
-        int dataCap = layout.dataCapacity();
-        long remaining = layout.dataBytes();
-        int seq = 1;
+        int index = 0;
+        IoRun run = new IoRun();
         for (Extent e : dataExtents) {
-            long page = e.firstPage();
-            long end = e.endPage();
-            while (page < end) {
-                int run = (int) Math.min(MAX_IO_PAGES, end - page);
-                io.clear();
-                for (int i = 0; i < run; i++) {
-                    ByteBuffer p = io.slice(i * pageSize, pageSize);
-                    int n = (int) Math.min(dataCap, remaining);
-                    readFully(value, p, PageCodec.HEADER_SIZE, n, crc, scratch);
-                    PageCodec.seal(p, page + i, new PageHeader(PageType.DATA, hash, version, seq++, n));
-                    remaining -= n;
+            for (long page = e.firstPage(); page < e.endPage(); page++, index++) {
+                int n = layout.bytesInDataPage(index);
+                if (shared.get(index)) {
+                    run.flush();
+                    value.skipNBytes(n);
+                    continue;
                 }
-                io.position(0).limit(run * pageSize);
-                file.write(page, io);
-                page += run;
+                if (!run.continuesWith(page)) {
+                    run.flush();
+                    run.start(page);
+                }
+                ByteBuffer p = io.slice(run.pages * pageSize, pageSize);
+                readFully(value, p, PageCodec.HEADER_SIZE, n, crc, scratch);
+                PageCodec.seal(p, page, new PageHeader(PageType.DATA, hash, version, index + 1, n));
+                run.pages++;
             }
         }
-        if (remaining != 0) {
-            throw new IllegalStateException("data pages hold " + (layout.dataBytes() - remaining) + " of " + layout.dataBytes() + " bytes");
+        run.flush();
+        if (index != layout.dataPages()) {
+            throw new IllegalStateException(index + " data pages given for " + layout.dataPages());
         }
         byte[] tail = new byte[layout.tailLength()];
         int got = value.readNBytes(tail, 0, tail.length);
@@ -72,17 +75,42 @@ public final class VersionWriter {
             throw new EOFException("value ended after " + (layout.dataBytes() + got) + " of " + layout.byteLength() + " bytes");
         }
         crc.update(tail);
-        int valueCrc = (int) crc.getValue();
+        boolean whole = shared.isEmpty();
+        int valueCrc = whole ? (int) crc.getValue() : 0;
 
         List<Extent> rootRefs = dataExtents;
         if (layout.indexed()) {
             writeIndexPages(hash, version, layout.dataPages(), dataExtents, indexExtents);
             rootRefs = indexExtents;
         }
-        RootPage root = new RootPage(layout.byteLength(), valueCrc, layout.dataPages(),
+        RootPage root = new RootPage(layout.byteLength(), valueCrc, whole ? RootPage.VALUE_CRC : 0, layout.dataPages(),
                 (int) Extent.totalPages(indexExtents), rootRefs, ByteBuffer.wrap(tail));
         writeRoot(hash, version, rootPage, root);
         return valueCrc;
+    }
+
+    /** Contiguous fresh data pages gathered in {@link #io} and written with one call. */
+    private final class IoRun {
+        long first = -1;
+        int pages;
+
+        boolean continuesWith(long page) {
+            return pages > 0 && page == first + pages && pages < MAX_IO_PAGES;
+        }
+
+        void start(long page) {
+            first = page;
+            pages = 0;
+        }
+
+        void flush() throws IOException {
+            if (pages > 0) {
+                io.position(0).limit(pages * pageSize);
+                file.write(first, io);
+                io.clear();
+                pages = 0;
+            }
+        }
     }
 
     private void writeIndexPages(long hash, long version, int dataPages, List<Extent> dataExtents, List<Extent> indexExtents)

@@ -111,6 +111,26 @@ public final class PageCodec {
         return h;
     }
 
+    /**
+     * Verifies a DATA page read for version {@code version}: a data page may have been written by an
+     * earlier version of the same LOB and shared since (partial updates), never by a later one.
+     */
+    public static PageHeader verifyData(ByteBuffer page, long pageNo, long lobIdHash, long version, int sequence)
+            throws CorruptPageException {
+        PageHeader h = verify(page, pageNo);
+        if (h.type() != PageType.DATA) {
+            throw new CorruptPageException(pageNo, "expected a DATA page, found " + h.type());
+        }
+        if (h.lobIdHash() != lobIdHash || h.version() > version) {
+            throw new CorruptPageException(pageNo, "stale page: belongs to lob hash " + Long.toHexString(h.lobIdHash())
+                    + " version " + h.version() + ", expected " + Long.toHexString(lobIdHash) + " version <= " + version);
+        }
+        if (h.sequence() != sequence) {
+            throw new CorruptPageException(pageNo, "misplaced page: sequence " + h.sequence() + ", expected " + sequence);
+        }
+        return h;
+    }
+
     private static int checksum(ByteBuffer page, long pageNo, int payloadLength) {
         CRC32C crc = new CRC32C();
         ByteBuffer no = ByteBuffer.allocate(8).putLong(0, pageNo);

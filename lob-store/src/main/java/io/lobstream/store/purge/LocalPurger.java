@@ -49,7 +49,7 @@ public final class LocalPurger implements Closeable {
 
     /** The purge request for a pending version, as its undo record would name it. */
     public static PurgeReader.Request request(VersionEntry pending) {
-        return new PurgeReader.Request(pending.lobId(), pending.version(), pending.rootPage());
+        return new PurgeReader.Request(pending.lobId(), pending.version(), pending.rootPage(), pending.retained());
     }
 
     public PurgeReader reader() {

@@ -40,8 +40,16 @@ public final class PurgeReader implements Closeable {
     private final ExecutorService io;
     private final LongAdder[] pagesRead = new LongAdder[PageType.values().length];
 
-    /** One superseded version to scan. */
-    public record Request(String lobId, long version, long rootPage) {
+    /**
+     * One superseded version to scan.
+     *
+     * @param retained pages its root and index pages name that its successor now owns (shared by a partial
+     *                 update): not reported
+     */
+    public record Request(String lobId, long version, long rootPage, List<Extent> retained) {
+        public Request {
+            retained = List.copyOf(retained);
+        }
     }
 
     /** The pages found, or the reason none are reported (a stale or corrupt root). */
@@ -98,10 +106,11 @@ public final class PurgeReader implements Closeable {
             if (!skipLoad) {
                 reader.verifyDataPages();
             }
-            return new Result(r, reader.allPages(), null);
+            return new Result(r, Extent.subtract(reader.allPages(), r.retained()), null);
         } catch (IOException e) {
             return new Result(r, List.of(), e);
         } catch (RuntimeException e) {
+            // e.g. retained pages that the version does not reference: the undo record does not match this page file
             return new Result(r, List.of(), new IOException(e.toString(), e));
         }
     }

@@ -1,0 +1,63 @@
+package io.lobstream.store.layout;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.List;
+
+/**
+ * Several streams read one after another; unlike {@link java.io.SequenceInputStream} it
+ * delegates {@code skip}, so skipping the bytes of shared pages in a version's stream reads
+ * nothing.
+ */
+public final class ConcatStream extends InputStream {
+    private final List<InputStream> parts;
+    private int current;
+
+    public ConcatStream(List<InputStream> parts) {
+        this.parts = List.copyOf(parts);
+    }
+
+    @Override
+    public int read() throws IOException {
+        byte[] one = new byte[1];
+        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+        if (len == 0) {
+            return 0;
+        }
+        while (current < parts.size()) {
+            int n = parts.get(current).read(b, off, len);
+            if (n > 0) {
+                return n;
+            }
+            current++;
+        }
+        return -1;
+    }
+
+    @Override
+    public long skip(long n) throws IOException {
+        long done = 0;
+        while (done < n && current < parts.size()) {
+            long k = parts.get(current).skip(n - done);
+            if (k > 0) {
+                done += k;
+            } else if (parts.get(current).read() >= 0) {
+                done++; // a stream that does not skip: step by reading
+            } else {
+                current++;
+            }
+        }
+        return done;
+    }
+
+    @Override
+    public void close() throws IOException {
+        for (InputStream p : parts) {
+            p.close();
+        }
+    }
+}
