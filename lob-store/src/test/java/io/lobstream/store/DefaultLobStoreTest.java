@@ -223,4 +223,40 @@ class DefaultLobStoreTest {
             assertThatThrownBy(() -> read(store, "a")).hasMessageContaining("page " + dataPage);
         }
     }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void partialWriteSharesUnchangedPagesAndReclaimFreesOnlyTheRest(boolean switches) throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config(4096, switches))) {
+            byte[] v = bytes(40 * 4064, 1);
+            WriteResult first = put(store, "doc", v);
+            long pagesBefore = first.written().pageCount();
+            byte[] patch = bytes(100, 2);
+            WriteResult second = store.write("doc", 10 * 4064 + 5, new ByteArrayInputStream(patch), patch.length, null);
+            System.arraycopy(patch, 0, v, 10 * 4064 + 5, patch.length);
+            assertSameBytes(read(store, "doc"), v);
+
+            VersionEntry old = second.superseded().orElseThrow();
+            // the old version keeps its root and the one data page the write touched; the rest moved to the new version
+            assertThat(old.pageCount()).isEqualTo(2);
+            assertThat(Extent.totalPages(old.retained())).isEqualTo(pagesBefore - 2);
+            assertThat(second.written().pageCount()).isEqualTo(pagesBefore);
+
+            long freeBefore = store.stats().pagesFree();
+            try (var purger = new io.lobstream.store.purge.LocalPurger(store, 16)) {
+                assertThat(purger.purgeOnce()).isEqualTo(1);
+            }
+            assertThat(store.stats().pagesFree() - freeBefore).isEqualTo(2);
+            assertSameBytes(read(store, "doc"), v);
+
+            WriteResult appended = store.append("doc", new ByteArrayInputStream(patch), patch.length, null);
+            WriteResult truncated = store.truncate("doc", 5 * 4064, null);
+            assertThat(truncated.written().byteLength()).isEqualTo(5 * 4064);
+            assertSameBytes(read(store, "doc"), java.util.Arrays.copyOf(v, 5 * 4064));
+            assertThat(appended.superseded().orElseThrow().pageCount()).isLessThan(4);
+            assertThatThrownBy(() -> store.write("doc", 5 * 4064 + 1, new ByteArrayInputStream(patch), 1, null))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThat(store.fsck(true).problems()).isEmpty();
+        }
+    }
 }
