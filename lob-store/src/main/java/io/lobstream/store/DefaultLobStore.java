@@ -300,6 +300,7 @@ public final class DefaultLobStore implements LobStore {
             throws IOException {
         checkOpen();
         long start = System.nanoTime();
+        throttle();
         Lock row = acquire(writeLatch(lobId), "lob-write");
         VersionEntry written;
         Optional<VersionEntry> superseded;
@@ -369,6 +370,22 @@ public final class DefaultLobStore implements LobStore {
         awaitDurable();
         metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
         return new WriteResult(written, superseded);
+    }
+
+    /**
+     * Backpressure: past lob.history.max versions waiting for purge, a write first sleeps in
+     * proportion to the excess (no latch held), up to lob.history.max.delay.ms at twice the limit.
+     * Writers thereby slow to the rate purge reclaims, and space stays bounded.
+     */
+    private void throttle() {
+        int max = config.historyMax();
+        long excess = historyLength.get() - max;
+        if (max == 0 || excess <= 0) {
+            return;
+        }
+        long delay = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.historyMaxDelayMs()) * Math.min(excess, max) / max;
+        java.util.concurrent.locks.LockSupport.parkNanos(delay);
+        metrics.backpressure(delay);
     }
 
     /** Data pages of the new value that the base version already holds, byte for byte: full in both, outside the change. */
@@ -466,6 +483,7 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
         checkOpen();
+        throttle();
         Lock row = acquire(writeLatch(lobId), "lob-write");
         Optional<VersionEntry> superseded;
         try {
@@ -710,6 +728,11 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public void forEachPending(Consumer<VersionEntry> action) {
         index.forEachPending(action);
+    }
+
+    /** Up to {@code max} versions pending purge whose reclaim is not already waiting for a reader, in index order. */
+    public List<VersionEntry> pendingToPurge(int max) {
+        return index.pending(max, e -> !e.reclaimRequested());
     }
 
     @Override

@@ -44,9 +44,16 @@ public final class LobStoreConfig {
             "With lob.sync.each.write: how long a group commit leader waits for more writers to join its sync. "
                     + "0 = sync at once; writers arriving meanwhile share the next sync.");
 
+    public static final ConfigKey<Integer> HISTORY_MAX = ConfigKey.integer("lob.history.max", 1_000, 0, Integer.MAX_VALUE,
+            "Backpressure, like innodb_max_purge_lag but on by default: when more versions than this wait for purge, each "
+                    + "write is delayed (up to lob.history.max.delay.ms, growing with the excess) so that purge catches up and "
+                    + "space stays bounded. 0 = off.");
+    public static final ConfigKey<Integer> HISTORY_MAX_DELAY_MS = ConfigKey.integer("lob.history.max.delay.ms", 50, 1, 10_000,
+            "The longest delay backpressure adds to one write (reached at twice lob.history.max).");
+
     public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
             OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC, SYNC_EACH_WRITE,
-            GROUP_COMMIT_INTERVAL_MS);
+            GROUP_COMMIT_INTERVAL_MS, HISTORY_MAX, HISTORY_MAX_DELAY_MS);
 
     private final int pageSize;
     private final boolean prealloc;
@@ -59,6 +66,8 @@ public final class LobStoreConfig {
     private final boolean sync;
     private final boolean syncEachWrite;
     private final int groupCommitIntervalMs;
+    private final int historyMax;
+    private final int historyMaxDelayMs;
 
     private final Map<String, Object> values;
 
@@ -77,6 +86,8 @@ public final class LobStoreConfig {
         this.sync = SYNC.from(props);
         this.syncEachWrite = SYNC_EACH_WRITE.from(props) && sync;
         this.groupCommitIntervalMs = GROUP_COMMIT_INTERVAL_MS.from(props);
+        this.historyMax = HISTORY_MAX.from(props);
+        this.historyMaxDelayMs = HISTORY_MAX_DELAY_MS.from(props);
         Map<String, Object> v = new HashMap<>();
         for (ConfigKey<?> key : KEYS) {
             v.put(key.name(), key.from(props));
@@ -114,6 +125,8 @@ public final class LobStoreConfig {
     public boolean sync() { return sync; }
     public boolean syncEachWrite() { return syncEachWrite; }
     public int groupCommitIntervalMs() { return groupCommitIntervalMs; }
+    public int historyMax() { return historyMax; }
+    public int historyMaxDelayMs() { return historyMaxDelayMs; }
 
     public Map<String, Object> values() { return values; }
 

@@ -30,6 +30,7 @@ public final class StoreMetrics {
     private final Counter casConflicts;
     private final Counter pageSyncs;
     private final Counter walSyncs;
+    private final Timer backpressure;
 
     public StoreMetrics(MeterRegistry registry, String tablespace) {
         this.registry = registry;
@@ -50,6 +51,8 @@ public final class StoreMetrics {
                 .description("Optimistic updates whose expected version had been superseded at publish").register(registry);
         this.pageSyncs = Counter.builder("lob_syncs").tags(tags).tag("file", "pages")
                 .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry);
+        this.backpressure = Timer.builder("lob_backpressure_delay_seconds").tags(tags)
+                .description("Delays added to writes because history passed lob.history.max").register(registry);
         this.walSyncs = Counter.builder("lob_syncs").tags(tags).tag("file", "index-wal")
                 .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry);
     }
@@ -79,6 +82,14 @@ public final class StoreMetrics {
 
     public Timer readLatency() {
         return readLatency;
+    }
+
+    public void backpressure(long nanos) {
+        backpressure.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public double backpressureSeconds() {
+        return backpressure.totalTime(TimeUnit.SECONDS);
     }
 
     public void pageSync() {

@@ -84,6 +84,10 @@ public final class EngineBench implements Callable<Integer> {
             description = "each-write (fsync per write, group commit) or commit (one flush per run) (default: ${DEFAULT-VALUE}).")
     Durability durability;
 
+    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE",
+            description = "Any engine key (see ./lobstream config), applied to every switch set before its switches.")
+    Map<String, String> config = new HashMap<>();
+
     @Option(names = "--data-dir", description = "Where tablespaces are created (default: a temporary directory); each run's is deleted.")
     Path dataDir;
 
@@ -307,7 +311,7 @@ public final class EngineBench implements Callable<Integer> {
 
     /** The engine configuration of a switch set name. */
     LobStoreConfig switchConfig(String set) {
-        Map<String, Object> base = new HashMap<>();
+        Map<String, Object> base = new HashMap<>(config);
         base.put(LobStoreConfig.PAGE_SIZE.name(), pageSize.min());
         base.put(LobStoreConfig.SYNC_EACH_WRITE.name(), durability == Durability.EACH_WRITE);
         LobStoreConfig all = new LobStoreConfig(base);

@@ -132,6 +132,20 @@ public final class LobIndex implements Closeable {
         }
     }
 
+    /** Up to {@code max} versions pending purge that {@code filter} accepts, in key order. */
+    public List<VersionEntry> pending(int max, java.util.function.Predicate<VersionEntry> filter) {
+        List<VersionEntry> out = new ArrayList<>();
+        try (RocksIterator it = db.newIterator(pending)) {
+            for (it.seekToFirst(); it.isValid() && out.size() < max; it.next()) {
+                VersionEntry e = VersionEntry.decode(it.value());
+                if (filter.test(e)) {
+                    out.add(e);
+                }
+            }
+        }
+        return out;
+    }
+
     /** The versions of {@code lobId} pending purge, oldest first. */
     public List<VersionEntry> pendingOf(String lobId) {
         byte[] id = lobKey(lobId);

@@ -29,11 +29,9 @@ public final class LocalPurger implements Closeable {
     /** Reclaims up to one batch of pending versions; returns how many were reclaimed. */
     public int purgeOnce() throws IOException {
         List<PurgeReader.Request> requests = new ArrayList<>(batch);
-        store.forEachPending(e -> {
-            if (requests.size() < batch && !e.reclaimRequested()) {
-                requests.add(request(e));
-            }
-        });
+        for (VersionEntry e : store.pendingToPurge(batch)) {
+            requests.add(request(e));
+        }
         int reclaimed = 0;
         for (PurgeReader.Result r : reader.scan(requests)) {
             if (!r.ok()) {
