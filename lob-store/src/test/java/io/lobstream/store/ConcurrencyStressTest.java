@@ -7,6 +7,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -32,11 +33,73 @@ class ConcurrencyStressTest {
     @TempDir
     Path dir;
 
-    static byte[] value(long seed, int length) {
-        byte[] v = new byte[length];
-        new SplittableRandom(seed).nextBytes(v);
-        ByteBuffer.wrap(v).putInt(length).putLong(seed);
+    /**
+     * Values end in a trailer (length, CRC32C of the bytes before it), so a reader can tell a torn
+     * or mixed value from any real one. Appends keep earlier trailers in place, so truncating to an
+     * earlier length also yields a real value.
+     */
+    static byte[] withTrailer(byte[] prefix) {
+        byte[] v = java.util.Arrays.copyOf(prefix, prefix.length + 8);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(prefix);
+        ByteBuffer.wrap(v, prefix.length, 8).putInt(v.length).putInt((int) crc.getValue());
         return v;
+    }
+
+    static void assertWhole(byte[] got) {
+        assertThat(got.length).isGreaterThanOrEqualTo(8);
+        ByteBuffer t = ByteBuffer.wrap(got, got.length - 8, 8);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(got, 0, got.length - 8);
+        assertThat(t.getInt()).as("trailer length").isEqualTo(got.length);
+        assertThat(t.getInt()).as("trailer crc").isEqualTo((int) crc.getValue());
+    }
+
+    static byte[] random(SplittableRandom rnd, int n) {
+        byte[] b = new byte[n];
+        rnd.nextBytes(b);
+        return b;
+    }
+
+    /** One writer's next write to one of its own LOBs; {@code model} holds their values and valid cut lengths. */
+    static void writeOne(LobStore store, String id, SplittableRandom rnd, java.util.Map<String, byte[]> model,
+                         java.util.Map<String, java.util.TreeSet<Integer>> cuts) throws IOException {
+        byte[] old = model.get(id);
+        int op = rnd.nextInt(10);
+        byte[] next;
+        if (old == null || op < 3) {
+            next = withTrailer(random(rnd, rnd.nextInt(60_000)));
+            store.put(id, new ByteArrayInputStream(next), next.length, null, null);
+            cuts.put(id, new java.util.TreeSet<>());
+        } else if (op < 5) {
+            // append after the current trailer, which stays valid as a cut point
+            next = withTrailer(concat(old, random(rnd, rnd.nextInt(20_000))));
+            store.append(id, new ByteArrayInputStream(next, old.length, next.length - old.length), next.length - old.length, null);
+            cuts.get(id).add(old.length);
+        } else if (op < 8) {
+            // rewrite from a random offset to (past) the end: pages before the offset are shared
+            int at = rnd.nextInt(old.length - 7);
+            next = withTrailer(concat(java.util.Arrays.copyOf(old, at), random(rnd, old.length - 8 - at + rnd.nextInt(10_000))));
+            store.write(id, at, new ByteArrayInputStream(next, at, next.length - at), next.length - at, null);
+            cuts.get(id).headSet(at + 8, true).clear();
+            cuts.get(id).removeIf(c -> c > at);
+        } else if (op < 9 && !cuts.get(id).isEmpty()) {
+            int to = cuts.get(id).last();
+            cuts.get(id).remove(to);
+            next = java.util.Arrays.copyOf(old, to);
+            store.truncate(id, to, null);
+        } else {
+            store.delete(id, null);
+            model.remove(id);
+            return;
+        }
+        model.put(id, next);
+    }
+
+    static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 
     @ParameterizedTest(name = "prealloc={0} downgrade={1} optimistic={2}")
@@ -52,18 +115,16 @@ class ConcurrencyStressTest {
             List<Thread> threads = new ArrayList<>();
             for (int w = 0; w < 8; w++) {
                 long seed0 = w;
+                int writer = w;
                 threads.add(new Thread(() -> {
                     SplittableRandom rnd = new SplittableRandom(seed0);
+                    // each writer owns the ids = writer (mod 8), so it knows their values for partial updates
+                    java.util.Map<String, byte[]> mine = new java.util.HashMap<>();
+                    java.util.Map<String, java.util.TreeSet<Integer>> cuts = new java.util.HashMap<>();
                     while (!stop.get()) {
                         try {
-                            String id = "lob-" + rnd.nextInt(IDS);
-                            if (rnd.nextInt(10) == 0) {
-                                store.delete(id, null);
-                            } else {
-                                int len = 12 + rnd.nextInt(60_000);
-                                byte[] v = value(rnd.nextLong(), len);
-                                store.put(id, new ByteArrayInputStream(v), len, null, null);
-                            }
+                            String id = "lob-" + (writer + 8 * rnd.nextInt(IDS / 8));
+                            writeOne(store, id, rnd, mine, cuts);
                             writes.incrementAndGet();
                         } catch (Throwable t) {
                             failures.add(t);
@@ -82,12 +143,7 @@ class ConcurrencyStressTest {
                                 continue;
                             }
                             try (LobReadHandle handle = h.get(); InputStream in = handle.stream(0, handle.length())) {
-                                byte[] got = in.readAllBytes();
-                                ByteBuffer b = ByteBuffer.wrap(got);
-                                int len = b.getInt();
-                                long seed = b.getLong();
-                                assertThat(got.length).isEqualTo(len);
-                                assertThat(got).isEqualTo(value(seed, len));
+                                assertWhole(in.readAllBytes());
                             }
                             reads.incrementAndGet();
                         } catch (Throwable t) {
@@ -102,6 +158,7 @@ class ConcurrencyStressTest {
                     store.forEachPending(pending::add);
                     for (VersionEntry e : pending) {
                         try {
+                            // the pages purge would find: what the root names, less what the successor retained
                             store.reclaim(e.lobId(), e.version(), e.extents(), null);
                         } catch (Throwable t) {
                             failures.add(t);
