@@ -6,6 +6,8 @@ import io.lobstream.store.allocator.PageAllocator;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.UploadEntry;
+import io.lobstream.store.page.Crc32c;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.ConcatStream;
 import io.lobstream.store.layout.VersionLayout;
@@ -151,6 +153,10 @@ public final class DefaultLobStore implements LobStore {
             if (e.reclaimRequested()) {
                 deferred.add(e);
             }
+        });
+        index.forEachUpload(u -> {
+            counts[5] = Math.max(counts[5], u.version());
+            referenced.addAll(u.pages());
         });
         long referencedEnd = 0;
         for (Extent e : referenced) {
@@ -394,7 +400,7 @@ public final class DefaultLobStore implements LobStore {
         if (base.isEmpty()) {
             return shared;
         }
-        VersionLayout old = VersionLayout.plan(layout.pageSize(), base.get().reader().byteLength());
+        VersionLayout old = VersionLayout.of(layout.pageSize(), base.get().reader().root());
         int cap = layout.dataCapacity();
         int n = Math.min(layout.dataPages(), old.dataPages());
         for (int i = 0; i < n; i++) {
@@ -453,6 +459,12 @@ public final class DefaultLobStore implements LobStore {
      */
     private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source)
             throws IOException {
+        return publish(written, expected, shared, source, null);
+    }
+
+    /** @param finishedUpload if not null, the upload whose pages {@code written} takes over, deleted in the same batch */
+    private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source,
+                                           String finishedUpload) throws IOException {
         Lock latch = lockPublish(written.lobId());
         try {
             Optional<VersionEntry> old = index.current(written.lobId());
@@ -464,6 +476,9 @@ public final class DefaultLobStore implements LobStore {
                 }
             }
             LobIndex.Batch batch = index.newBatch().putCurrent(written);
+            if (finishedUpload != null) {
+                batch.deleteUpload(finishedUpload);
+            }
             Optional<VersionEntry> superseded = old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source), shared));
             if (superseded.isPresent()) {
                 batch.putPending(superseded.get());
@@ -478,6 +493,168 @@ public final class DefaultLobStore implements LobStore {
         } finally {
             latch.unlock();
         }
+    }
+
+    // ---------------------------------------------------------------- chunked uploads
+
+    @Override
+    public ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException {
+        checkOpen();
+        long start = System.nanoTime();
+        Lock row = acquire(writeLatch(chunk.lobId()), "lob-write");
+        ChunkResult result;
+        try {
+            Optional<UploadEntry> existing = index.upload(chunk.uploadId());
+            String problem;
+            if (existing.isPresent()) {
+                problem = mismatch(existing.get(), chunk);
+            } else if (chunk.chunkIndex() != 0) {
+                problem = "unknown upload " + chunk.uploadId() + ": chunk " + chunk.chunkIndex() + " arrived but chunk 0 never did "
+                        + "(or the upload expired, or finished)";
+            } else {
+                problem = mismatch(new UploadEntry(chunk.uploadId(), chunk.lobId(), 0, chunk.totalLength(), chunk.chunkCount(), 0, 0, 0,
+                        0, List.of(), List.of(), 0, 0), chunk);
+            }
+            if (existing.isPresent() && problem == null && chunk.chunkIndex() < existing.get().nextChunk()) {
+                recordApplied(source);
+                return ChunkResult.of(ChunkResult.Status.DUPLICATE);
+            }
+            if (problem != null) {
+                recordApplied(source);
+                return ChunkResult.rejected(problem);
+            }
+            UploadEntry upload = existing.isPresent() ? existing.get() : beginUpload(chunk);
+            result = writeChunk(upload, chunk, data, source);
+        } finally {
+            row.unlock();
+        }
+        if (result.status() == ChunkResult.Status.PUBLISHED) {
+            awaitDurable();
+            metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
+        return result;
+    }
+
+    /** Why {@code chunk} cannot continue {@code upload}, or null. */
+    private static String mismatch(UploadEntry upload, Chunk chunk) {
+        if (!upload.lobId().equals(chunk.lobId()) || upload.totalLength() != chunk.totalLength()
+                || upload.chunkCount() != chunk.chunkCount()) {
+            return "chunk " + chunk.chunkIndex() + " of upload " + chunk.uploadId() + " names " + chunk.lobId() + ", "
+                    + chunk.totalLength() + " bytes in " + chunk.chunkCount() + " chunks; the upload is " + upload.lobId() + ", "
+                    + upload.totalLength() + " bytes in " + upload.chunkCount();
+        }
+        if (chunk.chunkIndex() < upload.nextChunk()) {
+            return null; // a duplicate
+        }
+        if (chunk.chunkIndex() > upload.nextChunk()) {
+            return "chunk " + chunk.chunkIndex() + " of upload " + chunk.uploadId() + " arrived but chunk " + upload.nextChunk()
+                    + " is next";
+        }
+        if (chunk.offset() != upload.bytesDone() || upload.bytesDone() + chunk.length() > upload.totalLength()
+                || (chunk.last() && upload.bytesDone() + chunk.length() != upload.totalLength())) {
+            return "chunk " + chunk.chunkIndex() + " of upload " + chunk.uploadId() + " covers bytes " + chunk.offset() + "+"
+                    + chunk.length() + " but " + upload.bytesDone() + " of " + upload.totalLength() + " are written";
+        }
+        return null;
+    }
+
+    /** Allocates every page of the value (its length is known from the first chunk) and records the upload. */
+    private UploadEntry beginUpload(Chunk chunk) throws IOException {
+        if (chunk.totalLength() < 0 || chunk.chunkCount() < 1) {
+            throw new IllegalArgumentException("upload " + chunk.uploadId() + ": bad length " + chunk.totalLength()
+                    + " or chunk count " + chunk.chunkCount());
+        }
+        throttle();
+        VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), chunk.totalLength());
+        List<Extent> pages = allocator.allocate(1 + layout.dataPages());
+        try {
+            List<Extent> indexExtents = layout.indexed()
+                    ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), tail(pages).size()))
+                    : List.of();
+            long now = System.currentTimeMillis();
+            UploadEntry u = new UploadEntry(chunk.uploadId(), chunk.lobId(), newVersion(), chunk.totalLength(), chunk.chunkCount(), 0, 0,
+                    0, pages.get(0).firstPage(), tail(pages), indexExtents, now, now);
+            return u;
+        } catch (IOException | RuntimeException e) {
+            allocator.release(pages);
+            throw e;
+        }
+    }
+
+    private ChunkResult writeChunk(UploadEntry upload, Chunk chunk, InputStream data, Source source) throws IOException {
+        boolean fresh = upload.nextChunk() == 0 && upload.bytesDone() == 0 && index.upload(upload.uploadId()).isEmpty();
+        VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), upload.totalLength());
+        Lock latch = config.latchDowngrade() ? lockTablespaceShared() : lockTablespaceExclusive();
+        UploadEntry next;
+        try {
+            int chunkCrc = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(), upload.bytesDone(),
+                    data, chunk.length());
+            next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkCrc, chunk.length()),
+                    System.currentTimeMillis());
+            if (!chunk.last()) {
+                LobIndex.Batch batch = index.newBatch().putUpload(next);
+                applied(batch, source);
+                index.write(batch);
+                return ChunkResult.of(ChunkResult.Status.ACCEPTED);
+            }
+            if (chunk.crc32c() != null && chunk.crc32c() != next.crc32c()) {
+                LobIndex.Batch batch = index.newBatch();
+                if (!fresh) {
+                    batch.deleteUpload(upload.uploadId());
+                }
+                applied(batch, source);
+                index.write(batch);
+                allocator.release(upload.pages());
+                return new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(),
+                        new ValueChecksumException(upload.lobId(), chunk.crc32c(), next.crc32c()).getMessage());
+            }
+            writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),
+                    upload.indexExtents(), next.crc32c());
+            if (config.syncEachWrite()) {
+                pageSync.await();
+            }
+        } catch (IOException | RuntimeException e) {
+            if (fresh) {
+                allocator.release(upload.pages()); // nothing names them yet
+            }
+            throw e;
+        } finally {
+            latch.unlock();
+        }
+        VersionEntry written = VersionEntry.current(upload.lobId(), upload.version(), upload.rootPage(), upload.totalLength(),
+                next.crc32c(), upload.pages());
+        Optional<VersionEntry> superseded = publish(written, index.current(upload.lobId()), List.of(), source,
+                fresh ? null : upload.uploadId());
+        return new ChunkResult(ChunkResult.Status.PUBLISHED, Optional.of(new WriteResult(written, superseded)), null);
+    }
+
+    @Override
+    public List<String> expireUploads(long idleMillis) throws IOException {
+        checkOpen();
+        long cutoff = System.currentTimeMillis() - idleMillis;
+        List<UploadEntry> stale = new ArrayList<>();
+        index.forEachUpload(u -> {
+            if (u.touchedAtMillis() < cutoff) {
+                stale.add(u);
+            }
+        });
+        List<String> expired = new ArrayList<>();
+        for (UploadEntry u : stale) {
+            Lock row = acquire(writeLatch(u.lobId()), "lob-write");
+            try {
+                Optional<UploadEntry> now = index.upload(u.uploadId());
+                if (now.isPresent() && now.get().touchedAtMillis() < cutoff) {
+                    index.write(index.newBatch().deleteUpload(u.uploadId()));
+                    allocator.release(u.pages());
+                    expired.add(u.uploadId());
+                    log.info("{}: upload {} of {} expired after {} of {} bytes; its {} pages are free again", name, u.uploadId(),
+                            u.lobId(), u.bytesDone(), u.totalLength(), Extent.totalPages(u.pages()));
+                }
+            } finally {
+                row.unlock();
+            }
+        }
+        return expired;
     }
 
     @Override

@@ -40,6 +40,16 @@ public interface LobStore extends Closeable {
     /** Cuts the value to {@code newLength} bytes (at most its length); full data pages before the cut are shared. */
     WriteResult truncate(String lobId, long newLength, Source source) throws IOException;
 
+    /**
+     * Applies one chunk of a chunked PUT. The first chunk allocates all the value's pages; each
+     * chunk is written straight into them; the last one checks the CRC and publishes the version.
+     * A re-sent chunk is recognised and ignored.
+     */
+    ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException;
+
+    /** Drops uploads that received no chunk for {@code idleMillis}, freeing their pages; returns their ids. */
+    List<String> expireUploads(long idleMillis) throws IOException;
+
     /** Deletes {@code lobId}; its current version, if any, becomes pending purge and is returned. */
     Optional<VersionEntry> delete(String lobId, Source source) throws IOException;
 

@@ -259,4 +259,64 @@ class DefaultLobStoreTest {
             assertThat(store.fsck(true).problems()).isEmpty();
         }
     }
+
+    private static ChunkResult chunk(LobStore store, String upload, byte[] v, int index, int count, Integer crc) throws IOException {
+        int size = (v.length + count - 1) / count;
+        int from = Math.min(v.length, index * size);
+        int to = Math.min(v.length, from + size);
+        return store.putChunk(new Chunk(upload, "big", v.length, index, count, from, to - from, crc),
+                new ByteArrayInputStream(v, from, to - from), null);
+    }
+
+    private static int crc(byte[] v) {
+        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        c.update(v);
+        return (int) c.getValue();
+    }
+
+    @Test
+    void chunkedPutStreamsIntoPreallocatedPagesAcrossARestart() throws IOException {
+        byte[] v = bytes(3_000_001, 5);
+        LobStoreConfig cfg = config(4096, true);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+            assertThat(chunk(store, "u1", v, 0, 7, null).status()).isEqualTo(ChunkResult.Status.ACCEPTED);
+            assertThat(chunk(store, "u1", v, 1, 7, null).status()).isEqualTo(ChunkResult.Status.ACCEPTED);
+            assertThat(chunk(store, "u1", v, 1, 7, null).status()).isEqualTo(ChunkResult.Status.DUPLICATE);
+            assertThat(chunk(store, "u1", v, 3, 7, null).status()).isEqualTo(ChunkResult.Status.REJECTED);
+            assertThat(store.current("big")).isEmpty();
+            FsckReport mid = store.fsck(true);
+            assertThat(mid.problems()).isEmpty();
+            assertThat(mid.pagesUploading()).isGreaterThan(700);
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+            for (int i = 2; i < 7; i++) {
+                ChunkResult r = chunk(store, "u1", v, i, 7, i == 6 ? crc(v) : null);
+                assertThat(r.status()).isEqualTo(i == 6 ? ChunkResult.Status.PUBLISHED : ChunkResult.Status.ACCEPTED);
+            }
+            assertSameBytes(read(store, "big"), v);
+            FsckReport done = store.fsck(true);
+            assertThat(done.problems()).isEmpty();
+            assertThat(done.pagesUploading()).isZero();
+            assertThat(chunk(store, "u1", v, 4, 7, null).status()).as("a chunk of a finished upload").isEqualTo(ChunkResult.Status.REJECTED);
+        }
+    }
+
+    @Test
+    void chunkedPutWithABadChecksumOrThatStopsLeavesNothingBehind() throws IOException {
+        byte[] v = bytes(600_000, 6);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config(4096, true))) {
+            long free0 = store.stats().pagesFree();
+            chunk(store, "bad", v, 0, 2, null);
+            assertThat(chunk(store, "bad", v, 1, 2, crc(v) + 1).status()).isEqualTo(ChunkResult.Status.CHECKSUM_MISMATCH);
+            assertThat(store.current("big")).isEmpty();
+            chunk(store, "stopped", v, 0, 3, null);
+            assertThat(store.expireUploads(60_000)).isEmpty();
+            assertThat(store.expireUploads(-1)).containsExactly("stopped");
+            assertThat(chunk(store, "stopped", v, 1, 3, null).status()).isEqualTo(ChunkResult.Status.REJECTED);
+            FsckReport fsck = store.fsck(true);
+            assertThat(fsck.problems()).isEmpty();
+            assertThat(fsck.pagesLive() + fsck.pagesHistory() + fsck.pagesUploading()).isZero();
+            assertThat(store.stats().pagesFree()).isGreaterThanOrEqualTo(free0);
+        }
+    }
 }

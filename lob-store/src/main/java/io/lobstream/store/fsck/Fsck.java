@@ -57,17 +57,24 @@ public final class Fsck {
             history[1] += e.pageCount();
             checkVersion(e, "pending");
         });
+        long[] uploading = new long[1];
+        index.forEachUpload(u -> {
+            for (Extent x : u.pages()) {
+                claim(x, "upload " + u.uploadId() + " of " + u.lobId());
+                uploading[0] += x.pageCount();
+            }
+        });
         for (Extent e : free) {
             claim(e, "free");
         }
-        long accounted = live[1] + history[1] + Extent.totalPages(free);
+        long accounted = live[1] + history[1] + Extent.totalPages(free) + uploading[0];
         if (accounted != highWaterMark && problems.size() < MAX_PROBLEMS) {
             List<Extent> all = new ArrayList<>();
             owners.values().forEach(o -> all.add(o.extent()));
             List<Extent> leaked = Extent.gaps(all, highWaterMark);
             problems.add("pages neither live, pending nor free (leaked): " + leaked + " of " + highWaterMark + " pages");
         }
-        return new FsckReport(problems.isEmpty(), live[0], history[0], live[1], history[1], Extent.totalPages(free),
+        return new FsckReport(problems.isEmpty(), live[0], history[0], live[1], history[1], Extent.totalPages(free), uploading[0],
                 pagesChecked, problems);
     }
 

@@ -44,6 +44,8 @@ public final class LobIndex implements Closeable {
     private static final byte[] PENDING = "pending".getBytes(StandardCharsets.UTF_8);
     private static final byte[] FREE = "free".getBytes(StandardCharsets.UTF_8);
     private static final byte[] APPLIED = "applied".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] UPLOADS = "uploads".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] COMMANDS = "commands".getBytes(StandardCharsets.UTF_8);
 
     private final RocksDB db;
     private final DBOptions dbOptions;
@@ -54,6 +56,10 @@ public final class LobIndex implements Closeable {
     private final ColumnFamilyHandle pending;
     private final ColumnFamilyHandle free;
     private final ColumnFamilyHandle applied;
+    /** chunked uploads in progress: uploadId → {@link UploadEntry} */
+    private final ColumnFamilyHandle uploads;
+    /** ids of commands applied recently: commandId → time applied (ms), for de-duplicating re-sent commands */
+    private final ColumnFamilyHandle commands;
     private final WriteOptions writeOptions = new WriteOptions();
     private final WriteOptions syncWrite = new WriteOptions().setSync(true);
 
@@ -67,6 +73,8 @@ public final class LobIndex implements Closeable {
         this.pending = handles.get(2);
         this.free = handles.get(3);
         this.applied = handles.get(4);
+        this.uploads = handles.get(5);
+        this.commands = handles.get(6);
     }
 
     public static LobIndex open(Path dir) throws IOException {
@@ -80,7 +88,9 @@ public final class LobIndex implements Closeable {
                 new ColumnFamilyDescriptor(CURRENT, cfOptions),
                 new ColumnFamilyDescriptor(PENDING, cfOptions),
                 new ColumnFamilyDescriptor(FREE, cfOptions),
-                new ColumnFamilyDescriptor(APPLIED, cfOptions));
+                new ColumnFamilyDescriptor(APPLIED, cfOptions),
+                new ColumnFamilyDescriptor(UPLOADS, cfOptions),
+                new ColumnFamilyDescriptor(COMMANDS, cfOptions));
         List<ColumnFamilyHandle> handles = new ArrayList<>();
         try {
             RocksDB db = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
@@ -130,6 +140,45 @@ public final class LobIndex implements Closeable {
         } catch (RocksDBException e) {
             throw new IOException(e);
         }
+    }
+
+    public Optional<UploadEntry> upload(String uploadId) throws IOException {
+        try {
+            byte[] v = db.get(uploads, uploadId.getBytes(StandardCharsets.UTF_8));
+            return v == null ? Optional.empty() : Optional.of(UploadEntry.decode(v));
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    public void forEachUpload(Consumer<UploadEntry> action) {
+        forEach(uploads, v -> action.accept(UploadEntry.decode(v)));
+    }
+
+    /** When the command was applied (ms), if it was applied within the de-duplication window. */
+    public Optional<Long> commandApplied(String commandId) throws IOException {
+        try {
+            byte[] v = db.get(commands, commandId.getBytes(StandardCharsets.UTF_8));
+            return v == null ? Optional.empty() : Optional.of(bytesLong(v));
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    /** Forgets command ids applied before {@code beforeMillis}; returns how many. */
+    public int forgetCommandsBefore(long beforeMillis) throws IOException {
+        Batch b = newBatch();
+        int n = 0;
+        try (RocksIterator it = db.newIterator(commands)) {
+            for (it.seekToFirst(); it.isValid(); it.next()) {
+                if (bytesLong(it.value()) < beforeMillis) {
+                    b.delete(commands, it.key());
+                    n++;
+                }
+            }
+        }
+        write(b);
+        return n;
     }
 
     /** Up to {@code max} versions pending purge that {@code filter} accepts, in key order. */
@@ -276,6 +325,18 @@ public final class LobIndex implements Closeable {
 
         public Batch putApplied(String source, long offset) throws IOException {
             return put(applied, source.getBytes(StandardCharsets.UTF_8), longBytes(offset));
+        }
+
+        public Batch putUpload(UploadEntry u) throws IOException {
+            return put(uploads, u.uploadId().getBytes(StandardCharsets.UTF_8), u.encode());
+        }
+
+        public Batch deleteUpload(String uploadId) throws IOException {
+            return delete(uploads, uploadId.getBytes(StandardCharsets.UTF_8));
+        }
+
+        public Batch putCommand(String commandId, long appliedAtMillis) throws IOException {
+            return put(commands, commandId.getBytes(StandardCharsets.UTF_8), longBytes(appliedAtMillis));
         }
 
         public Batch putMeta(String key, long value) throws IOException {

@@ -80,8 +80,8 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             out.writeLong(sourceOffset);
             out.writeLong(supersededAtMillis);
             out.writeBoolean(reclaimRequested);
-            writeExtents(out, extents);
-            writeExtents(out, retained);
+            ExtentCodec.write(out, extents);
+            ExtentCodec.write(out, retained);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -104,30 +104,13 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             long sourceOffset = in.readLong();
             long supersededAt = in.readLong();
             boolean reclaimRequested = in.readBoolean();
-            List<Extent> extents = readExtents(in);
-            List<Extent> retained = format == 1 ? List.of() : readExtents(in);
+            List<Extent> extents = ExtentCodec.read(in);
+            List<Extent> retained = format == 1 ? List.of() : ExtentCodec.read(in);
             Cause cause = causeCode == 0 ? null : Cause.values()[causeCode - 1];
             return new VersionEntry(lobId, version, root, length, crc, extents, created, cause, sourceOffset, supersededAt, reclaimRequested,
                     retained);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    private static void writeExtents(DataOutputStream out, List<Extent> extents) throws IOException {
-        out.writeInt(extents.size());
-        for (Extent e : extents) {
-            out.writeLong(e.firstPage());
-            out.writeInt(e.pageCount());
-        }
-    }
-
-    private static List<Extent> readExtents(DataInputStream in) throws IOException {
-        int n = in.readInt();
-        List<Extent> extents = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            extents.add(new Extent(in.readLong(), in.readInt()));
-        }
-        return extents;
     }
 }

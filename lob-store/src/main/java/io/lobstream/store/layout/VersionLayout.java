@@ -43,6 +43,26 @@ public record VersionLayout(int pageSize, long byteLength, int dataPages, int ta
         return new VersionLayout(pageSize, byteLength, (int) full, (int) tail, indexed);
     }
 
+    /**
+     * The layout of a value written in chunks: every byte in DATA pages (the last one partial), none
+     * inline, so each chunk goes straight to its pages and nothing waits in memory for the root.
+     */
+    public static VersionLayout planStreamed(int pageSize, long byteLength) {
+        int dataCap = PageCodec.payloadCapacity(pageSize);
+        long pages = (byteLength + dataCap - 1) / dataCap;
+        int rootRoom = PageCodec.payloadCapacity(pageSize) - ROOT_META;
+        if (worstCaseRootExtents(pageSize, pages) * EXTENT_SIZE > rootRoom || pages > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("a value of " + byteLength + " bytes does not fit the page layout of "
+                    + pageSize + "-byte pages; use a larger lob.page.size");
+        }
+        return new VersionLayout(pageSize, byteLength, (int) pages, 0, pages > rootRoom / EXTENT_SIZE);
+    }
+
+    /** The layout a written version has, from its root page. */
+    public static VersionLayout of(int pageSize, RootPage root) {
+        return new VersionLayout(pageSize, root.byteLength(), root.dataPages(), root.tail().remaining(), root.indexPages() > 0);
+    }
+
     private static long worstCaseRootExtents(int pageSize, long dataPages) {
         int rootRoom = PageCodec.payloadCapacity(pageSize) - ROOT_META;
         if (dataPages <= rootRoom / EXTENT_SIZE) {

@@ -89,6 +89,69 @@ public final class VersionWriter {
         return valueCrc;
     }
 
+    /**
+     * Writes bytes {@code [at, at + n)} of a chunked value into its data pages, which must
+     * already hold bytes {@code [0, at)}: a page the previous chunk left partial is read back and
+     * completed. Each page is sealed as it stands, so a restart finds the partial page intact.
+     *
+     * @return the CRC32C of the chunk's bytes
+     */
+    public int writeChunk(String lobId, long version, VersionLayout layout, List<Extent> dataExtents, long at, InputStream data,
+                          long n) throws IOException {
+        long hash = PageCodec.lobIdHash(lobId);
+        int cap = layout.dataCapacity();
+        CRC32C crc = new CRC32C();
+        IoRun run = new IoRun();
+        long pos = at;
+        long end = at + n;
+        while (pos < end) {
+            int index = (int) (pos / cap);
+            int inPage = (int) (pos % cap);
+            long page = pageAt(dataExtents, index);
+            if (!run.continuesWith(page)) {
+                run.flush();
+                run.start(page);
+            }
+            ByteBuffer p = io.slice(run.pages * pageSize, pageSize);
+            if (inPage > 0) {
+                p.clear();
+                file.read(page, p);
+                PageCodec.verifyExpected(p, page, PageType.DATA, hash, version, index + 1);
+            }
+            int take = (int) Math.min(layout.bytesInDataPage(index) - inPage, end - pos);
+            readFully(data, p, PageCodec.HEADER_SIZE + inPage, take, crc, scratch);
+            PageCodec.seal(p, page, new PageHeader(PageType.DATA, hash, version, index + 1, inPage + take));
+            run.pages++;
+            pos += take;
+        }
+        run.flush();
+        return (int) crc.getValue();
+    }
+
+    /** Completes a chunked value: its index pages, then its root. */
+    public void finishChunked(String lobId, long version, VersionLayout layout, long rootPage, List<Extent> dataExtents,
+                              List<Extent> indexExtents, int valueCrc) throws IOException {
+        long hash = PageCodec.lobIdHash(lobId);
+        List<Extent> rootRefs = dataExtents;
+        if (layout.indexed()) {
+            writeIndexPages(hash, version, layout.dataPages(), dataExtents, indexExtents);
+            rootRefs = indexExtents;
+        }
+        writeRoot(hash, version, rootPage, new RootPage(layout.byteLength(), valueCrc, RootPage.VALUE_CRC, layout.dataPages(),
+                (int) Extent.totalPages(indexExtents), rootRefs, ByteBuffer.allocate(0)));
+    }
+
+    private static long pageAt(List<Extent> extents, int index) {
+        long left = index;
+        for (Extent e : extents) {
+            if (left < e.pageCount()) {
+                return e.firstPage() + left;
+            }
+            left -= e.pageCount();
+        }
+        throw new IndexOutOfBoundsException("data page " + index + " of " + Extent.totalPages(extents));
+    }
+
     /** Contiguous fresh data pages gathered in {@link #io} and written with one call. */
     private final class IoRun {
         long first = -1;
