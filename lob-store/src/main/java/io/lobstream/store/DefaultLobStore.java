@@ -706,6 +706,9 @@ public final class DefaultLobStore implements LobStore {
     private static void applied(LobIndex.Batch batch, Source source) throws IOException {
         if (source != null) {
             batch.putApplied(source.name(), source.offset());
+            if (source.commandId() != null) {
+                batch.putCommand(source.commandId(), System.currentTimeMillis());
+            }
         }
     }
 
@@ -900,6 +903,17 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public long appliedOffset(String source) throws IOException {
         return index.applied(source);
+    }
+
+    @Override
+    public boolean commandApplied(String commandId) throws IOException {
+        return index.commandApplied(commandId).isPresent();
+    }
+
+    @Override
+    public int forgetCommandsBefore(long beforeMillis) throws IOException {
+        checkOpen();
+        return index.forgetCommandsBefore(beforeMillis);
     }
 
     @Override

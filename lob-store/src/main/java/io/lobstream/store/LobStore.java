@@ -68,6 +68,12 @@ public interface LobStore extends Closeable {
     /** Offset of the last command applied from {@code source}, or -1. */
     long appliedOffset(String source) throws IOException;
 
+    /** Whether a command with this id (see {@link Source#commandId()}) was applied and not yet forgotten. */
+    boolean commandApplied(String commandId) throws IOException;
+
+    /** Forgets the ids of commands applied before {@code beforeMillis} (the de-duplication window); returns how many. */
+    int forgetCommandsBefore(long beforeMillis) throws IOException;
+
     /** Every version pending purge. */
     void forEachPending(Consumer<VersionEntry> action);
 

@@ -46,11 +46,20 @@ class CrashTest {
             Process child = new ProcessBuilder(javaBin(), "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                     Writer.class.getName(), dir.toString(), "r" + run)
                     .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-            long killAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(600, 2500));
+            int ackedBefore;
+            synchronized (acked) {
+                ackedBefore = acked.size();
+            }
             Thread reader = new Thread(() -> readAcks(child.getInputStream(), acked, inFlight));
             reader.start();
+            // the kill comes at a random moment once the child writes (a busy machine may start a JVM slowly)
+            long startDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (child.isAlive() && System.nanoTime() < startDeadline && !wroteSince(acked, inFlight, ackedBefore)) {
+                Thread.sleep(5);
+            }
+            long killAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(50, 1500));
             while (System.nanoTime() < killAt && child.isAlive()) {
-                Thread.sleep(10);
+                Thread.sleep(5);
             }
             assertThat(child.isAlive()).as("writer still running at the kill (run %d)", run).isTrue();
             child.destroyForcibly(); // SIGKILL
@@ -73,6 +82,12 @@ class CrashTest {
                 }
                 assertThat(checked).isPositive();
             }
+        }
+    }
+
+    private static boolean wroteSince(Map<String, String> acked, Map<String, String> inFlight, int ackedBefore) {
+        synchronized (acked) {
+            return acked.size() > ackedBefore || !inFlight.isEmpty();
         }
     }
 

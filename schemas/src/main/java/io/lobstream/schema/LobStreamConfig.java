@@ -46,12 +46,21 @@ public final class LobStreamConfig {
             "How often a writer commits its Kafka transaction (and syncs its tablespaces).");
     public static final ConfigKey<Integer> CHUNK_SIZE = ConfigKey.integer("lob.chunk.size", 512 * 1024, 1024, 1000 * 1024,
             "Largest value bytes in one LobCommand (under Kafka's 1 MiB default record limit).");
+    public static final ConfigKey<Integer> VALUE_MAX_BYTES = ConfigKey.integer("lob.value.max.bytes", 1 << 30, 0, Integer.MAX_VALUE,
+            "Largest LOB value the writer accepts (a PUT's total length, or the length a WRITE or APPEND would reach); "
+                    + "larger ones are dead-lettered as too-large.");
+    public static final ConfigKey<Integer> UPLOAD_TIMEOUT_MS = ConfigKey.integer("lob.upload.timeout.ms", 10 * 60 * 1000, 1000,
+            Integer.MAX_VALUE, "A chunked upload that receives no chunk for this long (its producer died) is dropped and its "
+                    + "pages are freed.");
+    public static final ConfigKey<Integer> DEDUPE_WINDOW_MS = ConfigKey.integer("lob.command.dedupe.window.ms", 60 * 60 * 1000, 0,
+            Integer.MAX_VALUE, "How long the writer remembers applied commandIds, so a command a producer sends again "
+                    + "(same commandId, new offset) is applied once.");
     public static final ConfigKey<String> PURGE_GROUP = ConfigKey.string("lob.purge.group", "lobstream-purge",
             "Consumer group of the purge workers on the undo-history topic.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
-            COMMIT_INTERVAL_MS, CHUNK_SIZE, PURGE_GROUP);
+            COMMIT_INTERVAL_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS, PURGE_GROUP);
 
     private final Map<String, Object> props;
 

@@ -8,8 +8,9 @@ import picocli.CommandLine.Command;
 /** {@code ./lobstream <command>}: the entry point. */
 @Command(name = "lobstream", mixinStandardHelpOptions = true, version = "LobStream 0.1.0",
         description = "A store for large objects whose writes arrive as Kafka events; purge is a scalable consumer group.",
-        subcommands = {DemoCommand.class, NodeCommand.class, PurgeCommand.class, PutCommand.class, GetCommand.class,
-                DeleteCommand.class, StatusCommand.class, FsckCommand.class, ConfigCommand.class, BenchCommand.class})
+        subcommands = {DemoCommand.class, NodeCommand.class, PurgeCommand.class, WriteCommands.Put.class, GetCommand.class,
+                WriteCommands.Write.class, WriteCommands.Append.class, WriteCommands.Truncate.class, WriteCommands.Delete.class,
+                StatusCommand.class, FsckCommand.class, ConfigCommand.class, BenchCommand.class})
 public final class LobStreamCli implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -10,20 +10,25 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.zip.CRC32C;
 
 /**
- * The producer side of LobStream: turns put and delete calls into LobCommands on
- * {@code lob.commands}, keyed by lobId. Idempotent producer, acks=all. Each call returns a
- * future completed when Kafka has acknowledged the command.
+ * The producer side of LobStream: turns put, write, append, truncate and delete calls into
+ * LobCommands on {@code lob.commands}, keyed by lobId. Idempotent producer, acks=all, so chunks
+ * and commands of one LOB arrive once and in order. Each call returns a future completed when
+ * Kafka has acknowledged the command (all its chunks); to wait until a node has applied it,
+ * poll the node's {@code HEAD /lobs/{id}} for a new ETag (what {@code --wait-applied} does).
  */
 public final class LobClient implements AutoCloseable {
     private final KafkaProducer<String, Object> producer;
@@ -43,24 +48,111 @@ public final class LobClient implements AutoCloseable {
         this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
     }
 
-    /** Sends a whole value. Values larger than {@code lob.chunk.size} are refused (chunked uploads come later). */
-    public CompletableFuture<RecordMetadata> put(String lobId, byte[] value, String contentType) {
-        if (value.length > chunkSize) {
-            throw new IllegalArgumentException("value of " + value.length + " bytes is over lob.chunk.size (" + chunkSize + ")");
-        }
-        CRC32C crc = new CRC32C();
-        crc.update(value);
-        LobCommand cmd = base(lobId, LobOp.PUT)
-                .setTotalLength(value.length)
-                .setCrc32c((int) crc.getValue())
-                .setData(ByteBuffer.wrap(value))
-                .setContentType(contentType)
-                .build();
-        return send(lobId, cmd);
+    /** Told how many bytes of a value have been handed to the producer so far. */
+    @FunctionalInterface
+    public interface Progress {
+        Progress NONE = sent -> { };
+
+        void sent(long bytes);
     }
 
-    public CompletableFuture<RecordMetadata> put(String lobId, InputStream value) throws IOException {
-        return put(lobId, value.readNBytes(chunkSize + 1), null);
+    /** Sends a whole value held in memory. */
+    public CompletableFuture<RecordMetadata> put(String lobId, byte[] value, String contentType) {
+        try {
+            return put(lobId, new java.io.ByteArrayInputStream(value), value.length, contentType, Progress.NONE);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e); // not from a byte array
+        }
+    }
+
+    /**
+     * Sends {@code length} bytes from {@code value} as the LOB's new value. Up to
+     * {@code lob.chunk.size} bytes go as one PUT; a larger value goes as one upload of chunks of
+     * that size (same key, so same partition, in order), the last carrying the whole value's
+     * CRC32C. The value is read chunk by chunk, never held whole; the producer's buffer bounds
+     * the memory in use.
+     *
+     * @return completed when Kafka has acknowledged every chunk
+     */
+    public CompletableFuture<RecordMetadata> put(String lobId, InputStream value, long length, String contentType, Progress progress)
+            throws IOException {
+        if (length <= chunkSize) {
+            byte[] data = readExactly(value, (int) length, 0, length);
+            progress.sent(length);
+            return send(lobId, base(lobId, LobOp.PUT).setTotalLength(length).setCrc32c(crc(data)).setData(ByteBuffer.wrap(data))
+                    .setContentType(contentType).build());
+        }
+        String uploadId = UUID.randomUUID().toString();
+        int chunks = (int) ((length + chunkSize - 1) / chunkSize);
+        CRC32C whole = new CRC32C();
+        List<CompletableFuture<RecordMetadata>> sent = new ArrayList<>(chunks);
+        for (int i = 0; i < chunks; i++) {
+            long offset = (long) i * chunkSize;
+            byte[] data = readExactly(value, (int) Math.min(chunkSize, length - offset), offset, length);
+            whole.update(data);
+            LobCommand.Builder chunk = base(lobId, LobOp.PUT).setUploadId(uploadId).setChunkIndex(i).setChunkCount(chunks)
+                    .setOffset(offset).setTotalLength(length).setData(ByteBuffer.wrap(data)).setContentType(contentType);
+            if (i == chunks - 1) {
+                chunk.setCrc32c((int) whole.getValue());
+            }
+            sent.add(send(lobId, chunk.build()));
+            progress.sent(offset + data.length);
+        }
+        return all(sent);
+    }
+
+    /**
+     * Overwrites {@code length} bytes at {@code offset} (at most the LOB's length) with bytes from
+     * {@code data}. More than {@code lob.chunk.size} bytes go as several WRITEs at consecutive
+     * offsets: each is applied atomically, the whole is not (a reader may see the first ones
+     * applied before the last).
+     */
+    public CompletableFuture<RecordMetadata> write(String lobId, long offset, InputStream data, long length, Progress progress)
+            throws IOException {
+        return pieces(lobId, LobOp.WRITE, offset, data, length, progress);
+    }
+
+    /** Appends {@code length} bytes from {@code data}; in pieces of {@code lob.chunk.size}, like {@link #write}. */
+    public CompletableFuture<RecordMetadata> append(String lobId, InputStream data, long length, Progress progress) throws IOException {
+        return pieces(lobId, LobOp.APPEND, 0, data, length, progress);
+    }
+
+    /** Cuts the LOB to {@code newLength} bytes. */
+    public CompletableFuture<RecordMetadata> truncate(String lobId, long newLength) {
+        return send(lobId, base(lobId, LobOp.TRUNCATE).setTotalLength(newLength).build());
+    }
+
+    private CompletableFuture<RecordMetadata> pieces(String lobId, LobOp op, long offset, InputStream data, long length,
+                                                     Progress progress) throws IOException {
+        List<CompletableFuture<RecordMetadata>> sent = new ArrayList<>();
+        long done = 0;
+        do {
+            byte[] piece = readExactly(data, (int) Math.min(chunkSize, length - done), done, length);
+            sent.add(send(lobId, base(lobId, op).setOffset(offset + done).setTotalLength(piece.length).setCrc32c(crc(piece))
+                    .setData(ByteBuffer.wrap(piece)).build()));
+            done += piece.length;
+            progress.sent(done);
+        } while (done < length);
+        return all(sent);
+    }
+
+    private static byte[] readExactly(InputStream in, int n, long at, long total) throws IOException {
+        byte[] b = in.readNBytes(n);
+        if (b.length != n) {
+            throw new EOFException("input ended after " + (at + b.length) + " of " + total + " bytes");
+        }
+        return b;
+    }
+
+    private static int crc(byte[] data) {
+        CRC32C crc = new CRC32C();
+        crc.update(data);
+        return (int) crc.getValue();
+    }
+
+    /** Completes with the last metadata once all have completed; fails if any failed. */
+    private static CompletableFuture<RecordMetadata> all(List<CompletableFuture<RecordMetadata>> sent) {
+        return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).thenApply(v -> sent.get(sent.size() - 1).join());
     }
 
     public CompletableFuture<RecordMetadata> delete(String lobId) {

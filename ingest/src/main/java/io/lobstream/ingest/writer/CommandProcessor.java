@@ -5,107 +5,89 @@ import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.Source;
-import io.lobstream.store.ValueChecksumException;
-import io.lobstream.store.WriteResult;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.ByteArrayInputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
+import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
 
 /**
- * Applies LobCommands to the task's tablespace and emits an UndoRecord for every version it
- * supersedes.
+ * Applies LobCommands to the task's tablespace (through {@link CommandApplier}) and emits an
+ * UndoRecord for every version it supersedes; what cannot be applied goes to the dead-letter
+ * topic with its reason.
  *
  * <p><b>Exactly once in effect.</b> The store records, in the same index batch as each command,
- * the offset it came from. Kafka Streams commits the task's offsets and outputs in one
- * transaction after {@link LobStateStore#flush()}. After a crash the transaction is aborted
- * and the commands since the last commit come again: those at or below the recorded offset are
- * not applied again, but the undo records they produced (aborted with the transaction) are
- * produced again from the versions still pending in the index.
+ * the offset it came from and its commandId. Kafka Streams commits the task's offsets and
+ * outputs in one transaction after {@link LobStateStore#flush()}. After a crash the transaction
+ * is aborted and the commands since the last commit come again: those at or below the recorded
+ * offset are not applied again, but the undo records they produced (aborted with the
+ * transaction) are produced again from the versions still pending in the index. A command a
+ * producer sent twice (same commandId, another offset) is recognised by its id.
+ *
+ * <p>Every {@value #HOUSEKEEPING_SECONDS} s (wall clock) the task also drops chunked uploads
+ * idle for {@code lob.upload.timeout.ms} and forgets commandIds older than
+ * {@code lob.command.dedupe.window.ms}.
  */
 final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private static final Logger log = LoggerFactory.getLogger(CommandProcessor.class);
     static final String UNDO_SINK = "undo-history";
+    static final int HOUSEKEEPING_SECONDS = 10;
 
-    private final int maxValueBytes;
+    private final CommandApplier applier;
+    private final long uploadTimeoutMs;
+    private final long dedupeWindowMs;
 
-    CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, int maxValueBytes) {
+    CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, long maxValueBytes, long uploadTimeoutMs,
+                     long dedupeWindowMs) {
         super(deserializer, LobCommand.class, metrics);
-        this.maxValueBytes = maxValueBytes;
+        this.applier = new CommandApplier(maxValueBytes);
+        this.uploadTimeoutMs = uploadTimeoutMs;
+        this.dedupeWindowMs = dedupeWindowMs;
+    }
+
+    @Override
+    public void init(ProcessorContext<Object, Object> context) {
+        super.init(context);
+        context.schedule(Duration.ofSeconds(HOUSEKEEPING_SECONDS), PunctuationType.WALL_CLOCK_TIME, now -> housekeeping(now));
+    }
+
+    private void housekeeping(long now) {
+        try {
+            DefaultLobStore store = store();
+            metrics.uploadsExpired(store.expireUploads(uploadTimeoutMs).size());
+            store.forgetCommandsBefore(now - dedupeWindowMs);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, DefaultLobStore store, Source source) throws IOException {
-        String problem = validate(cmd, record.key());
-        if (problem != null) {
-            deadLetter(record, problem.substring(0, problem.indexOf(':')), problem);
-            return;
-        }
-        if (source.offset() <= store.appliedOffset(source.name())) {
-            reemitUndo(store, source.offset());
-            metrics.skipped();
-            return;
-        }
-        try {
-            switch (cmd.getOp()) {
-                case PUT -> {
-                    byte[] data = bytes(cmd.getData());
-                    WriteResult r = store.put(cmd.getLobId(), new ByteArrayInputStream(data), data.length, cmd.getCrc32c(), source);
-                    r.superseded().ifPresent(old -> emitUndo(old, false));
-                }
-                case DELETE -> store.delete(cmd.getLobId(), source).ifPresent(old -> emitUndo(old, false));
-                default -> throw new IllegalStateException("validated op " + cmd.getOp());
+        CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), store, source);
+        if (outcome instanceof CommandApplier.Applied applied) {
+            applied.superseded().ifPresent(old -> emitUndo(old, false));
+            metrics.applied(applied.op().name());
+        } else if (outcome instanceof CommandApplier.ChunkAccepted) {
+            metrics.chunk();
+        } else if (outcome instanceof CommandApplier.AlreadyApplied again) {
+            for (VersionEntry e : again.undoToReemit()) {
+                log.info("re-emitting undo record for {}@{} (command at offset {} was applied before a restart)",
+                        e.lobId(), e.version(), source.offset());
+                emitUndo(e, true);
             }
-            metrics.applied(cmd.getOp().name());
-        } catch (ValueChecksumException e) {
-            deadLetter(record, "crc-mismatch", e.getMessage());
+            metrics.skipped("applied-before-restart");
+        } else if (outcome instanceof CommandApplier.Duplicate) {
+            metrics.skipped("duplicate-command-id");
+        } else if (outcome instanceof CommandApplier.Rejected rejected) {
+            deadLetter(record, rejected.kind(), rejected.kind() + ": " + rejected.reason());
         }
-    }
-
-    /** Returns "kind: reason" for a command that cannot be applied, or null. */
-    private String validate(LobCommand cmd, byte[] key) {
-        if (cmd.getLobId() == null || cmd.getLobId().isEmpty()) {
-            return "invalid: lobId is empty";
-        }
-        if (key != null && !Arrays.equals(key, cmd.getLobId().getBytes(StandardCharsets.UTF_8))) {
-            return "invalid: record key does not match lobId " + cmd.getLobId() + " (it would land in the wrong partition)";
-        }
-        switch (cmd.getOp()) {
-            case PUT -> {
-                if (cmd.getChunkCount() != 1 || cmd.getChunkIndex() != 0) {
-                    return "unsupported: chunked uploads are not supported by this writer yet (chunk "
-                            + cmd.getChunkIndex() + " of " + cmd.getChunkCount() + ")";
-                }
-                int n = cmd.getData().remaining();
-                if (n > maxValueBytes) {
-                    return "too-large: value of " + n + " bytes is over lob.chunk.size " + maxValueBytes;
-                }
-                if (cmd.getTotalLength() != n) {
-                    return "invalid: totalLength " + cmd.getTotalLength() + " but the command carries " + n + " bytes";
-                }
-                return null;
-            }
-            case DELETE -> {
-                return null;
-            }
-            default -> {
-                return "unsupported: op " + cmd.getOp() + " is not supported by this writer yet";
-            }
-        }
-    }
-
-    private static byte[] bytes(ByteBuffer b) {
-        byte[] out = new byte[b.remaining()];
-        b.duplicate().get(out);
-        return out;
     }
 
     private void emitUndo(VersionEntry old, boolean reemitted) {
@@ -122,16 +104,5 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 .build();
         context.forward(new Record<Object, Object>(old.lobId(), undo, context.currentSystemTimeMs()), UNDO_SINK);
         metrics.undo(reemitted);
-    }
-
-    /** Produces again the undo records of a command applied before the crash whose transaction was aborted. */
-    private void reemitUndo(DefaultLobStore store, long offset) {
-        store.forEachPending(e -> {
-            if (e.sourceOffset() == offset && !e.reclaimRequested()) {
-                log.info("re-emitting undo record for {}@{} (command at offset {} was applied before a restart)",
-                        e.lobId(), e.version(), offset);
-                emitUndo(e, true);
-            }
-        });
     }
 }

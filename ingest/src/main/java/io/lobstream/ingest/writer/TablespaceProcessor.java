@@ -54,6 +54,10 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         }
     }
 
+    protected DefaultLobStore store() {
+        return tablespace.store();
+    }
+
     /** Applies one decoded record whose origin is {@code source}. */
     protected abstract void apply(Record<byte[], byte[]> record, T value, DefaultLobStore store, Source source) throws IOException;
 

@@ -21,9 +21,20 @@ public final class WriterMetrics {
         Counter.builder("lob_commands_applied").tag("op", op).description("Commands applied to a tablespace").register(registry).increment();
     }
 
-    public void skipped() {
-        Counter.builder("lob_commands_skipped").description("Commands already applied before a restart, not applied again")
+    public void skipped(String reason) {
+        Counter.builder("lob_commands_skipped").tag("reason", reason)
+                .description("Commands not applied again: applied before a restart, or sent twice (same commandId)")
                 .register(registry).increment();
+    }
+
+    public void chunk() {
+        Counter.builder("lob_upload_chunks").description("Chunks of uploads written (the last one counts as a PUT applied)")
+                .register(registry).increment();
+    }
+
+    public void uploadsExpired(int n) {
+        Counter.builder("lob_uploads_expired").description("Uploads dropped after lob.upload.timeout.ms without a chunk")
+                .register(registry).increment(n);
     }
 
     public void deadLettered(String kind) {

@@ -34,12 +34,15 @@ public final class WriterTopology {
         Topics topics = config.topics();
         WriterMetrics metrics = new WriterMetrics(meters);
         Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
-        int maxValue = config.get(LobStreamConfig.CHUNK_SIZE);
+        long maxValue = config.get(LobStreamConfig.VALUE_MAX_BYTES);
+        long uploadTimeout = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
+        long dedupeWindow = config.get(LobStreamConfig.DEDUPE_WINDOW_MS);
 
         Topology t = new Topology();
         t.addSource("commands", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.commands());
         t.addSource("reclaims", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.reclaim());
-        t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue), "commands");
+        t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
+                uploadTimeout, dedupeWindow), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");

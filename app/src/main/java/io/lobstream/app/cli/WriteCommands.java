@@ -1,0 +1,132 @@
+package io.lobstream.app.cli;
+
+import io.lobstream.ingest.client.LobClient;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The write commands: put, write, append, truncate, delete. Each sends its command(s) with
+ * {@link LobClient}, waits for Kafka's acknowledgement and, with --wait-applied (the default),
+ * until the node serves the new version.
+ */
+final class WriteCommands {
+    private WriteCommands() {
+    }
+
+    /** What a write command sends. */
+    @FunctionalInterface
+    interface Send {
+        CompletableFuture<RecordMetadata> send(LobClient client) throws Exception;
+    }
+
+    /** The shared part: options, sending, acknowledgement and read-your-writes. */
+    abstract static class Base implements Callable<Integer> {
+        @Mixin
+        ClusterOptions cluster;
+
+        @Mixin
+        WaitOptions wait;
+
+        @Parameters(index = "0", paramLabel = "ID", description = "The LOB id.")
+        String id;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        int run(Send send) throws Exception {
+            NodeHttp http = new NodeHttp(wait.node);
+            Optional<String> before = wait.waitApplied ? http.etag(id) : Optional.empty();
+            RecordMetadata md;
+            try (LobClient client = new LobClient(cluster.streamConfig(null))) {
+                md = send.send(client).get();
+            }
+            System.err.printf("%s %s: acknowledged at %s-%d@%d%n", spec.name(), id, md.topic(), md.partition(), md.offset());
+            if (wait.waitApplied) {
+                return Waits.untilVersionChanges(http, id, before, wait.timeout) ? 0 : 3;
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "put", mixinStandardHelpOptions = true,
+            description = "Write a whole value (from a file, or - for stdin) as the new version of a LOB. Values over lob.chunk.size "
+                    + "go as one upload of chunks, published when the last one is applied and the CRC32C matches.")
+    static final class Put extends Base {
+        @Parameters(index = "1", paramLabel = "FILE", description = "File to read, or - for standard input.")
+        String file;
+
+        @Override
+        public Integer call() throws Exception {
+            try (InputFile in = InputFile.open(file)) {
+                long length = in.length();
+                return run(client -> client.put(id, in.stream(), length, null, new ProgressBar("put " + id, length)));
+            }
+        }
+    }
+
+    @Command(name = "write", mixinStandardHelpOptions = true,
+            description = "Overwrite bytes of a LOB from OFFSET (at most its length; past the end it grows). The new version shares "
+                    + "every unchanged page with the old one.")
+    static final class Write extends Base {
+        @Option(names = "--offset", required = true, description = "Where the bytes go (0 to the LOB's length).")
+        long offset;
+
+        @Parameters(index = "1", paramLabel = "FILE", description = "File to read, or - for standard input.")
+        String file;
+
+        @Override
+        public Integer call() throws Exception {
+            if (offset < 0) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--offset must be >= 0");
+            }
+            try (InputFile in = InputFile.open(file)) {
+                long length = in.length();
+                return run(client -> client.write(id, offset, in.stream(), length, new ProgressBar("write " + id, length)));
+            }
+        }
+    }
+
+    @Command(name = "append", mixinStandardHelpOptions = true, description = "Append bytes to a LOB (creating it if needed).")
+    static final class Append extends Base {
+        @Parameters(index = "1", paramLabel = "FILE", description = "File to read, or - for standard input.")
+        String file;
+
+        @Override
+        public Integer call() throws Exception {
+            try (InputFile in = InputFile.open(file)) {
+                long length = in.length();
+                return run(client -> client.append(id, in.stream(), length, new ProgressBar("append " + id, length)));
+            }
+        }
+    }
+
+    @Command(name = "truncate", mixinStandardHelpOptions = true, description = "Cut a LOB to --length bytes.")
+    static final class Truncate extends Base {
+        @Option(names = "--length", required = true, description = "The new length (at most the current one).")
+        long length;
+
+        @Override
+        public Integer call() throws Exception {
+            if (length < 0) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--length must be >= 0");
+            }
+            return run(client -> client.truncate(id, length));
+        }
+    }
+
+    @Command(name = "delete", mixinStandardHelpOptions = true, description = "Delete a LOB; its last version becomes history for purge.")
+    static final class Delete extends Base {
+        @Override
+        public Integer call() throws Exception {
+            return run(client -> client.delete(id));
+        }
+    }
+}

@@ -1,0 +1,219 @@
+package io.lobstream.ingest.writer;
+
+import io.lobstream.avro.LobCommand;
+import io.lobstream.avro.LobOp;
+import io.lobstream.store.Chunk;
+import io.lobstream.store.ChunkResult;
+import io.lobstream.store.LobStore;
+import io.lobstream.store.Source;
+import io.lobstream.store.ValueChecksumException;
+import io.lobstream.store.index.VersionEntry;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.zip.CRC32C;
+
+/**
+ * Applies one {@link LobCommand} to a tablespace and says what came of it. It knows nothing of
+ * Kafka Streams: the writer topology ({@link CommandProcessor}) and offline replay use it alike.
+ *
+ * <p>Every command is checked before it touches the store; a command that cannot be applied is
+ * {@link Rejected} with a kind (the dead-letter header {@code lob.dlq.kind}) and a reason:
+ * {@code invalid}, {@code too-large}, {@code out-of-range}, {@code not-found},
+ * {@code crc-mismatch}, {@code upload} (a chunk that does not continue its upload) or
+ * {@code unsupported}.
+ */
+public final class CommandApplier {
+
+    /** What came of a command. */
+    public sealed interface Outcome permits Applied, ChunkAccepted, AlreadyApplied, Duplicate, Rejected {
+    }
+
+    /** Applied; {@code superseded} is the version it replaced or deleted, now pending purge. */
+    public record Applied(LobOp op, Optional<VersionEntry> superseded) implements Outcome {
+    }
+
+    /** A chunk of an upload was written; the value is published with the last chunk. */
+    public record ChunkAccepted() implements Outcome {
+    }
+
+    /**
+     * The command's offset was applied before a restart: nothing is applied again, but the undo
+     * records it produced may have been lost with an aborted transaction, so these are to be
+     * produced again.
+     */
+    public record AlreadyApplied(List<VersionEntry> undoToReemit) implements Outcome {
+    }
+
+    /** A command with this commandId (or this chunk of its upload) was applied already: sent twice. */
+    public record Duplicate(String commandId) implements Outcome {
+    }
+
+    /** Not applicable; nothing changed. */
+    public record Rejected(String kind, String reason) implements Outcome {
+    }
+
+    private final long maxValueBytes;
+
+    public CommandApplier(long maxValueBytes) {
+        this.maxValueBytes = maxValueBytes;
+    }
+
+    public Outcome apply(LobCommand cmd, byte[] key, LobStore store, Source source) throws IOException {
+        Rejected invalid = validate(cmd, key);
+        if (invalid != null) {
+            return invalid;
+        }
+        if (source.offset() <= store.appliedOffset(source.name())) {
+            List<VersionEntry> undo = new ArrayList<>();
+            store.forEachPending(e -> {
+                if (e.sourceOffset() == source.offset() && !e.reclaimRequested()) {
+                    undo.add(e);
+                }
+            });
+            return new AlreadyApplied(undo);
+        }
+        if (cmd.getCommandId() != null && !cmd.getCommandId().isEmpty() && store.commandApplied(cmd.getCommandId())) {
+            return new Duplicate(cmd.getCommandId());
+        }
+        Source tagged = new Source(source.name(), source.offset(), emptyToNull(cmd.getCommandId()));
+        String id = cmd.getLobId();
+        byte[] data = bytes(cmd.getData());
+        try {
+            switch (cmd.getOp()) {
+                case PUT:
+                    if (cmd.getUploadId() != null) {
+                        return chunk(cmd, data, store, tagged);
+                    }
+                    return new Applied(LobOp.PUT, store.put(id, new ByteArrayInputStream(data), data.length, cmd.getCrc32c(), tagged)
+                            .superseded());
+                case WRITE:
+                case APPEND: {
+                    long length = store.current(id).map(VersionEntry::byteLength).orElse(0L);
+                    long at = cmd.getOp() == LobOp.APPEND ? length : cmd.getOffset();
+                    if (at > length) {
+                        return new Rejected("out-of-range", "WRITE at offset " + at + " of " + id + ", which has " + length + " bytes");
+                    }
+                    if (at + data.length > maxValueBytes) {
+                        return tooLarge(id, at + data.length);
+                    }
+                    if (cmd.getCrc32c() != null && cmd.getCrc32c() != crc(data)) {
+                        return new Rejected("crc-mismatch", new ValueChecksumException(id, cmd.getCrc32c(), crc(data)).getMessage());
+                    }
+                    return new Applied(cmd.getOp(), store.write(id, at, new ByteArrayInputStream(data), data.length, tagged).superseded());
+                }
+                case TRUNCATE: {
+                    Optional<VersionEntry> cur = store.current(id);
+                    if (cur.isEmpty()) {
+                        return new Rejected("not-found", "TRUNCATE of " + id + ", which does not exist");
+                    }
+                    if (cmd.getTotalLength() > cur.get().byteLength()) {
+                        return new Rejected("out-of-range", "TRUNCATE of " + id + " to " + cmd.getTotalLength() + " bytes; it has "
+                                + cur.get().byteLength());
+                    }
+                    return new Applied(LobOp.TRUNCATE, store.truncate(id, cmd.getTotalLength(), tagged).superseded());
+                }
+                case DELETE:
+                    return new Applied(LobOp.DELETE, store.delete(id, tagged));
+                default:
+                    return new Rejected("unsupported", "op " + cmd.getOp());
+            }
+        } catch (ValueChecksumException e) {
+            return new Rejected("crc-mismatch", e.getMessage());
+        }
+    }
+
+    private Outcome chunk(LobCommand cmd, byte[] data, LobStore store, Source source) throws IOException {
+        Chunk chunk = new Chunk(cmd.getUploadId(), cmd.getLobId(), cmd.getTotalLength(), cmd.getChunkIndex(), cmd.getChunkCount(),
+                cmd.getOffset(), data.length, cmd.getCrc32c());
+        ChunkResult r = store.putChunk(chunk, new ByteArrayInputStream(data), source);
+        switch (r.status()) {
+            case ACCEPTED:
+                return new ChunkAccepted();
+            case PUBLISHED:
+                return new Applied(LobOp.PUT, r.published().orElseThrow().superseded());
+            case DUPLICATE:
+                return new Duplicate(cmd.getCommandId());
+            case CHECKSUM_MISMATCH:
+                return new Rejected("crc-mismatch", r.reason());
+            default:
+                return new Rejected("upload", r.reason());
+        }
+    }
+
+    /** The problem with a command that no store state can fix, or null. */
+    private Rejected validate(LobCommand cmd, byte[] key) {
+        if (cmd.getLobId() == null || cmd.getLobId().isEmpty()) {
+            return invalid("lobId is empty");
+        }
+        if (key != null && !Arrays.equals(key, cmd.getLobId().getBytes(StandardCharsets.UTF_8))) {
+            return invalid("record key does not match lobId " + cmd.getLobId() + " (it would land in the wrong partition)");
+        }
+        if (cmd.getOffset() < 0 || cmd.getTotalLength() < 0) {
+            return invalid("negative offset " + cmd.getOffset() + " or length " + cmd.getTotalLength());
+        }
+        int n = cmd.getData().remaining();
+        boolean chunked = cmd.getUploadId() != null;
+        if (!chunked && (cmd.getChunkCount() != 1 || cmd.getChunkIndex() != 0)) {
+            return invalid("chunk " + cmd.getChunkIndex() + " of " + cmd.getChunkCount() + " without an uploadId");
+        }
+        if (cmd.getChunkCount() < 1 || cmd.getChunkIndex() < 0 || cmd.getChunkIndex() >= cmd.getChunkCount()) {
+            return invalid("chunk " + cmd.getChunkIndex() + " of " + cmd.getChunkCount());
+        }
+        switch (cmd.getOp()) {
+            case PUT:
+                if (cmd.getTotalLength() > maxValueBytes) {
+                    return tooLarge(cmd.getLobId(), cmd.getTotalLength());
+                }
+                if (!chunked && cmd.getTotalLength() != n) {
+                    return invalid("totalLength " + cmd.getTotalLength() + " but the command carries " + n + " bytes");
+                }
+                if (chunked && cmd.getOffset() + n > cmd.getTotalLength()) {
+                    return invalid("chunk bytes " + cmd.getOffset() + "+" + n + " run past totalLength " + cmd.getTotalLength());
+                }
+                return null;
+            case WRITE:
+            case APPEND:
+                if (chunked) {
+                    return new Rejected("unsupported", cmd.getOp() + " in chunks: send writes of up to lob.chunk.size bytes each");
+                }
+                return cmd.getTotalLength() == n ? null
+                        : invalid("totalLength " + cmd.getTotalLength() + " but the command carries " + n + " bytes");
+            case TRUNCATE:
+            case DELETE:
+                return chunked || n > 0 ? invalid(cmd.getOp() + " carries data or chunks") : null;
+            default:
+                return new Rejected("unsupported", "op " + cmd.getOp());
+        }
+    }
+
+    private static Rejected invalid(String reason) {
+        return new Rejected("invalid", reason);
+    }
+
+    private Rejected tooLarge(String id, long length) {
+        return new Rejected("too-large", id + " would be " + length + " bytes, over lob.value.max.bytes " + maxValueBytes);
+    }
+
+    private static int crc(byte[] data) {
+        CRC32C c = new CRC32C();
+        c.update(data);
+        return (int) c.getValue();
+    }
+
+    private static byte[] bytes(ByteBuffer b) {
+        byte[] out = new byte[b.remaining()];
+        b.duplicate().get(out);
+        return out;
+    }
+
+    private static String emptyToNull(String s) {
+        return s == null || s.isEmpty() ? null : s;
+    }
+}
