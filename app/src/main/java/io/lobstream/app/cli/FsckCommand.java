@@ -59,8 +59,9 @@ final class FsckCommand implements Callable<Integer> {
             n.put("partition", p);
             parts.add(n);
             if (!json) {
-                System.out.printf("%s: %s  lobs %d, pending %d, pages live %d / history %d / free %d%n",
-                        ts, r.ok() ? "ok" : "PROBLEMS", r.lobs(), r.versionsPending(), r.pagesLive(), r.pagesHistory(), r.pagesFree());
+                System.out.printf("%s: %s  lobs %d, pending %d, pages live %d / history %d / free %d / uploading %d%n",
+                        ts, r.ok() ? "ok" : "PROBLEMS", r.lobs(), r.versionsPending(), r.pagesLive(), r.pagesHistory(), r.pagesFree(),
+                        r.pagesUploading());
                 r.problems().forEach(pr -> System.out.println("  " + pr));
             }
         }
