@@ -917,6 +917,11 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
+    public void forEachCurrent(Consumer<VersionEntry> action) {
+        index.forEachCurrent(action);
+    }
+
+    @Override
     public void forEachPending(Consumer<VersionEntry> action) {
         index.forEachPending(action);
     }

@@ -74,6 +74,9 @@ public interface LobStore extends Closeable {
     /** Forgets the ids of commands applied before {@code beforeMillis} (the de-duplication window); returns how many. */
     int forgetCommandsBefore(long beforeMillis) throws IOException;
 
+    /** Every LOB's current version, in id order. */
+    void forEachCurrent(Consumer<VersionEntry> action);
+
     /** Every version pending purge. */
     void forEachPending(Consumer<VersionEntry> action);
 

@@ -70,6 +70,10 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--drain-timeout", defaultValue = "120s", description = "How long to wait for purge to drain (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
 
+    @Option(names = "--keep-running", description = "After the summary, keep the broker, registry and node running until Ctrl-C "
+            + "(e.g. to replay --verify against them).")
+    boolean keepRunning;
+
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
     Map<String, String> config = new HashMap<>();
 
@@ -161,6 +165,13 @@ final class DemoCommand implements Callable<Integer> {
                 summary.put("fsck_ok", fsck.ok());
                 summary.put("elapsed_s", Math.round((System.nanoTime() - t0) / 1e8) / 10.0);
                 ok = fsck.ok() && st.historyLength() == 0;
+                if (keepRunning) {
+                    printSummary(summary);
+                    System.err.printf("demo done; the broker, registry and node keep running (Ctrl-C to stop). Try:%n"
+                                    + "  ./lobstream replay --bootstrap %s --registry %s --node http://127.0.0.1:%d --partition 0 "
+                                    + "--data-dir REPLAY_DIR --verify%n", cluster.bootstrap(), cluster.registryUrl(), node.httpPort());
+                    Thread.sleep(Long.MAX_VALUE);
+                }
             } finally {
                 workers.forEach(PurgeWorker::close);
             }

@@ -1,0 +1,101 @@
+package io.lobstream.ingest.replay;
+
+import io.lobstream.avro.LobCommand;
+import io.lobstream.ingest.writer.CommandApplier;
+import io.lobstream.schema.LobSerdes;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.Source;
+import io.lobstream.store.purge.LocalPurger;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Rebuilds one partition's tablespace from its redo log: every committed record of
+ * {@code lob.commands} for the partition, from the beginning to the end offset found at start,
+ * applied in order with the same {@link CommandApplier} the writer uses. Superseded versions are
+ * reclaimed locally as it goes (the page numbers in {@code lob.reclaim} belong to the original
+ * tablespace, not to this one). Needs the commands topic's full history: run it with retention
+ * that keeps every command ({@code retention.ms=-1}, or compaction off), see README.
+ */
+public final class PartitionReplayer {
+    private static final Logger log = LoggerFactory.getLogger(PartitionReplayer.class);
+    private static final Duration POLL = Duration.ofMillis(500);
+
+    /** What a replay did. */
+    public record Result(long records, long applied, long rejected, long endOffset) {
+    }
+
+    private final LobStreamConfig config;
+
+    public PartitionReplayer(LobStreamConfig config) {
+        this.config = config;
+    }
+
+    public Result replay(int partition, DefaultLobStore store) throws IOException {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 200);
+        TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
+        Deserializer<Object> values = LobSerdes.valueDeserializer(config);
+        CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES));
+        long records = 0;
+        long applied = 0;
+        long rejected = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+             LocalPurger purger = new LocalPurger(store, 256)) {
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long end = consumer.endOffsets(List.of(tp)).get(tp);
+            log.info("replaying {} offsets {}..{}", tp, consumer.position(tp), end);
+            long lastLog = System.nanoTime();
+            while (consumer.position(tp) < end) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
+                    if (r.offset() >= end) {
+                        break;
+                    }
+                    records++;
+                    CommandApplier.Outcome o;
+                    try {
+                        LobCommand cmd = LobSerdes.decode(values, r.topic(), r.value(), LobCommand.class);
+                        o = applier.apply(cmd, r.key(), store, new Source(tp.toString(), r.offset()));
+                    } catch (RuntimeException undecodable) {
+                        o = new CommandApplier.Rejected("undecodable", undecodable.getMessage());
+                    }
+                    if (o instanceof CommandApplier.Applied) {
+                        applied++;
+                    } else if (o instanceof CommandApplier.Rejected) {
+                        rejected++;
+                    }
+                }
+                while (store.stats().historyLength() > 1000 && purger.purgeOnce() > 0) {
+                    // keep the rebuilt tablespace near its live size
+                }
+                if (System.nanoTime() - lastLog > 5_000_000_000L) {
+                    lastLog = System.nanoTime();
+                    log.info("replaying {}: offset {} of {} ({} applied, {} rejected)", tp, consumer.position(tp), end, applied, rejected);
+                }
+            }
+            while (purger.purgeOnce() > 0) {
+                // drain the rest of the history
+            }
+            store.flush();
+            log.info("replayed {}: {} records, {} applied, {} rejected (dead-lettered in the original run)", tp, records, applied, rejected);
+            return new Result(records, applied, rejected, end);
+        }
+    }
+}
