@@ -31,7 +31,7 @@ import java.time.Instant;
  * transaction) are produced again from the versions still pending in the index. A command a
  * producer sent twice (same commandId, another offset) is recognised by its id.
  *
- * <p>Every {@value #HOUSEKEEPING_SECONDS} s (wall clock) the task also drops chunked uploads
+ * <p>Every {@value #HOUSEKEEPING_SECONDS} s at most (wall clock) the task also drops chunked uploads
  * idle for {@code lob.upload.timeout.ms} and forgets commandIds older than
  * {@code lob.command.dedupe.window.ms}.
  */
@@ -55,7 +55,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     @Override
     public void init(ProcessorContext<Object, Object> context) {
         super.init(context);
-        context.schedule(Duration.ofSeconds(HOUSEKEEPING_SECONDS), PunctuationType.WALL_CLOCK_TIME, now -> housekeeping(now));
+        // often enough that an upload expires within about half its timeout after it is due
+        Duration every = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploadTimeoutMs / 2)));
+        context.schedule(every, PunctuationType.WALL_CLOCK_TIME, this::housekeeping);
     }
 
     private void housekeeping(long now) {

@@ -1,0 +1,317 @@
+package io.lobstream.app;
+
+import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.avro.LobCommand;
+import io.lobstream.avro.LobOp;
+import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.replay.PartitionReplayer;
+import io.lobstream.purge.PurgeWorker;
+import io.lobstream.schema.LobSerdes;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobReadHandle;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.VersionEntry;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Ingest on a real broker and registry: large values in chunks, partial updates as events,
+ * re-sent commands, expiring uploads, every kind of bad input, and offline replay.
+ */
+class IngestIT {
+    @TempDir
+    static Path dir;
+
+    static EmbeddedCluster cluster;
+    static LobNode node;
+    static PurgeWorker purge;
+    static Thread purgeThread;
+    static LobStreamConfig config;
+    static LobClient client;
+    static KafkaProducer<String, Object> avro;
+    static final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = EmbeddedCluster.start(dir, 0, 0, 0);
+        config = new LobStreamConfig(Map.of(
+                LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap(),
+                LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl(),
+                LobStreamConfig.DATA_DIR.name(), dir.resolve("node").toString(),
+                LobStreamConfig.HTTP_PORT.name(), 0,
+                LobStreamConfig.PARTITIONS.name(), 2,
+                LobStreamConfig.VALUE_MAX_BYTES.name(), 100 << 20,
+                LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), 2000));
+        node = new LobNode(config, LobStoreConfig.defaults()).start();
+        node.awaitRunning(Duration.ofSeconds(120));
+        purge = new PurgeWorker(config, LobStoreConfig.defaults(), "ingest-it", 0, node.meters());
+        purgeThread = new Thread(purge, "purge-ingest-it");
+        purgeThread.start();
+        client = new LobClient(config);
+        avro = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()), new StringSerializer(),
+                LobSerdes.valueSerializer(config));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        for (AutoCloseable c : new AutoCloseable[] {avro, client}) {
+            if (c != null) {
+                c.close();
+            }
+        }
+        if (purge != null) {
+            purge.close();
+            purgeThread.join(10_000);
+        }
+        if (node != null) {
+            node.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static String sha256(InputStream in) throws Exception {
+        MessageDigest md = MessageDigest.getInstance("SHA-256");
+        try (DigestInputStream d = new DigestInputStream(in, md)) {
+            d.transferTo(java.io.OutputStream.nullOutputStream());
+        }
+        return HexFormat.of().formatHex(md.digest());
+    }
+
+    static HttpResponse<InputStream> get(String id) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/lobs/" + id)).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+    }
+
+    static String nodeSha(String id) throws Exception {
+        HttpResponse<InputStream> r = get(id);
+        try (InputStream in = r.body()) {
+            return r.statusCode() == 200 ? sha256(in) : "HTTP " + r.statusCode();
+        }
+    }
+
+    static void awaitValue(String id, byte[] expected) throws Exception {
+        String want = sha256(new ByteArrayInputStream(expected));
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> nodeSha(id).equals(want));
+    }
+
+    static FsckReport fsck() throws Exception {
+        FsckReport r = FsckReport.empty();
+        for (DefaultLobStore s : node.tablespaces().all().values()) {
+            r = r.plus(s.fsck(true));
+        }
+        return r;
+    }
+
+    @Test
+    void valueOf64MiBRoundTripsInChunks() throws Exception {
+        byte[] v = bytes(64 << 20, 1);
+        client.put("it-64m", new ByteArrayInputStream(v), v.length, null, LobClient.Progress.NONE).get();
+        awaitValue("it-64m", v);
+        assertThat(fsck().problems()).isEmpty();
+    }
+
+    @Test
+    void partialUpdatesAsEvents() throws Exception {
+        byte[] v = bytes(1_500_000, 2);
+        client.put("it-part", new ByteArrayInputStream(v), v.length, null, LobClient.Progress.NONE).get();
+        byte[] patch = bytes(1000, 3);
+        client.write("it-part", 700_000, new ByteArrayInputStream(patch), patch.length, LobClient.Progress.NONE).get();
+        System.arraycopy(patch, 0, v, 700_000, patch.length);
+        byte[] more = bytes(900_000, 4); // over one chunk: sent as two APPENDs
+        client.append("it-part", new ByteArrayInputStream(more), more.length, LobClient.Progress.NONE).get();
+        byte[] appended = Arrays.copyOf(v, v.length + more.length);
+        System.arraycopy(more, 0, appended, v.length, more.length);
+        client.truncate("it-part", 2_000_000).get();
+        awaitValue("it-part", Arrays.copyOf(appended, 2_000_000));
+        await().atMost(Duration.ofSeconds(60)).until(() -> node.tablespaces().totals().historyLength() == 0);
+        assertThat(fsck().problems()).isEmpty();
+    }
+
+    @Test
+    void aCommandSentTwiceIsAppliedOnce() throws Exception {
+        LobCommand first = put("it-twice", bytes(10, 5)).build();
+        avro.send(new ProducerRecord<>(config.topics().commands(), "it-twice", first)).get();
+        byte[] second = bytes(20, 6);
+        avro.send(new ProducerRecord<>(config.topics().commands(), "it-twice", put("it-twice", second).build())).get();
+        avro.send(new ProducerRecord<>(config.topics().commands(), "it-twice", first)).get(); // re-sent: must not win
+        byte[] marker = bytes(30, 7);
+        avro.send(new ProducerRecord<>(config.topics().commands(), "it-twice-marker", put("it-twice-marker", marker).build())).get();
+        awaitValue("it-twice-marker", marker);
+        await().atMost(Duration.ofSeconds(30)).until(() -> skipped("duplicate-command-id") >= 1);
+        awaitValue("it-twice", second);
+    }
+
+    @Test
+    void anUploadWhoseProducerStopsExpiresAndFreesItsPages() throws Exception {
+        String upload = UUID.randomUUID().toString();
+        for (int i = 0; i < 2; i++) {
+            avro.send(new ProducerRecord<>(config.topics().commands(), "it-stopped", put("it-stopped", bytes(1000, i)).setUploadId(upload)
+                    .setChunkIndex(i).setChunkCount(5).setOffset(i * 1000L).setTotalLength(5000).build())).get();
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> node.meters().find("lob_uploads_expired").counter() != null
+                && node.meters().find("lob_uploads_expired").counter().count() >= 1);
+        FsckReport r = fsck();
+        assertThat(r.problems()).isEmpty();
+        assertThat(r.pagesUploading()).isZero();
+        assertThat(get("it-stopped").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void everyKindOfBadInputIsDeadLetteredWithItsReasonAndGoodRecordsAroundItAreApplied() throws Exception {
+        String topic = config.topics().commands();
+        client.put("it-dlq", bytes(10, 1), null).get();
+        Map<String, LobCommand> bad = new HashMap<>();
+        bad.put("invalid", put("it-dlq-other", bytes(5, 1)).build()); // sent under another key
+        bad.put("too-large", put("it-dlq", new byte[0]).setUploadId("u-big").setChunkCount(400).setTotalLength(200L << 20).build());
+        bad.put("out-of-range", put("it-dlq", bytes(5, 2)).setOp(LobOp.WRITE).setOffset(1_000).build());
+        bad.put("not-found", put("it-dlq-none", new byte[0]).setOp(LobOp.TRUNCATE).setTotalLength(0).build());
+        bad.put("crc-mismatch", put("it-dlq", bytes(5, 3)).setCrc32c(12345).build());
+        bad.put("upload", put("it-dlq", bytes(5, 4)).setUploadId("u-unknown").setChunkIndex(3).setChunkCount(5).setOffset(15)
+                .setTotalLength(25).build());
+        for (Map.Entry<String, LobCommand> e : bad.entrySet()) {
+            String key = e.getKey().equals("invalid") ? "it-dlq" : e.getValue().getLobId();
+            avro.send(new ProducerRecord<>(topic, key, e.getValue())).get();
+        }
+        try (KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            raw.send(new ProducerRecord<>(topic, "it-dlq".getBytes(), "not avro at all".getBytes())).get();
+        }
+        avro.send(new ProducerRecord<>(topic, "it-dlq", unknownOp("it-dlq"))).get();
+        byte[] good = bytes(77, 9);
+        client.put("it-dlq", good, null).get();
+        awaitValue("it-dlq", good);
+
+        Map<String, String> reasons = deadLetters(8);
+        assertThat(reasons.keySet()).contains("invalid", "too-large", "out-of-range", "not-found", "crc-mismatch", "upload", "undecodable");
+        assertThat(reasons.get("upload")).contains("u-unknown");
+        assertThat(reasons.get("too-large")).contains("lob.value.max.bytes");
+        assertThat(node.meters().find("lob_commands_dead_lettered").tag("kind", "undecodable").counter().count()).isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    void replayOfAPartitionGivesByteIdenticalValues() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            client.put("it-replay-" + (i % 7), bytes(20_000 + 1000 * i, i), null).get();
+        }
+        client.append("it-replay-1", new ByteArrayInputStream(bytes(5000, 50)), 5000, LobClient.Progress.NONE).get();
+        byte[] last = bytes(123, 51);
+        client.put("it-replay-last", last, null).get();
+        awaitValue("it-replay-last", last);
+        for (int p : node.tablespaces().all().keySet()) {
+            try (DefaultLobStore replayed = DefaultLobStore.open(dir.resolve("replay").resolve("p-" + p), LobStoreConfig.defaults())) {
+                new PartitionReplayer(config).replay(p, replayed);
+                assertThat(replayed.fsck(true).problems()).isEmpty();
+                List<VersionEntry> live = new ArrayList<>();
+                replayed.forEachCurrent(live::add);
+                assertThat(live).isNotEmpty();
+                for (VersionEntry e : live) {
+                    try (LobReadHandle h = replayed.open(e.lobId()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                        assertThat(sha256(in)).as(e.lobId()).isEqualTo(nodeSha(e.lobId()));
+                    }
+                }
+            }
+        }
+    }
+
+    static double skipped(String reason) {
+        var c = node.meters().find("lob_commands_skipped").tag("reason", reason).counter();
+        return c == null ? 0 : c.count();
+    }
+
+    static LobCommand.Builder put(String id, byte[] data) {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(data);
+        return LobCommand.newBuilder().setCommandId(UUID.randomUUID().toString()).setLobId(id).setOp(LobOp.PUT)
+                .setTotalLength(data.length).setCrc32c((int) crc.getValue()).setData(ByteBuffer.wrap(data)).setMetadata(Map.of())
+                .setProducedAt(Instant.now());
+    }
+
+    /** A command written with a newer schema whose op enum has a symbol this writer does not know. */
+    static GenericRecord unknownOp(String id) {
+        String json = LobCommand.getClassSchema().toString().replace("\"DELETE\"]", "\"DELETE\",\"COPY\"]");
+        Schema newer = new Schema.Parser().parse(json);
+        GenericRecord r = new GenericData.Record(newer);
+        for (Schema.Field f : newer.getFields()) {
+            if (f.hasDefaultValue()) {
+                r.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        r.put("commandId", UUID.randomUUID().toString());
+        r.put("lobId", id);
+        r.put("op", new GenericData.EnumSymbol(newer.getField("op").schema(), "COPY"));
+        r.put("producedAt", Instant.now().toEpochMilli());
+        return r;
+    }
+
+    /** kind → reason of the dead letters so far (at least {@code atLeast} of them). */
+    static Map<String, String> deadLetters(int atLeast) {
+        Map<String, String> reasons = new HashMap<>();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, "ingest-it-dlq-" + UUID.randomUUID(),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            c.subscribe(List.of(config.topics().deadLetters()));
+            List<ConsumerRecord<byte[], byte[]>> seen = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                c.poll(Duration.ofMillis(200)).forEach(seen::add);
+                return seen.size() >= atLeast;
+            });
+            for (ConsumerRecord<byte[], byte[]> r : seen) {
+                reasons.put(new String(r.headers().lastHeader("lob.dlq.kind").value(), StandardCharsets.UTF_8),
+                        new String(r.headers().lastHeader("lob.dlq.reason").value(), StandardCharsets.UTF_8));
+            }
+        }
+        return reasons;
+    }
+}
