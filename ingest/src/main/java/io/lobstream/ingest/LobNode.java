@@ -31,6 +31,9 @@ import java.util.concurrent.TimeoutException;
  * partitions between them.
  */
 public final class LobNode implements AutoCloseable {
+    /** Keys with this prefix are passed to Kafka Streams without it, e.g. lob.streams.consumer.session.timeout.ms. */
+    public static final String STREAMS_PREFIX = "lob.streams.";
+
     private static final Logger log = LoggerFactory.getLogger(LobNode.class);
 
     private final LobStreamConfig config;
@@ -85,6 +88,12 @@ public final class LobNode implements AutoCloseable {
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_BYTES_CONFIG), 16 * 1024 * 1024);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+        // any Kafka Streams (or its clients') setting, as lob.streams.<setting>, wins over the above
+        config.originals().forEach((k, v) -> {
+            if (k.startsWith(STREAMS_PREFIX)) {
+                p.put(k.substring(STREAMS_PREFIX.length()), v);
+            }
+        });
         return p;
     }
 
