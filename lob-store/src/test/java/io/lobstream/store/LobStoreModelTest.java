@@ -35,10 +35,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class LobStoreModelTest {
 
-    sealed interface Action permits Put, Write, Append, Truncate, Delete, Reclaim, Pin, Unpin, Reopen {
+    sealed interface Action permits Put, Upload, Write, Append, Truncate, Delete, Reclaim, Pin, Unpin, Reopen {
     }
 
     record Put(String id, int size, int seed) implements Action { }
+    /** A chunked PUT; {@code abandonAfter < chunks} stops sending there and expires the upload. */
+    record Upload(String id, int size, int chunks, int abandonAfter, int seed) implements Action { }
     record Write(String id, double at, int size, int seed) implements Action { }
     record Append(String id, int size, int seed) implements Action { }
     record Truncate(String id, double to) implements Action { }
@@ -107,6 +109,22 @@ class LobStoreModelTest {
             byte[] v = bytes(p.size(), p.seed());
             store.put(p.id(), new ByteArrayInputStream(v), v.length, null, null);
             model.put(p.id(), v);
+        } else if (action instanceof Upload u) {
+            byte[] v = bytes(u.size(), u.seed());
+            int per = (v.length + u.chunks() - 1) / u.chunks();
+            String uploadId = "up-" + u.seed();
+            for (int i = 0; i < u.chunks() && i < u.abandonAfter(); i++) {
+                int from = Math.min(v.length, i * per);
+                int to = i == u.chunks() - 1 ? v.length : Math.min(v.length, from + per);
+                ChunkResult r = store.putChunk(new Chunk(uploadId, u.id(), v.length, i, u.chunks(), from, to - from, null),
+                        new ByteArrayInputStream(v, from, to - from), null);
+                assertThat(r.status()).isIn(ChunkResult.Status.ACCEPTED, ChunkResult.Status.PUBLISHED);
+            }
+            if (u.abandonAfter() >= u.chunks()) {
+                model.put(u.id(), v);
+            } else {
+                store.expireUploads(-1);
+            }
         } else if (action instanceof Write w) {
             byte[] old = model.getOrDefault(w.id(), new byte[0]);
             int at = (int) (w.at() * old.length);
@@ -202,6 +220,8 @@ class LobStoreModelTest {
         Arbitrary<Action> action = Arbitraries.frequencyOf(
                 net.jqwik.api.Tuple.of(4, Combinators.combine(id, size, seed).as(Put::new)),
                 net.jqwik.api.Tuple.of(4, Combinators.combine(id, fraction, size, seed).as(Write::new)),
+                net.jqwik.api.Tuple.of(2, Combinators.combine(id, Arbitraries.integers().between(0, 200_000),
+                        Arbitraries.integers().between(1, 6), Arbitraries.integers().between(0, 8), seed).as(Upload::new)),
                 net.jqwik.api.Tuple.of(3, Combinators.combine(id, size, seed).as(Append::new)),
                 net.jqwik.api.Tuple.of(2, Combinators.combine(id, fraction).as(Truncate::new)),
                 net.jqwik.api.Tuple.of(1, id.map(Delete::new)),
