@@ -45,8 +45,13 @@ public final class KafkaTools {
 
     /** Every committed record of {@code topic} (read_committed), from the beginning to the current end. */
     public static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrap, String topic) {
+        return readAll(bootstrap, topic, IsolationLevel.READ_COMMITTED);
+    }
+
+    /** Every record of {@code topic}: with READ_UNCOMMITTED, those of open and aborted transactions too. */
+    public static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrap, String topic, IsolationLevel isolation) {
         Map<String, Object> c = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation.toString(),
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
@@ -70,13 +75,34 @@ public final class KafkaTools {
     /** End offsets (read_committed) of every partition of {@code topic}. */
     public static Map<TopicPartition, Long> endOffsets(Admin admin, String topic, int partitions)
             throws ExecutionException, InterruptedException {
+        return endOffsets(admin, topic, partitions, IsolationLevel.READ_COMMITTED);
+    }
+
+    /**
+     * End offsets of every partition of {@code topic}: READ_COMMITTED gives the last stable offset,
+     * READ_UNCOMMITTED the high watermark; they differ while a transaction with records is open.
+     */
+    public static Map<TopicPartition, Long> endOffsets(Admin admin, String topic, int partitions, IsolationLevel isolation)
+            throws ExecutionException, InterruptedException {
         Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
         for (int p = 0; p < partitions; p++) {
             ask.put(new TopicPartition(topic, p), OffsetSpec.latest());
         }
         Map<TopicPartition, Long> out = new HashMap<>();
-        admin.listOffsets(ask, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get()
+        admin.listOffsets(ask, new ListOffsetsOptions(isolation)).all().get()
                 .forEach((tp, info) -> out.put(tp, info.offset()));
+        return out;
+    }
+
+    /** The partitions the group member with this client id owns now (empty if it is not a member). */
+    public static Set<TopicPartition> owned(Admin admin, String group, String clientId) throws ExecutionException, InterruptedException {
+        ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get();
+        Set<TopicPartition> out = new HashSet<>();
+        for (MemberDescription m : d.members()) {
+            if (m.clientId().equals(clientId)) {
+                out.addAll(m.assignment().topicPartitions());
+            }
+        }
         return out;
     }
 

@@ -221,7 +221,7 @@ public final class PurgeBenchCommand implements Callable<Integer> {
 
     /** PUTs {@code ids} values, then {@code versions} updates round-robin over them, through the node; waits until applied. */
     private void buildBacklog(EmbeddedPipeline pipeline, int versions) throws Exception {
-        List<String> ids = balancedIds(partitions, IDS_PER_PARTITION);
+        List<String> ids = balancedIds("bench-", partitions, IDS_PER_PARTITION);
         byte[] noise = new byte[valueSize.max() + 4096];
         new Random(7).nextBytes(noise);
         Semaphore inFlight = new Semaphore(64);
@@ -256,13 +256,13 @@ public final class PurgeBenchCommand implements Callable<Integer> {
     }
 
     /** {@code perPartition} ids for each partition under Kafka's default partitioner, interleaved by partition. */
-    static List<String> balancedIds(int partitions, int perPartition) {
+    public static List<String> balancedIds(String prefix, int partitions, int perPartition) {
         List<List<String>> by = new ArrayList<>();
         for (int p = 0; p < partitions; p++) {
             by.add(new ArrayList<>());
         }
         for (int i = 0, found = 0; found < partitions * perPartition; i++) {
-            String id = "bench-" + i;
+            String id = prefix + i;
             int p = Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % partitions;
             if (by.get(p).size() < perPartition) {
                 by.get(p).add(id);

@@ -143,9 +143,9 @@ public final class PurgeProcess implements AutoCloseable {
         return null;
     }
 
-    /** What the worker logged so far (stderr). */
+    /** What the worker wrote so far: stderr, then stdout (where a test's logging configuration may send logs). */
     public String log() throws IOException {
-        return Files.readString(stderr);
+        return Files.readString(stderr) + Files.readString(stdout);
     }
 
     public Path logFile() {
