@@ -120,7 +120,7 @@ public final class PurgeBenchCommand implements Callable<Integer> {
         }
     }
 
-    private record Run(Config config, long versions, long timedVersions, double seconds, long pagesReclaimed, long rootRead, long indexRead, long dataRead,
+    private record Run(Config config, long versions, long timedVersions, double seconds, CpuSample cpu, long pagesReclaimed, long rootRead, long indexRead, long dataRead,
                        long workerVersions, long reclaimRecords, long duplicates, boolean sameExtents, double setupSeconds) {
         double versionsPerSecond() {
             return timedVersions / seconds;
@@ -320,8 +320,10 @@ public final class PurgeBenchCommand implements Callable<Integer> {
             double setupSeconds = (System.nanoTime() - setup) / 1e9;
             Map<TopicPartition, Long> end = copy(copier, rc, timed);
             long start = System.nanoTime();
+            CpuSample cpu0 = CpuSample.take(procs);
             drain(admin, group, end, procs, Duration.ofMinutes(10));
             seconds = (System.nanoTime() - start) / 1e9;
+            CpuSample cpu = CpuSample.take(procs).minus(cpu0);
             long stopping = System.nanoTime();
             procs.forEach(PurgeProcess::signalStop); // all at once: no rebalance onto workers about to stop
             for (PurgeProcess p : procs) {
@@ -348,9 +350,10 @@ public final class PurgeBenchCommand implements Callable<Integer> {
                 }
             }
             extentsOut.set(extents);
-            System.err.printf(Locale.ROOT, "  (setup %.1f s, timed %.2f s, stop %.1f s, check %.1f s)%n", setupSeconds, seconds,
+            System.err.printf(Locale.ROOT, "  (setup %.1f s, timed %.2f s: cpu workers %.2f s, broker+node %.2f s, machine %.0f%% busy; "
+                            + "stop %.1f s, check %.1f s)%n", setupSeconds, seconds, cpu.workers(), cpu.self(), 100 * cpu.machineBusy(),
                     (verifying - stopping) / 1e9, (System.nanoTime() - verifying) / 1e9);
-            return new Run(c, extents.size(), timed.size(), seconds, pages, sum(summaries, "root"), sum(summaries, "index"), sum(summaries, "data"),
+            return new Run(c, extents.size(), timed.size(), seconds, cpu, pages, sum(summaries, "root"), sum(summaries, "index"), sum(summaries, "data"),
                     summaries.stream().mapToLong(s -> s.path("versions").asLong()).sum(), records, duplicates,
                     reference == null || reference.equals(extents), setupSeconds);
         } finally {
@@ -400,6 +403,41 @@ public final class PurgeBenchCommand implements Callable<Integer> {
         try (Serializer<Object> ser = LobSerdes.valueSerializer(rc)) {
             ser.serialize(rc.topics().reclaim(), ReclaimRecord.newBuilder().setLobId("-").setVersion(0).setExtents(List.of())
                     .setWorkerId("bench").setTime(Instant.now()).build());
+        }
+    }
+
+    /**
+     * CPU seconds used by the workers and by this JVM (broker, node, bench), and how busy the whole
+     * machine was (all processes, other users' included: /proc/stat), so a reader can tell a
+     * latency-bound run from a CPU-starved one.
+     */
+    record CpuSample(double workers, double self, long busyTicks, long allTicks) {
+        static CpuSample take(List<PurgeProcess> procs) {
+            double w = procs.stream().mapToDouble(p -> p.cpu().toNanos() / 1e9).sum();
+            double me = ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
+            long busy = 0;
+            long all = 0;
+            try {
+                String[] f = java.nio.file.Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+                for (int i = 1; i < f.length && i <= 8; i++) {
+                    long v = Long.parseLong(f[i]);
+                    all += v;
+                    if (i != 4 && i != 5) { // idle, iowait
+                        busy += v;
+                    }
+                }
+            } catch (Exception ignored) {
+                // not Linux: no machine figure
+            }
+            return new CpuSample(w, me, busy, all);
+        }
+
+        CpuSample minus(CpuSample o) {
+            return new CpuSample(workers - o.workers, self - o.self, busyTicks - o.busyTicks, allTicks - o.allTicks);
+        }
+
+        double machineBusy() {
+            return allTicks == 0 ? 0 : (double) busyTicks / allTicks;
         }
     }
 
@@ -456,6 +494,10 @@ public final class PurgeBenchCommand implements Callable<Integer> {
             o.put("duplicates", r.duplicates);
             o.put("same_extents_as_first_run", r.sameExtents);
             o.put("setup_s", round(r.setupSeconds, 1));
+            ObjectNode cpu = o.putObject("cpu_in_timed_window");
+            cpu.put("workers_s", round(r.cpu.workers(), 2));
+            cpu.put("broker_node_bench_s", round(r.cpu.self(), 2));
+            cpu.put("machine_busy", round(r.cpu.machineBusy(), 2));
         }
         putRatio(j, "scaling_2", find(runs, 2, false, true), find(runs, 1, false, true));
         putRatio(j, "scaling_4", find(runs, 4, false, true), find(runs, 1, false, true));

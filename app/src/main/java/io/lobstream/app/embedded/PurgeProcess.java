@@ -101,6 +101,11 @@ public final class PurgeProcess implements AutoCloseable {
         return java.pid();
     }
 
+    /** CPU time the worker JVM has used so far (zero if the OS does not say). */
+    public Duration cpu() {
+        return java.info().totalCpuDuration().orElse(Duration.ZERO);
+    }
+
     public boolean isAlive() {
         return shell.isAlive();
     }
