@@ -79,7 +79,7 @@ public final class HistoryBenchCommand implements Callable<Integer> {
         if (rows < 1 || threads < 1 || purgeWorkers < 1 || duration.isNegative() || duration.isZero()) {
             throw new CommandLine.ParameterException(new CommandLine(this), "need --rows, --threads, --purge-workers >= 1 and a positive --duration");
         }
-        BenchOutput out = new BenchOutput(System.err, List.of("t_s", "updates", "history_length", "tablespace_mb", "live_mb", "space_ratio"));
+        BenchOutput out = new BenchOutput(System.err, List.of("t_s", "updates_acked", "updates_applied", "history_length", "tablespace_mb", "live_mb", "space_ratio"));
         out.note(String.format(Locale.ROOT, "bench history: %d rows, %s values, %d threads, %s, %d purge workers, %d partitions",
                 rows, blobSize, threads, duration, purgeWorkers, partitions));
         long t0 = System.nanoTime();
@@ -128,7 +128,7 @@ public final class HistoryBenchCommand implements Callable<Integer> {
                     history.add(new double[]{t, st.historyLength()});
                     tablespaceMb.add(new double[]{t, st.tablespaceBytes() / 1e6});
                     liveMb.add(new double[]{t, st.bytesLive() / 1e6});
-                    out.row(Math.round(t), load.acked(), st.historyLength(), st.tablespaceBytes() / 1e6, st.bytesLive() / 1e6, ratio);
+                    out.row(Math.round(t), load.acked(), applied(node) - appliedBefore, st.historyLength(), st.tablespaceBytes() / 1e6, st.bytesLive() / 1e6, ratio);
                 }
                 load.close(); // stops sending and waits for every update in flight to be acknowledged
                 long stopped = System.nanoTime();

@@ -23,7 +23,11 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
@@ -291,6 +295,7 @@ public final class PurgeBenchCommand implements Callable<Integer> {
         LobStreamConfig rc = pipeline.config().with(LobStreamConfig.TOPIC_PREFIX.name(), "bench" + k + ".")
                 .with(LobStreamConfig.PURGE_GROUP.name(), group);
         TopicSetup.ensureTopics(admin, rc);
+        awaitLeaders(admin, rc);
         preRegisterReclaimSchema(rc);
         Map<String, String> workerConfig = new HashMap<>(config);
         workerConfig.put(LobStreamConfig.TOPIC_PREFIX.name(), rc.get(LobStreamConfig.TOPIC_PREFIX));
@@ -371,12 +376,28 @@ public final class PurgeBenchCommand implements Callable<Integer> {
      */
     private static Map<TopicPartition, Long> copy(KafkaProducer<byte[], byte[]> copier, LobStreamConfig rc,
                                                   java.util.Collection<ConsumerRecord<byte[], byte[]>> records) throws Exception {
-        copier.beginTransaction();
         List<Future<RecordMetadata>> sent = new ArrayList<>(records.size());
-        for (ConsumerRecord<byte[], byte[]> r : records) {
-            sent.add(copier.send(new ProducerRecord<>(rc.topics().undoHistory(), r.partition(), r.key(), r.value())));
+        for (int attempt = 1; ; attempt++) {
+            copier.beginTransaction();
+            sent.clear();
+            try {
+                for (ConsumerRecord<byte[], byte[]> r : records) {
+                    sent.add(copier.send(new ProducerRecord<>(rc.topics().undoHistory(), r.partition(), r.key(), r.value())));
+                }
+                copier.commitTransaction();
+                break;
+            } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
+                throw e;
+            } catch (KafkaException e) {
+                // e.g. a partition of a topic created a moment ago not hosted yet: nothing of it is visible, try again
+                copier.abortTransaction();
+                if (attempt == 5) {
+                    throw e;
+                }
+                System.err.println("  copy aborted (" + e + "), again");
+                Thread.sleep(500);
+            }
         }
-        copier.commitTransaction();
         Map<TopicPartition, Long> end = new HashMap<>();
         for (Future<RecordMetadata> f : sent) {
             RecordMetadata md = f.get();
@@ -395,6 +416,18 @@ public final class PurgeBenchCommand implements Callable<Integer> {
                         + (procs.isEmpty() ? "?" : procs.get(0).logFile().getParent()));
             }
             Thread.sleep(10);
+        }
+    }
+
+    /** Waits until every partition of the configuration's topics has a leader (they were created a moment ago). */
+    private static void awaitLeaders(Admin admin, LobStreamConfig rc) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!admin.describeTopics(rc.topics().all()).allTopicNames().get().values().stream()
+                .allMatch(d -> d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty()))) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("topics " + rc.topics().all() + " have partitions without a leader after 30 s");
+            }
+            Thread.sleep(100);
         }
     }
 

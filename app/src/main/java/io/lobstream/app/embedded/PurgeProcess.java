@@ -53,6 +53,9 @@ public final class PurgeProcess implements AutoCloseable {
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xmx256m");
         cmd.add("-XX:+UseSerialGC");
+        // C1 only: young JVMs otherwise spend seconds of CPU in C2 compiler threads, once per worker, which on a
+        // small machine competes with the work being done; a worker's own CPU work per record is small.
+        cmd.add("-XX:TieredStopAtLevel=1");
         String extra = System.getenv("LOBSTREAM_WORKER_JAVA_OPTS"); // e.g. a profiler or another heap size
         if (extra != null && !extra.isBlank()) {
             cmd.addAll(List.of(extra.trim().split("\\s+")));
