@@ -186,16 +186,20 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     private void purge(PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
         List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
+        List<Long> timestamps = new ArrayList<>(batch.size());
         for (ConsumerRecord<String, byte[]> r : batch) {
             try {
                 UndoRecord undo = LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class);
                 requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage()));
+                timestamps.add(r.timestamp());
             } catch (RuntimeException e) {
                 log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
             }
         }
         long[] before = pagesRead(reader);
-        for (PurgeReader.Result result : reader.scan(requests)) {
+        List<PurgeReader.Result> results = reader.scan(requests);
+        for (int i = 0; i < results.size(); i++) {
+            PurgeReader.Result result = results.get(i);
             PurgeReader.Request q = result.request();
             if (!result.ok()) {
                 String msg = result.failure().getMessage();
@@ -213,7 +217,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             }
             ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())
                     .setExtents(extents).setWorkerId(workerId).setTime(Instant.now()).build();
-            producer.send(new ProducerRecord<>(reclaimTopic, q.lobId(), reclaim));
+            // The reclaim record carries the undo record's timestamp (the moment the version was superseded): the
+            // writer's tasks take records from their input topics in timestamp order, so a reclaim is applied
+            // next to the commands of its time rather than behind every command still queued for the writer.
+            producer.send(new ProducerRecord<>(reclaimTopic, null, timestamps.get(i), q.lobId(), reclaim));
             metrics.versions.increment();
             metrics.pages.increment(Extent.totalPages(result.extents()));
         }

@@ -10,6 +10,7 @@ import io.lobstream.store.StoreStats;
 import io.micrometer.core.instrument.Counter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -59,20 +60,8 @@ public final class HistoryBenchCommand implements Callable<Integer> {
     @Option(names = "--drain-timeout", defaultValue = "300s", description = "How long to wait for history to reach 0 (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
 
-    @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
-    boolean json;
-
-    @Option(names = "--csv", paramLabel = "FILE", description = "Write the per-second samples.")
-    Path csv;
-
-    @Option(names = "--chart", paramLabel = "FILE.png", description = "Write a chart of history length and space over time.")
-    Path chart;
-
-    @Option(names = "--data-dir", description = "Data directory (default: a new temporary directory, deleted afterwards).")
-    Path dataDir;
-
-    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
-    Map<String, String> config = new HashMap<>();
+    @Mixin
+    BenchOptions options;
 
     @Override
     public Integer call() throws Exception {
@@ -85,7 +74,7 @@ public final class HistoryBenchCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         List<PurgeWorker> workers = new ArrayList<>();
         List<Thread> workerThreads = new ArrayList<>();
-        try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(dataDir, "lobstream-bench-history-", partitions, config)) {
+        try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options.dataDir, "lobstream-bench-history-", partitions, options.config)) {
             LobNode node = pipeline.node();
             for (int i = 0; i < purgeWorkers; i++) {
                 PurgeWorker w = new PurgeWorker(pipeline.config(), pipeline.storeConfig(), "history-" + i, 0, node.meters());
@@ -167,14 +156,14 @@ public final class HistoryBenchCommand implements Callable<Integer> {
             j.put("partitions", partitions);
             j.put("versions_reclaimed", (long) node.meters().find("lob_reclaims").tag("outcome", "applied").counters().stream()
                     .mapToDouble(Counter::count).sum());
-            out.writeCsv(csv);
+            out.writeCsv(options.csv);
             Map<String, List<double[]>> series = BenchOutput.ordered();
             series.put("history length (versions)", history);
             series.put("tablespace (MB, free pages included)", tablespaceMb);
             series.put("live (MB)", liveMb);
-            BenchOutput.lineChart(chart, String.format(Locale.ROOT, "LobStream under the #107473 load: %d rows, %s values, %d threads",
+            BenchOutput.lineChart(options.chart, String.format(Locale.ROOT, "LobStream under the #107473 load: %d rows, %s values, %d threads",
                     rows, blobSize, threads), "seconds", "versions / MB", series);
-            if (json) {
+            if (options.json) {
                 BenchOutput.printJson(j);
             } else {
                 out.note(j.toPrettyString());

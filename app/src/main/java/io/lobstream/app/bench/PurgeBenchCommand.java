@@ -34,6 +34,7 @@ import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Utils;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.charset.StandardCharsets;
@@ -101,20 +102,8 @@ public final class PurgeBenchCommand implements Callable<Integer> {
     @Option(names = "--value-size", defaultValue = "64k", description = "Size of each version (default: ${DEFAULT-VALUE}).")
     SizeRange valueSize;
 
-    @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
-    boolean json;
-
-    @Option(names = "--csv", paramLabel = "FILE", description = "Write one row per configuration.")
-    Path csv;
-
-    @Option(names = "--chart", paramLabel = "FILE.png", description = "Write a bar chart of versions/s per configuration.")
-    Path chart;
-
-    @Option(names = "--data-dir", description = "Data directory (default: a new temporary directory, deleted afterwards).")
-    Path dataDir;
-
-    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
-    Map<String, String> config = new HashMap<>();
+    @Mixin
+    BenchOptions options;
 
     private static final int IDS_PER_PARTITION = 16;
 
@@ -145,7 +134,7 @@ public final class PurgeBenchCommand implements Callable<Integer> {
                 "versions_per_s", "pages_per_s", "root_read", "index_read", "data_read", "read_latency"));
         out.note("bench purge: " + partitions + " partitions, " + valueSize + " values, " + latencyNote);
         long t0 = System.nanoTime();
-        try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(dataDir, "lobstream-bench-purge-", partitions, config);
+        try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options.dataDir, "lobstream-bench-purge-", partitions, options.config);
              Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, pipeline.cluster().bootstrap()))) {
             LobStreamConfig cfg = pipeline.config();
             int versions = backlogSize();
@@ -183,9 +172,9 @@ public final class PurgeBenchCommand implements Callable<Integer> {
 
             ObjectNode j = summary(runs, versions, undo.size(), latencyNote, end, fsck);
             j.put("elapsed_s", round((System.nanoTime() - t0) / 1e9, 1));
-            out.writeCsv(csv);
+            out.writeCsv(options.csv);
             chart(runs);
-            if (json) {
+            if (options.json) {
                 BenchOutput.printJson(j);
             } else {
                 out.note(j.toPrettyString());
@@ -215,7 +204,7 @@ public final class PurgeBenchCommand implements Callable<Integer> {
         int ids = partitions * IDS_PER_PARTITION;
         int n = backlog;
         if (n <= 0) {
-            int pageSize = new io.lobstream.store.LobStoreConfig(config).pageSize();
+            int pageSize = new io.lobstream.store.LobStoreConfig(options.config).pageSize();
             long readsPerVersion = 1 + (long) Math.ceil(valueSize.mean() / (pageSize - 32.0));
             double perVersion = readsPerVersion * Math.max(readLatency == null ? 0 : readLatency.toNanos() / 1e9 * 1.05, 0.0002);
             n = (int) Math.min(8000, 40 / perVersion);
@@ -297,7 +286,7 @@ public final class PurgeBenchCommand implements Callable<Integer> {
         TopicSetup.ensureTopics(admin, rc);
         awaitLeaders(admin, rc);
         preRegisterReclaimSchema(rc);
-        Map<String, String> workerConfig = new HashMap<>(config);
+        Map<String, String> workerConfig = new HashMap<>(options.config);
         workerConfig.put(LobStreamConfig.TOPIC_PREFIX.name(), rc.get(LobStreamConfig.TOPIC_PREFIX));
         workerConfig.put(LobStreamConfig.PURGE_GROUP.name(), group);
         workerConfig.put("lob.purge.prefetch", Boolean.toString(c.prefetch));
@@ -562,7 +551,7 @@ public final class PurgeBenchCommand implements Callable<Integer> {
                     .put(r.config.workers + (r.config.workers == 1 ? " worker" : " workers"), round(r.versionsPerSecond(), 1));
         }
         String latency = readLatency == null ? "no injected read latency" : human(readLatency) + " injected per page read";
-        BenchOutput.barChart(chart, "Purge throughput, " + partitions + " partitions, " + valueSize + " versions, " + latency,
+        BenchOutput.barChart(options.chart, "Purge throughput, " + partitions + " partitions, " + valueSize + " versions, " + latency,
                 "versions reclaimed / s", series);
     }
 
