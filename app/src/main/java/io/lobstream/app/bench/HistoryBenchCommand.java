@@ -140,6 +140,10 @@ public final class HistoryBenchCommand implements Callable<Integer> {
             j.put("history_p99", PurgeBenchCommand.round(p99, 1));
             j.put("history_p99_seconds", PurgeBenchCommand.round(updatesPerSecond == 0 ? 0 : p99 / updatesPerSecond, 3));
             j.put("history_max", history.stream().mapToDouble(p -> p[1]).max().orElse(0));
+            // the same over the second half of the run: the steady state, without the start of a cold pipeline
+            double p99Late = percentile(history.subList(history.size() / 2, history.size()).stream().mapToDouble(p -> p[1]).toArray(), 0.99);
+            j.put("history_p99_second_half", PurgeBenchCommand.round(p99Late, 1));
+            j.put("history_p99_seconds_second_half", PurgeBenchCommand.round(updatesPerSecond == 0 ? 0 : p99Late / updatesPerSecond, 3));
             j.put("drain_seconds", PurgeBenchCommand.round(drainNanos / 1e9, 2));
             j.put("history_length_end", endStats.historyLength());
             j.put("space_ratio_end", PurgeBenchCommand.round(ratio(endStats), 3));
