@@ -6,6 +6,7 @@ import io.lobstream.ingest.writer.WriterTopology;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
 import io.lobstream.store.LobStoreConfig;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -65,6 +66,9 @@ public final class LobNode implements AutoCloseable {
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
         });
         streams.setStateListener((now, before) -> log.info("writer {} -> {}", before, now));
+        Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
+                .description("Versions superseded and not yet reclaimed, all tablespaces open on this node "
+                        + "(lob_history_length has them per tablespace)").register(meters);
         streamsMetrics = new KafkaStreamsMetrics(streams);
         streamsMetrics.bindTo(meters);
         http.attach(streams);

@@ -2,7 +2,12 @@ package io.lobstream.purge;
 
 import io.lobstream.store.page.PageType;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /** Meters of a purge worker. */
 final class PurgeMetrics {
@@ -11,9 +16,12 @@ final class PurgeMetrics {
     final Counter stale;
     final Counter corrupt;
     private final MeterRegistry registry;
+    private final String workerId;
+    private final Map<PageType, Counter> pagesRead = new ConcurrentHashMap<>();
 
     PurgeMetrics(MeterRegistry registry, String workerId) {
         this.registry = registry;
+        this.workerId = workerId;
         this.versions = Counter.builder("lob_purge_versions").tag("worker", workerId)
                 .description("Superseded versions turned into reclaim records").register(registry);
         this.pages = Counter.builder("lob_purge_pages").tag("worker", workerId)
@@ -25,7 +33,21 @@ final class PurgeMetrics {
     }
 
     void pagesRead(PageType type, long n) {
-        Counter.builder("lob_purge_pages_read").tag("type", type.name().toLowerCase())
-                .description("Pages read by purge, by type").register(registry).increment(n);
+        pagesRead.computeIfAbsent(type, t -> Counter.builder("lob_purge_pages_read").tag("type", t.name().toLowerCase())
+                .tag("worker", workerId).description("Pages read by purge, by type").register(registry)).increment(n);
+    }
+
+    long pagesRead(PageType type) {
+        Counter c = pagesRead.get(type);
+        return c == null ? 0 : (long) c.count();
+    }
+
+    /** Prefetch window occupancy: reads in flight now, and the window they may fill (summed over open tablespaces). */
+    void prefetch(Supplier<Number> inFlight, Supplier<Number> window) {
+        Gauge.builder("lob_purge_prefetch_in_flight", inFlight).tag("worker", workerId)
+                .description("Versions whose page reads purge has in flight (prefetch window occupancy)").register(registry);
+        Gauge.builder("lob_purge_prefetch_window", window).tag("worker", workerId)
+                .description("Versions purge may have in flight: lob.purge.prefetch.window per open tablespace (0 with prefetch off)")
+                .register(registry);
     }
 }

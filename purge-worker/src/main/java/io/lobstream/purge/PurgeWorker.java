@@ -64,7 +64,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final KafkaProducer<String, Object> producer;
     private final Deserializer<Object> undoReader;
     private final PurgeMetrics metrics;
-    private final Map<Integer, PurgeReader> readers = new HashMap<>();
+    private final Map<Integer, PurgeReader> readers = new java.util.concurrent.ConcurrentHashMap<>();
     private final Set<Integer> missing = new HashSet<>();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final String undoTopic;
@@ -80,7 +80,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.reclaimTopic = config.topics().reclaim();
         this.metrics = new PurgeMetrics(meters, workerId);
 
-        Map<String, Object> c = new HashMap<>();
+        Map<String, Object> c = clientKeys(config, ConsumerConfig.configNames());
         c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
         c.put(ConsumerConfig.GROUP_ID_CONFIG, config.get(LobStreamConfig.PURGE_GROUP));
         c.put(ConsumerConfig.CLIENT_ID_CONFIG, "purge-" + workerId);
@@ -88,16 +88,42 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         c.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
-        c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
+        c.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
 
-        Map<String, Object> p = new HashMap<>();
+        Map<String, Object> p = clientKeys(config, ProducerConfig.configNames());
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "lobstream-purge-" + workerId);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
         this.producer = new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
         this.undoReader = LobSerdes.valueDeserializer(config);
+        metrics.prefetch(() -> readers.values().stream().mapToInt(PurgeReader::inFlight).sum(),
+                () -> readers.values().stream().mapToInt(PurgeReader::window).sum());
+    }
+
+    /**
+     * The Kafka client keys the user gave (e.g. {@code session.timeout.ms}, {@code transaction.timeout.ms}),
+     * so a deployment can tune failure detection; the keys exactly-once depends on are set after and win.
+     */
+    private static Map<String, Object> clientKeys(LobStreamConfig config, Set<String> known) {
+        Map<String, Object> m = new HashMap<>();
+        config.originals().forEach((k, v) -> {
+            if (known.contains(k)) {
+                m.put(k, v);
+            }
+        });
+        return m;
+    }
+
+    /** Versions turned into reclaim records so far (committed or not). */
+    public long versionsPurged() {
+        return (long) metrics.versions.count();
+    }
+
+    /** Pages of this type purge has read so far. */
+    public long pagesRead(PageType type) {
+        return metrics.pagesRead(type);
     }
 
     public String workerId() {
@@ -160,17 +186,21 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     private void purge(PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
         List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
+        List<Long> timestamps = new ArrayList<>(batch.size());
         for (ConsumerRecord<String, byte[]> r : batch) {
             try {
                 UndoRecord undo = LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class);
                 requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(),
                         undo.getRetained().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList()));
+                timestamps.add(r.timestamp());
             } catch (RuntimeException e) {
                 log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
             }
         }
         long[] before = pagesRead(reader);
-        for (PurgeReader.Result result : reader.scan(requests)) {
+        List<PurgeReader.Result> results = reader.scan(requests);
+        for (int i = 0; i < results.size(); i++) {
+            PurgeReader.Result result = results.get(i);
             PurgeReader.Request q = result.request();
             if (!result.ok()) {
                 String msg = result.failure().getMessage();
@@ -188,7 +218,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             }
             ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())
                     .setExtents(extents).setWorkerId(workerId).setTime(Instant.now()).build();
-            producer.send(new ProducerRecord<>(reclaimTopic, q.lobId(), reclaim));
+            // The reclaim record carries the undo record's timestamp (the moment the version was superseded): the
+            // writer's tasks take records from their input topics in timestamp order, so a reclaim is applied
+            // next to the commands of its time rather than behind every command still queued for the writer.
+            producer.send(new ProducerRecord<>(reclaimTopic, null, timestamps.get(i), q.lobId(), reclaim));
             metrics.versions.increment();
             metrics.pages.increment(Extent.totalPages(result.extents()));
         }

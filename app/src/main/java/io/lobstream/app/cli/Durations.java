@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses "500ms", "30s", "2m", "1h", or ISO-8601 ("PT30S"). */
+/** Parses "250us", "500ms", "30s", "2m", "1h", or ISO-8601 ("PT30S"). */
 final class Durations {
-    private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)?");
+    private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(us|ms|s|m|h)?");
 
     private Durations() {
     }
@@ -17,6 +17,7 @@ final class Durations {
             long n = Long.parseLong(m.group(1));
             String unit = m.group(2) == null ? "s" : m.group(2);
             return switch (unit) {
+                case "us" -> Duration.ofNanos(n * 1000);
                 case "ms" -> Duration.ofMillis(n);
                 case "m" -> Duration.ofMinutes(n);
                 case "h" -> Duration.ofHours(n);
@@ -26,7 +27,7 @@ final class Durations {
         try {
             return Duration.parse(s);
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("not a duration: '" + s + "' (use e.g. 500ms, 30s, 2m)");
+            throw new IllegalArgumentException("not a duration: '" + s + "' (use e.g. 250us, 500ms, 30s, 2m)");
         }
     }
 }

@@ -1,14 +1,20 @@
 package io.lobstream.app.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.page.PageType;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** {@code ./lobstream purge}: one purge worker process. */
 @Command(name = "purge", mixinStandardHelpOptions = true,
@@ -29,6 +35,10 @@ final class PurgeCommand implements Runnable {
             description = "Add this delay to every page read (benchmarks: models remote block storage), e.g. 1ms.")
     Duration readLatency;
 
+    @Option(names = "--json", description = "When stopped, print one JSON object as the last line of stdout: versions purged and "
+            + "pages read by type (and the injected read latency, if any).")
+    boolean json;
+
     @Override
     public void run() {
         LobStreamConfig cfg = cluster.streamConfig(dataDir);
@@ -38,16 +48,39 @@ final class PurgeCommand implements Runnable {
             System.err.println("purge worker " + id + ": injecting " + readLatency.toNanos() / 1000 + " us per page read");
         }
         PurgeWorker worker = new PurgeWorker(cfg, cluster.storeConfig(), id, latency, new SimpleMeterRegistry());
-        Thread main = Thread.currentThread();
+        CountDownLatch done = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             worker.close();
             try {
-                main.join(10_000);
+                // not a join of the main thread: after run() it blocks in System.exit while hooks run
+                done.await(10, TimeUnit.SECONDS);
             } catch (InterruptedException ignored) {
                 Thread.currentThread().interrupt();
             }
         }, "purge-shutdown"));
         System.err.println("purge worker " + id + " running on " + cfg.bootstrap() + " (Ctrl-C to stop)");
-        worker.run();
+        try {
+            worker.run();
+        } finally {
+            if (json) {
+                System.out.println(summary(worker, latency));
+                System.out.flush();
+            }
+            done.countDown();
+        }
+    }
+
+    private static String summary(PurgeWorker worker, long latencyNanos) {
+        ObjectNode s = new ObjectMapper().createObjectNode();
+        s.put("worker_id", worker.workerId());
+        s.put("versions", worker.versionsPurged());
+        ObjectNode read = s.putObject("pages_read");
+        for (PageType t : List.of(PageType.ROOT, PageType.INDEX, PageType.DATA)) {
+            read.put(t.name().toLowerCase(), worker.pagesRead(t));
+        }
+        if (latencyNanos > 0) {
+            s.put("read_latency_us", latencyNanos / 1000);
+        }
+        return s.toString();
     }
 }

@@ -35,6 +35,11 @@ public final class LoadGenerator implements AutoCloseable {
         this.deleteShare = deleteShare;
     }
 
+    /** The id of LOB number {@code n} (0 <= n < ids). */
+    public static String id(int n) {
+        return "lob-" + n;
+    }
+
     public void start(int producers) {
         for (int i = 0; i < producers; i++) {
             long seed = 42L + i;
@@ -54,7 +59,7 @@ public final class LoadGenerator implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            String id = "lob-" + rnd.nextInt(ids);
+            String id = id(rnd.nextInt(ids));
             var future = rnd.nextDouble() < deleteShare
                     ? client.delete(id)
                     : client.put(id, value(rnd, noise), "application/octet-stream");

@@ -59,6 +59,8 @@ public final class EmbeddedKafka implements AutoCloseable {
         p.put("share.coordinator.state.topic.replication.factor", "1");
         p.put("share.coordinator.state.topic.min.isr", "1");
         p.put("group.initial.rebalance.delay.ms", "0");
+        // a transaction left open by a killed producer is aborted within a second of its timeout (default: 10 s)
+        p.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
         p.put("log.cleaner.dedupe.buffer.size", Integer.toString(8 * 1024 * 1024));
         p.put("auto.create.topics.enable", "false");
         KafkaConfig config = KafkaConfig.fromProps(p, false);

@@ -2,12 +2,15 @@ package io.lobstream.ingest.writer;
 
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.Source;
 import io.lobstream.store.allocator.Extent;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.api.Record;
 
 import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 
 /**
@@ -33,6 +36,10 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             deadLetter(record, "invalid", "bad extents in ReclaimRecord: " + e.getMessage());
             return;
         }
-        metrics.reclaim(store.reclaim(reclaim.getLobId(), reclaim.getVersion(), extents, source));
+        ReclaimOutcome outcome = store.reclaim(reclaim.getLobId(), reclaim.getVersion(), extents, source);
+        metrics.reclaim(outcome);
+        if (outcome == ReclaimOutcome.APPLIED && reclaim.getTime() != null) {
+            metrics.reclaimApplyLag(Duration.between(reclaim.getTime(), Instant.now()));
+        }
     }
 }

@@ -3,18 +3,28 @@ package io.lobstream.ingest.writer;
 import io.lobstream.store.ReclaimOutcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+import java.time.Duration;
 
 /** Meters of the writer topology. */
 public final class WriterMetrics {
     private final MeterRegistry registry;
     private final Counter undoRecords;
     private final Counter undoReemitted;
+    private final Timer reclaimApplyLag;
 
     public WriterMetrics(MeterRegistry registry) {
         this.registry = registry;
         this.undoRecords = Counter.builder("lob_undo_records").description("Undo records produced").register(registry);
         this.undoReemitted = Counter.builder("lob_undo_records_reemitted")
                 .description("Undo records produced again for commands found applied after a crash").register(registry);
+        this.reclaimApplyLag = Timer.builder("lob_reclaim_apply_lag_seconds").publishPercentileHistogram()
+                .description("From a purge worker producing a ReclaimRecord to the writer freeing its pages").register(registry);
+    }
+
+    public void reclaimApplyLag(Duration lag) {
+        reclaimApplyLag.record(lag.isNegative() ? Duration.ZERO : lag);
     }
 
     public void applied(String op) {

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
@@ -39,6 +40,7 @@ public final class PurgeReader implements Closeable {
     private final long readLatencyNanos;
     private final ExecutorService io;
     private final LongAdder[] pagesRead = new LongAdder[PageType.values().length];
+    private final AtomicInteger inFlight = new AtomicInteger();
 
     /**
      * One superseded version to scan.
@@ -93,7 +95,14 @@ public final class PurgeReader implements Closeable {
         for (int i = 0; i < requests.size(); i++) {
             while (next < requests.size() && next < i + window) {
                 Request r = requests.get(next++);
-                inFlight.add(CompletableFuture.supplyAsync(() -> scanOne(r), io));
+                this.inFlight.incrementAndGet();
+                inFlight.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return scanOne(r);
+                    } finally {
+                        this.inFlight.decrementAndGet();
+                    }
+                }, io));
             }
             out.add(inFlight.get(i).join());
         }
@@ -120,6 +129,16 @@ public final class PurgeReader implements Closeable {
         if (readLatencyNanos > 0) {
             LockSupport.parkNanos(readLatencyNanos);
         }
+    }
+
+    /** Prefetch window occupancy: versions whose page reads are in flight now (0 with prefetch off). */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    /** The prefetch window: versions read ahead at most (0 with prefetch off). */
+    public int window() {
+        return prefetch ? window : 0;
     }
 
     public long pagesRead(PageType type) {

@@ -1,0 +1,25 @@
+package io.lobstream.app.bench;
+
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/** The options every pipeline benchmark shares: outputs, data directory and configuration keys. */
+final class BenchOptions {
+    @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
+    boolean json;
+
+    @Option(names = "--csv", paramLabel = "FILE", description = "Write the rows of the table as CSV.")
+    Path csv;
+
+    @Option(names = "--chart", paramLabel = "FILE.png", description = "Write a PNG chart.")
+    Path chart;
+
+    @Option(names = "--data-dir", description = "Data directory (default: a new temporary directory, deleted afterwards).")
+    Path dataDir;
+
+    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
+    Map<String, String> config = new HashMap<>();
+}

@@ -1,0 +1,306 @@
+package io.lobstream.app;
+
+import io.lobstream.app.bench.KafkaTools;
+import io.lobstream.app.bench.PurgeBench;
+import io.lobstream.app.embedded.EmbeddedPipeline;
+import io.lobstream.app.embedded.PurgeProcess;
+import io.lobstream.avro.ReclaimRecord;
+import io.lobstream.avro.UndoRecord;
+import io.lobstream.ingest.client.LobClient;
+import io.lobstream.schema.LobSerdes;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Purge workers as real processes ({@code lobstream purge} child JVMs) against one real broker,
+ * registry and node: crash, rebalance and a data directory that lacks a partition. Every test
+ * builds its backlog while no worker of the group runs, then checks that every superseded
+ * version was reclaimed exactly once: one committed ReclaimRecord per version, the node applied
+ * each once, history is 0 and fsck is clean.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class PurgeWorkersIT {
+    static final int PARTITIONS = 4;
+
+    @TempDir
+    static Path dir;
+
+    static EmbeddedPipeline pipeline;
+    static LobStreamConfig config;
+    static Admin admin;
+    static final List<PurgeProcess> started = new ArrayList<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        pipeline = EmbeddedPipeline.start(dir, null, PARTITIONS, Map.of());
+        config = pipeline.config();
+        admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap()));
+    }
+
+    /** A failed test leaves no worker behind to purge the next test's backlog. */
+    @AfterEach
+    void stopWorkers() throws Exception {
+        for (PurgeProcess p : started) {
+            p.close();
+        }
+        started.clear();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        for (PurgeProcess p : started) {
+            p.close();
+        }
+        if (admin != null) {
+            admin.close();
+        }
+        if (pipeline != null) {
+            pipeline.close();
+        }
+    }
+
+    /** A worker process: slow page reads and small transactions, so a backlog lasts seconds; quick failure detection. */
+    static PurgeProcess worker(String id, Path dataDir, String group) throws Exception {
+        return worker(id, dataDir, group, 20, 4);
+    }
+
+    static PurgeProcess worker(String id, Path dataDir, String group, int maxPollRecords, int readLatencyMs) throws Exception {
+        Map<String, String> c = new HashMap<>();
+        c.put(LobStreamConfig.PURGE_GROUP.name(), group);
+        c.put("lob.purge.prefetch", "false");
+        c.put("lob.purge.skip.load", "false");
+        c.put("max.poll.records", Integer.toString(maxPollRecords));
+        c.put("session.timeout.ms", "6000");
+        c.put("heartbeat.interval.ms", "1000");
+        c.put("transaction.timeout.ms", "8000");
+        PurgeProcess p = PurgeProcess.start(id, pipeline.cluster().bootstrap(), pipeline.cluster().registryUrl(), dataDir,
+                Duration.ofMillis(readLatencyMs), c, dir.resolve("it-logs"));
+        started.add(p);
+        return p;
+    }
+
+    /** Writes {@code versions} superseded versions over ids balanced across the partitions; waits until the node applied them. */
+    static void backlog(String prefix, int ids, int versions) throws Exception {
+        long historyBefore = pipeline.node().tablespaces().totals().historyLength();
+        List<String> names = PurgeBench.balancedIds(prefix + "-", PARTITIONS, ids / PARTITIONS);
+        byte[] value = new byte[40_000];
+        new Random(prefix.hashCode()).nextBytes(value);
+        List<CompletableFuture<?>> acks = new ArrayList<>();
+        try (LobClient client = new LobClient(config)) {
+            for (int i = 0; i < names.size() + versions; i++) {
+                value[0] = (byte) i;
+                acks.add(client.put(names.get(i % names.size()), value.clone(), null));
+            }
+            client.flush();
+            CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).get();
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> pipeline.node().tablespaces().totals().historyLength() >= historyBefore + versions);
+    }
+
+    static int partition(String lobId) {
+        return Utils.toPositive(Utils.murmur2(lobId.getBytes(StandardCharsets.UTF_8))) % PARTITIONS;
+    }
+
+    static double reclaims(String outcome) {
+        var c = pipeline.node().meters().find("lob_reclaims").tag("outcome", outcome).counter();
+        return c == null ? 0 : c.count();
+    }
+
+    /** Committed (or, read_uncommitted, all) reclaim records of LOBs named {@code prefix-*}. */
+    static List<ReclaimRecord> reclaimRecords(String prefix) {
+        return reclaimRecords(prefix, IsolationLevel.READ_COMMITTED);
+    }
+
+    static List<ReclaimRecord> reclaimRecords(String prefix, IsolationLevel isolation) {
+        Deserializer<Object> des = LobSerdes.valueDeserializer(config);
+        List<ReclaimRecord> out = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r : KafkaTools.readAll(config.bootstrap(), config.topics().reclaim(), isolation)) {
+            ReclaimRecord rec = LobSerdes.decode(des, r.topic(), r.value(), ReclaimRecord.class);
+            if (rec.getLobId().startsWith(prefix + "-")) {
+                out.add(rec);
+            }
+        }
+        return out;
+    }
+
+    /** One committed reclaim record per superseded version, each applied once; history 0; fsck clean. */
+    static List<ReclaimRecord> assertReclaimedExactlyOnce(String prefix, int versions, double appliedBefore) throws Exception {
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+                .until(() -> pipeline.node().tablespaces().totals().historyLength() == 0);
+        List<ReclaimRecord> committed = reclaimRecords(prefix);
+        Map<String, Long> perVersion = new HashMap<>();
+        committed.forEach(r -> perVersion.merge(r.getLobId() + "@" + r.getVersion(), 1L, Long::sum));
+        assertThat(perVersion).hasSize(versions);
+        assertThat(perVersion.values()).as("reclaim records per superseded version").containsOnly(1L);
+        assertThat(reclaims("applied") - appliedBefore).as("reclaims the node applied").isEqualTo(versions);
+        FsckReport fsck = FsckReport.empty();
+        for (DefaultLobStore s : pipeline.node().tablespaces().all().values()) {
+            fsck = fsck.plus(s.fsck(true));
+        }
+        assertThat(fsck.problems()).isEmpty();
+        assertThat(fsck.pagesHistory()).isZero();
+        return committed;
+    }
+
+    @Test
+    @Order(1)
+    void killedWorkersPartitionsGoToTheSurvivorAndEveryVersionIsReclaimedOnce() throws Exception {
+        String group = config.get(LobStreamConfig.PURGE_GROUP);
+        backlog("kill", 16, 480);
+        double applied = reclaims("applied");
+        // 10 ms per page read, polls of up to 100 records spanning two partitions (120 each): a transaction sends
+        // one partition's reclaim records, then reads the next one's pages for a while before it commits
+        PurgeProcess b = worker("kill-b", dir, group, 100, 10);
+        String killed = null;
+        Set<Integer> ownedByKilled = Set.of();
+        // kill a worker while one of its transactions holds reclaim records it has not committed (the high
+        // watermark of a partition it writes is past the last stable offset); if the commit wins the race
+        // against the kill, the survivor carries on and a new worker is started and killed
+        for (int attempt = 0; attempt < 4 && killed == null; attempt++) {
+            String id = "kill-a" + attempt;
+            PurgeProcess a = worker(id, dir, group, 100, 10);
+            KafkaTools.awaitGroup(admin, group, 2, PARTITIONS, Duration.ofSeconds(60));
+            Set<Integer> owned = KafkaTools.owned(admin, group, "purge-" + id).stream().map(TopicPartition::partition)
+                    .collect(Collectors.toSet());
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1)).until(() -> {
+                Map<TopicPartition, Long> written = KafkaTools.endOffsets(admin, config.topics().reclaim(), PARTITIONS, IsolationLevel.READ_UNCOMMITTED);
+                Map<TopicPartition, Long> stable = KafkaTools.endOffsets(admin, config.topics().reclaim(), PARTITIONS, IsolationLevel.READ_COMMITTED);
+                return owned.stream().map(p -> new TopicPartition(config.topics().reclaim(), p))
+                        .anyMatch(tp -> written.get(tp) > stable.get(tp));
+            });
+            a.kill();
+            long sent = reclaimRecords("kill", IsolationLevel.READ_UNCOMMITTED).stream().filter(r -> r.getWorkerId().equals(id)).count();
+            long committedById = reclaimRecords("kill").stream().filter(r -> r.getWorkerId().equals(id)).count();
+            if (sent > committedById) {
+                killed = id;
+                ownedByKilled = owned;
+            }
+        }
+        assertThat(killed).as("a worker killed with an open transaction holding reclaim records").isNotNull();
+        // what the killed worker sent in that transaction is aborted, never applied, and redone by the survivor
+        List<ReclaimRecord> committed = assertReclaimedExactlyOnce("kill", 480, applied);
+        String victim = killed;
+        Set<Integer> victimsPartitions = ownedByKilled;
+        assertThat(committed.stream().filter(r -> r.getWorkerId().equals("kill-b") && victimsPartitions.contains(partition(r.getLobId())))
+                .count()).as("b reclaimed versions of the partitions %s owned", victim).isPositive();
+        assertThat(b.isAlive()).isTrue();
+        b.stop();
+    }
+
+    @Test
+    @Order(2)
+    void aThirdWorkerJoiningDuringABacklogTakesPartitionsWithoutLossOrDuplicates() throws Exception {
+        String group = config.get(LobStreamConfig.PURGE_GROUP);
+        backlog("join", 16, 480);
+        double applied = reclaims("applied");
+        // 10 ms per page read: two workers need about 10 s, the third joins after a few
+        PurgeProcess a = worker("join-a", dir, group, 20, 10);
+        PurgeProcess b = worker("join-b", dir, group, 20, 10);
+        KafkaTools.awaitGroup(admin, group, 2, PARTITIONS, Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(30)).until(() -> reclaims("applied") - applied >= 20);
+        PurgeProcess c = worker("join-c", dir, group, 20, 10);
+        KafkaTools.awaitGroup(admin, group, 3, PARTITIONS, Duration.ofSeconds(60));
+        List<ReclaimRecord> committed = assertReclaimedExactlyOnce("join", 480, applied);
+        assertThat(committed.stream().filter(r -> r.getWorkerId().equals("join-c")).count())
+                .as("the third worker reclaimed part of the backlog").isPositive();
+        for (PurgeProcess p : List.of(a, b, c)) {
+            assertThat(p.stop()).as("clean stop prints a summary").isNotNull();
+        }
+    }
+
+    @Test
+    @Order(3)
+    void aWorkerWhoseDataDirectoryLacksAPartitionSaysSoAndCommitsNothingForIt() throws Exception {
+        String group = "it-missing-partition";
+        String undo = config.topics().undoHistory();
+        // the group starts at the current end, so it sees only this test's records
+        Map<TopicPartition, Long> end = KafkaTools.endOffsets(admin, undo, PARTITIONS);
+        Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
+        end.forEach((tp, o) -> start.put(tp, new OffsetAndMetadata(o)));
+        admin.alterConsumerGroupOffsets(group, start).all().get();
+        // a data directory with the tablespaces of partitions 0..2 only
+        Path partial = dir.resolve("partial");
+        for (int p = 0; p < PARTITIONS - 1; p++) {
+            Path link = TablespaceDirs.partitionDir(partial, p);
+            Files.createDirectories(link.getParent());
+            Files.createSymbolicLink(link, TablespaceDirs.partitionDir(dir, p).toAbsolutePath());
+        }
+        backlog("miss", 8, 40);
+        double applied = reclaims("applied");
+        PurgeProcess w = worker("miss-a", partial, group);
+        // per partition, just past the last of this test's undo records (the writer commits them every 100 ms)
+        Map<TopicPartition, Long> target = new HashMap<>();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            target.clear();
+            Deserializer<Object> des = LobSerdes.valueDeserializer(config);
+            long n = 0;
+            for (ConsumerRecord<byte[], byte[]> r : KafkaTools.readAll(config.bootstrap(), undo)) {
+                if (LobSerdes.decode(des, r.topic(), r.value(), UndoRecord.class).getLobId().startsWith("miss-")) {
+                    target.merge(new TopicPartition(undo, r.partition()), r.offset() + 1, Math::max);
+                    n++;
+                }
+            }
+            return n == 40;
+        });
+        TopicPartition lacking = new TopicPartition(undo, PARTITIONS - 1);
+        await().atMost(Duration.ofSeconds(60)).failFast("worker log", () -> {
+            if (!w.isAlive()) {
+                throw new AssertionError("worker exited: " + w.log());
+            }
+        }).alias("the worker commits partitions 0-2; log so far: " + w.logFile()).until(() -> {
+            Map<TopicPartition, Long> c = KafkaTools.committed(admin, group);
+            for (int p = 0; p < PARTITIONS - 1; p++) {
+                TopicPartition tp = new TopicPartition(undo, p);
+                if (c.getOrDefault(tp, 0L) < target.get(tp)) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        assertThat(w.log()).contains("no tablespace for partition " + (PARTITIONS - 1));
+        assertThat(KafkaTools.committed(admin, group).get(lacking)).as("nothing committed for the lacking partition")
+                .isEqualTo(start.get(lacking).offset());
+        assertThat(pipeline.node().tablespaces().get(PARTITIONS - 1).orElseThrow().stats().historyLength())
+                .as("its versions are still pending").isEqualTo(10);
+        await().atMost(Duration.ofSeconds(30)).until(() -> reclaims("applied") - applied == 30);
+        w.stop();
+        // a worker that sees the whole data directory picks the lacking partition up where the group left it
+        PurgeProcess full = worker("miss-b", dir, group);
+        assertReclaimedExactlyOnce("miss", 40, applied);
+        full.stop();
+    }
+}

@@ -1,0 +1,99 @@
+package io.lobstream.store.purge;
+
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.WriteResult;
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.page.PageType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The four prefetch / skip-load combinations find exactly the same pages for the same backlog. */
+class PurgeReaderTest {
+    @TempDir
+    Path dir;
+
+    static WriteResult put(DefaultLobStore store, String id, int size, long seed) throws IOException {
+        byte[] b = new byte[size];
+        new Random(seed).nextBytes(b);
+        return store.put(id, new ByteArrayInputStream(b), b.length, null, null);
+    }
+
+    @Test
+    void allFourCombinationsReclaimIdenticalExtents() throws IOException {
+        // 4 KiB pages and a fragmented file, so some versions need INDEX pages; sizes from inline-only to 2 MB
+        LobStoreConfig cfg = new LobStoreConfig(Map.of("lob.page.size", 4096, "lob.prealloc", false));
+        List<VersionEntry> backlog = new ArrayList<>();
+        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+            for (int i = 0; i < 1200; i++) {
+                put(store, "filler" + i, 5000, i);
+            }
+            for (int i = 0; i < 1200; i += 2) {
+                VersionEntry gone = store.delete("filler" + i, null).orElseThrow();
+                store.reclaim(gone.lobId(), gone.version(), gone.extents(), null);
+            }
+            int[] sizes = {10, 3000, 5000, 40_000, 300_000, 2_000_000};
+            Random rnd = new Random(1);
+            for (int round = 0; round < 4; round++) {
+                for (int i = 0; i < 12; i++) {
+                    Optional<VersionEntry> old = put(store, "lob" + i, sizes[rnd.nextInt(sizes.length)], round * 100L + i).superseded();
+                    old.ifPresent(backlog::add);
+                }
+            }
+            store.flush();
+            assertThat(backlog).hasSize(36);
+            assertThat(backlog.stream().mapToInt(e -> e.extents().size()).max().orElse(0)).as("a fragmented version").isGreaterThan(1);
+
+            List<PurgeReader.Request> requests = backlog.stream()
+                    .map(LocalPurger::request).toList();
+            Map<String, List<List<Extent>>> found = new LinkedHashMap<>();
+            Map<String, PurgeReader> readers = new LinkedHashMap<>();
+            for (boolean prefetch : new boolean[]{true, false}) {
+                for (boolean skipLoad : new boolean[]{true, false}) {
+                    LobStoreConfig c = cfg.with("lob.purge.prefetch", prefetch).with("lob.purge.skip.load", skipLoad)
+                            .with("lob.purge.prefetch.window", 4);
+                    PurgeReader reader = new PurgeReader(dir, c, 0);
+                    List<List<Extent>> extents = new ArrayList<>();
+                    for (PurgeReader.Result r : reader.scan(requests)) {
+                        assertThat(r.ok()).as("%s: %s", r.request(), r.failure()).isTrue();
+                        extents.add(Extent.coalesce(r.extents()));
+                    }
+                    String key = "prefetch=" + prefetch + ",skipLoad=" + skipLoad;
+                    found.put(key, extents);
+                    readers.put(key, reader);
+                }
+            }
+            List<List<Extent>> expected = backlog.stream().map(e -> Extent.coalesce(e.extents())).toList();
+            found.forEach((key, extents) -> assertThat(extents).as(key).isEqualTo(expected));
+
+            long roots = backlog.size();
+            readers.forEach((key, reader) -> {
+                assertThat(reader.pagesRead(PageType.ROOT)).as(key).isEqualTo(roots);
+                assertThat(reader.pagesRead(PageType.INDEX)).as(key + ": some version needs index pages").isPositive();
+                long data = reader.pagesRead(PageType.DATA);
+                if (key.endsWith("skipLoad=true")) {
+                    assertThat(data).as(key + ": skip-load reads no data page").isZero();
+                } else {
+                    assertThat(data).as(key + ": every data page read").isPositive();
+                }
+                assertThat(reader.inFlight()).as(key + ": nothing left in flight").isZero();
+                reader.close();
+            });
+            assertThat(readers.get("prefetch=true,skipLoad=false").pagesRead(PageType.DATA))
+                    .isEqualTo(readers.get("prefetch=false,skipLoad=false").pagesRead(PageType.DATA));
+        }
+    }
+}
