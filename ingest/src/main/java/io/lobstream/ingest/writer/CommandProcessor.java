@@ -44,7 +44,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, DefaultLobStore store, Source source) throws IOException {
-        String problem = validate(cmd, record.key());
+        String problem = validate(cmd, record.key(), maxValueBytes);
         if (problem != null) {
             deadLetter(record, problem.substring(0, problem.indexOf(':')), problem);
             return;
@@ -70,8 +70,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         }
     }
 
-    /** Returns "kind: reason" for a command that cannot be applied, or null. */
-    private String validate(LobCommand cmd, byte[] key) {
+    /** Returns "kind: reason" for a command that cannot be applied, or null. Also used by {@link CommandReplay}. */
+    static String validate(LobCommand cmd, byte[] key, int maxValueBytes) {
         if (cmd.getLobId() == null || cmd.getLobId().isEmpty()) {
             return "invalid: lobId is empty";
         }
