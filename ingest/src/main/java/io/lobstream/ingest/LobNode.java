@@ -84,6 +84,8 @@ public final class LobNode implements AutoCloseable {
         // Commands carry up to lob.chunk.size bytes each: keep fetches bounded for a small heap.
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_BYTES_CONFIG), 16 * 1024 * 1024);
+        // The 1 MiB default per partition is only a handful of 256 KiB commands per fetch round trip.
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), 4 * 1024 * 1024);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), config.get(LobStreamConfig.SESSION_TIMEOUT_MS));
         String nodeId = config.get(LobStreamConfig.NODE_ID);
