@@ -75,6 +75,10 @@ public final class PipelineBench implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "30s", description = "Load time of each phase (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
+    @Option(names = "--warmup", defaultValue = "10s",
+            description = "Load before each phase is measured, so both phases run on a warmed-up JVM (default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
     @Option(names = "--partitions", defaultValue = "8", description = "Partitions = tablespaces (default: ${DEFAULT-VALUE}).")
     int partitions;
 
@@ -107,16 +111,16 @@ public final class PipelineBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (rows < 1 || producers < 1 || partitions < 1 || purgeWorkers < 0 || duration.toSeconds() < 1) {
+        if (rows < 1 || producers < 1 || partitions < 1 || purgeWorkers < 0 || duration.toSeconds() < 1 || warmup.isNegative()) {
             throw new CommandLine.ParameterException(spec.commandLine(),
-                    "need --rows >= 1, --producers >= 1, --partitions >= 1, --purge-workers >= 0, --duration >= 1s");
+                    "need --rows >= 1, --producers >= 1, --partitions >= 1, --purge-workers >= 0, --duration >= 1s, --warmup >= 0");
         }
         boolean temporary = dataDir == null;
         Path dir = temporary ? Files.createTempDirectory("lobstream-bench-pipeline-") : Files.createDirectories(dataDir);
         BenchOutput out = new BenchOutput(System.err, List.of("phase", "second", "commands_per_s", "mb_per_s", "history_length"));
-        out.note(String.format("bench pipeline: %s, %s values, %s, %d producers, %s per phase, %d partitions, %d purge workers",
-                workload.name().toLowerCase(), blobSize, workload == Workload.UPDATE ? rows + " rows" : "new ids",
-                producers, duration, partitions, purgeWorkers));
+        out.note(String.format("bench pipeline: %s, %s values, %s, %d producers, %s measured per phase after %s warm-up, "
+                        + "%d partitions, %d purge workers", workload.name().toLowerCase(), blobSize,
+                workload == Workload.UPDATE ? rows + " rows" : "new ids", producers, duration, warmup, partitions, purgeWorkers));
         ObjectNode summary = BenchOutput.newJson();
         List<PurgeWorker> workers = new ArrayList<>();
         try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
@@ -142,7 +146,7 @@ public final class PipelineBench implements Callable<Integer> {
                         p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS, ratio));
                 summary.put("workload", workload.name().toLowerCase()).put("blob_size", blobSize.toString())
                         .put("rows", workload == Workload.UPDATE ? rows : 0).put("producers", producers)
-                        .put("duration_s", duration.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
+                        .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
                         .put("commands", p.commands).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))
                         .put("acked_tps", round(p.ackedTps))
                         .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
@@ -196,9 +200,11 @@ public final class PipelineBench implements Callable<Integer> {
             if (workload == Workload.INSERT) {
                 load.insertsOnly();
             }
-            tracker.reset();
-            long t0 = System.nanoTime();
             load.start(producers);
+            Thread.sleep(warmup.toMillis());
+            long t0 = System.nanoTime();
+            tracker.measureFrom(t0);
+            long ackedBefore = load.acked();
             long historyMax = 0;
             long lastCount = 0;
             long lastBytes = 0;
@@ -219,7 +225,7 @@ public final class PipelineBench implements Callable<Integer> {
                 lastBytes = b;
             }
             load.close();
-            long acked = load.acked();
+            long acked = load.acked() - ackedBefore;
             // what was acknowledged is applied: the time of the last apply ends the window
             while (tracker.pending() > 0) {
                 Thread.sleep(1);
@@ -281,7 +287,7 @@ public final class PipelineBench implements Callable<Integer> {
         AtomicLong lastAck = new AtomicLong();
         Semaphore inFlight = new Semaphore(IN_FLIGHT);
         List<Thread> threads = new ArrayList<>();
-        long t0 = System.nanoTime();
+        long t0 = System.nanoTime() + warmup.toNanos(); // acknowledgements count from here
         long end = t0 + duration.toNanos();
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer())) {
             for (int i = 0; i < producers; i++) {
@@ -296,10 +302,11 @@ public final class PipelineBench implements Callable<Integer> {
                         byte[] v = java.util.Arrays.copyOfRange(noise, from, from + size);
                         producer.send(new ProducerRecord<>(topic, "lob-" + rnd.nextInt(rows), v), (md, err) -> {
                             inFlight.release();
-                            if (err == null) {
+                            long now = System.nanoTime();
+                            if (err == null && now >= t0) {
                                 acked.incrementAndGet();
                                 bytes.addAndGet(size);
-                                lastAck.set(System.nanoTime());
+                                lastAck.set(now);
                             }
                         });
                     }
@@ -354,6 +361,7 @@ public final class PipelineBench implements Callable<Integer> {
         private long applied;
         private long appliedBytes;
         private volatile long lastApplied;
+        private volatile long measureFrom = Long.MAX_VALUE;
         private volatile boolean running = true;
 
         ApplyTracker(LobNode node, String topic, int partitions) {
@@ -396,12 +404,17 @@ public final class PipelineBench implements Callable<Integer> {
                 long now = System.nanoTime();
                 for (long[] c; (c = q.peek()) != null && c[0] <= offset; ) {
                     q.poll();
-                    synchronized (this) {
-                        latency.recordValue(Math.min(latency.getHighestTrackableValue(), Math.max(0, (now - c[1]) / 1000)));
-                        applied++;
-                        appliedBytes += c[2];
+                    if (now >= measureFrom) {
+                        synchronized (this) {
+                            // throughput: every apply in the window; latency: the commands sent in it
+                            if (c[1] >= measureFrom) {
+                                latency.recordValue(Math.min(latency.getHighestTrackableValue(), Math.max(0, (now - c[1]) / 1000)));
+                            }
+                            applied++;
+                            appliedBytes += c[2];
+                        }
+                        lastApplied = now;
                     }
-                    lastApplied = now;
                     pending.decrementAndGet();
                 }
             }
@@ -427,10 +440,12 @@ public final class PipelineBench implements Callable<Integer> {
             return latency.copy();
         }
 
-        synchronized void reset() {
+        /** Counts applies from {@code nanoTime} on, and the latency of commands sent from then on. */
+        synchronized void measureFrom(long nanoTime) {
             latency.reset();
             applied = 0;
             appliedBytes = 0;
+            measureFrom = nanoTime;
         }
 
         void stop() {
