@@ -33,6 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class CrashTest {
     private static final String ABSENT = "absent";
+    private static final java.util.concurrent.atomic.AtomicLong ACKS = new java.util.concurrent.atomic.AtomicLong();
 
     @TempDir
     Path dir;
@@ -46,9 +47,16 @@ class CrashTest {
             Process child = new ProcessBuilder(javaBin(), "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                     Writer.class.getName(), dir.toString(), "r" + run)
                     .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-            long killAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(600, 2500));
+            long acksBefore = ACKS.get();
             Thread reader = new Thread(() -> readAcks(child.getInputStream(), acked, inFlight));
             reader.start();
+            // the random kill time counts from the child's first acknowledged write, not from its JVM's start,
+            // which on a loaded machine can take longer than the whole window
+            long startDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (ACKS.get() == acksBefore && child.isAlive() && System.nanoTime() < startDeadline) {
+                Thread.sleep(5);
+            }
+            long killAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(0, 1900));
             while (System.nanoTime() < killAt && child.isAlive()) {
                 Thread.sleep(10);
             }
@@ -90,6 +98,7 @@ class CrashTest {
                     } else if (f[0].equals("ACK")) {
                         acked.put(f[1], f[2]);
                         inFlight.remove(f[1]);
+                        ACKS.incrementAndGet();
                     }
                 }
             }
