@@ -134,13 +134,14 @@ public final class PipelineBench implements Callable<Integer> {
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             try (LobNode node = new LobNode(cfg, storeCfg).start()) {
                 node.awaitRunning(Duration.ofSeconds(120));
+                String rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
                 for (int i = 0; i < purgeWorkers; i++) {
                     PurgeWorker w = new PurgeWorker(cfg, storeCfg, "bench-" + i, 0, node.meters());
                     workers.add(w);
                     new Thread(w, "purge-" + i).start();
                 }
                 Pipeline p = pipeline(cfg, node, out);
-                Raw raw = raw(cfg, out);
+                Raw raw = raw(cfg, rawTopic, out);
                 double ratio = raw.mbPerS == 0 ? 0 : p.mbPerS / raw.mbPerS;
                 out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %.2f",
                         p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS, ratio));
@@ -154,6 +155,7 @@ public final class PipelineBench implements Callable<Integer> {
                         .put("history_length_end", node.tablespaces().totals().historyLength())
                         .put("commands_dead_lettered", count(node, "lob_commands_dead_lettered"))
                         .put("raw_kafka_tps", round(raw.tps)).put("raw_kafka_mb_per_s", round(raw.mbPerS))
+                        .put("raw_kafka_failed", raw.failed)
                         .put("ratio_vs_raw_kafka", round(ratio));
             } finally {
                 workers.forEach(PurgeWorker::close);
@@ -184,7 +186,7 @@ public final class PipelineBench implements Callable<Integer> {
                             long historyMax) {
     }
 
-    private record Raw(double tps, double mbPerS) {
+    private record Raw(double tps, double mbPerS, long failed) {
     }
 
     private Pipeline pipeline(LobStreamConfig cfg, LobNode node, BenchOutput out) throws Exception {
@@ -269,12 +271,24 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
-    /** A plain KafkaProducer per thread, the LobClient's settings, byte[] values of the same sizes, to a scratch topic. */
-    private Raw raw(LobStreamConfig cfg, BenchOutput out) throws Exception {
+    /** The raw phase's scratch topic, as many partitions as the pipeline's, every partition with a leader. */
+    private String createRawTopic(LobStreamConfig cfg) throws Exception {
         String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + "bench.raw";
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, cfg.get(LobStreamConfig.REPLICATION).shortValue()))).all().get();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().stream().anyMatch(p -> p.leader() == null)) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("scratch topic " + topic + " has partitions without a leader after 60 s");
+                }
+                Thread.sleep(100);
+            }
         }
+        return topic;
+    }
+
+    /** A plain KafkaProducer shared by the threads, the LobClient's settings, byte[] values of the same sizes, to a scratch topic. */
+    private Raw raw(LobStreamConfig cfg, String topic, BenchOutput out) throws Exception {
         Map<String, Object> settings = Map.of( // as LobClient's producer
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap(),
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
@@ -285,6 +299,7 @@ public final class PipelineBench implements Callable<Integer> {
         AtomicLong acked = new AtomicLong();
         AtomicLong bytes = new AtomicLong();
         AtomicLong lastAck = new AtomicLong();
+        AtomicLong failed = new AtomicLong();
         Semaphore inFlight = new Semaphore(IN_FLIGHT);
         List<Thread> threads = new ArrayList<>();
         long t0 = System.nanoTime() + warmup.toNanos(); // acknowledgements count from here
@@ -303,7 +318,9 @@ public final class PipelineBench implements Callable<Integer> {
                         producer.send(new ProducerRecord<>(topic, "lob-" + rnd.nextInt(rows), v), (md, err) -> {
                             inFlight.release();
                             long now = System.nanoTime();
-                            if (err == null && now >= t0) {
+                            if (err != null) {
+                                failed.incrementAndGet();
+                            } else if (now >= t0) {
                                 acked.incrementAndGet();
                                 bytes.addAndGet(size);
                                 lastAck.set(now);
@@ -330,7 +347,10 @@ public final class PipelineBench implements Callable<Integer> {
             producer.flush();
         }
         double seconds = (lastAck.get() - t0) / 1e9;
-        return new Raw(acked.get() / seconds, bytes.get() / 1e6 / seconds);
+        if (failed.get() > 0) {
+            out.note("raw phase: " + failed.get() + " sends failed");
+        }
+        return new Raw(acked.get() / seconds, bytes.get() / 1e6 / seconds, failed.get());
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {
