@@ -2,6 +2,7 @@ package io.lobstream.app;
 
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
@@ -17,7 +18,6 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -32,15 +32,23 @@ final class Nodes {
 
     /** The configuration of one node: its own data directory, a free HTTP port, and a static node id. */
     static LobStreamConfig config(EmbeddedCluster cluster, Path dataDir, int partitions, String nodeId, int threads) {
-        Map<String, Object> p = new HashMap<>();
-        p.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
-        p.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
-        p.put(LobStreamConfig.DATA_DIR.name(), dataDir.toString());
-        p.put(LobStreamConfig.HTTP_PORT.name(), 0);
-        p.put(LobStreamConfig.PARTITIONS.name(), partitions);
-        p.put(LobStreamConfig.STREAM_THREADS.name(), threads);
-        p.put(LobStreamConfig.NODE_ID.name(), nodeId);
-        return new LobStreamConfig(p);
+        return cluster.nodeConfig(dataDir, partitions, Map.of(LobStreamConfig.STREAM_THREADS.name(), threads,
+                LobStreamConfig.NODE_ID.name(), nodeId));
+    }
+
+    /** Closes what a test class started, in reverse order; nodes leave the group. Any may be null. */
+    static void closeAll(LobClient client, EmbeddedCluster cluster, LobNode... nodes) {
+        if (client != null) {
+            client.close();
+        }
+        for (LobNode n : nodes) {
+            if (n != null) {
+                n.close(true);
+            }
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
     }
 
     static LobNode start(LobStreamConfig config) throws Exception {

@@ -65,17 +65,7 @@ class ScaleOutIT {
 
     @AfterAll
     static void stop() {
-        if (client != null) {
-            client.close();
-        }
-        for (LobNode n : new LobNode[]{b, a}) {
-            if (n != null) {
-                n.close(true);
-            }
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
+        Nodes.closeAll(client, cluster, b, a);
     }
 
     static void awaitSplit() {

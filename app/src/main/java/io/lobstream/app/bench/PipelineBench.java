@@ -124,13 +124,7 @@ public final class PipelineBench implements Callable<Integer> {
         ObjectNode summary = BenchOutput.newJson();
         List<PurgeWorker> workers = new ArrayList<>();
         try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
-            Map<String, Object> props = new HashMap<>(config);
-            props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
-            props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
-            props.put(LobStreamConfig.DATA_DIR.name(), dir.toString());
-            props.put(LobStreamConfig.HTTP_PORT.name(), 0);
-            props.put(LobStreamConfig.PARTITIONS.name(), partitions);
-            LobStreamConfig cfg = new LobStreamConfig(props);
+            LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, config);
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             try (LobNode node = new LobNode(cfg, storeCfg).start()) {
                 node.awaitRunning(Duration.ofSeconds(120));
