@@ -76,7 +76,7 @@ class NodeCrashIT {
         return new ProcessBuilder(java, "-Xmx384m", "-cp", System.getProperty("java.class.path"),
                 "io.lobstream.app.cli.LobStreamCli", "node", "--bootstrap", cluster.bootstrap(), "--registry", cluster.registryUrl(),
                 "--data-dir", dir.resolve("node").toString(), "--http-port", Integer.toString(httpPort), "--purge-workers", "1",
-                "-c", "lob.topic.partitions=4", "-c", "lob.streams.consumer.session.timeout.ms=6000")
+                "--node-id", "crash-node", "-c", "lob.topic.partitions=4", "-c", "lob.writer.session.timeout.ms=6000")
                 .redirectOutput(dir.resolve("node.log").toFile())
                 .redirectErrorStream(true)
                 .start();

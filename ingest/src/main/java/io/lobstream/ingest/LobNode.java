@@ -91,7 +91,17 @@ public final class LobNode implements AutoCloseable {
         // Commands carry up to lob.chunk.size bytes each: keep fetches bounded for a small heap.
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_BYTES_CONFIG), 16 * 1024 * 1024);
+        // The 1 MiB default per partition is only a handful of 256 KiB commands per fetch round trip.
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), 4 * 1024 * 1024);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), config.get(LobStreamConfig.SESSION_TIMEOUT_MS));
+        String nodeId = config.get(LobStreamConfig.NODE_ID);
+        if (!nodeId.isBlank()) {
+            // Static membership: Streams suffixes the id with the thread index, one member per stream thread.
+            // A restart within the session timeout keeps the assignment, so the node finds its tablespaces again.
+            p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), nodeId.strip());
+            p.put(StreamsConfig.CLIENT_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID) + "-" + nodeId.strip());
+        }
         // any Kafka Streams (or its clients') setting, as lob.streams.<setting>, wins over the above
         config.originals().forEach((k, v) -> {
             if (k.startsWith(STREAMS_PREFIX)) {
@@ -131,11 +141,27 @@ public final class LobNode implements AutoCloseable {
         return streams;
     }
 
+    /**
+     * Stops the node. A static member (lob.node.id set) stays in the group until its session
+     * times out, so a quick restart gets the same partitions back; {@code leaveGroup} hands its
+     * partitions to the other nodes at once instead (scale-in).
+     */
+    public void close(boolean leaveGroup) {
+        if (streams != null) {
+            streams.close(new KafkaStreams.CloseOptions().timeout(Duration.ofSeconds(30)).leaveGroup(leaveGroup));
+        }
+        closeRest();
+    }
+
     @Override
     public void close() {
         if (streams != null) {
             streams.close(Duration.ofSeconds(30));
         }
+        closeRest();
+    }
+
+    private void closeRest() {
         if (streamsMetrics != null) {
             streamsMetrics.close();
         }

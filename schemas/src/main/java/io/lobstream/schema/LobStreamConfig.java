@@ -44,6 +44,13 @@ public final class LobStreamConfig {
             "Kafka Streams threads per node; each runs the tasks (partitions) assigned to it.");
     public static final ConfigKey<Integer> COMMIT_INTERVAL_MS = ConfigKey.integer("lob.writer.commit.interval.ms", 100, 1, 60_000,
             "How often a writer commits its Kafka transaction (and syncs its tablespaces).");
+    public static final ConfigKey<String> NODE_ID = ConfigKey.string("lob.node.id", "",
+            "Stable id of this writer node (e.g. its host name or an ordinal). Set, it makes the node a static member of the "
+                    + "writer group (group.instance.id = <id>-<thread>): a node that restarts within lob.writer.session.timeout.ms "
+                    + "gets its partitions back, with their local tablespaces, without a rebalance. Empty = dynamic membership.");
+    public static final ConfigKey<Integer> SESSION_TIMEOUT_MS = ConfigKey.integer("lob.writer.session.timeout.ms", 45_000, 6_000, 1_800_000,
+            "How long the group waits for a silent writer node before its partitions move to the others "
+                    + "(with lob.node.id set, also how long a restart may take without a rebalance).");
     public static final ConfigKey<Integer> CHUNK_SIZE = ConfigKey.integer("lob.chunk.size", 512 * 1024, 1024, 1000 * 1024,
             "Largest value bytes in one LobCommand (under Kafka's 1 MiB default record limit).");
     public static final ConfigKey<Integer> VALUE_MAX_BYTES = ConfigKey.integer("lob.value.max.bytes", 1 << 30, 0, Integer.MAX_VALUE,
@@ -60,7 +67,8 @@ public final class LobStreamConfig {
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
-            COMMIT_INTERVAL_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS, PURGE_GROUP);
+            COMMIT_INTERVAL_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS,
+            PURGE_GROUP);
 
     private final Map<String, Object> props;
 

@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** {@code ./lobstream bench <what>}: benchmarks are commands that print figures, never tests. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks: print a table on stderr, optionally CSV and a PNG chart, and with --json one JSON object on the last line of stdout.",
-        subcommands = {EngineBench.class, PurgeBench.class, HistoryBench.class})
+        subcommands = {EngineBench.class, PipelineBench.class, PurgeBench.class, HistoryBench.class})
 public final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -23,12 +23,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 
 /**
  * {@code ./lobstream demo}: the whole pipeline on the embedded default, end to end: broker,
@@ -94,13 +92,7 @@ final class DemoCommand implements Callable<Integer> {
         ObjectNode summary;
         boolean ok;
         try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
-            Map<String, Object> props = new HashMap<>(config);
-            props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
-            props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
-            props.put(LobStreamConfig.DATA_DIR.name(), dir.toString());
-            props.put(LobStreamConfig.HTTP_PORT.name(), 0);
-            props.put(LobStreamConfig.PARTITIONS.name(), partitions);
-            LobStreamConfig cfg = new LobStreamConfig(props);
+            LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, config);
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             try (LobNode node = new LobNode(cfg, storeCfg).start()) {
                 node.awaitRunning(Duration.ofSeconds(120));

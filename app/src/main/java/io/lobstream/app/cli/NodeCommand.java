@@ -33,6 +33,11 @@ final class NodeCommand implements Runnable {
     @Option(names = "--http-port", defaultValue = "8080", description = "HTTP API port (default: ${DEFAULT-VALUE}).")
     int httpPort;
 
+    @Option(names = "--node-id", paramLabel = "ID",
+            description = "Stable node id (sets lob.node.id): static membership, so a node restarted within "
+                    + "lob.writer.session.timeout.ms gets its partitions back without a rebalance. Give each node its own.")
+    String nodeId;
+
     @Option(names = "--kafka-port", defaultValue = "9092", description = "Embedded broker port (default: ${DEFAULT-VALUE}).")
     int kafkaPort;
 
@@ -59,6 +64,9 @@ final class NodeCommand implements Runnable {
             Map<String, Object> props = new HashMap<>(config);
             props.put(LobStreamConfig.DATA_DIR.name(), dataDir.toString());
             props.put(LobStreamConfig.HTTP_PORT.name(), httpPort);
+            if (nodeId != null) {
+                props.put(LobStreamConfig.NODE_ID.name(), nodeId);
+            }
             if (bootstrap == null) {
                 cluster = EmbeddedCluster.start(dataDir, kafkaPort, controllerPort, registryPort);
                 props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());

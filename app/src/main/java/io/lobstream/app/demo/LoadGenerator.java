@@ -1,6 +1,7 @@
 package io.lobstream.app.demo;
 
 import io.lobstream.ingest.client.LobClient;
+import org.apache.kafka.clients.producer.RecordMetadata;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -9,11 +10,17 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The demo's writers: threads that PUT (insert or update) and DELETE random ids among
- * {@code ids}, values of random size in {@code [minBytes, maxBytes]}, with a bounded number of
- * commands in flight.
+ * The demo's (and the pipeline benchmark's) writers: threads that PUT (insert or update) and
+ * DELETE random ids among {@code ids}, values of random size in {@code [minBytes, maxBytes]},
+ * with a bounded number of commands in flight. With {@link #insertsOnly()} every PUT names a
+ * new id instead.
  */
 public final class LoadGenerator implements AutoCloseable {
+    /** Told of every acknowledged command: where Kafka put it, when it was sent, and its value bytes. */
+    public interface AckListener {
+        void acked(RecordMetadata where, long sentNanos, int bytes);
+    }
+
     private final LobClient client;
     private final int ids;
     private final int minBytes;
@@ -26,6 +33,8 @@ public final class LoadGenerator implements AutoCloseable {
     private final AtomicLong bytes = new AtomicLong();
     private final List<Thread> threads = new ArrayList<>();
     private volatile boolean running = true;
+    private volatile boolean inserts;
+    private volatile AckListener listener = (md, sent, n) -> { };
 
     public LoadGenerator(LobClient client, int ids, int minBytes, int maxBytes, double deleteShare) {
         this.client = client;
@@ -40,37 +49,54 @@ public final class LoadGenerator implements AutoCloseable {
         return "lob-" + n;
     }
 
+    /** Every PUT writes a new id ({@code ins-<thread>-<n>}); no deletes. Call before {@link #start}. */
+    public LoadGenerator insertsOnly() {
+        this.inserts = true;
+        return this;
+    }
+
+    /** Call before {@link #start}. */
+    public LoadGenerator onAck(AckListener listener) {
+        this.listener = listener;
+        return this;
+    }
+
     public void start(int producers) {
         for (int i = 0; i < producers; i++) {
             long seed = 42L + i;
-            Thread t = new Thread(() -> loop(new SplittableRandom(seed)), "load-" + i);
+            int thread = i;
+            Thread t = new Thread(() -> loop(thread, new SplittableRandom(seed)), "load-" + i);
             t.setDaemon(true);
             threads.add(t);
             t.start();
         }
     }
 
-    private void loop(SplittableRandom rnd) {
+    private void loop(int thread, SplittableRandom rnd) {
         byte[] noise = new byte[maxBytes + 4096];
         rnd.nextBytes(noise);
+        long n = 0;
         while (running) {
             try {
                 inFlight.acquire();
             } catch (InterruptedException e) {
                 return;
             }
-            String id = id(rnd.nextInt(ids));
-            var future = rnd.nextDouble() < deleteShare
-                    ? client.delete(id)
-                    : client.put(id, value(rnd, noise), "application/octet-stream");
+            String id = inserts ? "ins-" + thread + "-" + n++ : id(rnd.nextInt(ids));
+            boolean delete = !inserts && rnd.nextDouble() < deleteShare;
+            byte[] value = delete ? null : value(rnd, noise);
+            long t0 = System.nanoTime();
+            var future = delete ? client.delete(id) : client.put(id, value, "application/octet-stream");
             sent.incrementAndGet();
+            int size = delete ? 0 : value.length;
             future.whenComplete((md, err) -> {
-                inFlight.release();
                 if (err != null) {
                     failed.incrementAndGet();
                 } else {
                     acked.incrementAndGet();
+                    listener.acked(md, t0, size);
                 }
+                inFlight.release(); // last: close() returns once every acknowledgement is counted
             });
         }
     }

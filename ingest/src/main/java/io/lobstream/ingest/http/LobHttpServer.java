@@ -283,6 +283,12 @@ public final class LobHttpServer implements AutoCloseable {
     private static void send(HttpExchange ex, int status, String text) throws IOException {
         byte[] body = text.getBytes(StandardCharsets.UTF_8);
         ex.getResponseHeaders().add("Content-Type", "text/plain; charset=utf-8");
+        if (ex.getRequestMethod().equals("HEAD")) {
+            // a HEAD response has the headers of the GET response and never a body (RFC 9110 §9.3.2)
+            ex.getResponseHeaders().add("Content-Length", Integer.toString(body.length));
+            ex.sendResponseHeaders(status, -1);
+            return;
+        }
         ex.sendResponseHeaders(status, body.length);
         ex.getResponseBody().write(body);
     }

@@ -23,12 +23,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Rebuilds one partition's tablespace from its redo log: every committed record of
- * {@code lob.commands} for the partition, from the beginning to the end offset found at start,
- * applied in order with the same {@link CommandApplier} the writer uses. Superseded versions are
- * reclaimed locally as it goes (the page numbers in {@code lob.reclaim} belong to the original
- * tablespace, not to this one). Needs the commands topic's full history: run it with retention
- * that keeps every command ({@code retention.ms=-1}, or compaction off), see README.
+ * Rebuilds (part of) one partition's tablespace from its redo log: the committed records of
+ * {@code lob.commands} for the partition in an offset range, applied in order with the same
+ * {@link CommandApplier} the writer uses, each recording its offset (so a crash during a replay
+ * resumes where it stopped). What the writer dead-lettered is rejected again and skipped. No
+ * undo records are produced: superseded versions are reclaimed locally as it goes, since the
+ * page numbers in {@code lob.reclaim} belong to the tablespace that wrote them, not to this one.
+ * Used offline ({@code ./lobstream replay}) and by a writer task that finds its tablespace
+ * behind the group's committed offset ({@link io.lobstream.ingest.writer.CommandReplay}). A
+ * replay from the start needs the topic's whole history ({@code retention.ms=-1}), see README.
  */
 public final class PartitionReplayer {
     private static final Logger log = LoggerFactory.getLogger(PartitionReplayer.class);
@@ -44,12 +47,22 @@ public final class PartitionReplayer {
         this.config = config;
     }
 
+    /** Replays the whole partition, from its first record to the end offset found at start. */
     public Result replay(int partition, DefaultLobStore store) throws IOException {
+        return replay(partition, store, 0, -1);
+    }
+
+    /**
+     * Replays offsets {@code [from, to)} of the partition; {@code to} = -1: up to the end offset
+     * found at start.
+     */
+    public Result replay(int partition, DefaultLobStore store, long from, long to) throws IOException {
         Map<String, Object> p = new HashMap<>();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 200);
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100);
+        p.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024);
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         Deserializer<Object> values = LobSerdes.valueDeserializer(config);
         CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES));
@@ -59,9 +72,14 @@ public final class PartitionReplayer {
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              LocalPurger purger = new LocalPurger(store, 256)) {
             consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            long end = consumer.endOffsets(List.of(tp)).get(tp);
-            log.info("replaying {} offsets {}..{}", tp, consumer.position(tp), end);
+            long first = consumer.beginningOffsets(List.of(tp)).get(tp);
+            if (first > from) {
+                log.error("{} starts at offset {} (retention deleted the records before it): the commands in [{}, {}) are lost to "
+                        + "this copy. Keep lob.commands with retention.ms=-1 to rebuild a partition from its topic.", tp, first, from, first);
+            }
+            consumer.seek(tp, Math.max(first, from));
+            long end = to >= 0 ? to : consumer.endOffsets(List.of(tp)).get(tp);
+            log.info("replaying {} offsets [{}, {})", tp, consumer.position(tp), end);
             long lastLog = System.nanoTime();
             while (consumer.position(tp) < end) {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
@@ -70,6 +88,7 @@ public final class PartitionReplayer {
                     }
                     records++;
                     CommandApplier.Outcome o;
+                    // the writer's name for this input, so the applied offsets agree with what its tasks record
                     try {
                         LobCommand cmd = LobSerdes.decode(values, r.topic(), r.value(), LobCommand.class);
                         o = applier.apply(cmd, r.key(), store, new Source(tp.toString(), r.offset()));
@@ -82,7 +101,7 @@ public final class PartitionReplayer {
                         rejected++;
                     }
                 }
-                while (store.stats().historyLength() > 1000 && purger.purgeOnce() > 0) {
+                while (store.stats().historyLength() > 256 && purger.purgeOnce() > 0) {
                     // keep the rebuilt tablespace near its live size
                 }
                 if (System.nanoTime() - lastLog > 5_000_000_000L) {

@@ -28,14 +28,21 @@ public final class LobStateStore implements StateStore {
     private final LobStoreConfig config;
     private final MeterRegistry meters;
     private final TablespaceRegistry registry;
+    private final CommandReplay replay;
     private DefaultLobStore store;
     private int partition = -1;
 
     public LobStateStore(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry) {
+        this(dataDir, config, meters, registry, null);
+    }
+
+    /** With {@code replay}, a tablespace behind the writer group's committed offset is caught up from lob.commands on init. */
+    public LobStateStore(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry, CommandReplay replay) {
         this.dataDir = dataDir;
         this.config = config;
         this.meters = meters;
         this.registry = registry;
+        this.replay = replay;
     }
 
     @Override
@@ -48,8 +55,20 @@ public final class LobStateStore implements StateStore {
         partition = context.taskId().partition();
         try {
             store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, partition), config, meters, "p-" + partition);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot open tablespace of partition " + partition, e);
+            if (replay != null) {
+                // before the task consumes (from the committed offset) and before readers see the store
+                replay.catchUp(partition, store);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (store != null) {
+                try {
+                    store.close();
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                store = null;
+            }
+            throw e instanceof RuntimeException re ? re : new UncheckedIOException("cannot open tablespace of partition " + partition, (IOException) e);
         }
         context.register(root, (key, value) -> {
             // no changelog: nothing to restore from Kafka Streams' side

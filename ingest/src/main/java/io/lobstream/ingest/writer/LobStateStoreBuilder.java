@@ -13,12 +13,18 @@ public final class LobStateStoreBuilder implements StoreBuilder<LobStateStore> {
     private final LobStoreConfig config;
     private final MeterRegistry meters;
     private final TablespaceRegistry registry;
+    private final CommandReplay replay;
 
     public LobStateStoreBuilder(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry) {
+        this(dataDir, config, meters, registry, null);
+    }
+
+    public LobStateStoreBuilder(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry, CommandReplay replay) {
         this.dataDir = dataDir;
         this.config = config;
         this.meters = meters;
         this.registry = registry;
+        this.replay = replay;
     }
 
     @Override public StoreBuilder<LobStateStore> withCachingEnabled() { return this; }
@@ -30,7 +36,7 @@ public final class LobStateStoreBuilder implements StoreBuilder<LobStateStore> {
 
     @Override
     public LobStateStore build() {
-        return new LobStateStore(dataDir, config, meters, registry);
+        return new LobStateStore(dataDir, config, meters, registry, replay);
     }
 
     @Override public Map<String, String> logConfig() { return Map.of(); }

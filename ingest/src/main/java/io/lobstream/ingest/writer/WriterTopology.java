@@ -44,7 +44,7 @@ public final class WriterTopology {
         t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
                 uploadTimeout, dedupeWindow), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
-        t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry), "apply-commands", "apply-reclaims");
+        t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, new CommandReplay(config)), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");
         t.addSink(DeadLetters.SINK, topics.deadLetters(), new ByteArraySerializer(), new ByteArraySerializer(),
                 "apply-commands", "apply-reclaims");

@@ -1,0 +1,469 @@
+package io.lobstream.app.bench;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lobstream.app.DataDirs;
+import io.lobstream.app.demo.LoadGenerator;
+import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.LobClient;
+import io.lobstream.purge.PurgeWorker;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.micrometer.core.instrument.Counter;
+import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * {@code ./lobstream bench pipeline}: end to end on the embedded broker, produce → applied, with
+ * a writer node and purge workers running; then, in the same run and on the same broker, a plain
+ * KafkaProducer writing values of the same sizes, for the ratio.
+ *
+ * <p>Apply latency is observed without touching the write path: every acknowledged command's
+ * (partition, offset, send time) is queued, and a tracker thread polls each tablespace's applied
+ * offset for {@code lob.commands-p} (an index read; the store records it in the same batch as
+ * the command, when the new version becomes readable) every 0.5 ms; a command counts as applied
+ * when that offset reaches it. The figures therefore include up to ~0.5 ms of polling delay.
+ */
+@Command(name = "pipeline", mixinStandardHelpOptions = true,
+        description = {"End-to-end pipeline benchmark on the embedded broker: producers → lob.commands → writer node "
+                + "(Kafka Streams, exactly-once) → tablespace, with purge workers running. Reports TPS, MB/s, p50/p99 apply "
+                + "latency (send → applied) and, in the same run, a plain Kafka producer's throughput for the same payloads.",
+                "JSON (last line with --json): tps, mb_per_s, p50_apply_ms, p99_apply_ms, raw_kafka_mb_per_s, ratio_vs_raw_kafka, ..."})
+public final class PipelineBench implements Callable<Integer> {
+    enum Workload { UPDATE, INSERT }
+
+    @Option(names = "--workload", defaultValue = "update", description = "update (random ids among --rows, preloaded) or insert (new ids) (default: ${DEFAULT-VALUE}).")
+    Workload workload;
+
+    @Option(names = "--rows", defaultValue = "1000", description = "Ids updated at random (update workload; default: ${DEFAULT-VALUE}).")
+    int rows;
+
+    @Option(names = "--blob-size", defaultValue = "256k", converter = SizeRange.Converter.class,
+            description = "Value size, or a range like 10k-300k (default: ${DEFAULT-VALUE}); at most lob.chunk.size (512k).")
+    SizeRange blobSize;
+
+    @Option(names = "--producers", defaultValue = "4", description = "Producer threads (default: ${DEFAULT-VALUE}).")
+    int producers;
+
+    @Option(names = "--duration", defaultValue = "30s", description = "Load time of each phase (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--warmup", defaultValue = "10s",
+            description = "Load before each phase is measured, so both phases run on a warmed-up JVM (default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
+    @Option(names = "--partitions", defaultValue = "8", description = "Partitions = tablespaces (default: ${DEFAULT-VALUE}).")
+    int partitions;
+
+    @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers in this process (default: ${DEFAULT-VALUE}).")
+    int purgeWorkers;
+
+    @Option(names = "--drain-timeout", defaultValue = "120s", description = "How long to wait for the writer to apply what was sent (default: ${DEFAULT-VALUE}).")
+    Duration drainTimeout;
+
+    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
+    Map<String, String> config = new HashMap<>();
+
+    @Option(names = "--data-dir", description = "Data directory (default: a temporary directory, deleted afterwards).")
+    Path dataDir;
+
+    @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
+    boolean json;
+
+    @Option(names = "--csv", paramLabel = "FILE", description = "Write the per-second samples of both phases as CSV.")
+    Path csv;
+
+    @Option(names = "--chart", paramLabel = "FILE.png", description = "Write a line chart of MB/s per second, pipeline vs raw Kafka.")
+    Path chart;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    /** In-flight bound of both phases, the load generator's. */
+    private static final int IN_FLIGHT = 64;
+
+    @Override
+    public Integer call() throws Exception {
+        if (rows < 1 || producers < 1 || partitions < 1 || purgeWorkers < 0 || duration.toSeconds() < 1 || warmup.isNegative()) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "need --rows >= 1, --producers >= 1, --partitions >= 1, --purge-workers >= 0, --duration >= 1s, --warmup >= 0");
+        }
+        boolean temporary = dataDir == null;
+        Path dir = temporary ? Files.createTempDirectory("lobstream-bench-pipeline-") : Files.createDirectories(dataDir);
+        BenchOutput out = new BenchOutput(System.err, List.of("phase", "second", "commands_per_s", "mb_per_s", "history_length"));
+        out.note(String.format("bench pipeline: %s, %s values, %s, %d producers, %s measured per phase after %s warm-up, "
+                        + "%d partitions, %d purge workers", workload.name().toLowerCase(), blobSize,
+                workload == Workload.UPDATE ? rows + " rows" : "new ids", producers, duration, warmup, partitions, purgeWorkers));
+        ObjectNode summary = BenchOutput.newJson();
+        List<PurgeWorker> workers = new ArrayList<>();
+        try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
+            LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, config);
+            LobStoreConfig storeCfg = new LobStoreConfig(config);
+            try (LobNode node = new LobNode(cfg, storeCfg).start()) {
+                node.awaitRunning(Duration.ofSeconds(120));
+                String rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
+                for (int i = 0; i < purgeWorkers; i++) {
+                    PurgeWorker w = new PurgeWorker(cfg, storeCfg, "bench-" + i, 0, node.meters());
+                    workers.add(w);
+                    new Thread(w, "purge-" + i).start();
+                }
+                Pipeline p = pipeline(cfg, node, out);
+                Raw raw = raw(cfg, rawTopic, out);
+                double ratio = raw.mbPerS == 0 ? 0 : p.mbPerS / raw.mbPerS;
+                out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %.2f",
+                        p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS, ratio));
+                summary.put("workload", workload.name().toLowerCase()).put("blob_size", blobSize.toString())
+                        .put("rows", workload == Workload.UPDATE ? rows : 0).put("producers", producers)
+                        .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
+                        .put("commands", p.commands).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))
+                        .put("acked_tps", round(p.ackedTps))
+                        .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
+                        .put("history_length_max", p.historyMax)
+                        .put("history_length_end", node.tablespaces().totals().historyLength())
+                        .put("commands_dead_lettered", count(node, "lob_commands_dead_lettered"))
+                        .put("raw_kafka_tps", round(raw.tps)).put("raw_kafka_mb_per_s", round(raw.mbPerS))
+                        .put("raw_kafka_failed", raw.failed)
+                        .put("ratio_vs_raw_kafka", round(ratio));
+            } finally {
+                workers.forEach(PurgeWorker::close);
+            }
+        } finally {
+            if (temporary) {
+                DataDirs.deleteTree(dir);
+            }
+        }
+        out.writeCsv(csv);
+        if (chart != null) {
+            Map<String, List<double[]>> series = BenchOutput.ordered();
+            for (List<Object> row : out.rows()) {
+                String name = row.get(0).equals("pipeline") ? "LobStream (applied)" : "raw Kafka producer (acknowledged)";
+                series.computeIfAbsent(name, k -> new ArrayList<>())
+                        .add(new double[]{((Number) row.get(1)).doubleValue(), ((Number) row.get(3)).doubleValue()});
+            }
+            BenchOutput.lineChart(chart, String.format("%s of %s values, %d producers: MB/s each second", workload.name().toLowerCase(),
+                    blobSize, producers), "second", "MB/s", series);
+        }
+        if (json) {
+            BenchOutput.printJson(summary);
+        }
+        return 0;
+    }
+
+    private record Pipeline(long commands, double tps, double mbPerS, double ackedTps, double p50Ms, double p99Ms, double maxMs,
+                            long historyMax) {
+    }
+
+    private record Raw(double tps, double mbPerS, long failed) {
+    }
+
+    private Pipeline pipeline(LobStreamConfig cfg, LobNode node, BenchOutput out) throws Exception {
+        ApplyTracker tracker = new ApplyTracker(node, cfg.topics().commands(), partitions);
+        Thread trackerThread = new Thread(tracker, "apply-tracker");
+        trackerThread.setDaemon(true);
+        trackerThread.start();
+        try (LobClient client = new LobClient(cfg)) {
+            if (workload == Workload.UPDATE) {
+                preload(client, tracker, out);
+            }
+            LoadGenerator load = new LoadGenerator(client, rows, blobSize.min(), blobSize.max(), 0.0).onAck(tracker::acked);
+            if (workload == Workload.INSERT) {
+                load.insertsOnly();
+            }
+            load.start(producers);
+            Thread.sleep(warmup.toMillis());
+            long t0 = System.nanoTime();
+            tracker.measureFrom(t0);
+            long ackedBefore = load.acked();
+            long historyMax = 0;
+            long lastCount = 0;
+            long lastBytes = 0;
+            for (int s = 1; System.nanoTime() - t0 < duration.toNanos() || tracker.pending() > 0; s++) {
+                sleepUntil(t0 + s * 1_000_000_000L);
+                if (s == duration.toSeconds()) {
+                    load.close(); // stop sending; what is in flight gets acknowledged
+                }
+                if (System.nanoTime() - t0 > duration.toNanos() + drainTimeout.toNanos()) {
+                    throw new IllegalStateException(tracker.pending() + " commands still not applied after --drain-timeout " + drainTimeout);
+                }
+                long history = node.tablespaces().totals().historyLength();
+                historyMax = Math.max(historyMax, history);
+                long c = tracker.applied();
+                long b = tracker.appliedBytes();
+                out.row("pipeline", s, c - lastCount, round((b - lastBytes) / 1e6), history);
+                lastCount = c;
+                lastBytes = b;
+            }
+            load.close();
+            long acked = load.acked() - ackedBefore;
+            // what was acknowledged is applied: the time of the last apply ends the window
+            while (tracker.pending() > 0) {
+                Thread.sleep(1);
+            }
+            double seconds = (tracker.lastAppliedNanos() - t0) / 1e9;
+            Histogram h = tracker.latency();
+            return new Pipeline(tracker.applied(), tracker.applied() / seconds, tracker.appliedBytes() / 1e6 / seconds,
+                    acked / (duration.toNanos() / 1e9), h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
+                    h.getMaxValue() / 1000.0, historyMax);
+        } finally {
+            tracker.stop();
+            trackerThread.join(5_000);
+        }
+    }
+
+    /** Writes each of the --rows ids once, so the measured phase only updates. */
+    private void preload(LobClient client, ApplyTracker tracker, BenchOutput out) throws Exception {
+        out.note("preloading " + rows + " rows");
+        SplittableRandom rnd = new SplittableRandom(7);
+        byte[] noise = new byte[blobSize.max()];
+        rnd.nextBytes(noise);
+        Semaphore inFlight = new Semaphore(IN_FLIGHT);
+        for (int i = 0; i < rows; i++) {
+            inFlight.acquire();
+            long t = System.nanoTime();
+            int size = blobSize.min() + rnd.nextInt(blobSize.max() - blobSize.min() + 1);
+            client.put("lob-" + i, java.util.Arrays.copyOf(noise, size), null).whenComplete((md, err) -> {
+                inFlight.release();
+                if (md != null) {
+                    tracker.acked(md, t, size);
+                }
+            });
+        }
+        inFlight.acquire(IN_FLIGHT);
+        long deadline = System.nanoTime() + drainTimeout.toNanos();
+        while (tracker.pending() > 0) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("preload not applied after " + drainTimeout);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    /** The raw phase's scratch topic, as many partitions as the pipeline's, every partition with a leader. */
+    private String createRawTopic(LobStreamConfig cfg) throws Exception {
+        String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + "bench.raw";
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, cfg.get(LobStreamConfig.REPLICATION).shortValue()))).all().get();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().stream().anyMatch(p -> p.leader() == null)) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("scratch topic " + topic + " has partitions without a leader after 60 s");
+                }
+                Thread.sleep(100);
+            }
+        }
+        return topic;
+    }
+
+    /** A plain KafkaProducer shared by the threads, the LobClient's settings, byte[] values of the same sizes, to a scratch topic. */
+    private Raw raw(LobStreamConfig cfg, String topic, BenchOutput out) throws Exception {
+        Map<String, Object> settings = Map.of( // as LobClient's producer
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap(),
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
+                ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.LINGER_MS_CONFIG, 2,
+                ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024 * 1024,
+                ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
+        AtomicLong acked = new AtomicLong();
+        AtomicLong bytes = new AtomicLong();
+        AtomicLong lastAck = new AtomicLong();
+        AtomicLong failed = new AtomicLong();
+        Semaphore inFlight = new Semaphore(IN_FLIGHT);
+        List<Thread> threads = new ArrayList<>();
+        long t0 = System.nanoTime() + warmup.toNanos(); // acknowledgements count from here
+        long end = t0 + duration.toNanos();
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < producers; i++) {
+                SplittableRandom rnd = new SplittableRandom(42L + i);
+                Thread t = new Thread(() -> {
+                    byte[] noise = new byte[blobSize.max() + 4096];
+                    rnd.nextBytes(noise);
+                    while (System.nanoTime() < end) {
+                        inFlight.acquireUninterruptibly();
+                        int size = blobSize.min() + rnd.nextInt(blobSize.max() - blobSize.min() + 1);
+                        int from = rnd.nextInt(4096);
+                        byte[] v = java.util.Arrays.copyOfRange(noise, from, from + size);
+                        producer.send(new ProducerRecord<>(topic, "lob-" + rnd.nextInt(rows), v), (md, err) -> {
+                            inFlight.release();
+                            long now = System.nanoTime();
+                            if (err != null) {
+                                failed.incrementAndGet();
+                            } else if (now >= t0) {
+                                acked.incrementAndGet();
+                                bytes.addAndGet(size);
+                                lastAck.set(now);
+                            }
+                        });
+                    }
+                }, "raw-" + i);
+                threads.add(t);
+                t.start();
+            }
+            long lastCount = 0;
+            long lastBytes = 0;
+            for (int s = 1; s <= duration.toSeconds(); s++) {
+                sleepUntil(t0 + s * 1_000_000_000L);
+                long c = acked.get();
+                long b = bytes.get();
+                out.row("raw-kafka", s, c - lastCount, round((b - lastBytes) / 1e6), 0L);
+                lastCount = c;
+                lastBytes = b;
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            producer.flush();
+        }
+        double seconds = (lastAck.get() - t0) / 1e9;
+        if (failed.get() > 0) {
+            out.note("raw phase: " + failed.get() + " sends failed");
+        }
+        return new Raw(acked.get() / seconds, bytes.get() / 1e6 / seconds, failed.get());
+    }
+
+    private static void sleepUntil(long nanoTime) throws InterruptedException {
+        long wait = nanoTime - System.nanoTime();
+        if (wait > 0) {
+            TimeUnit.NANOSECONDS.sleep(wait);
+        }
+    }
+
+    private static long count(LobNode node, String name) {
+        return (long) node.meters().find(name).counters().stream().mapToDouble(Counter::count).sum();
+    }
+
+    private static double round(double v) {
+        return Math.round(v * 1000) / 1000.0;
+    }
+
+    /**
+     * Matches acknowledged commands with the writer's applied offsets: a command at offset o of
+     * partition p is applied once the tablespace of p records an applied offset ≥ o.
+     */
+    static final class ApplyTracker implements Runnable {
+        private final LobNode node;
+        private final String topic;
+        private final List<ConcurrentLinkedQueue<long[]>> queues = new ArrayList<>();
+        private final AtomicLong pending = new AtomicLong();
+        private final Histogram latency = new Histogram(TimeUnit.MINUTES.toMicros(10), 3);
+        private long applied;
+        private long appliedBytes;
+        private volatile long lastApplied;
+        private volatile long measureFrom = Long.MAX_VALUE;
+        private volatile boolean running = true;
+
+        ApplyTracker(LobNode node, String topic, int partitions) {
+            this.node = node;
+            this.topic = topic;
+            for (int p = 0; p < partitions; p++) {
+                queues.add(new ConcurrentLinkedQueue<>());
+            }
+        }
+
+        /** Called from the producer's I/O thread: in offset order per partition. */
+        void acked(org.apache.kafka.clients.producer.RecordMetadata md, long sentNanos, int bytes) {
+            pending.incrementAndGet();
+            queues.get(md.partition()).add(new long[]{md.offset(), sentNanos, bytes});
+        }
+
+        @Override
+        public void run() {
+            while (running) {
+                try {
+                    poll();
+                } catch (IOException | RuntimeException e) {
+                    // a tablespace closing under us (rebalance): try again
+                }
+                LockSupport.parkNanos(500_000);
+            }
+        }
+
+        private void poll() throws IOException {
+            for (int p = 0; p < queues.size(); p++) {
+                ConcurrentLinkedQueue<long[]> q = queues.get(p);
+                if (q.isEmpty()) {
+                    continue;
+                }
+                DefaultLobStore store = node.tablespaces().get(p).orElse(null);
+                if (store == null) {
+                    continue;
+                }
+                long offset = store.appliedOffset(topic + "-" + p);
+                long now = System.nanoTime();
+                for (long[] c; (c = q.peek()) != null && c[0] <= offset; ) {
+                    q.poll();
+                    if (now >= measureFrom) {
+                        synchronized (this) {
+                            // throughput: every apply in the window; latency: the commands sent in it
+                            if (c[1] >= measureFrom) {
+                                latency.recordValue(Math.min(latency.getHighestTrackableValue(), Math.max(0, (now - c[1]) / 1000)));
+                            }
+                            applied++;
+                            appliedBytes += c[2];
+                        }
+                        lastApplied = now;
+                    }
+                    pending.decrementAndGet();
+                }
+            }
+        }
+
+        long pending() {
+            return pending.get();
+        }
+
+        synchronized long applied() {
+            return applied;
+        }
+
+        synchronized long appliedBytes() {
+            return appliedBytes;
+        }
+
+        long lastAppliedNanos() {
+            return lastApplied;
+        }
+
+        synchronized Histogram latency() {
+            return latency.copy();
+        }
+
+        /** Counts applies from {@code nanoTime} on, and the latency of commands sent from then on. */
+        synchronized void measureFrom(long nanoTime) {
+            latency.reset();
+            applied = 0;
+            appliedBytes = 0;
+            measureFrom = nanoTime;
+        }
+
+        void stop() {
+            running = false;
+        }
+    }
+}

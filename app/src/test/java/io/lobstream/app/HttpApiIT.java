@@ -1,0 +1,208 @@
+package io.lobstream.app;
+
+import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.LobClient;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
+
+import static io.lobstream.app.Nodes.bytes;
+import static io.lobstream.app.Nodes.get;
+import static io.lobstream.app.Nodes.head;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The HTTP read API of two real writer nodes on one real broker, splitting four partitions:
+ * every form of single range (RFC 9110 §14), HEAD, 404, ETag = version, and requests that reach
+ * the node that does not own the key's partition.
+ */
+class HttpApiIT {
+    @TempDir
+    static Path dir;
+
+    static EmbeddedCluster cluster;
+    static LobNode a;
+    static LobNode b;
+    static LobClient client;
+
+    static final int LEN = 10_000;
+    static String onA;          // owned by a
+    static String onB;          // owned by b, with a space and a slash in its id
+    static byte[] valueA;
+    static byte[] valueB;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0);
+        a = Nodes.start(Nodes.config(cluster, dir.resolve("a"), 4, "http-a", 1));
+        b = Nodes.start(Nodes.config(cluster, dir.resolve("b"), 4, "http-b", 1));
+        await().atMost(Duration.ofSeconds(120)).until(() -> {
+            Set<Integer> all = new HashSet<>(Nodes.partitions(a));
+            all.addAll(Nodes.partitions(b));
+            return all.size() == 4 && !Nodes.partitions(a).isEmpty() && !Nodes.partitions(b).isEmpty()
+                    && a.streams().state().isRunningOrRebalancing() && b.streams().state().isRunningOrRebalancing();
+        });
+        client = new LobClient(Nodes.config(cluster, dir.resolve("client"), 4, "", 1));
+        onA = idOwnedBy(a, "on-a-");
+        onB = idOwnedBy(b, "dir/on b ");
+        valueA = bytes(LEN, 1);
+        valueB = bytes(LEN, 2);
+        client.put(onA, valueA, null).get();
+        client.put(onB, valueB, null).get();
+        awaitValue(a, onA, valueA);
+        awaitValue(b, onB, valueB);
+    }
+
+    @AfterAll
+    static void stop() {
+        Nodes.closeAll(client, cluster, b, a);
+    }
+
+    static String idOwnedBy(LobNode owner, String prefix) {
+        Set<Integer> mine = Nodes.partitions(owner);
+        for (int i = 0; ; i++) {
+            String id = prefix + i;
+            if (mine.contains(Nodes.partitionOf(owner, id))) {
+                return id;
+            }
+        }
+    }
+
+    static void awaitValue(LobNode node, String id, byte[] expected) {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+            HttpResponse<byte[]> r = get(node, id, null);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(Arrays.mismatch(r.body(), expected)).as("first differing byte").isEqualTo(-1);
+        });
+    }
+
+    static void assertPartial(HttpResponse<byte[]> r, byte[] value, int first, int last) {
+        assertThat(r.statusCode()).as("status").isEqualTo(206);
+        assertThat(r.headers().firstValue("Content-Range")).contains("bytes " + first + "-" + last + "/" + value.length);
+        assertThat(r.headers().firstValueAsLong("Content-Length").orElse(-1)).isEqualTo(last - first + 1);
+        assertThat(r.body()).isEqualTo(Arrays.copyOfRange(value, first, last + 1));
+    }
+
+    static void assertUnsatisfiable(HttpResponse<byte[]> r, long length) {
+        assertThat(r.statusCode()).isEqualTo(416);
+        assertThat(r.headers().firstValue("Content-Range")).contains("bytes */" + length);
+        assertThat(r.body()).isEmpty();
+    }
+
+    /** Every range form, asked of the owner and of the other node (which proxies). */
+    @Test
+    void singleRangesOnOwnerAndOnTheOtherNode() throws Exception {
+        for (LobNode via : new LobNode[]{a, b}) {
+            for (String id : new String[]{onA, onB}) {
+                byte[] v = id.equals(onA) ? valueA : valueB;
+                assertPartial(get(via, id, "bytes=-100"), v, LEN - 100, LEN - 1);            // suffix
+                assertPartial(get(via, id, "bytes=-" + (LEN * 3)), v, 0, LEN - 1);           // suffix longer than the value
+                assertPartial(get(via, id, "bytes=0-0"), v, 0, 0);                            // first byte
+                assertPartial(get(via, id, "bytes=" + (LEN - 1) + "-" + (LEN - 1)), v, LEN - 1, LEN - 1); // last byte
+                assertPartial(get(via, id, "bytes=9990-"), v, 9990, LEN - 1);                 // open-ended
+                assertPartial(get(via, id, "bytes=100-199999"), v, 100, LEN - 1);             // last-pos past the end
+                assertUnsatisfiable(get(via, id, "bytes=" + LEN + "-"), LEN);
+                assertUnsatisfiable(get(via, id, "bytes=20000-20010"), LEN);
+                assertUnsatisfiable(get(via, id, "bytes=-0"), LEN);
+                for (String ignored : new String[]{"bytes=5-3", "bytes=0-1,5-6", "items=0-1", "bytes=x-y"}) {
+                    HttpResponse<byte[]> whole = get(via, id, ignored);                        // invalid or multiple: the whole value
+                    assertThat(whole.statusCode()).as(ignored).isEqualTo(200);
+                    assertThat(whole.body()).as(ignored).isEqualTo(v);
+                    assertThat(whole.headers().firstValue("Content-Range")).as(ignored).isEmpty();
+                }
+            }
+        }
+    }
+
+    @Test
+    void headSendsTheHeadersOfGetAndNoBody() throws Exception {
+        for (LobNode via : new LobNode[]{a, b}) {
+            HttpResponse<byte[]> full = get(via, onA, null);
+            HttpResponse<byte[]> h = head(via, onA, null);
+            assertThat(h.statusCode()).isEqualTo(200);
+            assertThat(h.body()).isEmpty();
+            assertThat(h.headers().firstValue("Content-Length")).contains(Integer.toString(LEN));
+            assertThat(h.headers().firstValue("ETag")).isEqualTo(full.headers().firstValue("ETag")).isPresent();
+            assertThat(h.headers().firstValue("Accept-Ranges")).contains("bytes");
+
+            HttpResponse<byte[]> hr = head(via, onB, "bytes=-100");
+            assertThat(hr.statusCode()).isEqualTo(206);
+            assertThat(hr.body()).isEmpty();
+            assertThat(hr.headers().firstValue("Content-Length")).contains("100");
+            assertThat(hr.headers().firstValue("Content-Range")).contains("bytes " + (LEN - 100) + "-" + (LEN - 1) + "/" + LEN);
+
+            HttpResponse<byte[]> h416 = head(via, onB, "bytes=" + LEN + "-");
+            assertThat(h416.statusCode()).isEqualTo(416);
+            assertThat(h416.headers().firstValue("Content-Range")).contains("bytes */" + LEN);
+
+            HttpResponse<byte[]> h404 = head(via, "never-written", null);
+            assertThat(h404.statusCode()).isEqualTo(404);
+            assertThat(h404.headers().firstValue("Content-Length"))
+                    .isEqualTo(get(via, "never-written", null).headers().firstValue("Content-Length")).isPresent();
+        }
+    }
+
+    @Test
+    void etagIsTheVersionAndChangesWithAnUpdate() throws Exception {
+        String id = idOwnedBy(b, "etag-");
+        client.put(id, bytes(500, 10), null).get();
+        awaitValue(b, id, bytes(500, 10));
+        long v1 = b.tablespaces().get(Nodes.partitionOf(b, id)).orElseThrow().current(id).orElseThrow().version();
+        assertThat(get(b, id, null).headers().firstValue("ETag")).contains("\"" + v1 + "\"");
+        assertThat(get(a, id, null).headers().firstValue("ETag")).contains("\"" + v1 + "\"");
+
+        byte[] updated = bytes(700, 11);
+        client.put(id, updated, null).get();
+        awaitValue(a, id, updated);
+        long v2 = b.tablespaces().get(Nodes.partitionOf(b, id)).orElseThrow().current(id).orElseThrow().version();
+        assertThat(v2).isGreaterThan(v1);
+        assertThat(get(a, id, "bytes=0-0").headers().firstValue("ETag")).contains("\"" + v2 + "\"");
+    }
+
+    @Test
+    void unknownAndDeletedIdsAre404OnBothNodes() throws Exception {
+        String gone = idOwnedBy(a, "gone-");
+        client.put(gone, bytes(300, 5), null).get();
+        awaitValue(b, gone, bytes(300, 5));
+        client.delete(gone).get();
+        await().atMost(Duration.ofSeconds(30)).until(() -> get(a, gone, null).statusCode() == 404);
+        for (LobNode via : new LobNode[]{a, b}) {
+            assertThat(get(via, gone, null).statusCode()).isEqualTo(404);
+            assertThat(get(via, gone, "bytes=0-0").statusCode()).isEqualTo(404);
+            assertThat(get(via, "never-written-" + via.httpPort(), null).statusCode()).isEqualTo(404);
+        }
+    }
+
+    @Test
+    void emptyValueHasNoSatisfiableRange() throws Exception {
+        String id = idOwnedBy(a, "empty-");
+        client.put(id, new byte[0], null).get();
+        awaitValue(b, id, new byte[0]);
+        for (LobNode via : new LobNode[]{a, b}) {
+            HttpResponse<byte[]> whole = get(via, id, null);
+            assertThat(whole.statusCode()).isEqualTo(200);
+            assertThat(whole.headers().firstValue("Content-Length")).contains("0");
+            assertUnsatisfiable(get(via, id, "bytes=0-0"), 0);
+            assertUnsatisfiable(get(via, id, "bytes=-5"), 0);
+        }
+    }
+
+    @Test
+    void theOtherNodeSaysWhoServedIt() throws Exception {
+        HttpResponse<byte[]> proxied = get(b, onA, null);
+        assertThat(proxied.statusCode()).isEqualTo(200);
+        assertThat(proxied.body()).isEqualTo(valueA);
+        assertThat(proxied.headers().firstValue("X-LobStream-Served-By")).contains("127.0.0.1:" + a.httpPort());
+        assertThat(get(a, onA, null).headers().firstValue("X-LobStream-Served-By")).isEmpty();
+    }
+}

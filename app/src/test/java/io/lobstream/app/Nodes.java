@@ -1,0 +1,102 @@
+package io.lobstream.app;
+
+import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.LobClient;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.fsck.FsckReport;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyQueryMetadata;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+
+/** Helpers for integration tests that run several writer nodes on one embedded cluster. */
+final class Nodes {
+    static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    private Nodes() {
+    }
+
+    /** The configuration of one node: its own data directory, a free HTTP port, and a static node id. */
+    static LobStreamConfig config(EmbeddedCluster cluster, Path dataDir, int partitions, String nodeId, int threads) {
+        return cluster.nodeConfig(dataDir, partitions, Map.of(LobStreamConfig.STREAM_THREADS.name(), threads,
+                LobStreamConfig.NODE_ID.name(), nodeId));
+    }
+
+    /** Closes what a test class started, in reverse order; nodes leave the group. Any may be null. */
+    static void closeAll(LobClient client, EmbeddedCluster cluster, LobNode... nodes) {
+        if (client != null) {
+            client.close();
+        }
+        for (LobNode n : nodes) {
+            if (n != null) {
+                n.close(true);
+            }
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    static LobNode start(LobStreamConfig config) throws Exception {
+        LobNode node = new LobNode(config, LobStoreConfig.defaults()).start();
+        node.awaitRunning(Duration.ofSeconds(120));
+        return node;
+    }
+
+    static Set<Integer> partitions(LobNode node) {
+        return new TreeSet<>(node.tablespaces().all().keySet());
+    }
+
+    static int partitionOf(LobNode node, String id) {
+        KeyQueryMetadata m = node.streams().queryMetadataForKey("lob-tablespace", id, new StringSerializer());
+        return m.partition();
+    }
+
+    static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static URI uri(LobNode node, String id) {
+        return URI.create("http://127.0.0.1:" + node.httpPort() + "/lobs/" + URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20"));
+    }
+
+    static HttpResponse<byte[]> get(LobNode node, String id, String range) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri(node, id));
+        if (range != null) {
+            b.header("Range", range);
+        }
+        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    static HttpResponse<byte[]> head(LobNode node, String id, String range) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri(node, id)).method("HEAD", HttpRequest.BodyPublishers.noBody());
+        if (range != null) {
+            b.header("Range", range);
+        }
+        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    static FsckReport fsck(LobNode node) throws Exception {
+        FsckReport r = FsckReport.empty();
+        for (DefaultLobStore s : node.tablespaces().all().values()) {
+            r = r.plus(s.fsck(true));
+        }
+        return r;
+    }
+}
