@@ -6,7 +6,6 @@ import io.lobstream.avro.LobOp;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.replay.PartitionReplayer;
-import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
@@ -50,7 +49,6 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -66,8 +64,7 @@ class IngestIT {
 
     static EmbeddedCluster cluster;
     static LobNode node;
-    static PurgeWorker purge;
-    static Thread purgeThread;
+    static TestPipeline pipeline;
     static LobStreamConfig config;
     static LobClient client;
     static KafkaProducer<String, Object> avro;
@@ -75,48 +72,30 @@ class IngestIT {
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = EmbeddedCluster.start(dir, 0, 0, 0);
-        config = new LobStreamConfig(Map.of(
-                LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap(),
-                LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl(),
-                LobStreamConfig.DATA_DIR.name(), dir.resolve("node").toString(),
-                LobStreamConfig.HTTP_PORT.name(), 0,
+        pipeline = TestPipeline.start(dir, Map.of(
                 LobStreamConfig.PARTITIONS.name(), 2,
                 LobStreamConfig.VALUE_MAX_BYTES.name(), 100 << 20,
                 LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), 2000));
-        node = new LobNode(config, LobStoreConfig.defaults()).start();
-        node.awaitRunning(Duration.ofSeconds(120));
-        purge = new PurgeWorker(config, LobStoreConfig.defaults(), "ingest-it", 0, node.meters());
-        purgeThread = new Thread(purge, "purge-ingest-it");
-        purgeThread.start();
-        client = new LobClient(config);
+        cluster = pipeline.cluster;
+        config = pipeline.config;
+        node = pipeline.node;
+        client = pipeline.client;
         avro = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()), new StringSerializer(),
                 LobSerdes.valueSerializer(config));
     }
 
     @AfterAll
     static void stop() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {avro, client}) {
-            if (c != null) {
-                c.close();
-            }
+        if (avro != null) {
+            avro.close();
         }
-        if (purge != null) {
-            purge.close();
-            purgeThread.join(10_000);
-        }
-        if (node != null) {
-            node.close();
-        }
-        if (cluster != null) {
-            cluster.close();
+        if (pipeline != null) {
+            pipeline.close();
         }
     }
 
     static byte[] bytes(int n, long seed) {
-        byte[] b = new byte[n];
-        new Random(seed).nextBytes(b);
-        return b;
+        return TestPipeline.bytes(n, seed);
     }
 
     static String sha256(InputStream in) throws Exception {
@@ -145,11 +124,7 @@ class IngestIT {
     }
 
     static FsckReport fsck() throws Exception {
-        FsckReport r = FsckReport.empty();
-        for (DefaultLobStore s : node.tablespaces().all().values()) {
-            r = r.plus(s.fsck(true));
-        }
-        return r;
+        return pipeline.fsck();
     }
 
     @Test

@@ -5,11 +5,9 @@ import io.lobstream.avro.Extent;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
-import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
-import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
@@ -39,7 +37,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -54,50 +51,29 @@ class PipelineIT {
 
     static EmbeddedCluster cluster;
     static LobNode node;
-    static PurgeWorker purge;
-    static Thread purgeThread;
+    static TestPipeline pipeline;
     static LobStreamConfig config;
     static LobClient client;
     static final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = EmbeddedCluster.start(dir, 0, 0, 0);
-        config = new LobStreamConfig(Map.of(
-                LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap(),
-                LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl(),
-                LobStreamConfig.DATA_DIR.name(), dir.toString(),
-                LobStreamConfig.HTTP_PORT.name(), 0,
-                LobStreamConfig.PARTITIONS.name(), 4));
-        node = new LobNode(config, LobStoreConfig.defaults()).start();
-        node.awaitRunning(Duration.ofSeconds(120));
-        purge = new PurgeWorker(config, LobStoreConfig.defaults(), "it-0", 0, node.meters());
-        purgeThread = new Thread(purge, "purge-it");
-        purgeThread.start();
-        client = new LobClient(config);
+        pipeline = TestPipeline.start(dir, Map.of(LobStreamConfig.PARTITIONS.name(), 4));
+        cluster = pipeline.cluster;
+        config = pipeline.config;
+        node = pipeline.node;
+        client = pipeline.client;
     }
 
     @AfterAll
     static void stop() throws Exception {
-        if (client != null) {
-            client.close();
-        }
-        if (purge != null) {
-            purge.close();
-            purgeThread.join(10_000);
-        }
-        if (node != null) {
-            node.close();
-        }
-        if (cluster != null) {
-            cluster.close();
+        if (pipeline != null) {
+            pipeline.close();
         }
     }
 
     static byte[] bytes(int n, long seed) {
-        byte[] b = new byte[n];
-        new Random(seed).nextBytes(b);
-        return b;
+        return TestPipeline.bytes(n, seed);
     }
 
     static HttpResponse<byte[]> get(String id, String range) throws Exception {
@@ -131,11 +107,7 @@ class PipelineIT {
     }
 
     static FsckReport fsck() throws Exception {
-        FsckReport r = FsckReport.empty();
-        for (DefaultLobStore s : node.tablespaces().all().values()) {
-            r = r.plus(s.fsck(true));
-        }
-        return r;
+        return pipeline.fsck();
     }
 
     @Test

@@ -227,12 +227,13 @@ class PurgeWorkersIT {
         String group = config.get(LobStreamConfig.PURGE_GROUP);
         backlog("join", 16, 480);
         double applied = reclaims("applied");
-        // 10 ms per page read: two workers need about 10 s, the third joins after a few
-        PurgeProcess a = worker("join-a", dir, group, 20, 10);
-        PurgeProcess b = worker("join-b", dir, group, 20, 10);
+        // 40 ms per page read: two workers need about 10 s, the third joins after a few (on a quiet machine
+        // 10 ms let two workers drain the backlog before the third had started)
+        PurgeProcess a = worker("join-a", dir, group, 20, 40);
+        PurgeProcess b = worker("join-b", dir, group, 20, 40);
         KafkaTools.awaitGroup(admin, group, 2, PARTITIONS, Duration.ofSeconds(60));
         await().atMost(Duration.ofSeconds(30)).until(() -> reclaims("applied") - applied >= 20);
-        PurgeProcess c = worker("join-c", dir, group, 20, 10);
+        PurgeProcess c = worker("join-c", dir, group, 20, 40);
         KafkaTools.awaitGroup(admin, group, 3, PARTITIONS, Duration.ofSeconds(60));
         List<ReclaimRecord> committed = assertReclaimedExactlyOnce("join", 480, applied);
         assertThat(committed.stream().filter(r -> r.getWorkerId().equals("join-c")).count())

@@ -379,19 +379,25 @@ public final class DefaultLobStore implements LobStore {
     }
 
     /**
-     * Backpressure: past lob.history.max versions waiting for purge, a write first sleeps in
-     * proportion to the excess (no latch held), up to lob.history.max.delay.ms at twice the limit.
-     * Writers thereby slow to the rate purge reclaims, and space stays bounded.
+     * Backpressure: past lob.history.max versions, or lob.history.max.ratio of the live pages,
+     * waiting for purge, a write first sleeps in proportion to the excess (no latch held), up to
+     * lob.history.max.delay.ms at twice the limit. Writers thereby slow to the rate purge
+     * reclaims, and space stays bounded.
      */
     private void throttle() {
-        int max = config.historyMax();
-        long excess = historyLength.get() - max;
-        if (max == 0 || excess <= 0) {
+        double excess = Math.max(excess(historyLength.get(), config.historyMax()),
+                excess(pagesHistory.get(), config.historyMaxRatio() * pagesLive.get()));
+        if (excess <= 0) {
             return;
         }
-        long delay = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.historyMaxDelayMs()) * Math.min(excess, max) / max;
+        long delay = (long) (java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.historyMaxDelayMs()) * Math.min(1.0, excess));
         java.util.concurrent.locks.LockSupport.parkNanos(delay);
         metrics.backpressure(delay);
+    }
+
+    /** How far {@code value} is past {@code limit}, as a share of the limit (0 if not past it, or no limit). */
+    private static double excess(double value, double limit) {
+        return limit <= 0 || value <= limit ? 0 : (value - limit) / limit;
     }
 
     /** Data pages of the new value that the base version already holds, byte for byte: full in both, outside the change. */

@@ -48,12 +48,17 @@ public final class LobStoreConfig {
             "Backpressure, like innodb_max_purge_lag but on by default: when more versions than this wait for purge, each "
                     + "write is delayed (up to lob.history.max.delay.ms, growing with the excess) so that purge catches up and "
                     + "space stays bounded. 0 = off.");
+    public static final ConfigKey<Double> HISTORY_MAX_RATIO = ConfigKey.decimal("lob.history.max.ratio", 0, 0, 100,
+            "Backpressure by space: when the pages of versions waiting for purge pass this share of the live pages, writes are "
+                    + "delayed as for lob.history.max, so the tablespace stays within about (1 + this) times the live data. "
+                    + "0 = off (the default: in the pipeline the delayed thread is also the one that applies reclaims, so a tight "
+                    + "limit starves purge; use it where purge runs elsewhere, e.g. an embedded engine with its own purger).");
     public static final ConfigKey<Integer> HISTORY_MAX_DELAY_MS = ConfigKey.integer("lob.history.max.delay.ms", 50, 1, 10_000,
             "The longest delay backpressure adds to one write (reached at twice lob.history.max).");
 
     public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
             OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC, SYNC_EACH_WRITE,
-            GROUP_COMMIT_INTERVAL_MS, HISTORY_MAX, HISTORY_MAX_DELAY_MS);
+            GROUP_COMMIT_INTERVAL_MS, HISTORY_MAX, HISTORY_MAX_RATIO, HISTORY_MAX_DELAY_MS);
 
     private final int pageSize;
     private final boolean prealloc;
@@ -68,6 +73,7 @@ public final class LobStoreConfig {
     private final int groupCommitIntervalMs;
     private final int historyMax;
     private final int historyMaxDelayMs;
+    private final double historyMaxRatio;
 
     private final Map<String, Object> values;
 
@@ -88,6 +94,7 @@ public final class LobStoreConfig {
         this.groupCommitIntervalMs = GROUP_COMMIT_INTERVAL_MS.from(props);
         this.historyMax = HISTORY_MAX.from(props);
         this.historyMaxDelayMs = HISTORY_MAX_DELAY_MS.from(props);
+        this.historyMaxRatio = HISTORY_MAX_RATIO.from(props);
         Map<String, Object> v = new HashMap<>();
         for (ConfigKey<?> key : KEYS) {
             v.put(key.name(), key.from(props));
@@ -127,6 +134,7 @@ public final class LobStoreConfig {
     public int groupCommitIntervalMs() { return groupCommitIntervalMs; }
     public int historyMax() { return historyMax; }
     public int historyMaxDelayMs() { return historyMaxDelayMs; }
+    public double historyMaxRatio() { return historyMaxRatio; }
 
     public Map<String, Object> values() { return values; }
 

@@ -143,7 +143,9 @@ class CrashTest {
         public static void main(String[] args) throws Exception {
             Path dir = Path.of(args[0]);
             String run = args[1];
-            LobStoreConfig config = LobStoreConfig.defaults().with(LobStoreConfig.SYNC_EACH_WRITE.name(), true);
+            // no purge runs here: no backpressure either
+            LobStoreConfig config = LobStoreConfig.defaults().with(LobStoreConfig.SYNC_EACH_WRITE.name(), true)
+                    .with(LobStoreConfig.HISTORY_MAX.name(), 0).with(LobStoreConfig.HISTORY_MAX_RATIO.name(), 0.0);
             DefaultLobStore store = DefaultLobStore.open(dir, config);
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < 4; t++) {

@@ -61,7 +61,10 @@ class LobStoreModelTest {
                     LobStoreConfig.OPTIMISTIC_UPDATE.name(), optimistic,
                     LobStoreConfig.PURGE_PREFETCH.name(), prefetch,
                     LobStoreConfig.PURGE_SKIP_LOAD.name(), skipLoad,
-                    LobStoreConfig.SYNC.name(), false));
+                    LobStoreConfig.SYNC.name(), false,
+                    // purge runs only when the sequence says so: no backpressure waits
+                    LobStoreConfig.HISTORY_MAX.name(), 0,
+                    LobStoreConfig.HISTORY_MAX_RATIO.name(), 0.0));
         }
     }
 

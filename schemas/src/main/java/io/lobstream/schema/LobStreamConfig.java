@@ -62,13 +62,17 @@ public final class LobStreamConfig {
     public static final ConfigKey<Integer> DEDUPE_WINDOW_MS = ConfigKey.integer("lob.command.dedupe.window.ms", 60 * 60 * 1000, 0,
             Integer.MAX_VALUE, "How long the writer remembers applied commandIds, so a command a producer sends again "
                     + "(same commandId, new offset) is applied once.");
+    public static final ConfigKey<Long> COMMANDS_RETENTION_MS = ConfigKey.longValue("lob.commands.retention.ms", -1L, -1L,
+            Long.MAX_VALUE, "retention.ms of lob.commands when LobStream creates it. -1 (keep every command) lets replay and "
+                    + "the rebuild of a partition on a node without its tablespace start from the beginning; with less, a "
+                    + "partition can only be rebuilt from what is left.");
     public static final ConfigKey<String> PURGE_GROUP = ConfigKey.string("lob.purge.group", "lobstream-purge",
             "Consumer group of the purge workers on the undo-history topic.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
             COMMIT_INTERVAL_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS,
-            PURGE_GROUP);
+            COMMANDS_RETENTION_MS, PURGE_GROUP);
 
     private final Map<String, Object> props;
 

@@ -25,7 +25,13 @@ public final class TopicSetup {
         short rf = config.get(LobStreamConfig.REPLICATION).shortValue();
         List<NewTopic> wanted = new ArrayList<>();
         for (String t : topics.all()) {
-            wanted.add(new NewTopic(t, partitions, rf));
+            NewTopic topic = new NewTopic(t, partitions, rf);
+            if (t.equals(topics.commands())) {
+                // the redo log: replay and the rebuild of a moved partition read it from the beginning
+                long retention = config.get(LobStreamConfig.COMMANDS_RETENTION_MS);
+                topic.configs(Map.of("retention.ms", Long.toString(retention), "cleanup.policy", "delete"));
+            }
+            wanted.add(topic);
         }
         try {
             admin.createTopics(wanted).all().get();

@@ -90,6 +90,9 @@ public final class BenchOutput {
         DefaultCategoryDataset data = new DefaultCategoryDataset();
         seriesByCategory.forEach((series, values) -> values.forEach((category, v) -> data.addValue(v, series, category)));
         JFreeChart chart = ChartFactory.createBarChart(title, null, valueAxis, data, PlotOrientation.VERTICAL, true, false, false);
+        // switch-set names are long: slant them rather than cut them
+        chart.getCategoryPlot().getDomainAxis().setCategoryLabelPositions(org.jfree.chart.axis.CategoryLabelPositions.UP_45);
+        chart.getCategoryPlot().getDomainAxis().setMaximumCategoryLabelWidthRatio(2.0f);
         save(png, chart, 1000, 560);
     }
 

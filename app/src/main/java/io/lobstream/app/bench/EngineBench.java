@@ -72,6 +72,9 @@ public final class EngineBench implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "20s", description = "Measured time per run (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
+    @Option(names = "--warmup", defaultValue = "3s", description = "Unmeasured writes before each measured run (default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
     @Option(names = "--switches", defaultValue = "all-on,all-off", split = ",",
             description = "Switch sets to run, in order (default: ${DEFAULT-VALUE}).")
     List<String> switches;
@@ -84,21 +87,8 @@ public final class EngineBench implements Callable<Integer> {
             description = "each-write (fsync per write, group commit) or commit (one flush per run) (default: ${DEFAULT-VALUE}).")
     Durability durability;
 
-    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE",
-            description = "Any engine key (see ./lobstream config), applied to every switch set before its switches.")
-    Map<String, String> config = new HashMap<>();
-
-    @Option(names = "--data-dir", description = "Where tablespaces are created (default: a temporary directory); each run's is deleted.")
-    Path dataDir;
-
-    @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
-    boolean json;
-
-    @Option(names = "--csv", paramLabel = "FILE", description = "Write the runs as CSV.")
-    Path csv;
-
-    @Option(names = "--chart", paramLabel = "FILE.png", description = "Write a bar chart of TPS per switch set and thread count.")
-    Path chart;
+    @CommandLine.Mixin
+    BenchOptions options;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -117,7 +107,7 @@ public final class EngineBench implements Callable<Integer> {
         }
         noise = new byte[8 << 20 | blobSize.max()];
         new Random(42).nextBytes(noise);
-        Path root = dataDir != null ? Files.createDirectories(dataDir) : Files.createTempDirectory("lobstream-bench-");
+        Path root = options.dataDir != null ? Files.createDirectories(options.dataDir) : Files.createTempDirectory("lobstream-bench-");
         BenchOutput out = new BenchOutput(System.err, List.of("workload", "blob_size", "switches", "threads", "tps", "p50_ms",
                 "p99_ms", "mb_per_s", "space_ratio", "syncs_per_write", "fsck_ok"));
         out.note(String.format("bench engine: %s, %s values, %s, %s per run, durability %s, page size %s",
@@ -142,11 +132,11 @@ public final class EngineBench implements Callable<Integer> {
                 tpsChart.computeIfAbsent(t + " threads", k -> BenchOutput.ordered()).put(set, r.tps);
             }
         }
-        if (dataDir == null) {
+        if (options.dataDir == null) {
             DataDirs.deleteTree(root);
         }
-        out.writeCsv(csv);
-        BenchOutput.barChart(chart, String.format("lob-store %s, %s values: TPS by switch set", workload.name().toLowerCase(), blobSize),
+        out.writeCsv(options.csv);
+        BenchOutput.barChart(options.chart, String.format("lob-store %s, %s values: TPS by switch set", workload.name().toLowerCase(), blobSize),
                 "transactions / s", tpsChart);
         ObjectNode summary = BenchOutput.newJson();
         summary.put("workload", workload.name().toLowerCase()).put("blob_size", blobSize.toString())
@@ -162,7 +152,7 @@ public final class EngineBench implements Callable<Integer> {
             }
         }
         summary.put("fsck_ok", allClean);
-        if (json) {
+        if (options.json) {
             BenchOutput.printJson(summary);
         }
         return allClean ? 0 : 1;
@@ -182,27 +172,19 @@ public final class EngineBench implements Callable<Integer> {
         }
         try (DefaultLobStore store = DefaultLobStore.open(dir, config);
              LocalPurger purger = new LocalPurger(store, 256)) {
-            AtomicBoolean stop = new AtomicBoolean();
             AtomicBoolean writing = new AtomicBoolean(true);
-            Thread purge = startPurge(purger, store, stop, writing);
-            double syncsBefore = store.metrics().syncs();
+            Thread purge = startPurge(purger, store, writing);
             AtomicLong nextId = new AtomicLong();
-            List<Writer> writers = new ArrayList<>();
-            for (int i = 0; i < threadCount; i++) {
-                writers.add(new Writer(store, nextId, stop));
+            if (!warmup.isZero()) {
+                write(store, threadCount, nextId, warmup); // JIT and page cache: the first switch set is not measured cold
             }
+            double syncsBefore = store.metrics().syncs();
             long t0 = System.nanoTime();
-            writers.forEach(w -> w.thread.start());
-            Thread.sleep(duration.toMillis());
-            stop.set(true);
+            List<Writer> writers = write(store, threadCount, nextId, duration);
             Histogram latency = new Histogram(TimeUnit.MINUTES.toMicros(1), 3);
             long ops = 0;
             long bytes = 0;
             for (Writer w : writers) {
-                w.thread.join();
-                if (w.failure != null) {
-                    throw new IOException("writer failed: " + w.failure, w.failure);
-                }
                 latency.add(w.latency);
                 ops += w.ops;
                 bytes += w.bytes;
@@ -221,6 +203,28 @@ public final class EngineBench implements Callable<Integer> {
         } finally {
             DataDirs.deleteTree(dir);
         }
+    }
+
+    /** Runs {@code threadCount} writers for {@code time}; returns them, stopped. */
+    private List<Writer> write(DefaultLobStore store, int threadCount, AtomicLong nextId, Duration time) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Writer> writers = new ArrayList<>();
+        for (int i = 0; i < threadCount; i++) {
+            writers.add(new Writer(store, nextId, stop));
+        }
+        writers.forEach(w -> w.thread.start());
+        long end = System.nanoTime() + time.toNanos();
+        while (!stop.get() && System.nanoTime() < end) {
+            Thread.sleep(10);
+        }
+        stop.set(true);
+        for (Writer w : writers) {
+            w.thread.join();
+            if (w.failure != null) {
+                throw new IOException("writer failed: " + w.failure, w.failure);
+            }
+        }
+        return writers;
     }
 
     /** Writes every row once, untimed, with the run's thread count. */
@@ -251,7 +255,7 @@ public final class EngineBench implements Callable<Integer> {
     }
 
     /** Purges while writers run; after they stop, until history is empty. */
-    private static Thread startPurge(LocalPurger purger, DefaultLobStore store, AtomicBoolean stop, AtomicBoolean writing) {
+    private static Thread startPurge(LocalPurger purger, DefaultLobStore store, AtomicBoolean writing) {
         Thread t = new Thread(() -> {
             try {
                 while (writing.get() || store.stats().historyLength() > 0) {
@@ -314,7 +318,7 @@ public final class EngineBench implements Callable<Integer> {
 
     /** The engine configuration of a switch set name. */
     LobStoreConfig switchConfig(String set) {
-        Map<String, Object> base = new HashMap<>(config);
+        Map<String, Object> base = new HashMap<>(options.config);
         base.put(LobStoreConfig.PAGE_SIZE.name(), pageSize.min());
         base.put(LobStoreConfig.SYNC_EACH_WRITE.name(), durability == Durability.EACH_WRITE);
         LobStoreConfig all = new LobStoreConfig(base);

@@ -29,7 +29,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -88,20 +87,8 @@ public final class PipelineBench implements Callable<Integer> {
     @Option(names = "--drain-timeout", defaultValue = "120s", description = "How long to wait for the writer to apply what was sent (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
 
-    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
-    Map<String, String> config = new HashMap<>();
-
-    @Option(names = "--data-dir", description = "Data directory (default: a temporary directory, deleted afterwards).")
-    Path dataDir;
-
-    @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
-    boolean json;
-
-    @Option(names = "--csv", paramLabel = "FILE", description = "Write the per-second samples of both phases as CSV.")
-    Path csv;
-
-    @Option(names = "--chart", paramLabel = "FILE.png", description = "Write a line chart of MB/s per second, pipeline vs raw Kafka.")
-    Path chart;
+    @CommandLine.Mixin
+    BenchOptions options;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -115,8 +102,8 @@ public final class PipelineBench implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "need --rows >= 1, --producers >= 1, --partitions >= 1, --purge-workers >= 0, --duration >= 1s, --warmup >= 0");
         }
-        boolean temporary = dataDir == null;
-        Path dir = temporary ? Files.createTempDirectory("lobstream-bench-pipeline-") : Files.createDirectories(dataDir);
+        boolean temporary = options.dataDir == null;
+        Path dir = temporary ? Files.createTempDirectory("lobstream-bench-pipeline-") : Files.createDirectories(options.dataDir);
         BenchOutput out = new BenchOutput(System.err, List.of("phase", "second", "commands_per_s", "mb_per_s", "history_length"));
         out.note(String.format("bench pipeline: %s, %s values, %s, %d producers, %s measured per phase after %s warm-up, "
                         + "%d partitions, %d purge workers", workload.name().toLowerCase(), blobSize,
@@ -124,8 +111,8 @@ public final class PipelineBench implements Callable<Integer> {
         ObjectNode summary = BenchOutput.newJson();
         List<PurgeWorker> workers = new ArrayList<>();
         try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
-            LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, config);
-            LobStoreConfig storeCfg = new LobStoreConfig(config);
+            LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, options.config);
+            LobStoreConfig storeCfg = new LobStoreConfig(options.config);
             try (LobNode node = new LobNode(cfg, storeCfg).start()) {
                 node.awaitRunning(Duration.ofSeconds(120));
                 String rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
@@ -159,18 +146,18 @@ public final class PipelineBench implements Callable<Integer> {
                 DataDirs.deleteTree(dir);
             }
         }
-        out.writeCsv(csv);
-        if (chart != null) {
+        out.writeCsv(options.csv);
+        if (options.chart != null) {
             Map<String, List<double[]>> series = BenchOutput.ordered();
             for (List<Object> row : out.rows()) {
                 String name = row.get(0).equals("pipeline") ? "LobStream (applied)" : "raw Kafka producer (acknowledged)";
                 series.computeIfAbsent(name, k -> new ArrayList<>())
                         .add(new double[]{((Number) row.get(1)).doubleValue(), ((Number) row.get(3)).doubleValue()});
             }
-            BenchOutput.lineChart(chart, String.format("%s of %s values, %d producers: MB/s each second", workload.name().toLowerCase(),
+            BenchOutput.lineChart(options.chart, String.format("%s of %s values, %d producers: MB/s each second", workload.name().toLowerCase(),
                     blobSize, producers), "second", "MB/s", series);
         }
-        if (json) {
+        if (options.json) {
             BenchOutput.printJson(summary);
         }
         return 0;

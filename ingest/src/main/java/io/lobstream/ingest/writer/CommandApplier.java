@@ -9,8 +9,8 @@ import io.lobstream.store.Source;
 import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.index.VersionEntry;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -84,29 +84,31 @@ public final class CommandApplier {
         }
         Source tagged = new Source(source.name(), source.offset(), emptyToNull(cmd.getCommandId()));
         String id = cmd.getLobId();
-        byte[] data = bytes(cmd.getData());
+        // the command's bytes are read where Avro decoded them, not copied again
+        ByteBuffer data = cmd.getData().duplicate();
+        int length = data.remaining();
         try {
             switch (cmd.getOp()) {
                 case PUT:
                     if (cmd.getUploadId() != null) {
                         return chunk(cmd, data, store, tagged);
                     }
-                    return new Applied(LobOp.PUT, store.put(id, new ByteArrayInputStream(data), data.length, cmd.getCrc32c(), tagged)
+                    return new Applied(LobOp.PUT, store.put(id, stream(data), length, cmd.getCrc32c(), tagged)
                             .superseded());
                 case WRITE:
                 case APPEND: {
-                    long length = store.current(id).map(VersionEntry::byteLength).orElse(0L);
-                    long at = cmd.getOp() == LobOp.APPEND ? length : cmd.getOffset();
-                    if (at > length) {
-                        return new Rejected("out-of-range", "WRITE at offset " + at + " of " + id + ", which has " + length + " bytes");
+                    long current = store.current(id).map(VersionEntry::byteLength).orElse(0L);
+                    long at = cmd.getOp() == LobOp.APPEND ? current : cmd.getOffset();
+                    if (at > current) {
+                        return new Rejected("out-of-range", "WRITE at offset " + at + " of " + id + ", which has " + current + " bytes");
                     }
-                    if (at + data.length > maxValueBytes) {
-                        return tooLarge(id, at + data.length);
+                    if (at + length > maxValueBytes) {
+                        return tooLarge(id, at + length);
                     }
                     if (cmd.getCrc32c() != null && cmd.getCrc32c() != crc(data)) {
                         return new Rejected("crc-mismatch", new ValueChecksumException(id, cmd.getCrc32c(), crc(data)).getMessage());
                     }
-                    return new Applied(cmd.getOp(), store.write(id, at, new ByteArrayInputStream(data), data.length, tagged).superseded());
+                    return new Applied(cmd.getOp(), store.write(id, at, stream(data), length, tagged).superseded());
                 }
                 case TRUNCATE: {
                     Optional<VersionEntry> cur = store.current(id);
@@ -129,10 +131,10 @@ public final class CommandApplier {
         }
     }
 
-    private Outcome chunk(LobCommand cmd, byte[] data, LobStore store, Source source) throws IOException {
+    private Outcome chunk(LobCommand cmd, ByteBuffer data, LobStore store, Source source) throws IOException {
         Chunk chunk = new Chunk(cmd.getUploadId(), cmd.getLobId(), cmd.getTotalLength(), cmd.getChunkIndex(), cmd.getChunkCount(),
-                cmd.getOffset(), data.length, cmd.getCrc32c());
-        ChunkResult r = store.putChunk(chunk, new ByteArrayInputStream(data), source);
+                cmd.getOffset(), data.remaining(), cmd.getCrc32c());
+        ChunkResult r = store.putChunk(chunk, stream(data), source);
         switch (r.status()) {
             case ACCEPTED:
                 return new ChunkAccepted();
@@ -201,16 +203,41 @@ public final class CommandApplier {
         return new Rejected("too-large", id + " would be " + length + " bytes, over lob.value.max.bytes " + maxValueBytes);
     }
 
-    private static int crc(byte[] data) {
+    private static int crc(ByteBuffer data) {
         CRC32C c = new CRC32C();
-        c.update(data);
+        c.update(data.duplicate());
         return (int) c.getValue();
     }
 
-    private static byte[] bytes(ByteBuffer b) {
-        byte[] out = new byte[b.remaining()];
-        b.duplicate().get(out);
-        return out;
+    /** The buffer's remaining bytes as a stream, without a copy. */
+    private static InputStream stream(ByteBuffer data) {
+        ByteBuffer b = data.duplicate();
+        return new InputStream() {
+            @Override
+            public int read() {
+                return b.hasRemaining() ? b.get() & 0xff : -1;
+            }
+
+            @Override
+            public int read(byte[] dst, int off, int len) {
+                if (len == 0) {
+                    return 0;
+                }
+                if (!b.hasRemaining()) {
+                    return -1;
+                }
+                int n = Math.min(len, b.remaining());
+                b.get(dst, off, n);
+                return n;
+            }
+
+            @Override
+            public long skip(long n) {
+                int k = (int) Math.max(0, Math.min(n, b.remaining()));
+                b.position(b.position() + k);
+                return k;
+            }
+        };
     }
 
     private static String emptyToNull(String s) {

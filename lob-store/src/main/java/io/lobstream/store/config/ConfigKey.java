@@ -38,6 +38,11 @@ public final class ConfigKey<T> {
                 v -> v < min || v > max ? "must be between " + min + " and " + max : null);
     }
 
+    public static ConfigKey<Double> decimal(String name, double defaultValue, double min, double max, String doc) {
+        return new ConfigKey<>(name, defaultValue, doc, Double::parseDouble,
+                v -> v.isNaN() || v < min || v > max ? "must be between " + min + " and " + max : null);
+    }
+
     public static ConfigKey<String> string(String name, String defaultValue, String doc) {
         return new ConfigKey<>(name, defaultValue, doc, s -> s, v -> null);
     }

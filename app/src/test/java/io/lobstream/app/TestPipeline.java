@@ -1,0 +1,85 @@
+package io.lobstream.app;
+
+import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.LobClient;
+import io.lobstream.purge.PurgeWorker;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.fsck.FsckReport;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * What an integration test class runs against: a real broker and registry, one writer node and
+ * one purge worker in this JVM, and a client. One per test class.
+ */
+final class TestPipeline implements AutoCloseable {
+    final EmbeddedCluster cluster;
+    final LobStreamConfig config;
+    final LobNode node;
+    final PurgeWorker purge;
+    final Thread purgeThread;
+    final LobClient client;
+
+    private TestPipeline(EmbeddedCluster cluster, LobStreamConfig config, LobNode node, PurgeWorker purge, Thread purgeThread,
+                         LobClient client) {
+        this.cluster = cluster;
+        this.config = config;
+        this.node = node;
+        this.purge = purge;
+        this.purgeThread = purgeThread;
+        this.client = client;
+    }
+
+    /** Starts everything; {@code settings} are extra configuration keys (partitions, timeouts, ...). */
+    static TestPipeline start(Path dir, Map<String, Object> settings) throws Exception {
+        EmbeddedCluster cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0);
+        try {
+            Map<String, Object> props = new HashMap<>(settings);
+            props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
+            props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
+            props.put(LobStreamConfig.DATA_DIR.name(), dir.resolve("node").toString());
+            props.put(LobStreamConfig.HTTP_PORT.name(), 0);
+            LobStreamConfig config = new LobStreamConfig(props);
+            LobNode node = new LobNode(config, LobStoreConfig.defaults()).start();
+            node.awaitRunning(Duration.ofSeconds(120));
+            PurgeWorker purge = new PurgeWorker(config, LobStoreConfig.defaults(), "it-" + dir.getFileName(), 0, node.meters());
+            Thread purgeThread = new Thread(purge, "purge-it");
+            purgeThread.start();
+            return new TestPipeline(cluster, config, node, purge, purgeThread, new LobClient(config));
+        } catch (Exception | Error e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    /** fsck of every tablespace of the node, data pages included. */
+    FsckReport fsck() throws Exception {
+        FsckReport r = FsckReport.empty();
+        for (DefaultLobStore s : node.tablespaces().all().values()) {
+            r = r.plus(s.fsck(true));
+        }
+        return r;
+    }
+
+    static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    @Override
+    public void close() throws Exception {
+        client.close();
+        purge.close();
+        purgeThread.join(10_000);
+        node.close();
+        cluster.close();
+    }
+}
