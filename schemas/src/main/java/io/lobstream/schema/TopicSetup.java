@@ -18,8 +18,27 @@ public final class TopicSetup {
     private TopicSetup() {
     }
 
-    /** @return the partition count shared by all four topics */
+    /**
+     * @return the partition count shared by all four topics
+     */
     public static int ensureTopics(Admin admin, LobStreamConfig config) throws InterruptedException, ExecutionException {
+        // a broker that has just started (or just created a topic) may answer UnknownTopicOrPartition
+        // until its metadata has caught up: try again for a while
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (true) {
+            try {
+                return ensureTopicsOnce(admin, config);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+                        || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    private static int ensureTopicsOnce(Admin admin, LobStreamConfig config) throws InterruptedException, ExecutionException {
         Topics topics = config.topics();
         int partitions = config.get(LobStreamConfig.PARTITIONS);
         short rf = config.get(LobStreamConfig.REPLICATION).shortValue();
