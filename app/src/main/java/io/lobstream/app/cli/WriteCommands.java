@@ -27,6 +27,13 @@ final class WriteCommands {
         CompletableFuture<RecordMetadata> send(LobClient client) throws Exception;
     }
 
+    /** What a write command that carries bytes sends, given the input's stream, length and a progress bar. */
+    @FunctionalInterface
+    interface SendBytes {
+        CompletableFuture<RecordMetadata> send(LobClient client, java.io.InputStream in, long length, ProgressBar progress)
+                throws Exception;
+    }
+
     /** The shared part: options, sending, acknowledgement and read-your-writes. */
     abstract static class Base implements Callable<Integer> {
         @Mixin
@@ -54,6 +61,15 @@ final class WriteCommands {
             }
             return 0;
         }
+
+        /** Sends the bytes of FILE (or stdin). */
+        int runWithFile(String file, SendBytes send) throws Exception {
+            try (InputFile in = InputFile.open(file)) {
+                long length = in.length();
+                ProgressBar progress = new ProgressBar(spec.name() + " " + id, length);
+                return run(client -> send.send(client, in.stream(), length, progress));
+            }
+        }
     }
 
     @Command(name = "put", mixinStandardHelpOptions = true,
@@ -65,10 +81,7 @@ final class WriteCommands {
 
         @Override
         public Integer call() throws Exception {
-            try (InputFile in = InputFile.open(file)) {
-                long length = in.length();
-                return run(client -> client.put(id, in.stream(), length, null, new ProgressBar("put " + id, length)));
-            }
+            return runWithFile(file, (client, in, length, progress) -> client.put(id, in, length, null, progress));
         }
     }
 
@@ -87,10 +100,7 @@ final class WriteCommands {
             if (offset < 0) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--offset must be >= 0");
             }
-            try (InputFile in = InputFile.open(file)) {
-                long length = in.length();
-                return run(client -> client.write(id, offset, in.stream(), length, new ProgressBar("write " + id, length)));
-            }
+            return runWithFile(file, (client, in, length, progress) -> client.write(id, offset, in, length, progress));
         }
     }
 
@@ -101,10 +111,7 @@ final class WriteCommands {
 
         @Override
         public Integer call() throws Exception {
-            try (InputFile in = InputFile.open(file)) {
-                long length = in.length();
-                return run(client -> client.append(id, in.stream(), length, new ProgressBar("append " + id, length)));
-            }
+            return runWithFile(file, (client, in, length, progress) -> client.append(id, in, length, progress));
         }
     }
 
