@@ -530,7 +530,7 @@ public final class DefaultLobStore implements LobStore {
                 return ChunkResult.rejected(problem);
             }
             UploadEntry upload = existing.isPresent() ? existing.get() : beginUpload(chunk);
-            result = writeChunk(upload, chunk, data, source);
+            result = writeChunk(upload, existing.isEmpty(), chunk, data, source);
         } finally {
             row.unlock();
         }
@@ -587,8 +587,8 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
-    private ChunkResult writeChunk(UploadEntry upload, Chunk chunk, InputStream data, Source source) throws IOException {
-        boolean fresh = upload.nextChunk() == 0 && upload.bytesDone() == 0 && index.upload(upload.uploadId()).isEmpty();
+    /** @param fresh the upload begins with this chunk: no index entry names its pages yet */
+    private ChunkResult writeChunk(UploadEntry upload, boolean fresh, Chunk chunk, InputStream data, Source source) throws IOException {
         VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), upload.totalLength());
         Lock latch = config.latchDowngrade() ? lockTablespaceShared() : lockTablespaceExclusive();
         UploadEntry next;
