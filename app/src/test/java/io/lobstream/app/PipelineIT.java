@@ -148,6 +148,45 @@ class PipelineIT {
         assertThat(node.meters().find("lob_reclaims").tag("outcome", "applied").counter().count()).isGreaterThanOrEqualTo(5);
     }
 
+    /** LobStream's serdes write and read the same wire format as Apicurio's stock Avro serdes, both ways. */
+    @Test
+    void commandsOnTheWireAreInterchangeableWithTheStockApicurioSerdes() throws Exception {
+        byte[] v = bytes(300_000, 11);
+        var sent = client.put("it-wire", v, "application/octet-stream").get();
+        try (var stock = new io.apicurio.registry.serde.avro.AvroKafkaDeserializer<Object>();
+             KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                     new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            stock.configure(config.serdeConfig(), false);
+            var tp = new org.apache.kafka.common.TopicPartition(sent.topic(), sent.partition());
+            consumer.assign(List.of(tp));
+            consumer.seek(tp, sent.offset());
+            ConsumerRecord<byte[], byte[]> r = null;
+            for (long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos(); r == null && System.nanoTime() < deadline; ) {
+                var polled = consumer.poll(Duration.ofMillis(200));
+                r = polled.isEmpty() ? null : polled.iterator().next();
+            }
+            assertThat(r).isNotNull();
+            var decoded = (io.lobstream.avro.LobCommand) stock.deserialize(r.topic(), r.value());
+            assertThat(decoded.getLobId()).isEqualTo("it-wire");
+            assertThat(bytesOf(decoded.getData())).isEqualTo(v);
+
+            try (var stockWriter = new io.apicurio.registry.serde.avro.AvroKafkaSerializer<Object>()) {
+                stockWriter.configure(config.serdeConfig(), false);
+                byte[] wire = stockWriter.serialize(r.topic(), decoded);
+                var ours = io.lobstream.schema.LobSerdes.decode(LobSerdes.valueDeserializer(config), r.topic(), wire,
+                        io.lobstream.avro.LobCommand.class);
+                assertThat(ours).isEqualTo(decoded);
+                assertThat(LobSerdes.valueSerializer(config).serialize(r.topic(), decoded)).isEqualTo(wire);
+            }
+        }
+    }
+
+    private static byte[] bytesOf(java.nio.ByteBuffer b) {
+        byte[] out = new byte[b.remaining()];
+        b.duplicate().get(out);
+        return out;
+    }
+
     @Test
     void duplicateReclaimIsIgnoredAndReclaimOfLiveVersionFreesNothing() throws Exception {
         byte[] v = bytes(80_000, 7);

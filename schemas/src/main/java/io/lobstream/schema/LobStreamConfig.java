@@ -25,11 +25,13 @@ public final class LobStreamConfig {
     public static final ConfigKey<Integer> REPLICATION = ConfigKey.integer("lob.topic.replication.factor", 1, 1, 32,
             "Replication factor of the topics when LobStream creates them.");
     public static final ConfigKey<String> VALUE_SERIALIZER = ConfigKey.string("lob.value.serializer",
-            "io.apicurio.registry.serde.avro.AvroKafkaSerializer",
-            "Serializer class of record values (Confluent wire format). Swap in io.confluent.kafka.serializers.KafkaAvroSerializer if you have it.");
+            "io.lobstream.schema.serde.LobAvroSerializer",
+            "Serializer class of record values (Confluent wire format). The default is Apicurio's AvroKafkaSerializer encoding each "
+                    + "value with one copy; io.apicurio.registry.serde.avro.AvroKafkaSerializer or Confluent's KafkaAvroSerializer work too.");
     public static final ConfigKey<String> VALUE_DESERIALIZER = ConfigKey.string("lob.value.deserializer",
-            "io.apicurio.registry.serde.avro.AvroKafkaDeserializer",
-            "Deserializer class of record values; must return the generated specific records.");
+            "io.lobstream.schema.serde.LobAvroDeserializer",
+            "Deserializer class of record values; must return the generated specific records. The default is Apicurio's "
+                    + "AvroKafkaDeserializer with one datum reader per writer schema instead of one per record.");
     public static final ConfigKey<String> DATA_DIR = ConfigKey.string("lob.data.dir", "lobstream-data",
             "Data directory: tablespaces, Kafka Streams state, and (embedded) broker and registry files.");
     public static final ConfigKey<String> HTTP_HOST = ConfigKey.string("lob.http.host", "127.0.0.1",

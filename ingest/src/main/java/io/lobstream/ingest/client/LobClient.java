@@ -56,8 +56,15 @@ public final class LobClient implements AutoCloseable {
         void sent(long bytes);
     }
 
-    /** Sends a whole value held in memory. */
+    /**
+     * Sends a whole value held in memory. Up to {@code lob.chunk.size} bytes the array itself is
+     * serialized (no copy); the producer has encoded it by the time this returns, so the caller
+     * may reuse it.
+     */
     public CompletableFuture<RecordMetadata> put(String lobId, byte[] value, String contentType) {
+        if (value.length <= chunkSize) {
+            return putWhole(lobId, value, contentType);
+        }
         try {
             return put(lobId, new java.io.ByteArrayInputStream(value), value.length, contentType, Progress.NONE);
         } catch (IOException e) {
@@ -77,10 +84,9 @@ public final class LobClient implements AutoCloseable {
     public CompletableFuture<RecordMetadata> put(String lobId, InputStream value, long length, String contentType, Progress progress)
             throws IOException {
         if (length <= chunkSize) {
-            byte[] data = readExactly(value, (int) length, 0, length);
+            CompletableFuture<RecordMetadata> sent = putWhole(lobId, readExactly(value, (int) length, 0, length), contentType);
             progress.sent(length);
-            return send(lobId, base(lobId, LobOp.PUT).setTotalLength(length).setCrc32c(crc(data)).setData(ByteBuffer.wrap(data))
-                    .setContentType(contentType).build());
+            return sent;
         }
         String uploadId = UUID.randomUUID().toString();
         int chunks = (int) ((length + chunkSize - 1) / chunkSize);
@@ -99,6 +105,11 @@ public final class LobClient implements AutoCloseable {
             progress.sent(offset + data.length);
         }
         return all(sent);
+    }
+
+    private CompletableFuture<RecordMetadata> putWhole(String lobId, byte[] data, String contentType) {
+        return send(lobId, base(lobId, LobOp.PUT).setTotalLength(data.length).setCrc32c(crc(data)).setData(ByteBuffer.wrap(data))
+                .setContentType(contentType).build());
     }
 
     /**
@@ -137,9 +148,10 @@ public final class LobClient implements AutoCloseable {
     }
 
     private static byte[] readExactly(InputStream in, int n, long at, long total) throws IOException {
-        byte[] b = in.readNBytes(n);
-        if (b.length != n) {
-            throw new EOFException("input ended after " + (at + b.length) + " of " + total + " bytes");
+        byte[] b = new byte[n]; // readNBytes(n) would gather 8 KiB pieces and copy them again
+        int read = in.readNBytes(b, 0, n);
+        if (read != n) {
+            throw new EOFException("input ended after " + (at + read) + " of " + total + " bytes");
         }
         return b;
     }
