@@ -59,7 +59,7 @@ public final class LobNode implements AutoCloseable {
             throw new IOException("cannot create or check the topics on " + config.bootstrap() + ": " + e.getCause(), e.getCause());
         }
         http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
-                config.get(LobStreamConfig.HTTP_PORT), tablespaces, meters);
+                config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
         streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces), streamsProperties());
         streams.setUncaughtExceptionHandler(e -> {
             log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);

@@ -3,14 +3,11 @@ package io.lobstream.app.bench;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.app.DataDirs;
 import io.lobstream.app.demo.LoadGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
 import io.lobstream.app.embedded.EmbeddedCluster;
-import io.lobstream.ingest.LobNode;
+import io.lobstream.app.embedded.NodeProcess;
 import io.lobstream.ingest.client.LobClient;
-import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
-import io.lobstream.store.LobStoreConfig;
-import io.micrometer.core.instrument.Counter;
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -25,10 +22,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -41,14 +40,20 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code ./lobstream bench pipeline}: end to end on the embedded broker, produce → applied, with
- * a writer node and purge workers running; then, in the same run and on the same broker, a plain
- * KafkaProducer writing values of the same sizes, for the ratio.
+ * a writer node and its purge workers running; then, in the same run and on the same broker, a
+ * plain KafkaProducer writing values of the same sizes, for the ratio.
+ *
+ * <p>Each role runs where it would in a deployment: the broker and the producers in this JVM,
+ * the writer node (with its purge workers) in a JVM of its own ({@code lobstream node}), so the
+ * node's JIT, heap and GC are not shared with the broker's. Both phases use the same broker and
+ * the same producer settings; in the raw phase the node is idle.
  *
  * <p>Apply latency is observed without touching the write path: every acknowledged command's
- * (partition, offset, send time) is queued, and a tracker thread polls each tablespace's applied
- * offset for {@code lob.commands-p} (an index read; the store records it in the same batch as
- * the command, when the new version becomes readable) every 0.5 ms; a command counts as applied
- * when that offset reaches it. The figures therefore include up to ~0.5 ms of polling delay.
+ * (partition, offset, send time) is queued, and a tracker thread polls the node's
+ * {@code GET /status} every 5 ms for the offset of {@code lob.commands} each tablespace has
+ * applied (the store records it in the same index batch that makes the new version readable);
+ * a command counts as applied when that offset reaches it. Figures include up to ~5 ms of
+ * polling delay.
  */
 @Command(name = "pipeline", mixinStandardHelpOptions = true,
         description = {"End-to-end pipeline benchmark on the embedded broker: producers → lob.commands → writer node "
@@ -74,14 +79,16 @@ public final class PipelineBench implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "30s", description = "Load time of each phase (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
-    @Option(names = "--warmup", defaultValue = "10s",
-            description = "Load before each phase is measured, so both phases run on a warmed-up JVM (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup", defaultValue = "60s",
+            description = "Load before the pipeline phase is measured (default: ${DEFAULT-VALUE}). On 2 cores the JIT of the node's "
+                    + "and the broker's JVMs takes about a minute of load to settle; measured earlier, the compiler threads take "
+                    + "a third of the CPU. The raw phase then runs on the warmed broker and producer code after min(10 s, this).")
     Duration warmup;
 
     @Option(names = "--partitions", defaultValue = "8", description = "Partitions = tablespaces (default: ${DEFAULT-VALUE}).")
     int partitions;
 
-    @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers in this process (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers in the node's process (default: ${DEFAULT-VALUE}).")
     int purgeWorkers;
 
     @Option(names = "--drain-timeout", defaultValue = "120s", description = "How long to wait for the writer to apply what was sent (default: ${DEFAULT-VALUE}).")
@@ -92,6 +99,9 @@ public final class PipelineBench implements Callable<Integer> {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    /** Warm-up of the raw phase: the broker's and the producer's code are compiled by then; longer would only fill the disk. */
+    private static final Duration RAW_WARMUP = Duration.ofSeconds(10);
 
     /** In-flight bound of both phases, the load generator's. */
     private static final int IN_FLIGHT = 64;
@@ -109,37 +119,32 @@ public final class PipelineBench implements Callable<Integer> {
                         + "%d partitions, %d purge workers", workload.name().toLowerCase(), blobSize,
                 workload == Workload.UPDATE ? rows + " rows" : "new ids", producers, duration, warmup, partitions, purgeWorkers));
         ObjectNode summary = BenchOutput.newJson();
-        List<PurgeWorker> workers = new ArrayList<>();
         try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
             LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, options.config);
-            LobStoreConfig storeCfg = new LobStoreConfig(options.config);
-            try (LobNode node = new LobNode(cfg, storeCfg).start()) {
-                node.awaitRunning(Duration.ofSeconds(120));
+            Map<String, String> nodeConfig = new HashMap<>(options.config);
+            nodeConfig.put(LobStreamConfig.PARTITIONS.name(), Integer.toString(partitions));
+            try (NodeProcess node = NodeProcess.start("bench", cluster.bootstrap(), cluster.registryUrl(), dir.resolve("node"),
+                    freePort(), purgeWorkers, nodeConfig, dir.resolve("bench-logs"))) {
+                node.awaitRunning(partitions, Duration.ofSeconds(120));
                 String rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
-                for (int i = 0; i < purgeWorkers; i++) {
-                    PurgeWorker w = new PurgeWorker(cfg, storeCfg, "bench-" + i, 0, node.meters());
-                    workers.add(w);
-                    new Thread(w, "purge-" + i).start();
-                }
                 Pipeline p = pipeline(cfg, node, out);
                 Raw raw = raw(cfg, rawTopic, out);
+                deleteTopic(cfg, rawTopic); // at 200+ MB/s it would otherwise fill the disk on long runs
                 double ratio = raw.mbPerS == 0 ? 0 : p.mbPerS / raw.mbPerS;
                 out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %.2f",
                         p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS, ratio));
                 summary.put("workload", workload.name().toLowerCase()).put("blob_size", blobSize.toString())
                         .put("rows", workload == Workload.UPDATE ? rows : 0).put("producers", producers)
-                        .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
+                        .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("raw_warmup_s", Math.min(warmup.toSeconds(), RAW_WARMUP.toSeconds())).put("partitions", partitions).put("purge_workers", purgeWorkers)
                         .put("commands", p.commands).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))
                         .put("acked_tps", round(p.ackedTps))
                         .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
                         .put("history_length_max", p.historyMax)
-                        .put("history_length_end", node.tablespaces().totals().historyLength())
-                        .put("commands_dead_lettered", count(node, "lob_commands_dead_lettered"))
+                        .put("history_length_end", node.status().path("totals").path("history_length").asLong())
+                        .put("commands_dead_lettered", (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total"))
                         .put("raw_kafka_tps", round(raw.tps)).put("raw_kafka_mb_per_s", round(raw.mbPerS))
                         .put("raw_kafka_failed", raw.failed)
                         .put("ratio_vs_raw_kafka", round(ratio));
-            } finally {
-                workers.forEach(PurgeWorker::close);
             }
         } finally {
             if (temporary) {
@@ -170,8 +175,8 @@ public final class PipelineBench implements Callable<Integer> {
     private record Raw(double tps, double mbPerS, long failed) {
     }
 
-    private Pipeline pipeline(LobStreamConfig cfg, LobNode node, BenchOutput out) throws Exception {
-        ApplyTracker tracker = new ApplyTracker(node, cfg.topics().commands(), partitions);
+    private Pipeline pipeline(LobStreamConfig cfg, NodeProcess node, BenchOutput out) throws Exception {
+        ApplyTracker tracker = new ApplyTracker(node, partitions);
         Thread trackerThread = new Thread(tracker, "apply-tracker");
         trackerThread.setDaemon(true);
         trackerThread.start();
@@ -199,7 +204,7 @@ public final class PipelineBench implements Callable<Integer> {
                 if (System.nanoTime() - t0 > duration.toNanos() + drainTimeout.toNanos()) {
                     throw new IllegalStateException(tracker.pending() + " commands still not applied after --drain-timeout " + drainTimeout);
                 }
-                long history = node.tablespaces().totals().historyLength();
+                long history = node.status().path("totals").path("history_length").asLong();
                 historyMax = Math.max(historyMax, history);
                 long c = tracker.applied();
                 long b = tracker.appliedBytes();
@@ -268,6 +273,12 @@ public final class PipelineBench implements Callable<Integer> {
         return topic;
     }
 
+    private static void deleteTopic(LobStreamConfig cfg, String topic) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
+            admin.deleteTopics(List.of(topic)).all().get();
+        }
+    }
+
     /** A plain KafkaProducer shared by the threads, the LobClient's settings, byte[] values of the same sizes, to a scratch topic. */
     private Raw raw(LobStreamConfig cfg, String topic, BenchOutput out) throws Exception {
         Map<String, Object> settings = Map.of( // as LobClient's producer
@@ -283,7 +294,7 @@ public final class PipelineBench implements Callable<Integer> {
         AtomicLong failed = new AtomicLong();
         Semaphore inFlight = new Semaphore(IN_FLIGHT);
         List<Thread> threads = new ArrayList<>();
-        long t0 = System.nanoTime() + warmup.toNanos(); // acknowledgements count from here
+        long t0 = System.nanoTime() + Math.min(warmup.toNanos(), RAW_WARMUP.toNanos()); // acknowledgements count from here
         long end = t0 + duration.toNanos();
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer())) {
             for (int i = 0; i < producers; i++) {
@@ -341,8 +352,21 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
-    private static long count(LobNode node, String name) {
-        return (long) node.meters().find(name).counters().stream().mapToDouble(Counter::count).sum();
+    /** The sum of a metric's samples in Prometheus text (all label sets). */
+    static double prometheusSum(String text, String name) {
+        double sum = 0;
+        for (String line : text.split("\n")) {
+            if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
     }
 
     private static double round(double v) {
@@ -354,8 +378,7 @@ public final class PipelineBench implements Callable<Integer> {
      * partition p is applied once the tablespace of p records an applied offset ≥ o.
      */
     static final class ApplyTracker implements Runnable {
-        private final LobNode node;
-        private final String topic;
+        private final NodeProcess node;
         private final List<ConcurrentLinkedQueue<long[]>> queues = new ArrayList<>();
         private final AtomicLong pending = new AtomicLong();
         private final Histogram latency = new Histogram(TimeUnit.MINUTES.toMicros(10), 3);
@@ -365,9 +388,8 @@ public final class PipelineBench implements Callable<Integer> {
         private volatile long measureFrom = Long.MAX_VALUE;
         private volatile boolean running = true;
 
-        ApplyTracker(LobNode node, String topic, int partitions) {
+        ApplyTracker(NodeProcess node, int partitions) {
             this.node = node;
-            this.topic = topic;
             for (int p = 0; p < partitions; p++) {
                 queues.add(new ConcurrentLinkedQueue<>());
             }
@@ -385,24 +407,23 @@ public final class PipelineBench implements Callable<Integer> {
                 try {
                     poll();
                 } catch (IOException | RuntimeException e) {
-                    // a tablespace closing under us (rebalance): try again
+                    // the node busy or a tablespace moving (rebalance): try again
+                } catch (InterruptedException e) {
+                    return;
                 }
-                LockSupport.parkNanos(500_000);
+                LockSupport.parkNanos(5_000_000);
             }
         }
 
-        private void poll() throws IOException {
-            for (int p = 0; p < queues.size(); p++) {
-                ConcurrentLinkedQueue<long[]> q = queues.get(p);
-                if (q.isEmpty()) {
-                    continue;
-                }
-                DefaultLobStore store = node.tablespaces().get(p).orElse(null);
-                if (store == null) {
-                    continue;
-                }
-                long offset = store.appliedOffset(topic + "-" + p);
-                long now = System.nanoTime();
+        private void poll() throws IOException, InterruptedException {
+            if (pending.get() == 0) {
+                return;
+            }
+            JsonNode status = node.status();
+            long now = System.nanoTime();
+            for (JsonNode part : status.path("partitions")) {
+                ConcurrentLinkedQueue<long[]> q = queues.get(part.path("partition").asInt());
+                long offset = part.path("applied_offset").asLong(-1);
                 for (long[] c; (c = q.peek()) != null && c[0] <= offset; ) {
                     q.poll();
                     if (now >= measureFrom) {

@@ -41,7 +41,8 @@ import java.util.concurrent.Executors;
  *   <li>{@code GET|HEAD /lobs/{id}}: the current value, streamed; single {@code Range} requests
  *       (206 / 416), {@code ETag} = version, 404 for unknown or deleted ids. A request for a key
  *       whose partition another node owns is proxied to that node (Kafka Streams metadata).</li>
- *   <li>{@code GET /status}: space and history per partition, JSON.</li>
+ *   <li>{@code GET /status}: space, history and the offset of {@code lob.commands} applied, per
+ *       partition, JSON.</li>
  *   <li>{@code GET /fsck[?data=false]}: fsck of the tablespaces open here, JSON.</li>
  *   <li>{@code GET /metrics}: Prometheus exposition.</li>
  * </ul>
@@ -59,10 +60,12 @@ public final class LobHttpServer implements AutoCloseable {
     private volatile KafkaStreams streams;
 
     private final String advertisedHost;
+    private final String commandsTopic;
 
-    public LobHttpServer(String host, String advertisedHost, int port, TablespaceRegistry registry, PrometheusMeterRegistry prometheus)
-            throws IOException {
+    public LobHttpServer(String host, String advertisedHost, int port, String commandsTopic, TablespaceRegistry registry,
+                         PrometheusMeterRegistry prometheus) throws IOException {
         this.advertisedHost = advertisedHost == null || advertisedHost.isEmpty() ? host : advertisedHost;
+        this.commandsTopic = commandsTopic;
         this.registry = registry;
         this.prometheus = prometheus;
         this.server = HttpServer.create(new InetSocketAddress(host, port), 64);
@@ -212,6 +215,8 @@ public final class LobHttpServer implements AutoCloseable {
             for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
                 ObjectNode p = statsJson(e.getValue().stats());
                 p.put("partition", e.getKey());
+                // the last command applied: a producer that knows its record's offset can wait for it
+                p.put("applied_offset", e.getValue().appliedOffset(commandsTopic + "-" + e.getKey()));
                 parts.add(p);
             }
             root.set("totals", statsJson(registry.totals()));
