@@ -49,6 +49,11 @@ public final class HistoryBench implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "120s", description = "How long to update (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
+    @Option(names = "--warmup", defaultValue = "30s",
+            description = "Updates before the measured --duration, not sampled: the JVM compiles the write and purge paths "
+                    + "(default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
     @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers, in this process (default: ${DEFAULT-VALUE}).")
     int purgeWorkers;
 
@@ -98,11 +103,14 @@ public final class HistoryBench implements Callable<Integer> {
                     }
                     Thread.sleep(50);
                 }
-                long appliedBefore = applied(node);
                 LoadGenerator load = new LoadGenerator(client, rows, blobSize.min(), blobSize.max(), 0.0);
-                out.note("updating for " + duration);
-                long start = System.nanoTime();
+                out.note("warming up for " + warmup + ", then updating for " + duration);
+                long appliedAtLoadStart = applied(node);
                 load.start(threads);
+                Thread.sleep(warmup.toMillis());
+                long appliedBefore = applied(node);
+                long ackedBefore = load.acked();
+                long start = System.nanoTime();
                 long end = start + duration.toNanos();
                 long next = start;
                 while (System.nanoTime() < end) {
@@ -115,16 +123,17 @@ public final class HistoryBench implements Callable<Integer> {
                     history.add(new double[]{t, st.historyLength()});
                     tablespaceMb.add(new double[]{t, st.tablespaceBytes() / 1e6});
                     liveMb.add(new double[]{t, st.bytesLive() / 1e6});
-                    out.row(Math.round(t), load.acked(), applied(node) - appliedBefore, st.historyLength(), st.tablespaceBytes() / 1e6, st.bytesLive() / 1e6, ratio);
+                    out.row(Math.round(t), load.acked() - ackedBefore, applied(node) - appliedBefore, st.historyLength(), st.tablespaceBytes() / 1e6, st.bytesLive() / 1e6, ratio);
                 }
                 load.close(); // stops sending and waits for every update in flight to be acknowledged
                 long stopped = System.nanoTime();
                 seconds = (stopped - start) / 1e9;
-                updates = load.acked();
+                updates = load.acked() - ackedBefore;
                 out.note(String.format(Locale.ROOT, "writes stopped: %d updates acknowledged (%d failed) in %.1f s; draining",
                         updates, load.failed(), seconds));
                 long deadline = stopped + drainTimeout.toNanos();
-                while ((applied(node) - appliedBefore < updates || node.tablespaces().totals().historyLength() > 0)
+                // drained: every update acknowledged (warm-up ones too) applied, and history back to 0
+                while ((applied(node) - appliedAtLoadStart < load.acked() || node.tablespaces().totals().historyLength() > 0)
                         && System.nanoTime() < deadline) {
                     Thread.sleep(20);
                 }
@@ -152,6 +161,7 @@ public final class HistoryBench implements Callable<Integer> {
             j.put("rows", rows);
             j.put("blob_size", blobSize.toString());
             j.put("threads", threads);
+            j.put("warmup_s", warmup.toSeconds());
             j.put("duration_s", PurgeBench.round(seconds, 1));
             j.put("updates", updates);
             j.put("purge_workers", purgeWorkers);
