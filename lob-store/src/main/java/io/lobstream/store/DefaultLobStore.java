@@ -49,7 +49,10 @@ import java.util.function.Consumer;
  *
  * <p>Recovery: the index entries of live and pending versions name every page they own, so on
  * open free space is derived as the complement of those pages. Pages written by a command that
- * never published are thereby free again: a crash leaks nothing and frees nothing twice.
+ * never published are thereby free again: a crash leaks nothing and frees nothing twice. The
+ * tablespace's length is not stored either: it is the larger of the file's length and the end of
+ * the last page the index names, and pages past the end of the file are free ones (preallocated
+ * and not yet written, or cut away by a shrink, see {@link #flush()}).
  */
 public final class DefaultLobStore implements LobStore {
     private static final Logger log = LoggerFactory.getLogger(DefaultLobStore.class);
@@ -960,6 +963,40 @@ public final class DefaultLobStore implements LobStore {
             file.force();
             index.syncWal();
         }
+        if (config.shrinkMinPages() > 0) {
+            // shared: fsck and close (exclusive) see the store quiet and the file open; writers go on
+            Lock latch = lockTablespaceShared();
+            try {
+                if (!closed) {
+                    shrinkTail();
+                }
+            } finally {
+                latch.unlock();
+            }
+        }
+    }
+
+    /**
+     * Gives a long free run at the end of the page file back to the file system (lob.shrink.min.pages).
+     * The allocator latch is held from the decision to the truncate, so no page in the cut can be
+     * granted meanwhile. No high-water mark is stored: open derives it from the file length and the
+     * pages the index names, so a crash on either side of the truncate opens clean (an uncut file's
+     * tail is free space again, and the next flush cuts it).
+     */
+    private void shrinkTail() throws IOException {
+        if (config.shrinkMinPages() <= 0) {
+            return;
+        }
+        long given = allocator.shrinkTail(config.shrinkMinPages(), config.preallocBatch(), pages -> {
+            // The cut cannot be undone: the index writes that freed these pages must be durable before it, or a
+            // crash could bring back a pending version whose pages no longer exist. Frees write the index before
+            // they reach the allocator, so this sync covers every page the allocator holds free.
+            index.syncWal();
+            file.truncate(pages);
+        });
+        if (given > 0) {
+            log.debug("{}: gave {} free pages at the end of the page file back to the file system", name, given);
+        }
     }
 
     @Override
@@ -994,6 +1031,7 @@ public final class DefaultLobStore implements LobStore {
                 return;
             }
             closed = true;
+            shrinkTail();
             // preallocated pages past the last write are free space: make the file span them so the
             // next open derives the same free space as the checkpoint below
             file.extendTo(allocator.highWaterMark());

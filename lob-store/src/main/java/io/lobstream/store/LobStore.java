@@ -85,7 +85,10 @@ public interface LobStore extends Closeable {
     /** Checks every page and the index against each other; with {@code readData} also every data page and value CRC. */
     FsckReport fsck(boolean readData) throws IOException;
 
-    /** Makes every write so far durable (page file forced, index WAL synced). */
+    /**
+     * Makes every write so far durable (page file forced, index WAL synced), then gives a long free
+     * run at the end of the page file back to the file system ({@code lob.shrink.min.pages}).
+     */
     void flush() throws IOException;
 
     LobStoreConfig config();

@@ -44,6 +44,12 @@ public final class LobStoreConfig {
             "With lob.sync.each.write: how long a group commit leader waits for more writers to join its sync. "
                     + "0 = sync at once; writers arriving meanwhile share the next sync.");
 
+    public static final ConfigKey<Integer> SHRINK_MIN_PAGES = ConfigKey.integer("lob.shrink.min.pages", 64, 0, Integer.MAX_VALUE,
+            "At flush() (every Kafka Streams commit) and close: when at least this many pages at the end of the page file are "
+                    + "free, the file is cut back to its last used page plus one preallocation batch (lob.prealloc.data.batch.size) "
+                    + "and the rest goes back to the file system, so a burst does not leave the file at its peak size. The default "
+                    + "(1 MiB of 16 KiB pages) keeps the file from being cut and regrown at every commit. 0 = off: the file never shrinks.");
+
     public static final ConfigKey<Integer> HISTORY_MAX = ConfigKey.integer("lob.history.max", 1_000, 0, Integer.MAX_VALUE,
             "Backpressure, like innodb_max_purge_lag but on by default: when more versions than this wait for purge, each "
                     + "write is delayed (up to lob.history.max.delay.ms, growing with the excess) so that purge catches up and "
@@ -58,7 +64,7 @@ public final class LobStoreConfig {
 
     public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
             OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC, SYNC_EACH_WRITE,
-            GROUP_COMMIT_INTERVAL_MS, HISTORY_MAX, HISTORY_MAX_RATIO, HISTORY_MAX_DELAY_MS);
+            GROUP_COMMIT_INTERVAL_MS, SHRINK_MIN_PAGES, HISTORY_MAX, HISTORY_MAX_RATIO, HISTORY_MAX_DELAY_MS);
 
     private final int pageSize;
     private final boolean prealloc;
@@ -71,6 +77,7 @@ public final class LobStoreConfig {
     private final boolean sync;
     private final boolean syncEachWrite;
     private final int groupCommitIntervalMs;
+    private final int shrinkMinPages;
     private final int historyMax;
     private final int historyMaxDelayMs;
     private final double historyMaxRatio;
@@ -92,6 +99,7 @@ public final class LobStoreConfig {
         this.sync = SYNC.from(props);
         this.syncEachWrite = SYNC_EACH_WRITE.from(props) && sync;
         this.groupCommitIntervalMs = GROUP_COMMIT_INTERVAL_MS.from(props);
+        this.shrinkMinPages = SHRINK_MIN_PAGES.from(props);
         this.historyMax = HISTORY_MAX.from(props);
         this.historyMaxDelayMs = HISTORY_MAX_DELAY_MS.from(props);
         this.historyMaxRatio = HISTORY_MAX_RATIO.from(props);
@@ -132,6 +140,7 @@ public final class LobStoreConfig {
     public boolean sync() { return sync; }
     public boolean syncEachWrite() { return syncEachWrite; }
     public int groupCommitIntervalMs() { return groupCommitIntervalMs; }
+    public int shrinkMinPages() { return shrinkMinPages; }
     public int historyMax() { return historyMax; }
     public int historyMaxDelayMs() { return historyMaxDelayMs; }
     public double historyMaxRatio() { return historyMaxRatio; }

@@ -31,6 +31,8 @@ public final class StoreMetrics {
     private final Counter pageSyncs;
     private final Counter walSyncs;
     private final Timer backpressure;
+    private final Counter shrinks;
+    private final Counter shrunkPages;
 
     public StoreMetrics(MeterRegistry registry, String tablespace) {
         this.registry = registry;
@@ -55,6 +57,10 @@ public final class StoreMetrics {
                 .description("Delays added to writes because history passed lob.history.max").register(registry);
         this.walSyncs = Counter.builder("lob_syncs").tags(tags).tag("file", "index-wal")
                 .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry);
+        this.shrinks = Counter.builder("lob_tablespace_shrinks").tags(tags)
+                .description("Times the page file was cut to give its free tail back (lob.shrink.min.pages)").register(registry);
+        this.shrunkPages = Counter.builder("lob_tablespace_shrunk_pages").tags(tags)
+                .description("Pages cut from the end of the page file and given back to the file system").register(registry);
     }
 
     /** Meters that go nowhere: for tools and tests that do not export metrics. */
@@ -102,6 +108,11 @@ public final class StoreMetrics {
 
     public double syncs() {
         return pageSyncs.count() + walSyncs.count();
+    }
+
+    public void shrunk(long pages) {
+        shrinks.increment();
+        shrunkPages.increment(pages);
     }
 
     public void casConflict() {

@@ -2,6 +2,7 @@ package io.lobstream.store;
 
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.purge.LocalPurger;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,9 +25,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * 8 writers, 4 readers and a reclaimer on one store for a bounded time, in each latching mode.
- * Every value describes itself (its length and seed in its first bytes), so a reader can tell a
- * torn or mixed value from a whole one; at the end fsck must be clean.
+ * 8 writers, 4 readers, a reclaimer and a flusher (which also shrinks the file) on one store for a
+ * bounded time, in each latching mode. Every value describes itself (its length and seed in its
+ * first bytes), so a reader can tell a torn or mixed value from a whole one; at the end every LOB
+ * must hold what its writer last wrote, and fsck must be clean.
  */
 class ConcurrencyStressTest {
     private static final int IDS = 64;
@@ -106,11 +109,12 @@ class ConcurrencyStressTest {
     @CsvSource({"true,true,true", "false,false,false", "true,false,true", "false,true,false"})
     void writersReadersAndReclaimerTogether(boolean prealloc, boolean downgrade, boolean optimistic) throws Exception {
         LobStoreConfig cfg = new LobStoreConfig(Map.of("lob.prealloc", prealloc, "lob.latch.downgrade", downgrade,
-                "lob.optimistic.update", optimistic, "lob.page.size", 4096));
+                "lob.optimistic.update", optimistic, "lob.page.size", 4096, "lob.shrink.min.pages", 16));
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong writes = new AtomicLong();
         AtomicLong reads = new AtomicLong();
         ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        Map<String, byte[]> last = new ConcurrentHashMap<>();
         try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
             List<Thread> threads = new ArrayList<>();
             for (int w = 0; w < 8; w++) {
@@ -130,6 +134,7 @@ class ConcurrencyStressTest {
                             failures.add(t);
                         }
                     }
+                    last.putAll(mine);
                 }, "writer-" + w));
             }
             for (int r = 0; r < 4; r++) {
@@ -166,6 +171,7 @@ class ConcurrencyStressTest {
                     }
                 }
             }, "reclaimer"));
+            threads.add(flusher(store, stop, failures));
             threads.forEach(Thread::start);
             Thread.sleep(2500);
             stop.set(true);
@@ -178,10 +184,100 @@ class ConcurrencyStressTest {
             FsckReport report = store.fsck(true);
             assertThat(report.problems()).isEmpty();
             assertThat(report.ok()).isTrue();
+            assertHolds(store, last, IDS);
         }
         // and it reopens to the same state
         try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
             assertThat(store.fsck(true).ok()).isTrue();
+            assertHolds(store, last, IDS);
+        }
+    }
+
+    /** Calls flush() over and over: forces, syncs, and cuts the file whenever its end is free. */
+    private static Thread flusher(LobStore store, AtomicBoolean stop, ConcurrentLinkedQueue<Throwable> failures) {
+        return new Thread(() -> {
+            while (!stop.get()) {
+                try {
+                    store.flush();
+                    Thread.sleep(1);
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            }
+        }, "flusher");
+    }
+
+    /** Each of lob-0 .. lob-(ids-1) holds its value in {@code values}, or is absent if it has none there. */
+    private static void assertHolds(LobStore store, Map<String, byte[]> values, int ids) throws IOException {
+        for (int i = 0; i < ids; i++) {
+            String id = "lob-" + i;
+            if (values.containsKey(id)) {
+                DefaultLobStoreTest.assertSameBytes(DefaultLobStoreTest.read(store, id), values.get(id));
+            } else {
+                assertThat(store.current(id)).as(id).isEmpty();
+            }
+        }
+    }
+
+    /**
+     * Writers keep putting while a purger reclaims (reading root pages through its own read-only
+     * file, as a purge worker does) and a flusher flushes. Every 300 puts the writers switch between
+     * large and small values, so the file grows and then its end empties, again and again: cuts
+     * happen while writers allocate, and growth follows cuts at once. No value may lose a page.
+     */
+    @ParameterizedTest(name = "prealloc={0} downgrade={1} optimistic={2}")
+    @CsvSource({"true,true,true", "false,false,false"})
+    void writersKeepPuttingWhileFlushesShrinkTheFile(boolean prealloc, boolean downgrade, boolean optimistic) throws Exception {
+        LobStoreConfig cfg = new LobStoreConfig(Map.of("lob.prealloc", prealloc, "lob.latch.downgrade", downgrade,
+                "lob.optimistic.update", optimistic, "lob.page.size", 4096, "lob.shrink.min.pages", 16, "lob.sync", false,
+                "lob.history.max", 32)); // backpressure keeps the writers to purge's pace, so old versions do not hold the end
+        AtomicBoolean stop = new AtomicBoolean();
+        ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        Map<String, byte[]> last = new ConcurrentHashMap<>();
+        AtomicLong puts = new AtomicLong();
+        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+            List<Thread> threads = new ArrayList<>();
+            for (int w = 0; w < 4; w++) {
+                int writer = w;
+                threads.add(new Thread(() -> {
+                    SplittableRandom rnd = new SplittableRandom(writer);
+                    while (!stop.get()) {
+                        try {
+                            boolean large = puts.getAndIncrement() / 300 % 2 == 0;
+                            byte[] v = withTrailer(random(rnd, large ? 20_000 + rnd.nextInt(100_000) : rnd.nextInt(8_000)));
+                            String id = "lob-" + (writer + 4 * rnd.nextInt(8));
+                            store.put(id, new ByteArrayInputStream(v), v.length, null, null);
+                            last.put(id, v);
+                        } catch (Throwable t) {
+                            failures.add(t);
+                        }
+                    }
+                }, "writer-" + w));
+            }
+            threads.add(new Thread(() -> {
+                try (LocalPurger purger = new LocalPurger(store, 64)) {
+                    while (!stop.get()) {
+                        purger.purgeOnce();
+                    }
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            }, "purger"));
+            threads.add(flusher(store, stop, failures));
+            threads.forEach(Thread::start);
+            Thread.sleep(2000);
+            stop.set(true);
+            for (Thread t : threads) {
+                t.join(30_000);
+            }
+            assertThat(failures).isEmpty();
+            assertThat(store.metrics().registry().get("lob_tablespace_shrinks").counter().count()).as("shrinks").isPositive();
+            assertHolds(store, last, 32);
+            assertThat(store.fsck(true).problems()).isEmpty();
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+            assertHolds(store, last, 32);
+            assertThat(store.fsck(true).problems()).isEmpty();
         }
     }
 }

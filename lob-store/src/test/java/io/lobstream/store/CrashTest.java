@@ -1,6 +1,7 @@
 package io.lobstream.store;
 
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.purge.LocalPurger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,8 +28,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Crash safety: a child JVM writes (put, write, append, truncate, delete from 4 threads, each
- * write durable before it is acknowledged) and is killed with SIGKILL at a random moment, many
- * times over one tablespace. After each kill the store must open, fsck must be clean, and every
+ * write durable before it is acknowledged) while a fifth thread purges and flushes (so the file is
+ * cut whenever its end is free), and is killed with SIGKILL at a random moment, many times over
+ * one tablespace. After each kill the store must open, fsck must be clean, and every
  * LOB must hold its last acknowledged value, or the value of the one write that was in flight.
  */
 class CrashTest {
@@ -138,14 +140,16 @@ class CrashTest {
     /**
      * The child: 4 threads, each over its own ids, doing random writes with per-write durability.
      * Before a write it prints the sha256 the LOB will have; after the write returns, the ack.
+     * One more thread reclaims superseded versions and flushes, which shrinks the file.
      */
     public static final class Writer {
         public static void main(String[] args) throws Exception {
             Path dir = Path.of(args[0]);
             String run = args[1];
-            // no purge runs here: no backpressure either
+            // purge runs beside the writers, not ahead of them: no backpressure
             LobStoreConfig config = LobStoreConfig.defaults().with(LobStoreConfig.SYNC_EACH_WRITE.name(), true)
-                    .with(LobStoreConfig.HISTORY_MAX.name(), 0).with(LobStoreConfig.HISTORY_MAX_RATIO.name(), 0.0);
+                    .with(LobStoreConfig.HISTORY_MAX.name(), 0).with(LobStoreConfig.HISTORY_MAX_RATIO.name(), 0.0)
+                    .with(LobStoreConfig.SHRINK_MIN_PAGES.name(), 8);
             DefaultLobStore store = DefaultLobStore.open(dir, config);
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < 4; t++) {
@@ -159,6 +163,18 @@ class CrashTest {
                     }
                 }));
             }
+            threads.add(new Thread(() -> {
+                try (LocalPurger purger = new LocalPurger(store, 64)) {
+                    while (true) {
+                        purger.purgeOnce();
+                        store.flush();
+                        Thread.sleep(5);
+                    }
+                } catch (IOException | InterruptedException e) {
+                    e.printStackTrace();
+                    System.exit(4);
+                }
+            }));
             threads.forEach(Thread::start);
             for (Thread t : threads) {
                 t.join();

@@ -4,8 +4,11 @@ import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.purge.LocalPurger;
+import io.lobstream.store.purge.PurgeReader;
 import io.lobstream.store.tablespace.PageFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -16,8 +19,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -317,6 +322,178 @@ class DefaultLobStoreTest {
             assertThat(fsck.problems()).isEmpty();
             assertThat(fsck.pagesLive() + fsck.pagesHistory() + fsck.pagesUploading()).isZero();
             assertThat(store.stats().pagesFree()).isGreaterThanOrEqualTo(free0);
+        }
+    }
+
+    // ---------------------------------------------------------------- tablespace shrink
+
+    private static LobStoreConfig shrinkConfig(int minPages) {
+        return new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), 4096, LobStoreConfig.SHRINK_MIN_PAGES.name(), minPages));
+    }
+
+    private long filePages() throws IOException {
+        return Files.size(dir.resolve(TablespaceDirs.PAGES)) / 4096;
+    }
+
+    /** The end of the last page a live or pending version owns. */
+    static long usedEnd(LobStore store) {
+        long[] end = {0};
+        java.util.function.Consumer<VersionEntry> owner = e -> e.extents().forEach(x -> end[0] = Math.max(end[0], x.endPage()));
+        store.forEachCurrent(owner);
+        store.forEachPending(owner);
+        return end[0];
+    }
+
+    /**
+     * A burst: 40 values to keep, 300 more on top of them, then the 300 deleted and the 40 updated,
+     * everything superseded reclaimed. The 40 new versions land in the lowest free pages, so most of
+     * the file past them is a free tail. Returns the live values; {@code cut} gets the last deleted version.
+     */
+    private static Map<String, byte[]> burstThenPurge(DefaultLobStore store, List<VersionEntry> cut) throws IOException {
+        for (int i = 0; i < 40; i++) {
+            put(store, "keep" + i, bytes(10_000, i));
+        }
+        for (int i = 0; i < 300; i++) {
+            put(store, "tmp" + i, bytes(20_000, 1000 + i));
+        }
+        for (int i = 0; i < 300; i++) {
+            cut.add(store.delete("tmp" + i, null).orElseThrow());
+        }
+        drain(store);
+        Map<String, byte[]> live = new HashMap<>();
+        for (int i = 0; i < 40; i++) {
+            byte[] v = bytes(12_000, 100 + i);
+            put(store, "keep" + i, v);
+            live.put("keep" + i, v);
+        }
+        drain(store);
+        return live;
+    }
+
+    private static void drain(DefaultLobStore store) throws IOException {
+        try (LocalPurger purger = new LocalPurger(store, 64)) {
+            while (purger.purgeOnce() > 0) {
+                // until history is empty
+            }
+        }
+        assertThat(store.stats().historyLength()).isZero();
+    }
+
+    private static void assertIntact(LobStore store, Map<String, byte[]> live) throws IOException {
+        for (Map.Entry<String, byte[]> e : live.entrySet()) {
+            assertSameBytes(read(store, e.getKey()), e.getValue());
+        }
+        assertThat(store.stats().lobs()).isEqualTo(live.size());
+        assertThat(store.fsck(true).problems()).isEmpty();
+    }
+
+    private static double counter(SimpleMeterRegistry registry, String name) {
+        return registry.get(name).counter().count();
+    }
+
+    @Test
+    void flushGivesAFreeTailBackToTheFileSystemAndKeepsOneBatch() throws IOException {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        List<VersionEntry> deleted = new java.util.ArrayList<>();
+        Map<String, byte[]> live;
+        long end;
+        try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(32), registry, "ts")) {
+            live = burstThenPurge(store, deleted);
+            long pagesBefore = store.stats().pagesTotal();
+            long fileBefore = filePages();
+            end = usedEnd(store);
+            assertThat(fileBefore - end).as("free tail before the flush").isGreaterThan(1000);
+
+            store.flush();
+            assertThat(filePages()).as("the last used page plus one preallocation batch").isEqualTo(end + 8);
+            assertThat(store.stats().pagesTotal()).isEqualTo(end + 8);
+            assertThat(counter(registry, "lob_tablespace_shrinks")).isEqualTo(1);
+            assertThat(counter(registry, "lob_tablespace_shrunk_pages")).isEqualTo(pagesBefore - end - 8);
+            assertIntact(store, live);
+
+            // a version reclaimed long ago whose root page was cut away reads as stale to purge, as a reused one does
+            VersionEntry gone = deleted.get(deleted.size() - 1);
+            assertThat(gone.rootPage()).isGreaterThanOrEqualTo(end + 8);
+            try (PurgeReader reader = new PurgeReader(dir, store.config(), 0)) {
+                PurgeReader.Result r = reader.scan(List.of(LocalPurger.request(gone))).get(0);
+                assertThat(r.ok()).isFalse();
+                assertThat(r.failure()).hasMessageContaining("stale page");
+            }
+
+            store.flush();
+            assertThat(counter(registry, "lob_tablespace_shrinks")).as("nothing more to give back").isEqualTo(1);
+        }
+        assertThat(filePages()).as("after close").isEqualTo(end + 8);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(32))) {
+            assertIntact(store, live);
+            assertThat(store.stats().pagesTotal()).isEqualTo(end + 8);
+            // and the file grows again from where it was cut
+            for (int i = 0; i < 20; i++) {
+                byte[] v = bytes(30_000, 500 + i);
+                put(store, "more" + i, v);
+                live.put("more" + i, v);
+            }
+            assertThat(filePages()).isGreaterThan(end + 8);
+            store.flush();
+            assertIntact(store, live);
+        }
+    }
+
+    @Test
+    void withShrinkOffTheFileKeepsItsPeakSize() throws IOException {
+        long peak;
+        try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(0))) {
+            burstThenPurge(store, new java.util.ArrayList<>());
+            peak = store.stats().pagesTotal();
+            store.flush();
+            assertThat(store.stats().pagesTotal()).isEqualTo(peak);
+        }
+        assertThat(filePages()).isEqualTo(peak);
+    }
+
+    /**
+     * No high-water mark is stored: open takes the larger of the file length and the last page the
+     * index names. Both crash orders around the truncate must therefore open clean: a file that
+     * was never cut (here even longer, with a torn last page) and a file that was cut with nothing
+     * after it (here cut to the last used page, slack and all).
+     */
+    @Test
+    void openAndFsckAreCleanWhetherACrashLeftTheFileUncutOrCut() throws IOException {
+        Map<String, byte[]> live;
+        long end;
+        long peak;
+        try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(0))) {
+            live = burstThenPurge(store, new java.util.ArrayList<>());
+            end = usedEnd(store);
+            peak = store.stats().pagesTotal();
+        }
+        Path pages = dir.resolve(TablespaceDirs.PAGES);
+        try (FileChannel ch = FileChannel.open(pages, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[]{1}), (peak + 100) * 4096 + 122);
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(32))) {
+            assertThat(store.stats().pagesTotal()).as("the torn last page counts, as free").isEqualTo(peak + 101);
+            assertIntact(store, live);
+            store.flush();
+            assertThat(filePages()).isEqualTo(end + 8);
+            assertIntact(store, live);
+        }
+
+        try (FileChannel ch = FileChannel.open(pages, StandardOpenOption.WRITE)) {
+            ch.truncate(end * 4096);
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(32))) {
+            assertThat(store.stats().pagesTotal()).isEqualTo(end);
+            assertIntact(store, live);
+            for (int i = 0; i < 20; i++) {
+                byte[] v = bytes(30_000, 700 + i);
+                put(store, "more" + i, v);
+                live.put("more" + i, v);
+            }
+            assertIntact(store, live);
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(32))) {
+            assertIntact(store, live);
         }
     }
 }

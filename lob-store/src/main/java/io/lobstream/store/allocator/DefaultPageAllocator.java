@@ -2,6 +2,7 @@ package io.lobstream.store.allocator;
 
 import io.lobstream.store.StoreMetrics;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -134,6 +135,37 @@ public final class DefaultPageAllocator implements PageAllocator {
             newFirst += Integer.MAX_VALUE;
         }
         free.put(newFirst, (int) (newEnd - newFirst));
+    }
+
+    @Override
+    public long shrinkTail(long minPages, int slack, TailCut cut) throws IOException {
+        lockLatch();
+        try {
+            // the free run that ends at the high-water mark (one entry unless it is longer than an int)
+            long tailStart = highWaterMark;
+            for (Map.Entry<Long, Integer> run = free.lastEntry(); run != null && run.getKey() + run.getValue() == tailStart;
+                 run = free.lowerEntry(run.getKey())) {
+                tailStart = run.getKey();
+            }
+            long newEnd = tailStart + slack;
+            if (highWaterMark - tailStart < minPages || newEnd >= highWaterMark) {
+                return 0;
+            }
+            // Cut first, then forget the pages: if the cut fails they are still free here, and a file
+            // shorter than the high-water mark is allowed (free pages may lie past its end).
+            cut.cutTo(newEnd);
+            long given = highWaterMark - newEnd;
+            free.tailMap(tailStart, true).clear();
+            if (slack > 0) {
+                free.put(tailStart, slack);
+            }
+            freePages -= given;
+            highWaterMark = newEnd;
+            metrics.shrunk(given);
+            return given;
+        } finally {
+            latch.unlock();
+        }
     }
 
     private void lockLatch() {

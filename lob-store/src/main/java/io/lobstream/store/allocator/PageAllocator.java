@@ -1,5 +1,6 @@
 package io.lobstream.store.allocator;
 
+import java.io.IOException;
 import java.util.Collection;
 import java.util.List;
 
@@ -22,4 +23,21 @@ public interface PageAllocator {
 
     /** A snapshot of free space, sorted and coalesced. */
     List<Extent> freeExtents();
+
+    /**
+     * Gives back the free run at the end of the tablespace, if it is at least {@code minPages}
+     * long: all of it but {@code slack} pages, which stay free so that the next growth does not
+     * re-extend the file at once. {@code cut} is called with the new length in pages while the
+     * allocator latch is held and before the allocator lowers its high-water mark, so no grant can
+     * land in the pages being cut; if it throws, the allocator is left as it was.
+     *
+     * @return the pages given back (0 if the free tail was too short)
+     */
+    long shrinkTail(long minPages, int slack, TailCut cut) throws IOException;
+
+    /** Cuts the tablespace file to {@code pages} pages; see {@link #shrinkTail}. */
+    @FunctionalInterface
+    interface TailCut {
+        void cutTo(long pages) throws IOException;
+    }
 }

@@ -116,6 +116,9 @@ public final class PurgeReader implements Closeable {
                 reader.verifyDataPages();
             }
             return new Result(r, Extent.subtract(reader.allPages(), r.retained()), null);
+        } catch (java.io.EOFException e) {
+            // only a free page can lie past the end of the file (cut by a tablespace shrink): the version was reclaimed
+            return new Result(r, List.of(), new IOException("stale page: " + e.getMessage(), e));
         } catch (IOException e) {
             return new Result(r, List.of(), e);
         } catch (RuntimeException e) {

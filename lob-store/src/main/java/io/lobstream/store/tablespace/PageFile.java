@@ -92,7 +92,10 @@ public final class PageFile implements Closeable {
         }
     }
 
-    /** Cuts the file to {@code pages} pages: used on open to drop pages past the recorded high-water mark. */
+    /**
+     * Cuts the file to {@code pages} pages, giving the rest back to the file system (a tablespace
+     * shrink); a file already no longer than that is left as it is.
+     */
     public void truncate(long pages) throws IOException {
         channel.truncate(pages * pageSize);
     }

@@ -1,0 +1,151 @@
+package io.lobstream.store.allocator;
+
+import io.lobstream.store.StoreMetrics;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Deque;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Shrinking the free tail, alone and against concurrent grants. */
+class DefaultPageAllocatorTest {
+
+    private static DefaultPageAllocator allocator(long highWaterMark, List<Extent> free) {
+        return new DefaultPageAllocator(true, 8, highWaterMark, free, StoreMetrics.unregistered("test"));
+    }
+
+    @Test
+    void shrinkTailGivesBackTheFreeRunAtTheEndButTheSlack() throws IOException {
+        // pages 0-9 used, 10-19 free, 20-29 used, 30-99 free
+        DefaultPageAllocator a = allocator(100, List.of(new Extent(10, 10), new Extent(30, 70)));
+        List<Long> cuts = new ArrayList<>();
+        assertThat(a.shrinkTail(71, 8, cuts::add)).as("free tail shorter than minPages").isZero();
+        assertThat(a.shrinkTail(70, 8, cuts::add)).isEqualTo(62);
+        assertThat(cuts).containsExactly(38L);
+        assertThat(a.highWaterMark()).isEqualTo(38);
+        assertThat(a.freeExtents()).containsExactly(new Extent(10, 10), new Extent(30, 8));
+        assertThat(a.freePages()).isEqualTo(18);
+        assertThat(a.shrinkTail(1, 8, cuts::add)).as("only the slack is left").isZero();
+        assertThat(cuts).hasSize(1);
+
+        // the slack serves the next grant at the end; then the file grows from the cut
+        assertThat(a.allocate(8)).containsExactly(new Extent(10, 8));
+        assertThat(a.allocate(8)).containsExactly(new Extent(30, 8));
+        assertThat(a.allocate(8)).containsExactly(new Extent(38, 8));
+        assertThat(a.highWaterMark()).isEqualTo(46);
+    }
+
+    @Test
+    void aWhollyFreeTablespaceShrinksToItsSlackOrToNothing() throws IOException {
+        DefaultPageAllocator a = allocator(100, List.of(new Extent(0, 100)));
+        assertThat(a.shrinkTail(16, 8, pages -> { })).isEqualTo(92);
+        assertThat(a.freeExtents()).containsExactly(new Extent(0, 8));
+        assertThat(a.shrinkTail(1, 0, pages -> { })).isEqualTo(8);
+        assertThat(a.highWaterMark()).isZero();
+        assertThat(a.freeExtents()).isEmpty();
+        assertThat(a.freePages()).isZero();
+    }
+
+    @Test
+    void aFailedCutLeavesTheAllocatorAsItWas() {
+        DefaultPageAllocator a = allocator(100, List.of(new Extent(50, 50)));
+        assertThatThrownBy(() -> a.shrinkTail(1, 8, pages -> {
+            throw new IOException("disk gone");
+        })).hasMessage("disk gone");
+        assertThat(a.highWaterMark()).isEqualTo(100);
+        assertThat(a.freeExtents()).containsExactly(new Extent(50, 50));
+        assertThat(a.freePages()).isEqualTo(50);
+    }
+
+    /**
+     * Writers allocate and release while another thread shrinks as often as it can. No page may
+     * be granted twice, and no granted page may ever lie at or past a cut: the cut is checked,
+     * under the allocator latch, against every grant its holder has registered, and every holder
+     * checks its grants against the high-water mark.
+     */
+    @Test
+    void noGrantEverLiesInACutRegion() throws Exception {
+        DefaultPageAllocator a = allocator(0, List.of());
+        BitSet granted = new BitSet();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong cuts = new AtomicLong();
+        ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            long seed = t;
+            threads.add(new Thread(() -> {
+                SplittableRandom rnd = new SplittableRandom(seed);
+                Deque<Extent> mine = new ArrayDeque<>();
+                while (!stop.get()) {
+                    for (Extent e : a.allocate(1 + rnd.nextInt(40))) {
+                        synchronized (granted) {
+                            if (granted.nextSetBit((int) e.firstPage()) != -1
+                                    && granted.nextSetBit((int) e.firstPage()) < e.endPage()) {
+                                failures.add("granted twice: " + e);
+                            }
+                            granted.set((int) e.firstPage(), (int) e.endPage());
+                        }
+                        mine.add(e);
+                    }
+                    long hwm = a.highWaterMark();
+                    mine.stream().filter(e -> e.endPage() > hwm).forEach(e -> failures.add(e + " past the high-water mark " + hwm));
+                    // release the oldest grants, now and then all of them, so the end of the space empties
+                    int keep = rnd.nextInt(10) == 0 ? 0 : rnd.nextInt(20);
+                    List<Extent> out = new ArrayList<>();
+                    while (mine.size() > keep) {
+                        out.add(mine.poll());
+                    }
+                    giveBack(a, granted, out);
+                }
+                giveBack(a, granted, mine);
+            }, "writer-" + t));
+        }
+        threads.add(new Thread(() -> {
+            while (!stop.get()) {
+                try {
+                    a.shrinkTail(1, 8, pages -> {
+                        synchronized (granted) {
+                            if (granted.length() > pages) {
+                                failures.add("cut to " + pages + " pages but page " + (granted.length() - 1) + " is granted");
+                            }
+                        }
+                        cuts.incrementAndGet();
+                    });
+                } catch (IOException e) {
+                    failures.add(e.toString());
+                }
+            }
+        }, "shrinker"));
+        threads.forEach(Thread::start);
+        Thread.sleep(1500);
+        stop.set(true);
+        for (Thread t : threads) {
+            t.join(30_000);
+        }
+        assertThat(failures).isEmpty();
+        assertThat(cuts.get()).isPositive();
+        // everything released: the whole space is one free run, and it can all be given back
+        long hwm = a.highWaterMark();
+        assertThat(a.freePages()).isEqualTo(hwm);
+        assertThat(a.shrinkTail(1, 0, pages -> { })).isEqualTo(hwm);
+        assertThat(a.highWaterMark()).isZero();
+    }
+
+    /** Unmarks the pages, then releases them: once released they may be granted to another thread at once. */
+    private static void giveBack(DefaultPageAllocator a, BitSet granted, java.util.Collection<Extent> extents) {
+        synchronized (granted) {
+            extents.forEach(e -> granted.clear((int) e.firstPage(), (int) e.endPage()));
+        }
+        a.release(extents);
+    }
+}
