@@ -148,6 +148,20 @@ class PipelineIT {
         assertThat(node.meters().find("lob_reclaims").tag("outcome", "applied").counter().count()).isGreaterThanOrEqualTo(5);
     }
 
+    /** Streams commits the writer's transaction every 100 ms; each commit must first sync the tablespaces it wrote. */
+    @Test
+    void tablespacesAreSyncedWhileTheNodeRuns() throws Exception {
+        double before = pageSyncs();
+        byte[] v = bytes(70_000, 5);
+        client.put("it-sync", v, null).get();
+        awaitValue("it-sync", v);
+        await().atMost(Duration.ofSeconds(30)).until(() -> pageSyncs() > before);
+    }
+
+    static double pageSyncs() {
+        return node.meters().find("lob_syncs").tag("file", "pages").counters().stream().mapToDouble(c -> c.count()).sum();
+    }
+
     /** LobStream's serdes write and read the same wire format as Apicurio's stock Avro serdes, both ways. */
     @Test
     void commandsOnTheWireAreInterchangeableWithTheStockApicurioSerdes() throws Exception {

@@ -69,6 +69,8 @@ public final class DefaultLobStore implements LobStore {
     private final PageAllocator allocator;
     private final StoreMetrics metrics;
     private final ThreadLocal<VersionWriter> writers;
+    /** The index write count the last flush made durable (see {@link #needsSync()}). */
+    private volatile long syncedWrites;
     /** Group commits for lob.sync.each.write: pages before the index entry, the index WAL after. */
     private final GroupSync pageSync;
     private final GroupSync walSync;
@@ -957,11 +959,21 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
+    /** True when something was written since the last {@link #flush()} made the store durable. */
+    public boolean needsSync() {
+        return config.sync() && index.writeCount() != syncedWrites;
+    }
+
     @Override
     public void flush() throws IOException {
-        if (config.sync() && !closed) {
+        long writes = index.writeCount(); // read first: what is written after this is left for the next flush
+        if (config.sync() && !closed && writes != syncedWrites) {
+            // pages first: the index entries synced next name them
             file.force();
+            metrics.pageSync();
             index.syncWal();
+            metrics.walSync();
+            syncedWrites = writes;
         }
         if (config.shrinkMinPages() > 0) {
             // shared: fsck and close (exclusive) see the store quiet and the file open; writers go on

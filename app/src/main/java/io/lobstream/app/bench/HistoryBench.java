@@ -166,6 +166,8 @@ public final class HistoryBench implements Callable<Integer> {
             j.put("updates", updates);
             j.put("purge_workers", purgeWorkers);
             j.put("partitions", partitions);
+            j.put("tablespace_shrinks", (long) sum(node, "lob_tablespace_shrinks"));
+            j.put("tablespace_shrunk_pages", (long) sum(node, "lob_tablespace_shrunk_pages"));
             j.put("versions_reclaimed", (long) node.meters().find("lob_reclaims").tag("outcome", "applied").counters().stream()
                     .mapToDouble(Counter::count).sum());
             out.writeCsv(options.csv);
@@ -208,6 +210,10 @@ public final class HistoryBench implements Callable<Integer> {
 
     private static long applied(LobNode node) {
         return (long) node.meters().find("lob_commands_applied").counters().stream().mapToDouble(Counter::count).sum();
+    }
+
+    private static double sum(LobNode node, String counter) {
+        return node.meters().find(counter).counters().stream().mapToDouble(Counter::count).sum();
     }
 
     private static double ratio(StoreStats st) {

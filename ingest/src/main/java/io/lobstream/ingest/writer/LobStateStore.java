@@ -6,6 +6,8 @@ import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
+import org.apache.kafka.streams.state.internals.CacheFlushListener;
+import org.apache.kafka.streams.state.internals.CachedStateStore;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -13,15 +15,22 @@ import java.nio.file.Path;
 
 /**
  * The task's tablespace as a Kafka Streams state store, so that Streams drives its lifecycle
- * and calls {@link #flush()} before every commit of the task's transaction: pages and index
- * are durable before the offsets that produced them are committed.
+ * and makes it durable before every commit of the task's transaction: pages and index are
+ * durable before the offsets that produced them are committed.
+ *
+ * <p>Why {@link CachedStateStore}: Kafka Streams (4.1) calls {@link StateStore#flush()} only when
+ * it writes a checkpoint, and for a store without a changelog it never needs one until the task
+ * is suspended or closed; what it does call in every commit, before the producer commits the
+ * transaction, is {@link #flushCache()} of caching stores. That is where this store syncs.
+ * (Found by a tablespace that never shrank: no flush ran while the writer was running;
+ * PipelineIT now asserts that the tablespaces are synced while the node runs.)
  *
  * <p>It is not changelogged. Its files live under the node's data directory, outside the Streams
  * state directory, because Streams wipes a task's state directory after an unclean shutdown
  * under exactly-once, and this store needs no wipe: it recovers itself (see
  * {@link DefaultLobStore}) and records which offsets it has applied.
  */
-public final class LobStateStore implements StateStore {
+public final class LobStateStore implements StateStore, CachedStateStore<Object, Object> {
     public static final String NAME = "lob-tablespace";
 
     private final Path dataDir;
@@ -31,6 +40,7 @@ public final class LobStateStore implements StateStore {
     private final CommandReplay replay;
     private DefaultLobStore store;
     private int partition = -1;
+    private volatile Thread writer;
 
     public LobStateStore(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry) {
         this(dataDir, config, meters, registry, null);
@@ -74,10 +84,25 @@ public final class LobStateStore implements StateStore {
             // no changelog: nothing to restore from Kafka Streams' side
         });
         registry.register(partition, store);
+        registry.register(this);
     }
 
     public DefaultLobStore store() {
+        Thread t = Thread.currentThread();
+        if (writer != t) {
+            writer = t; // the stream thread that runs this task now: its commit syncs this store
+        }
         return store;
+    }
+
+    /** The store, without marking the calling thread as its writer (null when closed). */
+    DefaultLobStore peek() {
+        return store;
+    }
+
+    /** The thread that last used the store for the task's work (null before any). */
+    Thread writer() {
+        return writer;
     }
 
     public int partition() {
@@ -93,12 +118,41 @@ public final class LobStateStore implements StateStore {
         }
     }
 
+    /**
+     * Called by Streams in every commit, before the transaction commits: the durability point.
+     * The first store of a commit syncs, in parallel, every store its thread has written (each
+     * needs two fsyncs in order, pages then index, and a thread runs several tasks); the others
+     * then find themselves synced already.
+     */
+    @Override
+    public void flushCache() {
+        if (store != null && store.needsSync()) {
+            try {
+                registry.syncWrittenBy(Thread.currentThread(), this);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /** Nothing is cached in memory: there is nothing to forward on flush. */
+    @Override
+    public boolean setFlushListener(CacheFlushListener<Object, Object> listener, boolean sendOldValues) {
+        return false;
+    }
+
+    @Override
+    public void clearCache() {
+        // no cache
+    }
+
     @Override
     public void close() {
         if (store == null) {
             return;
         }
         registry.unregister(partition, store);
+        registry.unregister(this);
         try {
             store.close();
         } catch (IOException e) {

@@ -3,7 +3,16 @@ package io.lobstream.ingest.writer;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.StoreStats;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -15,6 +24,68 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class TablespaceRegistry {
     private final Map<Integer, DefaultLobStore> open = new ConcurrentHashMap<>();
+    private final Set<LobStateStore> stateStores = ConcurrentHashMap.newKeySet();
+    /** Runs the syncs of a commit side by side; idle threads go after a minute. */
+    private final ExecutorService syncers = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "lob-sync");
+        t.setDaemon(true);
+        return t;
+    });
+
+    void register(LobStateStore s) {
+        stateStores.add(s);
+    }
+
+    void unregister(LobStateStore s) {
+        stateStores.remove(s);
+    }
+
+    /**
+     * Makes durable, side by side, {@code first} and every other tablespace {@code thread} has
+     * written since its last sync: a commit then waits for the slowest pair of fsyncs instead of
+     * the sum of them all.
+     */
+    void syncWrittenBy(Thread thread, LobStateStore first) throws IOException {
+        List<DefaultLobStore> others = new ArrayList<>();
+        for (LobStateStore s : stateStores) {
+            DefaultLobStore st = s.writer() == thread && s != first ? s.peek() : null;
+            if (st != null && st.needsSync()) {
+                others.add(st);
+            }
+        }
+        List<CompletableFuture<Void>> running = new ArrayList<>(others.size());
+        for (DefaultLobStore st : others) {
+            running.add(CompletableFuture.runAsync(() -> {
+                try {
+                    st.flush();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }, syncers));
+        }
+        IOException failure = null;
+        try {
+            first.peek().flush();
+        } catch (IOException e) {
+            failure = e;
+        }
+        for (CompletableFuture<Void> f : running) {
+            try {
+                f.join();
+            } catch (CompletionException e) {
+                IOException io = e.getCause() instanceof UncheckedIOException u ? u.getCause()
+                        : new IOException("tablespace sync failed", e.getCause());
+                if (failure == null) {
+                    failure = io;
+                } else {
+                    failure.addSuppressed(io);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
 
     void register(int partition, DefaultLobStore store) {
         open.put(partition, store);

@@ -35,6 +35,7 @@ import java.util.function.Consumer;
  * Every command is one {@link Batch}: applied whole or not at all.
  */
 public final class LobIndex implements Closeable {
+    private final java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
     static {
         RocksDB.loadLibrary();
     }
@@ -262,7 +263,13 @@ public final class LobIndex implements Closeable {
         return new Batch();
     }
 
+    /** Batches written so far: a store whose count has not moved since its last sync has nothing to sync. */
+    public long writeCount() {
+        return writes.get();
+    }
+
     public void write(Batch batch) throws IOException {
+        writes.incrementAndGet(); // before the write: a sync that reads the count after this may not cover it, never the reverse
         try (WriteBatch wb = batch.wb) {
             db.write(writeOptions, wb);
         } catch (RocksDBException e) {
@@ -272,6 +279,7 @@ public final class LobIndex implements Closeable {
 
     /** Writes and syncs the WAL before returning. */
     public void writeSync(Batch batch) throws IOException {
+        writes.incrementAndGet();
         try (WriteBatch wb = batch.wb) {
             db.write(syncWrite, wb);
         } catch (RocksDBException e) {
