@@ -73,7 +73,10 @@ class NodeCrashIT {
 
     static Process startNode() throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
-        return new ProcessBuilder(java, "-Xmx384m", "-cp", System.getProperty("java.class.path"),
+        // its own java.io.tmpdir: RocksDB unpacks its native library there and a SIGKILLed JVM cannot delete it
+        Path tmp = dir.resolve("node-tmp");
+        tmp.toFile().mkdirs();
+        return new ProcessBuilder(java, "-Xmx384m", "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"),
                 "io.lobstream.app.cli.LobStreamCli", "node", "--bootstrap", cluster.bootstrap(), "--registry", cluster.registryUrl(),
                 "--data-dir", dir.resolve("node").toString(), "--http-port", Integer.toString(httpPort), "--purge-workers", "1",
                 "--node-id", "crash-node", "-c", "lob.topic.partitions=4", "-c", "lob.writer.session.timeout.ms=6000")

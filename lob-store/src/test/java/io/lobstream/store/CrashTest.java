@@ -45,7 +45,9 @@ class CrashTest {
         int runs = 12;
         for (int run = 0; run < runs; run++) {
             Map<String, String> inFlight = new HashMap<>();
-            Process child = new ProcessBuilder(javaBin(), "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+            // its own java.io.tmpdir: RocksDB unpacks its native library there and a SIGKILLed JVM cannot delete it
+            Path tmp = java.nio.file.Files.createDirectories(dir.resolve("child-tmp"));
+            Process child = new ProcessBuilder(javaBin(), "-Xmx256m", "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"),
                     Writer.class.getName(), dir.toString(), "r" + run)
                     .redirectError(ProcessBuilder.Redirect.DISCARD).start();
             int ackedBefore;

@@ -49,9 +49,10 @@ public final class HistoryBench implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "120s", description = "How long to update (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
-    @Option(names = "--warmup", defaultValue = "30s",
-            description = "Updates before the measured --duration, not sampled: the JVM compiles the write and purge paths "
-                    + "(default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup", defaultValue = "60s",
+            description = "Updates before the measured --duration, not sampled (default: ${DEFAULT-VALUE}): on 2 cores the JIT "
+                    + "of a JVM running broker, node and purge takes about a minute of load to settle, and history piles up "
+                    + "while it compiles.")
     Duration warmup;
 
     @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers, in this process (default: ${DEFAULT-VALUE}).")
@@ -139,7 +140,9 @@ public final class HistoryBench implements Callable<Integer> {
                 }
                 drainNanos = System.nanoTime() - stopped;
             }
-            StoreStats endStats = node.tablespaces().totals();
+            // The last reclaims are applied; the writer's next commit syncs and gives the free tail back
+            // (lob.shrink.min.pages). Space at the end is read once the tablespaces have settled.
+            StoreStats endStats = settled(node);
             double updatesPerSecond = updates / seconds;
             double p99 = percentile(history.stream().mapToDouble(p -> p[1]).toArray(), 0.99);
             ObjectNode j = BenchOutput.newJson();
@@ -210,6 +213,22 @@ public final class HistoryBench implements Callable<Integer> {
 
     private static long applied(LobNode node) {
         return (long) node.meters().find("lob_commands_applied").counters().stream().mapToDouble(Counter::count).sum();
+    }
+
+    /** The totals once tablespace bytes have not changed for a second (at most 10 s). */
+    private static StoreStats settled(LobNode node) throws InterruptedException {
+        StoreStats last = node.tablespaces().totals();
+        long stableSince = System.nanoTime();
+        long deadline = stableSince + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() - stableSince < Duration.ofSeconds(1).toNanos() && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            StoreStats now = node.tablespaces().totals();
+            if (now.tablespaceBytes() != last.tablespaceBytes()) {
+                stableSince = System.nanoTime();
+            }
+            last = now;
+        }
+        return last;
     }
 
     private static double sum(LobNode node, String counter) {

@@ -80,9 +80,9 @@ public final class PipelineBench implements Callable<Integer> {
     Duration duration;
 
     @Option(names = "--warmup", defaultValue = "60s",
-            description = "Load before the pipeline phase is measured (default: ${DEFAULT-VALUE}). On 2 cores the JIT of the node's "
-                    + "and the broker's JVMs takes about a minute of load to settle; measured earlier, the compiler threads take "
-                    + "a third of the CPU. The raw phase then runs on the warmed broker and producer code after min(10 s, this).")
+            description = "Load before each phase is measured (default: ${DEFAULT-VALUE}). On 2 cores the JIT of the node's and "
+                    + "the broker's JVMs takes about a minute of load to settle; measured earlier, the compiler threads took a "
+                    + "third of the CPU.")
     Duration warmup;
 
     @Option(names = "--partitions", defaultValue = "8", description = "Partitions = tablespaces (default: ${DEFAULT-VALUE}).")
@@ -99,9 +99,6 @@ public final class PipelineBench implements Callable<Integer> {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
-
-    /** Warm-up of the raw phase: the broker's and the producer's code are compiled by then; longer would only fill the disk. */
-    private static final Duration RAW_WARMUP = Duration.ofSeconds(10);
 
     /** In-flight bound of both phases, the load generator's. */
     private static final int IN_FLIGHT = 64;
@@ -127,7 +124,9 @@ public final class PipelineBench implements Callable<Integer> {
                     freePort(), purgeWorkers, nodeConfig, dir.resolve("bench-logs"))) {
                 node.awaitRunning(partitions, Duration.ofSeconds(120));
                 String rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
+                writeBack(out);
                 Pipeline p = pipeline(cfg, node, out);
+                writeBack(out);
                 Raw raw = raw(cfg, rawTopic, out);
                 deleteTopic(cfg, rawTopic); // at 200+ MB/s it would otherwise fill the disk on long runs
                 double ratio = raw.mbPerS == 0 ? 0 : p.mbPerS / raw.mbPerS;
@@ -135,7 +134,7 @@ public final class PipelineBench implements Callable<Integer> {
                         p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS, ratio));
                 summary.put("workload", workload.name().toLowerCase()).put("blob_size", blobSize.toString())
                         .put("rows", workload == Workload.UPDATE ? rows : 0).put("producers", producers)
-                        .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("raw_warmup_s", Math.min(warmup.toSeconds(), RAW_WARMUP.toSeconds())).put("partitions", partitions).put("purge_workers", purgeWorkers)
+                        .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
                         .put("commands", p.commands).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))
                         .put("acked_tps", round(p.ackedTps))
                         .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
@@ -273,6 +272,24 @@ public final class PipelineBench implements Callable<Integer> {
         return topic;
     }
 
+    /**
+     * Waits for the kernel to write dirty pages back ({@code sync}) so that each phase starts from
+     * the same state: the pipeline phase leaves gigabytes of broker log and tablespace pages dirty,
+     * and the raw phase would otherwise be throttled by their writeback.
+     */
+    private static void writeBack(BenchOutput out) throws InterruptedException {
+        long t = System.nanoTime();
+        try {
+            Process p = new ProcessBuilder("sync").inheritIO().start();
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroy();
+            }
+            out.note(String.format("dirty pages written back in %.1f s", (System.nanoTime() - t) / 1e9));
+        } catch (IOException e) {
+            out.note("cannot run sync (" + e.getMessage() + "): the phases may see each other's writeback");
+        }
+    }
+
     private static void deleteTopic(LobStreamConfig cfg, String topic) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             admin.deleteTopics(List.of(topic)).all().get();
@@ -294,7 +311,7 @@ public final class PipelineBench implements Callable<Integer> {
         AtomicLong failed = new AtomicLong();
         Semaphore inFlight = new Semaphore(IN_FLIGHT);
         List<Thread> threads = new ArrayList<>();
-        long t0 = System.nanoTime() + Math.min(warmup.toNanos(), RAW_WARMUP.toNanos()); // acknowledgements count from here
+        long t0 = System.nanoTime() + warmup.toNanos(); // acknowledgements count from here
         long end = t0 + duration.toNanos();
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer())) {
             for (int i = 0; i < producers; i++) {

@@ -63,6 +63,10 @@ public final class EmbeddedKafka implements AutoCloseable {
         p.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
         p.put("log.cleaner.dedupe.buffer.size", Integer.toString(8 * 1024 * 1024));
         p.put("auto.create.topics.enable", "false");
+        // The broker fsyncs a log segment when it rolls it. With the default 1 GiB segments and keys spread evenly,
+        // every partition of lob.commands rolls at about the same moment and the disk the tablespaces share takes
+        // gigabytes of fsync at once: the writer's commits stalled for seconds (bench history, every ~50 s).
+        p.put("log.segment.bytes", Integer.toString(128 * 1024 * 1024));
         KafkaConfig config = KafkaConfig.fromProps(p, false);
 
         if (!Files.exists(logDir.resolve("meta.properties"))) {
