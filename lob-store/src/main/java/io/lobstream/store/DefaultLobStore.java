@@ -966,25 +966,25 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public void flush() throws IOException {
-        long writes = index.writeCount(); // read first: what is written after this is left for the next flush
-        if (config.sync() && !closed && writes != syncedWrites) {
-            // pages first: the index entries synced next name them
-            file.force();
-            metrics.pageSync();
-            index.syncWal();
-            metrics.walSync();
-            syncedWrites = writes;
-        }
-        if (config.shrinkMinPages() > 0) {
-            // shared: fsck and close (exclusive) see the store quiet and the file open; writers go on
-            Lock latch = lockTablespaceShared();
-            try {
-                if (!closed) {
-                    shrinkTail();
-                }
-            } finally {
-                latch.unlock();
+        // shared: close and fsck (exclusive) wait, so the file and index stay open throughout; writers go on.
+        // A commit may flush a store from another thread (TablespaceRegistry) while its task is being closed.
+        Lock latch = lockTablespaceShared();
+        try {
+            if (closed) {
+                return;
             }
+            long writes = index.writeCount(); // read first: what is written after this is left for the next flush
+            if (config.sync() && writes != syncedWrites) {
+                // pages first: the index entries synced next name them
+                file.force();
+                metrics.pageSync();
+                index.syncWal();
+                metrics.walSync();
+                syncedWrites = writes;
+            }
+            shrinkTail();
+        } finally {
+            latch.unlock();
         }
     }
 
