@@ -25,7 +25,7 @@ import java.time.Instant;
  *
  * <p><b>Exactly once in effect.</b> The store records, in the same index batch as each command,
  * the offset it came from and its commandId. Kafka Streams commits the task's offsets and
- * outputs in one transaction after {@link LobStateStore#flush()}. After a crash the transaction
+ * outputs in one transaction after {@link LobStateStore#flushCache()} has synced the tablespace. After a crash the transaction
  * is aborted and the commands since the last commit come again: those at or below the recorded
  * offset are not applied again, but the undo records they produced (aborted with the
  * transaction) are produced again from the versions still pending in the index. A command a
