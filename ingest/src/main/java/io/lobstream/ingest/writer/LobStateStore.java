@@ -126,12 +126,17 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
      */
     @Override
     public void flushCache() {
-        if (store != null && store.needsSync()) {
-            try {
+        if (store == null) {
+            return;
+        }
+        try {
+            if (store.needsSync()) {
                 registry.syncWrittenBy(Thread.currentThread(), this);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
+            } else {
+                store.flush(); // nothing to sync (a sibling's commit did it, or lob.sync is off): still shrink
             }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
