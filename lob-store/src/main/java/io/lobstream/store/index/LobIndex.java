@@ -269,9 +269,10 @@ public final class LobIndex implements Closeable {
     }
 
     public void write(Batch batch) throws IOException {
-        writes.incrementAndGet(); // before the write: a sync that reads the count after this may not cover it, never the reverse
         try (WriteBatch wb = batch.wb) {
             db.write(writeOptions, wb);
+            // after the write: a flush that reads the new count syncs a WAL that already holds this batch
+            writes.incrementAndGet();
         } catch (RocksDBException e) {
             throw new IOException(e);
         }
@@ -279,9 +280,9 @@ public final class LobIndex implements Closeable {
 
     /** Writes and syncs the WAL before returning. */
     public void writeSync(Batch batch) throws IOException {
-        writes.incrementAndGet();
         try (WriteBatch wb = batch.wb) {
             db.write(syncWrite, wb);
+            writes.incrementAndGet();
         } catch (RocksDBException e) {
             throw new IOException(e);
         }
