@@ -288,8 +288,12 @@ public final class LobIndex implements Closeable {
         }
     }
 
-    /** Makes every write so far durable. */
-    public void syncWal() throws IOException {
+    /**
+     * Makes every write so far durable. One at a time: with lob.sync.each.write the writers' group
+     * sync, a flush and a shrink can each ask for it at once, and concurrent FlushWAL(sync) calls on
+     * one DB are a suspect in a CrashTest failure (an acknowledged write missing after SIGKILL).
+     */
+    public synchronized void syncWal() throws IOException {
         try {
             db.flushWal(true);
         } catch (RocksDBException e) {
