@@ -28,8 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Crash safety: a child JVM writes (put, write, append, truncate, delete from 4 threads, each
- * write durable before it is acknowledged) while a fifth thread purges and flushes (so the file is
- * cut whenever its end is free), and is killed with SIGKILL at a random moment, many times over
+ * write durable before it is acknowledged) while a fifth thread reclaims superseded versions and
+ * flushes (so freed pages are granted again and the file is cut whenever its end is free), and is killed with SIGKILL at a random moment, many times over
  * one tablespace. After each kill the store must open, fsck must be clean, and every
  * LOB must hold its last acknowledged value, or the value of the one write that was in flight.
  */
@@ -42,21 +42,20 @@ class CrashTest {
     @Test
     void everyAcknowledgedWriteSurvivesSigkill() throws Exception {
         Map<String, String> acked = new HashMap<>();
+        Map<String, List<String>> history = new HashMap<>(); // per id, every line the child printed: for the failure message
         int runs = 12;
         for (int run = 0; run < runs; run++) {
             Map<String, String> inFlight = new HashMap<>();
             // its own java.io.tmpdir: RocksDB unpacks its native library there and a SIGKILLed JVM cannot delete it
             Path tmp = java.nio.file.Files.createDirectories(dir.resolve("child-tmp"));
-            Process child = new ProcessBuilder(javaBin(), "-Xmx256m", "-Djava.io.tmpdir=" + tmp,
-                    "-Dcrashtest.purge=" + Boolean.getBoolean("crashtest.purge"), "-Dcrashtest.flush=" + Boolean.getBoolean("crashtest.flush"),
-                    "-cp", System.getProperty("java.class.path"),
+            Process child = new ProcessBuilder(javaBin(), "-Xmx256m", "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"),
                     Writer.class.getName(), dir.toString(), "r" + run)
                     .redirectError(ProcessBuilder.Redirect.DISCARD).start();
             int ackedBefore;
             synchronized (acked) {
                 ackedBefore = acked.size();
             }
-            Thread reader = new Thread(() -> readAcks(child.getInputStream(), acked, inFlight));
+            Thread reader = new Thread(() -> readAcks(child.getInputStream(), acked, inFlight, history));
             reader.start();
             // the kill comes at a random moment once the child writes (a busy machine may start a JVM slowly)
             long startDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -68,9 +67,11 @@ class CrashTest {
                 Thread.sleep(5);
             }
             assertThat(child.isAlive()).as("writer still running at the kill (run %d)", run).isTrue();
-            child.destroyForcibly(); // SIGKILL
+            // SIGKILL through the handle: Process.destroyForcibly() also closes our end of the child's stdout, and
+            // the lines still in the pipe (a BEGIN whose write then published) would be lost, failing the check below
+            child.toHandle().destroyForcibly();
             child.waitFor();
-            reader.join();
+            reader.join(); // reads what the child wrote up to its death
 
             try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
                 FsckReport fsck = store.fsck(true);
@@ -79,7 +80,7 @@ class CrashTest {
                 for (Map.Entry<String, String> e : acked.entrySet()) {
                     String now = sha(store, e.getKey());
                     String pending = inFlight.get(e.getKey());
-                    assertThat(now).as("%s after kill %d", e.getKey(), run)
+                    assertThat(now).as("%s after kill %d (its lines: %s)", e.getKey(), run, history.get(e.getKey()))
                             .isIn(e.getValue(), pending == null ? e.getValue() : pending);
                     if (!now.equals(e.getValue())) {
                         e.setValue(now); // the in-flight write had published: it is the value from now on
@@ -98,7 +99,8 @@ class CrashTest {
     }
 
     /** Reads "BEGIN id sha" / "ACK id sha" lines until the child dies. */
-    private static void readAcks(InputStream out, Map<String, String> acked, Map<String, String> inFlight) {
+    private static void readAcks(InputStream out, Map<String, String> acked, Map<String, String> inFlight,
+                                 Map<String, List<String>> history) {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(out, StandardCharsets.UTF_8))) {
             for (String line; (line = r.readLine()) != null; ) {
                 String[] f = line.split(" ");
@@ -106,6 +108,7 @@ class CrashTest {
                     continue; // a line torn by the kill
                 }
                 synchronized (acked) {
+                    history.computeIfAbsent(f[1], k -> new ArrayList<>()).add(f[0] + " " + f[2].substring(0, Math.min(8, f[2].length())));
                     if (f[0].equals("BEGIN")) {
                         inFlight.put(f[1], f[2]);
                     } else if (f[0].equals("ACK")) {
@@ -144,21 +147,9 @@ class CrashTest {
     /**
      * The child: 4 threads, each over its own ids, doing random writes with per-write durability.
      * Before a write it prints the sha256 the LOB will have; after the write returns, the ack.
-     * With -Dcrashtest.purge=true one more thread reclaims superseded versions (and with
-     * -Dcrashtest.flush=true also flushes, which shrinks the file): see the open bug below.
+     * A fifth thread reclaims superseded versions and flushes (which shrinks the file).
      */
     public static final class Writer {
-        /*
-         * OPEN BUG (session 3): with a thread reclaiming superseded versions beside the writers
-         * (-Dcrashtest.purge=true, as the helper's version of this test did), an acknowledged write
-         * is missing or rolled back after a SIGKILL in about 1 run in 8 (fsck clean, the LOB absent
-         * or at an older value). Not caused by shrink (it fails with lob.shrink.min.pages=0), nor by
-         * concurrent WAL syncs (serialised, still fails), nor by flush (fails without it). Off by
-         * default so CI stays meaningful; reproduce with
-         *   ./mvnw -pl lob-store test -Dtest=CrashTest -Dcrashtest.purge=true [-Dcrashtest.flush=true]
-         */
-        static final boolean PURGE_IN_CHILD = Boolean.getBoolean("crashtest.purge");
-        static final boolean FLUSH_IN_CHILD = Boolean.getBoolean("crashtest.flush");
         public static void main(String[] args) throws Exception {
             Path dir = Path.of(args[0]);
             String run = args[1];
@@ -180,15 +171,10 @@ class CrashTest {
                 }));
             }
             threads.add(new Thread(() -> {
-                if (!PURGE_IN_CHILD) {
-                    return;
-                }
                 try (LocalPurger purger = new LocalPurger(store, 64)) {
                     while (true) {
                         purger.purgeOnce();
-                        if (FLUSH_IN_CHILD) {
-                            store.flush();
-                        }
+                        store.flush();
                         Thread.sleep(5);
                     }
                 } catch (IOException | InterruptedException e) {

@@ -106,6 +106,16 @@ public final class KafkaTools {
         return out;
     }
 
+    /** Which member (by client id) owns each partition of the group now. */
+    public static Map<Integer, String> owners(Admin admin, String group) throws ExecutionException, InterruptedException {
+        ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get();
+        Map<Integer, String> out = new java.util.TreeMap<>();
+        for (MemberDescription m : d.members()) {
+            m.assignment().topicPartitions().forEach(tp -> out.put(tp.partition(), m.clientId()));
+        }
+        return out;
+    }
+
     /** The group's committed offsets (absent partitions: none committed). */
     public static Map<TopicPartition, Long> committed(Admin admin, String group) throws ExecutionException, InterruptedException {
         Map<TopicPartition, Long> out = new HashMap<>();

@@ -318,10 +318,11 @@ public final class PurgeBench implements Callable<Integer> {
             }
             drain(admin, group, copy(copier, rc, warmUp), procs, Duration.ofMinutes(5));
             double setupSeconds = (System.nanoTime() - setup) / 1e9;
+            Map<Integer, String> owners = KafkaTools.owners(admin, group);
             Map<TopicPartition, Long> end = copy(copier, rc, timed);
             long start = System.nanoTime();
             CpuSample cpu0 = CpuSample.take(procs);
-            drain(admin, group, end, procs, Duration.ofMinutes(10));
+            Map<Integer, Double> doneAt = drain(admin, group, end, procs, Duration.ofMinutes(10));
             seconds = (System.nanoTime() - start) / 1e9;
             CpuSample cpu = CpuSample.take(procs).minus(cpu0);
             long stopping = System.nanoTime();
@@ -351,7 +352,8 @@ public final class PurgeBench implements Callable<Integer> {
             }
             extentsOut.set(extents);
             System.err.printf(Locale.ROOT, "  (setup %.1f s, timed %.2f s: cpu workers %.2f s, broker+node %.2f s, machine %.0f%% busy; "
-                            + "stop %.1f s, check %.1f s)%n", setupSeconds, seconds, cpu.workers(), cpu.self(), 100 * cpu.machineBusy(),
+                            + "partitions done at %s; stop %.1f s, check %.1f s)%n", setupSeconds, seconds, cpu.workers(), cpu.self(),
+                    100 * cpu.machineBusy(), doneTimes(doneAt, owners),
                     (verifying - stopping) / 1e9, (System.nanoTime() - verifying) / 1e9);
             return new Run(c, extents.size(), timed.size(), seconds, cpu, pages, sum(summaries, "root"), sum(summaries, "index"), sum(summaries, "data"),
                     summaries.stream().mapToLong(s -> s.path("versions").asLong()).sum(), records, duplicates,
@@ -401,17 +403,42 @@ public final class PurgeBench implements Callable<Integer> {
         return end;
     }
 
-    /** Waits until the group has committed up to {@code end} (looking every 25 ms). */
-    private void drain(Admin admin, String group, Map<TopicPartition, Long> end, List<PurgeProcess> procs, Duration timeout)
+    /**
+     * Waits until the group has committed up to {@code end} (looking every 25 ms).
+     *
+     * @return per partition, seconds from the call until the group had committed all of it
+     */
+    private Map<Integer, Double> drain(Admin admin, String group, Map<TopicPartition, Long> end, List<PurgeProcess> procs, Duration timeout)
             throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!KafkaTools.caughtUp(admin, group, end)) {
+        long start = System.nanoTime();
+        long deadline = start + timeout.toNanos();
+        Map<Integer, Double> done = new TreeMap<>();
+        while (done.size() < end.size()) {
+            Map<TopicPartition, Long> committed = KafkaTools.committed(admin, group);
+            double now = (System.nanoTime() - start) / 1e9;
+            end.forEach((tp, offset) -> {
+                if (committed.getOrDefault(tp, 0L) >= offset) {
+                    done.putIfAbsent(tp.partition(), now);
+                }
+            });
+            if (done.size() == end.size()) {
+                break;
+            }
             if (System.nanoTime() > deadline || procs.stream().noneMatch(PurgeProcess::isAlive)) {
                 throw new IllegalStateException("group " + group + " did not drain; worker logs under "
                         + (procs.isEmpty() ? "?" : procs.get(0).logFile().getParent()));
             }
             Thread.sleep(25); // each look costs the broker two requests: 40 a second, not a CPU drain
         }
+        return done;
+    }
+
+    /** When each worker's partitions were done, e.g. {@code purge-bench3-0 [0:2.91 4:2.95]}: shows a tail where some workers idle. */
+    private static String doneTimes(Map<Integer, Double> doneAt, Map<Integer, String> owners) {
+        Map<String, List<String>> byOwner = new TreeMap<>();
+        doneAt.forEach((p, t) -> byOwner.computeIfAbsent(owners.getOrDefault(p, "?"), o -> new ArrayList<>())
+                .add(p + ":" + String.format(Locale.ROOT, "%.2f", t)));
+        return byOwner.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).collect(java.util.stream.Collectors.joining(", "));
     }
 
     /** Waits until every partition of the configuration's topics has a leader (they were created a moment ago). */
