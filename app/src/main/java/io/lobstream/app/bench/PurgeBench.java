@@ -366,7 +366,11 @@ public final class PurgeBench implements Callable<Integer> {
     }
 
     /**
-     * Copies undo records to this configuration's undo topic in one transaction.
+     * Copies undo records to this configuration's undo topic in one transaction. Before the commit
+     * (which is when the workers see the records and the clock starts) it waits for this JVM's JIT
+     * to go quiet: sending thousands of records makes the broker and producer code in this JVM hot,
+     * and their compilation would otherwise run in the first second of the timed window, on the
+     * cores the workers need (on 2 cores it took a third of the 4-worker window's first second).
      *
      * @return per partition, the offset the group must commit to have purged them all (the commit
      * markers are written after commitTransaction returns, so the log end is not known yet)
@@ -381,6 +385,8 @@ public final class PurgeBench implements Callable<Integer> {
                 for (ConsumerRecord<byte[], byte[]> r : records) {
                     sent.add(copier.send(new ProducerRecord<>(rc.topics().undoHistory(), r.partition(), r.key(), r.value())));
                 }
+                copier.flush();
+                awaitQuietJit(Duration.ofMillis(300), Duration.ofSeconds(5));
                 copier.commitTransaction();
                 break;
             } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
@@ -401,6 +407,25 @@ public final class PurgeBench implements Callable<Integer> {
             end.merge(new TopicPartition(md.topic(), md.partition()), md.offset() + 1, Math::max);
         }
         return end;
+    }
+
+    /** Waits until this JVM's compilers have been idle for {@code quiet}, or at most {@code max}. */
+    private static void awaitQuietJit(Duration quiet, Duration max) throws InterruptedException {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long deadline = System.nanoTime() + max.toNanos();
+        long last = jit.getTotalCompilationTime();
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() < deadline && System.nanoTime() - quietSince < quiet.toNanos()) {
+            Thread.sleep(50);
+            long now = jit.getTotalCompilationTime();
+            if (now != last) {
+                last = now;
+                quietSince = System.nanoTime();
+            }
+        }
     }
 
     /**
