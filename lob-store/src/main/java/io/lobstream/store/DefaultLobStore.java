@@ -81,6 +81,7 @@ public final class DefaultLobStore implements LobStore {
     /** Orders writes to one LOB (a row lock); taken before any other latch. */
     private final ReentrantLock[] writeLatches = new ReentrantLock[LOB_LATCH_STRIPES];
     private final Pins pins = new Pins();
+    private final Compactor compactor;
 
     private final AtomicLong nextVersion = new AtomicLong();
     private volatile long versionReserved;
@@ -103,6 +104,7 @@ public final class DefaultLobStore implements LobStore {
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
         this.pageSync = new GroupSync(file::force, config.groupCommitIntervalMs(), metrics::pageSync);
         this.walSync = new GroupSync(index::syncWal, config.groupCommitIntervalMs(), metrics::walSync);
+        this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         for (int i = 0; i < lobLatches.length; i++) {
             lobLatches[i] = new ReentrantLock();
             writeLatches[i] = new ReentrantLock();
@@ -237,18 +239,18 @@ public final class DefaultLobStore implements LobStore {
         if (length < 0) {
             throw new IllegalArgumentException("negative length " + length);
         }
-        return writeVersion(lobId, false, base -> new NewValue(length, 0, length, value), expectedCrc32c, source);
+        return writeVersion(lobId, false, base -> new NewValue(length, 0, length, value), expectedCrc32c, source, appending);
     }
 
     @Override
     public WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException {
-        return writeVersion(lobId, true, base -> overwrite(lobId, base, offset, data, length), null, source);
+        return writeVersion(lobId, true, base -> overwrite(lobId, base, offset, data, length), null, source, appending);
     }
 
     @Override
     public WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException {
         return writeVersion(lobId, true, base -> overwrite(lobId, base, base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
-                null, source);
+                null, source, appending);
     }
 
     @Override
@@ -260,7 +262,7 @@ public final class DefaultLobStore implements LobStore {
                 throw new IllegalArgumentException("truncate " + lobId + " to " + newLength + " bytes: must be within 0.." + old);
             }
             return new NewValue(newLength, newLength, newLength, base.get().reader().stream(0, newLength));
-        }, null, source);
+        }, null, source, appending);
     }
 
     /** The current version a write starts from, open for reading its unchanged bytes. */
@@ -277,6 +279,58 @@ public final class DefaultLobStore implements LobStore {
     @FunctionalInterface
     private interface Edit {
         NewValue apply(Optional<Base> base) throws IOException;
+    }
+
+    /** Where a new version's pages come from, and what its publish does with the version it replaces. */
+    private interface Placement {
+        /** {@code pages} pages for the new version; throws {@link NoRoom} if they cannot be had where wanted. */
+        List<Extent> allocate(int pages);
+
+        /** Whether the replaced version is freed by the engine itself (a relocation), not by purge. */
+        boolean relocation();
+    }
+
+    /** Thrown by a {@link Placement} that cannot place a version where it must go. */
+    private static class NoRoom extends RuntimeException {
+        NoRoom() {
+            super(null, null, false, false);
+        }
+
+        /** A relocation's edit found the LOB changed (or with history): nothing to move. */
+        static final class Skip extends NoRoom {
+        }
+    }
+
+    /** Commands: pages from anywhere, the file grows if it must; the replaced version waits for purge. */
+    private final Placement appending = new Placement() {
+        @Override
+        public List<Extent> allocate(int pages) {
+            return allocator.allocate(pages);
+        }
+
+        @Override
+        public boolean relocation() {
+            return false;
+        }
+    };
+
+    /** Compaction: pages below {@code limit} only; the replaced version (same bytes) is freed by {@link #relocate}. */
+    private Placement below(long limit) {
+        return new Placement() {
+            @Override
+            public List<Extent> allocate(int pages) {
+                List<Extent> got = allocator.allocateBelow(pages, limit);
+                if (got.isEmpty() && pages > 0) {
+                    throw new NoRoom();
+                }
+                return got;
+            }
+
+            @Override
+            public boolean relocation() {
+                return true;
+            }
+        };
     }
 
     /** {@code length} bytes at {@code offset} (at most the current length) over the current value. */
@@ -307,11 +361,13 @@ public final class DefaultLobStore implements LobStore {
      *
      * @param partial the edit keeps bytes of the current version: open it, and share its unchanged pages
      */
-    private WriteResult writeVersion(String lobId, boolean partial, Edit edit, Integer expectedCrc32c, Source source)
+    private WriteResult writeVersion(String lobId, boolean partial, Edit edit, Integer expectedCrc32c, Source source, Placement placement)
             throws IOException {
         checkOpen();
         long start = System.nanoTime();
-        throttle();
+        if (!placement.relocation()) {
+            throttle();
+        }
         Lock row = acquire(writeLatch(lobId), "lob-write");
         VersionEntry written;
         Optional<VersionEntry> superseded;
@@ -330,7 +386,7 @@ public final class DefaultLobStore implements LobStore {
                 try {
                     BitSet sharedPages = sharedPages(layout, value, base);
                     int fresh = layout.dataPages() - sharedPages.cardinality();
-                    pages = allocator.allocate(1 + fresh);
+                    pages = placement.allocate(1 + fresh);
                     List<Extent> freshData = tail(pages);
                     List<Extent> dataExtents = new ArrayList<>();
                     PageCursor next = new PageCursor(freshData);
@@ -342,7 +398,7 @@ public final class DefaultLobStore implements LobStore {
                         }
                     }
                     List<Extent> indexExtents = layout.indexed()
-                            ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), dataExtents.size()))
+                            ? placement.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), dataExtents.size()))
                             : List.of();
                     List<Extent> owned = new ArrayList<>(pages);
                     owned.addAll(indexExtents);
@@ -353,8 +409,9 @@ public final class DefaultLobStore implements LobStore {
                     if (expectedCrc32c != null && expectedCrc32c != crc) {
                         throw new ValueChecksumException(lobId, expectedCrc32c, crc);
                     }
-                    if (config.syncEachWrite()) {
-                        // the pages must be on disk before an index entry names them
+                    if (config.syncEachWrite() || (placement.relocation() && config.sync())) {
+                        // the pages must be on disk before an index entry names them (a relocation always: the
+                        // version it replaces holds the same bytes and is freed as soon as this one is durable)
                         pageSync.await();
                     }
                     owned.addAll(shared);
@@ -369,7 +426,7 @@ public final class DefaultLobStore implements LobStore {
                         sharedLatch.unlock();
                     }
                 }
-                superseded = publish(written, baseEntry, shared, source);
+                superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
             } finally {
                 if (whole != null) {
                     whole.unlock();
@@ -467,15 +524,13 @@ public final class DefaultLobStore implements LobStore {
     /**
      * Makes {@code written} the current version; the one it replaces becomes pending purge, minus
      * the {@code shared} pages it hands over to {@code written}.
+     *
+     * @param finishedUpload if not null, the upload whose pages {@code written} takes over, deleted in the same batch
+     * @param relocation     the replaced version is recorded with its reclaim already requested: the engine frees it
+     *                       (or, after a crash, the next open does), no undo record is due
      */
-    private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source)
-            throws IOException {
-        return publish(written, expected, shared, source, null);
-    }
-
-    /** @param finishedUpload if not null, the upload whose pages {@code written} takes over, deleted in the same batch */
     private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source,
-                                           String finishedUpload) throws IOException {
+                                           String finishedUpload, boolean relocation) throws IOException {
         Lock latch = lockPublish(written.lobId());
         try {
             Optional<VersionEntry> old = index.current(written.lobId());
@@ -490,7 +545,8 @@ public final class DefaultLobStore implements LobStore {
             if (finishedUpload != null) {
                 batch.deleteUpload(finishedUpload);
             }
-            Optional<VersionEntry> superseded = old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source), shared));
+            Optional<VersionEntry> superseded = old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source), shared))
+                    .map(o -> relocation ? o.withReclaimRequested() : o);
             if (superseded.isPresent()) {
                 batch.putPending(superseded.get());
             }
@@ -635,7 +691,7 @@ public final class DefaultLobStore implements LobStore {
         VersionEntry written = VersionEntry.current(upload.lobId(), upload.version(), upload.rootPage(), upload.totalLength(),
                 next.crc32c(), upload.pages());
         Optional<VersionEntry> superseded = publish(written, index.current(upload.lobId()), List.of(), source,
-                fresh ? null : upload.uploadId());
+                fresh ? null : upload.uploadId(), false);
         return new ChunkResult(ChunkResult.Status.PUBLISHED, Optional.of(new WriteResult(written, superseded)), null);
     }
 
@@ -771,6 +827,68 @@ public final class DefaultLobStore implements LobStore {
             applied(batch, source);
             index.write(batch);
         }
+    }
+
+    // ---------------------------------------------------------------- compaction
+
+    @Override
+    public long compact() throws IOException {
+        checkOpen();
+        return compactor.run();
+    }
+
+    /** Version numbers issued so far (by writes, uploads and relocations): compaction's sign of writes. */
+    long versionsIssued() {
+        return nextVersion.get();
+    }
+
+    /** Free pages between used ones: what compaction can gather at the end of the file. */
+    long holePages() {
+        return allocator.holePages();
+    }
+
+    /**
+     * Moves {@code entry}, if it is still its LOB's current version, into free pages below its
+     * lowest page: a new version with the same bytes. Its pages are forced before it is published,
+     * the index WAL is synced after, and only then is the old version freed (its pages may be granted
+     * again at once), unless a reader pins it, in which case the last unpin frees it. The publishing
+     * batch records the old version's reclaim as requested, so after a crash the next open frees it:
+     * no undo record is involved, since no value changed. A LOB with versions pending purge is left
+     * where it is: those may name pages the current version owns (shared by a partial update).
+     *
+     * @return the pages moved; 0 if the LOB changed or has history; -1 if there is no room below it
+     */
+    long relocate(VersionEntry entry) throws IOException {
+        long lowest = entry.extents().stream().mapToLong(Extent::firstPage).min().orElse(entry.rootPage());
+        WriteResult moved;
+        try {
+            moved = writeVersion(entry.lobId(), true, base -> {
+                if (base.isEmpty() || base.get().entry().version() != entry.version() || !index.pendingOf(entry.lobId()).isEmpty()) {
+                    throw new NoRoom.Skip();
+                }
+                long length = base.get().reader().byteLength();
+                return new NewValue(length, 0, length, base.get().reader().stream(0, length));
+            }, null, null, below(lowest));
+        } catch (NoRoom.Skip skip) {
+            return 0;
+        } catch (NoRoom noRoom) {
+            return -1;
+        }
+        VersionEntry old = moved.superseded().orElseThrow();
+        if (config.sync()) {
+            index.syncWal();
+            metrics.walSync();
+        }
+        Lock latch = lockPublish(old.lobId());
+        try {
+            if (!pins.blocksReclaim(old.lobId(), old.version()) && index.pending(old.lobId(), old.version()).isPresent()) {
+                freePending(old, null);
+            }
+        } finally {
+            latch.unlock();
+        }
+        metrics.relocated(moved.written().pageCount());
+        return moved.written().pageCount();
     }
 
     // ---------------------------------------------------------------- reads

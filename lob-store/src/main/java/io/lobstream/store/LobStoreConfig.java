@@ -50,6 +50,14 @@ public final class LobStoreConfig {
                     + "and the rest goes back to the file system, so a burst does not leave the file at its peak size. The default "
                     + "(1 MiB of 16 KiB pages) keeps the file from being cut and regrown at every commit. 0 = off: the file never shrinks.");
 
+    public static final ConfigKey<Double> COMPACT_MIN_FREE_RATIO = ConfigKey.decimal("lob.compact.min.free.ratio", 0.1, 0, 100,
+            "Compaction: when the free pages between used ones (holes, which a shrink cannot give back) pass this share of the "
+                    + "live pages, compact() moves the current versions that reach highest in the page file into the lowest holes, "
+                    + "so the free space gathers at the end, where the next flush() cuts it (lob.shrink.min.pages). The node calls "
+                    + "compact() every lob.compact.interval.ms.");
+    public static final ConfigKey<Integer> COMPACT_MAX_PAGES = ConfigKey.integer("lob.compact.max.pages", 512, 0, Integer.MAX_VALUE,
+            "Compaction: pages moved at most per compact() call (the default is 8 MiB of 16 KiB pages). 0 = compaction off.");
+
     public static final ConfigKey<Integer> HISTORY_MAX = ConfigKey.integer("lob.history.max", 1_000, 0, Integer.MAX_VALUE,
             "Backpressure, like innodb_max_purge_lag but on by default: when more versions than this wait for purge, each "
                     + "write is delayed (up to lob.history.max.delay.ms, growing with the excess) so that purge catches up and "
@@ -64,7 +72,7 @@ public final class LobStoreConfig {
 
     public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
             OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC, SYNC_EACH_WRITE,
-            GROUP_COMMIT_INTERVAL_MS, SHRINK_MIN_PAGES, HISTORY_MAX, HISTORY_MAX_RATIO, HISTORY_MAX_DELAY_MS);
+            GROUP_COMMIT_INTERVAL_MS, SHRINK_MIN_PAGES, COMPACT_MIN_FREE_RATIO, COMPACT_MAX_PAGES, HISTORY_MAX, HISTORY_MAX_RATIO, HISTORY_MAX_DELAY_MS);
 
     private final int pageSize;
     private final boolean prealloc;
@@ -78,6 +86,8 @@ public final class LobStoreConfig {
     private final boolean syncEachWrite;
     private final int groupCommitIntervalMs;
     private final int shrinkMinPages;
+    private final double compactMinFreeRatio;
+    private final int compactMaxPages;
     private final int historyMax;
     private final int historyMaxDelayMs;
     private final double historyMaxRatio;
@@ -100,6 +110,8 @@ public final class LobStoreConfig {
         this.syncEachWrite = SYNC_EACH_WRITE.from(props) && sync;
         this.groupCommitIntervalMs = GROUP_COMMIT_INTERVAL_MS.from(props);
         this.shrinkMinPages = SHRINK_MIN_PAGES.from(props);
+        this.compactMinFreeRatio = COMPACT_MIN_FREE_RATIO.from(props);
+        this.compactMaxPages = COMPACT_MAX_PAGES.from(props);
         this.historyMax = HISTORY_MAX.from(props);
         this.historyMaxDelayMs = HISTORY_MAX_DELAY_MS.from(props);
         this.historyMaxRatio = HISTORY_MAX_RATIO.from(props);
@@ -141,6 +153,8 @@ public final class LobStoreConfig {
     public boolean syncEachWrite() { return syncEachWrite; }
     public int groupCommitIntervalMs() { return groupCommitIntervalMs; }
     public int shrinkMinPages() { return shrinkMinPages; }
+    public double compactMinFreeRatio() { return compactMinFreeRatio; }
+    public int compactMaxPages() { return compactMaxPages; }
     public int historyMax() { return historyMax; }
     public int historyMaxDelayMs() { return historyMaxDelayMs; }
     public double historyMaxRatio() { return historyMaxRatio; }

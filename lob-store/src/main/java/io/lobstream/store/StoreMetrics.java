@@ -33,6 +33,8 @@ public final class StoreMetrics {
     private final Timer backpressure;
     private final Counter shrinks;
     private final Counter shrunkPages;
+    private final Counter relocatedVersions;
+    private final Counter relocatedPages;
 
     public StoreMetrics(MeterRegistry registry, String tablespace) {
         this.registry = registry;
@@ -61,6 +63,10 @@ public final class StoreMetrics {
                 .description("Times the page file was cut to give its free tail back (lob.shrink.min.pages)").register(registry);
         this.shrunkPages = Counter.builder("lob_tablespace_shrunk_pages").tags(tags)
                 .description("Pages cut from the end of the page file and given back to the file system").register(registry);
+        this.relocatedVersions = Counter.builder("lob_compaction_relocated_versions").tags(tags)
+                .description("Current versions compaction moved into holes lower in the page file (lob.compact.*)").register(registry);
+        this.relocatedPages = Counter.builder("lob_compaction_relocated_pages").tags(tags)
+                .description("Pages compaction moved into holes lower in the page file").register(registry);
     }
 
     /** Meters that go nowhere: for tools and tests that do not export metrics. */
@@ -113,6 +119,15 @@ public final class StoreMetrics {
     public void shrunk(long pages) {
         shrinks.increment();
         shrunkPages.increment(pages);
+    }
+
+    public void relocated(long pages) {
+        relocatedVersions.increment();
+        relocatedPages.increment(pages);
+    }
+
+    public double relocatedPages() {
+        return relocatedPages.count();
     }
 
     public void casConflict() {

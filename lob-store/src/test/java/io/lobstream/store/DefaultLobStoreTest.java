@@ -439,6 +439,79 @@ class DefaultLobStoreTest {
         }
     }
 
+    /**
+     * Holes a shrink cannot give back (the live versions sit above them) are gathered at the end by
+     * compaction and then cut; a reader that pinned a moved version still reads it, and its old
+     * pages are freed when it lets go, or by the next open if it never does.
+     */
+    @Test
+    void compactionMovesTheHighestVersionsIntoHolesSoTheFileShrinks() throws IOException {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Map<String, byte[]> live = new HashMap<>();
+        LobStoreConfig config = shrinkConfig(32).with(LobStoreConfig.COMPACT_MAX_PAGES.name(), 100);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config, registry, "ts")) {
+            for (int i = 0; i < 200; i++) {
+                put(store, "low" + i, bytes(10_000, i));
+            }
+            for (int i = 0; i < 60; i++) {
+                byte[] v = bytes(10_000, 1000 + i);
+                put(store, "high" + i, v);
+                live.put("high" + i, v);
+            }
+            for (int i = 0; i < 200; i++) {
+                store.delete("low" + i, null);
+            }
+            drain(store);
+            store.flush();
+            long peak = filePages();
+            long livePages = store.stats().pagesLive();
+            assertThat(store.holePages()).as("holes below the live versions").isGreaterThan(3 * livePages);
+
+            String pinnedId = "high59";
+            LobReadHandle pinned = store.open(pinnedId).orElseThrow();
+            assertThat(store.compact()).as("nothing moves in a run that follows writes").isZero();
+            long moved = 0;
+            for (long m; (m = store.compact()) > 0; ) {
+                assertThat(m).as("at most lob.compact.max.pages per call, give or take one version").isLessThan(100 + 10);
+                moved += m;
+            }
+            assertThat(moved).isEqualTo(livePages);
+            assertThat(counter(registry, "lob_compaction_relocated_pages")).isEqualTo(moved);
+            assertThat(store.stats().historyLength()).as("only the pinned version's old copy waits").isEqualTo(1);
+            assertSameBytes(pinned.stream(0, pinned.length()).readAllBytes(), live.get(pinnedId));
+            pinned.close();
+            assertThat(store.stats().historyLength()).isZero();
+
+            store.flush();
+            assertThat(usedEnd(store)).as("live versions packed at the front").isLessThanOrEqualTo(livePages + 8);
+            assertThat(filePages()).isLessThanOrEqualTo(usedEnd(store) + 8).isLessThan(peak / 3);
+            assertIntact(store, live);
+            assertThat(store.compact()).as("nothing left to move").isZero();
+
+            // a reader that never lets go: the moved version's old copy is freed by the next open
+            for (int i = 0; i < 200; i++) {
+                put(store, "low" + i, bytes(10_000, i));
+            }
+            live.put("top", bytes(10_000, 7));
+            put(store, "top", live.get("top"));
+            LobReadHandle forgotten = store.open("top").orElseThrow();
+            for (int i = 0; i < 200; i++) {
+                store.delete("low" + i, null);
+            }
+            drain(store);
+            store.compact(); // notes the writes
+            while (store.compact() > 0) {
+                // until everything is low
+            }
+            assertThat(store.current("top").orElseThrow().version()).isGreaterThan(forgotten.version().version());
+            assertThat(store.stats().historyLength()).isEqualTo(1);
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            assertThat(store.stats().historyLength()).isZero();
+            assertIntact(store, live);
+        }
+    }
+
     @Test
     void withShrinkOffTheFileKeepsItsPeakSize() throws IOException {
         long peak;

@@ -36,7 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class LobStoreModelTest {
 
-    sealed interface Action permits Put, Upload, Write, Append, Truncate, Delete, Burst, Reclaim, Pin, Unpin, Flush, Reopen {
+    sealed interface Action permits Put, Upload, Write, Append, Truncate, Delete, Burst, Reclaim, Pin, Unpin, Flush, Compact, Reopen {
     }
 
     record Put(String id, int size, int seed) implements Action { }
@@ -52,6 +52,8 @@ class LobStoreModelTest {
     record Pin(String id) implements Action { }
     record Unpin(int which) implements Action { }
     record Flush() implements Action { }
+    /** Compaction with no threshold: moves the highest versions into the lowest holes, whatever their size. */
+    record Compact() implements Action { }
     record Reopen() implements Action { }
 
     record Switches(int pageSize, boolean prealloc, int batch, boolean downgrade, boolean optimistic, boolean prefetch,
@@ -68,7 +70,8 @@ class LobStoreModelTest {
                     LobStoreConfig.SYNC.name(), false,
                     // purge runs only when the sequence says so: no backpressure waits
                     LobStoreConfig.HISTORY_MAX.name(), 0,
-                    LobStoreConfig.HISTORY_MAX_RATIO.name(), 0.0)).with(LobStoreConfig.SHRINK_MIN_PAGES.name(), shrinkMinPages);
+                    LobStoreConfig.HISTORY_MAX_RATIO.name(), 0.0)).with(LobStoreConfig.SHRINK_MIN_PAGES.name(), shrinkMinPages)
+                    .with(LobStoreConfig.COMPACT_MIN_FREE_RATIO.name(), 0.0);
         }
     }
 
@@ -175,6 +178,9 @@ class LobStoreModelTest {
             }
         } else if (action instanceof Flush) {
             flush(store, switches);
+        } else if (action instanceof Compact) {
+            store.compact(); // the first run after writes only notes them
+            store.compact();
         } else if (action instanceof Reopen) {
             for (PinnedRead p : pinned) {
                 assertThat(readAll(p.handle())).isEqualTo(p.expected());
@@ -261,6 +267,7 @@ class LobStoreModelTest {
                 net.jqwik.api.Tuple.of(2, id.map(Pin::new)),
                 net.jqwik.api.Tuple.of(2, Arbitraries.integers().between(0, 10).map(Unpin::new)),
                 net.jqwik.api.Tuple.of(3, Arbitraries.just(new Flush())),
+                net.jqwik.api.Tuple.of(2, Arbitraries.just(new Compact())),
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(new Reopen())));
         return action.list().ofMinSize(1).ofMaxSize(30);
     }

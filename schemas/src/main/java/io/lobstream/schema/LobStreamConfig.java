@@ -64,6 +64,10 @@ public final class LobStreamConfig {
     public static final ConfigKey<Integer> DEDUPE_WINDOW_MS = ConfigKey.integer("lob.command.dedupe.window.ms", 60 * 60 * 1000, 0,
             Integer.MAX_VALUE, "How long the writer remembers applied commandIds, so a command a producer sends again "
                     + "(same commandId, new offset) is applied once.");
+    public static final ConfigKey<Integer> COMPACT_INTERVAL_MS = ConfigKey.integer("lob.compact.interval.ms", 1000, 100,
+            Integer.MAX_VALUE, "How often each writer task runs tablespace compaction (see lob.compact.min.free.ratio and "
+                    + "lob.compact.max.pages): moving the highest live versions into holes lower in the page file, so the file can "
+                    + "shrink after a burst.");
     public static final ConfigKey<Long> COMMANDS_RETENTION_MS = ConfigKey.longValue("lob.commands.retention.ms", -1L, -1L,
             Long.MAX_VALUE, "retention.ms of lob.commands when LobStream creates it. -1 (keep every command) lets replay and "
                     + "the rebuild of a partition on a node without its tablespace start from the beginning; with less, a "
@@ -73,7 +77,7 @@ public final class LobStreamConfig {
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
-            COMMIT_INTERVAL_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS,
+            COMMIT_INTERVAL_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS, COMPACT_INTERVAL_MS,
             COMMANDS_RETENTION_MS, PURGE_GROUP);
 
     private final Map<String, Object> props;

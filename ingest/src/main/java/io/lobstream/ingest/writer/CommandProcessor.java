@@ -33,7 +33,9 @@ import java.time.Instant;
  *
  * <p>Every {@value #HOUSEKEEPING_SECONDS} s at most (wall clock) the task also drops chunked uploads
  * idle for {@code lob.upload.timeout.ms} and forgets commandIds older than
- * {@code lob.command.dedupe.window.ms}.
+ * {@code lob.command.dedupe.window.ms}; every {@code lob.compact.interval.ms} it runs the
+ * tablespace's compaction. A punctuation also makes the task commit, so the commit that follows
+ * gives the free tail that compaction gathered back to the file system, idle or not.
  */
 final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private static final Logger log = LoggerFactory.getLogger(CommandProcessor.class);
@@ -43,13 +45,15 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final CommandApplier applier;
     private final long uploadTimeoutMs;
     private final long dedupeWindowMs;
+    private final Duration compactEvery;
 
     CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, long maxValueBytes, long uploadTimeoutMs,
-                     long dedupeWindowMs) {
+                     long dedupeWindowMs, Duration compactEvery) {
         super(deserializer, LobCommand.class, metrics);
         this.applier = new CommandApplier(maxValueBytes);
         this.uploadTimeoutMs = uploadTimeoutMs;
         this.dedupeWindowMs = dedupeWindowMs;
+        this.compactEvery = compactEvery;
     }
 
     @Override
@@ -58,6 +62,13 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         // often enough that an upload expires within about half its timeout after it is due
         Duration every = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploadTimeoutMs / 2)));
         context.schedule(every, PunctuationType.WALL_CLOCK_TIME, this::housekeeping);
+        context.schedule(compactEvery, PunctuationType.WALL_CLOCK_TIME, now -> {
+            try {
+                store().compact();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
     }
 
     private void housekeeping(long now) {

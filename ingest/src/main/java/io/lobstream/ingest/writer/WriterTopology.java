@@ -11,6 +11,8 @@ import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.Topology;
 
+import java.time.Duration;
+
 /**
  * The writer: one sub-topology, so partition p of {@code lob.commands} and of {@code lob.reclaim}
  * land in the same task, with the tablespace of partition p as its store.
@@ -37,12 +39,13 @@ public final class WriterTopology {
         long maxValue = config.get(LobStreamConfig.VALUE_MAX_BYTES);
         long uploadTimeout = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
         long dedupeWindow = config.get(LobStreamConfig.DEDUPE_WINDOW_MS);
+        Duration compactEvery = Duration.ofMillis(config.get(LobStreamConfig.COMPACT_INTERVAL_MS));
 
         Topology t = new Topology();
         t.addSource("commands", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.commands());
         t.addSource("reclaims", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.reclaim());
         t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
-                uploadTimeout, dedupeWindow), "commands");
+                uploadTimeout, dedupeWindow, compactEvery), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, new CommandReplay(config)), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");

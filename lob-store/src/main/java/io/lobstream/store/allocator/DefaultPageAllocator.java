@@ -58,6 +58,51 @@ public final class DefaultPageAllocator implements PageAllocator {
         return Extent.coalesce(granted);
     }
 
+    @Override
+    public List<Extent> allocateBelow(int pages, long limit) {
+        lockLatch();
+        try {
+            long below = 0;
+            for (Map.Entry<Long, Integer> run : free.headMap(limit, false).entrySet()) {
+                below += Math.min(run.getValue(), limit - run.getKey());
+                if (below >= pages) {
+                    break;
+                }
+            }
+            if (below < pages) {
+                return List.of();
+            }
+            List<Extent> granted = new ArrayList<>();
+            for (int remaining = pages; remaining > 0; ) {
+                Map.Entry<Long, Integer> run = free.firstEntry(); // below limit: there are enough pages there
+                int take = (int) Math.min(remaining, Math.min(run.getValue(), limit - run.getKey()));
+                free.remove(run.getKey());
+                if (run.getValue() > take) {
+                    free.put(run.getKey() + take, run.getValue() - take);
+                }
+                freePages -= take;
+                remaining -= take;
+                granted.add(new Extent(run.getKey(), take));
+            }
+            metrics.allocated(granted.size(), pages);
+            return Extent.coalesce(granted);
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    @Override
+    public long holePages() {
+        lockLatch();
+        try {
+            Map.Entry<Long, Integer> last = free.lastEntry();
+            boolean tail = last != null && last.getKey() + last.getValue() == highWaterMark;
+            return freePages - (tail ? last.getValue() : 0);
+        } finally {
+            latch.unlock();
+        }
+    }
+
     /** Under the latch: {@code want} contiguous pages, from a free run or by growing the file. */
     private Extent grant(int want) {
         for (Map.Entry<Long, Integer> run : free.entrySet()) {

@@ -13,6 +13,17 @@ public interface PageAllocator {
     /** Grants {@code pages} pages, as few extents as free space allows. */
     List<Extent> allocate(int pages);
 
+    /**
+     * Grants {@code pages} pages all below page {@code limit}, lowest first, in as many extents as
+     * the free runs there need; never grows the file. Compaction uses it to move a version down.
+     *
+     * @return the pages, or an empty list (nothing granted) if fewer than {@code pages} are free below {@code limit}
+     */
+    List<Extent> allocateBelow(int pages, long limit);
+
+    /** Free pages that are not part of the free run at the end of the file (holes between used pages). */
+    long holePages();
+
     /** Returns pages to free space. */
     void release(Collection<Extent> extents);
 
