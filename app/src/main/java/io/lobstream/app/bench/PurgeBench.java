@@ -552,7 +552,8 @@ public final class PurgeBench implements Callable<Integer> {
         j.put("read_latency_ms", readLatency == null ? 0 : readLatency.toNanos() / 1e6);
         j.put("read_latency", latencyNote);
         j.put("timing", "all workers joined with transactions initialised and the first tenth of each partition's backlog purged "
-                + "(warm-up); then from the commit of the rest of the backlog copy to the group's commit of its last reclaim record");
+                + "(warm-up); then from the commit of the rest of the backlog copy (made once the bench JVM's JIT is quiet) to the "
+                + "group's commit of its last reclaim record");
         ArrayNode arr = j.putArray("runs");
         for (Run r : runs) {
             ObjectNode o = arr.addObject();
