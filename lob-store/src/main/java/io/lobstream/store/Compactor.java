@@ -17,10 +17,11 @@ import java.util.PriorityQueue;
  * wherever they lie, so after a burst of updates the file keeps the holes left by the last
  * versions reclaimed, behind live versions written while the file was at its peak. When those
  * holes pass {@code lob.compact.min.free.ratio} of the live pages, a run moves the versions that
- * reach highest in the file, highest first, each into the lowest free pages below it, until it has
- * moved {@code lob.compact.max.pages} pages or finds no room. The pages it leaves are at the end of
- * the file, and the next {@code flush()} cuts them. Every move goes strictly down, so repeated runs
- * converge even when some versions cannot move (pinned, or with history pending).
+ * reach highest in the file, highest first, each into the lowest free pages below its last page,
+ * about {@code lob.compact.max.pages} pages in all. The pages it leaves are at the end of the file,
+ * and the next {@code flush()} cuts them. Every move lowers the last page of a version, so
+ * repeated runs converge even when some versions cannot move (no room below, pinned, or with
+ * history pending).
  *
  * <p>A run moves anything only if no version was written since the previous run: under load the
  * first-fit allocator refills the lowest holes by itself, and moving versions that are about to be
@@ -57,11 +58,7 @@ final class Compactor {
         }
         long moved = 0;
         for (VersionEntry e : highest()) {
-            long pages = store.relocate(e);
-            if (pages < 0) {
-                break; // no room below this one: the holes lie higher than anything still to move
-            }
-            moved += pages;
+            moved += Math.max(0, store.relocate(e)); // -1: no room below it; a smaller one may still fit
         }
         versionsSeen = store.versionsIssued(); // its own moves are not writes
         return moved;

@@ -849,7 +849,8 @@ public final class DefaultLobStore implements LobStore {
 
     /**
      * Moves {@code entry}, if it is still its LOB's current version, into free pages below its
-     * lowest page: a new version with the same bytes. Its pages are forced before it is published,
+     * last page (its pages may be scattered: this still lowers its end, and every move lowering an
+     * end, repeated moves converge): a new version with the same bytes. Its pages are forced before it is published,
      * the index WAL is synced after, and only then is the old version freed (its pages may be granted
      * again at once), unless a reader pins it, in which case the last unpin frees it. The publishing
      * batch records the old version's reclaim as requested, so after a crash the next open frees it:
@@ -859,7 +860,7 @@ public final class DefaultLobStore implements LobStore {
      * @return the pages moved; 0 if the LOB changed or has history; -1 if there is no room below it
      */
     long relocate(VersionEntry entry) throws IOException {
-        long lowest = entry.extents().stream().mapToLong(Extent::firstPage).min().orElse(entry.rootPage());
+        long end = entry.extents().stream().mapToLong(Extent::endPage).max().orElse(entry.rootPage() + 1);
         WriteResult moved;
         try {
             moved = writeVersion(entry.lobId(), true, base -> {
@@ -868,7 +869,7 @@ public final class DefaultLobStore implements LobStore {
                 }
                 long length = base.get().reader().byteLength();
                 return new NewValue(length, 0, length, base.get().reader().stream(0, length));
-            }, null, null, below(lowest));
+            }, null, null, below(end));
         } catch (NoRoom.Skip skip) {
             return 0;
         } catch (NoRoom noRoom) {

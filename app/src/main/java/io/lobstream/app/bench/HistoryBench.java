@@ -142,7 +142,7 @@ public final class HistoryBench implements Callable<Integer> {
             }
             // The last reclaims are applied; the writer's next commit syncs and gives the free tail back
             // (lob.shrink.min.pages). Space at the end is read once the tablespaces have settled.
-            StoreStats endStats = settled(node);
+            StoreStats endStats = node.tablespaces().settledTotals(Duration.ofSeconds(2), Duration.ofSeconds(20));
             double updatesPerSecond = updates / seconds;
             double p99 = percentile(history.stream().mapToDouble(p -> p[1]).toArray(), 0.99);
             ObjectNode j = BenchOutput.newJson();
@@ -213,22 +213,6 @@ public final class HistoryBench implements Callable<Integer> {
 
     private static long applied(LobNode node) {
         return (long) sum(node, "lob_commands_applied");
-    }
-
-    /** The totals once tablespace bytes have not changed for a second (at most 10 s). */
-    private static StoreStats settled(LobNode node) throws InterruptedException {
-        StoreStats last = node.tablespaces().totals();
-        long stableSince = System.nanoTime();
-        long deadline = stableSince + Duration.ofSeconds(10).toNanos();
-        while (System.nanoTime() - stableSince < Duration.ofSeconds(1).toNanos() && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-            StoreStats now = node.tablespaces().totals();
-            if (now.tablespaceBytes() != last.tablespaceBytes()) {
-                stableSince = System.nanoTime();
-            }
-            last = now;
-        }
-        return last;
     }
 
     private static double sum(LobNode node, String counter) {

@@ -110,4 +110,24 @@ public final class TablespaceRegistry {
         }
         return t;
     }
+
+    /**
+     * The totals once the tablespaces' size has stopped changing for {@code quiet} (at most
+     * {@code max}): after a burst, compaction and the commits that cut the tails it frees take a
+     * few compaction intervals ({@code lob.compact.interval.ms}); pick {@code quiet} longer than one.
+     */
+    public StoreStats settledTotals(java.time.Duration quiet, java.time.Duration max) throws InterruptedException {
+        StoreStats last = totals();
+        long stableSince = System.nanoTime();
+        long deadline = stableSince + max.toNanos();
+        while (System.nanoTime() - stableSince < quiet.toNanos() && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            StoreStats now = totals();
+            if (now.tablespaceBytes() != last.tablespaceBytes()) {
+                stableSince = System.nanoTime();
+            }
+            last = now;
+        }
+        return last;
+    }
 }
