@@ -417,6 +417,7 @@ class DefaultLobStoreTest {
             try (PurgeReader reader = new PurgeReader(dir, store.config(), 0)) {
                 PurgeReader.Result r = reader.scan(List.of(LocalPurger.request(gone))).get(0);
                 assertThat(r.ok()).isFalse();
+                assertThat(r.stale()).isTrue();
                 assertThat(r.failure()).hasMessageContaining("stale page");
             }
 

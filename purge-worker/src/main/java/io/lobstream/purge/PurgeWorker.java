@@ -203,12 +203,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             PurgeReader.Result result = results.get(i);
             PurgeReader.Request q = result.request();
             if (!result.ok()) {
-                String msg = result.failure().getMessage();
-                if (msg != null && msg.contains("stale page")) {
-                    metrics.stale.increment(); // already reclaimed and the root page reused: nothing to do
+                if (result.stale()) {
+                    metrics.stale.increment(); // already reclaimed and the root page reused or cut: nothing to do
                 } else {
                     metrics.corrupt.increment();
-                    log.error("cannot purge {}@{}: {}", q.lobId(), q.version(), msg);
+                    log.error("cannot purge {}@{}: {}", q.lobId(), q.version(), result.failure().getMessage());
                 }
                 continue;
             }

@@ -126,6 +126,8 @@ public final class LobStreamConfig {
         m.put("apicurio.registry.find-latest", "true");
         m.put("apicurio.registry.headers.enabled", "false");
         m.put("apicurio.registry.as-confluent", "true");
+        // the handler as-confluent installs, named too: otherwise every serde warns of a "duplicate id-handler"
+        m.put("apicurio.registry.id-handler", "io.apicurio.registry.serde.Legacy4ByteIdHandler");
         m.put("apicurio.registry.use-id", "contentId");
         m.put("apicurio.registry.use-specific-avro-reader", "true");
         m.put("schema.registry.url", get(REGISTRY_URL));

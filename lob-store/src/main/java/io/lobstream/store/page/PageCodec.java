@@ -99,10 +99,10 @@ public final class PageCodec {
             throws CorruptPageException {
         PageHeader h = verify(page, pageNo);
         if (h.type() != type) {
-            throw new CorruptPageException(pageNo, "expected a " + type + " page, found " + h.type());
+            throw new StalePageException(pageNo, "stale page: expected a " + type + " page, found " + h.type());
         }
         if (h.lobIdHash() != lobIdHash || h.version() != version) {
-            throw new CorruptPageException(pageNo, "stale page: belongs to lob hash " + Long.toHexString(h.lobIdHash())
+            throw new StalePageException(pageNo, "stale page: belongs to lob hash " + Long.toHexString(h.lobIdHash())
                     + " version " + h.version() + ", expected " + Long.toHexString(lobIdHash) + " version " + version);
         }
         if (h.sequence() != sequence) {
@@ -119,10 +119,10 @@ public final class PageCodec {
             throws CorruptPageException {
         PageHeader h = verify(page, pageNo);
         if (h.type() != PageType.DATA) {
-            throw new CorruptPageException(pageNo, "expected a DATA page, found " + h.type());
+            throw new StalePageException(pageNo, "stale page: expected a DATA page, found " + h.type());
         }
         if (h.lobIdHash() != lobIdHash || h.version() > version) {
-            throw new CorruptPageException(pageNo, "stale page: belongs to lob hash " + Long.toHexString(h.lobIdHash())
+            throw new StalePageException(pageNo, "stale page: belongs to lob hash " + Long.toHexString(h.lobIdHash())
                     + " version " + h.version() + ", expected " + Long.toHexString(lobIdHash) + " version <= " + version);
         }
         if (h.sequence() != sequence) {

@@ -4,6 +4,7 @@ import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.page.PageType;
+import io.lobstream.store.page.StalePageException;
 import io.lobstream.store.tablespace.PageFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
 
@@ -54,8 +55,13 @@ public final class PurgeReader implements Closeable {
         }
     }
 
-    /** The pages found, or the reason none are reported (a stale or corrupt root). */
-    public record Result(Request request, List<Extent> extents, IOException failure) {
+    /**
+     * The pages found, or the reason none are reported.
+     *
+     * @param stale the version's root or index page now belongs to something else, or was cut away by
+     *              a shrink: the version was reclaimed already (an undo record seen again after a crash)
+     */
+    public record Result(Request request, List<Extent> extents, IOException failure, boolean stale) {
         public boolean ok() {
             return failure == null;
         }
@@ -115,15 +121,17 @@ public final class PurgeReader implements Closeable {
             if (!skipLoad) {
                 reader.verifyDataPages();
             }
-            return new Result(r, Extent.subtract(reader.allPages(), r.retained()), null);
+            return new Result(r, Extent.subtract(reader.allPages(), r.retained()), null, false);
         } catch (java.io.EOFException e) {
             // only a free page can lie past the end of the file (cut by a tablespace shrink): the version was reclaimed
-            return new Result(r, List.of(), new IOException("stale page: " + e.getMessage(), e));
+            return new Result(r, List.of(), new IOException("stale page: " + e.getMessage(), e), true);
+        } catch (StalePageException e) {
+            return new Result(r, List.of(), e, true);
         } catch (IOException e) {
-            return new Result(r, List.of(), e);
+            return new Result(r, List.of(), e, false);
         } catch (RuntimeException e) {
             // e.g. retained pages that the version does not reference: the undo record does not match this page file
-            return new Result(r, List.of(), new IOException(e.toString(), e));
+            return new Result(r, List.of(), new IOException(e.toString(), e), false);
         }
     }
 

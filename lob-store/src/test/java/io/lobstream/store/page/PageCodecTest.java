@@ -56,8 +56,8 @@ class PageCodecTest {
     void aStalePageIsReported() {
         ByteBuffer p = page(10, new byte[]{1, 2, 3});
         assertThatThrownBy(() -> PageCodec.verifyExpected(p, 10, PageType.DATA, 42L, 8L, 3))
-                .hasMessageContaining("stale").hasMessageContaining("page 10");
+                .isInstanceOf(StalePageException.class).hasMessageContaining("stale").hasMessageContaining("page 10");
         assertThatThrownBy(() -> PageCodec.verifyExpected(p, 10, PageType.ROOT, 42L, 7L, 3))
-                .hasMessageContaining("expected a ROOT page");
+                .isInstanceOf(StalePageException.class).hasMessageContaining("expected a ROOT page");
     }
 }
