@@ -218,7 +218,18 @@ class PurgeWorkersIT {
         assertThat(committed.stream().filter(r -> r.getWorkerId().equals("kill-b") && victimsPartitions.contains(partition(r.getLobId())))
                 .count()).as("b reclaimed versions of the partitions %s owned", victim).isPositive();
         assertThat(b.isAlive()).isTrue();
+        // what an operator scaling workers scrapes from each of them (lobstream purge --metrics-port)
+        long byB = committed.stream().filter(r -> r.getWorkerId().equals("kill-b")).count();
+        String metrics = b.metrics();
+        assertThat(metricValue(metrics, "lob_purge_versions_total{worker=\"kill-b\"}")).isGreaterThanOrEqualTo(byB);
+        assertThat(metricValue(metrics, "lob_purge_pages_read_total{type=\"root\",worker=\"kill-b\"}")).isGreaterThanOrEqualTo(byB);
         b.stop();
+    }
+
+    /** The value of one sample line of a Prometheus scrape. */
+    static double metricValue(String scrape, String series) {
+        return scrape.lines().filter(l -> l.startsWith(series + " ")).mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1)))
+                .findFirst().orElseThrow(() -> new AssertionError(series + " not in\n" + scrape));
     }
 
     @Test

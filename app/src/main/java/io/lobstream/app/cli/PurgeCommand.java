@@ -5,7 +5,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.page.PageType;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import com.sun.net.httpserver.HttpServer;
+import io.lobstream.ingest.http.MetricsEndpoint;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -35,6 +38,15 @@ final class PurgeCommand implements Runnable {
             description = "Add this delay to every page read (benchmarks: models remote block storage), e.g. 1ms.")
     Duration readLatency;
 
+    @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "-1",
+            description = "Serve this worker's metrics (lob_purge_versions, lob_purge_pages, lob_purge_pages_read{type}, "
+                    + "lob_purge_prefetch_in_flight, ...) for Prometheus at http://HOST:PORT/metrics; 0 = any free port "
+                    + "(printed at start). Default: off.")
+    int metricsPort;
+
+    @Option(names = "--metrics-host", defaultValue = "0.0.0.0", description = "Address the metrics endpoint binds (default: ${DEFAULT-VALUE}).")
+    String metricsHost;
+
     @Option(names = "--json", description = "When stopped, print one JSON object as the last line of stdout: versions purged and "
             + "pages read by type (and the injected read latency, if any).")
     boolean json;
@@ -47,7 +59,20 @@ final class PurgeCommand implements Runnable {
         if (latency > 0) {
             System.err.println("purge worker " + id + ": injecting " + readLatency.toNanos() / 1000 + " us per page read");
         }
-        PurgeWorker worker = new PurgeWorker(cfg, cluster.storeConfig(), id, latency, new SimpleMeterRegistry());
+        PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        PurgeWorker worker = new PurgeWorker(cfg, cluster.storeConfig(), id, latency, meters);
+        HttpServer metrics = null;
+        if (metricsPort >= 0) {
+            try {
+                metrics = MetricsEndpoint.serve(meters, metricsHost, metricsPort);
+            } catch (java.io.IOException e) {
+                worker.close();
+                throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                        "cannot serve metrics on " + metricsHost + ":" + metricsPort + ": " + e.getMessage());
+            }
+            System.err.println("purge worker " + id + ": metrics at http://" + metricsHost + ":" + metrics.getAddress().getPort()
+                    + "/metrics");
+        }
         CountDownLatch done = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             worker.close();
@@ -62,6 +87,9 @@ final class PurgeCommand implements Runnable {
         try {
             worker.run();
         } finally {
+            if (metrics != null) {
+                metrics.stop(0);
+            }
             if (json) {
                 System.out.println(summary(worker, latency));
                 System.out.flush();

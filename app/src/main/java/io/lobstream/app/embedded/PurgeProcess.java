@@ -3,11 +3,17 @@ package io.lobstream.app.embedded;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** A purge worker in its own JVM: {@code lobstream purge --json} as a {@link ChildJvm}. */
 public final class PurgeProcess implements AutoCloseable {
@@ -23,10 +29,12 @@ public final class PurgeProcess implements AutoCloseable {
      * @param readLatency null or zero for none
      * @param config      {@code -c KEY=VALUE} pairs (e.g. lob.purge.group, lob.purge.prefetch, session.timeout.ms)
      */
+    private static final Pattern METRICS_URL = Pattern.compile("metrics at (http://\\S+/metrics)");
+
     public static PurgeProcess start(String workerId, String bootstrap, String registryUrl, Path dataDir, Duration readLatency,
                                      Map<String, String> config, Path logDir) throws IOException {
         List<String> args = new ArrayList<>(List.of("purge", "--json", "--worker-id=" + workerId, "--bootstrap=" + bootstrap,
-                "--registry=" + registryUrl, "--data-dir=" + dataDir.toAbsolutePath()));
+                "--registry=" + registryUrl, "--data-dir=" + dataDir.toAbsolutePath(), "--metrics-host=127.0.0.1", "--metrics-port=0"));
         if (readLatency != null && !readLatency.isZero()) {
             args.add("--read-latency=" + readLatency.toNanos() / 1000 + "us");
         }
@@ -89,6 +97,23 @@ public final class PurgeProcess implements AutoCloseable {
 
     public Path logFile() {
         return jvm.logFile();
+    }
+
+    /**
+     * {@code GET /metrics} of the worker (started with {@code --metrics-port 0}: the port it found
+     * is read from its log).
+     */
+    public String metrics() throws IOException, InterruptedException {
+        Matcher m = METRICS_URL.matcher(log());
+        if (!m.find()) {
+            throw new IOException("purge worker " + workerId + " has not said where its metrics are; see " + logFile());
+        }
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(m.group(1)))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+            throw new IOException("GET " + m.group(1) + ": HTTP " + r.statusCode());
+        }
+        return r.body();
     }
 
     @Override

@@ -55,7 +55,6 @@ public final class LobHttpServer implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor;
     private final TablespaceRegistry registry;
-    private final PrometheusMeterRegistry prometheus;
     private final HttpClient proxy = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private volatile KafkaStreams streams;
 
@@ -67,7 +66,6 @@ public final class LobHttpServer implements AutoCloseable {
         this.advertisedHost = advertisedHost == null || advertisedHost.isEmpty() ? host : advertisedHost;
         this.commandsTopic = commandsTopic;
         this.registry = registry;
-        this.prometheus = prometheus;
         this.server = HttpServer.create(new InetSocketAddress(host, port), 64);
         this.executor = Executors.newFixedThreadPool(8, r -> {
             Thread t = new Thread(r, "lob-http");
@@ -78,7 +76,7 @@ public final class LobHttpServer implements AutoCloseable {
         server.createContext("/lobs/", this::lobs);
         server.createContext("/status", this::status);
         server.createContext("/fsck", this::fsck);
-        server.createContext("/metrics", this::metrics);
+        server.createContext("/metrics", new MetricsEndpoint(prometheus));
     }
 
     /** The Streams instance to ask which node owns a key; set before {@link #start()}. */
@@ -267,15 +265,6 @@ public final class LobHttpServer implements AutoCloseable {
         ArrayNode problems = n.putArray("problems");
         r.problems().forEach(problems::add);
         return n;
-    }
-
-    private void metrics(HttpExchange ex) throws IOException {
-        try (ex) {
-            byte[] body = prometheus.scrape().getBytes(StandardCharsets.UTF_8);
-            ex.getResponseHeaders().add("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-            ex.sendResponseHeaders(200, body.length);
-            ex.getResponseBody().write(body);
-        }
     }
 
     private static void sendJson(HttpExchange ex, Object node) throws IOException {

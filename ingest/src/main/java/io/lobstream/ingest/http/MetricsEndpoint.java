@@ -1,0 +1,40 @@
+package io.lobstream.ingest.http;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import com.sun.net.httpserver.HttpServer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * {@code GET /metrics} in the Prometheus text format: the node serves it beside its LOB API, and
+ * a standalone purge worker ({@code lobstream purge --metrics-port}) serves it alone.
+ */
+public final class MetricsEndpoint implements HttpHandler {
+    private final PrometheusMeterRegistry registry;
+
+    public MetricsEndpoint(PrometheusMeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    /** Starts a server with only {@code /metrics} on {@code host:port} (port 0: any free one); see {@link HttpServer#getAddress()}. */
+    public static HttpServer serve(PrometheusMeterRegistry registry, String host, int port) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 0);
+        server.createContext("/metrics", new MetricsEndpoint(registry));
+        server.start();
+        return server;
+    }
+
+    @Override
+    public void handle(HttpExchange ex) throws IOException {
+        try (ex) {
+            byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
+            ex.getResponseHeaders().add("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+            ex.sendResponseHeaders(200, body.length);
+            ex.getResponseBody().write(body);
+        }
+    }
+}
