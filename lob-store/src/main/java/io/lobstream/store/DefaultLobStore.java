@@ -291,13 +291,16 @@ public final class DefaultLobStore implements LobStore {
     }
 
     /** Thrown by a {@link Placement} that cannot place a version where it must go. */
-    private static class NoRoom extends RuntimeException {
+    private static final class NoRoom extends RuntimeException {
         NoRoom() {
             super(null, null, false, false);
         }
+    }
 
-        /** A relocation's edit found the LOB changed (or with history): nothing to move. */
-        static final class Skip extends NoRoom {
+    /** Thrown by a relocation's edit that finds the LOB changed, or with history: nothing to move. */
+    private static final class NotMovable extends RuntimeException {
+        NotMovable() {
+            super(null, null, false, false);
         }
     }
 
@@ -848,11 +851,12 @@ public final class DefaultLobStore implements LobStore {
     }
 
     /**
-     * Moves {@code entry}, if it is still its LOB's current version, into free pages below its
-     * last page (its pages may be scattered: this still lowers its end, and every move lowering an
-     * end, repeated moves converge): a new version with the same bytes. Its pages are forced before it is published,
-     * the index WAL is synced after, and only then is the old version freed (its pages may be granted
-     * again at once), unless a reader pins it, in which case the last unpin frees it. The publishing
+     * Moves {@code entry}, if it is still its LOB's current version, into free pages below its last
+     * page: a new version with the same bytes. (Its pages may be scattered; the move still lowers its
+     * last page, and as every move lowers one, repeated runs converge.) The new pages are forced
+     * before it is published, the index WAL is synced after, and only then is the old version freed
+     * (its pages may be granted again at once), unless a reader pins it, in which case the last
+     * unpin frees it. The publishing
      * batch records the old version's reclaim as requested, so after a crash the next open frees it:
      * no undo record is involved, since no value changed. A LOB with versions pending purge is left
      * where it is: those may name pages the current version owns (shared by a partial update).
@@ -865,12 +869,12 @@ public final class DefaultLobStore implements LobStore {
         try {
             moved = writeVersion(entry.lobId(), true, base -> {
                 if (base.isEmpty() || base.get().entry().version() != entry.version() || !index.pendingOf(entry.lobId()).isEmpty()) {
-                    throw new NoRoom.Skip();
+                    throw new NotMovable();
                 }
                 long length = base.get().reader().byteLength();
                 return new NewValue(length, 0, length, base.get().reader().stream(0, length));
             }, null, null, below(end));
-        } catch (NoRoom.Skip skip) {
+        } catch (NotMovable changed) {
             return 0;
         } catch (NoRoom noRoom) {
             return -1;

@@ -92,9 +92,10 @@ public interface LobStore extends Closeable {
     void flush() throws IOException;
 
     /**
-     * Compaction ({@code lob.compact.*}): if the holes between used pages are worth it, moves the
-     * current versions that reach highest in the page file into the lowest holes (same bytes, a new
-     * version), so that free space gathers at the end where {@link #flush()} gives it back.
+     * Compaction ({@code lob.compact.*}): if nothing was written since the previous call and the
+     * holes between used pages are worth it, moves the current versions that reach highest in the
+     * page file into the lowest holes (same bytes, a new version), so that free space gathers at the
+     * end where {@link #flush()} gives it back. Call it periodically; the node does.
      *
      * @return the pages moved
      */
