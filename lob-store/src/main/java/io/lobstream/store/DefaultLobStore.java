@@ -153,7 +153,9 @@ public final class DefaultLobStore implements LobStore {
             referenced.addAll(e.extents());
         });
         index.forEachPending(e -> {
-            counts[3]++;
+            if (e.cause() != VersionEntry.Cause.RELOCATE) {
+                counts[3]++;
+            }
             counts[4] += e.pageCount();
             counts[5] = Math.max(counts[5], e.version());
             referenced.addAll(e.extents());
@@ -548,8 +550,9 @@ public final class DefaultLobStore implements LobStore {
             if (finishedUpload != null) {
                 batch.deleteUpload(finishedUpload);
             }
-            Optional<VersionEntry> superseded = old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source), shared))
-                    .map(o -> relocation ? o.withReclaimRequested() : o);
+            Optional<VersionEntry> superseded = relocation
+                    ? old.map(o -> o.superseded(VersionEntry.Cause.RELOCATE, offsetOf(source), shared).withReclaimRequested())
+                    : old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source), shared));
             if (superseded.isPresent()) {
                 batch.putPending(superseded.get());
             }
@@ -760,8 +763,11 @@ public final class DefaultLobStore implements LobStore {
         return superseded;
     }
 
+    /** A version that became pending: its pages are history; it is history (awaits purge) unless compaction moved it. */
     private void countPending(VersionEntry e) {
-        historyLength.incrementAndGet();
+        if (e.cause() != VersionEntry.Cause.RELOCATE) {
+            historyLength.incrementAndGet();
+        }
         pagesHistory.addAndGet(e.pageCount());
     }
 
@@ -820,7 +826,9 @@ public final class DefaultLobStore implements LobStore {
         index.write(batch);
         // Only once no index entry names them may the pages be granted again.
         allocator.release(e.extents());
-        historyLength.decrementAndGet();
+        if (e.cause() != VersionEntry.Cause.RELOCATE) {
+            historyLength.decrementAndGet();
+        }
         pagesHistory.addAndGet(-e.pageCount());
     }
 

@@ -31,7 +31,11 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
                            Cause cause, long sourceOffset, long supersededAtMillis, boolean reclaimRequested,
                            List<Extent> retained) {
 
-    public enum Cause { UPDATE, DELETE }
+    /**
+     * Why a version was superseded. {@code RELOCATE}: compaction moved its bytes to a new version; the
+     * engine frees it itself, no undo record is written, and it is not history (not waiting for purge).
+     */
+    public enum Cause { UPDATE, DELETE, RELOCATE }
 
     /** 1: no retained pages; 2: adds them. Both are read. */
     private static final byte FORMAT = 2;
