@@ -17,11 +17,27 @@ import java.util.concurrent.atomic.AtomicLong;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Shrinking the free tail, alone and against concurrent grants. */
+/** Shrinking the free tail, alone and against concurrent grants; grants below a page for compaction. */
 class DefaultPageAllocatorTest {
 
     private static DefaultPageAllocator allocator(long highWaterMark, List<Extent> free) {
         return new DefaultPageAllocator(true, 8, highWaterMark, free, StoreMetrics.unregistered("test"));
+    }
+
+    @Test
+    void allocateBelowTakesTheLowestHolesAndNeverGrowsTheFile() {
+        // pages 0-9 used, 10-12 free, 13-19 used, 20-24 free, 25-29 used, 30-39 free (the tail)
+        DefaultPageAllocator a = allocator(40, List.of(new Extent(10, 3), new Extent(20, 5), new Extent(30, 10)));
+        assertThat(a.holePages()).as("the free tail is not a hole").isEqualTo(8);
+        assertThat(a.allocateBelow(9, 25)).as("only 8 pages free below 25: nothing granted").isEmpty();
+        assertThat(a.freePages()).isEqualTo(18);
+        assertThat(a.allocateBelow(6, 25)).containsExactly(new Extent(10, 3), new Extent(20, 3));
+        assertThat(a.freeExtents()).containsExactly(new Extent(23, 2), new Extent(30, 10));
+        assertThat(a.allocateBelow(3, 31)).as("a run that crosses the limit is cut at it")
+                .containsExactly(new Extent(23, 2), new Extent(30, 1));
+        assertThat(a.highWaterMark()).isEqualTo(40);
+        assertThat(a.holePages()).isZero();
+        assertThat(a.freePages()).isEqualTo(9);
     }
 
     @Test
