@@ -57,10 +57,15 @@ final class Compactor {
             return 0;
         }
         long moved = 0;
+        int moves = 0;
         for (VersionEntry e : highest()) {
-            moved += Math.max(0, store.relocate(e)); // -1: no room below it; a smaller one may still fit
+            long pages = store.relocate(e); // -1: no room below it; a smaller one may still fit
+            if (pages > 0) {
+                moved += pages;
+                moves++;
+            }
         }
-        versionsSeen = store.versionsIssued(); // its own moves are not writes
+        versionsSeen += moves; // its own moves are not writes; a write made meanwhile by another thread still counts
         return moved;
     }
 
