@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * 8 writers, 4 readers, a reclaimer and a flusher (which also shrinks the file) on one store for a
@@ -173,7 +175,8 @@ class ConcurrencyStressTest {
             }, "reclaimer"));
             threads.add(flusher(store, stop, failures));
             threads.forEach(Thread::start);
-            Thread.sleep(2500);
+            // 2.5 s of load, and on a slow machine until every kind of thread has done something
+            await().pollDelay(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(60)).until(() -> writes.get() > 0 && reads.get() > 0);
             stop.set(true);
             for (Thread t : threads) {
                 t.join(30_000);
@@ -265,7 +268,9 @@ class ConcurrencyStressTest {
             }, "purger"));
             threads.add(flusher(store, stop, failures));
             threads.forEach(Thread::start);
-            Thread.sleep(2000);
+            // 2 s of load, and on a slow machine until a flush has cut the file at least once
+            await().pollDelay(Duration.ofMillis(2000)).atMost(Duration.ofSeconds(60))
+                    .until(() -> store.metrics().registry().get("lob_tablespace_shrinks").counter().count() > 0);
             stop.set(true);
             for (Thread t : threads) {
                 t.join(30_000);

@@ -5,6 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -152,6 +156,16 @@ final class ChildJvm implements AutoCloseable {
             stop(Duration.ofSeconds(15));
         }
         release();
+    }
+
+    /** {@code GET uri} of a child's HTTP endpoint: the body, or an IOException naming the status. */
+    static String httpGet(HttpClient http, URI uri) throws IOException, InterruptedException {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+            throw new IOException("GET " + uri + ": HTTP " + r.statusCode());
+        }
+        return r.body();
     }
 
     static void sleep(long ms) {

@@ -5,8 +5,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -108,12 +106,7 @@ public final class PurgeProcess implements AutoCloseable {
         if (!m.find()) {
             throw new IOException("purge worker " + workerId + " has not said where its metrics are; see " + logFile());
         }
-        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(m.group(1)))
-                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() != 200) {
-            throw new IOException("GET " + m.group(1) + ": HTTP " + r.statusCode());
-        }
-        return r.body();
+        return ChildJvm.httpGet(HttpClient.newHttpClient(), URI.create(m.group(1)));
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.lobstream.store.StoreStats;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -116,7 +117,7 @@ public final class TablespaceRegistry {
      * {@code max}): after a burst, compaction and the commits that cut the tails it frees take a
      * few compaction intervals ({@code lob.compact.interval.ms}); pick {@code quiet} longer than one.
      */
-    public StoreStats settledTotals(java.time.Duration quiet, java.time.Duration max) throws InterruptedException {
+    public StoreStats settledTotals(Duration quiet, Duration max) throws InterruptedException {
         StoreStats last = totals();
         long stableSince = System.nanoTime();
         long deadline = stableSince + max.toNanos();

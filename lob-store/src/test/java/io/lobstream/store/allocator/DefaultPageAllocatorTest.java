@@ -4,6 +4,7 @@ import io.lobstream.store.StoreMetrics;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -16,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** Shrinking the free tail, alone and against concurrent grants; grants below a page for compaction. */
 class DefaultPageAllocatorTest {
@@ -143,7 +145,8 @@ class DefaultPageAllocatorTest {
             }
         }, "shrinker"));
         threads.forEach(Thread::start);
-        Thread.sleep(1500);
+        // 1.5 s of contention, and on a slow machine until the shrinker has cut at least once
+        await().pollDelay(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(60)).until(() -> cuts.get() > 0);
         stop.set(true);
         for (Thread t : threads) {
             t.join(30_000);
