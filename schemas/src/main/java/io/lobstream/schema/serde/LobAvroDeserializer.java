@@ -4,7 +4,6 @@ import io.apicurio.registry.resolver.ParsedSchema;
 import io.apicurio.registry.serde.avro.AvroKafkaDeserializer;
 import org.apache.avro.Schema;
 import org.apache.avro.io.DatumReader;
-import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
 
@@ -17,6 +16,9 @@ import java.util.Map;
  * Apicurio's Avro deserializer (registry lookups by id, Confluent wire format) that decodes
  * into LobStream's generated classes with one datum reader per writer schema. The stock one
  * builds a new reader, and with it the writer-to-reader resolution, for every record.
+ *
+ * <p>{@code bytes} fields (a command's data) are slices of the record's array, not copies
+ * ({@link ArraySliceDecoder}).
  *
  * <p>Always a specific reader: the reader schema is that of the generated class named by the
  * writer schema. JSON-encoded payloads go through the stock path.
@@ -48,7 +50,7 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
             cached = c;
         }
         try {
-            return c.reader.read(null, DecoderFactory.get().binaryDecoder(buffer.array(), start, length, null));
+            return c.reader.read(null, new ArraySliceDecoder(buffer.array(), start, length));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

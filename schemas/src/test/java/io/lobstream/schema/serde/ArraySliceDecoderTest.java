@@ -1,0 +1,75 @@
+package io.lobstream.schema.serde;
+
+import io.lobstream.avro.LobCommand;
+import io.lobstream.avro.LobOp;
+import io.lobstream.schema.LobSerdes;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.avro.specific.SpecificDatumWriter;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ArraySliceDecoderTest {
+    private static final int PREFIX = 5; // as a wire-format header would sit before the record
+
+    @BeforeAll
+    static void trustGeneratedClasses() throws ClassNotFoundException {
+        Class.forName(LobSerdes.class.getName()); // its initializer tells Avro to trust the generated classes
+    }
+
+    @Test
+    void bytesFieldIsASliceOfTheRecordArrayAndEveryOtherFieldDecodes() throws IOException {
+        byte[] data = new byte[300_000];
+        Arrays.fill(data, (byte) 7);
+        data[0] = 1;
+        data[data.length - 1] = 9;
+        LobCommand sent = LobCommand.newBuilder().setCommandId("c-1").setLobId("lob-1").setOp(LobOp.PUT).setUploadId("u")
+                .setChunkIndex(2).setChunkCount(3).setOffset(1L << 40).setTotalLength(900_000).setCrc32c(-5)
+                .setData(ByteBuffer.wrap(data)).setContentType("application/octet-stream").setMetadata(Map.of("k", "v"))
+                .setProducedAt(java.time.Instant.ofEpochMilli(1234)).build();
+        byte[] wire = encode(sent);
+
+        LobCommand got = new SpecificDatumReader<>(LobCommand.class)
+                .read(null, new ArraySliceDecoder(wire, PREFIX, wire.length - PREFIX - 3));
+
+        assertThat(got).isEqualTo(sent);
+        ByteBuffer slice = got.getData();
+        assertThat(slice.array()).isSameAs(wire);
+        assertThat(slice.position()).isZero();
+        assertThat(slice.remaining()).isEqualTo(data.length);
+        assertThat(slice.get(0)).isEqualTo((byte) 1);
+        assertThat(slice.get(data.length - 1)).isEqualTo((byte) 9);
+    }
+
+    @Test
+    void aBytesLengthPastTheRecordIsAnError() throws IOException {
+        LobCommand sent = LobCommand.newBuilder().setCommandId("c").setLobId("l").setOp(LobOp.PUT)
+                .setData(ByteBuffer.wrap(new byte[1000])).build();
+        byte[] wire = encode(sent);
+        int cut = wire.length - PREFIX - 3 - 600; // ends inside the data field
+
+        assertThatThrownBy(() -> new SpecificDatumReader<>(LobCommand.class).read(null, new ArraySliceDecoder(wire, PREFIX, cut)))
+                .isInstanceOf(IOException.class).hasMessageContaining("overruns the record");
+    }
+
+    /** The record between {@value #PREFIX} bytes of header and 3 bytes of trailing garbage. */
+    private static byte[] encode(LobCommand c) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(new byte[PREFIX]);
+        BinaryEncoder enc = EncoderFactory.get().binaryEncoder(out, null);
+        new SpecificDatumWriter<>(LobCommand.class).write(c, enc);
+        enc.flush();
+        out.write(new byte[] {1, 2, 3});
+        return out.toByteArray();
+    }
+}
