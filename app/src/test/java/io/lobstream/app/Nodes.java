@@ -1,6 +1,6 @@
 package io.lobstream.app;
 
-import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.app.embedded.Cluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
@@ -31,13 +31,13 @@ final class Nodes {
     }
 
     /** The configuration of one node: its own data directory, a free HTTP port, and a static node id. */
-    static LobStreamConfig config(EmbeddedCluster cluster, Path dataDir, int partitions, String nodeId, int threads) {
+    static LobStreamConfig config(Cluster cluster, Path dataDir, int partitions, String nodeId, int threads) {
         return cluster.nodeConfig(dataDir, partitions, Map.of(LobStreamConfig.STREAM_THREADS.name(), threads,
                 LobStreamConfig.NODE_ID.name(), nodeId));
     }
 
     /** Closes what a test class started, in reverse order; nodes leave the group. Any may be null. */
-    static void closeAll(LobClient client, EmbeddedCluster cluster, LobNode... nodes) {
+    static void closeAll(LobClient client, Cluster cluster, LobNode... nodes) {
         if (client != null) {
             client.close();
         }

@@ -4,7 +4,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.app.DataDirs;
 import io.lobstream.app.demo.LoadGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.app.embedded.Cluster;
+import io.lobstream.app.embedded.ClusterProcess;
 import io.lobstream.app.embedded.EmbeddedKafka;
 import io.lobstream.app.embedded.NodeProcess;
 import io.lobstream.ingest.client.LobClient;
@@ -43,10 +44,11 @@ import java.util.concurrent.locks.LockSupport;
  * a writer node and its purge workers running; then, in the same run and on the same broker, a
  * plain KafkaProducer writing values of the same sizes, for the ratio.
  *
- * <p>Each role runs where it would in a deployment: the broker and the producers in this JVM,
- * the writer node (with its purge workers) in a JVM of its own ({@code lobstream node}), so the
- * node's JIT, heap and GC are not shared with the broker's. Both phases use the same broker and
- * the same producer settings; in the raw phase the node is idle.
+ * <p>Each role runs where it would in a deployment, in a JVM of its own: the broker and registry
+ * ({@code lobstream cluster}), the writer node with its purge workers ({@code lobstream node}),
+ * and the producers (this JVM). No JIT, heap or GC is shared between them, so neither the
+ * broker nor the node pays for the load generator's, as in a deployment. Both phases use the
+ * same broker and the same producer settings; in the raw phase the node is idle.
  *
  * <p>Apply latency is observed without touching the write path: every acknowledged command's
  * (partition, offset, send time) is queued, and a tracker thread polls the node's
@@ -116,7 +118,7 @@ public final class PipelineBench implements Callable<Integer> {
                         + "%d partitions, %d purge workers", workload.name().toLowerCase(), blobSize,
                 workload == Workload.UPDATE ? rows + " rows" : "new ids", producers, duration, warmup, partitions, purgeWorkers));
         ObjectNode summary = BenchOutput.newJson();
-        try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
+        try (Cluster cluster = ClusterProcess.start(dir, dir.resolve("bench-logs"), Duration.ofSeconds(180))) {
             LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, options.config);
             Map<String, String> nodeConfig = new HashMap<>(options.config);
             nodeConfig.put(LobStreamConfig.PARTITIONS.name(), Integer.toString(partitions));

@@ -1,17 +1,13 @@
 package io.lobstream.app.embedded;
 
-import io.lobstream.schema.LobStreamConfig;
-
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * The embedded default: a real KRaft broker in this JVM and a real registry as a child
  * process, both under {@code dataDir}, both on loopback.
  */
-public final class EmbeddedCluster implements AutoCloseable {
+public final class EmbeddedCluster implements Cluster {
     private final EmbeddedKafka kafka;
     private final EmbeddedRegistry registry;
 
@@ -40,26 +36,14 @@ public final class EmbeddedCluster implements AutoCloseable {
         return new EmbeddedCluster(kafka, registry);
     }
 
+    @Override
     public String bootstrap() {
         return kafka.bootstrap();
     }
 
+    @Override
     public String registryUrl() {
         return registry.url();
-    }
-
-    /**
-     * A node's configuration on this cluster: {@code overrides} (any keys), then this broker and
-     * registry, {@code dataDir}, {@code partitions} and an HTTP port picked at run time.
-     */
-    public LobStreamConfig nodeConfig(Path dataDir, int partitions, Map<String, ?> overrides) {
-        Map<String, Object> props = new HashMap<>(overrides);
-        props.put(LobStreamConfig.BOOTSTRAP.name(), bootstrap());
-        props.put(LobStreamConfig.REGISTRY_URL.name(), registryUrl());
-        props.put(LobStreamConfig.DATA_DIR.name(), dataDir.toString());
-        props.put(LobStreamConfig.HTTP_PORT.name(), 0);
-        props.put(LobStreamConfig.PARTITIONS.name(), partitions);
-        return new LobStreamConfig(props);
     }
 
     @Override

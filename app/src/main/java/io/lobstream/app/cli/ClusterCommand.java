@@ -1,0 +1,50 @@
+package io.lobstream.app.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.lobstream.app.embedded.EmbeddedCluster;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code ./lobstream cluster}: the embedded default on its own, for running nodes, purge workers
+ * and clients as separate processes without Docker. It keeps the layout a node uses when it embeds
+ * the cluster itself ({@code kafka/} and {@code registry/} under the data directory), so the same
+ * data directory works either way.
+ */
+@Command(name = "cluster", mixinStandardHelpOptions = true,
+        description = {"Run the embedded default alone: a KRaft broker in this JVM and an Apicurio Registry child process.",
+                "Then start nodes with --bootstrap and --registry. Prints {\"bootstrap\":...,\"registry\":...} on stdout "
+                        + "once both are ready; runs until Ctrl-C."})
+final class ClusterCommand implements Callable<Integer> {
+    @Option(names = "--data-dir", defaultValue = "lobstream-data", description = "Data directory (default: ${DEFAULT-VALUE}).")
+    Path dataDir;
+
+    @Option(names = "--kafka-port", defaultValue = "9092", description = "Broker port (default: ${DEFAULT-VALUE}).")
+    int kafkaPort;
+
+    @Option(names = "--controller-port", defaultValue = "9093", description = "KRaft controller port (default: ${DEFAULT-VALUE}).")
+    int controllerPort;
+
+    @Option(names = "--registry-port", defaultValue = "8081", description = "Registry port (default: ${DEFAULT-VALUE}).")
+    int registryPort;
+
+    @Override
+    public Integer call() throws Exception {
+        EmbeddedCluster cluster = EmbeddedCluster.start(dataDir, kafkaPort, controllerPort, registryPort);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            cluster.close();
+            stopped.countDown();
+        }, "cluster-shutdown"));
+        System.err.printf("LobStream cluster ready: bootstrap %s, registry %s (Ctrl-C to stop)%n", cluster.bootstrap(), cluster.registryUrl());
+        System.out.println(new ObjectMapper().writeValueAsString(Map.of("bootstrap", cluster.bootstrap(), "registry", cluster.registryUrl())));
+        System.out.flush();
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,65 @@
+package io.lobstream.app.embedded;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The embedded default in a JVM of its own, {@code lobstream cluster}: the broker's JIT, heap and
+ * GC are not shared with the clients measured against it, as in a deployment.
+ */
+public final class ClusterProcess implements Cluster {
+    private final ChildJvm jvm;
+    private final String bootstrap;
+    private final String registryUrl;
+
+    private ClusterProcess(ChildJvm jvm, String bootstrap, String registryUrl) {
+        this.jvm = jvm;
+        this.bootstrap = bootstrap;
+        this.registryUrl = registryUrl;
+    }
+
+    /** Starts it on free loopback ports and waits until broker and registry are ready. */
+    public static ClusterProcess start(Path dataDir, Path logDir, Duration timeout) throws IOException, InterruptedException {
+        List<String> args = List.of("cluster", "--data-dir=" + dataDir.toAbsolutePath(), "--kafka-port=" + EmbeddedKafka.freePort(),
+                "--controller-port=" + EmbeddedKafka.freePort(), "--registry-port=" + EmbeddedKafka.freePort());
+        ChildJvm jvm = ChildJvm.start("cluster", List.of(), "LOBSTREAM_CLUSTER_JAVA_OPTS", args, logDir);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        JsonNode ready;
+        while ((ready = jvm.summary()) == null) {
+            if (!jvm.isAlive() || System.nanoTime() > deadline) {
+                jvm.stop(Duration.ofSeconds(10));
+                throw new IOException("cluster " + (jvm.isAlive() ? "not ready after " + timeout : "exited") + "; see " + jvm.logFile());
+            }
+            Thread.sleep(100);
+        }
+        return new ClusterProcess(jvm, ready.path("bootstrap").asText(), ready.path("registry").asText());
+    }
+
+    @Override
+    public String bootstrap() {
+        return bootstrap;
+    }
+
+    @Override
+    public String registryUrl() {
+        return registryUrl;
+    }
+
+    /** CPU time the cluster's JVM has used so far. */
+    public Duration cpu() {
+        return jvm.cpu();
+    }
+
+    @Override
+    public void close() {
+        try {
+            jvm.stop(Duration.ofSeconds(30));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
