@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -24,18 +25,12 @@ final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--data-dir", defaultValue = "lobstream-data", description = "Data directory (default: ${DEFAULT-VALUE}).")
     Path dataDir;
 
-    @Option(names = "--kafka-port", defaultValue = "9092", description = "Broker port (default: ${DEFAULT-VALUE}).")
-    int kafkaPort;
-
-    @Option(names = "--controller-port", defaultValue = "9093", description = "KRaft controller port (default: ${DEFAULT-VALUE}).")
-    int controllerPort;
-
-    @Option(names = "--registry-port", defaultValue = "8081", description = "Registry port (default: ${DEFAULT-VALUE}).")
-    int registryPort;
+    @Mixin
+    EmbeddedClusterOptions embedded;
 
     @Override
     public Integer call() throws Exception {
-        EmbeddedCluster cluster = EmbeddedCluster.start(dataDir, kafkaPort, controllerPort, registryPort);
+        EmbeddedCluster cluster = embedded.start(dataDir);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             cluster.close();

@@ -31,8 +31,8 @@ public final class LobStreamCli implements Runnable {
                     while (root.getCause() != null && root.getCause() != root) {
                         root = root.getCause();
                     }
-                    cmd.getErr().println("lobstream " + cmd.getCommandName() + ": " + e.getMessage()
-                            + (root != e ? " (" + root + ")" : ""));
+                    boolean rootSaid = root == e || String.valueOf(e.getMessage()).contains(String.valueOf(root.getMessage()));
+                    cmd.getErr().println("lobstream " + cmd.getCommandName() + ": " + e.getMessage() + (rootSaid ? "" : " (" + root + ")"));
                     if (System.getenv("LOBSTREAM_DEBUG") != null) {
                         e.printStackTrace(cmd.getErr());
                     }

@@ -6,6 +6,7 @@ import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -38,14 +39,8 @@ final class NodeCommand implements Runnable {
                     + "lob.writer.session.timeout.ms gets its partitions back without a rebalance. Give each node its own.")
     String nodeId;
 
-    @Option(names = "--kafka-port", defaultValue = "9092", description = "Embedded broker port (default: ${DEFAULT-VALUE}).")
-    int kafkaPort;
-
-    @Option(names = "--controller-port", defaultValue = "9093", description = "Embedded KRaft controller port (default: ${DEFAULT-VALUE}).")
-    int controllerPort;
-
-    @Option(names = "--registry-port", defaultValue = "8081", description = "Embedded registry port (default: ${DEFAULT-VALUE}).")
-    int registryPort;
+    @Mixin
+    EmbeddedClusterOptions embedded;
 
     @Option(names = "--purge-workers", defaultValue = "1",
             description = "Purge workers to run inside this process (default: ${DEFAULT-VALUE}); 0 = run them as separate `purge` processes.")
@@ -68,7 +63,7 @@ final class NodeCommand implements Runnable {
                 props.put(LobStreamConfig.NODE_ID.name(), nodeId);
             }
             if (bootstrap == null) {
-                cluster = EmbeddedCluster.start(dataDir, kafkaPort, controllerPort, registryPort);
+                cluster = embedded.start(dataDir);
                 props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
                 props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
             } else {

@@ -1,5 +1,8 @@
 package io.lobstream.app.embedded;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -21,6 +24,10 @@ public final class EmbeddedCluster implements Cluster {
         int kp = kafkaPort == 0 ? EmbeddedKafka.freePort() : kafkaPort;
         int cp = controllerPort == 0 ? EmbeddedKafka.freePort() : controllerPort;
         int rp = registryPort == 0 ? EmbeddedKafka.freePort() : registryPort;
+        // Kafka halts the JVM when it cannot bind: say which port, and which option moves it, first
+        requireFree(kp, "broker", "--kafka-port");
+        requireFree(cp, "KRaft controller", "--controller-port");
+        requireFree(rp, "registry", "--registry-port");
         EmbeddedRegistry registry = new EmbeddedRegistry(rp, dataDir.resolve("registry").resolve("registry.log"));
         EmbeddedKafka kafka = new EmbeddedKafka(dataDir.resolve("kafka"), kp, cp);
         try {
@@ -34,6 +41,15 @@ public final class EmbeddedCluster implements Cluster {
             throw e;
         }
         return new EmbeddedCluster(kafka, registry);
+    }
+
+    private static void requireFree(int port, String what, String option) {
+        try (ServerSocket s = new ServerSocket(port, 0, InetAddress.getLoopbackAddress())) {
+            s.setReuseAddress(true);
+        } catch (IOException e) {
+            throw new IllegalStateException("port " + port + " for the embedded " + what + " is in use (another LobStream node or "
+                    + "cluster?); stop it, or choose another port with " + option);
+        }
     }
 
     @Override

@@ -1,0 +1,27 @@
+package io.lobstream.app;
+
+import io.lobstream.app.embedded.EmbeddedCluster;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A busy port is named, with the option that moves it, before anything starts (Kafka would halt the JVM). */
+class EmbeddedClusterTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aBusyBrokerPortIsAClearErrorNamingTheOption() throws Exception {
+        try (ServerSocket busy = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
+            assertThatThrownBy(() -> EmbeddedCluster.start(dir, busy.getLocalPort(), 0, 0))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("port " + busy.getLocalPort() + " for the embedded broker is in use")
+                    .hasMessageContaining("--kafka-port");
+        }
+    }
+}
