@@ -49,11 +49,6 @@ public final class ClusterProcess implements Cluster {
         return registryUrl;
     }
 
-    /** CPU time the cluster's JVM has used so far. */
-    public Duration cpu() {
-        return jvm.cpu();
-    }
-
     @Override
     public void close() {
         try {

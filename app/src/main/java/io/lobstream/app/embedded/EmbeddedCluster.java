@@ -44,8 +44,8 @@ public final class EmbeddedCluster implements Cluster {
     }
 
     private static void requireFree(int port, String what, String option) {
-        try (ServerSocket s = new ServerSocket(port, 0, InetAddress.getLoopbackAddress())) {
-            s.setReuseAddress(true);
+        try (ServerSocket probe = new ServerSocket(port, 0, InetAddress.getLoopbackAddress())) {
+            // bound, so free; closing a socket that never accepted leaves no TIME_WAIT behind
         } catch (IOException e) {
             throw new IllegalStateException("port " + port + " for the embedded " + what + " is in use (another LobStream node or "
                     + "cluster?); stop it, or choose another port with " + option);
