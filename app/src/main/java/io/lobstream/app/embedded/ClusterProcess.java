@@ -31,8 +31,9 @@ public final class ClusterProcess implements Cluster {
         JsonNode ready;
         while ((ready = jvm.summary()) == null) {
             if (!jvm.isAlive() || System.nanoTime() > deadline) {
+                String why = jvm.isAlive() ? "not ready after " + timeout : "exited"; // before the stop makes it "exited" either way
                 jvm.stop(Duration.ofSeconds(10));
-                throw new IOException("cluster " + (jvm.isAlive() ? "not ready after " + timeout : "exited") + "; see " + jvm.logFile());
+                throw new IOException("cluster " + why + "; see " + jvm.logFile());
             }
             Thread.sleep(100);
         }
