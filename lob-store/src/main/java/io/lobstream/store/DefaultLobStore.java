@@ -9,7 +9,6 @@ import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.UploadEntry;
 import io.lobstream.store.page.Crc32c;
 import io.lobstream.store.index.VersionEntry;
-import io.lobstream.store.layout.ConcatStream;
 import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.layout.VersionWriter;
@@ -28,9 +27,6 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Lock;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 
 /**
@@ -59,7 +55,6 @@ public final class DefaultLobStore implements LobStore {
     private static final String META_VERSION_RESERVED = "version.reserved";
     private static final String META_CLEAN = "clean.shutdown";
     private static final long VERSION_RESERVE = 1 << 16;
-    private static final int LOB_LATCH_STRIPES = 1024;
 
     private final String name;
     private final Path dir;
@@ -75,26 +70,19 @@ public final class DefaultLobStore implements LobStore {
     private final GroupSync pageSync;
     private final GroupSync walSync;
 
-    /** Tablespace latch: shared for page writes and optimistic publishes, exclusive for the pessimistic paths and fsck. */
-    private final ReentrantReadWriteLock tablespaceLatch = new ReentrantReadWriteLock();
-    private final ReentrantLock[] lobLatches = new ReentrantLock[LOB_LATCH_STRIPES];
-    /** Orders writes to one LOB (a row lock); taken before any other latch. */
-    private final ReentrantLock[] writeLatches = new ReentrantLock[LOB_LATCH_STRIPES];
+    private final Latches latches;
     private final Pins pins = new Pins();
     private final Compactor compactor;
+    private final TablespaceUsage usage;
 
     private final AtomicLong nextVersion = new AtomicLong();
     private volatile long versionReserved;
-    private final AtomicLong lobs = new AtomicLong();
-    private final AtomicLong bytesLive = new AtomicLong();
-    private final AtomicLong pagesLive = new AtomicLong();
-    private final AtomicLong pagesHistory = new AtomicLong();
-    private final AtomicLong historyLength = new AtomicLong();
     private volatile boolean closed;
 
     private DefaultLobStore(String name, Path dir, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
-                            long highWaterMark, List<Extent> free) {
+                            TablespaceUsage usage, long highWaterMark, List<Extent> free) {
         this.name = name;
+        this.usage = usage;
         this.dir = dir;
         this.config = config;
         this.file = file;
@@ -105,10 +93,7 @@ public final class DefaultLobStore implements LobStore {
         this.pageSync = new GroupSync(file::force, config.groupCommitIntervalMs(), metrics::pageSync);
         this.walSync = new GroupSync(index::syncWal, config.groupCommitIntervalMs(), metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
-        for (int i = 0; i < lobLatches.length; i++) {
-            lobLatches[i] = new ReentrantLock();
-            writeLatches[i] = new ReentrantLock();
-        }
+        this.latches = new Latches(config.optimisticUpdate(), metrics);
     }
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
@@ -143,28 +128,24 @@ public final class DefaultLobStore implements LobStore {
     private static DefaultLobStore recover(String name, Path dir, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics)
             throws IOException {
         List<Extent> referenced = new ArrayList<>();
-        long[] counts = new long[6]; // lobs, bytes, live pages, pending, pending pages, max version
+        TablespaceUsage usage = new TablespaceUsage();
+        long[] maxVersion = {0};
         List<VersionEntry> deferred = new ArrayList<>();
         index.forEachCurrent(e -> {
-            counts[0]++;
-            counts[1] += e.byteLength();
-            counts[2] += e.pageCount();
-            counts[5] = Math.max(counts[5], e.version());
+            usage.recoveredCurrent(e);
+            maxVersion[0] = Math.max(maxVersion[0], e.version());
             referenced.addAll(e.extents());
         });
         index.forEachPending(e -> {
-            if (e.cause() != VersionEntry.Cause.RELOCATE) {
-                counts[3]++;
-            }
-            counts[4] += e.pageCount();
-            counts[5] = Math.max(counts[5], e.version());
+            usage.pending(e);
+            maxVersion[0] = Math.max(maxVersion[0], e.version());
             referenced.addAll(e.extents());
             if (e.reclaimRequested()) {
                 deferred.add(e);
             }
         });
         index.forEachUpload(u -> {
-            counts[5] = Math.max(counts[5], u.version());
+            maxVersion[0] = Math.max(maxVersion[0], u.version());
             referenced.addAll(u.pages());
         });
         long referencedEnd = 0;
@@ -188,13 +169,8 @@ public final class DefaultLobStore implements LobStore {
         } else if (hwm > 0) {
             log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
         }
-        DefaultLobStore store = new DefaultLobStore(name, dir, config, file, index, metrics, hwm, free);
-        store.lobs.set(counts[0]);
-        store.bytesLive.set(counts[1]);
-        store.pagesLive.set(counts[2]);
-        store.historyLength.set(counts[3]);
-        store.pagesHistory.set(counts[4]);
-        long reserved = Math.max(index.metaLong(META_VERSION_RESERVED, 1), counts[5] + 1);
+        DefaultLobStore store = new DefaultLobStore(name, dir, config, file, index, metrics, usage, hwm, free);
+        long reserved = Math.max(index.metaLong(META_VERSION_RESERVED, 1), maxVersion[0] + 1);
         store.nextVersion.set(reserved);
         store.reserveVersions(reserved);
         // From here on the free-space checkpoint is stale until the next clean close.
@@ -202,17 +178,8 @@ public final class DefaultLobStore implements LobStore {
         for (VersionEntry e : deferred) {
             store.freePending(e, null);
         }
-        store.registerGauges();
+        usage.registerGauges(metrics, store.allocator::freePages);
         return store;
-    }
-
-    private void registerGauges() {
-        metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "live", pagesLive::get);
-        metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "history", pagesHistory::get);
-        metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "free", allocator::freePages);
-        metrics.gauge("lob_history_length", "Versions superseded and not yet reclaimed", null, historyLength::get);
-        metrics.gauge("lob_live_bytes", "Bytes of current LOB versions", null, bytesLive::get);
-        metrics.gauge("lob_lobs", "LOBs with a current version", null, lobs::get);
     }
 
     /** Version numbers are unique per tablespace forever: a block of them is reserved in the index ahead of use. */
@@ -241,41 +208,29 @@ public final class DefaultLobStore implements LobStore {
         if (length < 0) {
             throw new IllegalArgumentException("negative length " + length);
         }
-        return writeVersion(lobId, false, base -> new NewValue(length, 0, length, value), expectedCrc32c, source, appending);
+        return writeVersion(lobId, false, base -> NewValue.whole(length, value), expectedCrc32c, source, appending);
     }
 
     @Override
     public WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException {
-        return writeVersion(lobId, true, base -> overwrite(lobId, base, offset, data, length), null, source, appending);
+        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), offset, data, length), null, source, appending);
     }
 
     @Override
     public WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException {
-        return writeVersion(lobId, true, base -> overwrite(lobId, base, base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
+        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
                 null, source, appending);
     }
 
     @Override
     public WriteResult truncate(String lobId, long newLength, Source source) throws IOException {
-        return writeVersion(lobId, true, base -> {
-            long old = base.orElseThrow(() -> new java.util.NoSuchElementException("no LOB " + lobId + " to truncate"))
-                    .reader().byteLength();
-            if (newLength < 0 || newLength > old) {
-                throw new IllegalArgumentException("truncate " + lobId + " to " + newLength + " bytes: must be within 0.." + old);
-            }
-            return new NewValue(newLength, newLength, newLength, base.get().reader().stream(0, newLength));
-        }, null, source, appending);
+        return writeVersion(lobId, true, base -> NewValue.truncate(lobId,
+                base.orElseThrow(() -> new java.util.NoSuchElementException("no LOB " + lobId + " to truncate")).reader(), newLength),
+                null, source, appending);
     }
 
     /** The current version a write starts from, open for reading its unchanged bytes. */
     private record Base(VersionEntry entry, VersionReader reader) {
-    }
-
-    /**
-     * A new value: {@code length} bytes read from {@code bytes}, of which only {@code [changedFrom,
-     * changedTo)} differ from the base version; full data pages outside that range are shared.
-     */
-    private record NewValue(long length, long changedFrom, long changedTo, InputStream bytes) {
     }
 
     @FunctionalInterface
@@ -338,26 +293,6 @@ public final class DefaultLobStore implements LobStore {
         };
     }
 
-    /** {@code length} bytes at {@code offset} (at most the current length) over the current value. */
-    private static NewValue overwrite(String lobId, Optional<Base> base, long offset, InputStream data, long length) throws IOException {
-        long old = base.map(b -> b.reader().byteLength()).orElse(0L);
-        if (offset < 0 || offset > old || length < 0) {
-            throw new IllegalArgumentException("write of " + length + " bytes at offset " + offset + " of " + lobId
-                    + ": the offset must be within 0.." + old);
-        }
-        long end = offset + length;
-        long newLength = Math.max(old, end);
-        List<InputStream> parts = new ArrayList<>(3);
-        if (offset > 0) {
-            parts.add(base.get().reader().stream(0, offset));
-        }
-        parts.add(data);
-        if (end < old) {
-            parts.add(base.get().reader().stream(end, old));
-        }
-        return new NewValue(newLength, offset, end, new ConcatStream(parts));
-    }
-
     /**
      * Writes a new version of {@code lobId} and publishes it. Writes to one LOB are ordered by its
      * write latch (held throughout, like a row lock), so the base a partial update builds on is
@@ -373,28 +308,27 @@ public final class DefaultLobStore implements LobStore {
         if (!placement.relocation()) {
             throttle();
         }
-        Lock row = acquire(writeLatch(lobId), "lob-write");
         VersionEntry written;
         Optional<VersionEntry> superseded;
-        try {
-            Lock whole = config.latchDowngrade() ? null : lockTablespaceExclusive();
-            try {
-                Optional<VersionEntry> baseEntry = index.current(lobId);
-                // a whole-value PUT neither reads nor shares anything of the version it replaces
-                Optional<Base> base = baseEntry.isEmpty() || !partial ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
-                        VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
-                NewValue value = edit.apply(base);
-                VersionLayout layout = VersionLayout.plan(config.pageSize(), value.length());
-                List<Extent> shared = new ArrayList<>();
-                List<Extent> pages = List.of();
-                Lock sharedLatch = config.latchDowngrade() ? lockTablespaceShared() : null;
+        try (Latches.Held row = latches.write(lobId);
+             Latches.Held whole = config.latchDowngrade() ? null : latches.tablespaceExclusive()) {
+            Optional<VersionEntry> baseEntry = index.current(lobId);
+            // a whole-value PUT neither reads nor shares anything of the version it replaces
+            Optional<Base> base = baseEntry.isEmpty() || !partial ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
+                    VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
+            NewValue value = edit.apply(base);
+            VersionLayout layout = VersionLayout.plan(config.pageSize(), value.length());
+            List<Extent> shared = new ArrayList<>();
+            List<Extent> pages = List.of();
+            // latch downgrade: the pages are written under the tablespace latch shared; only the publish excludes
+            try (Latches.Held downgraded = config.latchDowngrade() ? latches.tablespaceShared() : null) {
                 try {
-                    BitSet sharedPages = sharedPages(layout, value, base);
+                    BitSet sharedPages = value.sharedPages(layout, base.map(Base::reader));
                     int fresh = layout.dataPages() - sharedPages.cardinality();
                     pages = placement.allocate(1 + fresh);
-                    List<Extent> freshData = tail(pages);
+                    List<Extent> freshData = Extent.withoutFirstPage(pages);
                     List<Extent> dataExtents = new ArrayList<>();
-                    PageCursor next = new PageCursor(freshData);
+                    Extent.Cursor next = new Extent.Cursor(freshData);
                     for (int i = 0; i < layout.dataPages(); i++) {
                         long pageNo = sharedPages.get(i) ? base.get().reader().dataPageNo(i) : next.next();
                         Extent.appendInOrder(dataExtents, pageNo);
@@ -426,19 +360,9 @@ public final class DefaultLobStore implements LobStore {
                         allocator.release(pages);
                     }
                     throw e;
-                } finally {
-                    if (sharedLatch != null) {
-                        sharedLatch.unlock();
-                    }
-                }
-                superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
-            } finally {
-                if (whole != null) {
-                    whole.unlock();
                 }
             }
-        } finally {
-            row.unlock();
+            superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
         }
         awaitDurable();
         metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
@@ -452,8 +376,7 @@ public final class DefaultLobStore implements LobStore {
      * reclaims, and space stays bounded.
      */
     private void throttle() {
-        double excess = Math.max(excess(historyLength.get(), config.historyMax()),
-                excess(pagesHistory.get(), config.historyMaxRatio() * pagesLive.get()));
+        double excess = usage.historyExcess(config.historyMax(), config.historyMaxRatio());
         if (excess <= 0) {
             return;
         }
@@ -462,68 +385,11 @@ public final class DefaultLobStore implements LobStore {
         metrics.backpressure(delay);
     }
 
-    /** How far {@code value} is past {@code limit}, as a share of the limit (0 if not past it, or no limit). */
-    private static double excess(double value, double limit) {
-        return limit <= 0 || value <= limit ? 0 : (value - limit) / limit;
-    }
-
-    /** Data pages of the new value that the base version already holds, byte for byte: full in both, outside the change. */
-    private static BitSet sharedPages(VersionLayout layout, NewValue value, Optional<Base> base) {
-        BitSet shared = new BitSet();
-        if (base.isEmpty()) {
-            return shared;
-        }
-        VersionLayout old = VersionLayout.of(layout.pageSize(), base.get().reader().root());
-        int cap = layout.dataCapacity();
-        int n = Math.min(layout.dataPages(), old.dataPages());
-        for (int i = 0; i < n; i++) {
-            long from = (long) i * cap;
-            long to = from + cap;
-            boolean untouched = to <= value.changedFrom() || from >= value.changedTo() || value.changedFrom() == value.changedTo();
-            if (untouched && layout.bytesInDataPage(i) == cap && old.bytesInDataPage(i) == cap) {
-                shared.set(i);
-            }
-        }
-        return shared;
-    }
-
-    /** Hands out the pages of a list of extents one at a time, in order. */
-    private static final class PageCursor {
-        private final List<Extent> extents;
-        private int extent;
-        private long page = -1;
-
-        PageCursor(List<Extent> extents) {
-            this.extents = extents;
-        }
-
-        long next() {
-            if (page < 0 || page >= extents.get(extent).endPage()) {
-                if (page >= 0) {
-                    extent++;
-                }
-                page = extents.get(extent).firstPage();
-            }
-            return page++;
-        }
-    }
-
     /** With lob.sync.each.write, waits for the index WAL sync (shared with concurrent writers) that covers this write. */
     private void awaitDurable() throws IOException {
         if (config.syncEachWrite()) {
             walSync.await();
         }
-    }
-
-    /** The extents after the first page of {@code pages} (which is the root). */
-    private static List<Extent> tail(List<Extent> pages) {
-        List<Extent> out = new ArrayList<>(pages.size());
-        Extent first = pages.get(0);
-        if (first.pageCount() > 1) {
-            out.add(new Extent(first.firstPage() + 1, first.pageCount() - 1));
-        }
-        out.addAll(pages.subList(1, pages.size()));
-        return out;
     }
 
     /**
@@ -536,8 +402,7 @@ public final class DefaultLobStore implements LobStore {
      */
     private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source,
                                            String finishedUpload, boolean relocation) throws IOException {
-        Lock latch = lockPublish(written.lobId());
-        try {
+        try (Latches.Held latch = latches.publish(written.lobId())) {
             Optional<VersionEntry> old = index.current(written.lobId());
             if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
                 // cannot happen while writes to one LOB hold its write latch; counted, and refused if pages were shared
@@ -558,13 +423,9 @@ public final class DefaultLobStore implements LobStore {
             }
             applied(batch, source);
             index.write(batch);
-            lobs.addAndGet(old.isPresent() ? 0 : 1);
-            bytesLive.addAndGet(written.byteLength() - old.map(VersionEntry::byteLength).orElse(0L));
-            pagesLive.addAndGet(written.pageCount() - old.map(VersionEntry::pageCount).orElse(0L));
-            superseded.ifPresent(this::countPending);
+            usage.published(written, old);
+            superseded.ifPresent(usage::pending);
             return superseded;
-        } finally {
-            latch.unlock();
         }
     }
 
@@ -574,9 +435,8 @@ public final class DefaultLobStore implements LobStore {
     public ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException {
         checkOpen();
         long start = System.nanoTime();
-        Lock row = acquire(writeLatch(chunk.lobId()), "lob-write");
         ChunkResult result;
-        try {
+        try (Latches.Held row = latches.write(chunk.lobId())) {
             Optional<UploadEntry> existing = index.upload(chunk.uploadId());
             String problem;
             if (existing.isPresent()) {
@@ -598,8 +458,6 @@ public final class DefaultLobStore implements LobStore {
             }
             UploadEntry upload = existing.isPresent() ? existing.get() : beginUpload(chunk);
             result = writeChunk(upload, existing.isEmpty(), chunk, data, source);
-        } finally {
-            row.unlock();
         }
         if (result.status() == ChunkResult.Status.PUBLISHED) {
             awaitDurable();
@@ -642,11 +500,11 @@ public final class DefaultLobStore implements LobStore {
         List<Extent> pages = allocator.allocate(1 + layout.dataPages());
         try {
             List<Extent> indexExtents = layout.indexed()
-                    ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), tail(pages).size()))
+                    ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), Extent.withoutFirstPage(pages).size()))
                     : List.of();
             long now = System.currentTimeMillis();
             UploadEntry u = new UploadEntry(chunk.uploadId(), chunk.lobId(), newVersion(), chunk.totalLength(), chunk.chunkCount(), 0, 0,
-                    0, pages.get(0).firstPage(), tail(pages), indexExtents, now, now);
+                    0, pages.get(0).firstPage(), Extent.withoutFirstPage(pages), indexExtents, now, now);
             return u;
         } catch (IOException | RuntimeException e) {
             allocator.release(pages);
@@ -657,42 +515,41 @@ public final class DefaultLobStore implements LobStore {
     /** @param fresh the upload begins with this chunk: no index entry names its pages yet */
     private ChunkResult writeChunk(UploadEntry upload, boolean fresh, Chunk chunk, InputStream data, Source source) throws IOException {
         VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), upload.totalLength());
-        Lock latch = config.latchDowngrade() ? lockTablespaceShared() : lockTablespaceExclusive();
         UploadEntry next;
-        try {
-            int chunkCrc = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(), upload.bytesDone(),
-                    data, chunk.length());
-            next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkCrc, chunk.length()),
-                    System.currentTimeMillis());
-            if (!chunk.last()) {
-                LobIndex.Batch batch = index.newBatch().putUpload(next);
-                applied(batch, source);
-                index.write(batch);
-                return ChunkResult.of(ChunkResult.Status.ACCEPTED);
-            }
-            if (chunk.crc32c() != null && chunk.crc32c() != next.crc32c()) {
-                LobIndex.Batch batch = index.newBatch();
-                if (!fresh) {
-                    batch.deleteUpload(upload.uploadId());
+        try (Latches.Held latch = config.latchDowngrade() ? latches.tablespaceShared() : latches.tablespaceExclusive()) {
+            try {
+                int chunkCrc = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(), upload.bytesDone(),
+                        data, chunk.length());
+                next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkCrc, chunk.length()),
+                        System.currentTimeMillis());
+                if (!chunk.last()) {
+                    LobIndex.Batch batch = index.newBatch().putUpload(next);
+                    applied(batch, source);
+                    index.write(batch);
+                    return ChunkResult.of(ChunkResult.Status.ACCEPTED);
                 }
-                applied(batch, source);
-                index.write(batch);
-                allocator.release(upload.pages());
-                return new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(),
-                        new ValueChecksumException(upload.lobId(), chunk.crc32c(), next.crc32c()).getMessage());
+                if (chunk.crc32c() != null && chunk.crc32c() != next.crc32c()) {
+                    LobIndex.Batch batch = index.newBatch();
+                    if (!fresh) {
+                        batch.deleteUpload(upload.uploadId());
+                    }
+                    applied(batch, source);
+                    index.write(batch);
+                    allocator.release(upload.pages());
+                    return new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(),
+                            new ValueChecksumException(upload.lobId(), chunk.crc32c(), next.crc32c()).getMessage());
+                }
+                writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),
+                        upload.indexExtents(), next.crc32c());
+                if (config.syncEachWrite()) {
+                    pageSync.await();
+                }
+            } catch (IOException | RuntimeException e) {
+                if (fresh) {
+                    allocator.release(upload.pages()); // nothing names them yet
+                }
+                throw e;
             }
-            writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),
-                    upload.indexExtents(), next.crc32c());
-            if (config.syncEachWrite()) {
-                pageSync.await();
-            }
-        } catch (IOException | RuntimeException e) {
-            if (fresh) {
-                allocator.release(upload.pages()); // nothing names them yet
-            }
-            throw e;
-        } finally {
-            latch.unlock();
         }
         VersionEntry written = VersionEntry.current(upload.lobId(), upload.version(), upload.rootPage(), upload.totalLength(),
                 next.crc32c(), upload.pages());
@@ -713,8 +570,7 @@ public final class DefaultLobStore implements LobStore {
         });
         List<String> expired = new ArrayList<>();
         for (UploadEntry u : stale) {
-            Lock row = acquire(writeLatch(u.lobId()), "lob-write");
-            try {
+            try (Latches.Held row = latches.write(u.lobId())) {
                 Optional<UploadEntry> now = index.upload(u.uploadId());
                 if (now.isPresent() && now.get().touchedAtMillis() < cutoff) {
                     index.write(index.newBatch().deleteUpload(u.uploadId()));
@@ -723,8 +579,6 @@ public final class DefaultLobStore implements LobStore {
                     log.info("{}: upload {} of {} expired after {} of {} bytes; its {} pages are free again", name, u.uploadId(),
                             u.lobId(), u.bytesDone(), u.totalLength(), Extent.totalPages(u.pages()));
                 }
-            } finally {
-                row.unlock();
             }
         }
         return expired;
@@ -734,41 +588,23 @@ public final class DefaultLobStore implements LobStore {
     public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
         checkOpen();
         throttle();
-        Lock row = acquire(writeLatch(lobId), "lob-write");
         Optional<VersionEntry> superseded;
-        try {
-            Lock latch = lockPublish(lobId);
-            try {
-                Optional<VersionEntry> old = index.current(lobId);
-                LobIndex.Batch batch = index.newBatch();
-                superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, offsetOf(source)));
-                if (superseded.isPresent()) {
-                    batch.deleteCurrent(lobId).putPending(superseded.get());
-                }
-                applied(batch, source);
-                index.write(batch);
-                superseded.ifPresent(s -> {
-                    lobs.decrementAndGet();
-                    bytesLive.addAndGet(-s.byteLength());
-                    pagesLive.addAndGet(-s.pageCount());
-                    countPending(s);
-                });
-            } finally {
-                latch.unlock();
+        try (Latches.Held row = latches.write(lobId); Latches.Held latch = latches.publish(lobId)) {
+            Optional<VersionEntry> old = index.current(lobId);
+            LobIndex.Batch batch = index.newBatch();
+            superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, offsetOf(source)));
+            if (superseded.isPresent()) {
+                batch.deleteCurrent(lobId).putPending(superseded.get());
             }
-        } finally {
-            row.unlock();
+            applied(batch, source);
+            index.write(batch);
+            superseded.ifPresent(s -> {
+                usage.deleted(s);
+                usage.pending(s);
+            });
         }
         awaitDurable();
         return superseded;
-    }
-
-    /** A version that became pending: its pages are history; it is history (awaits purge) unless compaction moved it. */
-    private void countPending(VersionEntry e) {
-        if (e.cause() != VersionEntry.Cause.RELOCATE) {
-            historyLength.incrementAndGet();
-        }
-        pagesHistory.addAndGet(e.pageCount());
     }
 
     private static long versionOf(Optional<VersionEntry> e) {
@@ -793,8 +629,7 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public ReclaimOutcome reclaim(String lobId, long version, List<Extent> extents, Source source) throws IOException {
         checkOpen();
-        Lock latch = lockPublish(lobId);
-        try {
+        try (Latches.Held latch = latches.publish(lobId)) {
             Optional<VersionEntry> pending = index.pending(lobId, version);
             if (pending.isEmpty() || pending.get().reclaimRequested()) {
                 recordApplied(source);
@@ -814,8 +649,6 @@ public final class DefaultLobStore implements LobStore {
             }
             freePending(e, source);
             return ReclaimOutcome.APPLIED;
-        } finally {
-            latch.unlock();
         }
     }
 
@@ -826,10 +659,7 @@ public final class DefaultLobStore implements LobStore {
         index.write(batch);
         // Only once no index entry names them may the pages be granted again.
         allocator.release(e.extents());
-        if (e.cause() != VersionEntry.Cause.RELOCATE) {
-            historyLength.decrementAndGet();
-        }
-        pagesHistory.addAndGet(-e.pageCount());
+        usage.freed(e);
     }
 
     private void recordApplied(Source source) throws IOException {
@@ -880,7 +710,7 @@ public final class DefaultLobStore implements LobStore {
                     throw new NotMovable();
                 }
                 long length = base.get().reader().byteLength();
-                return new NewValue(length, 0, length, base.get().reader().stream(0, length));
+                return NewValue.whole(length, base.get().reader().stream(0, length));
             }, null, null, below(end));
         } catch (NotMovable changed) {
             return 0;
@@ -892,13 +722,10 @@ public final class DefaultLobStore implements LobStore {
             index.syncWal();
             metrics.walSync();
         }
-        Lock latch = lockPublish(old.lobId());
-        try {
+        try (Latches.Held latch = latches.publish(old.lobId())) {
             if (!pins.blocksReclaim(old.lobId(), old.version()) && index.pending(old.lobId(), old.version()).isPresent()) {
                 freePending(old, null);
             }
-        } finally {
-            latch.unlock();
         }
         metrics.relocated(moved.written().pageCount());
         return moved.written().pageCount();
@@ -916,17 +743,13 @@ public final class DefaultLobStore implements LobStore {
         checkOpen();
         long start = System.nanoTime();
         VersionEntry entry;
-        ReentrantLock latch = lobLatch(lobId);
-        latch.lock();
-        try {
+        try (Latches.Held latch = latches.lob(lobId)) {
             Optional<VersionEntry> cur = index.current(lobId);
             if (cur.isEmpty()) {
                 return Optional.empty();
             }
             entry = cur.get();
             pins.pin(lobId, entry.version());
-        } finally {
-            latch.unlock();
         }
         try {
             VersionReader reader = VersionReader.open(file, lobId, entry.version(), entry.rootPage(), metrics::pageRead);
@@ -975,8 +798,7 @@ public final class DefaultLobStore implements LobStore {
     /** Releases a pin; the last one out frees the versions whose reclaim was deferred for it. */
     private void unpin(VersionEntry entry) {
         // the publish latch, not just the LOB's: a deferred reclaim writes the index, which fsck and close exclude
-        Lock latch = lockPublish(entry.lobId());
-        try {
+        try (Latches.Held latch = latches.publish(entry.lobId())) {
             if (!pins.unpin(entry.lobId(), entry.version()) || closed) {
                 return;
             }
@@ -988,56 +810,7 @@ public final class DefaultLobStore implements LobStore {
         } catch (IOException e) {
             // the deferred reclaim stays recorded in the index and is done at the next open
             log.warn("{}: deferred reclaim after unpinning {}@{} failed: {}", name, entry.lobId(), entry.version(), e.toString());
-        } finally {
-            latch.unlock();
         }
-    }
-
-    // ---------------------------------------------------------------- latches
-
-    private Lock lockTablespaceExclusive() {
-        return acquire(tablespaceLatch.writeLock(), "tablespace");
-    }
-
-    private Lock lockTablespaceShared() {
-        return acquire(tablespaceLatch.readLock(), "tablespace");
-    }
-
-    private ReentrantLock lobLatch(String lobId) {
-        return lobLatches[Math.floorMod(lobId.hashCode(), LOB_LATCH_STRIPES)];
-    }
-
-    private ReentrantLock writeLatch(String lobId) {
-        return writeLatches[Math.floorMod(lobId.hashCode(), LOB_LATCH_STRIPES)];
-    }
-
-    /**
-     * The latch a publish holds: optimistic = the LOB's latch (plus the tablespace latch shared, so
-     * fsck and close can exclude writers); pessimistic = the tablespace latch exclusively (plus the
-     * LOB's latch, which orders publishes with pins).
-     */
-    private Lock lockPublish(String lobId) {
-        Lock outer = config.optimisticUpdate() ? lockTablespaceShared() : lockTablespaceExclusive();
-        Lock inner = acquire(lobLatch(lobId), "lob");
-        return new Lock() {
-            @Override public void unlock() { inner.unlock(); outer.unlock(); }
-            @Override public void lock() { throw new UnsupportedOperationException(); }
-            @Override public void lockInterruptibly() { throw new UnsupportedOperationException(); }
-            @Override public boolean tryLock() { throw new UnsupportedOperationException(); }
-            @Override public boolean tryLock(long t, java.util.concurrent.TimeUnit u) { throw new UnsupportedOperationException(); }
-            @Override public java.util.concurrent.locks.Condition newCondition() { throw new UnsupportedOperationException(); }
-        };
-    }
-
-    private Lock acquire(Lock lock, String latchName) {
-        if (lock.tryLock()) {
-            metrics.latchAcquired(latchName, 0);
-            return lock;
-        }
-        long t0 = System.nanoTime();
-        lock.lock();
-        metrics.latchAcquired(latchName, System.nanoTime() - t0);
-        return lock;
     }
 
     // ---------------------------------------------------------------- maintenance
@@ -1075,18 +848,14 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public StoreStats stats() {
-        return new StoreStats(lobs.get(), bytesLive.get(), pagesLive.get(), pagesHistory.get(), allocator.freePages(),
-                historyLength.get(), config.pageSize());
+        return usage.stats(allocator.freePages(), config.pageSize());
     }
 
     @Override
     public FsckReport fsck(boolean readData) throws IOException {
         checkOpen();
-        Lock latch = lockTablespaceExclusive();
-        try {
+        try (Latches.Held latch = latches.tablespaceExclusive()) {
             return new Fsck(file, index, allocator.freeExtents(), allocator.highWaterMark(), readData).run();
-        } finally {
-            latch.unlock();
         }
     }
 
@@ -1099,8 +868,7 @@ public final class DefaultLobStore implements LobStore {
     public void flush() throws IOException {
         // shared: close and fsck (exclusive) wait, so the file and index stay open throughout; writers go on.
         // A commit may flush a store from another thread (TablespaceRegistry) while its task is being closed.
-        Lock latch = lockTablespaceShared();
-        try {
+        try (Latches.Held latch = latches.tablespaceShared()) {
             if (closed) {
                 return;
             }
@@ -1114,8 +882,6 @@ public final class DefaultLobStore implements LobStore {
                 syncedWrites = writes;
             }
             shrinkTail();
-        } finally {
-            latch.unlock();
         }
     }
 
@@ -1168,8 +934,7 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public void close() throws IOException {
-        Lock latch = lockTablespaceExclusive();
-        try {
+        try (Latches.Held latch = latches.tablespaceExclusive()) {
             if (closed) {
                 return;
             }
@@ -1182,8 +947,6 @@ public final class DefaultLobStore implements LobStore {
             index.checkpointFree(allocator.freeExtents(), META_CLEAN);
             index.close();
             file.close();
-        } finally {
-            latch.unlock();
         }
     }
 }

@@ -117,6 +117,39 @@ public record Extent(long firstPage, int pageCount) {
         }
     }
 
+    /** The pages of {@code pages} after its first one (a version's root; the rest are its data pages). */
+    public static List<Extent> withoutFirstPage(List<Extent> pages) {
+        List<Extent> out = new ArrayList<>(pages.size());
+        Extent first = pages.get(0);
+        if (first.pageCount() > 1) {
+            out.add(new Extent(first.firstPage() + 1, first.pageCount() - 1));
+        }
+        out.addAll(pages.subList(1, pages.size()));
+        return out;
+    }
+
+    /** Hands out the pages of a list of extents one at a time, in list order. */
+    public static final class Cursor {
+        private final List<Extent> extents;
+        private int extent;
+        private long page = -1;
+
+        public Cursor(List<Extent> extents) {
+            this.extents = extents;
+        }
+
+        /** The next page; past the last one, {@link IndexOutOfBoundsException}. */
+        public long next() {
+            if (page < 0 || page >= extents.get(extent).endPage()) {
+                if (page >= 0) {
+                    extent++;
+                }
+                page = extents.get(extent).firstPage();
+            }
+            return page++;
+        }
+    }
+
     public static long totalPages(Collection<Extent> extents) {
         long n = 0;
         for (Extent e : extents) {
