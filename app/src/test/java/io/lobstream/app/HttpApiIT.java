@@ -205,4 +205,53 @@ class HttpApiIT {
         assertThat(proxied.headers().firstValue("X-LobStream-Served-By")).contains("127.0.0.1:" + a.httpPort());
         assertThat(get(a, onA, null).headers().firstValue("X-LobStream-Served-By")).isEmpty();
     }
+
+    /**
+     * The CLI's write commands, asking the node that does not own the LOB: each returns once the
+     * owner's writer is past its command (read-your-writes), including commands that change
+     * nothing or are dead-lettered, which used to wait out the whole --timeout.
+     */
+    @Test
+    void writeCommandsWaitForTheOwningWriterThroughTheOtherNode() throws Exception {
+        String id = idOwnedBy(b, "cli-");
+        byte[] value = bytes(3000, 21);
+        Path file = dir.resolve("cli-value");
+        java.nio.file.Files.write(file, value);
+        String viaA = "http://127.0.0.1:" + a.httpPort();
+
+        Cli put = cli("put", id, file.toString(), "--node", viaA);
+        assertThat(put.exit).as(put.err).isZero();
+        assertThat(put.err).contains(id + ": applied, version");
+        assertThat(get(b, id, null).body()).as("readable as soon as put returns").isEqualTo(value);
+
+        Cli truncate = cli("truncate", id, "--length", "999999", "--node", viaA);
+        assertThat(truncate.exit).as(truncate.err).isEqualTo(4);
+        assertThat(truncate.err).contains("dead-lettered", "out-of-range");
+
+        Cli deleteNothing = cli("delete", "never-" + id, "--node", viaA);
+        assertThat(deleteNothing.exit).as(deleteNothing.err).isZero();
+        assertThat(deleteNothing.err).contains("there was no LOB never-" + id);
+
+        Cli delete = cli("delete", id, "--node", viaA);
+        assertThat(delete.exit).as(delete.err).isZero();
+        assertThat(delete.err).contains(id + ": applied, deleted");
+        assertThat(get(a, id, null).statusCode()).isEqualTo(404);
+
+        int closed = io.lobstream.app.embedded.EmbeddedKafka.freePort();
+        Cli noNode = cli("put", id, file.toString(), "--node", "http://127.0.0.1:" + closed);
+        assertThat(noNode.exit).isEqualTo(2);
+        assertThat(noNode.err).contains("cannot reach a node at http://127.0.0.1:" + closed, "--no-wait-applied");
+    }
+
+    record Cli(int exit, String err) {
+    }
+
+    static Cli cli(String... args) {
+        java.io.StringWriter err = new java.io.StringWriter();
+        picocli.CommandLine cmd = io.lobstream.app.cli.LobStreamCli.commandLine().setErr(new java.io.PrintWriter(err, true));
+        java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of(args));
+        all.addAll(java.util.List.of("--bootstrap", cluster.bootstrap(), "--registry", cluster.registryUrl(), "--timeout", "60s"));
+        int exit = cmd.execute(all.toArray(String[]::new));
+        return new Cli(exit, err.toString());
+    }
 }

@@ -22,7 +22,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeoutException;
 
@@ -52,7 +51,7 @@ public final class LobNode implements AutoCloseable {
 
     /** Creates the topics if needed, binds the HTTP port and starts the writer. */
     public LobNode start() throws IOException, InterruptedException {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap()))) {
+        try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
             int partitions = TopicSetup.ensureTopics(admin, config);
             log.info("topics {} ready with {} partitions", config.topics().all(), partitions);
         } catch (java.util.concurrent.ExecutionException e) {
@@ -80,6 +79,8 @@ public final class LobNode implements AutoCloseable {
 
     private Properties streamsProperties() {
         Properties p = new Properties();
+        // the settings every Kafka client knows (security, timeouts), which Streams hands to its clients
+        p.putAll(config.clientConfig(AdminClientConfig.configNames()));
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID));
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);

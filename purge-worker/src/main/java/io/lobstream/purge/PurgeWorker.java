@@ -80,8 +80,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.reclaimTopic = config.topics().reclaim();
         this.metrics = new PurgeMetrics(meters, workerId);
 
-        Map<String, Object> c = clientKeys(config, ConsumerConfig.configNames());
-        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
+        // the user's client settings (e.g. session.timeout.ms, transaction.timeout.ms, security), so a deployment can
+        // tune failure detection; the settings exactly-once depends on are put after, and win
+        Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
         c.put(ConsumerConfig.GROUP_ID_CONFIG, config.get(LobStreamConfig.PURGE_GROUP));
         c.put(ConsumerConfig.CLIENT_ID_CONFIG, "purge-" + workerId);
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -91,8 +92,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         c.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
 
-        Map<String, Object> p = clientKeys(config, ProducerConfig.configNames());
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
+        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "lobstream-purge-" + workerId);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
@@ -100,20 +100,6 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.undoReader = LobSerdes.valueDeserializer(config);
         metrics.prefetch(() -> readers.values().stream().mapToInt(PurgeReader::inFlight).sum(),
                 () -> readers.values().stream().mapToInt(PurgeReader::window).sum());
-    }
-
-    /**
-     * The Kafka client keys the user gave (e.g. {@code session.timeout.ms}, {@code transaction.timeout.ms}),
-     * so a deployment can tune failure detection; the keys exactly-once depends on are set after and win.
-     */
-    private static Map<String, Object> clientKeys(LobStreamConfig config, Set<String> known) {
-        Map<String, Object> m = new HashMap<>();
-        config.originals().forEach((k, v) -> {
-            if (known.contains(k)) {
-                m.put(k, v);
-            }
-        });
-        return m;
     }
 
     /** Versions turned into reclaim records so far (committed or not). */

@@ -6,12 +6,15 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The pipeline's configuration (Kafka, registry, topics, node): every key with its default and
- * meaning. Engine keys live in {@code LobStoreConfig}. Any other key given to a node is passed
- * on to the Kafka clients and the serdes, so {@code apicurio.*} or a Confluent serializer's own
- * keys work unchanged.
+ * meaning. Engine keys live in {@code LobStoreConfig}. Any other key a Kafka client knows
+ * ({@code security.protocol}, {@code sasl.*}, {@code ssl.*}, timeouts, tuning) is passed to the
+ * clients LobStream creates that know it ({@link #clientConfig}); Kafka Streams gets those common
+ * to all clients, and any Streams setting as {@code lob.streams.<setting>}. Every key also
+ * reaches the serdes, so {@code apicurio.*} or a Confluent serializer's own keys work unchanged.
  */
 public final class LobStreamConfig {
     public static final ConfigKey<String> BOOTSTRAP = ConfigKey.string("bootstrap.servers", "127.0.0.1:9092",
@@ -113,6 +116,23 @@ public final class LobStreamConfig {
 
     public String bootstrap() {
         return get(BOOTSTRAP);
+    }
+
+    /**
+     * The Kafka client settings the user gave that a client knows ({@code known}: its config
+     * names, e.g. {@code ConsumerConfig.configNames()}), such as security, timeouts and tuning,
+     * plus {@code bootstrap.servers}. Callers put the settings they depend on after these, so
+     * those win.
+     */
+    public Map<String, Object> clientConfig(Set<String> known) {
+        Map<String, Object> m = new HashMap<>();
+        props.forEach((k, v) -> {
+            if (known.contains(k)) {
+                m.put(k, v);
+            }
+        });
+        m.put(BOOTSTRAP.name(), bootstrap());
+        return m;
     }
 
     /**

@@ -97,7 +97,7 @@ final class DemoCommand implements Callable<Integer> {
             try (LobNode node = new LobNode(cfg, storeCfg).start()) {
                 node.awaitRunning(Duration.ofSeconds(120));
                 progress.say(String.format("node running (HTTP :%d) after %.1f s; starting %d purge workers and %d producers for %s",
-                        node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers, duration));
+                        node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers, Durations.format(duration)));
                 for (int i = 0; i < purgeWorkers; i++) {
                     PurgeWorker w = new PurgeWorker(cfg, storeCfg, "demo-" + i, 0, node.meters());
                     workers.add(w);

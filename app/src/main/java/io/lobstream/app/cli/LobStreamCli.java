@@ -21,7 +21,12 @@ public final class LobStreamCli implements Runnable {
     }
 
     public static void main(String[] args) {
-        int code = new CommandLine(new LobStreamCli())
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line with its converters and error handling: what {@link #main} runs, and tests too. */
+    public static CommandLine commandLine() {
+        return new CommandLine(new LobStreamCli())
                 .registerConverter(java.time.Duration.class, Durations::parse)
                 .registerConverter(SizeRange.class, SizeRange::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
@@ -37,8 +42,6 @@ public final class LobStreamCli implements Runnable {
                         e.printStackTrace(cmd.getErr());
                     }
                     return 2;
-                })
-                .execute(args);
-        System.exit(code);
+                });
     }
 }

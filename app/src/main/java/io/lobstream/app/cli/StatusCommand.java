@@ -72,8 +72,10 @@ final class StatusCommand implements Callable<Integer> {
     /** Purge group lag per partition: committed-read end offset of undo-history minus the group's committed offset. */
     private void addPurgeLag(ObjectNode status) {
         LobStreamConfig cfg = cluster.streamConfig(null);
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000))) {
+        Map<String, Object> settings = cfg.clientConfig(AdminClientConfig.configNames());
+        settings.putIfAbsent(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000);
+        settings.putIfAbsent(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
+        try (Admin admin = Admin.create(settings)) {
             String topic = cfg.topics().undoHistory();
             int partitions = admin.describeTopics(java.util.List.of(topic)).allTopicNames().get(5, TimeUnit.SECONDS)
                     .get(topic).partitions().size();

@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -8,6 +9,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -15,7 +17,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The write commands: put, write, append, truncate, delete. Each sends its command(s) with
  * {@link LobClient}, waits for Kafka's acknowledgement and, with --wait-applied (the default),
- * until the node serves the new version.
+ * until the writer has applied it (then a node serves the new version) or dead-lettered it:
+ * exit 0, 3 (not applied within --timeout) or 4 (dead-lettered, with the reason).
  */
 final class WriteCommands {
     private WriteCommands() {
@@ -49,17 +52,36 @@ final class WriteCommands {
         CommandLine.Model.CommandSpec spec;
 
         int run(Send send) throws Exception {
+            LobStreamConfig config = cluster.streamConfig(null);
+            if (!wait.waitApplied) {
+                acknowledged(sendWith(config, send));
+                return Waits.APPLIED;
+            }
             NodeHttp http = new NodeHttp(wait.node);
-            Optional<String> before = wait.waitApplied ? http.etag(id) : Optional.empty();
-            RecordMetadata md;
-            try (LobClient client = new LobClient(cluster.streamConfig(null))) {
-                md = send.send(client).get();
+            Optional<String> before;
+            try {
+                before = http.head(id).etag();
+            } catch (IOException e) {
+                // before anything is sent: a command that cannot be waited for is not sent either
+                throw new IOException("cannot reach a node at " + http.base() + " (--node) to wait for the write to be applied: "
+                        + e.getMessage() + "; start a node, point --node at one, or pass --no-wait-applied", e);
             }
-            System.err.printf("%s %s: acknowledged at %s-%d@%d%n", spec.name(), id, md.topic(), md.partition(), md.offset());
-            if (wait.waitApplied) {
-                return Waits.untilVersionChanges(http, id, before, wait.timeout) ? 0 : 3;
+            try (DeadLetterWatch deadLetters = new DeadLetterWatch(config)) {
+                RecordMetadata md = sendWith(config, send);
+                acknowledged(md);
+                return Waits.untilApplied(http, deadLetters, id, before, md, this instanceof Delete, wait.timeout,
+                        spec.commandLine().getErr());
             }
-            return 0;
+        }
+
+        private static RecordMetadata sendWith(LobStreamConfig config, Send send) throws Exception {
+            try (LobClient client = new LobClient(config)) {
+                return send.send(client).get();
+            }
+        }
+
+        private void acknowledged(RecordMetadata md) {
+            spec.commandLine().getErr().printf("%s %s: acknowledged at %s-%d@%d%n", spec.name(), id, md.topic(), md.partition(), md.offset());
         }
 
         /** Sends the bytes of FILE (or stdin). */

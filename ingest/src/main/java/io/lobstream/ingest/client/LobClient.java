@@ -16,7 +16,6 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -27,8 +26,13 @@ import java.util.zip.CRC32C;
  * The producer side of LobStream: turns put, write, append, truncate and delete calls into
  * LobCommands on {@code lob.commands}, keyed by lobId. Idempotent producer, acks=all, so chunks
  * and commands of one LOB arrive once and in order. Each call returns a future completed when
- * Kafka has acknowledged the command (all its chunks); to wait until a node has applied it,
- * poll the node's {@code HEAD /lobs/{id}} for a new ETag (what {@code --wait-applied} does).
+ * Kafka has acknowledged the command (all its chunks); to wait until the writer has applied it,
+ * poll any node's {@code HEAD /lobs/{id}} until its {@code LobStream-Applied-Offset} reaches the
+ * acknowledged offset (what {@code --wait-applied} does; a command the writer rejects goes to
+ * {@code lob.commands.dlq} instead, with that offset in its {@code lob.dlq.offset} header).
+ *
+ * <p>Every Kafka producer setting in the configuration is used (security, linger, compression);
+ * idempotence and {@code acks=all} are always on, as chunked uploads depend on them.
  */
 public final class LobClient implements AutoCloseable {
     private final KafkaProducer<String, Object> producer;
@@ -36,13 +40,13 @@ public final class LobClient implements AutoCloseable {
     private final int chunkSize;
 
     public LobClient(LobStreamConfig config) {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
+        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames()); // the user's producer settings
+        p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 2);
+        p.putIfAbsent(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024 * 1024);
+        p.putIfAbsent(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
+        // what chunked uploads rely on: no chunk lost, duplicated or reordered by a retry
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 2);
-        p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024 * 1024);
-        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
         this.producer = new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
         this.topic = config.topics().commands();
         this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);

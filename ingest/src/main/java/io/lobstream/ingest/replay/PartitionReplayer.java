@@ -18,7 +18,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -57,8 +56,7 @@ public final class PartitionReplayer {
      * found at start.
      */
     public Result replay(int partition, DefaultLobStore store, long from, long to) throws IOException {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
+        Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100);

@@ -65,7 +65,7 @@ public final class CommandReplay {
 
     private long committedOffset(TopicPartition tp) throws IOException {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap()))) {
+        try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
             Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(
                     Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp)))).partitionsToOffsetAndMetadata(group).get();
             OffsetAndMetadata o = offsets.get(tp);

@@ -13,13 +13,16 @@ import java.nio.charset.StandardCharsets;
  * untouched, the reason and origin in headers. It is part of the task's transaction, so a
  * record is either applied or dead-lettered, once.
  */
-final class DeadLetters {
+public final class DeadLetters {
     static final String SINK = "dead-letters";
-    static final String REASON = "lob.dlq.reason";
-    static final String KIND = "lob.dlq.kind";
-    static final String ORIGIN_TOPIC = "lob.dlq.topic";
-    static final String ORIGIN_PARTITION = "lob.dlq.partition";
-    static final String ORIGIN_OFFSET = "lob.dlq.offset";
+    /** Header: why the record was not applied, for people. */
+    public static final String REASON = "lob.dlq.reason";
+    /** Header: the kind of problem, for programs (see {@link CommandApplier}). */
+    public static final String KIND = "lob.dlq.kind";
+    /** Headers: where the record was read from. */
+    public static final String ORIGIN_TOPIC = "lob.dlq.topic";
+    public static final String ORIGIN_PARTITION = "lob.dlq.partition";
+    public static final String ORIGIN_OFFSET = "lob.dlq.offset";
 
     private DeadLetters() {
     }
