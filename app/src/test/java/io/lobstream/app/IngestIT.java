@@ -193,6 +193,7 @@ class IngestIT {
         bad.put("crc-mismatch", put("it-dlq", bytes(5, 3)).setCrc32c(12345).build());
         bad.put("upload", put("it-dlq", bytes(5, 4)).setUploadId("u-unknown").setChunkIndex(3).setChunkCount(5).setOffset(15)
                 .setTotalLength(25).build());
+        bad.put("unsupported", put("it-dlq", bytes(5, 5)).setOp(LobOp.APPEND).setUploadId("u-append").setChunkCount(2).build());
         for (Map.Entry<String, LobCommand> e : bad.entrySet()) {
             String key = e.getKey().equals("invalid") ? "it-dlq" : e.getValue().getLobId();
             avro.send(new ProducerRecord<>(topic, key, e.getValue())).get();
@@ -206,8 +207,10 @@ class IngestIT {
         client.put("it-dlq", good, null).get();
         awaitValue("it-dlq", good);
 
-        Map<String, String> reasons = deadLetters(8);
-        assertThat(reasons.keySet()).contains("invalid", "too-large", "out-of-range", "not-found", "crc-mismatch", "upload", "undecodable");
+        Map<String, String> reasons = deadLetters(9);
+        assertThat(reasons.keySet()).contains("invalid", "too-large", "out-of-range", "not-found", "crc-mismatch", "upload", "unsupported",
+                "undecodable");
+        assertThat(reasons.get("unsupported")).contains("APPEND in chunks");
         assertThat(reasons.get("upload")).contains("u-unknown");
         assertThat(reasons.get("too-large")).contains("lob.value.max.bytes");
         assertThat(node.meters().find("lob_commands_dead_lettered").tag("kind", "undecodable").counter().count()).isGreaterThanOrEqualTo(2);

@@ -7,16 +7,18 @@ import picocli.CommandLine.Option;
 import java.util.HashMap;
 import java.util.Map;
 
-/** Where the cluster is and any configuration key: shared by every command that talks to Kafka. */
+/**
+ * Where the cluster is and any configuration key: shared by every command that talks to Kafka.
+ * An option given wins over the same key given with {@code -c}; an option not given leaves the
+ * key to {@code -c}, then to its default.
+ */
 final class ClusterOptions {
     @Option(names = "--bootstrap", paramLabel = "HOST:PORT",
-            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}, the embedded broker of a local node).",
-            defaultValue = "127.0.0.1:9092")
+            description = "Kafka bootstrap servers (sets bootstrap.servers; default: 127.0.0.1:9092, the embedded broker of a local node).")
     String bootstrap;
 
     @Option(names = "--registry", paramLabel = "URL",
-            description = "Schema registry URL (default: ${DEFAULT-VALUE}).",
-            defaultValue = "http://127.0.0.1:8081/apis/registry/v2")
+            description = "Schema registry URL (sets lob.registry.url; default: http://127.0.0.1:8081/apis/registry/v2).")
     String registry;
 
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE",
@@ -25,8 +27,12 @@ final class ClusterOptions {
 
     LobStreamConfig streamConfig(String dataDir) {
         Map<String, Object> p = new HashMap<>(config);
-        p.put(LobStreamConfig.BOOTSTRAP.name(), bootstrap);
-        p.put(LobStreamConfig.REGISTRY_URL.name(), registry);
+        if (bootstrap != null) {
+            p.put(LobStreamConfig.BOOTSTRAP.name(), bootstrap);
+        }
+        if (registry != null) {
+            p.put(LobStreamConfig.REGISTRY_URL.name(), registry);
+        }
         if (dataDir != null) {
             p.put(LobStreamConfig.DATA_DIR.name(), dataDir);
         }

@@ -22,17 +22,19 @@ import java.util.concurrent.CountDownLatch;
                 "With no --bootstrap it first starts the embedded default: a KRaft broker in this JVM (port 9092) "
                         + "and an Apicurio Registry child process (port 8081), under the data directory."})
 final class NodeCommand implements Runnable {
-    @Option(names = "--data-dir", defaultValue = "lobstream-data", description = "Data directory (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--data-dir", description = "Data directory (sets lob.data.dir; default: lobstream-data).")
     Path dataDir;
 
-    @Option(names = "--bootstrap", paramLabel = "HOST:PORT", description = "Kafka to use; absent = start the embedded broker and registry.")
+    @Option(names = "--bootstrap", paramLabel = "HOST:PORT",
+            description = "Kafka to use (sets bootstrap.servers); absent, and no -c bootstrap.servers: start the embedded broker and registry.")
     String bootstrap;
 
-    @Option(names = "--registry", paramLabel = "URL", description = "Registry to use with --bootstrap (default http://127.0.0.1:8081/apis/registry/v2).")
+    @Option(names = "--registry", paramLabel = "URL",
+            description = "Registry to use with --bootstrap (sets lob.registry.url; default http://127.0.0.1:8081/apis/registry/v2).")
     String registry;
 
-    @Option(names = "--http-port", defaultValue = "8080", description = "HTTP API port (default: ${DEFAULT-VALUE}).")
-    int httpPort;
+    @Option(names = "--http-port", description = "HTTP API port (sets lob.http.port; default: 8080).")
+    Integer httpPort;
 
     @Option(names = "--node-id", paramLabel = "ID",
             description = "Stable node id (sets lob.node.id): static membership, so a node restarted within "
@@ -56,21 +58,17 @@ final class NodeCommand implements Runnable {
         LobNode node = null;
         CountDownLatch stopped = new CountDownLatch(1);
         try {
+            // an option given wins over the same key given with -c; one not given leaves the key to -c
             Map<String, Object> props = new HashMap<>(config);
-            props.put(LobStreamConfig.DATA_DIR.name(), dataDir.toString());
-            props.put(LobStreamConfig.HTTP_PORT.name(), httpPort);
-            if (nodeId != null) {
-                props.put(LobStreamConfig.NODE_ID.name(), nodeId);
-            }
-            if (bootstrap == null) {
-                cluster = embedded.start(dataDir);
+            putIfGiven(props, LobStreamConfig.DATA_DIR.name(), dataDir);
+            putIfGiven(props, LobStreamConfig.HTTP_PORT.name(), httpPort);
+            putIfGiven(props, LobStreamConfig.NODE_ID.name(), nodeId);
+            putIfGiven(props, LobStreamConfig.BOOTSTRAP.name(), bootstrap);
+            putIfGiven(props, LobStreamConfig.REGISTRY_URL.name(), registry);
+            if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) {
+                cluster = embedded.start(new LobStreamConfig(props).dataDir());
                 props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
                 props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
-            } else {
-                props.put(LobStreamConfig.BOOTSTRAP.name(), bootstrap);
-                if (registry != null) {
-                    props.put(LobStreamConfig.REGISTRY_URL.name(), registry);
-                }
             }
             LobStreamConfig cfg = new LobStreamConfig(props);
             LobStoreConfig storeCfg = new LobStoreConfig(config);
@@ -102,6 +100,12 @@ final class NodeCommand implements Runnable {
                 cluster.close();
             }
             throw new IllegalStateException("node failed to start: " + e.getMessage(), e);
+        }
+    }
+
+    private static void putIfGiven(Map<String, Object> props, String key, Object option) {
+        if (option != null) {
+            props.put(key, option.toString());
         }
     }
 }

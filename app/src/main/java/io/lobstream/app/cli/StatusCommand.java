@@ -32,7 +32,8 @@ final class StatusCommand implements Callable<Integer> {
     @Option(names = "--node", defaultValue = "http://127.0.0.1:8080", description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
     String node;
 
-    @Option(names = "--wait", paramLabel = "DURATION", description = "Wait up to this long for the node to be up and running.")
+    @Option(names = "--wait", paramLabel = "DURATION",
+            description = "Wait up to this long for the node to be up and running; exit 3 if it is not by then (its status is still printed).")
     Duration waitFor;
 
     @Option(names = "--json", description = "Print one JSON object.")
@@ -65,6 +66,11 @@ final class StatusCommand implements Callable<Integer> {
             System.out.println(JSON.writeValueAsString(status));
         } else {
             print(status);
+        }
+        if (waitFor != null && !"RUNNING".equals(status.path("state").asText())) {
+            System.err.println("node at " + node + " not running after " + Durations.format(waitFor) + " (state "
+                    + status.path("state").asText() + ")");
+            return 3;
         }
         return 0;
     }
