@@ -11,15 +11,18 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * Watches the dead-letter topic from the moment it is opened, for the record the writer sends
- * there in place of applying a given command (matched by the origin headers). Opened before the
- * command is sent, so the dead letter cannot be missed; read_committed, as the writer sends it in
- * the transaction that moves past the command.
+ * Watches the dead-letter topic from the moment it is opened, for the records the writer sends
+ * there in place of applying a command: those of its LOB whose origin (headers) is a record of
+ * lob.commands produced since the watch opened. Opened before the command is sent, so no dead
+ * letter is missed; read_committed, as the writer sends them in the transaction that moves past
+ * the command. A value sent in chunks is several records, and the first one rejected says why.
  */
 final class DeadLetterWatch implements AutoCloseable {
     /** Why the writer did not apply a command. */
@@ -28,6 +31,8 @@ final class DeadLetterWatch implements AutoCloseable {
 
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final String commandsTopic;
+    /** lob.commands' end offsets when the watch opened: the commands sent after have offsets from here on. */
+    private final Map<Integer, Long> commandsEnd = new HashMap<>();
 
     DeadLetterWatch(LobStreamConfig config) {
         Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
@@ -42,14 +47,23 @@ final class DeadLetterWatch implements AutoCloseable {
         consumer.assign(parts);
         consumer.seekToEnd(parts);
         parts.forEach(consumer::position); // resolve "end" now, before the command is sent
+        List<TopicPartition> commands = consumer.partitionsFor(commandsTopic, Duration.ofSeconds(30)).stream()
+                .map(p -> new TopicPartition(commandsTopic, p.partition())).toList();
+        consumer.endOffsets(commands).forEach((tp, end) -> commandsEnd.put(tp.partition(), end));
     }
 
-    /** Polls up to {@code wait} for the dead letter of the command at {@code partition}/{@code offset} of lob.commands. */
-    Optional<DeadLetter> poll(int partition, long offset, Duration wait) {
+    /**
+     * Polls up to {@code wait} for a dead letter of {@code lobId} whose origin is partition {@code
+     * partition} of lob.commands, at most at offset {@code upTo} (the command's last record).
+     */
+    Optional<DeadLetter> poll(String lobId, int partition, long upTo, Duration wait) {
+        byte[] key = lobId.getBytes(StandardCharsets.UTF_8);
+        long from = commandsEnd.getOrDefault(partition, 0L);
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(wait)) {
-            if (commandsTopic.equals(header(r, DeadLetters.ORIGIN_TOPIC))
-                    && Integer.toString(partition).equals(header(r, DeadLetters.ORIGIN_PARTITION))
-                    && Long.toString(offset).equals(header(r, DeadLetters.ORIGIN_OFFSET))) {
+            String offset = header(r, DeadLetters.ORIGIN_OFFSET);
+            if (Arrays.equals(key, r.key()) && commandsTopic.equals(header(r, DeadLetters.ORIGIN_TOPIC))
+                    && Integer.toString(partition).equals(header(r, DeadLetters.ORIGIN_PARTITION)) && offset != null
+                    && Long.parseLong(offset) >= from && Long.parseLong(offset) <= upTo) {
                 return Optional.of(new DeadLetter(header(r, DeadLetters.KIND), header(r, DeadLetters.REASON)));
             }
         }

@@ -32,7 +32,7 @@ final class Waits {
         String last = "node unreachable";
         while (System.nanoTime() < deadline) {
             // the poll is also the pause between two HEADs
-            Optional<DeadLetterWatch.DeadLetter> dead = deadLetters.poll(sent.partition(), sent.offset(), Duration.ofMillis(50));
+            Optional<DeadLetterWatch.DeadLetter> dead = deadLetters.poll(id, sent.partition(), sent.offset(), Duration.ofMillis(50));
             if (dead.isPresent()) {
                 err.printf("%s: not applied: the writer dead-lettered it (%s)%n", id, dead.get().reason());
                 return DEAD_LETTERED;

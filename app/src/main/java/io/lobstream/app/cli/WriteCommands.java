@@ -64,7 +64,8 @@ final class WriteCommands {
             } catch (IOException e) {
                 // before anything is sent: a command that cannot be waited for is not sent either
                 throw new IOException("cannot reach a node at " + http.base() + " (--node) to wait for the write to be applied: "
-                        + e.getMessage() + "; start a node, point --node at one, or pass --no-wait-applied", e);
+                        + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName())
+                        + "; start a node, point --node at one, or pass --no-wait-applied", e);
             }
             try (DeadLetterWatch deadLetters = new DeadLetterWatch(config)) {
                 RecordMetadata md = sendWith(config, send);
