@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A real Apicurio Registry (2.6, in-memory storage) run as a child JVM bound to loopback. Its
+ * A real Apicurio Registry (2.6, SQL storage on an H2 file) run as a child JVM bound to loopback. Its
  * distribution is unpacked by the build into {@code app/target/apicurio-registry}; set
  * {@code lobstream.registry.home} to use another copy. The child is destroyed on close, and by
  * a shutdown hook when this JVM exits otherwise (Ctrl-C, SIGTERM), and by its shell parent when
