@@ -254,6 +254,34 @@ class IngestIT {
                 .setProducedAt(Instant.now());
     }
 
+    /**
+     * Schemas evolve compatibly (BACKWARD, the registry's global rule): a producer whose LobCommand
+     * schema could not read what was written before is refused at its first send, so nothing it
+     * writes reaches the topic. A compatible change (a new op symbol, above) is accepted.
+     */
+    @Test
+    void aBreakingSchemaChangeIsRefusedByTheRegistry() throws Exception {
+        client.put("it-schema", bytes(10, 1), null).get(); // the artifact exists
+        HttpResponse<String> rule = http.send(HttpRequest.newBuilder(URI.create(config.get(LobStreamConfig.REGISTRY_URL)
+                + "/admin/rules/COMPATIBILITY")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(rule.body()).contains("BACKWARD");
+
+        // a new field without a default: this schema cannot read the commands written so far
+        String json = LobCommand.getClassSchema().toString().replaceFirst("\"fields\":\\[",
+                "\"fields\":[{\"name\":\"tenant\",\"type\":\"string\"},");
+        Schema breaking = new Schema.Parser().parse(json);
+        GenericRecord r = new GenericData.Record(breaking);
+        LobCommand valid = put("it-schema", bytes(5, 2)).build();
+        for (Schema.Field f : LobCommand.getClassSchema().getFields()) {
+            Object v = valid.get(f.name());
+            r.put(f.name(), v instanceof LobOp op ? new GenericData.EnumSymbol(breaking.getField("op").schema(), op.name())
+                    : v instanceof Instant t ? t.toEpochMilli() : v);
+        }
+        r.put("tenant", "t1");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> avro.send(new ProducerRecord<>(config.topics().commands(), "it-schema", r)).get())
+                .hasStackTraceContaining("Incompatible artifact: lob.commands-value");
+    }
+
     /** A command written with a newer schema whose op enum has a symbol this writer does not know. */
     static GenericRecord unknownOp(String id) {
         String json = LobCommand.getClassSchema().toString().replace("\"DELETE\"]", "\"DELETE\",\"COPY\"]");

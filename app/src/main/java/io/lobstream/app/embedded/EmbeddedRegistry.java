@@ -21,7 +21,8 @@ import java.util.concurrent.TimeoutException;
  * {@code lobstream.registry.home} to use another copy. The child is destroyed on close, and by
  * a shutdown hook when this JVM exits otherwise (Ctrl-C, SIGTERM), and by its shell parent when
  * this JVM is killed outright. Its storage is an H2 file under the data directory, so schema ids
- * stay valid across restarts (records in Kafka refer to them).
+ * stay valid across restarts (records in Kafka refer to them). Its global compatibility rule is
+ * BACKWARD.
  */
 public final class EmbeddedRegistry implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EmbeddedRegistry.class);
@@ -73,6 +74,9 @@ public final class EmbeddedRegistry implements AutoCloseable {
         cmd.add("-Dquarkus.http.host=127.0.0.1");
         cmd.add("-Dquarkus.http.port=" + port);
         cmd.add("-Dquarkus.log.level=WARN");
+        // schemas evolve compatibly (DESIGN: BACKWARD): a new version must read what the previous one wrote,
+        // or the registry refuses it, and a producer with a breaking change fails at its first send
+        cmd.add("-Dregistry.rules.global.compatibility=BACKWARD");
         cmd.add("-jar");
         cmd.add(shellQuote(runner.toString()));
         // A small shell parent holds our stdin: when this JVM dies, even by SIGKILL, the pipe closes,
