@@ -119,15 +119,22 @@ public final class LobStreamConfig {
     }
 
     /**
+     * Producer settings that would route a LOB's records elsewhere than its key's partition: never
+     * passed on, since the topics are co-partitioned by lobId (a LOB's commands in order in one
+     * partition, its reclaims in the same tablespace's partition).
+     */
+    private static final Set<String> ROUTING = Set.of("partitioner.class", "partitioner.ignore.keys");
+
+    /**
      * The Kafka client settings the user gave that a client knows ({@code known}: its config
      * names, e.g. {@code ConsumerConfig.configNames()}), such as security, timeouts and tuning,
-     * plus {@code bootstrap.servers}. Callers put the settings they depend on after these, so
-     * those win.
+     * plus {@code bootstrap.servers}; never the partitioner's. Callers put the settings they
+     * depend on after these, so those win.
      */
     public Map<String, Object> clientConfig(Set<String> known) {
         Map<String, Object> m = new HashMap<>();
         props.forEach((k, v) -> {
-            if (known.contains(k)) {
+            if (known.contains(k) && !ROUTING.contains(k)) {
                 m.put(k, v);
             }
         });

@@ -1,7 +1,5 @@
 package io.lobstream.app.cli;
 
-import io.lobstream.ingest.http.LobHttpServer;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -30,21 +28,17 @@ final class NodeHttp {
         return http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
     }
 
-    /**
-     * What {@code HEAD /lobs/{id}} says: the current version (ETag), empty if the LOB has none,
-     * and the offset of the id's lob.commands partition the writer has applied (-1 if not said).
-     */
-    record Head(Optional<String> etag, long appliedOffset) {
-    }
-
-    Head head(String lobId) throws IOException, InterruptedException {
+    /** The current version (ETag) of a LOB, empty if it has none. */
+    Optional<String> etag(String lobId) throws IOException, InterruptedException {
         HttpResponse<Void> r = http.send(HttpRequest.newBuilder(lobUri(lobId)).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
                 HttpResponse.BodyHandlers.discarding());
-        if (r.statusCode() != 200 && r.statusCode() != 404) {
+        if (r.statusCode() == 404) {
+            return Optional.empty();
+        }
+        if (r.statusCode() != 200) {
             throw new IOException("HEAD " + lobId + ": HTTP " + r.statusCode());
         }
-        long applied = r.headers().firstValueAsLong(LobHttpServer.APPLIED_OFFSET).orElse(-1);
-        return new Head(r.statusCode() == 404 ? Optional.empty() : r.headers().firstValue("ETag"), applied);
+        return r.headers().firstValue("ETag");
     }
 
     String getText(String path) throws IOException, InterruptedException {

@@ -33,7 +33,8 @@ final class StatusCommand implements Callable<Integer> {
     String node;
 
     @Option(names = "--wait", paramLabel = "DURATION",
-            description = "Wait up to this long for the node to be up and running; exit 3 if it is not by then (its status is still printed).")
+            description = "Wait up to this long for the node to be up and running: exit 1 if no node answers by then, 3 if one "
+                    + "answers but is not running (its status is still printed).")
     Duration waitFor;
 
     @Option(names = "--json", description = "Print one JSON object.")

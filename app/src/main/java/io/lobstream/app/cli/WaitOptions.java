@@ -7,11 +7,12 @@ import java.time.Duration;
 /** Read-your-writes options of the write commands: wait until the node serves the change. */
 final class WaitOptions {
     @Option(names = "--wait-applied", negatable = true, defaultValue = "true", fallbackValue = "true",
-            description = "Return only once the writer has applied the command (read-your-writes; exit 3 if not within --timeout, "
-                    + "4 if it was dead-lettered) (default: ${DEFAULT-VALUE}). Needs a node at --node before anything is sent.")
+            description = "Return only once the writer has committed past the command (read-your-writes): exit 0 applied, "
+                    + "4 dead-lettered (reason printed), 3 not within --timeout (default: ${DEFAULT-VALUE}).")
     boolean waitApplied;
 
-    @Option(names = "--node", defaultValue = "http://127.0.0.1:8080", description = "Any node's HTTP API, for --wait-applied (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", defaultValue = "http://127.0.0.1:8080",
+            description = "Any node's HTTP API, asked for the new version once applied (default: ${DEFAULT-VALUE}).")
     String node;
 
     @Option(names = "--timeout", defaultValue = "60s", description = "How long to wait for the change to be applied (default: ${DEFAULT-VALUE}).")

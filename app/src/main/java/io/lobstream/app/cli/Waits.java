@@ -8,13 +8,13 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * Read-your-writes for the write commands: waits until the writer that owns the LOB's partition
- * is past the command (the owner's {@code LobStream-Applied-Offset}, through any node's
- * {@code HEAD /lobs/{id}}), or has dead-lettered it.
+ * Read-your-writes for the write commands: waits until the writer has committed past the
+ * command's last record, then says whether it applied or dead-lettered it ({@link WriterWatch}).
+ * Once committed, the owner node serves the result, so the new version is read from any node.
  */
 final class Waits {
     static final int APPLIED = 0;
-    /** Exit code: the writer did not get to the command within --timeout. */
+    /** Exit code: the writer did not commit past the command within --timeout. */
     static final int NOT_APPLIED = 3;
     /** Exit code: the writer dead-lettered the command (its reason is printed). */
     static final int DEAD_LETTERED = 4;
@@ -22,41 +22,38 @@ final class Waits {
     private Waits() {
     }
 
-    /**
-     * @param before the LOB's version before the command was sent (empty: no LOB)
-     * @param delete the command is a delete: one of a LOB that does not exist changes nothing, and is done
-     */
-    static int untilApplied(NodeHttp http, DeadLetterWatch deadLetters, String id, Optional<String> before, RecordMetadata sent,
-                            boolean delete, Duration timeout, PrintWriter err) throws InterruptedException {
+    /** @param sent the command's last record */
+    static int untilApplied(WriterWatch writer, NodeHttp http, String id, RecordMetadata sent, Duration timeout, PrintWriter err)
+            throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        String last = "node unreachable";
         while (System.nanoTime() < deadline) {
-            // the poll is also the pause between two HEADs
-            Optional<DeadLetterWatch.DeadLetter> dead = deadLetters.poll(id, sent.partition(), sent.offset(), Duration.ofMillis(50));
+            // the poll is also the pause between two looks at the group's offsets
+            Optional<WriterWatch.DeadLetter> dead = writer.deadLetter(Duration.ofMillis(100));
+            if (dead.isEmpty() && writer.committedPast(sent.partition(), sent.offset())) {
+                dead = writer.drainDeadLetters(); // committed with the offsets, so readable now
+                if (dead.isEmpty()) {
+                    err.printf("%s: applied%s%n", id, version(http, id));
+                    return APPLIED;
+                }
+            }
             if (dead.isPresent()) {
                 err.printf("%s: not applied: the writer dead-lettered it (%s)%n", id, dead.get().reason());
                 return DEAD_LETTERED;
             }
-            try {
-                NodeHttp.Head now = http.head(id);
-                boolean changed = !now.etag().equals(before);
-                // a node that does not say its applied offset: the version changing is all there is to go by
-                boolean past = now.appliedOffset() < 0 ? changed : now.appliedOffset() >= sent.offset();
-                if (past && changed) {
-                    err.printf("%s: applied, %s%n", id, now.etag().map(v -> "version " + v.replace("\"", "")).orElse("deleted"));
-                    return APPLIED;
-                }
-                if (past && delete) {
-                    err.printf("%s: applied; there was no LOB %s to delete%n", id, id);
-                    return APPLIED;
-                }
-                last = past ? "the writer is past the command but the LOB did not change; no dead letter seen"
-                        : "still at version " + before.map(v -> v.replace("\"", "")).orElse("(none)");
-            } catch (IOException e) {
-                last = e.getMessage();
-            }
         }
-        err.printf("%s: not applied after %s (%s; node %s)%n", id, Durations.format(timeout), last, http.base());
+        err.printf("%s: not applied after %s: writer group %s has not committed past %s-%d@%d (is a writer node running, "
+                        + "with this lob.writer.application.id?)%n", id, Durations.format(timeout), writer.writerGroup(), sent.topic(),
+                sent.partition(), sent.offset());
         return NOT_APPLIED;
+    }
+
+    /** ", version V" or ", deleted" as a node serves it now; nothing if no node answers. */
+    private static String version(NodeHttp http, String id) throws InterruptedException {
+        try {
+            return http.etag(id).map(v -> ", version " + v.replace("\"", "")).orElse(", deleted");
+        } catch (IOException e) {
+            return " (no version: " + http.base() + " did not answer: " + (e.getMessage() != null ? e.getMessage()
+                    : e.getClass().getSimpleName()) + ")";
+        }
     }
 }

@@ -9,16 +9,16 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-import java.io.IOException;
-import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The write commands: put, write, append, truncate, delete. Each sends its command(s) with
  * {@link LobClient}, waits for Kafka's acknowledgement and, with --wait-applied (the default),
- * until the writer has applied it (then a node serves the new version) or dead-lettered it:
- * exit 0, 3 (not applied within --timeout) or 4 (dead-lettered, with the reason).
+ * until the writer has committed past it, having applied it (any node then serves the new
+ * version) or dead-lettered it: exit 0, 3 (not within --timeout) or 4 (dead-lettered, with the
+ * reason). Waiting needs Kafka only; --node is asked for the new version, to print it.
  */
 final class WriteCommands {
     private WriteCommands() {
@@ -54,29 +54,23 @@ final class WriteCommands {
         int run(Send send) throws Exception {
             LobStreamConfig config = cluster.streamConfig(null);
             if (!wait.waitApplied) {
-                acknowledged(sendWith(config, send));
+                acknowledged(sendWith(config, send, null));
                 return Waits.APPLIED;
             }
-            NodeHttp http = new NodeHttp(wait.node);
-            Optional<String> before;
-            try {
-                before = http.head(id).etag();
-            } catch (IOException e) {
-                // before anything is sent: a command that cannot be waited for is not sent either
-                throw new IOException("cannot reach a node at " + http.base() + " (--node) to wait for the write to be applied: "
-                        + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName())
-                        + "; start a node, point --node at one, or pass --no-wait-applied", e);
-            }
-            try (DeadLetterWatch deadLetters = new DeadLetterWatch(config)) {
-                RecordMetadata md = sendWith(config, send);
+            String run = UUID.randomUUID().toString();
+            try (WriterWatch writer = new WriterWatch(config, run)) { // opened first: no dead letter of ours is missed
+                RecordMetadata md = sendWith(config, send, run);
                 acknowledged(md);
-                return Waits.untilApplied(http, deadLetters, id, before, md, this instanceof Delete, wait.timeout,
-                        spec.commandLine().getErr());
+                return Waits.untilApplied(writer, new NodeHttp(wait.node), id, md, wait.timeout, spec.commandLine().getErr());
             }
         }
 
-        private static RecordMetadata sendWith(LobStreamConfig config, Send send) throws Exception {
+        /** Sends, tagging the records with the run's id when there is one; the last record's metadata. */
+        private static RecordMetadata sendWith(LobStreamConfig config, Send send, String run) throws Exception {
             try (LobClient client = new LobClient(config)) {
+                if (run != null) {
+                    client.header(WriterWatch.TAG, run);
+                }
                 return send.send(client).get();
             }
         }

@@ -7,6 +7,9 @@ import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -14,6 +17,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,10 +30,12 @@ import java.util.zip.CRC32C;
  * The producer side of LobStream: turns put, write, append, truncate and delete calls into
  * LobCommands on {@code lob.commands}, keyed by lobId. Idempotent producer, acks=all, so chunks
  * and commands of one LOB arrive once and in order. Each call returns a future completed when
- * Kafka has acknowledged the command (all its chunks); to wait until the writer has applied it,
- * poll any node's {@code HEAD /lobs/{id}} until its {@code LobStream-Applied-Offset} reaches the
- * acknowledged offset (what {@code --wait-applied} does; a command the writer rejects goes to
- * {@code lob.commands.dlq} instead, with that offset in its {@code lob.dlq.offset} header).
+ * Kafka has acknowledged the command (all its chunks). The writer applies a command, or sends it
+ * to {@code lob.commands.dlq} with the reason (and the record's headers, see {@link #header}),
+ * and commits its offset in one transaction: once the writer group's committed offset of the
+ * partition is past the acknowledged offset, the outcome is final (what {@code --wait-applied}
+ * waits for). A node's {@code HEAD /lobs/{id}} says earlier, in {@code LobStream-Applied-Offset},
+ * how far the owner has applied (readable there, not yet committed).
  *
  * <p>Every Kafka producer setting in the configuration is used (security, linger, compression);
  * idempotence and {@code acks=all} are always on, as chunked uploads depend on them.
@@ -38,6 +44,8 @@ public final class LobClient implements AutoCloseable {
     private final KafkaProducer<String, Object> producer;
     private final String topic;
     private final int chunkSize;
+    /** Added to every record. */
+    private volatile Header[] headers = new Header[0];
 
     public LobClient(LobStreamConfig config) {
         Map<String, Object> p = config.clientConfig(ProducerConfig.configNames()); // the user's producer settings
@@ -185,9 +193,22 @@ public final class LobClient implements AutoCloseable {
                 .setProducedAt(Instant.now());
     }
 
+    /**
+     * Adds a header to every record sent from now on. Dead letters keep their record's headers,
+     * so a caller that tags its commands (the CLI, with a per-run id) can tell its own dead
+     * letters from another producer's.
+     */
+    public synchronized LobClient header(String name, String value) {
+        Header[] more = java.util.Arrays.copyOf(headers, headers.length + 1);
+        more[headers.length] = new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8));
+        headers = more;
+        return this;
+    }
+
     private CompletableFuture<RecordMetadata> send(String lobId, LobCommand cmd) {
         CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
-        producer.send(new ProducerRecord<>(topic, lobId, cmd), (md, err) -> {
+        // a Headers object per record: the producer makes the one it sends read-only
+        producer.send(new ProducerRecord<>(topic, null, lobId, cmd, headers.length == 0 ? null : new RecordHeaders(headers)), (md, err) -> {
             if (err != null) {
                 f.completeExceptionally(err);
             } else {

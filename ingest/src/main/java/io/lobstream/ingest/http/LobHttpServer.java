@@ -42,9 +42,9 @@ import java.util.concurrent.Executors;
  *       (206 / 416), {@code ETag} = version, 404 for unknown or deleted ids. A request for a key
  *       whose partition another node owns is proxied to that node (Kafka Streams metadata).
  *       Every answer from the owner carries {@value #APPLIED_OFFSET}: the last offset of the
- *       key's {@code lob.commands} partition that the writer has applied, so a producer that
- *       knows its record's offset can tell when the writer is past it, whether the command
- *       changed the LOB or not.</li>
+ *       key's {@code lob.commands} partition that the writer has applied (readable here; its
+ *       transaction may not have committed yet), so a producer that knows its record's offset
+ *       can tell when the owner is past it.</li>
  *   <li>{@code GET /status}: space, history and the offset of {@code lob.commands} applied, per
  *       partition, JSON.</li>
  *   <li>{@code GET /fsck[?data=false]}: fsck of the tablespaces open here, JSON.</li>
