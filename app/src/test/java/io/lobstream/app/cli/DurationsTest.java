@@ -1,0 +1,32 @@
+package io.lobstream.app.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class DurationsTest {
+    @Test
+    void parsesTheShortFormsAndIso() {
+        assertThat(Durations.parse("250us")).isEqualTo(Duration.ofNanos(250_000));
+        assertThat(Durations.parse("500ms")).isEqualTo(Duration.ofMillis(500));
+        assertThat(Durations.parse("30")).isEqualTo(Duration.ofSeconds(30));
+        assertThat(Durations.parse("2m")).isEqualTo(Duration.ofMinutes(2));
+        assertThat(Durations.parse("PT1H")).isEqualTo(Duration.ofHours(1));
+        assertThatThrownBy(() -> Durations.parse("soon")).hasMessageContaining("not a duration: 'soon'");
+    }
+
+    @Test
+    void printsThemAsWritten() {
+        assertThat(Durations.format(Duration.ofSeconds(60))).isEqualTo("1m");
+        assertThat(Durations.format(Duration.ofSeconds(90))).isEqualTo("1m30s");
+        assertThat(Durations.format(Duration.ofMinutes(150))).isEqualTo("2h30m");
+        assertThat(Durations.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
+        assertThat(Durations.format(Duration.ZERO)).isEqualTo("0s");
+        for (String s : new String[]{"45s", "2m", "1h", "250ms"}) {
+            assertThat(Durations.format(Durations.parse(s))).isEqualTo(s);
+        }
+    }
+}
