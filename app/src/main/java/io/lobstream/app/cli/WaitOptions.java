@@ -11,10 +11,10 @@ final class WaitOptions {
                     + "4 dead-lettered (reason printed), 3 not within --timeout (default: ${DEFAULT-VALUE}).")
     boolean waitApplied;
 
-    @Option(names = "--node", defaultValue = "http://127.0.0.1:8080",
+    @Option(names = "--node", paramLabel = "URL", defaultValue = "http://127.0.0.1:8080",
             description = "Any node's HTTP API, asked for the new version once applied (default: ${DEFAULT-VALUE}).")
     String node;
 
-    @Option(names = "--timeout", defaultValue = "60s", description = "How long to wait for the change to be applied (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", description = "How long to wait for the writer to commit the command (default: ${DEFAULT-VALUE}).")
     Duration timeout;
 }
