@@ -3,8 +3,15 @@ package io.lobstream.app;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.app.bench.KafkaTools;
+import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -36,6 +43,8 @@ import static org.awaitility.Awaitility.await;
  * partitions to the survivor, which has no tablespace for them and rebuilds them from
  * {@code lob.commands}; a node that comes back with stale tablespaces catches them up.
  * After each step every value is readable from both nodes, byte for byte, and fsck is clean.
+ * Each node runs a purge worker that follows its partitions through all of this, and at the end
+ * history has drained on both nodes: no version left pending for good by a partition's moves.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ScaleOutIT {
@@ -45,9 +54,11 @@ class ScaleOutIT {
     static EmbeddedCluster cluster;
     static LobStreamConfig configA;
     static LobStreamConfig configB;
-    static LobNode a;
-    static LobNode b;
+    static volatile LobNode a;
+    static volatile LobNode b;
     static LobClient client;
+    static PurgeWorker purgeA;
+    static PurgeWorker purgeB;
     /** What every id must read as; null = deleted. */
     static final Map<String, byte[]> expected = new LinkedHashMap<>();
     static int round;
@@ -61,10 +72,26 @@ class ScaleOutIT {
         b = Nodes.start(configB);
         awaitSplit();
         client = new LobClient(configA);
+        // as `node --purge-workers 1` runs them: each follows whatever its node owns at the moment
+        purgeA = PurgeWorker.following(configA, LobStoreConfig.defaults(), "scale-purge-a", new SimpleMeterRegistry(),
+                () -> a == null ? Set.of() : a.tablespaces().all().keySet(), 0, 1);
+        new Thread(purgeA, "purge-a").start();
+        startPurgeB();
+    }
+
+    static void startPurgeB() {
+        purgeB = PurgeWorker.following(configB, LobStoreConfig.defaults(), "scale-purge-b", new SimpleMeterRegistry(),
+                () -> b == null ? Set.of() : b.tablespaces().all().keySet(), 0, 1);
+        new Thread(purgeB, "purge-b").start();
     }
 
     @AfterAll
     static void stop() {
+        for (PurgeWorker w : new PurgeWorker[]{purgeA, purgeB}) {
+            if (w != null) {
+                w.close();
+            }
+        }
         Nodes.closeAll(client, cluster, b, a);
     }
 
@@ -184,6 +211,46 @@ class ScaleOutIT {
         awaitSplit();
         assertAllReadable(a, b);
         writeRound();
+        assertAllReadable(a, b);
+        assertFsckClean(a);
+        assertFsckClean(b);
+    }
+
+    /**
+     * A node leaves with versions pending purge, and its partitions come back to it before any
+     * new command arrives, so its copies are current and nothing is caught up. Meanwhile the
+     * worker following the partitions on the other node consumed their undo records and could
+     * not reclaim them (they name pages of the copy that left). The node produces the undo
+     * records of its pending versions again when it reopens the tablespaces, so its history
+     * drains (without that, those versions stayed history for good).
+     */
+    @Test
+    @Order(5)
+    void versionsLeftPendingByANodeThatLeftAndCameBackAreStillPurged() throws Exception {
+        purgeB.close(); // b's undo records of the next round stay unpurged
+        writeRound();
+        assertAllReadable(a, b);
+        await().atMost(Duration.ofSeconds(30)).until(() -> b.tablespaces().totals().historyLength() > 0);
+        b.close(true);
+        b = null;
+        await().atMost(Duration.ofSeconds(120)).until(() -> Nodes.partitions(a).size() == 4
+                && a.streams().state() == org.apache.kafka.streams.KafkaStreams.State.RUNNING);
+        String undo = configA.topics().undoHistory();
+        String group = configA.get(LobStreamConfig.PURGE_GROUP);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            Map<TopicPartition, Long> end = KafkaTools.endOffsets(admin, undo, 4);
+            await().atMost(Duration.ofSeconds(60)).alias("a's worker consumed every undo record").until(() -> {
+                Map<TopicPartition, Long> committed = KafkaTools.committed(admin, group);
+                return end.entrySet().stream().allMatch(e -> committed.getOrDefault(e.getKey(), 0L) >= e.getValue());
+            });
+        }
+        b = Nodes.start(configB); // no command since it left: its copies are current
+        startPurgeB();
+        awaitSplit();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+            assertThat(a.tablespaces().totals().historyLength()).as("history on a").isZero();
+            assertThat(b.tablespaces().totals().historyLength()).as("history on b").isZero();
+        });
         assertAllReadable(a, b);
         assertFsckClean(a);
         assertFsckClean(b);

@@ -49,7 +49,8 @@ final class TestPipeline implements AutoCloseable {
             LobStreamConfig config = new LobStreamConfig(props);
             LobNode node = new LobNode(config, LobStoreConfig.defaults()).start();
             node.awaitRunning(Duration.ofSeconds(120));
-            PurgeWorker purge = new PurgeWorker(config, LobStoreConfig.defaults(), "it-" + dir.getFileName(), 0, node.meters());
+            PurgeWorker purge = PurgeWorker.following(config, LobStoreConfig.defaults(), "it-" + dir.getFileName(), node.meters(),
+                    () -> node.tablespaces().all().keySet(), 0, 1);
             Thread purgeThread = new Thread(purge, "purge-it");
             purgeThread.start();
             return new TestPipeline(cluster, config, node, purge, purgeThread, new LobClient(config));

@@ -44,6 +44,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * A purge worker: one member of the consumer group on {@code lob.undo-history}. For each undo
@@ -51,6 +52,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * directory, read-only, and produces a ReclaimRecord naming the version's pages. The reclaim
  * records and the consumed offsets commit in one transaction, so across crashes and rebalances
  * every undo record yields its reclaim record exactly once.
+ *
+ * <p>Two ways to get partitions. A standalone worker ({@code lobstream purge}) subscribes: the
+ * group splits the partitions among its members, so its data directory must hold every
+ * partition's tablespace (one node, or a shared volume). A worker inside a writer node follows
+ * that node instead ({@link #following}): it assigns itself its share of the partitions whose
+ * tablespaces the node has open, and follows them through the writers' rebalances. With several
+ * nodes each one purges its own partitions, and the offsets still go to the purge group, so a
+ * partition that moves is purged on from where its last purger stopped. While a partition moves,
+ * both nodes may purge the same undo records; the writer applies a reclaim once and ignores the
+ * rest (it names pages of a version no longer pending, or of the other node's copy).
  */
 public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);
@@ -69,8 +80,38 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final String undoTopic;
     private final String reclaimTopic;
+    /** The partitions to purge, when following a node; null when subscribed to the group. */
+    private final Supplier<Set<Integer>> following;
+    private Set<Integer> followed = Set.of();
+    private long nextFollowCheck;
 
+    /** A standalone worker: a subscribed member of the purge group. */
     public PurgeWorker(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos, MeterRegistry meters) {
+        this(config, storeConfig, workerId, readLatencyNanos, meters, null);
+    }
+
+    /**
+     * A worker inside a writer node: worker {@code index} of {@code count} purges its share of the
+     * partitions {@code open} returns (the node's open tablespaces), asked again every half second.
+     */
+    public static PurgeWorker following(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, MeterRegistry meters,
+                                        Supplier<Set<Integer>> open, int index, int count) {
+        return new PurgeWorker(config, storeConfig, workerId, 0, meters, () -> share(open.get(), index, count));
+    }
+
+    /** Worker {@code index}'s share of {@code partitions} among {@code count} workers: every count-th, in order. */
+    static Set<Integer> share(Set<Integer> partitions, int index, int count) {
+        List<Integer> sorted = partitions.stream().sorted().toList();
+        Set<Integer> mine = new HashSet<>();
+        for (int i = index; i < sorted.size(); i += count) {
+            mine.add(sorted.get(i));
+        }
+        return mine;
+    }
+
+    private PurgeWorker(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos, MeterRegistry meters,
+                        Supplier<Set<Integer>> following) {
+        this.following = following;
         this.config = config;
         this.storeConfig = storeConfig;
         this.workerId = workerId;
@@ -120,8 +161,14 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     public void run() {
         try {
             producer.initTransactions();
-            consumer.subscribe(List.of(undoTopic), new Rebalance());
+            if (following == null) {
+                consumer.subscribe(List.of(undoTopic), new Rebalance());
+            }
             while (running.get()) {
+                if (following != null && !follow()) {
+                    Thread.sleep(200); // nothing to purge here (yet)
+                    continue;
+                }
                 ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
                 if (!records.isEmpty()) {
                     processInTransaction(records);
@@ -133,6 +180,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             }
         } catch (ProducerFencedException e) {
             log.error("purge worker {} was fenced by another instance with the same id; stopping", workerId);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } finally {
             readers.values().forEach(PurgeReader::close);
             readers.clear();
@@ -252,11 +301,54 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
+    /**
+     * Following a node: assigns this worker's share of the node's open partitions when it changed
+     * (checked every half second), each from the purge group's committed offset.
+     *
+     * @return whether any partition is assigned
+     */
+    private boolean follow() {
+        long now = System.nanoTime();
+        if (now >= nextFollowCheck) {
+            nextFollowCheck = now + 500_000_000L;
+            Set<Integer> wanted = following.get();
+            if (!wanted.equals(followed)) {
+                List<TopicPartition> added = new ArrayList<>();
+                for (int p : wanted) {
+                    if (!followed.contains(p)) {
+                        added.add(new TopicPartition(undoTopic, p));
+                    }
+                }
+                for (int p : followed) {
+                    if (!wanted.contains(p)) {
+                        PurgeReader r = readers.remove(p);
+                        if (r != null) {
+                            r.close();
+                        }
+                    }
+                }
+                consumer.assign(wanted.stream().map(p -> new TopicPartition(undoTopic, p)).toList());
+                seekToCommitted(added);
+                log.info("purge worker {} follows partitions {}", workerId, new java.util.TreeSet<>(wanted));
+                followed = Set.copyOf(wanted);
+            }
+            // a partition paused because its tablespace was not there yet (the node still opening it): try again
+            consumer.resume(consumer.paused());
+        }
+        return !followed.isEmpty();
+    }
+
     /** After an aborted transaction: go back to the committed offsets of every assigned partition. */
     private void rewind() {
-        Set<TopicPartition> assigned = consumer.assignment();
-        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(assigned);
-        for (TopicPartition tp : assigned) {
+        seekToCommitted(consumer.assignment());
+    }
+
+    private void seekToCommitted(Collection<TopicPartition> partitions) {
+        if (partitions.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(partitions));
+        for (TopicPartition tp : partitions) {
             OffsetAndMetadata om = committed.get(tp);
             if (om != null) {
                 consumer.seek(tp, om.offset());

@@ -99,7 +99,8 @@ final class DemoCommand implements Callable<Integer> {
                 progress.say(String.format("node running (HTTP :%d) after %.1f s; starting %d purge workers and %d producers for %s",
                         node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers, Durations.format(duration)));
                 for (int i = 0; i < purgeWorkers; i++) {
-                    PurgeWorker w = new PurgeWorker(cfg, storeCfg, "demo-" + i, 0, node.meters());
+                    PurgeWorker w = PurgeWorker.following(cfg, storeCfg, "demo-" + i, node.meters(), () -> node.tablespaces().all().keySet(),
+                            i, purgeWorkers);
                     workers.add(w);
                     Thread t = new Thread(w, "purge-" + i);
                     workerThreads.add(t);

@@ -74,7 +74,10 @@ final class NodeCommand implements Runnable {
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             node = new LobNode(cfg, storeCfg).start();
             for (int i = 0; i < purgeWorkers; i++) {
-                PurgeWorker w = new PurgeWorker(cfg, storeCfg, "node-" + ProcessHandle.current().pid() + "-" + i, 0, node.meters());
+                // each purges its share of the partitions this node owns, following the writers' rebalances
+                LobNode owner = node;
+                PurgeWorker w = PurgeWorker.following(cfg, storeCfg, "node-" + ProcessHandle.current().pid() + "-" + i, node.meters(),
+                        () -> owner.tablespaces().all().keySet(), i, purgeWorkers);
                 workers.add(w);
                 new Thread(w, "purge-" + i).start();
             }

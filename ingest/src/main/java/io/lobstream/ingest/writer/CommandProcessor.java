@@ -7,6 +7,7 @@ import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -69,6 +70,30 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 throw new UncheckedIOException(e);
             }
         });
+        Cancellable[] once = new Cancellable[1];
+        once[0] = context.schedule(Duration.ofMillis(1), PunctuationType.WALL_CLOCK_TIME, now -> {
+            once[0].cancel();
+            reemitPending();
+        });
+    }
+
+    /**
+     * Produces the undo record of every version pending purge again, once, when the task opens
+     * its tablespace. Those records may have been consumed without a reclaim: by another node's
+     * purge while the partition was away (they name pages of this copy, which that node does not
+     * have), or lost with an aborted transaction at a restart. Without them the versions would
+     * stay history forever. A duplicate of a record not yet purged is harmless: its second
+     * reclaim finds the version gone and is ignored.
+     */
+    private void reemitPending() {
+        java.util.List<VersionEntry> pending = store().pendingToPurge(Integer.MAX_VALUE);
+        for (VersionEntry e : pending) {
+            emitUndo(e, true);
+        }
+        if (!pending.isEmpty()) {
+            log.info("{}: undo records of the {} versions pending purge produced again (tablespace opened)", store().name(),
+                    pending.size());
+        }
     }
 
     private void housekeeping(long now) {
