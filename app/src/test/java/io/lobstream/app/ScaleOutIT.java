@@ -59,6 +59,8 @@ class ScaleOutIT {
     static LobClient client;
     static PurgeWorker purgeA;
     static PurgeWorker purgeB;
+    static Thread purgeThreadA;
+    static Thread purgeThreadB;
     /** What every id must read as; null = deleted. */
     static final Map<String, byte[]> expected = new LinkedHashMap<>();
     static int round;
@@ -75,14 +77,16 @@ class ScaleOutIT {
         // as `node --purge-workers 1` runs them: each follows whatever its node owns at the moment
         purgeA = PurgeWorker.following(configA, LobStoreConfig.defaults(), "scale-purge-a", new SimpleMeterRegistry(),
                 () -> a == null ? Set.of() : a.tablespaces().all().keySet(), 0, 1);
-        new Thread(purgeA, "purge-a").start();
+        purgeThreadA = new Thread(purgeA, "purge-a");
+        purgeThreadA.start();
         startPurgeB();
     }
 
     static void startPurgeB() {
         purgeB = PurgeWorker.following(configB, LobStoreConfig.defaults(), "scale-purge-b", new SimpleMeterRegistry(),
                 () -> b == null ? Set.of() : b.tablespaces().all().keySet(), 0, 1);
-        new Thread(purgeB, "purge-b").start();
+        purgeThreadB = new Thread(purgeB, "purge-b");
+        purgeThreadB.start();
     }
 
     @AfterAll
@@ -251,6 +255,7 @@ class ScaleOutIT {
             assertThat(a.tablespaces().totals().historyLength()).as("history on a").isZero();
             assertThat(b.tablespaces().totals().historyLength()).as("history on b").isZero();
         });
+        assertThat(purgeThreadA.isAlive() && purgeThreadB.isAlive()).as("both purge workers still running").isTrue();
         assertAllReadable(a, b);
         assertFsckClean(a);
         assertFsckClean(b);

@@ -59,9 +59,12 @@ import java.util.function.Supplier;
  * that node instead ({@link #following}): it assigns itself its share of the partitions whose
  * tablespaces the node has open, and follows them through the writers' rebalances. With several
  * nodes each one purges its own partitions, and the offsets still go to the purge group, so a
- * partition that moves is purged on from where its last purger stopped. While a partition moves,
- * both nodes may purge the same undo records; the writer applies a reclaim once and ignores the
- * rest (it names pages of a version no longer pending, or of the other node's copy).
+ * partition that moves is purged on from where its last purger stopped, and a worker commits no
+ * offset for a partition its node gave up meanwhile. While a partition moves, both nodes may read
+ * the same undo records: a reclaim is applied once, the writer ignores the others (version no
+ * longer pending) or rejects them (pages of the other node's copy), and undo records of another
+ * copy may count as stale or corrupt here. The versions they named are reclaimed all the same:
+ * their node produces their undo records again when it opens the tablespace.
  */
 public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);
@@ -164,14 +167,30 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             if (following == null) {
                 consumer.subscribe(List.of(undoTopic), new Rebalance());
             }
+            boolean reposition = false;
             while (running.get()) {
-                if (following != null && !follow()) {
-                    Thread.sleep(200); // nothing to purge here (yet)
-                    continue;
-                }
-                ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
-                if (!records.isEmpty()) {
-                    processInTransaction(records);
+                try {
+                    if (reposition) {
+                        // after a failure the positions may be past records whose reclaims were not committed
+                        rewind();
+                        reposition = false;
+                    }
+                    if (following != null && !follow()) {
+                        Thread.sleep(200); // nothing to purge here (yet)
+                        continue;
+                    }
+                    ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
+                    if (!records.isEmpty()) {
+                        processInTransaction(records);
+                    }
+                } catch (WakeupException | ProducerFencedException e) {
+                    throw e;
+                } catch (KafkaException e) {
+                    // e.g. committed offsets not readable while a killed predecessor's transaction is still open (until
+                    // transaction.timeout.ms): a worker that stopped here would leave history to grow unseen
+                    log.warn("purge worker {}: {}; trying again in 1 s", workerId, e.toString());
+                    reposition = true;
+                    Thread.sleep(1000);
                 }
             }
         } catch (WakeupException e) {
@@ -207,6 +226,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 // the position, not last offset + 1: it is past any transaction marker that followed, so the
                 // group's lag reads 0 once everything is purged
                 offsets.put(tp, new OffsetAndMetadata(Math.max(consumer.position(tp), batch.get(batch.size() - 1).offset() + 1)));
+            }
+            if (following != null) {
+                // a partition the node gave up meanwhile: its undo records are left to the new owner's worker (the
+                // reclaims sent for them here name this copy's pages; the writer ignores or rejects them)
+                offsets.keySet().retainAll(following.get().stream().map(p -> new TopicPartition(undoTopic, p)).toList());
             }
             producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
             producer.commitTransaction();
@@ -328,9 +352,15 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     }
                 }
                 consumer.assign(wanted.stream().map(p -> new TopicPartition(undoTopic, p)).toList());
-                seekToCommitted(added);
-                log.info("purge worker {} follows partitions {}", workerId, new java.util.TreeSet<>(wanted));
                 followed = Set.copyOf(wanted);
+                try {
+                    seekToCommitted(added);
+                } catch (KafkaException e) {
+                    followed = Set.of(); // assign and seek again at the next check
+                    nextFollowCheck = now + 1_000_000_000L;
+                    throw e;
+                }
+                log.info("purge worker {} follows partitions {}", workerId, new java.util.TreeSet<>(wanted));
             }
             // a partition paused because its tablespace was not there yet (the node still opening it): try again
             consumer.resume(consumer.paused());
@@ -347,7 +377,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         if (partitions.isEmpty()) {
             return;
         }
-        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(partitions));
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(partitions), Duration.ofSeconds(10));
         for (TopicPartition tp : partitions) {
             OffsetAndMetadata om = committed.get(tp);
             if (om != null) {

@@ -73,10 +73,14 @@ final class NodeCommand implements Runnable {
             LobStreamConfig cfg = new LobStreamConfig(props);
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             node = new LobNode(cfg, storeCfg).start();
+            // A worker's id is its transactional id. Derived from the node id, it is the same after a restart, so the new
+            // worker aborts a killed predecessor's open transaction at once instead of waiting out its timeout.
+            String ids = "node-" + (cfg.get(LobStreamConfig.NODE_ID).isBlank() ? Long.toString(ProcessHandle.current().pid())
+                    : cfg.get(LobStreamConfig.NODE_ID).strip());
             for (int i = 0; i < purgeWorkers; i++) {
                 // each purges its share of the partitions this node owns, following the writers' rebalances
                 LobNode owner = node;
-                PurgeWorker w = PurgeWorker.following(cfg, storeCfg, "node-" + ProcessHandle.current().pid() + "-" + i, node.meters(),
+                PurgeWorker w = PurgeWorker.following(cfg, storeCfg, ids + "-" + i, node.meters(),
                         () -> owner.tablespaces().all().keySet(), i, purgeWorkers);
                 workers.add(w);
                 new Thread(w, "purge-" + i).start();
