@@ -34,8 +34,7 @@ import java.util.zip.CRC32C;
  * to {@code lob.commands.dlq} with the reason (and the record's headers, see {@link #header}),
  * and commits its offset in one transaction: once the writer group's committed offset of the
  * partition is past the acknowledged offset, the outcome is final (what {@code --wait-applied}
- * waits for). A node's {@code HEAD /lobs/{id}} says earlier, in {@code LobStream-Applied-Offset},
- * how far the owner has applied (readable there, not yet committed).
+ * waits for; a node's {@code GET /status} shows, per partition it owns, how far it has applied).
  *
  * <p>Every Kafka producer setting in the configuration is used (security, linger, compression);
  * idempotence and {@code acks=all} are always on, as chunked uploads depend on them.

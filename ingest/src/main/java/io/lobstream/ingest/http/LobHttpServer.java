@@ -40,11 +40,7 @@ import java.util.concurrent.Executors;
  * <ul>
  *   <li>{@code GET|HEAD /lobs/{id}}: the current value, streamed; single {@code Range} requests
  *       (206 / 416), {@code ETag} = version, 404 for unknown or deleted ids. A request for a key
- *       whose partition another node owns is proxied to that node (Kafka Streams metadata).
- *       Every answer from the owner carries {@value #APPLIED_OFFSET}: the last offset of the
- *       key's {@code lob.commands} partition that the writer has applied (readable here; its
- *       transaction may not have committed yet), so a producer that knows its record's offset
- *       can tell when the owner is past it.</li>
+ *       whose partition another node owns is proxied to that node (Kafka Streams metadata).</li>
  *   <li>{@code GET /status}: space, history and the offset of {@code lob.commands} applied, per
  *       partition, JSON.</li>
  *   <li>{@code GET /fsck[?data=false]}: fsck of the tablespaces open here, JSON.</li>
@@ -54,8 +50,6 @@ import java.util.concurrent.Executors;
 public final class LobHttpServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LobHttpServer.class);
     static final String FORWARDED = "X-LobStream-Forwarded";
-    /** Response header of {@code /lobs/{id}}: the offset of the key's lob.commands partition the writer has applied. */
-    public static final String APPLIED_OFFSET = "LobStream-Applied-Offset";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final HttpServer server;
@@ -133,16 +127,14 @@ public final class LobHttpServer implements AutoCloseable {
                 }
                 return;
             }
-            serve(ex, local.get(), owner.partition(), id, method.equals("HEAD"));
+            serve(ex, local.get(), id, method.equals("HEAD"));
         } catch (RuntimeException e) {
             log.warn("request {} failed", ex.getRequestURI(), e);
             throw e;
         }
     }
 
-    private void serve(HttpExchange ex, DefaultLobStore store, int partition, String id, boolean head) throws IOException {
-        // read before the value: the value served is then at least as new as the offset said
-        ex.getResponseHeaders().add(APPLIED_OFFSET, Long.toString(store.appliedOffset(commandsTopic + "-" + partition)));
+    private void serve(HttpExchange ex, DefaultLobStore store, String id, boolean head) throws IOException {
         Optional<LobReadHandle> opened = store.open(id);
         if (opened.isEmpty()) {
             send(ex, 404, "no LOB " + id + "\n");
@@ -189,7 +181,7 @@ public final class LobHttpServer implements AutoCloseable {
         }
         try {
             HttpResponse<InputStream> resp = proxy.send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
-            for (String h : new String[]{"ETag", "Content-Range", "Accept-Ranges", "Content-Type", APPLIED_OFFSET}) {
+            for (String h : new String[]{"ETag", "Content-Range", "Accept-Ranges", "Content-Type"}) {
                 resp.headers().firstValue(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
             }
             ex.getResponseHeaders().add("X-LobStream-Served-By", owner.host() + ":" + owner.port());
