@@ -5,6 +5,8 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.client.LobWrite;
+import io.lobstream.ingest.client.WriteOutcome;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
@@ -50,6 +52,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -150,6 +153,31 @@ class IngestIT {
         awaitValue("it-part", Arrays.copyOf(appended, 2_000_000));
         await().atMost(Duration.ofSeconds(60)).until(() -> node.tablespaces().totals().historyLength() == 0);
         assertThat(fsck().problems()).isEmpty();
+    }
+
+    @Test
+    void theClientTellsWhenTheWriterHasAppliedOrDeadLetteredAWrite() throws Exception {
+        byte[] v = bytes(700_000, 8); // two chunks
+        try (LobClient own = new LobClient(config)) {
+            WriteOutcome put = own.put("it-ryw", v, null).applied().get(60, TimeUnit.SECONDS);
+            assertThat(put.applied()).isTrue();
+            assertThat(nodeSha("it-ryw")).isEqualTo(sha256(new ByteArrayInputStream(v))); // read-your-writes, no polling
+            LobWrite tooLong = own.truncate("it-ryw", 10_000_000);
+            LobWrite nothing = own.delete("it-ryw-never-written");
+            assertThat(tooLong.applied().get(60, TimeUnit.SECONDS).deadLetter())
+                    .hasValueSatisfying(d -> assertThat(d.kind()).isEqualTo("out-of-range"));
+            assertThat(nothing.applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
+        }
+        try (LobClient late = new LobClient(config)) {
+            // asked only after both are settled: the dead-letter topic is read back from their send time
+            LobWrite rejected = late.write("it-ryw", 5_000_000, new ByteArrayInputStream(new byte[10]), 10, LobClient.Progress.NONE);
+            LobWrite accepted = late.write("it-ryw", 0, new ByteArrayInputStream(new byte[10]), 10, LobClient.Progress.NONE);
+            accepted.get();
+            Arrays.fill(v, 0, 10, (byte) 0);
+            awaitValue("it-ryw", v);
+            assertThat(accepted.applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
+            assertThat(rejected.applied().get(60, TimeUnit.SECONDS).deadLetter()).isPresent();
+        }
     }
 
     @Test

@@ -1,16 +1,20 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.ingest.client.LobWrite;
+import io.lobstream.ingest.client.WriteOutcome;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * Read-your-writes for the write commands: waits until the writer has committed past the
- * command's last record, then says whether it applied or dead-lettered it ({@link WriterWatch}).
- * Once committed, the owner node serves the result, so the new version is read from any node.
+ * Read-your-writes for the write commands: {@link LobWrite#applied()} within --timeout, then an
+ * exit code. Once applied, the owner node serves the result, so the new version is read from
+ * any node.
  */
 final class Waits {
     static final int APPLIED = 0;
@@ -22,29 +26,24 @@ final class Waits {
     private Waits() {
     }
 
-    /** @param sent the command's last record */
-    static int untilApplied(WriterWatch writer, NodeHttp http, String id, RecordMetadata sent, Duration timeout, PrintWriter err)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            // the poll is also the pause between two looks at the group's offsets
-            Optional<WriterWatch.DeadLetter> dead = writer.deadLetter(Duration.ofMillis(100));
-            if (dead.isEmpty() && writer.committedPast(sent.partition(), sent.offset())) {
-                dead = writer.drainDeadLetters(); // committed with the offsets, so readable now
-                if (dead.isEmpty()) {
-                    err.printf("%s: applied%s%n", id, version(http, id));
-                    return APPLIED;
-                }
-            }
-            if (dead.isPresent()) {
-                err.printf("%s: not applied: the writer dead-lettered it (%s)%n", id, dead.get().reason());
+    static int untilApplied(LobWrite write, String writerGroup, NodeHttp http, Duration timeout, PrintWriter err)
+            throws InterruptedException, ExecutionException {
+        String id = write.lobId();
+        try {
+            WriteOutcome outcome = write.applied().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (outcome.deadLetter().isPresent()) {
+                err.printf("%s: not applied: the writer dead-lettered it (%s)%n", id, outcome.deadLetter().get().reason());
                 return DEAD_LETTERED;
             }
+            err.printf("%s: applied%s%n", id, version(http, id));
+            return APPLIED;
+        } catch (TimeoutException e) {
+            RecordMetadata sent = write.get();
+            err.printf("%s: not applied after %s: writer group %s has not committed past %s-%d@%d (is a writer node running, "
+                    + "with this lob.writer.application.id?)%n", id, Durations.format(timeout), writerGroup, sent.topic(),
+                    sent.partition(), sent.offset());
+            return NOT_APPLIED;
         }
-        err.printf("%s: not applied after %s: writer group %s has not committed past %s-%d@%d (is a writer node running, "
-                        + "with this lob.writer.application.id?)%n", id, Durations.format(timeout), writer.writerGroup(), sent.topic(),
-                sent.partition(), sent.offset());
-        return NOT_APPLIED;
     }
 
     /** ", version V" or ", deleted" as a node serves it now; nothing if no node answers. */

@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import picocli.CommandLine;
@@ -9,9 +10,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * The write commands: put, write, append, truncate, delete. Each sends its command(s) with
@@ -27,13 +26,13 @@ final class WriteCommands {
     /** What a write command sends. */
     @FunctionalInterface
     interface Send {
-        CompletableFuture<RecordMetadata> send(LobClient client) throws Exception;
+        LobWrite send(LobClient client) throws Exception;
     }
 
     /** What a write command that carries bytes sends, given the input's stream, length and a progress bar. */
     @FunctionalInterface
     interface SendBytes {
-        CompletableFuture<RecordMetadata> send(LobClient client, java.io.InputStream in, long length, ProgressBar progress)
+        LobWrite send(LobClient client, java.io.InputStream in, long length, ProgressBar progress)
                 throws Exception;
     }
 
@@ -53,25 +52,15 @@ final class WriteCommands {
 
         int run(Send send) throws Exception {
             LobStreamConfig config = cluster.streamConfig(null);
-            if (!wait.waitApplied) {
-                acknowledged(sendWith(config, send, null));
-                return Waits.APPLIED;
-            }
-            String run = UUID.randomUUID().toString();
-            try (WriterWatch writer = new WriterWatch(config, run)) { // opened first: no dead letter of ours is missed
-                RecordMetadata md = sendWith(config, send, run);
-                acknowledged(md);
-                return Waits.untilApplied(writer, new NodeHttp(wait.node), id, md, wait.timeout, spec.commandLine().getErr());
-            }
-        }
-
-        /** Sends, tagging the records with the run's id when there is one; the last record's metadata. */
-        private static RecordMetadata sendWith(LobStreamConfig config, Send send, String run) throws Exception {
             try (LobClient client = new LobClient(config)) {
-                if (run != null) {
-                    client.header(WriterWatch.TAG, run);
+                if (wait.waitApplied) {
+                    client.watchApplied(); // no writer ever ran (no dead-letter topic): said before anything is sent
                 }
-                return send.send(client).get();
+                LobWrite write = send.send(client);
+                acknowledged(write.get());
+                return wait.waitApplied
+                        ? Waits.untilApplied(write, client.writerGroup(), new NodeHttp(wait.node), wait.timeout, spec.commandLine().getErr())
+                        : Waits.APPLIED;
             }
         }
 

@@ -7,8 +7,7 @@ import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -29,22 +28,32 @@ import java.util.zip.CRC32C;
 /**
  * The producer side of LobStream: turns put, write, append, truncate and delete calls into
  * LobCommands on {@code lob.commands}, keyed by lobId. Idempotent producer, acks=all, so chunks
- * and commands of one LOB arrive once and in order. Each call returns a future completed when
- * Kafka has acknowledged the command (all its chunks). The writer applies a command, or sends it
- * to {@code lob.commands.dlq} with the reason (and the record's headers, see {@link #header}),
- * and commits its offset in one transaction: once the writer group's committed offset of the
- * partition is past the acknowledged offset, the outcome is final (what {@code --wait-applied}
- * waits for; a node's {@code GET /status} shows, per partition it owns, how far it has applied).
+ * and commands of one LOB arrive once and in order.
+ *
+ * <p>Each call returns a {@link LobWrite}: a future completed when Kafka has acknowledged the
+ * write (all its chunks), whose {@link LobWrite#applied()} completes when the writer has applied
+ * it or dead-lettered it (read-your-writes; {@link AppliedTracker} says how it knows):
+ * <pre>{@code
+ * try (LobClient client = new LobClient(config)) {
+ *     WriteOutcome outcome = client.put("doc", in, length, "image/png", Progress.NONE)
+ *             .applied().get(60, TimeUnit.SECONDS);
+ *     outcome.deadLetter().ifPresent(d -> System.err.println("rejected: " + d.reason()));
+ * }
+ * }</pre>
  *
  * <p>Every Kafka producer setting in the configuration is used (security, linger, compression);
  * idempotence and {@code acks=all} are always on, as chunked uploads depend on them.
  */
 public final class LobClient implements AutoCloseable {
+    /** Header on every record of a write, kept by its dead letters: the write's id ({@link LobWrite#writeId()}). */
+    public static final String WRITE_HEADER = "lob.write";
+
+    private final LobStreamConfig config;
     private final KafkaProducer<String, Object> producer;
     private final String topic;
     private final int chunkSize;
-    /** Added to every record. */
-    private volatile Header[] headers = new Header[0];
+    /** Opened by the first {@link LobWrite#applied()} (or {@link #watchApplied()}). */
+    private AppliedTracker tracker;
 
     public LobClient(LobStreamConfig config) {
         Map<String, Object> p = config.clientConfig(ProducerConfig.configNames()); // the user's producer settings
@@ -55,6 +64,7 @@ public final class LobClient implements AutoCloseable {
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         this.producer = new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
+        this.config = config;
         this.topic = config.topics().commands();
         this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
     }
@@ -72,9 +82,10 @@ public final class LobClient implements AutoCloseable {
      * serialized (no copy); the producer has encoded it by the time this returns, so the caller
      * may reuse it.
      */
-    public CompletableFuture<RecordMetadata> put(String lobId, byte[] value, String contentType) {
+    public LobWrite put(String lobId, byte[] value, String contentType) {
         if (value.length <= chunkSize) {
-            return putWhole(lobId, value, contentType);
+            LobWrite w = begin(lobId);
+            return completeWhen(w, List.of(sendWhole(w, value, contentType)));
         }
         try {
             return put(lobId, new java.io.ByteArrayInputStream(value), value.length, contentType, Progress.NONE);
@@ -92,12 +103,13 @@ public final class LobClient implements AutoCloseable {
      *
      * @return completed when Kafka has acknowledged every chunk
      */
-    public CompletableFuture<RecordMetadata> put(String lobId, InputStream value, long length, String contentType, Progress progress)
+    public LobWrite put(String lobId, InputStream value, long length, String contentType, Progress progress)
             throws IOException {
+        LobWrite w = begin(lobId);
         if (length <= chunkSize) {
-            CompletableFuture<RecordMetadata> sent = putWhole(lobId, readExactly(value, (int) length, 0, length), contentType);
+            CompletableFuture<RecordMetadata> sent = sendWhole(w, readExactly(value, (int) length, 0, length), contentType);
             progress.sent(length);
-            return sent;
+            return completeWhen(w, List.of(sent));
         }
         String uploadId = UUID.randomUUID().toString();
         int chunks = (int) ((length + chunkSize - 1) / chunkSize);
@@ -112,14 +124,14 @@ public final class LobClient implements AutoCloseable {
             if (i == chunks - 1) {
                 chunk.setCrc32c((int) whole.getValue());
             }
-            sent.add(send(lobId, chunk.build()));
+            sent.add(send(w, chunk.build()));
             progress.sent(offset + data.length);
         }
-        return all(sent);
+        return completeWhen(w, sent);
     }
 
-    private CompletableFuture<RecordMetadata> putWhole(String lobId, byte[] data, String contentType) {
-        return send(lobId, base(lobId, LobOp.PUT).setTotalLength(data.length).setCrc32c(crc(data)).setData(ByteBuffer.wrap(data))
+    private CompletableFuture<RecordMetadata> sendWhole(LobWrite w, byte[] data, String contentType) {
+        return send(w, base(w.lobId(), LobOp.PUT).setTotalLength(data.length).setCrc32c(crc(data)).setData(ByteBuffer.wrap(data))
                 .setContentType(contentType).build());
     }
 
@@ -129,33 +141,40 @@ public final class LobClient implements AutoCloseable {
      * offsets: each is applied atomically, the whole is not (a reader may see the first ones
      * applied before the last).
      */
-    public CompletableFuture<RecordMetadata> write(String lobId, long offset, InputStream data, long length, Progress progress)
+    public LobWrite write(String lobId, long offset, InputStream data, long length, Progress progress)
             throws IOException {
         return pieces(lobId, LobOp.WRITE, offset, data, length, progress);
     }
 
     /** Appends {@code length} bytes from {@code data}; in pieces of {@code lob.chunk.size}, like {@link #write}. */
-    public CompletableFuture<RecordMetadata> append(String lobId, InputStream data, long length, Progress progress) throws IOException {
+    public LobWrite append(String lobId, InputStream data, long length, Progress progress) throws IOException {
         return pieces(lobId, LobOp.APPEND, 0, data, length, progress);
     }
 
     /** Cuts the LOB to {@code newLength} bytes. */
-    public CompletableFuture<RecordMetadata> truncate(String lobId, long newLength) {
-        return send(lobId, base(lobId, LobOp.TRUNCATE).setTotalLength(newLength).build());
+    public LobWrite truncate(String lobId, long newLength) {
+        LobWrite w = begin(lobId);
+        return completeWhen(w, List.of(send(w, base(lobId, LobOp.TRUNCATE).setTotalLength(newLength).build())));
     }
 
-    private CompletableFuture<RecordMetadata> pieces(String lobId, LobOp op, long offset, InputStream data, long length,
-                                                     Progress progress) throws IOException {
+    /** Deletes the LOB; its last version becomes history for purge. Deleting a LOB that does not exist is applied and changes nothing. */
+    public LobWrite delete(String lobId) {
+        LobWrite w = begin(lobId);
+        return completeWhen(w, List.of(send(w, base(lobId, LobOp.DELETE).build())));
+    }
+
+    private LobWrite pieces(String lobId, LobOp op, long offset, InputStream data, long length, Progress progress) throws IOException {
+        LobWrite w = begin(lobId);
         List<CompletableFuture<RecordMetadata>> sent = new ArrayList<>();
         long done = 0;
         do {
             byte[] piece = readExactly(data, (int) Math.min(chunkSize, length - done), done, length);
-            sent.add(send(lobId, base(lobId, op).setOffset(offset + done).setTotalLength(piece.length).setCrc32c(crc(piece))
+            sent.add(send(w, base(lobId, op).setOffset(offset + done).setTotalLength(piece.length).setCrc32c(crc(piece))
                     .setData(ByteBuffer.wrap(piece)).build()));
             done += piece.length;
             progress.sent(done);
         } while (done < length);
-        return all(sent);
+        return completeWhen(w, sent);
     }
 
     private static byte[] readExactly(InputStream in, int n, long at, long total) throws IOException {
@@ -173,13 +192,21 @@ public final class LobClient implements AutoCloseable {
         return (int) crc.getValue();
     }
 
-    /** Completes with the last metadata once all have completed; fails if any failed. */
-    private static CompletableFuture<RecordMetadata> all(List<CompletableFuture<RecordMetadata>> sent) {
-        return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).thenApply(v -> sent.get(sent.size() - 1).join());
+    private LobWrite begin(String lobId) {
+        return new LobWrite(this, lobId, UUID.randomUUID().toString(), System.currentTimeMillis());
     }
 
-    public CompletableFuture<RecordMetadata> delete(String lobId) {
-        return send(lobId, base(lobId, LobOp.DELETE).build());
+    /** Completes {@code write} with the last record's metadata once all are acknowledged; fails it if any failed. */
+    private static LobWrite completeWhen(LobWrite write, List<CompletableFuture<RecordMetadata>> sent) {
+        CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).whenComplete((v, err) -> {
+            if (err != null) {
+                write.completeExceptionally(err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                        ? err.getCause() : err);
+            } else {
+                write.complete(sent.get(sent.size() - 1).join());
+            }
+        });
+        return write;
     }
 
     private static LobCommand.Builder base(String lobId, LobOp op) {
@@ -192,22 +219,10 @@ public final class LobClient implements AutoCloseable {
                 .setProducedAt(Instant.now());
     }
 
-    /**
-     * Adds a header to every record sent from now on. Dead letters keep their record's headers,
-     * so a caller that tags its commands (the CLI, with a per-run id) can tell its own dead
-     * letters from another producer's.
-     */
-    public synchronized LobClient header(String name, String value) {
-        Header[] more = java.util.Arrays.copyOf(headers, headers.length + 1);
-        more[headers.length] = new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8));
-        headers = more;
-        return this;
-    }
-
-    private CompletableFuture<RecordMetadata> send(String lobId, LobCommand cmd) {
+    private CompletableFuture<RecordMetadata> send(LobWrite write, LobCommand cmd) {
         CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
-        // a Headers object per record: the producer makes the one it sends read-only
-        producer.send(new ProducerRecord<>(topic, null, lobId, cmd, headers.length == 0 ? null : new RecordHeaders(headers)), (md, err) -> {
+        Headers headers = new RecordHeaders().add(WRITE_HEADER, write.writeId().getBytes(StandardCharsets.UTF_8));
+        producer.send(new ProducerRecord<>(topic, null, write.lobId(), cmd, headers), (md, err) -> {
             if (err != null) {
                 f.completeExceptionally(err);
             } else {
@@ -217,12 +232,43 @@ public final class LobClient implements AutoCloseable {
         return f;
     }
 
+    /**
+     * Opens now what {@link LobWrite#applied()} uses (a consumer of the dead-letter topic and an
+     * admin client), which the first {@code applied()} opens otherwise: a caller that will wait
+     * learns before sending anything that no writer node ever ran against the cluster.
+     *
+     * @throws IllegalStateException if the dead-letter topic does not exist
+     */
+    public void watchApplied() {
+        appliedTracker();
+    }
+
+    synchronized AppliedTracker appliedTracker() {
+        if (tracker == null) {
+            tracker = new AppliedTracker(config);
+        }
+        return tracker;
+    }
+
+    /** The writer group whose commits {@link LobWrite#applied()} waits for. */
+    public String writerGroup() {
+        return config.get(LobStreamConfig.APPLICATION_ID);
+    }
+
     public void flush() {
         producer.flush();
     }
 
+    /** Closes the producer (sending what it holds), then fails the {@link LobWrite#applied()} futures still waiting. */
     @Override
     public void close() {
         producer.close();
+        AppliedTracker t;
+        synchronized (this) {
+            t = tracker;
+        }
+        if (t != null) {
+            t.close();
+        }
     }
 }

@@ -1,0 +1,265 @@
+package io.lobstream.ingest.client;
+
+import io.lobstream.ingest.writer.DeadLetters;
+import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
+
+/**
+ * Tells a {@link LobClient}'s writes what the writer did with them, from Kafka alone: the
+ * writer group's committed offsets and the dead-letter topic.
+ *
+ * <p>Why this is enough: the writer applies a command, or dead-letters it, and commits the
+ * command's offset in one transaction. Once the group's committed offset of the command's
+ * partition is past the write's last record, its outcome is final and its dead letter, if any,
+ * is readable ({@code read_committed}). Dead letters keep the command's headers, so the write's
+ * {@link LobClient#WRITE_HEADER} finds its own among other producers' for the same LOB.
+ *
+ * <p>How: one thread, with a consumer of the dead-letter topic and an admin client. In each
+ * round it reads the committed offsets of the partitions with writes waiting, then their
+ * dead-letter partitions up to the end they had after that read; a write whose dead letter it
+ * saw is dead-lettered, one whose partition is committed past it is applied. Dead letters are read from
+ * the oldest waiting write's send time (less {@link #CLOCK_MARGIN}: the dead-letter topic may
+ * stamp append time), found with the topic's time index, so a write asked about long after it
+ * was sent is still told right.
+ */
+final class AppliedTracker implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AppliedTracker.class);
+    /** Slack between the producer's clock and the dead-letter topic's timestamps. */
+    static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
+    /** Dead letters of writes not asked about yet, kept at most (the oldest go first). */
+    private static final int SEEN_MAX = 10_000;
+    private static final Duration ROUND = Duration.ofMillis(50);
+
+    private record Waiting(LobWrite write, RecordMetadata last, CompletableFuture<WriteOutcome> outcome) {
+    }
+
+    private final String commandsTopic;
+    private final String writerGroup;
+    private final KafkaConsumer<byte[], byte[]> deadLetters;
+    private final Admin admin;
+    private final Set<TopicPartition> dlqPartitions;
+    private final BlockingQueue<Waiting> incoming = new LinkedBlockingQueue<>();
+    private final Map<String, WriteOutcome.DeadLetter> seen = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, WriteOutcome.DeadLetter> eldest) {
+            return size() > SEEN_MAX;
+        }
+    };
+    private final Thread thread;
+    private volatile boolean closed;
+    /** Send time (ms) from which the dead-letter topic has been read; Long.MAX_VALUE before the first write. */
+    private long readFromMs = Long.MAX_VALUE;
+
+    /** Fails (IllegalStateException) if the dead-letter topic does not exist: no writer node ever ran against the cluster. */
+    AppliedTracker(LobStreamConfig config) {
+        this.commandsTopic = config.topics().commands();
+        this.writerGroup = config.get(LobStreamConfig.APPLICATION_ID);
+        Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.remove(ConsumerConfig.GROUP_ID_CONFIG); // assigned, never a group member
+        this.deadLetters = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        try {
+            String topic = config.topics().deadLetters();
+            this.dlqPartitions = deadLetters.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).collect(Collectors.toUnmodifiableSet());
+            if (dlqPartitions.isEmpty()) {
+                throw new IllegalStateException("no topic " + topic + " on " + config.bootstrap()
+                        + ": has a writer node run against this cluster (it creates the topics)?");
+            }
+            deadLetters.assign(dlqPartitions);
+            this.admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+        } catch (RuntimeException e) {
+            deadLetters.close(Duration.ZERO);
+            throw e;
+        }
+        this.thread = new Thread(this::run, "lobstream-applied-tracker");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    CompletableFuture<WriteOutcome> track(LobWrite write, RecordMetadata last) {
+        CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
+        incoming.add(new Waiting(write, last, outcome));
+        if (closed) {
+            outcome.completeExceptionally(new IllegalStateException("LobClient closed"));
+        }
+        return outcome;
+    }
+
+    private void run() {
+        List<Waiting> waiting = new ArrayList<>();
+        while (!closed) {
+            try {
+                Waiting first = waiting.isEmpty() ? incoming.poll(1, TimeUnit.SECONDS) : incoming.poll(ROUND.toMillis(), TimeUnit.MILLISECONDS);
+                if (first != null) {
+                    waiting.add(first);
+                }
+                incoming.drainTo(waiting);
+                waiting.removeIf(w -> w.outcome.isDone()); // given up by the caller (timeout, cancel)
+                if (!waiting.isEmpty()) {
+                    resolve(waiting);
+                }
+            } catch (InterruptedException e) {
+                break;
+            } catch (KafkaException | ExecutionException | TimeoutException e) {
+                log.warn("cannot tell yet whether {} writes were applied ({}); trying again", waiting.size(), e.toString());
+                sleep();
+            }
+        }
+        IllegalStateException closedFirst = new IllegalStateException("LobClient closed before the writer committed the write");
+        incoming.drainTo(waiting);
+        waiting.forEach(w -> w.outcome.completeExceptionally(closedFirst));
+        // closed here: a KafkaConsumer is used by one thread only
+        admin.close(Duration.ofSeconds(5));
+        deadLetters.close(Duration.ofSeconds(5));
+    }
+
+    private void resolve(List<Waiting> waiting) throws ExecutionException, InterruptedException, TimeoutException {
+        rewindTo(waiting.stream().mapToLong(w -> w.write.sentAtMs()).min().orElseThrow() - CLOCK_MARGIN.toMillis());
+        Set<Integer> partitions = waiting.stream().map(w -> w.last.partition()).collect(Collectors.toSet());
+        Map<Integer, Long> committed = committed(partitions);
+        // a dead letter lands on the partition of the command (the topics are co-partitioned by lobId);
+        // the end is read after the offsets: a commit seen above has its dead letters below it
+        boolean readToEnd = readDeadLettersTo(uncommittedEnd(partitions));
+        waiting.removeIf(w -> {
+            WriteOutcome.DeadLetter dead = seen.remove(w.write.writeId());
+            if (dead != null) {
+                w.outcome.complete(new WriteOutcome(w.write.lobId(), w.last, Optional.of(dead)));
+                return true;
+            }
+            if (readToEnd && committed.getOrDefault(w.last.partition(), -1L) > w.last.offset()) {
+                w.outcome.complete(new WriteOutcome(w.write.lobId(), w.last, Optional.empty()));
+                return true;
+            }
+            return false;
+        });
+    }
+
+    /** Makes sure the dead-letter topic is read from {@code fromMs} on (found through its time index). */
+    private void rewindTo(long fromMs) {
+        if (fromMs >= readFromMs) {
+            return;
+        }
+        Map<TopicPartition, Long> at = dlqPartitions.stream().collect(Collectors.toMap(tp -> tp, tp -> Math.max(0, fromMs)));
+        Map<TopicPartition, OffsetAndTimestamp> found = deadLetters.offsetsForTimes(at);
+        Map<TopicPartition, Long> end = deadLetters.endOffsets(dlqPartitions);
+        for (TopicPartition tp : dlqPartitions) {
+            OffsetAndTimestamp o = found.get(tp);
+            deadLetters.seek(tp, o != null ? o.offset() : end.get(tp));
+        }
+        readFromMs = fromMs;
+    }
+
+    private Map<Integer, Long> committed(Set<Integer> partitions) throws ExecutionException, InterruptedException, TimeoutException {
+        List<TopicPartition> tps = partitions.stream().map(p -> new TopicPartition(commandsTopic, p)).toList();
+        Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(
+                        Map.of(writerGroup, new ListConsumerGroupOffsetsSpec().topicPartitions(tps)))
+                .partitionsToOffsetAndMetadata(writerGroup).get(10, TimeUnit.SECONDS);
+        Map<Integer, Long> byPartition = new HashMap<>();
+        offsets.forEach((tp, o) -> {
+            if (o != null) {
+                byPartition.put(tp.partition(), o.offset());
+            }
+        });
+        return byPartition;
+    }
+
+    /**
+     * Reads the dead-letter partitions of {@code partitions} up to their end as of now, counting
+     * records of transactions still open; false if that took too long (asked again next round).
+     *
+     * <p>Why not the committed end: a transaction's commit markers reach its partitions one by
+     * one, so its offset commit can be visible while its dead letter, on another partition, is
+     * not yet. The dead letter was appended before the commit began, so it lies below the end
+     * read now, and a {@code read_committed} consumer gets past that end only once it is decided.
+     */
+    private boolean readDeadLettersTo(Map<TopicPartition, Long> end) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (end.entrySet().stream().anyMatch(e -> deadLetters.position(e.getKey()) < e.getValue())) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            for (ConsumerRecord<byte[], byte[]> r : deadLetters.poll(ROUND)) {
+                String writeId = header(r, LobClient.WRITE_HEADER);
+                if (writeId != null && commandsTopic.equals(header(r, DeadLetters.ORIGIN_TOPIC))) {
+                    seen.putIfAbsent(writeId, new WriteOutcome.DeadLetter(header(r, DeadLetters.KIND), header(r, DeadLetters.REASON)));
+                }
+            }
+        }
+        return true;
+    }
+
+    /** The dead-letter partitions' log end offsets, open transactions included. */
+    private Map<TopicPartition, Long> uncommittedEnd(Set<Integer> partitions)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (TopicPartition tp : dlqPartitions) {
+            if (partitions.contains(tp.partition())) {
+                latest.put(tp, OffsetSpec.latest());
+            }
+        }
+        Map<TopicPartition, Long> end = new HashMap<>();
+        admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(10, TimeUnit.SECONDS)
+                .forEach((tp, info) -> end.put(tp, info.offset()));
+        return end;
+    }
+
+    private static String header(ConsumerRecord<?, ?> r, String name) {
+        Header h = r.headers().lastHeader(name);
+        return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+
+    private void sleep() {
+        try {
+            Thread.sleep(1000);
+        } catch (InterruptedException e) {
+            closed = true;
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(20));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
