@@ -245,6 +245,23 @@ class IngestIT {
     }
 
     @Test
+    void aCommandOffItsKeysPartitionIsDeadLetteredNotStoredWhereNothingReadsIt() throws Exception {
+        String topic = config.topics().commands();
+        avro.send(new ProducerRecord<>(topic, null, put("it-nokey", bytes(5, 1)).build())).get();
+        int home = avro.partitionsFor(topic).size() == 2 ? org.apache.kafka.common.utils.Utils.toPositive(
+                org.apache.kafka.common.utils.Utils.murmur2("it-elsewhere".getBytes(StandardCharsets.UTF_8))) % 2 : 0;
+        avro.send(new ProducerRecord<>(topic, 1 - home, "it-elsewhere", put("it-elsewhere", bytes(5, 2)).build())).get();
+        byte[] marker = bytes(40, 3);
+        client.put("it-nokey", marker, null).get(); // after both, on the key's partition
+        awaitValue("it-nokey", marker);
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            List<String> invalid = deadLetterList(1).stream().filter(e -> e.getKey().equals("invalid")).map(Map.Entry::getValue).toList();
+            return invalid.stream().anyMatch(r -> r.contains("no key")) && invalid.stream().anyMatch(r -> r.contains("belongs to partition " + home));
+        });
+        assertThat(get("it-elsewhere").statusCode()).isEqualTo(404);
+    }
+
+    @Test
     void replayOfAPartitionGivesByteIdenticalValues() throws Exception {
         for (int i = 0; i < 20; i++) {
             client.put("it-replay-" + (i % 7), bytes(20_000 + 1000 * i, i), null).get();
@@ -328,8 +345,16 @@ class IngestIT {
     }
 
     /** kind → reason of the dead letters so far (at least {@code atLeast} of them). */
+    /** Kind → reason of the dead letters so far (the last of each kind). */
     static Map<String, String> deadLetters(int atLeast) {
         Map<String, String> reasons = new HashMap<>();
+        deadLetterList(atLeast).forEach(e -> reasons.put(e.getKey(), e.getValue()));
+        return reasons;
+    }
+
+    /** (kind, reason) of every dead letter so far, once at least {@code atLeast} are there. */
+    static List<Map.Entry<String, String>> deadLetterList(int atLeast) {
+        List<Map.Entry<String, String>> reasons = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
                 ConsumerConfig.GROUP_ID_CONFIG, "ingest-it-dlq-" + UUID.randomUUID(),
@@ -342,8 +367,8 @@ class IngestIT {
                 return seen.size() >= atLeast;
             });
             for (ConsumerRecord<byte[], byte[]> r : seen) {
-                reasons.put(new String(r.headers().lastHeader("lob.dlq.kind").value(), StandardCharsets.UTF_8),
-                        new String(r.headers().lastHeader("lob.dlq.reason").value(), StandardCharsets.UTF_8));
+                reasons.add(Map.entry(new String(r.headers().lastHeader("lob.dlq.kind").value(), StandardCharsets.UTF_8),
+                        new String(r.headers().lastHeader("lob.dlq.reason").value(), StandardCharsets.UTF_8)));
             }
         }
         return reasons;

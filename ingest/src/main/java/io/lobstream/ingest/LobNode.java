@@ -51,15 +51,16 @@ public final class LobNode implements AutoCloseable {
 
     /** Creates the topics if needed, binds the HTTP port and starts the writer. */
     public LobNode start() throws IOException, InterruptedException {
+        int partitions;
         try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
-            int partitions = TopicSetup.ensureTopics(admin, config);
+            partitions = TopicSetup.ensureTopics(admin, config);
             log.info("topics {} ready with {} partitions", config.topics().all(), partitions);
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IOException("cannot create or check the topics on " + config.bootstrap() + ": " + e.getCause(), e.getCause());
         }
         http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
                 config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
-        streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces), streamsProperties());
+        streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions), streamsProperties());
         streams.setUncaughtExceptionHandler(e -> {
             log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;

@@ -6,6 +6,7 @@ import io.lobstream.avro.LobOp;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
+import io.lobstream.schema.serde.RegistryUnavailableException;
 import org.apache.avro.util.ClassSecurityValidator;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
@@ -52,12 +53,25 @@ public final class LobSerdes {
         }
     }
 
-    /** Decodes a value and checks it is of the expected record type. */
+    /**
+     * Decodes a value and checks it is of the expected record type.
+     *
+     * @throws RegistryUnavailableException if the schema registry did not answer: retry, the record may be good
+     * @throws RuntimeException             if the record cannot be decoded
+     */
     public static <T> T decode(Deserializer<Object> d, String topic, byte[] bytes, Class<T> type) {
         if (bytes == null) {
             throw new IllegalArgumentException("null value (tombstone)");
         }
-        Object o = d.deserialize(topic, bytes);
+        Object o;
+        try {
+            o = d.deserialize(topic, bytes);
+        } catch (RuntimeException e) {
+            if (RegistryUnavailableException.isRegistryFailure(e)) {
+                throw new RegistryUnavailableException("cannot decode a record of " + topic + ": the schema registry did not answer: " + e, e);
+            }
+            throw e;
+        }
         if (!type.isInstance(o)) {
             throw new IllegalArgumentException("expected a " + type.getSimpleName() + ", got "
                     + (o == null ? "null" : o.getClass().getName()));

@@ -4,6 +4,7 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.ingest.writer.CommandApplier;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.purge.LocalPurger;
@@ -63,13 +64,14 @@ public final class PartitionReplayer {
         p.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024);
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         Deserializer<Object> values = LobSerdes.valueDeserializer(config);
-        CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES));
         long records = 0;
         long applied = 0;
         long rejected = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              LocalPurger purger = new LocalPurger(store, 256)) {
             consumer.assign(List.of(tp));
+            CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),
+                    consumer.partitionsFor(tp.topic()).size());
             long first = consumer.beginningOffsets(List.of(tp)).get(tp);
             if (first > from) {
                 log.error("{} starts at offset {} (retention deleted the records before it): the commands in [{}, {}) are lost to "
@@ -87,12 +89,16 @@ public final class PartitionReplayer {
                     records++;
                     CommandApplier.Outcome o;
                     // the writer's name for this input, so the applied offsets agree with what its tasks record
+                    LobCommand cmd;
                     try {
-                        LobCommand cmd = LobSerdes.decode(values, r.topic(), r.value(), LobCommand.class);
-                        o = applier.apply(cmd, r.key(), store, new Source(tp.toString(), r.offset()));
+                        cmd = LobSerdes.decode(values, r.topic(), r.value(), LobCommand.class);
+                    } catch (RegistryUnavailableException e) {
+                        throw e; // the writer would have retried too, not skipped the command
                     } catch (RuntimeException undecodable) {
-                        o = new CommandApplier.Rejected("undecodable", undecodable.getMessage());
+                        cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
                     }
+                    o = cmd == null ? new CommandApplier.Rejected("undecodable", "cannot decode")
+                            : applier.apply(cmd, r.key(), tp.partition(), store, new Source(tp.toString(), r.offset()));
                     if (o instanceof CommandApplier.Applied) {
                         applied++;
                     } else if (o instanceof CommandApplier.Rejected) {

@@ -8,6 +8,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.index.VersionEntry;
+import org.apache.kafka.common.utils.Utils;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -60,13 +61,17 @@ public final class CommandApplier {
     }
 
     private final long maxValueBytes;
+    private final int partitions;
 
-    public CommandApplier(long maxValueBytes) {
+    /** @param partitions of lob.commands: a command must be on the partition its key hashes to */
+    public CommandApplier(long maxValueBytes, int partitions) {
         this.maxValueBytes = maxValueBytes;
+        this.partitions = partitions;
     }
 
-    public Outcome apply(LobCommand cmd, byte[] key, LobStore store, Source source) throws IOException {
-        Rejected invalid = validate(cmd, key);
+    /** Applies {@code cmd}, read from {@code partition} of lob.commands with {@code key}, to the partition's tablespace. */
+    public Outcome apply(LobCommand cmd, byte[] key, int partition, LobStore store, Source source) throws IOException {
+        Rejected invalid = validate(cmd, key, partition);
         if (invalid != null) {
             return invalid;
         }
@@ -150,12 +155,22 @@ public final class CommandApplier {
     }
 
     /** The problem with a command that no store state can fix, or null. */
-    private Rejected validate(LobCommand cmd, byte[] key) {
+    private Rejected validate(LobCommand cmd, byte[] key, int partition) {
         if (cmd.getLobId() == null || cmd.getLobId().isEmpty()) {
             return invalid("lobId is empty");
         }
-        if (key != null && !Arrays.equals(key, cmd.getLobId().getBytes(StandardCharsets.UTF_8))) {
+        // a LOB lives in the tablespace of the partition its id hashes to: reads, undo records and
+        // reclaims go there, so a command anywhere else would make a copy nothing reads or purges
+        if (key == null) {
+            return invalid("record has no key (the key must be the lobId " + cmd.getLobId() + ")");
+        }
+        if (!Arrays.equals(key, cmd.getLobId().getBytes(StandardCharsets.UTF_8))) {
             return invalid("record key does not match lobId " + cmd.getLobId() + " (it would land in the wrong partition)");
+        }
+        int home = Utils.toPositive(Utils.murmur2(key)) % partitions;
+        if (home != partition) {
+            return invalid("record on partition " + partition + " but lobId " + cmd.getLobId() + " belongs to partition " + home
+                    + " (sent with a partitioner other than Kafka's default)");
         }
         if (cmd.getOffset() < 0 || cmd.getTotalLength() < 0) {
             return invalid("negative offset " + cmd.getOffset() + " or length " + cmd.getTotalLength());

@@ -48,10 +48,10 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final long dedupeWindowMs;
     private final Duration compactEvery;
 
-    CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, long maxValueBytes, long uploadTimeoutMs,
+    CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, long maxValueBytes, int partitions, long uploadTimeoutMs,
                      long dedupeWindowMs, Duration compactEvery) {
         super(deserializer, LobCommand.class, metrics);
-        this.applier = new CommandApplier(maxValueBytes);
+        this.applier = new CommandApplier(maxValueBytes, partitions);
         this.uploadTimeoutMs = uploadTimeoutMs;
         this.dedupeWindowMs = dedupeWindowMs;
         this.compactEvery = compactEvery;
@@ -108,7 +108,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, DefaultLobStore store, Source source) throws IOException {
-        CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), store, source);
+        CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(), store, source);
         if (outcome instanceof CommandApplier.Applied applied) {
             applied.superseded().ifPresent(old -> emitUndo(old, false));
             metrics.applied(applied.op().name());

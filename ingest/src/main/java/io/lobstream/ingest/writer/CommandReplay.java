@@ -5,6 +5,7 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -66,8 +67,11 @@ public final class CommandReplay {
     private long committedOffset(TopicPartition tp) throws IOException {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
+            // stable: not the offset before a commit still in flight (the last owner's), which the task's
+            // consumer would start past, leaving the commands in between unapplied here
             Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(
-                    Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp)))).partitionsToOffsetAndMetadata(group).get();
+                    Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
+                    new ListConsumerGroupOffsetsOptions().requireStable(true)).partitionsToOffsetAndMetadata(group).get();
             OffsetAndMetadata o = offsets.get(tp);
             return o == null ? -1 : o.offset();
         } catch (ExecutionException e) {

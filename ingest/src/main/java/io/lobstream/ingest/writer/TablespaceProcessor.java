@@ -1,6 +1,7 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.LobSerdes;
+import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.Source;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -15,8 +16,9 @@ import java.io.UncheckedIOException;
 /**
  * What the writer's processors share: decode the record (dead-letter it if that fails), name
  * its source (topic-partition and offset, which the store records as applied) and apply it to
- * the task's tablespace. An I/O failure of the tablespace is not bad input: it fails the task,
- * which resumes from its last commit, so nothing is lost.
+ * the task's tablespace. An I/O failure of the tablespace, or a schema registry that does not
+ * answer, is not bad input: it fails the task, which resumes from its last commit, so nothing is
+ * lost.
  */
 abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Object, Object> {
     private final Deserializer<Object> deserializer;
@@ -43,6 +45,8 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         T value;
         try {
             value = LobSerdes.decode(deserializer, meta.topic(), record.value(), type);
+        } catch (RegistryUnavailableException e) {
+            throw e; // not the record's fault: the task fails and resumes from its last commit
         } catch (RuntimeException e) {
             deadLetter(record, "undecodable", "cannot decode a " + type.getSimpleName() + ": " + e.getMessage());
             return;

@@ -32,7 +32,9 @@ public final class WriterTopology {
     private WriterTopology() {
     }
 
-    public static Topology build(LobStreamConfig config, LobStoreConfig storeConfig, MeterRegistry meters, TablespaceRegistry registry) {
+    /** @param partitions of each of the (co-partitioned) topics */
+    public static Topology build(LobStreamConfig config, LobStoreConfig storeConfig, MeterRegistry meters, TablespaceRegistry registry,
+                                 int partitions) {
         Topics topics = config.topics();
         WriterMetrics metrics = new WriterMetrics(meters);
         Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
@@ -45,7 +47,7 @@ public final class WriterTopology {
         t.addSource("commands", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.commands());
         t.addSource("reclaims", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.reclaim());
         t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
-                uploadTimeout, dedupeWindow, compactEvery), "commands");
+                partitions, uploadTimeout, dedupeWindow, compactEvery), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, new CommandReplay(config)), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");

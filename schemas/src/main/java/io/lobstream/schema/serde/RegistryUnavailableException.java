@@ -1,0 +1,39 @@
+package io.lobstream.schema.serde;
+
+import io.apicurio.registry.rest.client.exception.NotFoundException;
+import io.apicurio.registry.rest.client.exception.RestClientException;
+import io.apicurio.rest.client.error.ApicurioRestClientException;
+import org.apache.kafka.common.KafkaException;
+
+/**
+ * A record could not be decoded because the schema registry did not answer (down, unreachable,
+ * refusing), not because the record is bad. Whoever decodes must retry, never dead-letter or
+ * skip the record: a registry outage would otherwise turn every good record into a dead letter.
+ * A {@link KafkaException}, so loops that survive Kafka errors survive this one too.
+ */
+public final class RegistryUnavailableException extends KafkaException {
+    public RegistryUnavailableException(String message, Throwable cause) {
+        super(message, cause);
+    }
+
+    /**
+     * Whether {@code e}, thrown while decoding, is the registry's failure. A registry that answers
+     * "no such schema" (404) has spoken: the record names a schema that does not exist, so it is
+     * the record's fault.
+     */
+    public static boolean isRegistryFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof NotFoundException) {
+                return false;
+            }
+            if (t instanceof RestClientException r && r.getError() != null && Integer.valueOf(404).equals(r.getError().getErrorCode())) {
+                return false;
+            }
+            // a network failure on the way to the registry; not an IOException of the decoder (a truncated record)
+            if (t instanceof ApicurioRestClientException || t.getClass().getPackageName().startsWith("java.net")) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
