@@ -4,6 +4,7 @@ import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.page.PageType;
@@ -233,13 +234,32 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 offsets.keySet().retainAll(following.get().stream().map(p -> new TopicPartition(undoTopic, p)).toList());
             }
             producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-            producer.commitTransaction();
+            commit();
         } catch (ProducerFencedException e) {
             throw e;
         } catch (KafkaException e) {
             log.warn("purge transaction aborted, will retry from the last commit: {}", e.toString());
             producer.abortTransaction();
             rewind();
+        }
+    }
+
+    /**
+     * Commits the transaction. A commit that timed out (coordinator unreachable for
+     * {@code max.block.ms}) must be retried, not aborted: the producer refuses an abort then
+     * (IllegalStateException), which would end the worker.
+     */
+    private void commit() {
+        while (true) {
+            try {
+                producer.commitTransaction();
+                return;
+            } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                if (!running.get()) {
+                    throw e;
+                }
+                log.warn("purge worker {}: commit timed out ({}); committing again", workerId, e.getMessage());
+            }
         }
     }
 
@@ -252,6 +272,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(),
                         undo.getRetained().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList()));
                 timestamps.add(r.timestamp());
+            } catch (RegistryUnavailableException e) {
+                throw e; // the transaction aborts and the batch is read again: the record may be good
             } catch (RuntimeException e) {
                 log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
             }
