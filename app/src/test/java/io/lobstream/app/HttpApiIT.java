@@ -8,6 +8,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -120,6 +121,20 @@ class HttpApiIT {
                     assertThat(whole.body()).as(ignored).isEqualTo(v);
                     assertThat(whole.headers().firstValue("Content-Range")).as(ignored).isEmpty();
                 }
+            }
+        }
+    }
+
+    /** RFC 9110 13.1.5: a resumed download gets the range only of the version it started on, else the whole value. */
+    @Test
+    void ifRangeServesTheRangeOnlyOfTheVersionItNames() throws Exception {
+        for (LobNode via : new LobNode[]{a, b}) {
+            String etag = get(via, onB, null).headers().firstValue("ETag").orElseThrow();
+            for (String[] c : new String[][]{{etag, "206"}, {"\"no-such-version\"", "200"}, {"Sat, 29 Oct 1994 19:43:31 GMT", "200"}}) {
+                HttpResponse<byte[]> r = Nodes.HTTP.send(HttpRequest.newBuilder(Nodes.uri(via, onB)).header("Range", "bytes=0-9")
+                        .header("If-Range", c[0]).build(), HttpResponse.BodyHandlers.ofByteArray());
+                assertThat(r.statusCode()).as(c[0]).isEqualTo(Integer.parseInt(c[1]));
+                assertThat(r.body()).as(c[0]).isEqualTo(c[1].equals("206") ? Arrays.copyOf(valueB, 10) : valueB);
             }
         }
     }

@@ -24,7 +24,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URLDecoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -55,6 +54,9 @@ public final class LobHttpServer implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor;
     private final TablespaceRegistry registry;
+    private static final int THREADS = 32;
+    /** How long a forwarded request waits for the owner's response headers. */
+    private static final Duration PROXY_TIMEOUT = Duration.ofSeconds(30);
     private final HttpClient proxy = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private volatile KafkaStreams streams;
 
@@ -67,7 +69,10 @@ public final class LobHttpServer implements AutoCloseable {
         this.commandsTopic = commandsTopic;
         this.registry = registry;
         this.server = HttpServer.create(new InetSocketAddress(host, port), 64);
-        this.executor = Executors.newFixedThreadPool(8, r -> {
+        // A request for another node's key holds a thread here while the owner serves it on one of its
+        // own; forwarded requests are never forwarded again, and PROXY_TIMEOUT bounds a wait on an owner
+        // that does not answer, so two nodes forwarding to each other cannot hold all threads for long.
+        this.executor = Executors.newFixedThreadPool(THREADS, r -> {
             Thread t = new Thread(r, "lob-http");
             t.setDaemon(true);
             return t;
@@ -106,7 +111,8 @@ public final class LobHttpServer implements AutoCloseable {
                 send(ex, 405, "method not allowed\n");
                 return;
             }
-            String id = URLDecoder.decode(ex.getRequestURI().getRawPath().substring("/lobs/".length()), StandardCharsets.UTF_8);
+            // the path percent-decoded (a '+' stays a '+': form encoding is for queries, not paths)
+            String id = ex.getRequestURI().getPath().substring("/lobs/".length());
             if (id.isEmpty()) {
                 send(ex, 400, "missing LOB id\n");
                 return;
@@ -143,12 +149,17 @@ public final class LobHttpServer implements AutoCloseable {
         try (LobReadHandle h = opened.get()) {
             long length = h.length();
             var headers = ex.getResponseHeaders();
-            headers.add("ETag", "\"" + h.version().version() + "\"");
+            String etag = "\"" + h.version().version() + "\"";
+            headers.add("ETag", etag);
             headers.add("Accept-Ranges", "bytes");
             headers.add("Content-Type", "application/octet-stream");
+            // RFC 9110 13.1.5: a range asked for with If-Range is served only of that version; otherwise the
+            // whole value (a resumed download must not splice two versions). A date cannot match: no Last-Modified.
+            String ifRange = ex.getRequestHeaders().getFirst("If-Range");
+            String rangeHeader = ifRange == null || ifRange.equals(etag) ? ex.getRequestHeaders().getFirst("Range") : null;
             Optional<ByteRange> range;
             try {
-                range = ByteRange.parse(ex.getRequestHeaders().getFirst("Range"), length);
+                range = ByteRange.parse(rangeHeader, length);
             } catch (ByteRange.Unsatisfiable u) {
                 headers.add("Content-Range", "bytes */" + length);
                 ex.sendResponseHeaders(416, -1);
@@ -174,10 +185,13 @@ public final class LobHttpServer implements AutoCloseable {
     private void forward(HttpExchange ex, HostInfo owner, String rawPath) throws IOException {
         HttpRequest.Builder req = HttpRequest.newBuilder(URI.create("http://" + owner.host() + ":" + owner.port() + rawPath))
                 .method(ex.getRequestMethod(), HttpRequest.BodyPublishers.noBody())
+                .timeout(PROXY_TIMEOUT)
                 .header(FORWARDED, "1");
-        String range = ex.getRequestHeaders().getFirst("Range");
-        if (range != null) {
-            req.header("Range", range);
+        for (String h : new String[]{"Range", "If-Range"}) {
+            String v = ex.getRequestHeaders().getFirst(h);
+            if (v != null) {
+                req.header(h, v);
+            }
         }
         try {
             HttpResponse<InputStream> resp = proxy.send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
@@ -197,6 +211,8 @@ public final class LobHttpServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             send(ex, 503, "interrupted\n");
+        } catch (java.net.http.HttpTimeoutException e) {
+            send(ex, 504, "owner " + owner + " did not answer within " + PROXY_TIMEOUT.toSeconds() + " s\n");
         } catch (IOException e) {
             send(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n");
         }
