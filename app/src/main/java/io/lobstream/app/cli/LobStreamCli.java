@@ -41,7 +41,7 @@ public final class LobStreamCli implements Runnable {
                     if (System.getenv("LOBSTREAM_DEBUG") != null) {
                         e.printStackTrace(cmd.getErr());
                     }
-                    return 2;
+                    return CommandLine.ExitCode.SOFTWARE; // 1: it failed; 2 stays what picocli gives a bad argument
                 });
     }
 }
