@@ -69,6 +69,8 @@ import java.util.function.Supplier;
  */
 public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);
+    /** How often partitions paused for lack of a tablespace are tried again. */
+    private static final Duration MISSING_RETRY = Duration.ofSeconds(10);
 
     private final LobStreamConfig config;
     private final LobStoreConfig storeConfig;
@@ -81,6 +83,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final PurgeMetrics metrics;
     private final Map<Integer, PurgeReader> readers = new java.util.concurrent.ConcurrentHashMap<>();
     private final Set<Integer> missing = new HashSet<>();
+    private long missingRetried = System.nanoTime();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final String undoTopic;
     private final String reclaimTopic;
@@ -179,6 +182,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     if (following != null && !follow()) {
                         Thread.sleep(200); // nothing to purge here (yet)
                         continue;
+                    }
+                    if (System.nanoTime() - missingRetried > MISSING_RETRY.toNanos()) {
+                        // a paused partition stays assigned here (sticky assignment): look for its tablespace again
+                        consumer.resume(consumer.paused());
+                        missingRetried = System.nanoTime();
                     }
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
                     if (!records.isEmpty()) {
@@ -428,7 +436,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             log.info("purge worker {} assigned {}", workerId, partitions);
-            // a partition paused for lack of a tablespace is retried after each rebalance
+            // a partition paused for lack of a tablespace is retried after each rebalance (and every MISSING_RETRY)
             consumer.resume(partitions);
         }
     }
