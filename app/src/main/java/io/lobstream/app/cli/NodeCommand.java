@@ -74,8 +74,9 @@ final class NodeCommand implements Runnable {
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             node = new LobNode(cfg, storeCfg).start();
             // A worker's id is its transactional id. Derived from the node id, it is the same after a restart, so the new
-            // worker aborts a killed predecessor's open transaction at once instead of waiting out its timeout.
-            String ids = "node-" + (cfg.get(LobStreamConfig.NODE_ID).isBlank() ? Long.toString(ProcessHandle.current().pid())
+            // worker aborts a killed predecessor's open transaction at once instead of waiting out its timeout. Without a
+            // node id, random: not the pid, which nodes in containers share (all pid 1) and would fence each other with.
+            String ids = "node-" + (cfg.get(LobStreamConfig.NODE_ID).isBlank() ? java.util.UUID.randomUUID().toString().substring(0, 8)
                     : cfg.get(LobStreamConfig.NODE_ID).strip());
             for (int i = 0; i < purgeWorkers; i++) {
                 // each purges its share of the partitions this node owns, following the writers' rebalances
