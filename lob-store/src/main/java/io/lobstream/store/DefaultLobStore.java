@@ -91,7 +91,7 @@ public final class DefaultLobStore implements LobStore {
         this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), highWaterMark, free, metrics);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
         this.pageSync = new GroupSync(file::force, config.groupCommitIntervalMs(), metrics::pageSync);
-        this.walSync = new GroupSync(index::syncWal, config.groupCommitIntervalMs(), metrics::walSync);
+        this.walSync = new GroupSync(this::syncWalIfOpen, config.groupCommitIntervalMs(), metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
     }
@@ -103,7 +103,6 @@ public final class DefaultLobStore implements LobStore {
             log.info("tablespace {} was created with {}-byte pages; using that, not the configured {}", dir, pageSize, config.pageSize());
             config = config.with(LobStoreConfig.PAGE_SIZE.name(), pageSize);
         }
-        StoreMetrics metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
         PageFile file = PageFile.openReadWrite(dir.resolve(TablespaceDirs.PAGES), pageSize);
         LobIndex index;
         try {
@@ -112,9 +111,11 @@ public final class DefaultLobStore implements LobStore {
             file.close();
             throw e;
         }
+        StoreMetrics metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
         try {
             return recover(name, dir, config, file, index, metrics);
         } catch (IOException | RuntimeException e) {
+            metrics.close();
             index.close();
             file.close();
             throw e;
@@ -311,62 +312,82 @@ public final class DefaultLobStore implements LobStore {
         VersionEntry written;
         Optional<VersionEntry> superseded;
         try (Latches.Held row = latches.write(lobId);
-             Latches.Held whole = config.latchDowngrade() ? null : latches.tablespaceExclusive()) {
-            Optional<VersionEntry> baseEntry = index.current(lobId);
-            // a whole-value PUT neither reads nor shares anything of the version it replaces
-            Optional<Base> base = baseEntry.isEmpty() || !partial ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
-                    VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
-            NewValue value = edit.apply(base);
-            VersionLayout layout = VersionLayout.plan(config.pageSize(), value.length());
+             Latches.Held whole = config.latchDowngrade() ? null : openExclusive()) {
+            Optional<VersionEntry> baseEntry;
             List<Extent> shared = new ArrayList<>();
-            List<Extent> pages = List.of();
-            // latch downgrade: the pages are written under the tablespace latch shared; only the publish excludes
-            try (Latches.Held downgraded = config.latchDowngrade() ? latches.tablespaceShared() : null) {
-                try {
-                    BitSet sharedPages = value.sharedPages(layout, base.map(Base::reader));
-                    int fresh = layout.dataPages() - sharedPages.cardinality();
-                    pages = placement.allocate(1 + fresh);
-                    List<Extent> freshData = Extent.withoutFirstPage(pages);
-                    List<Extent> dataExtents = new ArrayList<>();
-                    Extent.Cursor next = new Extent.Cursor(freshData);
-                    for (int i = 0; i < layout.dataPages(); i++) {
-                        long pageNo = sharedPages.get(i) ? base.get().reader().dataPageNo(i) : next.next();
-                        Extent.appendInOrder(dataExtents, pageNo);
-                        if (sharedPages.get(i)) {
-                            Extent.appendInOrder(shared, pageNo);
-                        }
-                    }
-                    List<Extent> indexExtents = layout.indexed()
-                            ? placement.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), dataExtents.size()))
-                            : List.of();
-                    List<Extent> owned = new ArrayList<>(pages);
-                    owned.addAll(indexExtents);
-                    pages = owned;
-                    long version = newVersion();
-                    int crc = writers.get().write(lobId, version, layout, pages.get(0).firstPage(), dataExtents, sharedPages,
-                            indexExtents, value.bytes());
-                    if (expectedCrc32c != null && expectedCrc32c != crc) {
-                        throw new ValueChecksumException(lobId, expectedCrc32c, crc);
-                    }
-                    if (config.syncEachWrite() || (placement.relocation() && config.sync())) {
-                        // the pages must be on disk before an index entry names them (a relocation always: the
-                        // version it replaces holds the same bytes and is freed as soon as this one is durable)
-                        pageSync.await();
-                    }
-                    owned.addAll(shared);
-                    written = VersionEntry.current(lobId, version, pages.get(0).firstPage(), value.length(), crc, Extent.coalesce(owned));
-                } catch (IOException | RuntimeException e) {
-                    if (!pages.isEmpty()) {
-                        allocator.release(pages);
-                    }
-                    throw e;
-                }
+            // latch downgrade: the base is read and the pages written under the tablespace latch shared; only the publish excludes
+            try (Latches.Held downgraded = config.latchDowngrade() ? openShared() : null) {
+                baseEntry = index.current(lobId);
+                // a whole-value PUT neither reads nor shares anything of the version it replaces
+                Optional<Base> base = baseEntry.isEmpty() || !partial ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
+                        VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
+                NewValue value = edit.apply(base);
+                checkFits(lobId, value.length());
+                written = writePages(lobId, base, value, expectedCrc32c, placement, shared);
             }
             superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
         }
         awaitDurable();
         metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
         return new WriteResult(written, superseded);
+    }
+
+    /**
+     * Allocates the pages of a new version of {@code lobId} but those it shares with the base, writes
+     * them and returns the version's index entry (not yet published); {@code shared} receives the
+     * base's pages it shares. On failure the pages it allocated, and only those, are released.
+     */
+    private VersionEntry writePages(String lobId, Optional<Base> base, NewValue value, Integer expectedCrc32c, Placement placement,
+                                    List<Extent> shared) throws IOException {
+        VersionLayout layout = VersionLayout.plan(config.pageSize(), value.length());
+        List<Extent> allocated = List.of();
+        try {
+            BitSet sharedPages = value.sharedPages(layout, base.map(Base::reader));
+            int fresh = layout.dataPages() - sharedPages.cardinality();
+            List<Extent> pages = placement.allocate(1 + fresh);
+            allocated = pages;
+            List<Extent> freshData = Extent.withoutFirstPage(pages);
+            List<Extent> dataExtents = new ArrayList<>();
+            Extent.Cursor next = new Extent.Cursor(freshData);
+            for (int i = 0; i < layout.dataPages(); i++) {
+                long pageNo = sharedPages.get(i) ? base.get().reader().dataPageNo(i) : next.next();
+                Extent.appendInOrder(dataExtents, pageNo);
+                if (sharedPages.get(i)) {
+                    Extent.appendInOrder(shared, pageNo);
+                }
+            }
+            List<Extent> indexExtents = layout.indexed()
+                    ? placement.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), dataExtents.size()))
+                    : List.of();
+            List<Extent> owned = new ArrayList<>(pages);
+            owned.addAll(indexExtents);
+            allocated = List.copyOf(owned); // never the shared pages: they stay the base's if this fails
+            long version = newVersion();
+            long rootPage = pages.get(0).firstPage();
+            int crc = writers.get().write(lobId, version, layout, rootPage, dataExtents, sharedPages, indexExtents, value.bytes());
+            if (expectedCrc32c != null && expectedCrc32c != crc) {
+                throw new ValueChecksumException(lobId, expectedCrc32c, crc);
+            }
+            if (config.syncEachWrite() || (placement.relocation() && config.sync())) {
+                // the pages must be on disk before an index entry names them (a relocation always: the
+                // version it replaces holds the same bytes and is freed as soon as this one is durable)
+                pageSync.await();
+            }
+            owned.addAll(shared);
+            return VersionEntry.current(lobId, version, rootPage, value.length(), crc, Extent.coalesce(owned));
+        } catch (IOException | RuntimeException e) {
+            if (!allocated.isEmpty()) {
+                allocator.release(allocated);
+            }
+            throw e;
+        }
+    }
+
+    /** Refuses, before anything is allocated, a value longer than a tablespace of this page size holds. */
+    private void checkFits(String lobId, long length) throws ValueTooLargeException {
+        if (length > config.maxValueBytes()) {
+            throw new ValueTooLargeException(lobId, length, config.maxValueBytes(), config.pageSize());
+        }
     }
 
     /**
@@ -393,6 +414,19 @@ public final class DefaultLobStore implements LobStore {
     }
 
     /**
+     * The group commit's index WAL sync, under the tablespace latch so that it never reaches a closed
+     * index; once the store is closed there is nothing to do (close synced the WAL, or closed the index,
+     * which flushes it).
+     */
+    private void syncWalIfOpen() throws IOException {
+        try (Latches.Held latch = latches.tablespaceShared()) {
+            if (!closed) {
+                index.syncWal();
+            }
+        }
+    }
+
+    /**
      * Makes {@code written} the current version; the one it replaces becomes pending purge, minus
      * the {@code shared} pages it hands over to {@code written}.
      *
@@ -402,7 +436,7 @@ public final class DefaultLobStore implements LobStore {
      */
     private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source,
                                            String finishedUpload, boolean relocation) throws IOException {
-        try (Latches.Held latch = latches.publish(written.lobId())) {
+        try (Latches.Held latch = openPublishing(written.lobId())) {
             Optional<VersionEntry> old = index.current(written.lobId());
             if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
                 // cannot happen while writes to one LOB hold its write latch; counted, and refused if pages were shared
@@ -435,35 +469,64 @@ public final class DefaultLobStore implements LobStore {
     public ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException {
         checkOpen();
         long start = System.nanoTime();
+        if (chunk.chunkIndex() == 0) {
+            throttle(); // the chunk that begins an upload waits as a write does: before any latch
+        }
         ChunkResult result;
         try (Latches.Held row = latches.write(chunk.lobId())) {
-            Optional<UploadEntry> existing = index.upload(chunk.uploadId());
-            String problem;
-            if (existing.isPresent()) {
-                problem = mismatch(existing.get(), chunk);
-            } else if (chunk.chunkIndex() != 0) {
-                problem = "unknown upload " + chunk.uploadId() + ": chunk " + chunk.chunkIndex() + " arrived but chunk 0 never did "
-                        + "(or the upload expired, or finished)";
+            ChunkStep step;
+            try (Latches.Held latch = config.latchDowngrade() ? openShared() : openExclusive()) {
+                step = applyChunk(chunk, data, source);
+            }
+            if (step.written() == null) {
+                result = step.result();
             } else {
-                problem = mismatch(new UploadEntry(chunk.uploadId(), chunk.lobId(), 0, chunk.totalLength(), chunk.chunkCount(), 0, 0, 0,
-                        0, List.of(), List.of(), 0, 0), chunk);
+                Optional<VersionEntry> superseded = publish(step.written(), step.replaced(), List.of(), source, step.finishedUpload(),
+                        false);
+                result = new ChunkResult(ChunkResult.Status.PUBLISHED, Optional.of(new WriteResult(step.written(), superseded)), null);
             }
-            if (existing.isPresent() && problem == null && chunk.chunkIndex() < existing.get().nextChunk()) {
-                recordApplied(source);
-                return ChunkResult.of(ChunkResult.Status.DUPLICATE);
-            }
-            if (problem != null) {
-                recordApplied(source);
-                return ChunkResult.rejected(problem);
-            }
-            UploadEntry upload = existing.isPresent() ? existing.get() : beginUpload(chunk);
-            result = writeChunk(upload, existing.isEmpty(), chunk, data, source);
         }
         if (result.status() == ChunkResult.Status.PUBLISHED) {
             awaitDurable();
             metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
         }
         return result;
+    }
+
+    /**
+     * A chunk applied: what became of it, or, for the last chunk of an upload, the upload's version,
+     * written and ready to publish (in place of the {@code replaced} version; deleting the upload's
+     * entry unless it was never written).
+     */
+    private record ChunkStep(ChunkResult result, VersionEntry written, Optional<VersionEntry> replaced, String finishedUpload) {
+        static ChunkStep done(ChunkResult result) {
+            return new ChunkStep(result, null, Optional.empty(), null);
+        }
+    }
+
+    /** Checks {@code chunk} against its upload, then writes it. The caller holds the LOB's write latch and the tablespace latch. */
+    private ChunkStep applyChunk(Chunk chunk, InputStream data, Source source) throws IOException {
+        Optional<UploadEntry> existing = index.upload(chunk.uploadId());
+        String problem;
+        if (existing.isPresent()) {
+            problem = mismatch(existing.get(), chunk);
+        } else if (chunk.chunkIndex() != 0) {
+            problem = "unknown upload " + chunk.uploadId() + ": chunk " + chunk.chunkIndex() + " arrived but chunk 0 never did "
+                    + "(or the upload expired, or finished)";
+        } else {
+            problem = mismatch(UploadEntry.begun(chunk.uploadId(), chunk.lobId(), 0, chunk.totalLength(), chunk.chunkCount(), 0,
+                    List.of(), List.of(), 0), chunk);
+        }
+        if (existing.isPresent() && problem == null && chunk.chunkIndex() < existing.get().nextChunk()) {
+            recordApplied(source);
+            return ChunkStep.done(ChunkResult.of(ChunkResult.Status.DUPLICATE));
+        }
+        if (problem != null) {
+            recordApplied(source);
+            return ChunkStep.done(ChunkResult.rejected(problem));
+        }
+        UploadEntry upload = existing.isPresent() ? existing.get() : beginUpload(chunk);
+        return writeChunk(upload, existing.isEmpty(), chunk, data, source);
     }
 
     /** Why {@code chunk} cannot continue {@code upload}, or null. */
@@ -495,82 +558,84 @@ public final class DefaultLobStore implements LobStore {
             throw new IllegalArgumentException("upload " + chunk.uploadId() + ": bad length " + chunk.totalLength()
                     + " or chunk count " + chunk.chunkCount());
         }
-        throttle();
+        checkFits(chunk.lobId(), chunk.totalLength());
         VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), chunk.totalLength());
         List<Extent> pages = allocator.allocate(1 + layout.dataPages());
         try {
             List<Extent> indexExtents = layout.indexed()
                     ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), Extent.withoutFirstPage(pages).size()))
                     : List.of();
-            long now = System.currentTimeMillis();
-            UploadEntry u = new UploadEntry(chunk.uploadId(), chunk.lobId(), newVersion(), chunk.totalLength(), chunk.chunkCount(), 0, 0,
-                    0, pages.get(0).firstPage(), Extent.withoutFirstPage(pages), indexExtents, now, now);
-            return u;
+            return UploadEntry.begun(chunk.uploadId(), chunk.lobId(), newVersion(), chunk.totalLength(), chunk.chunkCount(),
+                    pages.get(0).firstPage(), Extent.withoutFirstPage(pages), indexExtents, System.currentTimeMillis());
         } catch (IOException | RuntimeException e) {
             allocator.release(pages);
             throw e;
         }
     }
 
-    /** @param fresh the upload begins with this chunk: no index entry names its pages yet */
-    private ChunkResult writeChunk(UploadEntry upload, boolean fresh, Chunk chunk, InputStream data, Source source) throws IOException {
+    /**
+     * Writes the chunk's bytes to the upload's pages and records its progress; the last chunk also
+     * writes the index and root pages. A page the chunk leaves partial is not written: its bytes go
+     * into the upload's entry, in the batch that records the chunk applied, and onto the page with
+     * the chunk that completes it (see {@link UploadEntry}).
+     *
+     * @param fresh the upload begins with this chunk: no index entry names its pages yet
+     */
+    private ChunkStep writeChunk(UploadEntry upload, boolean fresh, Chunk chunk, InputStream data, Source source) throws IOException {
         VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), upload.totalLength());
-        UploadEntry next;
-        try (Latches.Held latch = config.latchDowngrade() ? latches.tablespaceShared() : latches.tablespaceExclusive()) {
-            try {
-                int chunkCrc = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(), upload.bytesDone(),
-                        data, chunk.length());
-                next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkCrc, chunk.length()),
-                        System.currentTimeMillis());
-                if (!chunk.last()) {
-                    LobIndex.Batch batch = index.newBatch().putUpload(next);
-                    applied(batch, source);
-                    index.write(batch);
-                    return ChunkResult.of(ChunkResult.Status.ACCEPTED);
-                }
-                if (chunk.crc32c() != null && chunk.crc32c() != next.crc32c()) {
-                    LobIndex.Batch batch = index.newBatch();
-                    if (!fresh) {
-                        batch.deleteUpload(upload.uploadId());
-                    }
-                    applied(batch, source);
-                    index.write(batch);
-                    allocator.release(upload.pages());
-                    return new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(),
-                            new ValueChecksumException(upload.lobId(), chunk.crc32c(), next.crc32c()).getMessage());
-                }
-                writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),
-                        upload.indexExtents(), next.crc32c());
-                if (config.syncEachWrite()) {
-                    pageSync.await();
-                }
-            } catch (IOException | RuntimeException e) {
-                if (fresh) {
-                    allocator.release(upload.pages()); // nothing names them yet
-                }
-                throw e;
+        try {
+            VersionWriter.ChunkWrite chunkWrite = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(),
+                    upload.bytesDone(), upload.partialPage(), data, chunk.length());
+            UploadEntry next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkWrite.crc32c(), chunk.length()),
+                    chunkWrite.partialPage(), System.currentTimeMillis());
+            if (!chunk.last()) {
+                LobIndex.Batch batch = index.newBatch().putUpload(next);
+                applied(batch, source);
+                index.write(batch);
+                return ChunkStep.done(ChunkResult.of(ChunkResult.Status.ACCEPTED));
             }
+            if (chunk.crc32c() != null && chunk.crc32c() != next.crc32c()) {
+                LobIndex.Batch batch = index.newBatch();
+                if (!fresh) {
+                    batch.deleteUpload(upload.uploadId());
+                }
+                applied(batch, source);
+                index.write(batch);
+                allocator.release(upload.pages());
+                return ChunkStep.done(new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(),
+                        new ValueChecksumException(upload.lobId(), chunk.crc32c(), next.crc32c()).getMessage()));
+            }
+            writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),
+                    upload.indexExtents(), next.crc32c());
+            if (config.syncEachWrite()) {
+                pageSync.await();
+            }
+            VersionEntry written = VersionEntry.current(upload.lobId(), upload.version(), upload.rootPage(), upload.totalLength(),
+                    next.crc32c(), upload.pages());
+            return new ChunkStep(null, written, index.current(upload.lobId()), fresh ? null : upload.uploadId());
+        } catch (IOException | RuntimeException e) {
+            if (fresh) {
+                allocator.release(upload.pages()); // nothing names them yet
+            }
+            throw e;
         }
-        VersionEntry written = VersionEntry.current(upload.lobId(), upload.version(), upload.rootPage(), upload.totalLength(),
-                next.crc32c(), upload.pages());
-        Optional<VersionEntry> superseded = publish(written, index.current(upload.lobId()), List.of(), source,
-                fresh ? null : upload.uploadId(), false);
-        return new ChunkResult(ChunkResult.Status.PUBLISHED, Optional.of(new WriteResult(written, superseded)), null);
     }
 
     @Override
     public List<String> expireUploads(long idleMillis) throws IOException {
-        checkOpen();
         long cutoff = System.currentTimeMillis() - idleMillis;
         List<UploadEntry> stale = new ArrayList<>();
-        index.forEachUpload(u -> {
-            if (u.touchedAtMillis() < cutoff) {
-                stale.add(u);
-            }
-        });
+        try (Latches.Held latch = openShared()) {
+            index.forEachUpload(u -> {
+                if (u.touchedAtMillis() < cutoff) {
+                    stale.add(u);
+                }
+            });
+        }
         List<String> expired = new ArrayList<>();
         for (UploadEntry u : stale) {
-            try (Latches.Held row = latches.write(u.lobId())) {
+            // the tablespace latch after the LOB's write latch, as writers take them; fsck and close exclude it
+            try (Latches.Held row = latches.write(u.lobId()); Latches.Held latch = openShared()) {
                 Optional<UploadEntry> now = index.upload(u.uploadId());
                 if (now.isPresent() && now.get().touchedAtMillis() < cutoff) {
                     index.write(index.newBatch().deleteUpload(u.uploadId()));
@@ -589,7 +654,7 @@ public final class DefaultLobStore implements LobStore {
         checkOpen();
         throttle();
         Optional<VersionEntry> superseded;
-        try (Latches.Held row = latches.write(lobId); Latches.Held latch = latches.publish(lobId)) {
+        try (Latches.Held row = latches.write(lobId); Latches.Held latch = openPublishing(lobId)) {
             Optional<VersionEntry> old = index.current(lobId);
             LobIndex.Batch batch = index.newBatch();
             superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, offsetOf(source)));
@@ -628,8 +693,7 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public ReclaimOutcome reclaim(String lobId, long version, List<Extent> extents, Source source) throws IOException {
-        checkOpen();
-        try (Latches.Held latch = latches.publish(lobId)) {
+        try (Latches.Held latch = openPublishing(lobId)) {
             Optional<VersionEntry> pending = index.pending(lobId, version);
             if (pending.isEmpty() || pending.get().reclaimRequested()) {
                 recordApplied(source);
@@ -719,10 +783,12 @@ public final class DefaultLobStore implements LobStore {
         }
         VersionEntry old = moved.superseded().orElseThrow();
         if (config.sync()) {
-            index.syncWal();
+            try (Latches.Held latch = openShared()) {
+                index.syncWal();
+            }
             metrics.walSync();
         }
-        try (Latches.Held latch = latches.publish(old.lobId())) {
+        try (Latches.Held latch = openPublishing(old.lobId())) {
             if (!pins.blocksReclaim(old.lobId(), old.version()) && index.pending(old.lobId(), old.version()).isPresent()) {
                 freePending(old, null);
             }
@@ -735,15 +801,18 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public Optional<VersionEntry> current(String lobId) throws IOException {
-        return index.current(lobId);
+        try (Latches.Held latch = openShared()) {
+            return index.current(lobId);
+        }
     }
 
     @Override
     public Optional<LobReadHandle> open(String lobId) throws IOException {
-        checkOpen();
         long start = System.nanoTime();
         VersionEntry entry;
-        try (Latches.Held latch = latches.lob(lobId)) {
+        // The index is read under the tablespace latch, which close excludes. The pages are read after it:
+        // once the store is closed that fails with ClosedChannelException, and the pin is released.
+        try (Latches.Held ts = openShared(); Latches.Held latch = latches.lob(lobId)) {
             Optional<VersionEntry> cur = index.current(lobId);
             if (cur.isEmpty()) {
                 return Optional.empty();
@@ -817,33 +886,46 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public long appliedOffset(String source) throws IOException {
-        return index.applied(source);
+        try (Latches.Held latch = openShared()) {
+            return index.applied(source);
+        }
     }
 
     @Override
     public boolean commandApplied(String commandId) throws IOException {
-        return index.commandApplied(commandId).isPresent();
+        try (Latches.Held latch = openShared()) {
+            return index.commandApplied(commandId).isPresent();
+        }
     }
 
     @Override
     public int forgetCommandsBefore(long beforeMillis) throws IOException {
-        checkOpen();
-        return index.forgetCommandsBefore(beforeMillis);
+        try (Latches.Held latch = openShared()) {
+            return index.forgetCommandsBefore(beforeMillis);
+        }
     }
 
+    /** {@inheritDoc} The action runs under the tablespace latch (shared): it must not write to this store. */
     @Override
     public void forEachCurrent(Consumer<VersionEntry> action) {
-        index.forEachCurrent(action);
+        try (Latches.Held latch = openSharedUnchecked()) {
+            index.forEachCurrent(action);
+        }
     }
 
+    /** {@inheritDoc} The action runs under the tablespace latch (shared): it must not write to this store. */
     @Override
     public void forEachPending(Consumer<VersionEntry> action) {
-        index.forEachPending(action);
+        try (Latches.Held latch = openSharedUnchecked()) {
+            index.forEachPending(action);
+        }
     }
 
     /** Up to {@code max} versions pending purge whose reclaim is not already waiting for a reader, in index order. */
     public List<VersionEntry> pendingToPurge(int max) {
-        return index.pending(max, e -> !e.reclaimRequested());
+        try (Latches.Held latch = openSharedUnchecked()) {
+            return index.pending(max, e -> !e.reclaimRequested());
+        }
     }
 
     @Override
@@ -853,8 +935,7 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public FsckReport fsck(boolean readData) throws IOException {
-        checkOpen();
-        try (Latches.Held latch = latches.tablespaceExclusive()) {
+        try (Latches.Held latch = openExclusive()) {
             return new Fsck(file, index, allocator.freeExtents(), allocator.highWaterMark(), readData).run();
         }
     }
@@ -926,10 +1007,55 @@ public final class DefaultLobStore implements LobStore {
         return dir;
     }
 
+    /** A quick check before a write waits for anything; what counts is the check under the latch (see {@link #openShared()}). */
     private void checkOpen() throws IOException {
         if (closed) {
-            throw new IOException("tablespace " + name + " is closed");
+            throw closedException();
         }
+    }
+
+    private IOException closedException() {
+        return new IOException("tablespace " + name + " is closed");
+    }
+
+    /**
+     * The tablespace latch, shared, of an open store. Every entry point holds it, or it exclusively,
+     * or a publish latch (each taken through these methods), while it uses the index: close takes it
+     * exclusively and sets {@link #closed} under it, so nothing reaches RocksDB once it is closed
+     * (which would crash the JVM), and fsck, exclusive too, sees no change while it runs.
+     *
+     * @throws IOException "tablespace ... is closed" if it is
+     */
+    private Latches.Held openShared() throws IOException {
+        return ifOpen(latches.tablespaceShared());
+    }
+
+    /** {@link #openShared()} for the entry points that declare no IOException: throws IllegalStateException instead. */
+    private Latches.Held openSharedUnchecked() {
+        try {
+            return openShared();
+        } catch (IOException closedNow) {
+            throw new IllegalStateException(closedNow.getMessage(), closedNow);
+        }
+    }
+
+    /** The tablespace latch, exclusively, of an open store (see {@link #openShared()}). */
+    private Latches.Held openExclusive() throws IOException {
+        return ifOpen(latches.tablespaceExclusive());
+    }
+
+    /** The latches of a publish to {@code lobId} ({@link Latches#publish}), of an open store (see {@link #openShared()}). */
+    private Latches.Held openPublishing(String lobId) throws IOException {
+        return ifOpen(latches.publish(lobId));
+    }
+
+    /** {@code held}, if the store is open now that it is held; else it is let go and the store's closing reported. */
+    private Latches.Held ifOpen(Latches.Held held) throws IOException {
+        if (closed) {
+            held.close();
+            throw closedException();
+        }
+        return held;
     }
 
     @Override
@@ -939,14 +1065,23 @@ public final class DefaultLobStore implements LobStore {
                 return;
             }
             closed = true;
-            shrinkTail();
-            // preallocated pages past the last write are free space: make the file span them so the
-            // next open derives the same free space as the checkpoint below
-            file.extendTo(allocator.highWaterMark());
-            file.force();
-            index.checkpointFree(allocator.freeExtents(), META_CLEAN);
-            index.close();
-            file.close();
+            try {
+                shrinkTail();
+                // preallocated pages past the last write are free space: make the file span them so the
+                // next open derives the same free space as the checkpoint below
+                file.extendTo(allocator.highWaterMark());
+                file.force();
+                index.checkpointFree(allocator.freeExtents(), META_CLEAN);
+            } finally {
+                // Whatever failed above, the index lets go of its lock and the file of its descriptor, or the
+                // tablespace could not be opened again in this process; and a reopen registers its own meters.
+                metrics.close();
+                try {
+                    index.close();
+                } finally {
+                    file.close();
+                }
+            }
         }
     }
 }

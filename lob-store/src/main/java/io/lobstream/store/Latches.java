@@ -10,9 +10,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * <ul>
  *   <li><b>write</b> (per LOB, striped): orders the writes to one LOB, like a row lock. Taken
  *       first, before any other latch, and held for a whole write.</li>
- *   <li><b>tablespace</b> (one read-write latch): shared by page writes and optimistic
- *       publishes; exclusive for pessimistic publishes, fsck and close, which thereby exclude
- *       every writer.</li>
+ *   <li><b>tablespace</b> (one read-write latch): shared by page writes, optimistic publishes
+ *       and every other use of the index (reads too); exclusive for pessimistic publishes, fsck
+ *       and close, which thereby exclude every writer, and close every user of the index.</li>
  *   <li><b>lob</b> (per LOB, striped): orders publishes with reader pins.</li>
  * </ul>
  * Holds are {@link AutoCloseable}, so a latch taken only when a switch says so can be a

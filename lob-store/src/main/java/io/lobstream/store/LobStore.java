@@ -24,13 +24,17 @@ public interface LobStore extends Closeable {
      * @param expectedCrc32c if not null, the value's CRC32C: on mismatch nothing is published
      * @param source         if not null, recorded as applied in the same index batch
      * @throws ValueChecksumException if {@code expectedCrc32c} does not match
+     * @throws ValueTooLargeException  if {@code length} is over {@link #maxValueBytes()}
      */
     WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Source source) throws IOException;
 
     /**
      * Overwrites {@code length} bytes at {@code offset} (0 to the current length; a LOB that does not
      * exist has length 0) with bytes from {@code data}, extending the value if they run past its end.
-     * The new version shares every unchanged full data page with the previous one.
+     * The new version shares every unchanged full data page with the previous one. Exactly {@code length}
+     * bytes are read from {@code data}; if it ends sooner the write fails ({@link java.io.EOFException}).
+     *
+     * @throws ValueTooLargeException if the value would grow past {@link #maxValueBytes()}
      */
     WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException;
 
@@ -44,6 +48,9 @@ public interface LobStore extends Closeable {
      * Applies one chunk of a chunked PUT. The first chunk allocates all the value's pages; each
      * chunk is written straight into them; the last one checks the CRC and publishes the version.
      * A re-sent chunk is recognised and ignored.
+     *
+     * @throws ValueTooLargeException if the upload's total length is over {@link #maxValueBytes()} (the first chunk;
+     *                                nothing is allocated or recorded)
      */
     ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException;
 
@@ -102,4 +109,12 @@ public interface LobStore extends Closeable {
     long compact() throws IOException;
 
     LobStoreConfig config();
+
+    /**
+     * The longest value this tablespace holds (it depends on the page size): {@link #put}, {@link #write},
+     * {@link #append} and the first chunk of {@link #putChunk} refuse a longer one with {@link ValueTooLargeException}.
+     */
+    default long maxValueBytes() {
+        return config().maxValueBytes();
+    }
 }

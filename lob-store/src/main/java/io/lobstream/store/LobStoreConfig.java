@@ -1,6 +1,7 @@
 package io.lobstream.store;
 
 import io.lobstream.store.config.ConfigKey;
+import io.lobstream.store.layout.VersionLayout;
 
 import java.util.HashMap;
 import java.util.List;
@@ -142,6 +143,13 @@ public final class LobStoreConfig {
     }
 
     public int pageSize() { return pageSize; }
+
+    /**
+     * The longest value a tablespace of this page size holds (about 440 MiB with 4 KiB pages, 28 GiB
+     * with 16 KiB); a longer one is refused with {@link ValueTooLargeException} before any page is
+     * allocated.
+     */
+    public long maxValueBytes() { return VersionLayout.maxValueBytes(pageSize); }
     public boolean prealloc() { return prealloc; }
     public int preallocBatch() { return preallocBatch; }
     public boolean latchDowngrade() { return latchDowngrade; }

@@ -22,7 +22,11 @@ record NewValue(long length, long changedFrom, long changedTo, InputStream bytes
         return new NewValue(length, 0, length, bytes);
     }
 
-    /** {@code length} bytes at {@code offset} (at most the base's length) over the base's value. */
+    /**
+     * {@code length} bytes at {@code offset} (at most the base's length) over the base's value. Exactly
+     * {@code length} bytes are read from {@code data}: it may go on past them; if it ends sooner the
+     * write fails with {@link java.io.EOFException}.
+     */
     static NewValue overwrite(String lobId, Optional<VersionReader> base, long offset, InputStream data, long length) {
         long old = base.map(VersionReader::byteLength).orElse(0L);
         if (offset < 0 || offset > old || length < 0) {
@@ -34,7 +38,7 @@ record NewValue(long length, long changedFrom, long changedTo, InputStream bytes
         if (offset > 0) {
             parts.add(base.get().stream(0, offset));
         }
-        parts.add(data);
+        parts.add(new ExactLengthStream(data, length)); // the base's bytes after it must start at exactly offset + length
         if (end < old) {
             parts.add(base.get().stream(end, old));
         }

@@ -3,12 +3,15 @@ package io.lobstream.store;
 import io.lobstream.store.page.PageType;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +19,9 @@ import java.util.function.Supplier;
 
 /**
  * The engine's meters, named for Prometheus ({@code lob_*}), tagged with the tablespace
- * (partition). One instance per store.
+ * (partition). One instance per store; {@link #close()} removes its meters from the registry, so
+ * that the store that opens the tablespace next registers its own (a registry hands out the meter
+ * already registered under an id: gauges would go on reading, and holding, the closed store).
  */
 public final class StoreMetrics {
     private final MeterRegistry registry;
@@ -35,38 +40,41 @@ public final class StoreMetrics {
     private final Counter shrunkPages;
     private final Counter relocatedVersions;
     private final Counter relocatedPages;
+    /** Every meter this instance registered, for {@link #close()}. */
+    private final List<Meter> registered = new ArrayList<>();
+    private boolean closed;
 
     public StoreMetrics(MeterRegistry registry, String tablespace) {
         this.registry = registry;
         this.tags = Tags.of("tablespace", tablespace);
-        this.allocatorGrants = Counter.builder("lob_allocator_latch_acquisitions").tags(tags)
-                .description("Allocator latch acquisitions that granted pages").register(registry);
-        this.allocatorPages = Counter.builder("lob_allocator_pages").tags(tags)
-                .description("Pages granted by the allocator").register(registry);
+        this.allocatorGrants = track(Counter.builder("lob_allocator_latch_acquisitions").tags(tags)
+                .description("Allocator latch acquisitions that granted pages").register(registry));
+        this.allocatorPages = track(Counter.builder("lob_allocator_pages").tags(tags)
+                .description("Pages granted by the allocator").register(registry));
         for (PageType t : PageType.values()) {
-            pagesRead.put(t, Counter.builder("lob_pages_read").tags(tags).tag("type", t.name().toLowerCase())
-                    .description("Pages read from the tablespace, by page type").register(registry));
+            pagesRead.put(t, track(Counter.builder("lob_pages_read").tags(tags).tag("type", t.name().toLowerCase())
+                    .description("Pages read from the tablespace, by page type").register(registry)));
         }
-        this.writeLatency = Timer.builder("lob_write_seconds").tags(tags).publishPercentileHistogram()
-                .description("Time to write and publish one LOB version").register(registry);
-        this.readLatency = Timer.builder("lob_read_open_seconds").tags(tags).publishPercentileHistogram()
-                .description("Time to open (pin and read the root of) a LOB version").register(registry);
-        this.casConflicts = Counter.builder("lob_optimistic_update_conflicts").tags(tags)
-                .description("Optimistic updates whose expected version had been superseded at publish").register(registry);
-        this.pageSyncs = Counter.builder("lob_syncs").tags(tags).tag("file", "pages")
-                .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry);
-        this.backpressure = Timer.builder("lob_backpressure_delay_seconds").tags(tags)
-                .description("Delays added to writes because history passed lob.history.max").register(registry);
-        this.walSyncs = Counter.builder("lob_syncs").tags(tags).tag("file", "index-wal")
-                .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry);
-        this.shrinks = Counter.builder("lob_tablespace_shrinks").tags(tags)
-                .description("Times the page file was cut to give its free tail back (lob.shrink.min.pages)").register(registry);
-        this.shrunkPages = Counter.builder("lob_tablespace_shrunk_pages").tags(tags)
-                .description("Pages cut from the end of the page file and given back to the file system").register(registry);
-        this.relocatedVersions = Counter.builder("lob_compaction_relocated_versions").tags(tags)
-                .description("Current versions compaction moved into holes lower in the page file (lob.compact.*)").register(registry);
-        this.relocatedPages = Counter.builder("lob_compaction_relocated_pages").tags(tags)
-                .description("Pages compaction moved into holes lower in the page file").register(registry);
+        this.writeLatency = track(Timer.builder("lob_write_seconds").tags(tags).publishPercentileHistogram()
+                .description("Time to write and publish one LOB version").register(registry));
+        this.readLatency = track(Timer.builder("lob_read_open_seconds").tags(tags).publishPercentileHistogram()
+                .description("Time to open (pin and read the root of) a LOB version").register(registry));
+        this.casConflicts = track(Counter.builder("lob_optimistic_update_conflicts").tags(tags)
+                .description("Optimistic updates whose expected version had been superseded at publish").register(registry));
+        this.pageSyncs = track(Counter.builder("lob_syncs").tags(tags).tag("file", "pages")
+                .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry));
+        this.backpressure = track(Timer.builder("lob_backpressure_delay_seconds").tags(tags)
+                .description("Delays added to writes because history passed lob.history.max").register(registry));
+        this.walSyncs = track(Counter.builder("lob_syncs").tags(tags).tag("file", "index-wal")
+                .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry));
+        this.shrinks = track(Counter.builder("lob_tablespace_shrinks").tags(tags)
+                .description("Times the page file was cut to give its free tail back (lob.shrink.min.pages)").register(registry));
+        this.shrunkPages = track(Counter.builder("lob_tablespace_shrunk_pages").tags(tags)
+                .description("Pages cut from the end of the page file and given back to the file system").register(registry));
+        this.relocatedVersions = track(Counter.builder("lob_compaction_relocated_versions").tags(tags)
+                .description("Current versions compaction moved into holes lower in the page file (lob.compact.*)").register(registry));
+        this.relocatedPages = track(Counter.builder("lob_compaction_relocated_pages").tags(tags)
+                .description("Pages compaction moved into holes lower in the page file").register(registry));
     }
 
     /** Meters that go nowhere: for tools and tests that do not export metrics. */
@@ -75,8 +83,8 @@ public final class StoreMetrics {
     }
 
     public void latchAcquired(String latch, long waitNanos) {
-        latchWaits.computeIfAbsent(latch, l -> Timer.builder("lob_latch_wait_seconds").tags(tags).tag("latch", l)
-                .description("Time spent waiting for a latch").register(registry)).record(waitNanos, TimeUnit.NANOSECONDS);
+        latchWaits.computeIfAbsent(latch, l -> track(Timer.builder("lob_latch_wait_seconds").tags(tags).tag("latch", l)
+                .description("Time spent waiting for a latch").register(registry))).record(waitNanos, TimeUnit.NANOSECONDS);
     }
 
     public void allocated(int grants, int pages) {
@@ -149,10 +157,27 @@ public final class StoreMetrics {
         if (stateTag != null) {
             b.tag("state", stateTag);
         }
-        b.register(registry);
+        track(b.register(registry));
     }
 
     MeterRegistry registry() {
         return registry;
+    }
+
+    /** Remembers a meter this instance registered; one registered after {@link #close()} is removed at once. */
+    private synchronized <M extends Meter> M track(M meter) {
+        registered.add(meter);
+        if (closed) {
+            registry.remove(meter);
+        }
+        return meter;
+    }
+
+    /** Removes this store's meters from the registry: the store is closed. They still count, unexported. */
+    public synchronized void close() {
+        closed = true;
+        for (Meter m : registered) {
+            registry.remove(m);
+        }
     }
 }

@@ -4,6 +4,9 @@ import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.page.CorruptPageException;
+import io.lobstream.store.page.PageCodec;
+import io.lobstream.store.page.PageHeader;
 import io.lobstream.store.purge.LocalPurger;
 import io.lobstream.store.purge.PurgeReader;
 import io.lobstream.store.tablespace.PageFile;
@@ -22,6 +25,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +34,7 @@ import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 class DefaultLobStoreTest {
     @TempDir
@@ -226,6 +231,35 @@ class DefaultLobStoreTest {
             assertThat(r.ok()).isFalse();
             assertThat(r.problems()).anyMatch(p -> p.contains("page " + dataPage));
             assertThatThrownBy(() -> read(store, "a")).hasMessageContaining("page " + dataPage);
+        }
+    }
+
+    /** Used to read as an empty window: read() returned 0 forever and transferTo spun on an HTTP thread. */
+    @Test
+    void aStaleShorterDataPageIsReportedNotReadAsAnEmptyPage() throws IOException {
+        byte[] v = bytes(5 * 4064 + 100, 1);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config(4096, true))) {
+            VersionEntry e = put(store, "a", v).written();
+            long pageNo;
+            try (PageFile file = PageFile.openReadOnly(dir.resolve(TablespaceDirs.PAGES), 4096)) {
+                pageNo = VersionReader.open(file, "a", e.version(), e.rootPage(), VersionReader.PageReadListener.NONE).dataPageNo(2);
+            }
+            // the page as it could be left by an earlier write of the same place: right LOB, version, sequence and CRC; 10 bytes
+            try (FileChannel ch = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                ByteBuffer page = ByteBuffer.allocate(4096);
+                ch.read(page, pageNo * 4096);
+                PageHeader h = PageCodec.verify(page, pageNo);
+                PageCodec.seal(page, pageNo, new PageHeader(h.type(), h.lobIdHash(), h.version(), h.sequence(), 10));
+                ch.write(page, pageNo * 4096);
+            }
+            assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+                assertThatThrownBy(() -> read(store, "a")).isInstanceOf(CorruptPageException.class)
+                        .hasMessageContaining("page " + pageNo);
+                try (LobReadHandle h = store.open("a").orElseThrow(); InputStream in = h.stream(2 * 4064 + 500, v.length)) {
+                    assertThatThrownBy(() -> in.read(new byte[100])).hasMessageContaining("page " + pageNo);
+                }
+            });
+            assertThat(store.fsck(true).problems()).anyMatch(p -> p.contains("page " + pageNo));
         }
     }
 

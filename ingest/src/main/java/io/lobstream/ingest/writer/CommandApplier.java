@@ -7,6 +7,7 @@ import io.lobstream.store.ChunkResult;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.ValueChecksumException;
+import io.lobstream.store.ValueTooLargeException;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.utils.Utils;
 
@@ -133,6 +134,8 @@ public final class CommandApplier {
             }
         } catch (ValueChecksumException e) {
             return new Rejected("crc-mismatch", e.getMessage());
+        } catch (ValueTooLargeException e) {
+            return new Rejected("too-large", e.getMessage()); // more than the tablespace's page size can address
         }
     }
 

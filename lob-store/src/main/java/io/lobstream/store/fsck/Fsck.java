@@ -110,8 +110,11 @@ public final class Fsck {
                     problem(who + ": value CRC32C mismatch (root page " + e.rootPage() + ")");
                 }
             }
-        } catch (IOException | IllegalArgumentException ex) {
-            problem(who + ": " + ex.getMessage());
+        } catch (IOException ex) {
+            problem(who + ": " + ex.getMessage()); // names the page
+        } catch (RuntimeException ex) {
+            // a root or index page whose fields pass their CRC but make no sense (a bug that wrote them): report, go on
+            problem(who + ": root page " + e.rootPage() + ": " + ex);
         }
     }
 

@@ -180,6 +180,10 @@ public final class LobIndex implements Closeable {
                 }
             }
         }
+        if (n == 0) {
+            b.discard(); // an empty write would still count as one: needsSync() would have an idle store sync at every commit
+            return 0;
+        }
         write(b);
         return n;
     }

@@ -18,18 +18,43 @@ import java.util.List;
  * recovery neither frees them nor leaks them; an upload that stops is expired and its pages
  * freed.
  *
+ * <p>A data page is written once, when all its bytes are known: the bytes of the page a chunk
+ * leaves partial (less than a page) are kept here, in {@code partialPage}, and written by the
+ * chunk that completes the page. Were the partial page written and then completed in place, a
+ * torn rewrite would destroy bytes this entry already records as done, and the upload could
+ * never finish.
+ *
  * @param dataExtents data pages in value order; every byte of the value goes to data pages
  * @param crc32c      CRC32C of the first {@code bytesDone} bytes
+ * @param partialPage the bytes of the data page the last chunk left partial ({@code bytesDone % page capacity} of
+ *                    them), not on disk yet; {@code null} in an entry of format 1, whose partial page was written
+ *                    (see {@link #partialPageOnDisk()})
  */
 public record UploadEntry(String uploadId, String lobId, long version, long totalLength, int chunkCount, int nextChunk,
                           long bytesDone, int crc32c, long rootPage, List<Extent> dataExtents, List<Extent> indexExtents,
-                          long startedAtMillis, long touchedAtMillis) {
+                          long startedAtMillis, long touchedAtMillis, byte[] partialPage) {
 
-    private static final byte FORMAT = 1;
+    /** 1: partial pages on disk; 2: partial pages in the entry. Both are read. */
+    private static final byte FORMAT = 2;
 
     public UploadEntry {
         dataExtents = List.copyOf(dataExtents);
         indexExtents = List.copyOf(indexExtents);
+    }
+
+    /** An upload whose first chunk has yet to be written. */
+    public static UploadEntry begun(String uploadId, String lobId, long version, long totalLength, int chunkCount, long rootPage,
+                                    List<Extent> dataExtents, List<Extent> indexExtents, long now) {
+        return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, 0, 0, 0, rootPage, dataExtents, indexExtents, now,
+                now, new byte[0]);
+    }
+
+    /**
+     * Written by a version of the engine that wrote partial pages (format 1): the bytes of the page
+     * the last chunk left partial are on disk, not in this entry.
+     */
+    public boolean partialPageOnDisk() {
+        return partialPage == null;
     }
 
     /** Every page the upload holds: root, index and data. */
@@ -40,13 +65,17 @@ public record UploadEntry(String uploadId, String lobId, long version, long tota
         return Extent.coalesce(all);
     }
 
-    public UploadEntry advanced(long bytes, int newCrc, long now) {
+    /** @param partial the bytes of the page the chunk left partial, not written (see {@link #partialPage}) */
+    public UploadEntry advanced(long bytes, int newCrc, byte[] partial, long now) {
         return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, nextChunk + 1, bytesDone + bytes, newCrc, rootPage,
-                dataExtents, indexExtents, startedAtMillis, now);
+                dataExtents, indexExtents, startedAtMillis, now, partial);
     }
 
     public byte[] encode() {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(128 + 12 * dataExtents.size());
+        if (partialPage == null) {
+            throw new IllegalStateException("upload " + uploadId + ": an entry of format 1 is read, never written");
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(128 + 12 * dataExtents.size() + partialPage.length);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(FORMAT);
             out.writeUTF(uploadId);
@@ -62,6 +91,8 @@ public record UploadEntry(String uploadId, String lobId, long version, long tota
             ExtentCodec.write(out, indexExtents);
             out.writeLong(startedAtMillis);
             out.writeLong(touchedAtMillis);
+            out.writeInt(partialPage.length);
+            out.write(partialPage);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -71,11 +102,12 @@ public record UploadEntry(String uploadId, String lobId, long version, long tota
     public static UploadEntry decode(byte[] value) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
             byte format = in.readByte();
-            if (format != FORMAT) {
+            if (format != 1 && format != FORMAT) {
                 throw new IllegalStateException("unknown upload entry format " + format);
             }
             return new UploadEntry(in.readUTF(), in.readUTF(), in.readLong(), in.readLong(), in.readInt(), in.readInt(), in.readLong(),
-                    in.readInt(), in.readLong(), ExtentCodec.read(in), ExtentCodec.read(in), in.readLong(), in.readLong());
+                    in.readInt(), in.readLong(), ExtentCodec.read(in), ExtentCodec.read(in), in.readLong(), in.readLong(),
+                    format == 1 ? null : in.readNBytes(in.readInt()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

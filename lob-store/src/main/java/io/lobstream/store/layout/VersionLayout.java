@@ -58,6 +58,18 @@ public record VersionLayout(int pageSize, long byteLength, int dataPages, int ta
         return new VersionLayout(pageSize, byteLength, (int) pages, 0, pages > rootRoom / EXTENT_SIZE);
     }
 
+    /**
+     * The longest value a tablespace of {@code pageSize}-byte pages holds: as many full data pages as
+     * the root can reference through index pages when each page is an extent of its own (the worst
+     * case the plans are sized for). {@link #plan} and {@link #planStreamed} lay out every value up to
+     * this length; {@link #planStreamed} no longer one.
+     */
+    public static long maxValueBytes(int pageSize) {
+        int rootRoom = PageCodec.payloadCapacity(pageSize) - ROOT_META;
+        long pages = Math.min((long) (rootRoom / EXTENT_SIZE) * extentsPerIndexPage(pageSize), Integer.MAX_VALUE);
+        return pages * PageCodec.payloadCapacity(pageSize);
+    }
+
     /** The layout a written version has, from its root page. */
     public static VersionLayout of(int pageSize, RootPage root) {
         return new VersionLayout(pageSize, root.byteLength(), root.dataPages(), root.tail().remaining(), root.indexPages() > 0);

@@ -29,6 +29,8 @@ public final class VersionReader {
     private final List<Extent> indexExtents;
     private final List<Extent> dataExtents;
     private final PageReadListener listener;
+    /** how the value is laid out: the bytes each data page holds */
+    private final VersionLayout layout;
     /** index of the first data page of each data extent, for random access by page index */
     private final int[] extentStarts;
 
@@ -50,6 +52,7 @@ public final class VersionReader {
         this.indexExtents = indexExtents;
         this.dataExtents = dataExtents;
         this.listener = listener;
+        this.layout = VersionLayout.of(file.pageSize(), root);
         this.extentStarts = new int[dataExtents.size()];
         int start = 0;
         for (int i = 0; i < dataExtents.size(); i++) {
@@ -68,6 +71,11 @@ public final class VersionReader {
         listener.pageRead(PageType.ROOT);
         PageHeader h = PageCodec.verifyExpected(page, rootPageNo, PageType.ROOT, hash, version, 0);
         RootPage root = RootPage.decode(page, PageCodec.HEADER_SIZE, h.payloadLength(), rootPageNo);
+        VersionLayout layout = VersionLayout.of(pageSize, root);
+        if (layout.dataBytes() < 0 || (layout.dataBytes() + layout.dataCapacity() - 1) / layout.dataCapacity() != root.dataPages()) {
+            throw new CorruptPageException(rootPageNo, "root says " + root.byteLength() + " bytes, " + root.tail().remaining()
+                    + " of them inline, in " + root.dataPages() + " data pages");
+        }
         List<Extent> indexExtents = List.of();
         List<Extent> dataExtents = root.extents();
         if (root.indexPages() > 0) {
@@ -126,12 +134,12 @@ public final class VersionReader {
      */
     public void verifyDataPages() throws IOException {
         ByteBuffer page = ByteBuffer.allocate(file.pageSize());
-        int seq = 1;
+        int index = 0;
         for (Extent e : dataExtents) {
-            for (long p = e.firstPage(); p < e.endPage(); p++) {
+            for (long p = e.firstPage(); p < e.endPage(); p++, index++) {
                 file.read(p, page);
                 listener.pageRead(PageType.DATA);
-                PageCodec.verifyData(page, p, lobHash, version, seq++);
+                PageCodec.verifyData(page, p, lobHash, version, index + 1, layout.bytesInDataPage(index));
             }
         }
     }
@@ -147,7 +155,7 @@ public final class VersionReader {
     /** The value's bytes, page by page: a value is never buffered whole. */
     private final class ValueStream extends InputStream {
         private final int dataCap = PageCodec.payloadCapacity(file.pageSize());
-        private final long dataBytes = root.byteLength() - root.tail().remaining();
+        private final long dataBytes = layout.dataBytes();
         private final ByteBuffer page = ByteBuffer.allocate(file.pageSize());
         private long pos;
         private final long end;
@@ -193,9 +201,13 @@ public final class VersionReader {
             long pageNo = dataPageNo(index);
             file.read(pageNo, page);
             listener.pageRead(PageType.DATA);
-            PageHeader h = PageCodec.verifyData(page, pageNo, lobHash, version, index + 1);
+            PageHeader h = PageCodec.verifyData(page, pageNo, lobHash, version, index + 1, layout.bytesInDataPage(index));
             int inPage = (int) (pos - (long) index * dataCap);
             window = page.duplicate().position(PageCodec.HEADER_SIZE + inPage).limit(PageCodec.HEADER_SIZE + h.payloadLength());
+            if (!window.hasRemaining()) {
+                // cannot be after verifyData's length check; were it so, read() would return 0 forever
+                throw new CorruptPageException(pageNo, "data page " + (index + 1) + " holds no byte at offset " + pos);
+            }
         }
 
         @Override

@@ -1,6 +1,7 @@
 package io.lobstream.store.layout;
 
 import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.page.PageCodec;
 import io.lobstream.store.page.PageHeader;
 import io.lobstream.store.page.PageType;
@@ -10,6 +11,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 import java.util.zip.CRC32C;
@@ -22,6 +24,7 @@ import java.util.zip.CRC32C;
  */
 public final class VersionWriter {
     public static final int MAX_IO_PAGES = 16;
+    private static final byte[] NO_BYTES = new byte[0];
 
     private final PageFile file;
     private final int pageSize;
@@ -90,42 +93,84 @@ public final class VersionWriter {
     }
 
     /**
-     * Writes bytes {@code [at, at + n)} of a chunked value into its data pages, which must
-     * already hold bytes {@code [0, at)}: a page the previous chunk left partial is read back and
-     * completed. Each page is sealed as it stands, so a restart finds the partial page intact.
+     * What writing a chunk came to.
      *
-     * @return the CRC32C of the chunk's bytes
+     * @param crc32c      the CRC32C of the chunk's bytes
+     * @param partialPage the bytes of the data page the chunk leaves partial (from the page's start), not written:
+     *                    the caller keeps them for the chunk that completes the page; empty at a page boundary
      */
-    public int writeChunk(String lobId, long version, VersionLayout layout, List<Extent> dataExtents, long at, InputStream data,
-                          long n) throws IOException {
+    public record ChunkWrite(int crc32c, byte[] partialPage) {
+    }
+
+    /**
+     * Writes bytes {@code [at, at + n)} of a chunked value into its data pages, each page once, when
+     * all its bytes are known: a page is never rewritten, so a torn write can only hit a page no
+     * upload entry yet counts as done. The bytes of the page the previous chunk left partial come
+     * from {@code carried}; those of the page this chunk leaves partial are returned, not written.
+     *
+     * @param carried bytes {@code [at - at % capacity, at)} (empty at a page boundary), or {@code null} if the previous
+     *                chunk wrote them to the page (an upload entry of format 1): they are read back from it, and that
+     *                page, once complete, is written again
+     */
+    public ChunkWrite writeChunk(String lobId, long version, VersionLayout layout, List<Extent> dataExtents, long at, byte[] carried,
+                                 InputStream data, long n) throws IOException {
         long hash = PageCodec.lobIdHash(lobId);
         int cap = layout.dataCapacity();
+        byte[] head = carried != null ? carried : partialPageOnDisk(hash, version, layout, dataExtents, at);
+        if (head.length != at % cap) {
+            throw new IllegalStateException("upload of " + lobId + " carries " + head.length + " bytes of a partial page at byte " + at
+                    + ", expected " + at % cap);
+        }
         CRC32C crc = new CRC32C();
         IoRun run = new IoRun();
         long pos = at;
         long end = at + n;
         while (pos < end) {
             int index = (int) (pos / cap);
-            int inPage = (int) (pos % cap);
+            int from = head.length; // only the first page has bytes already
+            int pageBytes = layout.bytesInDataPage(index);
+            int take = (int) Math.min(pageBytes - from, end - pos);
+            if (from + take < pageBytes) {
+                // the chunk ends inside this page: its bytes wait for the chunk that completes it
+                byte[] partial = Arrays.copyOf(head, from + take);
+                readFully(data, ByteBuffer.wrap(partial), from, take, crc, scratch);
+                run.flush();
+                return new ChunkWrite((int) crc.getValue(), partial);
+            }
             long page = pageAt(dataExtents, index);
             if (!run.continuesWith(page)) {
                 run.flush();
                 run.start(page);
             }
             ByteBuffer p = io.slice(run.pages * pageSize, pageSize);
-            if (inPage > 0) {
-                p.clear();
-                file.read(page, p);
-                PageCodec.verifyExpected(p, page, PageType.DATA, hash, version, index + 1);
-            }
-            int take = (int) Math.min(layout.bytesInDataPage(index) - inPage, end - pos);
-            readFully(data, p, PageCodec.HEADER_SIZE + inPage, take, crc, scratch);
-            PageCodec.seal(p, page, new PageHeader(PageType.DATA, hash, version, index + 1, inPage + take));
+            p.put(PageCodec.HEADER_SIZE, head, 0, from);
+            readFully(data, p, PageCodec.HEADER_SIZE + from, take, crc, scratch);
+            PageCodec.seal(p, page, new PageHeader(PageType.DATA, hash, version, index + 1, pageBytes));
             run.pages++;
             pos += take;
+            head = NO_BYTES;
         }
         run.flush();
-        return (int) crc.getValue();
+        return new ChunkWrite((int) crc.getValue(), head);
+    }
+
+    /** The bytes of the partial page at byte {@code at}, as a chunk of an upload entry of format 1 left it on disk. */
+    private byte[] partialPageOnDisk(long hash, long version, VersionLayout layout, List<Extent> dataExtents, long at) throws IOException {
+        int index = (int) (at / layout.dataCapacity());
+        int inPage = (int) (at % layout.dataCapacity());
+        if (inPage == 0) {
+            return NO_BYTES;
+        }
+        long page = pageAt(dataExtents, index);
+        ByteBuffer p = ByteBuffer.allocate(pageSize);
+        file.read(page, p);
+        PageHeader h = PageCodec.verifyExpected(p, page, PageType.DATA, hash, version, index + 1);
+        if (h.payloadLength() != inPage) {
+            throw new CorruptPageException(page, "partial page holds " + h.payloadLength() + " bytes, the upload names " + inPage);
+        }
+        byte[] bytes = new byte[inPage];
+        p.get(PageCodec.HEADER_SIZE, bytes);
+        return bytes;
     }
 
     /** Completes a chunked value: its index pages, then its root. */

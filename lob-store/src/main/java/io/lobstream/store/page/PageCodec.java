@@ -113,9 +113,11 @@ public final class PageCodec {
 
     /**
      * Verifies a DATA page read for version {@code version}: a data page may have been written by an
-     * earlier version of the same LOB and shared since (partial updates), never by a later one.
+     * earlier version of the same LOB and shared since (partial updates), never by a later one. Its
+     * payload must be exactly the {@code payloadLength} bytes the version's layout puts in it: a
+     * stale page that passes the other checks but holds fewer would end the value early.
      */
-    public static PageHeader verifyData(ByteBuffer page, long pageNo, long lobIdHash, long version, int sequence)
+    public static PageHeader verifyData(ByteBuffer page, long pageNo, long lobIdHash, long version, int sequence, int payloadLength)
             throws CorruptPageException {
         PageHeader h = verify(page, pageNo);
         if (h.type() != PageType.DATA) {
@@ -127,6 +129,10 @@ public final class PageCodec {
         }
         if (h.sequence() != sequence) {
             throw new CorruptPageException(pageNo, "misplaced page: sequence " + h.sequence() + ", expected " + sequence);
+        }
+        if (h.payloadLength() != payloadLength) {
+            throw new CorruptPageException(pageNo, "data page " + sequence + " holds " + h.payloadLength() + " bytes, the version's layout "
+                    + payloadLength);
         }
         return h;
     }

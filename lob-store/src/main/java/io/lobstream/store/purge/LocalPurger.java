@@ -3,11 +3,15 @@ package io.lobstream.store.purge;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.index.VersionEntry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Purge without Kafka, for one store in this process: finds pending versions in the store's
@@ -16,9 +20,12 @@ import java.util.List;
  * pipeline uses purge workers on {@code lob.undo-history} instead.
  */
 public final class LocalPurger implements Closeable {
+    private static final Logger log = LoggerFactory.getLogger(LocalPurger.class);
     private final DefaultLobStore store;
     private final PurgeReader reader;
     private final int batch;
+    /** Versions skipped as stale (see {@link #purgeOnce()}): each is logged once. */
+    private final Set<String> skipped = new HashSet<>();
 
     public LocalPurger(DefaultLobStore store, int batch) throws IOException {
         this.store = store;
@@ -26,14 +33,27 @@ public final class LocalPurger implements Closeable {
         this.batch = batch;
     }
 
-    /** Reclaims up to one batch of pending versions; returns how many were reclaimed. */
+    /**
+     * Reclaims up to one batch of pending versions. A version whose root or index page is stale
+     * (reclaimed meanwhile, its pages granted again or cut) is skipped, as a purge worker skips it,
+     * and left out of later batches so that it holds none of them up; a version whose pages are
+     * corrupt fails the call.
+     *
+     * @return the versions dealt with: reclaimed, or skipped as stale for the first time; 0 once there is nothing to do
+     */
     public int purgeOnce() throws IOException {
         List<PurgeReader.Request> requests = new ArrayList<>(batch);
-        for (VersionEntry e : store.pendingToPurge(batch)) {
-            requests.add(request(e));
+        for (VersionEntry e : store.pendingToPurge(batch + skipped.size())) {
+            if (requests.size() < batch && !skipped.contains(key(e.lobId(), e.version()))) {
+                requests.add(request(e));
+            }
         }
         int reclaimed = 0;
         for (PurgeReader.Result r : reader.scan(requests)) {
+            if (r.stale()) {
+                reclaimed += skipStale(r) ? 1 : 0;
+                continue;
+            }
             if (!r.ok()) {
                 throw r.failure();
             }
@@ -43,6 +63,20 @@ public final class LocalPurger implements Closeable {
             }
         }
         return reclaimed;
+    }
+
+    /** Leaves a stale version out of purge from now on; returns whether it was news (and so logged). */
+    private boolean skipStale(PurgeReader.Result r) {
+        if (!skipped.add(key(r.request().lobId(), r.request().version()))) {
+            return false;
+        }
+        log.warn("{}: not purging {}@{}: its pages are no longer its own (reclaimed already?): {}", store.name(), r.request().lobId(),
+                r.request().version(), r.failure().getMessage());
+        return true;
+    }
+
+    private static String key(String lobId, long version) {
+        return version + "@" + lobId;
     }
 
     /** The purge request for a pending version, as its undo record would name it. */

@@ -35,25 +35,46 @@ public final class GroupSync {
         this.onSync = onSync;
     }
 
-    /** Returns once a sync that began after this call has completed. */
+    /**
+     * Returns once a sync that began after this call has completed. Not interruptible: an interrupt
+     * that arrives meanwhile (or before) is kept and the thread's interrupt status set again on
+     * return. Until then the status is clear, so that a thread that leads the sync does not run it
+     * interrupted: an interrupted thread's {@code FileChannel.force} closes the channel for every
+     * thread that uses it. (An interrupt that arrives during the sync itself still does.)
+     */
     public void await() throws IOException {
-        long ticket;
-        synchronized (this) {
-            ticket = ++requested;
-            while (true) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            long ticket;
+            synchronized (this) {
+                ticket = ++requested;
+                while (syncing && completed < ticket) {
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        // wait() cleared the status: wait on (the monitor is released only while waiting), set it on return
+                        interrupted = true;
+                    }
+                }
                 if (completed >= ticket) {
                     return;
                 }
-                if (!syncing) {
-                    syncing = true;
-                    break;
-                }
-                waitUninterruptibly();
+                syncing = true;
+            }
+            if (intervalNanos > 0) {
+                LockSupport.parkNanos(intervalNanos);
+                interrupted |= Thread.interrupted(); // an interrupt ends the park and stays set: clear it before the sync
+            }
+            lead();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
-        if (intervalNanos > 0) {
-            LockSupport.parkNanos(intervalNanos);
-        }
+    }
+
+    /** Runs the sync for every ticket taken so far, then wakes the waiters. */
+    private void lead() throws IOException {
         long upTo;
         synchronized (this) {
             upTo = requested;
@@ -76,14 +97,6 @@ public final class GroupSync {
         }
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    private void waitUninterruptibly() {
-        try {
-            wait();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

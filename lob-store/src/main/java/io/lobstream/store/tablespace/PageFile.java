@@ -73,10 +73,21 @@ public final class PageFile implements Closeable {
         }
     }
 
-    /** Forces written pages to the device. */
+    /**
+     * Forces written pages to the device. A {@link FileChannel} is interruptible: an I/O call by an
+     * interrupted thread closes it, for every thread. The force, which writers and commits run on
+     * behalf of others too, therefore runs with the caller's interrupt status clear (set again after).
+     */
     public void force() throws IOException {
         if (!readOnly) {
-            channel.force(false);
+            boolean interrupted = Thread.interrupted();
+            try {
+                channel.force(false);
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
     }
 

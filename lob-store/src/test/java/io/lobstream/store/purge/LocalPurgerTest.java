@@ -1,0 +1,72 @@
+package io.lobstream.store.purge;
+
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.page.CorruptPageException;
+import io.lobstream.store.page.PageCodec;
+import io.lobstream.store.page.PageHeader;
+import io.lobstream.store.page.PageType;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
+
+import static io.lobstream.store.purge.PurgeReaderTest.put;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class LocalPurgerTest {
+    private static final int PAGE = 4096;
+
+    @TempDir
+    Path dir;
+
+    private void writePage(long pageNo, ByteBuffer page) throws IOException {
+        try (FileChannel ch = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.WRITE)) {
+            ch.write(page, pageNo * PAGE);
+        }
+    }
+
+    private static VersionEntry supersede(DefaultLobStore store, String id) throws IOException {
+        put(store, id, 10_000, 1);
+        return put(store, id, 10_000, 2).superseded().orElseThrow();
+    }
+
+    /** One stale pending version used to stop local purge for good: every purgeOnce threw on it. */
+    @Test
+    void aStaleVersionIsSkippedAndHoldsUpNoBatchWhileCorruptionStillFails() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), PAGE)))) {
+            VersionEntry stale = supersede(store, "a"); // first in index order
+            supersede(store, "b");
+            supersede(store, "c");
+            // a's root page now holds a page of another kind, as after a reclaim and a reuse of the page
+            ByteBuffer other = ByteBuffer.allocate(PAGE);
+            PageCodec.seal(other, stale.rootPage(), new PageHeader(PageType.DATA, PageCodec.lobIdHash("x"), 1, 1, 0));
+            writePage(stale.rootPage(), other);
+
+            try (LocalPurger purger = new LocalPurger(store, 1)) {
+                int dealtWith = 0;
+                for (int n; (n = purger.purgeOnce()) > 0; ) {
+                    dealtWith += n;
+                }
+                assertThat(dealtWith).as("a skipped, b and c reclaimed").isEqualTo(3);
+                assertThat(store.stats().historyLength()).isEqualTo(1);
+                assertThat(purger.purgeOnce()).isZero();
+
+                VersionEntry corrupt = supersede(store, "d");
+                try (FileChannel ch = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.WRITE)) {
+                    ch.write(ByteBuffer.wrap(new byte[]{(byte) 0xff}), corrupt.rootPage() * PAGE + 100);
+                }
+                assertThatThrownBy(purger::purgeOnce).isInstanceOf(CorruptPageException.class)
+                        .hasMessageContaining("page " + corrupt.rootPage());
+            }
+        }
+    }
+}

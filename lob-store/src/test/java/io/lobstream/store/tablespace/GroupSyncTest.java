@@ -1,0 +1,105 @@
+package io.lobstream.store.tablespace;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class GroupSyncTest {
+    @TempDir
+    Path dir;
+
+    /**
+     * An interrupted follower used to spin inside the monitor (wait() threw again at once, without
+     * letting go of it), so the leader could never finish its sync: every writer hung.
+     */
+    @Test
+    void anInterruptedFollowerWaitsOnAndKeepsItsInterrupt() throws Exception {
+        CountDownLatch inSync = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Boolean> syncedInterrupted = new CopyOnWriteArrayList<>();
+        AtomicInteger syncs = new AtomicInteger();
+        GroupSync sync = new GroupSync(() -> {
+            syncedInterrupted.add(Thread.currentThread().isInterrupted());
+            if (syncs.incrementAndGet() == 1) {
+                inSync.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            }
+        }, 0, () -> { });
+
+        Thread leader = new Thread(() -> await(sync));
+        leader.start();
+        assertThat(inSync.await(10, TimeUnit.SECONDS)).isTrue();
+        AtomicBoolean followerInterrupted = new AtomicBoolean();
+        Thread follower = new Thread(() -> {
+            await(sync);
+            followerInterrupted.set(Thread.currentThread().isInterrupted());
+        });
+        follower.start();
+        while (follower.getState() != Thread.State.WAITING) {
+            Thread.sleep(1);
+        }
+        follower.interrupt();
+        Thread.sleep(100);
+        release.countDown();
+
+        leader.join(10_000);
+        follower.join(10_000);
+        assertThat(leader.isAlive()).as("leader finished").isFalse();
+        assertThat(follower.isAlive()).as("follower finished").isFalse();
+        assertThat(followerInterrupted).as("the follower's interrupt is kept").isTrue();
+        // the follower arrived after the first sync began, so it led a second one, with its interrupt status clear
+        assertThat(syncedInterrupted).containsExactly(false, false);
+    }
+
+    @Test
+    void aLeaderThatArrivesInterruptedSyncsWithItsStatusClearAndGetsItBack() throws Exception {
+        List<Boolean> syncedInterrupted = new CopyOnWriteArrayList<>();
+        GroupSync sync = new GroupSync(() -> syncedInterrupted.add(Thread.currentThread().isInterrupted()), 1, () -> { });
+        Thread.currentThread().interrupt();
+        try {
+            sync.await();
+        } finally {
+            assertThat(Thread.interrupted()).as("interrupt status set again").isTrue();
+        }
+        assertThat(syncedInterrupted).containsExactly(false);
+    }
+
+    /** FileChannel.force by an interrupted thread closes the channel for every thread that uses the page file. */
+    @Test
+    void forcingThePageFileFromAnInterruptedThreadLeavesItOpen() throws Exception {
+        try (PageFile file = PageFile.openReadWrite(dir.resolve("lob.pages"), 4096)) {
+            file.write(0, ByteBuffer.allocate(4096));
+            Thread.currentThread().interrupt();
+            try {
+                file.force();
+            } finally {
+                assertThat(Thread.interrupted()).isTrue();
+            }
+            file.write(1, ByteBuffer.allocate(4096));
+            file.force();
+            assertThat(file.sizeInPages()).isEqualTo(2);
+        }
+    }
+
+    private static void await(GroupSync sync) {
+        try {
+            sync.await();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
