@@ -153,4 +153,21 @@ class ChunkedUploadTest {
             assertThat(store.fsck(true).problems()).isEmpty();
         }
     }
+    /** Found by LobStoreModelTest: a last chunk of no bytes after one that completed the value's last, shorter page. */
+    @Test
+    void anEmptyLastChunkAfterTheValuesLastPageIsComplete() throws IOException {
+        for (int size : new int[]{1, CAP, CAP + 1, 2 * CAP}) {
+            byte[] v = bytes(size, size);
+            java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+            c.update(v);
+            String id = "v" + size;
+            try (LobStore store = DefaultLobStore.open(dir.resolve(id), config)) {
+                assertThat(store.putChunk(new Chunk(id, id, size, 0, 2, 0, size, null), new ByteArrayInputStream(v), null).status())
+                        .isEqualTo(ChunkResult.Status.ACCEPTED);
+                assertThat(store.putChunk(new Chunk(id, id, size, 1, 2, size, 0, (int) c.getValue()), new ByteArrayInputStream(new byte[0]),
+                        null).status()).as("size %d", size).isEqualTo(ChunkResult.Status.PUBLISHED);
+                assertSameBytes(read(store, id), v);
+            }
+        }
+    }
 }

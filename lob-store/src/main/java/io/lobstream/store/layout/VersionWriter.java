@@ -117,9 +117,9 @@ public final class VersionWriter {
         long hash = PageCodec.lobIdHash(lobId);
         int cap = layout.dataCapacity();
         byte[] head = carried != null ? carried : partialPageOnDisk(hash, version, layout, dataExtents, at);
-        if (head.length != at % cap) {
+        if (head.length != partialBytesAt(layout, at)) {
             throw new IllegalStateException("upload of " + lobId + " carries " + head.length + " bytes of a partial page at byte " + at
-                    + ", expected " + at % cap);
+                    + ", expected " + partialBytesAt(layout, at));
         }
         CRC32C crc = new CRC32C();
         IoRun run = new IoRun();
@@ -154,10 +154,18 @@ public final class VersionWriter {
         return new ChunkWrite((int) crc.getValue(), head);
     }
 
+    /**
+     * How many bytes of the page at byte {@code at} were received but not written: {@code at} within
+     * its page, but none at the value's end, where the last page, shorter or not, was complete.
+     */
+    private static int partialBytesAt(VersionLayout layout, long at) {
+        return at >= layout.byteLength() ? 0 : (int) (at % layout.dataCapacity());
+    }
+
     /** The bytes of the partial page at byte {@code at}, as a chunk of an upload entry of format 1 left it on disk. */
     private byte[] partialPageOnDisk(long hash, long version, VersionLayout layout, List<Extent> dataExtents, long at) throws IOException {
         int index = (int) (at / layout.dataCapacity());
-        int inPage = (int) (at % layout.dataCapacity());
+        int inPage = partialBytesAt(layout, at);
         if (inPage == 0) {
             return NO_BYTES;
         }
