@@ -6,6 +6,7 @@ import io.lobstream.store.allocator.PageAllocator;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.UploadEntry;
 import io.lobstream.store.page.Crc32c;
 import io.lobstream.store.index.VersionEntry;
@@ -902,6 +903,22 @@ public final class DefaultLobStore implements LobStore {
     public int forgetCommandsBefore(long beforeMillis) throws IOException {
         try (Latches.Held latch = openShared()) {
             return index.forgetCommandsBefore(beforeMillis);
+        }
+    }
+
+    @Override
+    public void recordRejected(Source source, Rejection why) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            // the offset, not the commandId: the same command sent again later may well apply
+            index.write(index.newBatch().putApplied(source.name(), source.offset())
+                    .putRejected(source.name(), source.offset(), why, System.currentTimeMillis()));
+        }
+    }
+
+    @Override
+    public Optional<Rejection> rejection(Source source) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.rejection(source.name(), source.offset());
         }
     }
 

@@ -2,6 +2,7 @@ package io.lobstream.store;
 
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
 
 import java.io.Closeable;
@@ -78,8 +79,18 @@ public interface LobStore extends Closeable {
     /** Whether a command with this id (see {@link Source#commandId()}) was applied and not yet forgotten. */
     boolean commandApplied(String commandId) throws IOException;
 
-    /** Forgets the ids of commands applied before {@code beforeMillis} (the de-duplication window); returns how many. */
+    /** Forgets the ids of commands applied, and the rejections recorded, before {@code beforeMillis} (the de-duplication window); returns how many. */
     int forgetCommandsBefore(long beforeMillis) throws IOException;
+
+    /**
+     * Records that the command at {@code source} was not applied, and why, as applied from that
+     * source: a command that comes again after a restart (its dead letter lost with an aborted
+     * transaction) is then rejected again for the same reason, though the store has moved on.
+     */
+    void recordRejected(Source source, Rejection why) throws IOException;
+
+    /** The rejection recorded for the command at {@code source}, if not yet forgotten. */
+    Optional<Rejection> rejection(Source source) throws IOException;
 
     /** Every LOB's current version, in id order. */
     void forEachCurrent(Consumer<VersionEntry> action);

@@ -8,6 +8,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.ValueTooLargeException;
+import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.utils.Utils;
 
@@ -77,6 +78,12 @@ public final class CommandApplier {
             return invalid;
         }
         if (source.offset() <= store.appliedOffset(source.name())) {
+            // came again after a restart: rejected again if it was rejected (its dead letter may have been
+            // aborted with the transaction, and the store has moved on: the check would not say the same)
+            Optional<Rejection> rejected = store.rejection(source);
+            if (rejected.isPresent()) {
+                return new Rejected(rejected.get().kind(), rejected.get().reason());
+            }
             List<VersionEntry> undo = new ArrayList<>();
             store.forEachPending(e -> {
                 if (e.sourceOffset() == source.offset() && !e.reclaimRequested()) {
@@ -88,6 +95,15 @@ public final class CommandApplier {
         if (cmd.getCommandId() != null && !cmd.getCommandId().isEmpty() && store.commandApplied(cmd.getCommandId())) {
             return new Duplicate(cmd.getCommandId());
         }
+        Outcome outcome = applyNew(cmd, store, source);
+        if (outcome instanceof Rejected r) {
+            store.recordRejected(source, new Rejection(r.kind(), r.reason()));
+        }
+        return outcome;
+    }
+
+    /** Applies a command the store has not seen: its checks against the store's state, then the change. */
+    private Outcome applyNew(LobCommand cmd, LobStore store, Source source) throws IOException {
         Source tagged = new Source(source.name(), source.offset(), emptyToNull(cmd.getCommandId()));
         String id = cmd.getLobId();
         // the command's bytes are read where Avro decoded them, not copied again

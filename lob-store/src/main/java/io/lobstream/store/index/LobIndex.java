@@ -49,6 +49,7 @@ public final class LobIndex implements Closeable {
     private static final byte[] APPLIED = "applied".getBytes(StandardCharsets.UTF_8);
     private static final byte[] UPLOADS = "uploads".getBytes(StandardCharsets.UTF_8);
     private static final byte[] COMMANDS = "commands".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] REJECTED = "rejected".getBytes(StandardCharsets.UTF_8);
 
     private final RocksDB db;
     private final DBOptions dbOptions;
@@ -63,6 +64,8 @@ public final class LobIndex implements Closeable {
     private final ColumnFamilyHandle uploads;
     /** ids of commands applied recently: commandId → time applied (ms), for de-duplicating re-sent commands */
     private final ColumnFamilyHandle commands;
+    /** commands not applied, recently: (source, offset) → time (ms), kind and reason ({@link Rejection}) */
+    private final ColumnFamilyHandle rejected;
     private final WriteOptions writeOptions = new WriteOptions();
     private final WriteOptions syncWrite = new WriteOptions().setSync(true);
 
@@ -78,6 +81,7 @@ public final class LobIndex implements Closeable {
         this.applied = handles.get(4);
         this.uploads = handles.get(5);
         this.commands = handles.get(6);
+        this.rejected = handles.get(7);
     }
 
     public static LobIndex open(Path dir) throws IOException {
@@ -93,7 +97,8 @@ public final class LobIndex implements Closeable {
                 new ColumnFamilyDescriptor(FREE, cfOptions),
                 new ColumnFamilyDescriptor(APPLIED, cfOptions),
                 new ColumnFamilyDescriptor(UPLOADS, cfOptions),
-                new ColumnFamilyDescriptor(COMMANDS, cfOptions));
+                new ColumnFamilyDescriptor(COMMANDS, cfOptions),
+                new ColumnFamilyDescriptor(REJECTED, cfOptions)); // created in an index from before it existed
         List<ColumnFamilyHandle> handles = new ArrayList<>();
         try {
             RocksDB db = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
@@ -116,6 +121,11 @@ public final class LobIndex implements Closeable {
     static byte[] pendingKey(String lobId, long version) {
         byte[] id = lobKey(lobId);
         return ByteBuffer.allocate(2 + id.length + 8).putShort((short) id.length).put(id).putLong(version).array();
+    }
+
+    static byte[] sourceOffsetKey(String source, long offset) {
+        byte[] s = source.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(2 + s.length + 8).putShort((short) s.length).put(s).putLong(offset).array();
     }
 
     private static byte[] longBytes(long v) {
@@ -168,15 +178,30 @@ public final class LobIndex implements Closeable {
         }
     }
 
-    /** Forgets command ids applied before {@code beforeMillis}; returns how many. */
+    /** Why the command at {@code offset} of {@code source} was not applied, if that was recorded and not yet forgotten. */
+    public Optional<Rejection> rejection(String source, long offset) throws IOException {
+        try {
+            byte[] v = db.get(rejected, sourceOffsetKey(source, offset));
+            return v == null ? Optional.empty() : Optional.of(Rejection.decode(v));
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    /**
+     * Forgets command ids applied, and rejections recorded, before {@code beforeMillis} (both
+     * values begin with that time); returns how many.
+     */
     public int forgetCommandsBefore(long beforeMillis) throws IOException {
         Batch b = newBatch();
         int n = 0;
-        try (RocksIterator it = db.newIterator(commands)) {
-            for (it.seekToFirst(); it.isValid(); it.next()) {
-                if (bytesLong(it.value()) < beforeMillis) {
-                    b.delete(commands, it.key());
-                    n++;
+        for (ColumnFamilyHandle cf : List.of(commands, rejected)) {
+            try (RocksIterator it = db.newIterator(cf)) {
+                for (it.seekToFirst(); it.isValid(); it.next()) {
+                    if (bytesLong(it.value()) < beforeMillis) {
+                        b.delete(cf, it.key());
+                        n++;
+                    }
                 }
             }
         }
@@ -352,6 +377,11 @@ public final class LobIndex implements Closeable {
 
         public Batch putCommand(String commandId, long appliedAtMillis) throws IOException {
             return put(commands, commandId.getBytes(StandardCharsets.UTF_8), longBytes(appliedAtMillis));
+        }
+
+        /** Records why the command at {@code offset} of {@code source} was not applied (forgotten with the command ids). */
+        public Batch putRejected(String source, long offset, Rejection why, long atMillis) throws IOException {
+            return put(rejected, sourceOffsetKey(source, offset), why.encode(atMillis));
         }
 
         public Batch putMeta(String key, long value) throws IOException {
