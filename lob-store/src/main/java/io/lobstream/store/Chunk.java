@@ -4,10 +4,19 @@ package io.lobstream.store;
  * One chunk of a chunked PUT (an upload): bytes {@code [offset, offset + length)} of a value of
  * {@code totalLength} bytes sent in {@code chunkCount} chunks, in order.
  *
- * @param crc32c if not null (on the last chunk), the whole value's CRC32C: on mismatch nothing is published
+ * @param crc32c      if not null (on the last chunk), the whole value's CRC32C: on mismatch nothing is published
+ * @param sentAtMillis when the chunk was sent (its Kafka record's timestamp): an upload's idleness is measured
+ *                     in these times ({@link LobStore#expireUploads(long, long)}), so a writer that was down or
+ *                     behind does not take the time it lost for a producer that stopped
  */
 public record Chunk(String uploadId, String lobId, long totalLength, int chunkIndex, int chunkCount, long offset, long length,
-                    Integer crc32c) {
+                    Integer crc32c, long sentAtMillis) {
+
+    /** A chunk sent now. */
+    public Chunk(String uploadId, String lobId, long totalLength, int chunkIndex, int chunkCount, long offset, long length,
+                 Integer crc32c) {
+        this(uploadId, lobId, totalLength, chunkIndex, chunkCount, offset, length, crc32c, System.currentTimeMillis());
+    }
 
     public boolean last() {
         return chunkIndex == chunkCount - 1;

@@ -567,7 +567,7 @@ public final class DefaultLobStore implements LobStore {
                     ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), Extent.withoutFirstPage(pages).size()))
                     : List.of();
             return UploadEntry.begun(chunk.uploadId(), chunk.lobId(), newVersion(), chunk.totalLength(), chunk.chunkCount(),
-                    pages.get(0).firstPage(), Extent.withoutFirstPage(pages), indexExtents, System.currentTimeMillis());
+                    pages.get(0).firstPage(), Extent.withoutFirstPage(pages), indexExtents, chunk.sentAtMillis());
         } catch (IOException | RuntimeException e) {
             allocator.release(pages);
             throw e;
@@ -588,7 +588,7 @@ public final class DefaultLobStore implements LobStore {
             VersionWriter.ChunkWrite chunkWrite = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(),
                     upload.bytesDone(), upload.partialPage(), data, chunk.length());
             UploadEntry next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkWrite.crc32c(), chunk.length()),
-                    chunkWrite.partialPage(), System.currentTimeMillis());
+                    chunkWrite.partialPage(), Math.max(upload.touchedAtMillis(), chunk.sentAtMillis()));
             if (!chunk.last()) {
                 LobIndex.Batch batch = index.newBatch().putUpload(next);
                 applied(batch, source);
@@ -623,8 +623,8 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
-    public List<String> expireUploads(long idleMillis) throws IOException {
-        long cutoff = System.currentTimeMillis() - idleMillis;
+    public List<String> expireUploads(long asOfMillis, long idleMillis) throws IOException {
+        long cutoff = asOfMillis < Long.MIN_VALUE + Math.max(0, idleMillis) ? Long.MIN_VALUE : asOfMillis - idleMillis; // no wrap-around
         List<UploadEntry> stale = new ArrayList<>();
         try (Latches.Held latch = openShared()) {
             index.forEachUpload(u -> {

@@ -55,8 +55,18 @@ public interface LobStore extends Closeable {
      */
     ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException;
 
-    /** Drops uploads that received no chunk for {@code idleMillis}, freeing their pages; returns their ids. */
-    List<String> expireUploads(long idleMillis) throws IOException;
+    /**
+     * Drops uploads whose last chunk was sent ({@link Chunk#sentAtMillis()}) more than
+     * {@code idleMillis} before {@code asOfMillis}, freeing their pages; returns their ids. The
+     * caller chooses the clock: the time of the commands applied since (their producer stopped),
+     * or the wall clock when nothing has come for a while.
+     */
+    List<String> expireUploads(long asOfMillis, long idleMillis) throws IOException;
+
+    /** {@link #expireUploads(long, long)} as of now. */
+    default List<String> expireUploads(long idleMillis) throws IOException {
+        return expireUploads(System.currentTimeMillis(), idleMillis);
+    }
 
     /** Deletes {@code lobId}; its current version, if any, becomes pending purge and is returned. */
     Optional<VersionEntry> delete(String lobId, Source source) throws IOException;

@@ -170,4 +170,21 @@ class ChunkedUploadTest {
             }
         }
     }
+    /** Idleness is measured in the time the chunks were sent, which the caller's clock is compared with. */
+    @Test
+    void anUploadIsIdleInTheTimeOfItsChunksNotInTheWritersTime() throws IOException {
+        try (LobStore store = DefaultLobStore.open(dir.resolve("t"), config)) {
+            store.putChunk(new Chunk("slow", "slow", 3000, 0, 3, 0, 1000, null, 1_000_000), new ByteArrayInputStream(bytes(1000, 1)), null);
+            store.putChunk(new Chunk("slow", "slow", 3000, 1, 3, 1000, 1000, null, 1_060_000), new ByteArrayInputStream(bytes(1000, 2)),
+                    null);
+            // a writer back after a long stop, the last chunk still in its backlog: by its clock the upload is old
+            assertThat(store.expireUploads(System.currentTimeMillis(), 600_000)).containsExactly("slow");
+        }
+        try (LobStore store = DefaultLobStore.open(dir.resolve("s"), config)) {
+            store.putChunk(new Chunk("ok", "ok", 2000, 0, 2, 0, 1000, null, 1_000_000), new ByteArrayInputStream(bytes(1000, 1)), null);
+            assertThat(store.expireUploads(1_000_000 + 600_000, 600_000)).as("commands up to the timeout since").isEmpty();
+            assertThat(store.expireUploads(1_000_000 + 600_001, 600_000)).as("commands past it").containsExactly("ok");
+            assertThat(store.expireUploads(Long.MIN_VALUE, 600_000)).as("no time yet: nothing wraps around").isEmpty();
+        }
+    }
 }

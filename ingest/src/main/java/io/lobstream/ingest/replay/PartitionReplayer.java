@@ -36,6 +36,8 @@ import java.util.Map;
 public final class PartitionReplayer {
     private static final Logger log = LoggerFactory.getLogger(PartitionReplayer.class);
     private static final Duration POLL = Duration.ofMillis(500);
+    /** Records between two looks for expired uploads. */
+    private static final int EXPIRE_EVERY = 100;
 
     /** What a replay did. */
     public record Result(long records, long applied, long rejected, long endOffset) {
@@ -64,6 +66,8 @@ public final class PartitionReplayer {
         p.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024);
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         Deserializer<Object> values = LobSerdes.valueDeserializer(config);
+        long uploadTimeoutMs = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
+        long streamTime = -1; // no record yet
         long records = 0;
         long applied = 0;
         long rejected = 0;
@@ -98,7 +102,12 @@ public final class PartitionReplayer {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
                     }
                     o = cmd == null ? new CommandApplier.Rejected("undecodable", "cannot decode")
-                            : applier.apply(cmd, r.key(), tp.partition(), store, new Source(tp.toString(), r.offset()));
+                            : applier.apply(cmd, r.key(), tp.partition(), r.timestamp(), store, new Source(tp.toString(), r.offset()));
+                    streamTime = Math.max(streamTime, r.timestamp());
+                    if (records % EXPIRE_EVERY == 0) {
+                        // as the writer does, in the time of the commands: uploads it expired expire here too
+                        store.expireUploads(streamTime, uploadTimeoutMs);
+                    }
                     if (o instanceof CommandApplier.Applied) {
                         applied++;
                     } else if (o instanceof CommandApplier.Rejected) {

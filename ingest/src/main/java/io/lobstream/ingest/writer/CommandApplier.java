@@ -71,8 +71,11 @@ public final class CommandApplier {
         this.partitions = partitions;
     }
 
-    /** Applies {@code cmd}, read from {@code partition} of lob.commands with {@code key}, to the partition's tablespace. */
-    public Outcome apply(LobCommand cmd, byte[] key, int partition, LobStore store, Source source) throws IOException {
+    /**
+     * Applies {@code cmd}, read from {@code partition} of lob.commands with {@code key} and
+     * {@code timestamp} (the record's), to the partition's tablespace.
+     */
+    public Outcome apply(LobCommand cmd, byte[] key, int partition, long timestamp, LobStore store, Source source) throws IOException {
         Rejected invalid = validate(cmd, key, partition);
         if (invalid != null) {
             return invalid;
@@ -95,7 +98,7 @@ public final class CommandApplier {
         if (cmd.getCommandId() != null && !cmd.getCommandId().isEmpty() && store.commandApplied(cmd.getCommandId())) {
             return new Duplicate(cmd.getCommandId());
         }
-        Outcome outcome = applyNew(cmd, store, source);
+        Outcome outcome = applyNew(cmd, timestamp, store, source);
         if (outcome instanceof Rejected r) {
             store.recordRejected(source, new Rejection(r.kind(), r.reason()));
         }
@@ -103,7 +106,7 @@ public final class CommandApplier {
     }
 
     /** Applies a command the store has not seen: its checks against the store's state, then the change. */
-    private Outcome applyNew(LobCommand cmd, LobStore store, Source source) throws IOException {
+    private Outcome applyNew(LobCommand cmd, long timestamp, LobStore store, Source source) throws IOException {
         Source tagged = new Source(source.name(), source.offset(), emptyToNull(cmd.getCommandId()));
         String id = cmd.getLobId();
         // the command's bytes are read where Avro decoded them, not copied again
@@ -113,7 +116,7 @@ public final class CommandApplier {
             switch (cmd.getOp()) {
                 case PUT:
                     if (cmd.getUploadId() != null) {
-                        return chunk(cmd, data, store, tagged);
+                        return chunk(cmd, data, timestamp, store, tagged);
                     }
                     return new Applied(LobOp.PUT, store.put(id, stream(data), length, cmd.getCrc32c(), tagged)
                             .superseded());
@@ -155,9 +158,9 @@ public final class CommandApplier {
         }
     }
 
-    private Outcome chunk(LobCommand cmd, ByteBuffer data, LobStore store, Source source) throws IOException {
+    private Outcome chunk(LobCommand cmd, ByteBuffer data, long timestamp, LobStore store, Source source) throws IOException {
         Chunk chunk = new Chunk(cmd.getUploadId(), cmd.getLobId(), cmd.getTotalLength(), cmd.getChunkIndex(), cmd.getChunkCount(),
-                cmd.getOffset(), data.remaining(), cmd.getCrc32c());
+                cmd.getOffset(), data.remaining(), cmd.getCrc32c(), timestamp);
         ChunkResult r = store.putChunk(chunk, stream(data), source);
         switch (r.status()) {
             case ACCEPTED:

@@ -33,7 +33,7 @@ import java.time.Instant;
  * producer sent twice (same commandId, another offset) is recognised by its id.
  *
  * <p>Every {@value #HOUSEKEEPING_SECONDS} s at most (wall clock) the task also drops chunked uploads
- * idle for {@code lob.upload.timeout.ms} and forgets commandIds older than
+ * idle for {@code lob.upload.timeout.ms} (in the time of the commands: {@link #housekeeping}) and forgets commandIds older than
  * {@code lob.command.dedupe.window.ms}; every {@code lob.compact.interval.ms} it runs the
  * tablespace's compaction. A punctuation also makes the task commit, so the commit that follows
  * gives the free tail that compaction gathered back to the file system, idle or not.
@@ -47,6 +47,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final long uploadTimeoutMs;
     private final long dedupeWindowMs;
     private final Duration compactEvery;
+    /** Wall-clock time of the last command processed (or of the task's start): how long the partition has been quiet. */
+    private long lastRecordAtMs;
 
     CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, long maxValueBytes, int partitions, long uploadTimeoutMs,
                      long dedupeWindowMs, Duration compactEvery) {
@@ -60,6 +62,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     @Override
     public void init(ProcessorContext<Object, Object> context) {
         super.init(context);
+        lastRecordAtMs = context.currentSystemTimeMs();
         // often enough that an upload expires within about half its timeout after it is due
         Duration every = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploadTimeoutMs / 2)));
         context.schedule(every, PunctuationType.WALL_CLOCK_TIME, this::housekeeping);
@@ -96,10 +99,19 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         }
     }
 
+    /**
+     * Expires uploads whose producer stopped, measured in the time of the commands (stream time):
+     * an upload expires once commands sent more than {@code lob.upload.timeout.ms} after its last
+     * chunk have been applied without its next one. A writer that was down or behind therefore does
+     * not expire uploads whose chunks are still in its backlog, as the wall clock would. On a
+     * partition where nothing came for the timeout, the wall clock stands in for the time of the
+     * commands that did not come.
+     */
     private void housekeeping(long now) {
         try {
             DefaultLobStore store = store();
-            metrics.uploadsExpired(store.expireUploads(uploadTimeoutMs).size());
+            long asOf = now - lastRecordAtMs >= uploadTimeoutMs ? now : context.currentStreamTimeMs();
+            metrics.uploadsExpired(store.expireUploads(asOf, uploadTimeoutMs).size());
             store.forgetCommandsBefore(now - dedupeWindowMs);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -108,7 +120,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, DefaultLobStore store, Source source) throws IOException {
-        CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(), store, source);
+        lastRecordAtMs = context.currentSystemTimeMs();
+        CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(),
+                record.timestamp(), store, source);
         if (outcome instanceof CommandApplier.Applied applied) {
             applied.superseded().ifPresent(old -> emitUndo(old, false));
             metrics.applied(applied.op().name());

@@ -48,16 +48,16 @@ class CommandApplierTest {
         LobCommand tooFar = command(id, LobOp.WRITE, 100, new byte[10]);
         LobCommand put = command(id, LobOp.PUT, 0, new byte[50]);
         try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
-            assertThat(applier.apply(tooFar, key(id), p, store, new Source(source, 10)))
+            assertThat(applier.apply(tooFar, key(id), p, 0, store, new Source(source, 10)))
                     .isInstanceOf(CommandApplier.Rejected.class);
-            assertThat(applier.apply(put, key(id), p, store, new Source(source, 11))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(applier.apply(put, key(id), p, 0, store, new Source(source, 11))).isInstanceOf(CommandApplier.Applied.class);
             store.flush();
         }
         // the transaction that held offset 10's dead letter aborted: both come again, the store is past them
         try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
-            assertThat(applier.apply(tooFar, key(id), p, store, new Source(source, 10)))
+            assertThat(applier.apply(tooFar, key(id), p, 0, store, new Source(source, 10)))
                     .isEqualTo(new CommandApplier.Rejected("out-of-range", "WRITE at offset 100 of doc, which has 0 bytes"));
-            assertThat(applier.apply(put, key(id), p, store, new Source(source, 11))).isInstanceOf(CommandApplier.AlreadyApplied.class);
+            assertThat(applier.apply(put, key(id), p, 0, store, new Source(source, 11))).isInstanceOf(CommandApplier.AlreadyApplied.class);
             assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(50);
             // rejections are forgotten with the command ids, after the de-duplication window
             assertThat(store.forgetCommandsBefore(Long.MAX_VALUE)).isEqualTo(2);
@@ -72,10 +72,10 @@ class CommandApplierTest {
         int p = partitionOf(id);
         try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             LobCommand put = command(id, LobOp.PUT, 0, new byte[5]);
-            assertThat(applier.apply(put, null, p, store, new Source(TOPIC + p, 0)))
+            assertThat(applier.apply(put, null, p, 0, store, new Source(TOPIC + p, 0)))
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason()).contains("no key"));
             int other = (p + 1) % PARTITIONS;
-            assertThat(applier.apply(put, key(id), other, store, new Source(TOPIC + other, 0)))
+            assertThat(applier.apply(put, key(id), other, 0, store, new Source(TOPIC + other, 0)))
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason()).contains("belongs to partition " + p));
             assertThat(store.current(id)).isEmpty();
         }
