@@ -3,6 +3,7 @@ package io.lobstream.app;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.store.DefaultLobStore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,7 +25,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The HTTP read API of two real writer nodes on one real broker, splitting four partitions:
- * every form of single range (RFC 9110 §14), HEAD, 404, ETag = version, and requests that reach
+ * every form of single range (RFC 9110 §14), If-Range, HEAD, 404, ETag = copy and version, and requests that reach
  * the node that does not own the key's partition.
  */
 class HttpApiIT {
@@ -168,20 +169,22 @@ class HttpApiIT {
     }
 
     @Test
-    void etagIsTheVersionAndChangesWithAnUpdate() throws Exception {
+    void etagIsTheCopyAndVersionAndChangesWithAnUpdate() throws Exception {
         String id = idOwnedBy(b, "etag-");
         client.put(id, bytes(500, 10), null).get();
         awaitValue(b, id, bytes(500, 10));
-        long v1 = b.tablespaces().get(Nodes.partitionOf(b, id)).orElseThrow().current(id).orElseThrow().version();
-        assertThat(get(b, id, null).headers().firstValue("ETag")).contains("\"" + v1 + "\"");
-        assertThat(get(a, id, null).headers().firstValue("ETag")).contains("\"" + v1 + "\"");
+        DefaultLobStore owner = b.tablespaces().get(Nodes.partitionOf(b, id)).orElseThrow();
+        long v1 = owner.current(id).orElseThrow().version();
+        String e1 = "\"" + owner.copyId() + "." + v1 + "\"";
+        assertThat(get(b, id, null).headers().firstValue("ETag")).contains(e1);
+        assertThat(get(a, id, null).headers().firstValue("ETag")).contains(e1);
 
         byte[] updated = bytes(700, 11);
         client.put(id, updated, null).get();
         awaitValue(a, id, updated);
-        long v2 = b.tablespaces().get(Nodes.partitionOf(b, id)).orElseThrow().current(id).orElseThrow().version();
+        long v2 = owner.current(id).orElseThrow().version();
         assertThat(v2).isGreaterThan(v1);
-        assertThat(get(a, id, "bytes=0-0").headers().firstValue("ETag")).contains("\"" + v2 + "\"");
+        assertThat(get(a, id, "bytes=0-0").headers().firstValue("ETag")).contains("\"" + owner.copyId() + "." + v2 + "\"");
     }
 
     @Test

@@ -75,12 +75,15 @@ class ScaleOutIT {
         awaitSplit();
         client = new LobClient(configA);
         // as `node --purge-workers 1` runs them: each follows whatever its node owns at the moment
-        purgeA = PurgeWorker.following(configA, LobStoreConfig.defaults(), "scale-purge-a", new SimpleMeterRegistry(),
+        purgeA = PurgeWorker.following(configA, LobStoreConfig.defaults(), "scale-purge-a", purgeMetersA,
                 () -> a == null ? Set.of() : a.tablespaces().all().keySet(), 0, 1);
         purgeThreadA = new Thread(purgeA, "purge-a");
         purgeThreadA.start();
         startPurgeB();
     }
+
+    /** a's purge worker's meters: it counts the undo records of b's copies it skips. */
+    static final SimpleMeterRegistry purgeMetersA = new SimpleMeterRegistry();
 
     static void startPurgeB() {
         purgeB = PurgeWorker.following(configB, LobStoreConfig.defaults(), "scale-purge-b", new SimpleMeterRegistry(),
@@ -248,6 +251,8 @@ class ScaleOutIT {
                 return end.entrySet().stream().allMatch(e -> committed.getOrDefault(e.getKey(), 0L) >= e.getValue());
             });
         }
+        assertThat(purgeMetersA.find("lob_purge_other_copy").counter().count())
+                .as("b's undo records, naming pages of b's copies, skipped by a's worker, not read in a's").isPositive();
         b = Nodes.start(configB); // no command since it left: its copies are current
         startPurgeB();
         awaitSplit();

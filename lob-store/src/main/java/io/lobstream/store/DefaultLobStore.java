@@ -79,10 +79,12 @@ public final class DefaultLobStore implements LobStore {
     private final AtomicLong nextVersion = new AtomicLong();
     private volatile long versionReserved;
     private volatile boolean closed;
+    private final String copyId;
 
-    private DefaultLobStore(String name, Path dir, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
+    private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
                             TablespaceUsage usage, long highWaterMark, List<Extent> free) {
         this.name = name;
+        this.copyId = copyId;
         this.usage = usage;
         this.dir = dir;
         this.config = config;
@@ -99,7 +101,8 @@ public final class DefaultLobStore implements LobStore {
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
     public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name) throws IOException {
-        int pageSize = TablespaceDirs.createOrReadPageSize(dir, config.pageSize());
+        TablespaceDirs.Descriptor descriptor = TablespaceDirs.createOrRead(dir, config.pageSize());
+        int pageSize = descriptor.pageSize();
         if (pageSize != config.pageSize()) {
             log.info("tablespace {} was created with {}-byte pages; using that, not the configured {}", dir, pageSize, config.pageSize());
             config = config.with(LobStoreConfig.PAGE_SIZE.name(), pageSize);
@@ -114,7 +117,7 @@ public final class DefaultLobStore implements LobStore {
         }
         StoreMetrics metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
         try {
-            return recover(name, dir, config, file, index, metrics);
+            return recover(name, dir, descriptor.copyId(), config, file, index, metrics);
         } catch (IOException | RuntimeException e) {
             metrics.close();
             index.close();
@@ -127,8 +130,8 @@ public final class DefaultLobStore implements LobStore {
         return open(dir, config, null, dir.getFileName().toString());
     }
 
-    private static DefaultLobStore recover(String name, Path dir, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics)
-            throws IOException {
+    private static DefaultLobStore recover(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index,
+                                           StoreMetrics metrics) throws IOException {
         List<Extent> referenced = new ArrayList<>();
         TablespaceUsage usage = new TablespaceUsage();
         long[] maxVersion = {0};
@@ -171,7 +174,7 @@ public final class DefaultLobStore implements LobStore {
         } else if (hwm > 0) {
             log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
         }
-        DefaultLobStore store = new DefaultLobStore(name, dir, config, file, index, metrics, usage, hwm, free);
+        DefaultLobStore store = new DefaultLobStore(name, dir, copyId, config, file, index, metrics, usage, hwm, free);
         long reserved = Math.max(index.metaLong(META_VERSION_RESERVED, 1), maxVersion[0] + 1);
         store.nextVersion.set(reserved);
         store.reserveVersions(reserved);
@@ -1017,6 +1020,14 @@ public final class DefaultLobStore implements LobStore {
 
     public String name() {
         return name;
+    }
+
+    /**
+     * This copy of the partition's data ({@link TablespaceDirs.Descriptor#copyId()}): version and
+     * page numbers mean something only with it.
+     */
+    public String copyId() {
+        return copyId;
     }
 
     /** The tablespace directory (page file, index, properties). */

@@ -15,6 +15,7 @@ final class PurgeMetrics {
     final Counter pages;
     final Counter stale;
     final Counter corrupt;
+    final Counter otherCopy;
     private final MeterRegistry registry;
     private final String workerId;
     private final Map<PageType, Counter> pagesRead = new ConcurrentHashMap<>();
@@ -30,6 +31,8 @@ final class PurgeMetrics {
                 .description("Undo records whose root page already belongs to another version (already reclaimed)").register(registry);
         this.corrupt = Counter.builder("lob_purge_corrupt_pages").tag("worker", workerId)
                 .description("Undo records skipped because a page failed verification").register(registry);
+        this.otherCopy = Counter.builder("lob_purge_other_copy").tag("worker", workerId)
+                .description("Undo records skipped because another copy of the partition produced them (it moved)").register(registry);
     }
 
     void pagesRead(PageType type, long n) {

@@ -277,6 +277,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         for (ConsumerRecord<String, byte[]> r : batch) {
             try {
                 UndoRecord undo = LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class);
+                if (!reader.ownCopy(undo.getCopyId())) {
+                    // produced by another copy of the partition (before it moved here); that copy's node, or this one's
+                    // re-emission when it opens the tablespace, purges what is pending here
+                    metrics.otherCopy.increment();
+                    continue;
+                }
                 requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(),
                         undo.getRetained().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList()));
                 timestamps.add(r.timestamp());

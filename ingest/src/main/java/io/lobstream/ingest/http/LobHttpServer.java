@@ -149,7 +149,8 @@ public final class LobHttpServer implements AutoCloseable {
         try (LobReadHandle h = opened.get()) {
             long length = h.length();
             var headers = ex.getResponseHeaders();
-            String etag = "\"" + h.version().version() + "\"";
+            // the copy too: another node's copy of the partition numbers the same values' versions otherwise
+            String etag = "\"" + store.copyId() + "." + h.version().version() + "\"";
             headers.add("ETag", etag);
             headers.add("Accept-Ranges", "bytes");
             headers.add("Content-Type", "application/octet-stream");

@@ -153,6 +153,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 .setCause(old.cause() == VersionEntry.Cause.DELETE ? UndoCause.DELETE : UndoCause.UPDATE)
                 .setSourceOffset(old.sourceOffset())
                 .setTime(Instant.ofEpochMilli(old.supersededAtMillis()))
+                .setCopyId(store().copyId())
                 .build();
         context.forward(new Record<Object, Object>(old.lobId(), undo, context.currentSystemTimeMs()), UNDO_SINK);
         metrics.undo(reemitted);

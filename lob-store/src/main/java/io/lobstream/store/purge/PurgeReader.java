@@ -35,6 +35,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class PurgeReader implements Closeable {
     private final PageFile file;
+    /** The copy whose pages this reads (null: a tablespace from before copy ids, never opened by a writer since). */
+    private final String copyId;
     private final boolean skipLoad;
     private final boolean prefetch;
     private final int window;
@@ -68,10 +70,22 @@ public final class PurgeReader implements Closeable {
     }
 
     /**
+     * Whether an undo record produced by copy {@code undoCopyId} names pages of this copy: one of
+     * another copy (the partition's earlier owner, or a copy this one replaced) names pages that
+     * hold something else here. Records without a copy id, or a tablespace without one, are
+     * taken as this copy's.
+     */
+    public boolean ownCopy(String undoCopyId) {
+        return undoCopyId == null || undoCopyId.isEmpty() || copyId == null || copyId.equals(undoCopyId);
+    }
+
+    /**
      * @param readLatencyNanos added to every page read, to model remote block storage in benchmarks (0 = none)
      */
     public PurgeReader(Path tablespaceDir, LobStoreConfig config, long readLatencyNanos) throws IOException {
-        this.file = PageFile.openReadOnly(tablespaceDir.resolve(TablespaceDirs.PAGES), TablespaceDirs.readPageSize(tablespaceDir));
+        TablespaceDirs.Descriptor descriptor = TablespaceDirs.read(tablespaceDir);
+        this.copyId = descriptor.copyId();
+        this.file = PageFile.openReadOnly(tablespaceDir.resolve(TablespaceDirs.PAGES), descriptor.pageSize());
         this.skipLoad = config.purgeSkipLoad();
         this.prefetch = config.purgePrefetch();
         this.window = config.purgePrefetchWindow();

@@ -17,8 +17,8 @@ import java.util.regex.Pattern;
  * <pre>
  * DATA_DIR/tablespaces/p-0/lob.pages          the page file
  * DATA_DIR/tablespaces/p-0/index/             the RocksDB index
- * DATA_DIR/tablespaces/p-0/tablespace.properties   format and page size (read by purge workers,
- *                                                   which never open the index)
+ * DATA_DIR/tablespaces/p-0/tablespace.properties   format, page size and copy id (read by purge
+ *                                                   workers, which never open the index)
  * </pre>
  */
 public final class TablespaceDirs {
@@ -53,8 +53,20 @@ public final class TablespaceDirs {
         return out;
     }
 
-    /** Reads the page size a tablespace was created with. */
-    public static int readPageSize(Path tablespaceDir) throws IOException {
+    /**
+     * What the descriptor says of a tablespace.
+     *
+     * @param copyId this copy of the partition's data, random, made when the tablespace is created:
+     *               another node's copy of the same partition (rebuilt by replay) holds the same values
+     *               under other version numbers and pages, so version numbers and page numbers are
+     *               meaningful only with it (ETags, undo records). {@code null} in a descriptor from
+     *               before copy ids that no writer has opened since.
+     */
+    public record Descriptor(int pageSize, String copyId) {
+    }
+
+    /** Reads the descriptor of an existing tablespace. */
+    public static Descriptor read(Path tablespaceDir) throws IOException {
         Path f = tablespaceDir.resolve(DESCRIPTOR);
         if (!Files.exists(f)) {
             throw new java.nio.file.NoSuchFileException(f.toString(), null, "no tablespace here");
@@ -63,24 +75,35 @@ public final class TablespaceDirs {
         try (Reader r = Files.newBufferedReader(f)) {
             p.load(r);
         }
-        return Integer.parseInt(p.getProperty("page.size"));
+        return new Descriptor(Integer.parseInt(p.getProperty("page.size")), p.getProperty("copy.id"));
     }
 
-    /** Writes the descriptor of a new tablespace, or returns the page size of an existing one. */
-    public static int createOrReadPageSize(Path tablespaceDir, int pageSize) throws IOException {
+    /** Reads the page size a tablespace was created with. */
+    public static int readPageSize(Path tablespaceDir) throws IOException {
+        return read(tablespaceDir).pageSize();
+    }
+
+    /**
+     * Writes the descriptor of a new tablespace, or reads that of an existing one; either way with a
+     * copy id (one from before copy ids gets one now).
+     */
+    public static Descriptor createOrRead(Path tablespaceDir, int pageSize) throws IOException {
         Path f = tablespaceDir.resolve(DESCRIPTOR);
-        if (Files.exists(f)) {
-            return readPageSize(tablespaceDir);
+        Descriptor d = Files.exists(f) ? read(tablespaceDir) : new Descriptor(pageSize, null);
+        if (d.copyId() != null) {
+            return d;
         }
         Files.createDirectories(tablespaceDir);
+        Descriptor made = new Descriptor(d.pageSize(), java.util.UUID.randomUUID().toString().substring(0, 8));
         Properties p = new Properties();
         p.setProperty("format.version", "1");
-        p.setProperty("page.size", Integer.toString(pageSize));
+        p.setProperty("page.size", Integer.toString(made.pageSize()));
+        p.setProperty("copy.id", made.copyId());
         Path tmp = tablespaceDir.resolve(DESCRIPTOR + ".tmp");
         try (Writer w = Files.newBufferedWriter(tmp)) {
             p.store(w, "LobStream tablespace");
         }
         Files.move(tmp, f, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        return pageSize;
+        return made;
     }
 }

@@ -1,0 +1,35 @@
+package io.lobstream.store.tablespace;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class TablespaceDirsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aTablespaceKeepsTheCopyIdItWasCreatedWith() throws Exception {
+        TablespaceDirs.Descriptor made = TablespaceDirs.createOrRead(dir.resolve("a"), 8192);
+        assertThat(made.copyId()).isNotBlank();
+        assertThat(TablespaceDirs.createOrRead(dir.resolve("a"), 4096)).isEqualTo(made); // page size too: it was made with 8192
+        assertThat(TablespaceDirs.read(dir.resolve("a"))).isEqualTo(made);
+        assertThat(TablespaceDirs.createOrRead(dir.resolve("b"), 8192).copyId()).as("another copy").isNotEqualTo(made.copyId());
+    }
+
+    @Test
+    void aTablespaceFromBeforeCopyIdsGetsOneWhenAWriterOpensIt() throws Exception {
+        Path old = dir.resolve("old");
+        Files.createDirectories(old);
+        Files.writeString(old.resolve(TablespaceDirs.DESCRIPTOR), "format.version=1\npage.size=16384\n");
+        assertThat(TablespaceDirs.read(old).copyId()).as("what a purge worker sees until then").isNull();
+        TablespaceDirs.Descriptor opened = TablespaceDirs.createOrRead(old, 4096);
+        assertThat(opened.pageSize()).isEqualTo(16384);
+        assertThat(opened.copyId()).isNotBlank();
+        assertThat(TablespaceDirs.read(old)).isEqualTo(opened);
+    }
+}
