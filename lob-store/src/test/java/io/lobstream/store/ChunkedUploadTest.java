@@ -57,17 +57,6 @@ class ChunkedUploadTest {
         }
     }
 
-    private static long pageAt(List<Extent> extents, int index) {
-        long left = index;
-        for (Extent e : extents) {
-            if (left < e.pageCount()) {
-                return e.firstPage() + left;
-            }
-            left -= e.pageCount();
-        }
-        throw new IndexOutOfBoundsException(index);
-    }
-
     private byte[] readPage(long pageNo) throws IOException {
         try (FileChannel ch = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.READ)) {
             ByteBuffer b = ByteBuffer.allocate(PAGE);
@@ -118,11 +107,11 @@ class ChunkedUploadTest {
         int partialIndex = (int) (u.bytesDone() / CAP);
         List<byte[]> done = new ArrayList<>();
         for (int i = 0; i < partialIndex; i++) {
-            done.add(readPage(pageAt(u.dataExtents(), i)));
+            done.add(readPage(Extent.pageAt(u.dataExtents(), i)));
         }
         byte[] torn = new byte[PAGE];
         Arrays.fill(torn, (byte) 0xA5);
-        writePage(pageAt(u.dataExtents(), partialIndex), torn);
+        writePage(Extent.pageAt(u.dataExtents(), partialIndex), torn);
 
         try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
             for (int i = 2; i < CHUNKS; i++) {
@@ -132,7 +121,7 @@ class ChunkedUploadTest {
             assertThat(store.fsck(true).problems()).isEmpty();
         }
         for (int i = 0; i < partialIndex; i++) {
-            assertThat(readPage(pageAt(u.dataExtents(), i))).as("data page %d, done before the restart", i).isEqualTo(done.get(i));
+            assertThat(readPage(Extent.pageAt(u.dataExtents(), i))).as("data page %d, done before the restart", i).isEqualTo(done.get(i));
         }
     }
 

@@ -150,6 +150,18 @@ public record Extent(long firstPage, int pageCount) {
         }
     }
 
+    /** The page number of the {@code index}-th page of {@code extents}, counted across them in order. */
+    public static long pageAt(List<Extent> extents, long index) {
+        long left = index;
+        for (Extent e : extents) {
+            if (left < e.pageCount()) {
+                return e.firstPage() + left;
+            }
+            left -= e.pageCount();
+        }
+        throw new IndexOutOfBoundsException("page " + index + " of " + totalPages(extents));
+    }
+
     public static long totalPages(Collection<Extent> extents) {
         long n = 0;
         for (Extent e : extents) {

@@ -137,7 +137,7 @@ public final class VersionWriter {
                 run.flush();
                 return new ChunkWrite((int) crc.getValue(), partial);
             }
-            long page = pageAt(dataExtents, index);
+            long page = Extent.pageAt(dataExtents, index);
             if (!run.continuesWith(page)) {
                 run.flush();
                 run.start(page);
@@ -169,7 +169,7 @@ public final class VersionWriter {
         if (inPage == 0) {
             return NO_BYTES;
         }
-        long page = pageAt(dataExtents, index);
+        long page = Extent.pageAt(dataExtents, index);
         ByteBuffer p = ByteBuffer.allocate(pageSize);
         file.read(page, p);
         PageHeader h = PageCodec.verifyExpected(p, page, PageType.DATA, hash, version, index + 1);
@@ -192,17 +192,6 @@ public final class VersionWriter {
         }
         writeRoot(hash, version, rootPage, new RootPage(layout.byteLength(), valueCrc, RootPage.VALUE_CRC, layout.dataPages(),
                 (int) Extent.totalPages(indexExtents), rootRefs, ByteBuffer.allocate(0)));
-    }
-
-    private static long pageAt(List<Extent> extents, int index) {
-        long left = index;
-        for (Extent e : extents) {
-            if (left < e.pageCount()) {
-                return e.firstPage() + left;
-            }
-            left -= e.pageCount();
-        }
-        throw new IndexOutOfBoundsException("data page " + index + " of " + Extent.totalPages(extents));
     }
 
     /** Contiguous fresh data pages gathered in {@link #io} and written with one call. */
