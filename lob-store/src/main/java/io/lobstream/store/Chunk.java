@@ -6,7 +6,7 @@ package io.lobstream.store;
  *
  * @param crc32c      if not null (on the last chunk), the whole value's CRC32C: on mismatch nothing is published
  * @param sentAtMillis when the chunk was sent (its Kafka record's timestamp): an upload's idleness is measured
- *                     in these times ({@link LobStore#expireUploads(long, long)}), so a writer that was down or
+ *                     in these times ({@link LobStore#expireUploads(long, long, long)}), so a writer that was down or
  *                     behind does not take the time it lost for a producer that stopped
  */
 public record Chunk(String uploadId, String lobId, long totalLength, int chunkIndex, int chunkCount, long offset, long length,

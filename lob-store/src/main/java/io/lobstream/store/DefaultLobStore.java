@@ -591,7 +591,7 @@ public final class DefaultLobStore implements LobStore {
             VersionWriter.ChunkWrite chunkWrite = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(),
                     upload.bytesDone(), upload.partialPage(), data, chunk.length());
             UploadEntry next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkWrite.crc32c(), chunk.length()),
-                    chunkWrite.partialPage(), Math.max(upload.touchedAtMillis(), chunk.sentAtMillis()));
+                    chunkWrite.partialPage(), chunk.sentAtMillis());
             if (!chunk.last()) {
                 LobIndex.Batch batch = index.newBatch().putUpload(next);
                 applied(batch, source);
@@ -626,12 +626,13 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
-    public List<String> expireUploads(long asOfMillis, long idleMillis) throws IOException {
-        long cutoff = asOfMillis < Long.MIN_VALUE + Math.max(0, idleMillis) ? Long.MIN_VALUE : asOfMillis - idleMillis; // no wrap-around
+    public List<String> expireUploads(long asOfMillis, long wallClockMillis, long idleMillis) throws IOException {
+        java.util.function.Predicate<UploadEntry> idle = u -> u.touchedAtMillis() < minus(asOfMillis, idleMillis)
+                && u.appliedAtMillis() < minus(wallClockMillis, idleMillis);
         List<UploadEntry> stale = new ArrayList<>();
         try (Latches.Held latch = openShared()) {
             index.forEachUpload(u -> {
-                if (u.touchedAtMillis() < cutoff) {
+                if (idle.test(u)) {
                     stale.add(u);
                 }
             });
@@ -641,7 +642,7 @@ public final class DefaultLobStore implements LobStore {
             // the tablespace latch after the LOB's write latch, as writers take them; fsck and close exclude it
             try (Latches.Held row = latches.write(u.lobId()); Latches.Held latch = openShared()) {
                 Optional<UploadEntry> now = index.upload(u.uploadId());
-                if (now.isPresent() && now.get().touchedAtMillis() < cutoff) {
+                if (now.isPresent() && idle.test(now.get())) {
                     index.write(index.newBatch().deleteUpload(u.uploadId()));
                     allocator.release(u.pages());
                     expired.add(u.uploadId());
@@ -651,6 +652,12 @@ public final class DefaultLobStore implements LobStore {
             }
         }
         return expired;
+    }
+
+    /** {@code t - d}, without wrapping around below Long.MIN_VALUE (a time not known yet) or above Long.MAX_VALUE. */
+    private static long minus(long t, long d) {
+        long r = t - d;
+        return ((t ^ d) & (t ^ r)) < 0 ? (t < 0 ? Long.MIN_VALUE : Long.MAX_VALUE) : r;
     }
 
     @Override

@@ -56,16 +56,19 @@ public interface LobStore extends Closeable {
     ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException;
 
     /**
-     * Drops uploads whose last chunk was sent ({@link Chunk#sentAtMillis()}) more than
-     * {@code idleMillis} before {@code asOfMillis}, freeing their pages; returns their ids. The
-     * caller chooses the clock: the time of the commands applied since (their producer stopped),
-     * or the wall clock when nothing has come for a while.
+     * Drops idle uploads, freeing their pages; returns their ids. Idle by two clocks, so that
+     * neither alone decides: the last chunk was sent ({@link Chunk#sentAtMillis()}, the producer's
+     * clock) more than {@code idleMillis} before {@code asOfMillis} (the time of the commands applied
+     * since: their producer stopped, not the writer), and it was applied more than
+     * {@code idleMillis} before {@code wallClockMillis} (this writer's clock: a producer whose clock
+     * runs ahead cannot expire other producers' uploads). {@code Long.MAX_VALUE} leaves a clock out.
      */
-    List<String> expireUploads(long asOfMillis, long idleMillis) throws IOException;
+    List<String> expireUploads(long asOfMillis, long wallClockMillis, long idleMillis) throws IOException;
 
-    /** {@link #expireUploads(long, long)} as of now. */
+    /** {@link #expireUploads(long, long, long)} as of now by both clocks. */
     default List<String> expireUploads(long idleMillis) throws IOException {
-        return expireUploads(System.currentTimeMillis(), idleMillis);
+        long now = System.currentTimeMillis();
+        return expireUploads(now, now, idleMillis);
     }
 
     /** Deletes {@code lobId}; its current version, if any, becomes pending purge and is returned. */

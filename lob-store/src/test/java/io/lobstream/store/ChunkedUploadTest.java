@@ -159,21 +159,20 @@ class ChunkedUploadTest {
             }
         }
     }
-    /** Idleness is measured in the time the chunks were sent, which the caller's clock is compared with. */
+    /** Idle by the time the chunks were sent and by the writer's clock, both. */
     @Test
-    void anUploadIsIdleInTheTimeOfItsChunksNotInTheWritersTime() throws IOException {
+    void anUploadIsIdleOnlyByBothTheTimeOfTheCommandsAndTheWritersClock() throws Exception {
         try (LobStore store = DefaultLobStore.open(dir.resolve("t"), config)) {
-            store.putChunk(new Chunk("slow", "slow", 3000, 0, 3, 0, 1000, null, 1_000_000), new ByteArrayInputStream(bytes(1000, 1)), null);
-            store.putChunk(new Chunk("slow", "slow", 3000, 1, 3, 1000, 1000, null, 1_060_000), new ByteArrayInputStream(bytes(1000, 2)),
-                    null);
-            // a writer back after a long stop, the last chunk still in its backlog: by its clock the upload is old
-            assertThat(store.expireUploads(System.currentTimeMillis(), 600_000)).containsExactly("slow");
-        }
-        try (LobStore store = DefaultLobStore.open(dir.resolve("s"), config)) {
-            store.putChunk(new Chunk("ok", "ok", 2000, 0, 2, 0, 1000, null, 1_000_000), new ByteArrayInputStream(bytes(1000, 1)), null);
-            assertThat(store.expireUploads(1_000_000 + 600_000, 600_000)).as("commands up to the timeout since").isEmpty();
-            assertThat(store.expireUploads(1_000_000 + 600_001, 600_000)).as("commands past it").containsExactly("ok");
-            assertThat(store.expireUploads(Long.MIN_VALUE, 600_000)).as("no time yet: nothing wraps around").isEmpty();
+            store.putChunk(new Chunk("old", "old", 3000, 0, 3, 0, 1000, null, 1_000_000), new ByteArrayInputStream(bytes(1000, 1)), null);
+            long now = System.currentTimeMillis();
+            // a writer back after a long stop, the next chunk in its backlog: the commands' time has not moved on
+            assertThat(store.expireUploads(1_000_000 + 600_000, Long.MAX_VALUE, 600_000)).isEmpty();
+            // a producer whose clock runs an hour ahead: the commands' time has, this writer's clock has not
+            assertThat(store.expireUploads(now + 3_600_000, now, 600_000)).isEmpty();
+            Thread.sleep(5);
+            // both clocks past the timeout (0 here): gone
+            assertThat(store.expireUploads(1_000_001, System.currentTimeMillis(), 0)).containsExactly("old");
+            assertThat(store.expireUploads(Long.MIN_VALUE, Long.MIN_VALUE, 600_000)).as("no time yet: nothing wraps around").isEmpty();
         }
     }
 }

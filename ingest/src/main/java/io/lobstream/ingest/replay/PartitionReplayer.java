@@ -36,8 +36,6 @@ import java.util.Map;
 public final class PartitionReplayer {
     private static final Logger log = LoggerFactory.getLogger(PartitionReplayer.class);
     private static final Duration POLL = Duration.ofMillis(500);
-    /** Records between two looks for expired uploads. */
-    private static final int EXPIRE_EVERY = 100;
 
     /** What a replay did. */
     public record Result(long records, long applied, long rejected, long endOffset) {
@@ -101,13 +99,15 @@ public final class PartitionReplayer {
                     } catch (RuntimeException undecodable) {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
                     }
+                    streamTime = Math.max(streamTime, r.timestamp());
+                    if (cmd != null && cmd.getUploadId() != null) {
+                        // before a chunk, as the writer's housekeeping would have by then: an upload idle for the timeout in
+                        // the time of the commands is gone (the writer also needed its own clock to agree, which replay
+                        // cannot know: an upload it kept only because a producer's clock was off expires here)
+                        store.expireUploads(streamTime, Long.MAX_VALUE, uploadTimeoutMs);
+                    }
                     o = cmd == null ? new CommandApplier.Rejected("undecodable", "cannot decode")
                             : applier.apply(cmd, r.key(), tp.partition(), r.timestamp(), store, new Source(tp.toString(), r.offset()));
-                    streamTime = Math.max(streamTime, r.timestamp());
-                    if (records % EXPIRE_EVERY == 0) {
-                        // as the writer does, in the time of the commands: uploads it expired expire here too
-                        store.expireUploads(streamTime, uploadTimeoutMs);
-                    }
                     if (o instanceof CommandApplier.Applied) {
                         applied++;
                     } else if (o instanceof CommandApplier.Rejected) {

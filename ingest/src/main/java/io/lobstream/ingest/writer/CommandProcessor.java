@@ -100,18 +100,19 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     }
 
     /**
-     * Expires uploads whose producer stopped, measured in the time of the commands (stream time):
-     * an upload expires once commands sent more than {@code lob.upload.timeout.ms} after its last
-     * chunk have been applied without its next one. A writer that was down or behind therefore does
-     * not expire uploads whose chunks are still in its backlog, as the wall clock would. On a
-     * partition where nothing came for the timeout, the wall clock stands in for the time of the
-     * commands that did not come.
+     * Expires uploads whose producer stopped. Idle is measured in the time of the commands (stream
+     * time): commands sent more than {@code lob.upload.timeout.ms} after the upload's last chunk
+     * have been applied without its next one, so a writer that was down or behind does not expire
+     * uploads whose chunks wait in its backlog, as the wall clock alone would. The writer's clock
+     * must agree (the last chunk was applied that long ago), so a producer whose clock runs ahead
+     * cannot expire others' uploads. On a partition where nothing came for the timeout, the wall
+     * clock stands in for the time of the commands that did not come.
      */
     private void housekeeping(long now) {
         try {
             DefaultLobStore store = store();
             long asOf = now - lastRecordAtMs >= uploadTimeoutMs ? now : context.currentStreamTimeMs();
-            metrics.uploadsExpired(store.expireUploads(asOf, uploadTimeoutMs).size());
+            metrics.uploadsExpired(store.expireUploads(asOf, now, uploadTimeoutMs).size());
             store.forgetCommandsBefore(now - dedupeWindowMs);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

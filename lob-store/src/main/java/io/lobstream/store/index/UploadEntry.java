@@ -26,13 +26,15 @@ import java.util.List;
  *
  * @param dataExtents data pages in value order; every byte of the value goes to data pages
  * @param crc32c      CRC32C of the first {@code bytesDone} bytes
+ * @param touchedAtMillis when the last chunk was sent (its record's timestamp, the producer's clock)
  * @param partialPage the bytes of the data page the last chunk left partial ({@code bytesDone % page capacity} of
  *                    them), not on disk yet; {@code null} in an entry of format 1, whose partial page was written
  *                    (see {@link #partialPageOnDisk()})
+ * @param appliedAtMillis when the last chunk was applied (this writer's clock)
  */
 public record UploadEntry(String uploadId, String lobId, long version, long totalLength, int chunkCount, int nextChunk,
                           long bytesDone, int crc32c, long rootPage, List<Extent> dataExtents, List<Extent> indexExtents,
-                          long startedAtMillis, long touchedAtMillis, byte[] partialPage) {
+                          long startedAtMillis, long touchedAtMillis, byte[] partialPage, long appliedAtMillis) {
 
     /** 1: partial pages on disk; 2: partial pages in the entry. Both are read. */
     private static final byte FORMAT = 2;
@@ -42,11 +44,11 @@ public record UploadEntry(String uploadId, String lobId, long version, long tota
         indexExtents = List.copyOf(indexExtents);
     }
 
-    /** An upload whose first chunk has yet to be written. */
+    /** An upload whose first chunk, sent at {@code sentAt}, has yet to be written. */
     public static UploadEntry begun(String uploadId, String lobId, long version, long totalLength, int chunkCount, long rootPage,
-                                    List<Extent> dataExtents, List<Extent> indexExtents, long now) {
-        return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, 0, 0, 0, rootPage, dataExtents, indexExtents, now,
-                now, new byte[0]);
+                                    List<Extent> dataExtents, List<Extent> indexExtents, long sentAt) {
+        return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, 0, 0, 0, rootPage, dataExtents, indexExtents, sentAt,
+                sentAt, new byte[0], System.currentTimeMillis());
     }
 
     /**
@@ -66,9 +68,9 @@ public record UploadEntry(String uploadId, String lobId, long version, long tota
     }
 
     /** @param partial the bytes of the page the chunk left partial, not written (see {@link #partialPage}) */
-    public UploadEntry advanced(long bytes, int newCrc, byte[] partial, long now) {
+    public UploadEntry advanced(long bytes, int newCrc, byte[] partial, long sentAt) {
         return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, nextChunk + 1, bytesDone + bytes, newCrc, rootPage,
-                dataExtents, indexExtents, startedAtMillis, now, partial);
+                dataExtents, indexExtents, startedAtMillis, Math.max(touchedAtMillis, sentAt), partial, System.currentTimeMillis());
     }
 
     public byte[] encode() {
@@ -93,6 +95,7 @@ public record UploadEntry(String uploadId, String lobId, long version, long tota
             out.writeLong(touchedAtMillis);
             out.writeInt(partialPage.length);
             out.write(partialPage);
+            out.writeLong(appliedAtMillis);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -105,9 +108,26 @@ public record UploadEntry(String uploadId, String lobId, long version, long tota
             if (format != 1 && format != FORMAT) {
                 throw new IllegalStateException("unknown upload entry format " + format);
             }
-            return new UploadEntry(in.readUTF(), in.readUTF(), in.readLong(), in.readLong(), in.readInt(), in.readInt(), in.readLong(),
-                    in.readInt(), in.readLong(), ExtentCodec.read(in), ExtentCodec.read(in), in.readLong(), in.readLong(),
-                    format == 1 ? null : in.readNBytes(in.readInt()));
+            String uploadId = in.readUTF();
+            String lobId = in.readUTF();
+            long version = in.readLong();
+            long totalLength = in.readLong();
+            int chunkCount = in.readInt();
+            int nextChunk = in.readInt();
+            long bytesDone = in.readLong();
+            int crc = in.readInt();
+            long rootPage = in.readLong();
+            List<Extent> data = ExtentCodec.read(in);
+            List<Extent> index = ExtentCodec.read(in);
+            long started = in.readLong();
+            long touched = in.readLong();
+            if (format == 1) { // its times were the writer's clock
+                return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, nextChunk, bytesDone, crc, rootPage, data, index,
+                        started, touched, null, touched);
+            }
+            byte[] partial = in.readNBytes(in.readInt());
+            return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, nextChunk, bytesDone, crc, rootPage, data, index,
+                    started, touched, partial, in.readLong());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
