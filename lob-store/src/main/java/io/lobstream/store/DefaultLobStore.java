@@ -526,7 +526,11 @@ public final class DefaultLobStore implements LobStore {
             return ChunkStep.done(ChunkResult.of(ChunkResult.Status.DUPLICATE));
         }
         if (problem != null) {
-            recordApplied(source);
+            // the rejection with the offset, in one batch: were they apart, a crash between would leave a chunk that
+            // comes again taken for applied, its dead letter lost
+            LobIndex.Batch batch = index.newBatch();
+            rejected(batch, source, new Rejection(Rejection.UPLOAD, problem));
+            index.write(batch);
             return ChunkStep.done(ChunkResult.rejected(problem));
         }
         UploadEntry upload = existing.isPresent() ? existing.get() : beginUpload(chunk);
@@ -599,15 +603,15 @@ public final class DefaultLobStore implements LobStore {
                 return ChunkStep.done(ChunkResult.of(ChunkResult.Status.ACCEPTED));
             }
             if (chunk.crc32c() != null && chunk.crc32c() != next.crc32c()) {
+                String reason = new ValueChecksumException(upload.lobId(), chunk.crc32c(), next.crc32c()).getMessage();
                 LobIndex.Batch batch = index.newBatch();
                 if (!fresh) {
                     batch.deleteUpload(upload.uploadId());
                 }
-                applied(batch, source);
+                rejected(batch, source, new Rejection(Rejection.CRC_MISMATCH, reason));
                 index.write(batch);
                 allocator.release(upload.pages());
-                return ChunkStep.done(new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(),
-                        new ValueChecksumException(upload.lobId(), chunk.crc32c(), next.crc32c()).getMessage()));
+                return ChunkStep.done(new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(), reason));
             }
             writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),
                     upload.indexExtents(), next.crc32c());
@@ -919,9 +923,17 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public void recordRejected(Source source, Rejection why) throws IOException {
         try (Latches.Held latch = openShared()) {
+            LobIndex.Batch batch = index.newBatch();
+            rejected(batch, source, why);
+            index.write(batch);
+        }
+    }
+
+    /** Adds to {@code batch} that the command at {@code source} was refused, and why, as applied from there. */
+    private static void rejected(LobIndex.Batch batch, Source source, Rejection why) throws IOException {
+        if (source != null) {
             // the offset, not the commandId: the same command sent again later may well apply
-            index.write(index.newBatch().putApplied(source.name(), source.offset())
-                    .putRejected(source.name(), source.offset(), why, System.currentTimeMillis()));
+            batch.putApplied(source.name(), source.offset()).putRejected(source.name(), source.offset(), why, System.currentTimeMillis());
         }
     }
 

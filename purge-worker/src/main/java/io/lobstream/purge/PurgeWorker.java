@@ -247,7 +247,16 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             throw e;
         } catch (KafkaException e) {
             log.warn("purge transaction aborted, will retry from the last commit: {}", e.toString());
-            producer.abortTransaction();
+            try {
+                producer.abortTransaction();
+            } catch (IllegalStateException | KafkaException abortRefused) {
+                // a commit that timed out, given up at shutdown: the producer refuses the abort; the broker aborts
+                // the transaction when it times out, and the next worker with this id fences it at once
+                if (running.get()) {
+                    throw abortRefused;
+                }
+                return;
+            }
             rewind();
         }
     }

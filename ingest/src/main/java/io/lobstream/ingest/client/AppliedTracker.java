@@ -60,13 +60,14 @@ final class AppliedTracker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AppliedTracker.class);
     /** Slack between the producer's clock and the dead-letter topic's timestamps. */
     static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
-    /** Dead letters of writes not asked about yet, kept at most (the oldest go first). */
+    /** Dead letters of this client's writes not asked about yet, kept at most (the oldest go first). */
     private static final int SEEN_MAX = 10_000;
     private static final Duration ROUND = Duration.ofMillis(50);
 
     private record Waiting(LobWrite write, RecordMetadata last, CompletableFuture<WriteOutcome> outcome) {
     }
 
+    private final String writeIdPrefix;
     private final String commandsTopic;
     private final String writerGroup;
     private final KafkaConsumer<byte[], byte[]> deadLetters;
@@ -84,13 +85,18 @@ final class AppliedTracker implements AutoCloseable {
     /** Send time (ms) from which the dead-letter topic has been read; Long.MAX_VALUE before the first write. */
     private long readFromMs = Long.MAX_VALUE;
 
-    /** Fails (IllegalStateException) if the dead-letter topic does not exist: no writer node ever ran against the cluster. */
-    AppliedTracker(LobStreamConfig config) {
+    /**
+     * @param writeIdPrefix what the ids of this client's writes begin with: only their dead letters are kept
+     * @throws IllegalStateException if the dead-letter topic does not exist: no writer node ever ran against the cluster
+     */
+    AppliedTracker(LobStreamConfig config, String writeIdPrefix) {
+        this.writeIdPrefix = writeIdPrefix;
         this.commandsTopic = config.topics().commands();
         this.writerGroup = config.get(LobStreamConfig.APPLICATION_ID);
         Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"); // a position retention deleted: read on, skip nothing
         c.remove(ConsumerConfig.GROUP_ID_CONFIG); // assigned, never a group member
         this.deadLetters = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         try {
@@ -112,13 +118,12 @@ final class AppliedTracker implements AutoCloseable {
         thread.start();
     }
 
-    CompletableFuture<WriteOutcome> track(LobWrite write, RecordMetadata last) {
-        CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
+    /** Completes {@code outcome} with what the writer did with {@code write}, whose last record is {@code last}. */
+    void track(LobWrite write, RecordMetadata last, CompletableFuture<WriteOutcome> outcome) {
         incoming.add(new Waiting(write, last, outcome));
         if (closed) {
             outcome.completeExceptionally(new IllegalStateException("LobClient closed"));
         }
-        return outcome;
     }
 
     private void run() {
@@ -138,6 +143,10 @@ final class AppliedTracker implements AutoCloseable {
                 break;
             } catch (KafkaException | ExecutionException | TimeoutException e) {
                 log.warn("cannot tell yet whether {} writes were applied ({}); trying again", waiting.size(), e.toString());
+                sleep();
+            } catch (RuntimeException e) {
+                // the thread must not die: every waiting and later applied() would hang
+                log.error("tracking {} writes failed; trying again", waiting.size(), e);
                 sleep();
             }
         }
@@ -159,11 +168,11 @@ final class AppliedTracker implements AutoCloseable {
         waiting.removeIf(w -> {
             WriteOutcome.DeadLetter dead = seen.remove(w.write.writeId());
             if (dead != null) {
-                w.outcome.complete(new WriteOutcome(w.write.lobId(), w.last, Optional.of(dead)));
+                w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.of(dead))); // callbacks off this thread
                 return true;
             }
             if (readToEnd && committed.getOrDefault(w.last.partition(), -1L) > w.last.offset()) {
-                w.outcome.complete(new WriteOutcome(w.write.lobId(), w.last, Optional.empty()));
+                w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.empty()));
                 return true;
             }
             return false;
@@ -216,7 +225,7 @@ final class AppliedTracker implements AutoCloseable {
             }
             for (ConsumerRecord<byte[], byte[]> r : deadLetters.poll(ROUND)) {
                 String writeId = header(r, LobClient.WRITE_HEADER);
-                if (writeId != null && commandsTopic.equals(header(r, DeadLetters.ORIGIN_TOPIC))) {
+                if (writeId != null && writeId.startsWith(writeIdPrefix) && commandsTopic.equals(header(r, DeadLetters.ORIGIN_TOPIC))) {
                     seen.putIfAbsent(writeId, new WriteOutcome.DeadLetter(header(r, DeadLetters.KIND), header(r, DeadLetters.REASON)));
                 }
             }
@@ -241,7 +250,7 @@ final class AppliedTracker implements AutoCloseable {
 
     private static String header(ConsumerRecord<?, ?> r, String name) {
         Header h = r.headers().lastHeader(name);
-        return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+        return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
 
     private void sleep() {

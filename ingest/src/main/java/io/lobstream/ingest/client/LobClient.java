@@ -54,6 +54,10 @@ public final class LobClient implements AutoCloseable {
     private final int chunkSize;
     /** Opened by the first {@link LobWrite#applied()} (or {@link #watchApplied()}). */
     private AppliedTracker tracker;
+    private boolean closed;
+    /** Writes' ids are this and a sequence number: the tracker keeps only this client's dead letters. */
+    private final String clientId = UUID.randomUUID().toString();
+    private final java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
 
     public LobClient(LobStreamConfig config) {
         Map<String, Object> p = config.clientConfig(ProducerConfig.configNames()); // the user's producer settings
@@ -193,7 +197,7 @@ public final class LobClient implements AutoCloseable {
     }
 
     private LobWrite begin(String lobId) {
-        return new LobWrite(this, lobId, UUID.randomUUID().toString(), System.currentTimeMillis());
+        return new LobWrite(this, lobId, clientId + "/" + writes.incrementAndGet(), System.currentTimeMillis());
     }
 
     /** Completes {@code write} with the last record's metadata once all are acknowledged; fails it if any failed. */
@@ -244,8 +248,11 @@ public final class LobClient implements AutoCloseable {
     }
 
     synchronized AppliedTracker appliedTracker() {
+        if (closed) {
+            throw new IllegalStateException("LobClient closed");
+        }
         if (tracker == null) {
-            tracker = new AppliedTracker(config);
+            tracker = new AppliedTracker(config, clientId + "/");
         }
         return tracker;
     }
@@ -265,6 +272,7 @@ public final class LobClient implements AutoCloseable {
         producer.close();
         AppliedTracker t;
         synchronized (this) {
+            closed = true;
             t = tracker;
         }
         if (t != null) {

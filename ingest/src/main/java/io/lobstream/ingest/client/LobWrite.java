@@ -38,10 +38,24 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
     /**
      * Read-your-writes: completes once the writer group has committed past the write's last
      * record, with what the writer did. Any node then serves the new version. Never completes
-     * while no writer runs: bound the wait ({@code get(timeout, unit)}, {@code orTimeout}).
-     * Fails if Kafka did not acknowledge the write, or the client is closed first.
+     * while no writer runs: bound the wait with {@code orTimeout} (which also stops the client's
+     * tracking of it) or {@code get(timeout, unit)}. Fails if Kafka did not acknowledge the write,
+     * or the client is closed first. Completed off the client's threads: callbacks may block.
      */
     public CompletableFuture<WriteOutcome> applied() {
-        return thenCompose(last -> client.appliedTracker().track(this, last));
+        CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
+        // async: the first call opens the tracker (a consumer, an admin client), not on the producer's network thread
+        whenCompleteAsync((last, failed) -> {
+            if (failed != null) {
+                outcome.completeExceptionally(failed);
+                return;
+            }
+            try {
+                client.appliedTracker().track(this, last, outcome);
+            } catch (RuntimeException e) {
+                outcome.completeExceptionally(e);
+            }
+        });
+        return outcome;
     }
 }

@@ -99,7 +99,7 @@ public final class CommandApplier {
             return new Duplicate(cmd.getCommandId());
         }
         Outcome outcome = applyNew(cmd, timestamp, store, source);
-        if (outcome instanceof Rejected r) {
+        if (outcome instanceof Rejected r && store.rejection(source).isEmpty()) { // a refused chunk: recorded by the store
             store.recordRejected(source, new Rejection(r.kind(), r.reason()));
         }
         return outcome;
@@ -170,9 +170,9 @@ public final class CommandApplier {
             case DUPLICATE:
                 return new Duplicate(cmd.getCommandId());
             case CHECKSUM_MISMATCH:
-                return new Rejected("crc-mismatch", r.reason());
+                return new Rejected(Rejection.CRC_MISMATCH, r.reason());
             default:
-                return new Rejected("upload", r.reason());
+                return new Rejected(Rejection.UPLOAD, r.reason());
         }
     }
 

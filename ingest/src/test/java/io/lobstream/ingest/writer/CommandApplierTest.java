@@ -66,6 +66,25 @@ class CommandApplierTest {
     }
 
     @Test
+    void aRefusedChunkDeliveredAgainIsRefusedAgain() throws Exception {
+        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
+        String id = "doc";
+        int p = partitionOf(id);
+        LobCommand stray = LobCommand.newBuilder().setCommandId(UUID.randomUUID().toString()).setLobId(id).setOp(LobOp.PUT)
+                .setUploadId("never-begun").setChunkIndex(3).setChunkCount(5).setOffset(15).setTotalLength(25)
+                .setData(ByteBuffer.wrap(new byte[5])).setMetadata(Map.of()).setProducedAt(Instant.now()).build();
+        CommandApplier.Outcome first;
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            first = applier.apply(stray, key(id), p, 0, store, new Source(TOPIC + p, 20));
+            assertThat(first).isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("upload"));
+            store.flush();
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(stray, key(id), p, 0, store, new Source(TOPIC + p, 20))).isEqualTo(first);
+        }
+    }
+
+    @Test
     void aCommandWithoutAKeyOrOffItsKeysPartitionIsInvalid() throws Exception {
         CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
         String id = "doc";

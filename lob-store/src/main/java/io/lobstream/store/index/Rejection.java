@@ -11,6 +11,9 @@ import java.nio.charset.StandardCharsets;
  * @param reason for people
  */
 public record Rejection(String kind, String reason) {
+    /** The kinds the store itself records, for chunks it refuses (in the batch that records them applied). */
+    public static final String UPLOAD = "upload";
+    public static final String CRC_MISMATCH = "crc-mismatch";
 
     byte[] encode(long atMillis) {
         byte[] k = kind.getBytes(StandardCharsets.UTF_8);
