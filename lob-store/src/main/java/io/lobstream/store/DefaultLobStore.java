@@ -72,7 +72,7 @@ public final class DefaultLobStore implements LobStore {
     private final GroupSync walSync;
 
     private final Latches latches;
-    private final Pins pins = new Pins();
+    private final Pins pins;
     private final Compactor compactor;
     private final TablespaceUsage usage;
 
@@ -97,6 +97,7 @@ public final class DefaultLobStore implements LobStore {
         this.walSync = new GroupSync(this::syncWalIfOpen, config.groupCommitIntervalMs(), metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
+        this.pins = new Pins(config.readPinMaxMs(), System::currentTimeMillis);
     }
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
@@ -895,6 +896,33 @@ public final class DefaultLobStore implements LobStore {
             // the deferred reclaim stays recorded in the index and is done at the next open
             log.warn("{}: deferred reclaim after unpinning {}@{} failed: {}", name, entry.lobId(), entry.version(), e.toString());
         }
+    }
+
+    /**
+     * Frees the versions whose reclaim was deferred for a reader that has held its pin past
+     * {@code lob.read.pin.max.ms} (at unpin they would be freed anyway); the node calls it with its
+     * housekeeping. Returns how many.
+     */
+    public int reclaimPastPinLeases() throws IOException {
+        List<VersionEntry> deferred = new ArrayList<>();
+        forEachPending(e -> {
+            if (e.reclaimRequested()) {
+                deferred.add(e);
+            }
+        });
+        int freed = 0;
+        for (VersionEntry e : deferred) {
+            try (Latches.Held latch = openPublishing(e.lobId())) {
+                Optional<VersionEntry> still = index.pending(e.lobId(), e.version());
+                if (still.isPresent() && still.get().reclaimRequested() && !pins.blocksReclaim(e.lobId(), e.version())) {
+                    log.warn("{}: a reader of {} has held its pin past lob.read.pin.max.ms; version {} is reclaimed under it "
+                            + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
+                    freePending(still.get(), null);
+                    freed++;
+                }
+            }
+        }
+        return freed;
     }
 
     // ---------------------------------------------------------------- maintenance

@@ -71,9 +71,16 @@ public final class LobStoreConfig {
     public static final ConfigKey<Integer> HISTORY_MAX_DELAY_MS = ConfigKey.integer("lob.history.max.delay.ms", 50, 1, 10_000,
             "The longest delay backpressure adds to one write (reached at twice lob.history.max).");
 
+    public static final ConfigKey<Integer> READ_PIN_MAX_MS = ConfigKey.integer("lob.read.pin.max.ms", 300_000, 0, Integer.MAX_VALUE,
+            "How long a reader's pin holds back purge of the versions it may read (a partial update shares pages with later "
+                    + "versions). Past it, purge goes on (an InnoDB read view would hold purge for as long as it lives, which is how "
+                    + "history grows without bound): a slow or stuck reader cannot grow the history of a LOB its writers update; if "
+                    + "pages it still reads are reused it fails with a page error, never with other bytes. 0 = pins never lapse.");
+
     public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
             OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC, SYNC_EACH_WRITE,
-            GROUP_COMMIT_INTERVAL_MS, SHRINK_MIN_PAGES, COMPACT_MIN_FREE_RATIO, COMPACT_MAX_PAGES, HISTORY_MAX, HISTORY_MAX_RATIO, HISTORY_MAX_DELAY_MS);
+            GROUP_COMMIT_INTERVAL_MS, SHRINK_MIN_PAGES, COMPACT_MIN_FREE_RATIO, COMPACT_MAX_PAGES, HISTORY_MAX, HISTORY_MAX_RATIO, HISTORY_MAX_DELAY_MS,
+            READ_PIN_MAX_MS);
 
     private final int pageSize;
     private final boolean prealloc;
@@ -92,6 +99,7 @@ public final class LobStoreConfig {
     private final int historyMax;
     private final int historyMaxDelayMs;
     private final double historyMaxRatio;
+    private final int readPinMaxMs;
 
     private final Map<String, Object> values;
 
@@ -116,6 +124,7 @@ public final class LobStoreConfig {
         this.historyMax = HISTORY_MAX.from(props);
         this.historyMaxDelayMs = HISTORY_MAX_DELAY_MS.from(props);
         this.historyMaxRatio = HISTORY_MAX_RATIO.from(props);
+        this.readPinMaxMs = READ_PIN_MAX_MS.from(props);
         Map<String, Object> v = new HashMap<>();
         for (ConfigKey<?> key : KEYS) {
             v.put(key.name(), key.from(props));
@@ -166,6 +175,7 @@ public final class LobStoreConfig {
     public int historyMax() { return historyMax; }
     public int historyMaxDelayMs() { return historyMaxDelayMs; }
     public double historyMaxRatio() { return historyMaxRatio; }
+    public int readPinMaxMs() { return readPinMaxMs; }
 
     public Map<String, Object> values() { return values; }
 

@@ -1,32 +1,47 @@
 package io.lobstream.store;
 
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 
 /**
  * Reader pins (MVCC): which versions of which LOBs are being read. A partial update hands the
  * data pages it does not change to the new version, so a reader of an old version may be
  * reading pages that now belong to any later version of the same LOB: reclaiming version
  * {@code v} therefore waits while any version {@code <= v} of that LOB is pinned.
+ *
+ * <p>A pin holds purge back for {@code leaseMillis} at most ({@code lob.read.pin.max.ms}): a
+ * reader that takes longer no longer blocks reclaims, so one slow client cannot grow a LOB's
+ * history without bound. Its reads then fail on a reused page (pages carry the LOB and version
+ * they belong to), never return another value's bytes.
  */
 final class Pins {
-    /** lobId → version → pin count */
-    private final Map<String, TreeMap<Long, Integer>> byLob = new HashMap<>();
+    /** lobId → version → the times (ms) its pins were taken, oldest first */
+    private final Map<String, TreeMap<Long, ArrayDeque<Long>>> byLob = new HashMap<>();
+    private final long leaseMillis;
+    private final LongSupplier clock;
+
+    /** @param leaseMillis how long a pin blocks reclaims; 0 = for as long as it is held */
+    Pins(long leaseMillis, LongSupplier clock) {
+        this.leaseMillis = leaseMillis;
+        this.clock = clock;
+    }
 
     synchronized void pin(String lobId, long version) {
-        byLob.computeIfAbsent(lobId, k -> new TreeMap<>()).merge(version, 1, Integer::sum);
+        byLob.computeIfAbsent(lobId, k -> new TreeMap<>()).computeIfAbsent(version, v -> new ArrayDeque<>()).addLast(clock.getAsLong());
     }
 
     /** @return true if this released the last pin of that version */
     synchronized boolean unpin(String lobId, long version) {
-        TreeMap<Long, Integer> versions = byLob.get(lobId);
-        Integer n = versions == null ? null : versions.get(version);
-        if (n == null) {
+        TreeMap<Long, ArrayDeque<Long>> versions = byLob.get(lobId);
+        ArrayDeque<Long> times = versions == null ? null : versions.get(version);
+        if (times == null) {
             throw new IllegalStateException("unpin of " + lobId + "@" + version + " which is not pinned");
         }
-        if (n > 1) {
-            versions.put(version, n - 1);
+        times.pollFirst(); // which one does not matter: only the newest decides whether the version still blocks
+        if (!times.isEmpty()) {
             return false;
         }
         versions.remove(version);
@@ -36,9 +51,18 @@ final class Pins {
         return true;
     }
 
-    /** Whether a reader may still read pages of version {@code version} of {@code lobId}. */
+    /** Whether a reader may still read pages of version {@code version} of {@code lobId}, within its lease. */
     synchronized boolean blocksReclaim(String lobId, long version) {
-        TreeMap<Long, Integer> versions = byLob.get(lobId);
-        return versions != null && versions.floorKey(version) != null;
+        TreeMap<Long, ArrayDeque<Long>> versions = byLob.get(lobId);
+        if (versions == null) {
+            return false;
+        }
+        long since = leaseMillis <= 0 ? Long.MIN_VALUE : clock.getAsLong() - leaseMillis;
+        for (ArrayDeque<Long> times : versions.headMap(version, true).values()) {
+            if (times.peekLast() > since) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -173,6 +173,35 @@ class DefaultLobStoreTest {
     }
 
     @Test
+    void aReaderPastItsPinLeaseNoLongerHoldsPurgeBackAndFailsRatherThanReadAnotherValue() throws Exception {
+        LobStoreConfig leased = new LobStoreConfig(Map.of(LobStoreConfig.READ_PIN_MAX_MS.name(), 50));
+        try (DefaultLobStore store = DefaultLobStore.open(dir, leased)) {
+            byte[] v1 = bytes(200_000, 1);
+            put(store, "a", v1);
+            LobReadHandle slow = store.open("a").orElseThrow();
+            WriteResult v2 = put(store, "a", bytes(200_000, 2));
+            VersionEntry old = v2.superseded().orElseThrow();
+            assertThat(store.reclaim("a", old.version(), old.extents(), null)).isEqualTo(ReclaimOutcome.DEFERRED);
+            assertThat(store.reclaimPastPinLeases()).as("within the lease").isZero();
+            Thread.sleep(100);
+            assertThat(store.reclaimPastPinLeases()).as("past it").isEqualTo(1);
+            assertThat(store.stats().historyLength()).isZero();
+            for (int i = 3; i < 6; i++) {
+                put(store, "a", bytes(200_000, i)); // takes the freed pages again (first fit)
+            }
+            try (InputStream in = slow.stream(0, slow.length())) {
+                byte[] got = in.readAllBytes();
+                assertThat(got).as("if the reader gets bytes at all, they are its version's").isEqualTo(v1);
+            } catch (IOException pageError) {
+                assertThat(pageError).isInstanceOfAny(io.lobstream.store.page.StalePageException.class,
+                        io.lobstream.store.page.CorruptPageException.class);
+            }
+            slow.close();
+            assertThat(store.fsck(true).ok()).isTrue();
+        }
+    }
+
+    @Test
     void deleteMakesTheVersionPendingAndTheLobInvisible() throws IOException {
         try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
             put(store, "a", bytes(30_000, 1));

@@ -113,6 +113,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             DefaultLobStore store = store();
             long asOf = now - lastRecordAtMs >= uploadTimeoutMs ? now : context.currentStreamTimeMs();
             metrics.uploadsExpired(store.expireUploads(asOf, now, uploadTimeoutMs).size());
+            store.reclaimPastPinLeases();
             store.forgetCommandsBefore(now - dedupeWindowMs);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
