@@ -91,10 +91,27 @@ final class DemoCommand implements Callable<Integer> {
         List<Thread> workerThreads = new ArrayList<>();
         ObjectNode summary;
         boolean ok;
+        // Ctrl-C (how --keep-running ends) runs no finally block: a hook stops what runs and removes the directory
+        java.util.Deque<AutoCloseable> running = new java.util.concurrent.ConcurrentLinkedDeque<>();
+        Thread cleanup = new Thread(() -> {
+            for (AutoCloseable c; (c = running.pollLast()) != null; ) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    System.err.println("demo: stopping " + c + ": " + e);
+                }
+            }
+            if (temporary) {
+                DataDirs.deleteTree(dir);
+            }
+        }, "demo-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
         try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
+            running.add(cluster);
             LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, config);
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             try (LobNode node = new LobNode(cfg, storeCfg).start()) {
+                running.add(node);
                 node.awaitRunning(Duration.ofSeconds(120));
                 progress.say(String.format("node running (HTTP :%d) after %.1f s; starting %d purge workers and %d producers for %s",
                         node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers, Durations.format(duration)));
@@ -171,6 +188,11 @@ final class DemoCommand implements Callable<Integer> {
                 workers.forEach(PurgeWorker::close);
             }
         } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running
+            }
             if (temporary) {
                 DataDirs.deleteTree(dir);
             }

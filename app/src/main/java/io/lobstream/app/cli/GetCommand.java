@@ -1,5 +1,6 @@
 package io.lobstream.app.cli;
 
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -9,7 +10,9 @@ import java.io.OutputStream;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
 
 /** {@code ./lobstream get ID [-o FILE]}. */
 @Command(name = "get", mixinStandardHelpOptions = true, description = "Read the current value of a LOB from a node (any node: it forwards to the owner).")
@@ -26,17 +29,26 @@ final class GetCommand implements Callable<Integer> {
     @Option(names = "--node", paramLabel = "URL", defaultValue = "http://127.0.0.1:8080", description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
     String node;
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    private static final Pattern RANGE = Pattern.compile("\\d+-\\d*|-\\d+");
+
     @Override
     public Integer call() throws Exception {
+        if (range != null && !RANGE.matcher(range).matches()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--range must be A-B, A- or -N (one range): " + range);
+        }
         HttpResponse<InputStream> r = new NodeHttp(node).get(id, range);
         try (InputStream in = r.body()) {
+            if (range != null && r.statusCode() == 200) {
+                System.err.println(id + ": the node ignored --range " + range + " (A must not be past B)");
+                return 2;
+            }
             switch (r.statusCode()) {
                 case 200, 206 -> {
-                    try (OutputStream out = output == null ? System.out : Files.newOutputStream(output)) {
-                        long n = in.transferTo(out);
-                        System.err.printf("%s: %d bytes, version %s%n", id, n,
-                                r.headers().firstValue("ETag").orElse("?").replace("\"", ""));
-                    }
+                    long n = output == null ? in.transferTo(System.out) : download(in);
+                    System.err.printf("%s: %d bytes, version %s%n", id, n, r.headers().firstValue("ETag").orElse("?").replace("\"", ""));
                     return 0;
                 }
                 case 404 -> {
@@ -48,10 +60,25 @@ final class GetCommand implements Callable<Integer> {
                     return 2;
                 }
                 default -> {
-                    System.err.println(id + ": HTTP " + r.statusCode() + " " + new String(in.readAllBytes()));
-                    return 3;
+                    // 503 while partitions are assigned, 502/504 when the owner does not answer: try again later
+                    System.err.println(id + ": HTTP " + r.statusCode() + " " + new String(in.readAllBytes()).strip());
+                    return 1;
                 }
             }
         }
+    }
+
+    /** Into FILE.part, renamed to FILE once whole: a download that fails leaves no file that looks complete. */
+    private long download(InputStream in) throws java.io.IOException {
+        Path part = output.resolveSibling(output.getFileName() + ".part");
+        long n;
+        try (OutputStream out = Files.newOutputStream(part)) {
+            n = in.transferTo(out);
+        } catch (java.io.IOException | RuntimeException e) {
+            Files.deleteIfExists(part);
+            throw e;
+        }
+        Files.move(part, output, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        return n;
     }
 }

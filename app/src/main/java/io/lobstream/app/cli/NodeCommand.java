@@ -66,6 +66,10 @@ final class NodeCommand implements Runnable {
             putIfGiven(props, LobStreamConfig.BOOTSTRAP.name(), bootstrap);
             putIfGiven(props, LobStreamConfig.REGISTRY_URL.name(), registry);
             if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) {
+                if (props.containsKey(LobStreamConfig.REGISTRY_URL.name())) {
+                    System.err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + " is ignored without --bootstrap: the "
+                            + "embedded broker comes with its own registry");
+                }
                 cluster = embedded.start(new LobStreamConfig(props).dataDir());
                 props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
                 props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());

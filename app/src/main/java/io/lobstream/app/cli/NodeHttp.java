@@ -14,6 +14,8 @@ import java.util.Optional;
 /** A small client of a node's HTTP API. */
 final class NodeHttp {
     private final String base;
+    /** How long a request waits for the response's headers (a body streams for as long as it takes). */
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     NodeHttp(String base) {
@@ -21,7 +23,7 @@ final class NodeHttp {
     }
 
     HttpResponse<InputStream> get(String lobId, String range) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(lobUri(lobId)).GET();
+        HttpRequest.Builder b = HttpRequest.newBuilder(lobUri(lobId)).timeout(TIMEOUT).GET();
         if (range != null) {
             b.header("Range", "bytes=" + range);
         }
@@ -30,7 +32,7 @@ final class NodeHttp {
 
     /** The current version (ETag) of a LOB, empty if it has none. */
     Optional<String> etag(String lobId) throws IOException, InterruptedException {
-        HttpResponse<Void> r = http.send(HttpRequest.newBuilder(lobUri(lobId)).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse<Void> r = http.send(HttpRequest.newBuilder(lobUri(lobId)).timeout(TIMEOUT).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
                 HttpResponse.BodyHandlers.discarding());
         if (r.statusCode() == 404) {
             return Optional.empty();
@@ -42,7 +44,7 @@ final class NodeHttp {
     }
 
     String getText(String path) throws IOException, InterruptedException {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + path)).timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) {
             throw new IOException("GET " + path + ": HTTP " + r.statusCode() + " " + r.body());
         }

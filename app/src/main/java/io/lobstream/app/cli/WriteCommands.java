@@ -70,6 +70,9 @@ final class WriteCommands {
 
         /** Sends the bytes of FILE (or stdin). */
         int runWithFile(String file, SendBytes send) throws Exception {
+            if (!file.equals("-") && !java.nio.file.Files.isRegularFile(java.nio.file.Path.of(file))) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "no such file: " + file);
+            }
             try (InputFile in = InputFile.open(file)) {
                 long length = in.length();
                 ProgressBar progress = new ProgressBar(spec.name() + " " + id, length);
