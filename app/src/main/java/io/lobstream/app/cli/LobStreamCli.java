@@ -36,8 +36,10 @@ public final class LobStreamCli implements Runnable {
                     while (root.getCause() != null && root.getCause() != root) {
                         root = root.getCause();
                     }
-                    boolean rootSaid = root == e || String.valueOf(e.getMessage()).contains(String.valueOf(root.getMessage()));
-                    cmd.getErr().println("lobstream " + cmd.getCommandName() + ": " + e.getMessage() + (rootSaid ? "" : " (" + root + ")"));
+                    // some say nothing but their type (a ConnectException has no message)
+                    String said = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+                    boolean rootSaid = root == e || said.contains(String.valueOf(root.getMessage()));
+                    cmd.getErr().println("lobstream " + cmd.getCommandName() + ": " + said + (rootSaid ? "" : " (" + root + ")"));
                     if (System.getenv("LOBSTREAM_DEBUG") != null) {
                         e.printStackTrace(cmd.getErr());
                     }

@@ -27,12 +27,22 @@ final class NodeHttp {
         if (range != null) {
             b.header("Range", "bytes=" + range);
         }
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        return send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+    }
+
+    private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> body) throws IOException, InterruptedException {
+        try {
+            return http.send(request, body);
+        } catch (java.net.ConnectException e) {
+            throw new IOException("no node answers at " + base, e);
+        } catch (java.net.http.HttpTimeoutException e) {
+            throw new IOException("the node at " + base + " did not answer within " + TIMEOUT.toSeconds() + " s", e);
+        }
     }
 
     /** The current version (ETag) of a LOB, empty if it has none. */
     Optional<String> etag(String lobId) throws IOException, InterruptedException {
-        HttpResponse<Void> r = http.send(HttpRequest.newBuilder(lobUri(lobId)).timeout(TIMEOUT).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse<Void> r = send(HttpRequest.newBuilder(lobUri(lobId)).timeout(TIMEOUT).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
                 HttpResponse.BodyHandlers.discarding());
         if (r.statusCode() == 404) {
             return Optional.empty();
@@ -44,7 +54,7 @@ final class NodeHttp {
     }
 
     String getText(String path) throws IOException, InterruptedException {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + path)).timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(base + path)).timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) {
             throw new IOException("GET " + path + ": HTTP " + r.statusCode() + " " + r.body());
         }
