@@ -4,16 +4,19 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.ingest.http.LobHttpServer;
-import io.lobstream.store.DefaultLobStore;
-import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -51,8 +54,18 @@ final class FsckCommand implements Callable<Integer> {
         for (Integer p : single ? List.of(-1) : partitions) {
             Path ts = single ? dir : TablespaceDirs.partitionDir(dir, p);
             FsckReport r;
-            try (DefaultLobStore store = DefaultLobStore.open(ts, LobStoreConfig.defaults())) {
-                r = store.fsck(!noData);
+            // held while checking: a node starting meanwhile waits rather than change what is being read
+            try (FileChannel lock = FileChannel.open(ts.resolve(TablespaceDirs.INDEX).resolve("LOCK"), StandardOpenOption.WRITE);
+                 FileLock held = lock.tryLock()) {
+                if (held == null) {
+                    System.err.println("fsck: " + ts + " is open in a running node; stop it first (GET /fsck checks a running node)");
+                    return 2;
+                }
+                r = Fsck.offline(ts, !noData); // read-only, no recovery: what is on disk, as it is
+            } catch (java.nio.file.NoSuchFileException missing) {
+                r = FsckReport.empty().withProblem(ts + ": no index (" + missing.getMessage() + ")");
+            } catch (IOException | RuntimeException e) {
+                r = FsckReport.empty().withProblem(ts + ": cannot be read: " + e.getMessage());
             }
             total = total.plus(r);
             ObjectNode n = LobHttpServer.fsckJson(r);

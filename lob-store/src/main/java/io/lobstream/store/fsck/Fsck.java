@@ -5,9 +5,11 @@ import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDirs;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
@@ -42,6 +44,39 @@ public final class Fsck {
         this.free = free;
         this.highWaterMark = highWaterMark;
         this.readData = readData;
+    }
+
+    /**
+     * Checks a tablespace no process has open, changing nothing: the index is opened read-only
+     * and no recovery runs (a normal open would finish interrupted work first, repairing what it
+     * finds, and refuses an index whose versions claim the same pages: that is reported here,
+     * with the page numbers). Free space is what recovery would derive, every page below the end
+     * that the index does not name, so pages cannot show as leaked: overlaps, pages that do not
+     * verify, and values whose checksum does not match can.
+     */
+    public static FsckReport offline(Path tablespaceDir, boolean readData) throws IOException {
+        int pageSize = TablespaceDirs.read(tablespaceDir).pageSize();
+        try (PageFile file = PageFile.openReadOnly(tablespaceDir.resolve(TablespaceDirs.PAGES), pageSize);
+             LobIndex index = LobIndex.openReadOnly(tablespaceDir.resolve(TablespaceDirs.INDEX))) {
+            List<Extent> named = new ArrayList<>();
+            index.forEachCurrent(e -> named.addAll(e.extents()));
+            index.forEachPending(e -> named.addAll(e.extents()));
+            index.forEachUpload(u -> named.addAll(u.pages()));
+            named.sort(java.util.Comparator.comparingLong(Extent::firstPage));
+            List<Extent> union = new ArrayList<>(); // overlapping extents merged: overlaps are for run() to report
+            long end = (file.path().toFile().length() + pageSize - 1) / pageSize;
+            for (Extent e : named) {
+                Extent last = union.isEmpty() ? null : union.get(union.size() - 1);
+                if (last != null && e.firstPage() <= last.endPage()) {
+                    long to = Math.max(last.endPage(), e.endPage());
+                    union.set(union.size() - 1, new Extent(last.firstPage(), (int) Math.min(Integer.MAX_VALUE, to - last.firstPage())));
+                } else {
+                    union.add(e);
+                }
+                end = Math.max(end, e.endPage());
+            }
+            return new Fsck(file, index, Extent.gaps(union, end), end, readData).run();
+        }
     }
 
     public FsckReport run() throws IOException {

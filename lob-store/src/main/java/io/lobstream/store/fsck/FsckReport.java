@@ -24,4 +24,9 @@ public record FsckReport(boolean ok, long lobs, long versionsPending, long pages
     public static FsckReport empty() {
         return new FsckReport(true, 0, 0, 0, 0, 0, 0, 0, List.of());
     }
+
+    /** This report with one more problem (one found outside the check itself, e.g. a tablespace that cannot be read). */
+    public FsckReport withProblem(String problem) {
+        return plus(new FsckReport(false, 0, 0, 0, 0, 0, 0, 0, List.of(problem)));
+    }
 }

@@ -90,15 +90,7 @@ public final class LobIndex implements Closeable {
         ColumnFamilyOptions cfOptions = new ColumnFamilyOptions().setWriteBufferSize(4L << 20).setMaxWriteBufferNumber(2);
         DBOptions dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
                 .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(org.rocksdb.InfoLogLevel.WARN_LEVEL);
-        List<ColumnFamilyDescriptor> descriptors = List.of(
-                new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions),
-                new ColumnFamilyDescriptor(CURRENT, cfOptions),
-                new ColumnFamilyDescriptor(PENDING, cfOptions),
-                new ColumnFamilyDescriptor(FREE, cfOptions),
-                new ColumnFamilyDescriptor(APPLIED, cfOptions),
-                new ColumnFamilyDescriptor(UPLOADS, cfOptions),
-                new ColumnFamilyDescriptor(COMMANDS, cfOptions),
-                new ColumnFamilyDescriptor(REJECTED, cfOptions)); // created in an index from before it existed
+        List<ColumnFamilyDescriptor> descriptors = descriptors(cfOptions); // `rejected` is created in an index from before it
         List<ColumnFamilyHandle> handles = new ArrayList<>();
         try {
             RocksDB db = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
@@ -108,6 +100,44 @@ public final class LobIndex implements Closeable {
                     ? "index " + dir + " is in use by another process (is a node running on this data directory?): " + e.getMessage()
                     : "cannot open index " + dir + ": " + e.getMessage();
             throw new IOException(msg, e);
+        }
+    }
+
+    /** The column families, in the order the constructor takes their handles. */
+    private static List<ColumnFamilyDescriptor> descriptors(ColumnFamilyOptions cfOptions) {
+        return List.of(
+                new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions),
+                new ColumnFamilyDescriptor(CURRENT, cfOptions),
+                new ColumnFamilyDescriptor(PENDING, cfOptions),
+                new ColumnFamilyDescriptor(FREE, cfOptions),
+                new ColumnFamilyDescriptor(APPLIED, cfOptions),
+                new ColumnFamilyDescriptor(UPLOADS, cfOptions),
+                new ColumnFamilyDescriptor(COMMANDS, cfOptions),
+                new ColumnFamilyDescriptor(REJECTED, cfOptions));
+    }
+
+    /**
+     * Opens an index to read it only (fsck of a stopped node): nothing is written, not even the
+     * column families a newer version adds (their handles are null; reading them fails).
+     */
+    public static LobIndex openReadOnly(Path dir) throws IOException {
+        ColumnFamilyOptions cfOptions = new ColumnFamilyOptions();
+        DBOptions dbOptions = new DBOptions().setInfoLogLevel(org.rocksdb.InfoLogLevel.WARN_LEVEL);
+        try (org.rocksdb.Options listing = new org.rocksdb.Options()) {
+            List<byte[]> existing = RocksDB.listColumnFamilies(listing, dir.toString());
+            List<ColumnFamilyDescriptor> all = descriptors(cfOptions);
+            List<ColumnFamilyDescriptor> present = all.stream()
+                    .filter(d -> existing.stream().anyMatch(name -> java.util.Arrays.equals(name, d.getName()))).toList();
+            List<ColumnFamilyHandle> opened = new ArrayList<>();
+            RocksDB db = RocksDB.openReadOnly(dbOptions, dir.toString(), present, opened);
+            List<ColumnFamilyHandle> handles = new ArrayList<>();
+            for (ColumnFamilyDescriptor d : all) {
+                int at = present.indexOf(d);
+                handles.add(at < 0 ? null : opened.get(at));
+            }
+            return new LobIndex(db, dbOptions, cfOptions, handles);
+        } catch (RocksDBException e) {
+            throw new IOException("cannot open index " + dir + " to read it: " + e.getMessage(), e);
         }
     }
 
@@ -419,14 +449,16 @@ public final class LobIndex implements Closeable {
     @Override
     public void close() {
         try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
-            db.flush(fo, handles);
+            db.flush(fo, handles.stream().filter(java.util.Objects::nonNull).toList());
         } catch (RocksDBException ignored) {
             // the WAL still holds everything
         }
         writeOptions.close();
         syncWrite.close();
         for (ColumnFamilyHandle h : handles) {
-            h.close();
+            if (h != null) { // a column family a read-only open did not find
+                h.close();
+            }
         }
         db.close();
         dbOptions.close();

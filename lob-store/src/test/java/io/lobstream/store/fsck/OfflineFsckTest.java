@@ -1,0 +1,61 @@
+package io.lobstream.store.fsck;
+
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** fsck of a stopped tablespace reads it as it is: no recovery, nothing written, and what a normal open refuses is reported. */
+class OfflineFsckTest {
+    @TempDir
+    Path dir;
+
+    private static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    @Test
+    void aCleanTablespaceIsCleanAndLeftAsItWas() throws Exception {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            for (int i = 0; i < 5; i++) {
+                byte[] v = bytes(50_000 + i, i);
+                store.put("v" + i, new ByteArrayInputStream(v), v.length, null, null);
+            }
+        }
+        byte[] pages = Files.readAllBytes(dir.resolve(TablespaceDirs.PAGES));
+        FsckReport r = Fsck.offline(dir, true);
+        assertThat(r.problems()).isEmpty();
+        assertThat(r.lobs()).isEqualTo(5);
+        assertThat(Files.readAllBytes(dir.resolve(TablespaceDirs.PAGES))).as("the page file, untouched").isEqualTo(pages);
+    }
+
+    @Test
+    void versionsClaimingTheSamePagesAreReportedWhereAnOpenRefuses() throws Exception {
+        VersionEntry live;
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            byte[] v = bytes(40_000, 1);
+            live = store.put("a", new ByteArrayInputStream(v), v.length, null, null).written();
+        }
+        try (LobIndex index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) { // a corrupt index: another version on the same pages
+            index.write(index.newBatch().putPending(VersionEntry.current("b", 99, live.rootPage(), live.byteLength(), live.valueCrc32c(),
+                    live.extents()).superseded(VersionEntry.Cause.DELETE, 7)));
+        }
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, LobStoreConfig.defaults()).close()).hasMessageContaining("run fsck");
+        FsckReport r = Fsck.offline(dir, true);
+        assertThat(r.ok()).isFalse();
+        assertThat(r.problems()).anyMatch(p -> p.contains("overlap") && p.contains(Long.toString(live.rootPage())));
+    }
+}
