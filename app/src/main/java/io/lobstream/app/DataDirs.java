@@ -18,8 +18,8 @@ public final class DataDirs {
         }
         try (Stream<Path> walk = Files.walk(dir)) {
             walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // best effort
+        } catch (IOException | java.io.UncheckedIOException ignored) {
+            // best effort (another thread may be deleting the same tree: a Ctrl-C as the demo ends)
         }
     }
 }

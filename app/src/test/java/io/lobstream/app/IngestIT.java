@@ -166,6 +166,7 @@ class IngestIT {
             LobWrite nothing = own.delete("it-ryw-never-written");
             assertThat(tooLong.applied().get(60, TimeUnit.SECONDS).deadLetter())
                     .hasValueSatisfying(d -> assertThat(d.kind()).isEqualTo("out-of-range"));
+            assertThat(tooLong.applied().get(60, TimeUnit.SECONDS).applied()).as("asked again: still dead-lettered").isFalse();
             assertThat(nothing.applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
         }
         try (LobClient late = new LobClient(config)) {

@@ -97,7 +97,7 @@ public final class DefaultLobStore implements LobStore {
         this.walSync = new GroupSync(this::syncWalIfOpen, config.groupCommitIntervalMs(), metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
-        this.pins = new Pins(config.readPinMaxMs(), System::currentTimeMillis);
+        this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
     }
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
@@ -805,7 +805,8 @@ public final class DefaultLobStore implements LobStore {
             metrics.walSync();
         }
         try (Latches.Held latch = openPublishing(old.lobId())) {
-            if (!pins.blocksReclaim(old.lobId(), old.version()) && index.pending(old.lobId(), old.version()).isPresent()) {
+            // pinned at all, not within a lease: a move adds no history, so a slow reader keeps its copy until it lets go
+            if (!pins.pinned(old.lobId(), old.version()) && index.pending(old.lobId(), old.version()).isPresent()) {
                 freePending(old, null);
             }
         }
@@ -914,7 +915,8 @@ public final class DefaultLobStore implements LobStore {
         for (VersionEntry e : deferred) {
             try (Latches.Held latch = openPublishing(e.lobId())) {
                 Optional<VersionEntry> still = index.pending(e.lobId(), e.version());
-                if (still.isPresent() && still.get().reclaimRequested() && !pins.blocksReclaim(e.lobId(), e.version())) {
+                if (still.isPresent() && still.get().reclaimRequested() && still.get().cause() != VersionEntry.Cause.RELOCATE
+                        && !pins.blocksReclaim(e.lobId(), e.version())) {
                     log.warn("{}: a reader of {} has held its pin past lob.read.pin.max.ms; version {} is reclaimed under it "
                             + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
                     freePending(still.get(), null);

@@ -51,6 +51,12 @@ final class Pins {
         return true;
     }
 
+    /** Whether a reader holds a pin on version {@code version} of {@code lobId}, or an earlier one, lease or not. */
+    synchronized boolean pinned(String lobId, long version) {
+        TreeMap<Long, ArrayDeque<Long>> versions = byLob.get(lobId);
+        return versions != null && versions.floorKey(version) != null;
+    }
+
     /** Whether a reader may still read pages of version {@code version} of {@code lobId}, within its lease. */
     synchronized boolean blocksReclaim(String lobId, long version) {
         TreeMap<Long, ArrayDeque<Long>> versions = byLob.get(lobId);

@@ -54,13 +54,11 @@ final class FsckCommand implements Callable<Integer> {
         for (Integer p : single ? List.of(-1) : partitions) {
             Path ts = single ? dir : TablespaceDirs.partitionDir(dir, p);
             FsckReport r;
-            // held while checking: a node starting meanwhile waits rather than change what is being read
-            try (FileChannel lock = FileChannel.open(ts.resolve(TablespaceDirs.INDEX).resolve("LOCK"), StandardOpenOption.WRITE);
-                 FileLock held = lock.tryLock()) {
-                if (held == null) {
-                    System.err.println("fsck: " + ts + " is open in a running node; stop it first (GET /fsck checks a running node)");
-                    return 2;
-                }
+            if (heldByANode(ts)) {
+                System.err.println("fsck: " + ts + " is open in a running node; stop it first (GET /fsck checks a running node)");
+                return 2;
+            }
+            try {
                 r = Fsck.offline(ts, !noData); // read-only, no recovery: what is on disk, as it is
             } catch (java.nio.file.NoSuchFileException missing) {
                 r = FsckReport.empty().withProblem(ts + ": no index (" + missing.getMessage() + ")");
@@ -85,5 +83,20 @@ final class FsckCommand implements Callable<Integer> {
             System.out.println(total.ok() ? "fsck: clean" : "fsck: " + total.problems().size() + " problem(s)");
         }
         return total.ok() ? 0 : 1;
+    }
+
+    /**
+     * Whether a process holds the index's RocksDB lock (a POSIX lock, as Java's), i.e. a node has
+     * the tablespace open. A lock file that cannot be opened for writing (a read-only mount, another
+     * user's directory) says nothing: the check goes on, read-only. The lock is not kept while
+     * checking (a node may not be started meanwhile; what it changed would show as problems).
+     */
+    private static boolean heldByANode(Path ts) {
+        try (FileChannel lock = FileChannel.open(ts.resolve(TablespaceDirs.INDEX).resolve("LOCK"), StandardOpenOption.WRITE);
+             FileLock held = lock.tryLock()) {
+            return held == null;
+        } catch (IOException | java.nio.channels.OverlappingFileLockException e) {
+            return false;
+        }
     }
 }

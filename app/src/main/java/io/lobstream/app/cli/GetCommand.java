@@ -68,17 +68,28 @@ final class GetCommand implements Callable<Integer> {
         }
     }
 
-    /** Into FILE.part, renamed to FILE once whole: a download that fails leaves no file that looks complete. */
+    /**
+     * Into FILE.part, renamed to FILE once whole: a download that fails leaves no file that looks
+     * complete. Straight into FILE when it is not a regular file (a device, a pipe, a symlink).
+     */
     private long download(InputStream in) throws java.io.IOException {
+        if (Files.exists(output, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                && !Files.isRegularFile(output, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            try (OutputStream out = Files.newOutputStream(output)) {
+                return in.transferTo(out);
+            }
+        }
         Path part = output.resolveSibling(output.getFileName() + ".part");
-        long n;
-        try (OutputStream out = Files.newOutputStream(part)) {
-            n = in.transferTo(out);
+        try {
+            long n;
+            try (OutputStream out = Files.newOutputStream(part)) {
+                n = in.transferTo(out);
+            }
+            Files.move(part, output, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            return n;
         } catch (java.io.IOException | RuntimeException e) {
             Files.deleteIfExists(part);
             throw e;
         }
-        Files.move(part, output, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        return n;
     }
 }

@@ -33,7 +33,7 @@ final class NodeHttp {
     private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> body) throws IOException, InterruptedException {
         try {
             return http.send(request, body);
-        } catch (java.net.ConnectException e) {
+        } catch (java.net.ConnectException | java.net.http.HttpConnectTimeoutException e) {
             throw new IOException("no node answers at " + base, e);
         } catch (java.net.http.HttpTimeoutException e) {
             throw new IOException("the node at " + base + " did not answer within " + TIMEOUT.toSeconds() + " s", e);

@@ -60,7 +60,7 @@ final class AppliedTracker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AppliedTracker.class);
     /** Slack between the producer's clock and the dead-letter topic's timestamps. */
     static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
-    /** Dead letters of this client's writes not asked about yet, kept at most (the oldest go first). */
+    /** Dead letters of this client's writes seen, kept at most (the oldest go first). */
     private static final int SEEN_MAX = 10_000;
     private static final Duration ROUND = Duration.ofMillis(50);
 
@@ -166,7 +166,7 @@ final class AppliedTracker implements AutoCloseable {
         // the end is read after the offsets: a commit seen above has its dead letters below it
         boolean readToEnd = readDeadLettersTo(uncommittedEnd(partitions));
         waiting.removeIf(w -> {
-            WriteOutcome.DeadLetter dead = seen.remove(w.write.writeId());
+            WriteOutcome.DeadLetter dead = seen.get(w.write.writeId()); // kept: applied() may be asked again for this write
             if (dead != null) {
                 w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.of(dead))); // callbacks off this thread
                 return true;

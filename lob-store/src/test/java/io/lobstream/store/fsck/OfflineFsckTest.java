@@ -57,5 +57,24 @@ class OfflineFsckTest {
         FsckReport r = Fsck.offline(dir, true);
         assertThat(r.ok()).isFalse();
         assertThat(r.problems()).anyMatch(p -> p.contains("overlap") && p.contains(Long.toString(live.rootPage())));
+        assertThat(r.problems()).noneMatch(p -> p.contains("leaked"));
+        assertThat(r.lobs()).as("the rest of the report is there").isEqualTo(1);
+    }
+
+    @Test
+    void versionsOverlappingFromDifferentFirstPagesAreReportedToo() throws Exception {
+        VersionEntry live;
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            byte[] v = bytes(100_000, 2);
+            live = store.put("a", new ByteArrayInputStream(v), v.length, null, null).written();
+        }
+        long from = live.rootPage() + 2;
+        try (LobIndex index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) {
+            index.write(index.newBatch().putPending(VersionEntry.current("b", 99, from, 1000, 0,
+                    java.util.List.of(new io.lobstream.store.allocator.Extent(from, 20))).superseded(VersionEntry.Cause.DELETE, 7)));
+        }
+        FsckReport r = Fsck.offline(dir, false);
+        assertThat(r.problems()).anyMatch(p -> p.contains("overlap"));
+        assertThat(r.lobs()).isEqualTo(1);
     }
 }
