@@ -3,12 +3,16 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lobstream.app.DataDirs;
 import io.lobstream.ingest.replay.PartitionReplayer;
+import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -26,6 +30,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code ./lobstream replay --partition P --data-dir D [--verify]}: rebuilds one partition's
@@ -69,11 +75,18 @@ final class ReplayCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), dir + " exists: replay builds a new tablespace; "
                     + "choose another --data-dir or remove it");
         }
+        LobStreamConfig cfg = cluster.streamConfig(dataDir.toString());
+        int partitions = partitionCount(cfg);
+        if (partition >= partitions) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--partition " + partition + ": " + cfg.topics().commands()
+                    + " has " + partitions + " partitions (0.." + (partitions - 1) + ")");
+        }
         ObjectNode out = new ObjectMapper().createObjectNode().put("partition", partition);
         boolean ok;
+        boolean done = false;
         try (DefaultLobStore store = DefaultLobStore.open(dir, cluster.storeConfig(), null, "replay-p" + partition)) {
             long t0 = System.nanoTime();
-            PartitionReplayer.Result r = new PartitionReplayer(cluster.streamConfig(dataDir.toString())).replay(partition, store);
+            PartitionReplayer.Result r = new PartitionReplayer(cfg).replay(partition, store);
             out.put("records", r.records()).put("applied", r.applied()).put("rejected", r.rejected()).put("end_offset", r.endOffset())
                     .put("seconds", Math.round((System.nanoTime() - t0) / 1e7) / 100.0);
             FsckReport fsck = store.fsck(true);
@@ -81,14 +94,29 @@ final class ReplayCommand implements Callable<Integer> {
             System.err.printf("replayed partition %d: %d records, %d applied, %d rejected; %d LOBs; fsck %s%n", partition, r.records(),
                     r.applied(), r.rejected(), fsck.lobs(), fsck.ok() ? "clean" : "PROBLEMS " + fsck.problems());
             ok = fsck.ok();
+            done = true;
             if (verify) {
                 ok &= verifyAgainstNode(store, out);
+            }
+        } finally {
+            if (!done) {
+                DataDirs.deleteTree(dir); // half a tablespace: removed, so the command can simply run again
             }
         }
         if (json) {
             System.out.println(out);
         }
         return ok ? 0 : 1;
+    }
+
+    /** Partitions of lob.commands; fails with the reason when the cluster or the topic cannot be reached. */
+    private static int partitionCount(LobStreamConfig cfg) throws Exception {
+        try (Admin admin = Admin.create(cfg.clientConfig(AdminClientConfig.configNames()))) {
+            String topic = cfg.topics().commands();
+            return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions().size();
+        } catch (ExecutionException e) {
+            throw new IOException("cannot describe the commands topic on " + cfg.bootstrap() + ": " + e.getCause().getMessage(), e);
+        }
     }
 
     private boolean verifyAgainstNode(DefaultLobStore store, ObjectNode out) throws Exception {
