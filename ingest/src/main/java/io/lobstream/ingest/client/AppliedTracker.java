@@ -184,12 +184,15 @@ final class AppliedTracker implements AutoCloseable {
         if (fromMs >= readFromMs) {
             return;
         }
+        // The committed end first, then the time lookup: both see committed records only. A dead letter whose
+        // transaction was open at the lookup is past the end read before it; one read the other way round could
+        // commit in between and be skipped (a rejected write reported applied: seen in CI).
+        Map<TopicPartition, Long> end = deadLetters.endOffsets(dlqPartitions);
         Map<TopicPartition, Long> at = dlqPartitions.stream().collect(Collectors.toMap(tp -> tp, tp -> Math.max(0, fromMs)));
         Map<TopicPartition, OffsetAndTimestamp> found = deadLetters.offsetsForTimes(at);
-        Map<TopicPartition, Long> end = deadLetters.endOffsets(dlqPartitions);
         for (TopicPartition tp : dlqPartitions) {
             OffsetAndTimestamp o = found.get(tp);
-            deadLetters.seek(tp, o != null ? o.offset() : end.get(tp));
+            deadLetters.seek(tp, o != null ? Math.min(o.offset(), end.get(tp)) : end.get(tp));
         }
         readFromMs = fromMs;
     }
