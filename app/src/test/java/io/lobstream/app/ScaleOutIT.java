@@ -23,11 +23,14 @@ import org.junit.jupiter.api.io.TempDir;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -68,7 +71,9 @@ class ScaleOutIT {
     @BeforeAll
     static void start() throws Exception {
         cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0);
-        configA = Nodes.config(cluster, dir.resolve("a"), 4, "scale-a", 1);
+        // a rebuilds in slices of one poll (100 records): its stream thread polls between them (LockException)
+        configA = cluster.nodeConfig(dir.resolve("a"), 4, Map.of(LobStreamConfig.STREAM_THREADS.name(), 1,
+                LobStreamConfig.NODE_ID.name(), "scale-a", LobStreamConfig.REBUILD_SLICE_MS.name(), 1));
         configB = Nodes.config(cluster, dir.resolve("b"), 4, "scale-b", 1);
         a = Nodes.start(configA);
         b = Nodes.start(configB);
@@ -131,9 +136,13 @@ class ScaleOutIT {
     }
 
     static void assertAllReadable(LobNode... nodes) {
+        assertReadable(expected, nodes);
+    }
+
+    static void assertReadable(Map<String, byte[]> values, LobNode... nodes) {
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
             for (LobNode via : nodes) {
-                for (Map.Entry<String, byte[]> e : expected.entrySet()) {
+                for (Map.Entry<String, byte[]> e : values.entrySet()) {
                     HttpResponse<byte[]> r = get(via, e.getKey(), null);
                     if (e.getValue() == null) {
                         assertThat(r.statusCode()).as(e.getKey() + " (deleted) via :" + via.httpPort()).isEqualTo(404);
@@ -197,6 +206,14 @@ class ScaleOutIT {
     @Order(3)
     void partitionsOfANodeThatLeavesAreRebuiltOnTheSurvivor() throws Exception {
         Set<Integer> moved = Nodes.partitions(b);
+        Map<String, byte[]> bulkValues = new LinkedHashMap<>(); // checked here only: reading them all is slow via the proxy
+        List<CompletableFuture<?>> bulk = new ArrayList<>();
+        for (int i = 0; i < 800; i++) { // ~200 commands a partition: several slices of a's rebuild each
+            byte[] v = bytes(64 + i % 50, i);
+            bulk.add(client.put("bulk-" + i, v, null));
+            bulkValues.put("bulk-" + i, v);
+        }
+        CompletableFuture.allOf(bulk.toArray(CompletableFuture[]::new)).get();
         b.close(true); // leaves the group: its partitions move to a, which has no tablespace for them
         b = null;
         await().atMost(Duration.ofSeconds(120)).until(() -> Nodes.partitions(a).size() == 4
@@ -204,6 +221,10 @@ class ScaleOutIT {
         for (int p : moved) {
             assertThat(a.tablespaces().get(p).orElseThrow().stats().lobs()).as("LOBs rebuilt in partition " + p).isPositive();
         }
+        assertReadable(bulkValues, a);
+        assertThat(a.meters().find("lob_rebuild_slices").tag("outcome", "paused").counter())
+                .as("slices after which the rebuild gave way to a poll").isNotNull()
+                .satisfies(c -> assertThat(c.count()).isGreaterThanOrEqualTo(moved.size()));
         assertAllReadable(a);
         writeRound();
         assertAllReadable(a);

@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Brings a task's tablespace up to the writer group's committed offset before the task starts
@@ -34,34 +35,50 @@ import java.util.concurrent.ExecutionException;
  * copy's pages). Replay from the start needs {@code lob.commands} to keep every record
  * ({@code retention.ms=-1}, {@code cleanup.policy=delete}); records already deleted by
  * retention are reported as an error and are lost to the rebuilt copy.
+ *
+ * <p>A task's stores are opened in its stream thread, which does not poll meanwhile, and a thread
+ * that does not poll within {@code max.poll.interval.ms} (5 min) is dropped from the group: its
+ * partitions move, and a rebuild that takes longer than that never ends. So a catch-up replays
+ * for at most {@code lob.writer.rebuild.slice.ms} at a time ({@link #catchUp} says whether it is
+ * done); the store's init then gives way (see {@link LobStateStore}), and the next attempt goes
+ * on from the offset the tablespace recorded.
  */
 public final class CommandReplay {
     private static final Logger log = LoggerFactory.getLogger(CommandReplay.class);
     private static final int PURGE_EVERY = 200;
 
     private final LobStreamConfig config;
+    private final WriterMetrics metrics;
 
-    public CommandReplay(LobStreamConfig config) {
+    public CommandReplay(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
+        this.metrics = metrics;
     }
 
     /**
-     * Replays what {@code store} lacks of partition {@code partition}; returns how many commands
-     * were applied (0 when the store was current).
+     * Replays what {@code store} lacks of partition {@code partition}, for at most
+     * {@code lob.writer.rebuild.slice.ms}; returns whether the store has caught up.
      */
-    public long catchUp(int partition, DefaultLobStore store) throws IOException {
+    public boolean catchUp(int partition, DefaultLobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long committed = committedOffset(tp);
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
         if (committed <= applied + 1) {
-            return 0;
+            return true;
         }
         log.info("partition {}: the tablespace has applied {} up to offset {}, the writer group committed {}: catching up",
                 partition, tp.topic(), applied, committed);
-        PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed);
-        log.info("partition {}: caught up with {} commands applied ({} skipped as the writer dead-lettered them); {} LOBs live",
-                partition, r.applied(), r.rejected(), store.stats().lobs());
-        return r.applied();
+        long slice = TimeUnit.MILLISECONDS.toNanos(config.get(LobStreamConfig.REBUILD_SLICE_MS));
+        PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed, slice);
+        metrics.rebuildSlice(r.records(), r.complete());
+        if (!r.complete()) {
+            log.info("partition {}: replayed up to offset {} of {} in this slice; going on once the stream thread has polled",
+                    partition, r.nextOffset(), committed);
+            return false;
+        }
+        log.info("partition {}: caught up ({} commands applied in the last slice, {} skipped as the writer dead-lettered them); "
+                + "{} LOBs live", partition, r.applied(), r.rejected(), store.stats().lobs());
+        return true;
     }
 
     private long committedOffset(TopicPartition tp) throws IOException {

@@ -4,6 +4,7 @@ import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.kafka.streams.errors.LockException;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.state.internals.CacheFlushListener;
@@ -65,9 +66,12 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         partition = context.taskId().partition();
         try {
             store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, partition), config, meters, "p-" + partition);
-            if (replay != null) {
-                // before the task consumes (from the committed offset) and before readers see the store
-                replay.catchUp(partition, store);
+            if (replay != null && !replay.catchUp(partition, store)) {
+                // Not caught up within a slice. Kafka Streams retries the init of a task whose state directory
+                // is locked (LockException) on a later pass of its loop, after a poll: the group keeps this
+                // thread, and the next attempt replays on from the offset the tablespace recorded.
+                throw new LockException("partition " + partition + ": tablespace still catching up from "
+                        + "lob.commands (lob.writer.rebuild.slice.ms); going on after a poll");
             }
         } catch (IOException | RuntimeException e) {
             if (store != null) {

@@ -57,6 +57,15 @@ public final class WriterMetrics {
                 .register(registry).increment();
     }
 
+    /** One catch-up slice of a tablespace behind the writer group: the records it replayed, and whether it caught up. */
+    public void rebuildSlice(long records, boolean caughtUp) {
+        Counter.builder("lob_rebuild_records").description("Records of lob.commands replayed into tablespaces that were behind the writer group")
+                .register(registry).increment(records);
+        Counter.builder("lob_rebuild_slices").tag("outcome", caughtUp ? "caught_up" : "paused")
+                .description("Catch-up slices (lob.writer.rebuild.slice.ms): paused = the task gave way to a poll and goes on later")
+                .register(registry).increment();
+    }
+
     public void undo(boolean reemitted) {
         (reemitted ? undoReemitted : undoRecords).increment();
     }

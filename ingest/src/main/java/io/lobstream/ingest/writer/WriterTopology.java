@@ -49,7 +49,7 @@ public final class WriterTopology {
         t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
                 partitions, uploadTimeout, dedupeWindow, compactEvery), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
-        t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, new CommandReplay(config)), "apply-commands", "apply-reclaims");
+        t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, new CommandReplay(config, metrics)), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");
         t.addSink(DeadLetters.SINK, topics.deadLetters(), new ByteArraySerializer(), new ByteArraySerializer(),
                 "apply-commands", "apply-reclaims");
