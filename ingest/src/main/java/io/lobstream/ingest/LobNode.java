@@ -1,7 +1,9 @@
 package io.lobstream.ingest;
 
 import io.lobstream.ingest.http.LobHttpServer;
+import io.lobstream.ingest.writer.CommandReplay;
 import io.lobstream.ingest.writer.TablespaceRegistry;
+import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
@@ -43,6 +45,7 @@ public final class LobNode implements AutoCloseable {
     private LobHttpServer http;
     private KafkaStreams streams;
     private KafkaStreamsMetrics streamsMetrics;
+    private CommandReplay catchUps;
 
     public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
         this.config = config;
@@ -60,7 +63,8 @@ public final class LobNode implements AutoCloseable {
         }
         http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
                 config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
-        streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions), streamsProperties());
+        catchUps = new CommandReplay(config, new WriterMetrics(meters));
+        streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps), streamsProperties());
         streams.setUncaughtExceptionHandler(e -> {
             log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
@@ -164,6 +168,9 @@ public final class LobNode implements AutoCloseable {
     }
 
     private void closeRest() {
+        if (catchUps != null) {
+            catchUps.close(); // after the stream threads: none starts another
+        }
         if (streamsMetrics != null) {
             streamsMetrics.close();
         }

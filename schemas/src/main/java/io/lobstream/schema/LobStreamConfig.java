@@ -49,10 +49,6 @@ public final class LobStreamConfig {
             "Kafka Streams threads per node; each runs the tasks (partitions) assigned to it.");
     public static final ConfigKey<Integer> COMMIT_INTERVAL_MS = ConfigKey.integer("lob.writer.commit.interval.ms", 100, 1, 60_000,
             "How often a writer commits its Kafka transaction (and syncs its tablespaces).");
-    public static final ConfigKey<Integer> REBUILD_SLICE_MS = ConfigKey.integer("lob.writer.rebuild.slice.ms", 120_000, 1, 1_800_000,
-            "A task whose tablespace is behind the writer group (a partition new to this node, or one it had earlier) replays "
-                    + "lob.commands for at most this long at a time, then lets its stream thread poll before it goes on: a rebuild "
-                    + "longer than max.poll.interval.ms (300000) would otherwise drop the node from the group. Keep it well under that.");
     public static final ConfigKey<String> NODE_ID = ConfigKey.string("lob.node.id", "",
             "Stable id of this writer node (e.g. its host name or an ordinal). Set, it makes the node a static member of the "
                     + "writer group (group.instance.id = <id>-<thread>): a node that restarts within lob.writer.session.timeout.ms "
@@ -86,7 +82,7 @@ public final class LobStreamConfig {
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
-            COMMIT_INTERVAL_MS, REBUILD_SLICE_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS, COMPACT_INTERVAL_MS,
+            COMMIT_INTERVAL_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS, COMPACT_INTERVAL_MS,
             COMMANDS_RETENTION_MS, PURGE_GROUP);
 
     private final Map<String, Object> props;

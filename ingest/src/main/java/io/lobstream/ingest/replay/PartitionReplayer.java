@@ -10,7 +10,6 @@ import io.lobstream.store.Source;
 import io.lobstream.store.purge.LocalPurger;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -38,15 +37,8 @@ public final class PartitionReplayer {
     private static final Logger log = LoggerFactory.getLogger(PartitionReplayer.class);
     private static final Duration POLL = Duration.ofMillis(500);
 
-    /**
-     * What a replay did.
-     *
-     * @param nextOffset the first offset not replayed: {@code endOffset} once the range is done
-     */
-    public record Result(long records, long applied, long rejected, long nextOffset, long endOffset) {
-        public boolean complete() {
-            return nextOffset >= endOffset;
-        }
+    /** What a replay did. */
+    public record Result(long records, long applied, long rejected, long endOffset) {
     }
 
     private final LobStreamConfig config;
@@ -65,15 +57,6 @@ public final class PartitionReplayer {
      * found at start.
      */
     public Result replay(int partition, DefaultLobStore store, long from, long to) throws IOException {
-        return replay(partition, store, from, to, Long.MAX_VALUE);
-    }
-
-    /**
-     * Replays offsets {@code [from, to)}, or as many of them as it gets through in about
-     * {@code maxNanos} (the poll it is in finishes, and it always applies at least one batch):
-     * {@link Result#nextOffset()} says where to go on from. What it applied is flushed.
-     */
-    public Result replay(int partition, DefaultLobStore store, long from, long to, long maxNanos) throws IOException {
         Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -99,11 +82,9 @@ public final class PartitionReplayer {
             consumer.seek(tp, Math.max(first, from));
             long end = to >= 0 ? to : consumer.endOffsets(List.of(tp)).get(tp);
             log.info("replaying {} offsets [{}, {})", tp, consumer.position(tp), end);
-            long started = System.nanoTime();
-            long lastLog = started;
+            long lastLog = System.nanoTime();
             while (consumer.position(tp) < end) {
-                ConsumerRecords<byte[], byte[]> batch = consumer.poll(POLL);
-                for (ConsumerRecord<byte[], byte[]> r : batch) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
                     if (r.offset() >= end) {
                         break;
                     }
@@ -140,18 +121,13 @@ public final class PartitionReplayer {
                     lastLog = System.nanoTime();
                     log.info("replaying {}: offset {} of {} ({} applied, {} rejected)", tp, consumer.position(tp), end, applied, rejected);
                 }
-                if (!batch.isEmpty() && System.nanoTime() - started >= maxNanos) {
-                    break; // the caller goes on later from nextOffset
-                }
             }
             while (purger.purgeOnce() > 0) {
                 // drain the rest of the history
             }
             store.flush();
-            long next = Math.min(consumer.position(tp), end); // past every record of the last batch: all were applied
-            log.info("replayed {} up to offset {} of {}: {} records, {} applied, {} rejected (dead-lettered in the original run)",
-                    tp, next, end, records, applied, rejected);
-            return new Result(records, applied, rejected, next, end);
+            log.info("replayed {}: {} records, {} applied, {} rejected (dead-lettered in the original run)", tp, records, applied, rejected);
+            return new Result(records, applied, rejected, end);
         }
     }
 }

@@ -9,14 +9,20 @@ import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.errors.LockException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Brings a task's tablespace up to the writer group's committed offset before the task starts
@@ -36,19 +42,22 @@ import java.util.concurrent.TimeUnit;
  * ({@code retention.ms=-1}, {@code cleanup.policy=delete}); records already deleted by
  * retention are reported as an error and are lost to the rebuilt copy.
  *
- * <p>A task's stores are opened in its stream thread, which does not poll meanwhile, and a thread
- * that does not poll within {@code max.poll.interval.ms} (5 min) is dropped from the group: its
- * partitions move, and a rebuild that takes longer than that never ends. So a catch-up replays
- * for at most {@code lob.writer.rebuild.slice.ms} at a time ({@link #catchUp} says whether it is
- * done); the store's init then gives way (see {@link LobStateStore}), and the next attempt goes
- * on from the offset the tablespace recorded.
+ * <p>Where: not in the task's initialisation, which runs on its stream thread. That thread does
+ * not poll meanwhile (a member that does not poll within {@code max.poll.interval.ms}, 5 min, is
+ * dropped from the group) and may hold an open transaction of its other tasks (aborted, and the
+ * thread fenced, after {@code transaction.timeout.ms}, 10 s under exactly-once). So a store that
+ * is behind is closed and caught up on a thread of its own ({@code lob-rebuild-P}); meanwhile
+ * its init gives way with a {@code LockException}, which Kafka Streams answers by retrying the
+ * task's initialisation on a later pass of its loop, after polls. The thread's other tasks run on.
  */
-public final class CommandReplay {
+public final class CommandReplay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CommandReplay.class);
-    private static final int PURGE_EVERY = 200;
 
     private final LobStreamConfig config;
     private final WriterMetrics metrics;
+    private final Map<Integer, CompletableFuture<Long>> rebuilds = new ConcurrentHashMap<>();
+    private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     public CommandReplay(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
@@ -56,10 +65,30 @@ public final class CommandReplay {
     }
 
     /**
-     * Replays what {@code store} lacks of partition {@code partition}, for at most
-     * {@code lob.writer.rebuild.slice.ms}; returns whether the store has caught up.
+     * Returns when partition {@code partition} may be opened for its task: no catch-up of it is
+     * running, and the last one (if any) succeeded. Throws {@link LockException} while one runs,
+     * and the failure of the last one once (the next init starts over).
      */
-    public boolean catchUp(int partition, DefaultLobStore store) throws IOException {
+    public void awaitRebuilt(int partition) {
+        CompletableFuture<Long> f = rebuilds.get(partition);
+        if (f == null) {
+            return;
+        }
+        if (!f.isDone()) {
+            throw new LockException("partition " + partition + ": its tablespace is being caught up from lob.commands on thread "
+                    + "lob-rebuild-" + partition + "; the task starts once it is done");
+        }
+        rebuilds.remove(partition);
+        try {
+            f.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException re ? re
+                    : new UncheckedIOException("catch-up of partition " + partition + " failed", asIo(e.getCause()));
+        }
+    }
+
+    /** Whether {@code store} has applied every command of its partition the writer group committed. */
+    public boolean current(int partition, DefaultLobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long committed = committedOffset(tp);
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
@@ -68,17 +97,69 @@ public final class CommandReplay {
         }
         log.info("partition {}: the tablespace has applied {} up to offset {}, the writer group committed {}: catching up",
                 partition, tp.topic(), applied, committed);
-        long slice = TimeUnit.MILLISECONDS.toNanos(config.get(LobStreamConfig.REBUILD_SLICE_MS));
-        PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed, slice);
-        metrics.rebuildSlice(r.records(), r.complete());
-        if (!r.complete()) {
-            log.info("partition {}: replayed up to offset {} of {} in this slice; going on once the stream thread has polled",
-                    partition, r.nextOffset(), committed);
-            return false;
+        return false;
+    }
+
+    /**
+     * Starts catching partition {@code partition} up on a thread of its own, with the store
+     * {@code open} opens (and the catch-up closes), and throws {@link LockException} for the init
+     * that found it behind.
+     */
+    public LockException rebuildInBackground(int partition, Callable<DefaultLobStore> open) {
+        if (closed) {
+            throw new IllegalStateException("the writer is closing");
         }
-        log.info("partition {}: caught up ({} commands applied in the last slice, {} skipped as the writer dead-lettered them); "
-                + "{} LOBs live", partition, r.applied(), r.rejected(), store.stats().lobs());
-        return true;
+        CompletableFuture<Long> f = new CompletableFuture<>();
+        rebuilds.put(partition, f);
+        metrics.rebuildStarted();
+        Thread t = new Thread(() -> {
+            try (DefaultLobStore store = open.call()) {
+                f.complete(catchUp(partition, store));
+            } catch (Throwable e) {
+                if (!closed) {
+                    log.error("partition {}: catch-up from lob.commands failed; the task's next init starts over", partition, e);
+                }
+                f.completeExceptionally(e);
+            } finally {
+                threads.remove(Thread.currentThread());
+            }
+        }, "lob-rebuild-" + partition);
+        t.setDaemon(true);
+        threads.add(t);
+        t.start();
+        return new LockException("partition " + partition + ": tablespace behind the writer group; catching it up on thread "
+                + t.getName());
+    }
+
+    /** Replays what {@code store} lacks of partition {@code partition}; returns how many commands were applied. */
+    long catchUp(int partition, DefaultLobStore store) throws IOException {
+        TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
+        long committed = committedOffset(tp);
+        long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
+        PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed);
+        metrics.rebuilt(r.records());
+        log.info("partition {}: caught up with {} commands applied ({} skipped as the writer dead-lettered them); {} LOBs live",
+                partition, r.applied(), r.rejected(), store.stats().lobs());
+        return r.applied();
+    }
+
+    /** Stops the catch-ups still running (a replay resumes from what its tablespace recorded) and waits for them. */
+    @Override
+    public void close() {
+        closed = true;
+        threads.forEach(Thread::interrupt);
+        for (Thread t : threads) {
+            try {
+                t.join(30_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static IOException asIo(Throwable t) {
+        return t instanceof IOException io ? io : new IOException(t);
     }
 
     private long committedOffset(TopicPartition tp) throws IOException {

@@ -47,7 +47,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         this(dataDir, config, meters, registry, null);
     }
 
-    /** With {@code replay}, a tablespace behind the writer group's committed offset is caught up from lob.commands on init. */
+    /** With {@code replay}, a tablespace behind the writer group's committed offset is caught up from lob.commands before its task starts. */
     public LobStateStore(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry, CommandReplay replay) {
         this.dataDir = dataDir;
         this.config = config;
@@ -65,13 +65,15 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     public void init(StateStoreContext context, StateStore root) {
         partition = context.taskId().partition();
         try {
-            store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, partition), config, meters, "p-" + partition);
-            if (replay != null && !replay.catchUp(partition, store)) {
-                // Not caught up within a slice. Kafka Streams retries the init of a task whose state directory
-                // is locked (LockException) on a later pass of its loop, after a poll: the group keeps this
-                // thread, and the next attempt replays on from the offset the tablespace recorded.
-                throw new LockException("partition " + partition + ": tablespace still catching up from "
-                        + "lob.commands (lob.writer.rebuild.slice.ms); going on after a poll");
+            if (replay != null) {
+                replay.awaitRebuilt(partition); // LockException while a catch-up of this partition runs
+            }
+            store = open();
+            if (replay != null && !replay.current(partition, store)) {
+                // caught up on a thread of its own (see CommandReplay); this init gives way and is retried
+                store.close();
+                store = null;
+                throw replay.rebuildInBackground(partition, this::open);
             }
         } catch (IOException | RuntimeException e) {
             if (store != null) {
@@ -89,6 +91,10 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         });
         registry.register(partition, store);
         registry.register(this);
+    }
+
+    private DefaultLobStore open() throws IOException {
+        return DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, partition), config, meters, "p-" + partition);
     }
 
     public DefaultLobStore store() {

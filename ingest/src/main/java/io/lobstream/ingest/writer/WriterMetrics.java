@@ -57,13 +57,18 @@ public final class WriterMetrics {
                 .register(registry).increment();
     }
 
-    /** One catch-up slice of a tablespace behind the writer group: the records it replayed, and whether it caught up. */
-    public void rebuildSlice(long records, boolean caughtUp) {
-        Counter.builder("lob_rebuild_records").description("Records of lob.commands replayed into tablespaces that were behind the writer group")
-                .register(registry).increment(records);
-        Counter.builder("lob_rebuild_slices").tag("outcome", caughtUp ? "caught_up" : "paused")
-                .description("Catch-up slices (lob.writer.rebuild.slice.ms): paused = the task gave way to a poll and goes on later")
+    /** A tablespace behind the writer group started catching up from lob.commands. */
+    public void rebuildStarted() {
+        Counter.builder("lob_rebuilds_started").description("Catch-ups of tablespaces behind the writer group started (lob-rebuild-P threads)")
                 .register(registry).increment();
+    }
+
+    /** A catch-up finished, having replayed {@code records} records. */
+    public void rebuilt(long records) {
+        Counter.builder("lob_rebuilds_completed").description("Catch-ups of tablespaces behind the writer group completed")
+                .register(registry).increment();
+        Counter.builder("lob_rebuild_records").description("Records of lob.commands replayed by catch-ups")
+                .register(registry).increment(records);
     }
 
     public void undo(boolean reemitted) {

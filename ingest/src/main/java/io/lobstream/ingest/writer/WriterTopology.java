@@ -34,7 +34,7 @@ public final class WriterTopology {
 
     /** @param partitions of each of the (co-partitioned) topics */
     public static Topology build(LobStreamConfig config, LobStoreConfig storeConfig, MeterRegistry meters, TablespaceRegistry registry,
-                                 int partitions) {
+                                 int partitions, CommandReplay catchUps) {
         Topics topics = config.topics();
         WriterMetrics metrics = new WriterMetrics(meters);
         Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
@@ -49,7 +49,7 @@ public final class WriterTopology {
         t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
                 partitions, uploadTimeout, dedupeWindow, compactEvery), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
-        t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, new CommandReplay(config, metrics)), "apply-commands", "apply-reclaims");
+        t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, catchUps), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");
         t.addSink(DeadLetters.SINK, topics.deadLetters(), new ByteArraySerializer(), new ByteArraySerializer(),
                 "apply-commands", "apply-reclaims");
