@@ -11,7 +11,12 @@ import io.lobstream.store.fsck.FsckReport;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -25,6 +30,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -153,6 +159,30 @@ class ScaleOutIT {
         });
     }
 
+    /**
+     * Ends each partition with a record that does not decode, and waits for the writer group to
+     * commit past it: dead-lettered, it records no applied offset, so a tablespace caught up to
+     * the committed offset still shows an applied offset below it (a catch-up that asked again
+     * would never end).
+     */
+    static void endWithARecordThatRecordsNoOffset(Set<Integer> partitions) throws Exception {
+        String commands = configA.topics().commands();
+        Map<TopicPartition, Long> last = new HashMap<>();
+        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int partition : partitions) {
+                RecordMetadata md = p.send(new ProducerRecord<>(commands, partition, "garbage".getBytes(), new byte[]{1, 2, 3})).get();
+                last.put(new TopicPartition(commands, partition), md.offset());
+            }
+        }
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                Map<TopicPartition, Long> committed = KafkaTools.committed(admin, configA.get(LobStreamConfig.APPLICATION_ID));
+                return last.entrySet().stream().allMatch(e -> committed.getOrDefault(e.getKey(), 0L) > e.getValue());
+            });
+        }
+    }
+
     static void assertFsckClean(LobNode node) throws Exception {
         FsckReport r = Nodes.fsck(node);
         assertThat(r.problems()).isEmpty();
@@ -212,6 +242,7 @@ class ScaleOutIT {
             bulkValues.put("bulk-" + i, v);
         }
         CompletableFuture.allOf(bulk.toArray(CompletableFuture[]::new)).get();
+        endWithARecordThatRecordsNoOffset(moved);
         b.close(true); // leaves the group: its partitions move to a, which has no tablespace for them
         b = null;
         await().atMost(Duration.ofSeconds(120)).until(() -> Nodes.partitions(a).size() == 4

@@ -14,15 +14,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Brings a task's tablespace up to the writer group's committed offset before the task starts
@@ -55,7 +54,10 @@ public final class CommandReplay implements AutoCloseable {
 
     private final LobStreamConfig config;
     private final WriterMetrics metrics;
-    private final Map<Integer, CompletableFuture<Long>> rebuilds = new ConcurrentHashMap<>();
+    /** Catch-ups by partition, done (completed) once their store is closed again. */
+    private final Map<Integer, CompletableFuture<Void>> running = new ConcurrentHashMap<>();
+    /** The end offset the last catch-up of each partition replayed to. */
+    private final Map<Integer, Long> replayedTo = new ConcurrentHashMap<>();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
@@ -65,12 +67,12 @@ public final class CommandReplay implements AutoCloseable {
     }
 
     /**
-     * Returns when partition {@code partition} may be opened for its task: no catch-up of it is
-     * running, and the last one (if any) succeeded. Throws {@link LockException} while one runs,
-     * and the failure of the last one once (the next init starts over).
+     * Returns when partition {@code partition} may be opened for its task, no catch-up of it
+     * running; throws {@link LockException} while one runs. One that failed was logged; the
+     * init that follows finds the store still behind and starts another.
      */
     public void awaitRebuilt(int partition) {
-        CompletableFuture<Long> f = rebuilds.get(partition);
+        CompletableFuture<Void> f = running.get(partition);
         if (f == null) {
             return;
         }
@@ -78,13 +80,7 @@ public final class CommandReplay implements AutoCloseable {
             throw new LockException("partition " + partition + ": its tablespace is being caught up from lob.commands on thread "
                     + "lob-rebuild-" + partition + "; the task starts once it is done");
         }
-        rebuilds.remove(partition);
-        try {
-            f.join();
-        } catch (CompletionException e) {
-            throw e.getCause() instanceof RuntimeException re ? re
-                    : new UncheckedIOException("catch-up of partition " + partition + " failed", asIo(e.getCause()));
-        }
+        running.remove(partition, f);
     }
 
     /** Whether {@code store} has applied every command of its partition the writer group committed. */
@@ -92,7 +88,10 @@ public final class CommandReplay implements AutoCloseable {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long committed = committedOffset(tp);
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
-        if (committed <= applied + 1) {
+        // A catch-up that replayed up to the committed offset leaves the store current even when its last records
+        // recorded no applied offset (a duplicate commandId, a record that failed validation or did not decode):
+        // replaying them again would change nothing, and asking again would never end.
+        if (committed <= Math.max(applied + 1, replayedTo.getOrDefault(partition, -1L))) {
             return true;
         }
         log.info("partition {}: the tablespace has applied {} up to offset {}, the writer group committed {}: catching up",
@@ -102,26 +101,31 @@ public final class CommandReplay implements AutoCloseable {
 
     /**
      * Starts catching partition {@code partition} up on a thread of its own, with the store
-     * {@code open} opens (and the catch-up closes), and throws {@link LockException} for the init
-     * that found it behind.
+     * {@code open} opens (and the catch-up closes), and returns the {@link LockException} the
+     * init that found the store behind throws.
      */
     public LockException rebuildInBackground(int partition, Callable<DefaultLobStore> open) {
         if (closed) {
             throw new IllegalStateException("the writer is closing");
         }
-        CompletableFuture<Long> f = new CompletableFuture<>();
-        rebuilds.put(partition, f);
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        running.put(partition, done);
         metrics.rebuildStarted();
         Thread t = new Thread(() -> {
-            try (DefaultLobStore store = open.call()) {
-                f.complete(catchUp(partition, store));
+            try {
+                PartitionReplayer.Result r;
+                try (DefaultLobStore store = open.call()) {
+                    r = catchUp(partition, store);
+                }
+                replayedTo.put(partition, r.endOffset()); // closed: the task's next init may open it
+                metrics.rebuilt(r.records());
             } catch (Throwable e) {
                 if (!closed) {
-                    log.error("partition {}: catch-up from lob.commands failed; the task's next init starts over", partition, e);
+                    log.error("partition {}: catch-up from lob.commands failed; the task's next init starts another", partition, e);
                 }
-                f.completeExceptionally(e);
             } finally {
                 threads.remove(Thread.currentThread());
+                done.complete(null);
             }
         }, "lob-rebuild-" + partition);
         t.setDaemon(true);
@@ -131,35 +135,30 @@ public final class CommandReplay implements AutoCloseable {
                 + t.getName());
     }
 
-    /** Replays what {@code store} lacks of partition {@code partition}; returns how many commands were applied. */
-    long catchUp(int partition, DefaultLobStore store) throws IOException {
+    private PartitionReplayer.Result catchUp(int partition, DefaultLobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long committed = committedOffset(tp);
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
         PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed);
-        metrics.rebuilt(r.records());
-        log.info("partition {}: caught up with {} commands applied ({} skipped as the writer dead-lettered them); {} LOBs live",
-                partition, r.applied(), r.rejected(), store.stats().lobs());
-        return r.applied();
+        log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
+                + "{} LOBs live", partition, committed, r.applied(), r.rejected(), store.stats().lobs());
+        return r;
     }
 
-    /** Stops the catch-ups still running (a replay resumes from what its tablespace recorded) and waits for them. */
+    /** Stops the catch-ups still running (a replay resumes from what its tablespace recorded) and waits for them, 30 s at most. */
     @Override
     public void close() {
         closed = true;
         threads.forEach(Thread::interrupt);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         for (Thread t : threads) {
             try {
-                t.join(30_000);
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             }
         }
-    }
-
-    private static IOException asIo(Throwable t) {
-        return t instanceof IOException io ? io : new IOException(t);
     }
 
     private long committedOffset(TopicPartition tp) throws IOException {
