@@ -148,7 +148,7 @@ class PipelineIT {
         assertThat(node.meters().find("lob_reclaims").tag("outcome", "applied").counter().count()).isGreaterThanOrEqualTo(5);
     }
 
-    /** Streams commits the writer's transaction every 100 ms; each commit must first sync the tablespaces it wrote. */
+    /** Streams commits the writer's transaction every lob.writer.commit.interval.ms; each commit must first sync the tablespaces it wrote. */
     @Test
     void tablespacesAreSyncedWhileTheNodeRuns() throws Exception {
         double before = pageSyncs();

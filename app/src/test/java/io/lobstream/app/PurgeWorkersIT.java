@@ -280,7 +280,7 @@ class PurgeWorkersIT {
         backlog("miss", 8, 40);
         double applied = reclaims("applied");
         PurgeProcess w = worker("miss-a", partial, group);
-        // per partition, just past the last of this test's undo records (the writer commits them every 100 ms)
+        // per partition, just past the last of this test's undo records (the writer commits them every lob.writer.commit.interval.ms)
         Map<TopicPartition, Long> target = new HashMap<>();
         await().atMost(Duration.ofSeconds(30)).until(() -> {
             target.clear();

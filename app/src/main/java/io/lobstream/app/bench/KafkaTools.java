@@ -30,7 +30,7 @@ public final class KafkaTools {
     private KafkaTools() {
     }
 
-    /** Reads {@code topic} until it holds at least {@code count} committed records (the writer commits every 100 ms). */
+    /** Reads {@code topic} until it holds at least {@code count} committed records (the writer commits every lob.writer.commit.interval.ms). */
     public static List<ConsumerRecord<byte[], byte[]>> readAtLeast(String bootstrap, String topic, int count, Duration timeout)
             throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
