@@ -50,7 +50,7 @@ public final class LobStreamConfig {
     public static final ConfigKey<Integer> COMMIT_INTERVAL_MS = ConfigKey.integer("lob.writer.commit.interval.ms", 200, 1, 60_000,
             "How often a writer commits its Kafka transaction (and syncs its tablespaces). A command is readable once applied; "
                     + "a client waiting for the commit (read-your-writes) waits up to this long more, and purge sees the undo "
-                    + "records after it. Each commit costs a transaction and fsyncs: 200 ms used a fifth less CPU per MB than 100 "
+                    + "records after it. Each commit costs a transaction and fsyncs: 200 ms used about a quarter less CPU per MB than 100 "
                     + "(BENCHMARKS.md, Pipeline).");
     public static final ConfigKey<String> NODE_ID = ConfigKey.string("lob.node.id", "",
             "Stable id of this writer node (e.g. its host name or an ordinal). Set, it makes the node a static member of the "
