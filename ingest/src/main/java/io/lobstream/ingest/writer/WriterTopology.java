@@ -32,7 +32,10 @@ public final class WriterTopology {
     private WriterTopology() {
     }
 
-    /** @param partitions of each of the (co-partitioned) topics */
+    /**
+     * @param partitions of each of the (co-partitioned) topics
+     * @param catchUps   brings the tablespaces of tasks that find them behind the writer group up to date; the caller closes it
+     */
     public static Topology build(LobStreamConfig config, LobStoreConfig storeConfig, MeterRegistry meters, TablespaceRegistry registry,
                                  int partitions, CommandReplay catchUps) {
         Topics topics = config.topics();
