@@ -65,9 +65,7 @@ final class ChildJvm implements AutoCloseable {
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(MAIN);
         cmd.addAll(args);
-        // fd 3 keeps our stdin: an asynchronous list's own stdin is /dev/null
-        String script = "exec 3<&0; " + cmd.stream().map(ChildJvm::quote).collect(Collectors.joining(" "))
-                + " & child=$!; echo $child > " + quote(pidFile.toString()) + "; (read -r _ <&3; kill $child 2>/dev/null) & wait $child";
+        String script = orphanGuard(cmd.stream().map(ChildJvm::quote).collect(Collectors.joining(" ")), pidFile);
         Process shell = new ProcessBuilder("/bin/sh", "-c", script).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         Optional<ProcessHandle> java = Optional.empty();
@@ -174,6 +172,19 @@ final class ChildJvm implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * A {@code /bin/sh -c} script that runs {@code commandLine} (already quoted) and waits for it, so
+     * the shell's exit is the child's; a subshell holds our stdin meanwhile, and when this JVM dies,
+     * even by SIGKILL, the pipe closes, {@code read} returns and the child is killed: no orphan keeps
+     * its ports or files. Fd 3 keeps our stdin (an asynchronous list's own stdin is /dev/null).
+     *
+     * @param pidFile where the child's pid is written, or null
+     */
+    static String orphanGuard(String commandLine, Path pidFile) {
+        return "exec 3<&0; " + commandLine + " & child=$!; " + (pidFile == null ? "" : "echo $child > " + quote(pidFile.toString()) + "; ")
+                + "(read -r _ <&3; kill $child 2>/dev/null) & wait $child";
     }
 
     private static String quote(String s) {

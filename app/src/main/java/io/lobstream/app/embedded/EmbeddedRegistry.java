@@ -79,11 +79,8 @@ public final class EmbeddedRegistry implements AutoCloseable {
         cmd.add("-Dregistry.rules.global.compatibility=BACKWARD");
         cmd.add("-jar");
         cmd.add(shellQuote(runner.toString()));
-        // A small shell parent waits for the registry (so a registry that dies at startup is seen at once, not
-        // after awaitReady's timeout) while a subshell holds our stdin: when this JVM dies, even by SIGKILL, the
-        // pipe closes, `read` returns and the registry is stopped, so no orphan keeps the port or the database.
-        // (fd 3: a background list's own stdin is /dev/null.) As ChildJvm does.
-        String script = "exec 3<&0; " + String.join(" ", cmd) + " & child=$!; (read -r _ <&3; kill $child 2>/dev/null) & wait $child";
+        // the shell waits for the registry, so one that dies at startup is seen at once, not after awaitReady's timeout
+        String script = ChildJvm.orphanGuard(String.join(" ", cmd), null);
         ProcessBuilder pb = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true).redirectOutput(logFile.toFile());
         // the schemas survive restarts of a node: H2 in a file under the data directory, not in memory
         pb.environment().put("REGISTRY_DATASOURCE_URL", "jdbc:h2:file:" + logFile.getParent().toAbsolutePath().resolve("registry-db")
