@@ -8,6 +8,8 @@ import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.ingest.client.WriteOutcome;
 import io.lobstream.ingest.replay.PartitionReplayer;
+import io.lobstream.ingest.writer.CommandReplay;
+import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
@@ -15,18 +17,25 @@ import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.errors.LockException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,12 +58,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -284,6 +296,60 @@ class IngestIT {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * A task's init gives the writer group's committed offset {@code CommandReplay.CHECK_TIMEOUT}
+     * (2 s) at most: while the partition's last owner has a commit in flight (here a transaction
+     * with an offset commit, left open) the offset is not stable, and the init, on its stream
+     * thread, cannot tell whether its tablespace is current. The question goes to the catch-up
+     * thread, which waits for the transaction to end and replays up to the offset it committed.
+     */
+    @Test
+    void aCommitStillInFlightIsWaitedForOnTheCatchUpThreadNotInTheTasksInit() throws Exception {
+        TopicPartition tp = new TopicPartition(config.topics().commands(), 0);
+        Map<String, byte[]> values = new LinkedHashMap<>();
+        long end = 0;
+        for (int i = 0; values.size() < 3; i++) {
+            String id = "it-in-flight-" + i;
+            if (org.apache.kafka.common.utils.Utils.toPositive(
+                    org.apache.kafka.common.utils.Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % 2 == 0) {
+                values.put(id, bytes(3000 + i, 70 + i));
+                end = client.put(id, values.get(id), null).get().offset() + 1;
+            }
+        }
+        String group = "it-catch-up-" + UUID.randomUUID();
+        LobStreamConfig writer = config.with(LobStreamConfig.APPLICATION_ID.name(), group);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(0))).all().get(); // an empty group
+        }
+        Path copy = dir.resolve("in-flight-p0");
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (CommandReplay replay = new CommandReplay(writer, new WriterMetrics(meters));
+             KafkaProducer<byte[], byte[]> lastOwner = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
+                     ProducerConfig.TRANSACTIONAL_ID_CONFIG, group + "-last-owner"), new ByteArraySerializer(), new ByteArraySerializer())) {
+            lastOwner.initTransactions();
+            lastOwner.beginTransaction();
+            lastOwner.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(end)), new ConsumerGroupMetadata(group));
+            try (DefaultLobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
+                assertThat(replay.check(0, store)).isEqualTo(CommandReplay.Check.UNKNOWN);
+            }
+            replay.rebuildInBackground(0, () -> DefaultLobStore.open(copy, LobStoreConfig.defaults()));
+            assertThatThrownBy(() -> replay.awaitRebuilt(0)).isInstanceOf(LockException.class);
+            lastOwner.commitTransaction();
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+                    .untilAsserted(() -> assertThatCode(() -> replay.awaitRebuilt(0)).doesNotThrowAnyException());
+            try (DefaultLobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
+                assertThat(store.appliedOffset(tp.topic() + "-0")).isEqualTo(end - 1);
+                assertThat(replay.check(0, store)).isEqualTo(CommandReplay.Check.CURRENT);
+                for (Map.Entry<String, byte[]> v : values.entrySet()) {
+                    try (LobReadHandle h = store.open(v.getKey()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                        assertThat(in.readAllBytes()).as(v.getKey()).isEqualTo(v.getValue());
+                    }
+                }
+            }
+            assertThat(meters.get("lob_rebuilds_completed").counter().count()).isEqualTo(1);
         }
     }
 

@@ -3,24 +3,24 @@ package io.lobstream.ingest.writer;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
-import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.errors.LockException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.util.List;
+import java.time.Duration;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -48,6 +48,9 @@ import java.util.concurrent.TimeUnit;
  * is behind is closed and caught up on a thread of its own ({@code lob-rebuild-P}); meanwhile
  * its init gives way with a {@code LockException}, which Kafka Streams answers by retrying the
  * task's initialisation on a later pass of its loop, after polls. The thread's other tasks run on.
+ * The init itself only asks for the group's committed offset, and waits for it
+ * {@link #CHECK_TIMEOUT} at most: after a node died mid-transaction the offset stays unstable
+ * until that transaction times out, and then the catch-up thread waits for it as well.
  */
 public final class CommandReplay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CommandReplay.class);
@@ -83,26 +86,60 @@ public final class CommandReplay implements AutoCloseable {
         running.remove(partition, f);
     }
 
+    /** What {@link #check} found out about a task's tablespace. */
+    public enum Check {
+        /** It has applied every command of its partition the writer group committed: the task may start. */
+        CURRENT,
+        /** It is behind the writer group's committed offset: it needs a catch-up. */
+        BEHIND,
+        /**
+         * The group's committed offset was not stable within {@link #CHECK_TIMEOUT}: a commit of the
+         * partition's last owner is still in flight (a node that died mid-transaction leaves it open until
+         * {@code transaction.timeout.ms}, 10 s). The catch-up thread waits for it instead of the task's.
+         */
+        UNKNOWN
+    }
+
+    /**
+     * How long a task's init, on its stream thread, waits for the group's committed offset. Longer
+     * and the thread's open transaction (that of its other tasks) could outlive its 10 s timeout.
+     */
+    static final Duration CHECK_TIMEOUT = Duration.ofSeconds(2);
+    /**
+     * How long the catch-up thread waits for it: a dead owner's transaction is aborted after its
+     * {@code transaction.timeout.ms} (10 s under exactly-once) plus the broker's check interval
+     * ({@code transaction.abort.timed.out.transaction.cleanup.interval.ms}, 10 s by default).
+     */
+    static final Duration CATCH_UP_WAIT = Duration.ofSeconds(60);
+
     /** Whether {@code store} has applied every command of its partition the writer group committed. */
-    public boolean current(int partition, DefaultLobStore store) throws IOException {
+    public Check check(int partition, DefaultLobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
-        long committed = committedOffset(tp);
+        OptionalLong stable = committedOffset(tp, CHECK_TIMEOUT);
+        if (stable.isEmpty()) {
+            log.info("partition {}: the writer group's committed offset of {} is not stable after {} ms (a commit of its last "
+                    + "owner is still in flight); checking it on a thread of its own", partition, tp.topic(), CHECK_TIMEOUT.toMillis());
+            return Check.UNKNOWN;
+        }
+        long committed = stable.getAsLong();
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
         // A catch-up that replayed up to the committed offset leaves the store current even when its last records
         // recorded no applied offset (a duplicate commandId, a record that failed validation or did not decode):
         // replaying them again would change nothing, and asking again would never end.
         if (committed <= Math.max(applied + 1, replayedTo.getOrDefault(partition, -1L))) {
-            return true;
+            return Check.CURRENT;
         }
         log.info("partition {}: the tablespace has applied {} up to offset {}, the writer group committed {}: catching up",
                 partition, tp.topic(), applied, committed);
-        return false;
+        return Check.BEHIND;
     }
 
     /**
      * Starts catching partition {@code partition} up on a thread of its own, with the store
      * {@code open} opens (and the catch-up closes), and returns the {@link LockException} the
-     * init that found the store behind throws.
+     * init that found the store behind (or could not tell) throws. The thread waits for a stable
+     * committed offset ({@link #CATCH_UP_WAIT} at most) and replays up to it: nothing, when the
+     * store was current after all.
      */
     public LockException rebuildInBackground(int partition, Callable<DefaultLobStore> open) {
         if (closed) {
@@ -137,7 +174,8 @@ public final class CommandReplay implements AutoCloseable {
 
     private PartitionReplayer.Result catchUp(int partition, DefaultLobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
-        long committed = committedOffset(tp);
+        long committed = committedOffset(tp, CATCH_UP_WAIT).orElseThrow(() -> new IOException("the writer group's committed offset of "
+                + tp + " is still not stable after " + CATCH_UP_WAIT.toSeconds() + " s"));
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
         PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed);
         log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
@@ -161,22 +199,31 @@ public final class CommandReplay implements AutoCloseable {
         }
     }
 
-    private long committedOffset(TopicPartition tp) throws IOException {
+    /**
+     * The writer group's committed offset of {@code tp} (-1: none), or empty when it is not stable
+     * within {@code wait}.
+     *
+     * <p>Stable: not the offset before a commit still in flight (the last owner's), which the
+     * task's consumer would start past once it is decided, leaving the commands in between
+     * unapplied here. Asked by a consumer of the group that does not join it: a
+     * {@code read_committed} consumer's {@code committed()} asks for stable offsets and retries
+     * while one is in flight. (The admin client's {@code requireStable} does not wait: it leaves
+     * the partition out of its answer, which reads as "no offset committed".)
+     */
+    private OptionalLong committedOffset(TopicPartition tp, Duration wait) throws IOException {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
-        try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
-            // stable: not the offset before a commit still in flight (the last owner's), which the task's
-            // consumer would start past, leaving the commands in between unapplied here
-            Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(
-                    Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
-                    new ListConsumerGroupOffsetsOptions().requireStable(true)).partitionsToOffsetAndMetadata(group).get();
-            OffsetAndMetadata o = offsets.get(tp);
-            return o == null ? -1 : o.offset();
-        } catch (ExecutionException e) {
-            throw new IOException("cannot read the committed offsets of group " + group + ": " + e.getCause(), e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while reading committed offsets", e);
+        Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            OffsetAndMetadata o = consumer.committed(Set.of(tp), wait).get(tp);
+            return OptionalLong.of(o == null ? -1 : o.offset());
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            return OptionalLong.empty();
+        } catch (KafkaException e) {
+            throw new IOException("cannot read the committed offsets of group " + group + ": " + e, e);
         }
     }
-
 }

@@ -69,8 +69,8 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 replay.awaitRebuilt(partition); // LockException while a catch-up of this partition runs
             }
             store = open();
-            if (replay != null && !replay.current(partition, store)) {
-                // caught up on a thread of its own (see CommandReplay); this init gives way and is retried
+            if (replay != null && replay.check(partition, store) != CommandReplay.Check.CURRENT) {
+                // checked and caught up on a thread of its own (see CommandReplay); this init gives way and is retried
                 store.close();
                 store = null;
                 throw replay.rebuildInBackground(partition, this::open);
