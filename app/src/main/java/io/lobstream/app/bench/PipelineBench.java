@@ -61,7 +61,8 @@ import java.util.concurrent.locks.LockSupport;
         description = {"End-to-end pipeline benchmark on the embedded broker: producers → lob.commands → writer node "
                 + "(Kafka Streams, exactly-once) → tablespace, with purge workers running. Reports TPS, MB/s, p50/p99 apply "
                 + "latency (send → applied) and, in the same run, a plain Kafka producer's throughput for the same payloads.",
-                "JSON (last line with --json): tps, mb_per_s, p50_apply_ms, p99_apply_ms, raw_kafka_mb_per_s, ratio_vs_raw_kafka, ..."})
+                "JSON (last line with --json): tps, mb_per_s, p50_apply_ms, p99_apply_ms, raw_kafka_mb_per_s, ratio_vs_raw_kafka, ...; "
+                        + "on Linux also cpu_ms_per_mb and raw_kafka_cpu_ms_per_mb (the whole machine's CPU per MB in each phase) and cpu_busy, raw_kafka_cpu_busy."})
 public final class PipelineBench implements Callable<Integer> {
     enum Workload { UPDATE, INSERT }
 
@@ -146,6 +147,14 @@ public final class PipelineBench implements Callable<Integer> {
                         .put("raw_kafka_tps", round(raw.tps)).put("raw_kafka_mb_per_s", round(raw.mbPerS))
                         .put("raw_kafka_failed", raw.failed)
                         .put("ratio_vs_raw_kafka", round(ratio));
+                if (p.cpu().measured() && raw.cpu().measured()) {
+                    // what each phase cost the whole machine per MB, and how busy it was: the ratio's context
+                    summary.put("cpu_ms_per_mb", round(p.cpu().msPerMb())).put("cpu_busy", round(p.cpu().busyFraction()))
+                            .put("raw_kafka_cpu_ms_per_mb", round(raw.cpu().msPerMb()))
+                            .put("raw_kafka_cpu_busy", round(raw.cpu().busyFraction()));
+                    out.note(String.format("machine CPU per MB: pipeline %.1f ms (%.0f %% busy), raw Kafka %.1f ms (%.0f %% busy)",
+                            p.cpu().msPerMb(), 100 * p.cpu().busyFraction(), raw.cpu().msPerMb(), 100 * raw.cpu().busyFraction()));
+                }
             }
         } finally {
             if (temporary) {
@@ -170,10 +179,10 @@ public final class PipelineBench implements Callable<Integer> {
     }
 
     private record Pipeline(long commands, double tps, double mbPerS, double ackedTps, double p50Ms, double p99Ms, double maxMs,
-                            long historyMax) {
+                            long historyMax, MachineCpu.Window cpu) {
     }
 
-    private record Raw(double tps, double mbPerS, long failed) {
+    private record Raw(double tps, double mbPerS, long failed, MachineCpu.Window cpu) {
     }
 
     private Pipeline pipeline(LobStreamConfig cfg, NodeProcess node, BenchOutput out) throws Exception {
@@ -197,8 +206,10 @@ public final class PipelineBench implements Callable<Integer> {
             long historyMax = 0;
             long lastCount = 0;
             long lastBytes = 0;
+            MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds());
             for (int s = 1; System.nanoTime() - t0 < duration.toNanos() || tracker.pending() > 0; s++) {
                 sleepUntil(t0 + s * 1_000_000_000L);
+                cpu.endOf(s, tracker.appliedBytes() / 1e6);
                 if (s == duration.toSeconds()) {
                     load.close(); // stop sending; what is in flight gets acknowledged
                 }
@@ -223,7 +234,7 @@ public final class PipelineBench implements Callable<Integer> {
             Histogram h = tracker.latency();
             return new Pipeline(tracker.applied(), tracker.applied() / seconds, tracker.appliedBytes() / 1e6 / seconds,
                     acked / (duration.toNanos() / 1e9), h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
-                    h.getMaxValue() / 1000.0, historyMax);
+                    h.getMaxValue() / 1000.0, historyMax, cpu);
         } finally {
             tracker.stop();
             trackerThread.join(5_000);
@@ -311,6 +322,7 @@ public final class PipelineBench implements Callable<Integer> {
         AtomicLong bytes = new AtomicLong();
         AtomicLong lastAck = new AtomicLong();
         AtomicLong failed = new AtomicLong();
+        MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds());
         Semaphore inFlight = new Semaphore(IN_FLIGHT);
         List<Thread> threads = new ArrayList<>();
         long t0 = System.nanoTime() + warmup.toNanos(); // acknowledgements count from here
@@ -348,6 +360,7 @@ public final class PipelineBench implements Callable<Integer> {
                 sleepUntil(t0 + s * 1_000_000_000L);
                 long c = acked.get();
                 long b = bytes.get();
+                cpu.endOf(s, b / 1e6);
                 out.row("raw-kafka", s, c - lastCount, round((b - lastBytes) / 1e6), 0L);
                 lastCount = c;
                 lastBytes = b;
@@ -361,7 +374,7 @@ public final class PipelineBench implements Callable<Integer> {
         if (failed.get() > 0) {
             out.note("raw phase: " + failed.get() + " sends failed");
         }
-        return new Raw(acked.get() / seconds, bytes.get() / 1e6 / seconds, failed.get());
+        return new Raw(acked.get() / seconds, bytes.get() / 1e6 / seconds, failed.get(), cpu);
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {

@@ -491,33 +491,19 @@ public final class PurgeBench implements Callable<Integer> {
      * machine was (all processes, other users' included: /proc/stat), so a reader can tell a
      * latency-bound run from a CPU-starved one.
      */
-    record CpuSample(double workers, double self, long busyTicks, long allTicks) {
+    record CpuSample(double workers, double self, MachineCpu machine) {
         static CpuSample take(List<PurgeProcess> procs) {
             double w = procs.stream().mapToDouble(p -> p.cpu().toNanos() / 1e9).sum();
             double me = ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
-            long busy = 0;
-            long all = 0;
-            try {
-                String[] f = java.nio.file.Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
-                for (int i = 1; i < f.length && i <= 8; i++) {
-                    long v = Long.parseLong(f[i]);
-                    all += v;
-                    if (i != 4 && i != 5) { // idle, iowait
-                        busy += v;
-                    }
-                }
-            } catch (Exception ignored) {
-                // not Linux: no machine figure
-            }
-            return new CpuSample(w, me, busy, all);
+            return new CpuSample(w, me, MachineCpu.now());
         }
 
         CpuSample minus(CpuSample o) {
-            return new CpuSample(workers - o.workers, self - o.self, busyTicks - o.busyTicks, allTicks - o.allTicks);
+            return new CpuSample(workers - o.workers, self - o.self, machine.minus(o.machine));
         }
 
         double machineBusy() {
-            return allTicks == 0 ? 0 : (double) busyTicks / allTicks;
+            return machine.busyFraction();
         }
     }
 
