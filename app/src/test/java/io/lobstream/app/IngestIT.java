@@ -300,11 +300,11 @@ class IngestIT {
     }
 
     /**
-     * A task's init gives the writer group's committed offset {@code CommandReplay.CHECK_TIMEOUT}
-     * (2 s) at most: while the partition's last owner has a commit in flight (here a transaction
-     * with an offset commit, left open) the offset is not stable, and the init, on its stream
-     * thread, cannot tell whether its tablespace is current. The question goes to the catch-up
-     * thread, which waits for the transaction to end and replays up to the offset it committed.
+     * While the partition's last owner has a commit in flight (here a transaction with an offset
+     * commit, left open) the writer group's committed offset is not stable, and a task's init
+     * cannot tell whether its tablespace is current (it used to read "nothing committed", and
+     * start). The question goes to the catch-up thread, which waits for the transaction to end
+     * and replays up to the offset it committed; the stream thread does not wait.
      */
     @Test
     void aCommitStillInFlightIsWaitedForOnTheCatchUpThreadNotInTheTasksInit() throws Exception {

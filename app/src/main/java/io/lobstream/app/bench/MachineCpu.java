@@ -24,7 +24,7 @@ record MachineCpu(long busyTicks, long allTicks) {
             for (int i = 1; i < f.length && i <= 8; i++) {
                 long v = Long.parseLong(f[i]);
                 all += v;
-                if (i != 4 && i != 5) { // idle, iowait
+                if (i != 4 && i != 5 && i != 8) { // idle, iowait; steal is the hypervisor running others, not us
                     busy += v;
                 }
             }

@@ -3,6 +3,11 @@ package io.lobstream.ingest.writer;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -15,13 +20,16 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Brings a task's tablespace up to the writer group's committed offset before the task starts
@@ -48,9 +56,9 @@ import java.util.concurrent.TimeUnit;
  * is behind is closed and caught up on a thread of its own ({@code lob-rebuild-P}); meanwhile
  * its init gives way with a {@code LockException}, which Kafka Streams answers by retrying the
  * task's initialisation on a later pass of its loop, after polls. The thread's other tasks run on.
- * The init itself only asks for the group's committed offset, and waits for it
- * {@link #CHECK_TIMEOUT} at most: after a node died mid-transaction the offset stays unstable
- * until that transaction times out, and then the catch-up thread waits for it as well.
+ * The init itself only asks for the group's stable committed offset, which the coordinator
+ * answers at once; while it is not stable (after a node died mid-transaction, until that
+ * transaction times out) the catch-up thread waits for it instead.
  */
 public final class CommandReplay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CommandReplay.class);
@@ -93,32 +101,40 @@ public final class CommandReplay implements AutoCloseable {
         /** It is behind the writer group's committed offset: it needs a catch-up. */
         BEHIND,
         /**
-         * The group's committed offset was not stable within {@link #CHECK_TIMEOUT}: a commit of the
-         * partition's last owner is still in flight (a node that died mid-transaction leaves it open until
-         * {@code transaction.timeout.ms}, 10 s). The catch-up thread waits for it instead of the task's.
+         * The group's committed offset is not stable: a commit of the partition's last owner is still
+         * in flight (a node that died mid-transaction leaves it open until its transaction times out),
+         * or the group coordinator did not answer in time. The catch-up thread waits for it.
          */
         UNKNOWN
     }
 
     /**
-     * How long a task's init, on its stream thread, waits for the group's committed offset. Longer
-     * and the thread's open transaction (that of its other tasks) could outlive its 10 s timeout.
+     * How long a task's init, on its stream thread, waits for the group coordinator's answer: one
+     * round trip, normally. The answer does not wait for a commit in flight (see {@link #check}).
      */
     static final Duration CHECK_TIMEOUT = Duration.ofSeconds(2);
     /**
-     * How long the catch-up thread waits for it: a dead owner's transaction is aborted after its
-     * {@code transaction.timeout.ms} (10 s under exactly-once) plus the broker's check interval
+     * How long the catch-up thread waits for a stable offset before it logs a warning and waits on.
+     * A dead owner's transaction is aborted after its {@code transaction.timeout.ms} (10 s, Kafka
+     * Streams' default under exactly-once) plus the broker's check interval
      * ({@code transaction.abort.timed.out.transaction.cleanup.interval.ms}, 10 s by default).
      */
-    static final Duration CATCH_UP_WAIT = Duration.ofSeconds(60);
+    static final Duration STABLE_WAIT = Duration.ofSeconds(60);
 
-    /** Whether {@code store} has applied every command of its partition the writer group committed. */
+    /**
+     * Whether {@code store} has applied every command of its partition the writer group committed,
+     * by the group's stable committed offset: not the offset before a commit still in flight (the
+     * last owner's), which the task's consumer would start past once it is decided, leaving the
+     * commands in between unapplied here. Asked with the admin client's {@code requireStable},
+     * which answers at once: a partition whose offset is not stable is left out of the answer,
+     * one with no offset committed is in it with none.
+     */
     public Check check(int partition, DefaultLobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
-        OptionalLong stable = committedOffset(tp, CHECK_TIMEOUT);
+        OptionalLong stable = stableCommittedOffsetNow(tp);
         if (stable.isEmpty()) {
-            log.info("partition {}: the writer group's committed offset of {} is not stable after {} ms (a commit of its last "
-                    + "owner is still in flight); checking it on a thread of its own", partition, tp.topic(), CHECK_TIMEOUT.toMillis());
+            log.info("partition {}: the writer group's committed offset of {} is not stable (a commit in flight, or no answer "
+                    + "within {} ms); waiting for it on a thread of its own", partition, tp.topic(), CHECK_TIMEOUT.toMillis());
             return Check.UNKNOWN;
         }
         long committed = stable.getAsLong();
@@ -138,8 +154,7 @@ public final class CommandReplay implements AutoCloseable {
      * Starts catching partition {@code partition} up on a thread of its own, with the store
      * {@code open} opens (and the catch-up closes), and returns the {@link LockException} the
      * init that found the store behind (or could not tell) throws. The thread waits for a stable
-     * committed offset ({@link #CATCH_UP_WAIT} at most) and replays up to it: nothing, when the
-     * store was current after all.
+     * committed offset and replays up to it: nothing, when the store was current after all.
      */
     public LockException rebuildInBackground(int partition, Callable<DefaultLobStore> open) {
         if (closed) {
@@ -174,9 +189,13 @@ public final class CommandReplay implements AutoCloseable {
 
     private PartitionReplayer.Result catchUp(int partition, DefaultLobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
-        long committed = committedOffset(tp, CATCH_UP_WAIT).orElseThrow(() -> new IOException("the writer group's committed offset of "
-                + tp + " is still not stable after " + CATCH_UP_WAIT.toSeconds() + " s"));
+        long committed = awaitStableCommittedOffset(tp);
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
+        if (committed <= applied + 1) {
+            log.info("partition {}: the writer group committed {} up to offset {}: the tablespace is current", partition, tp.topic(),
+                    committed);
+            return new PartitionReplayer.Result(0, 0, 0, committed);
+        }
         PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed);
         log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
                 + "{} LOBs live", partition, committed, r.applied(), r.rejected(), store.stats().lobs());
@@ -199,31 +218,61 @@ public final class CommandReplay implements AutoCloseable {
         }
     }
 
+    /** The writer group's committed offset of {@code tp} (-1: none) if it is stable now, else empty. */
+    private OptionalLong stableCommittedOffsetNow(TopicPartition tp) throws IOException {
+        String group = config.get(LobStreamConfig.APPLICATION_ID);
+        Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+        Duration closeWait = Duration.ofSeconds(5);
+        try {
+            Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(
+                            Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
+                            new ListConsumerGroupOffsetsOptions().requireStable(true)).partitionsToOffsetAndMetadata(group)
+                    .get(CHECK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            if (!offsets.containsKey(tp)) {
+                return OptionalLong.empty(); // left out: its error (UNSTABLE_OFFSET_COMMIT) is only logged by the admin client
+            }
+            OffsetAndMetadata o = offsets.get(tp); // null: no offset committed
+            return OptionalLong.of(o == null ? -1 : o.offset());
+        } catch (TimeoutException e) {
+            closeWait = Duration.ZERO; // the admin client would otherwise wait out the call it is still retrying
+            return OptionalLong.empty();
+        } catch (ExecutionException e) {
+            throw new IOException("cannot read the committed offsets of group " + group + ": " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while reading committed offsets", e);
+        } finally {
+            admin.close(closeWait);
+        }
+    }
+
     /**
-     * The writer group's committed offset of {@code tp} (-1: none), or empty when it is not stable
-     * within {@code wait}.
-     *
-     * <p>Stable: not the offset before a commit still in flight (the last owner's), which the
-     * task's consumer would start past once it is decided, leaving the commands in between
-     * unapplied here. Asked by a consumer of the group that does not join it: a
-     * {@code read_committed} consumer's {@code committed()} asks for stable offsets and retries
-     * while one is in flight. (The admin client's {@code requireStable} does not wait: it leaves
-     * the partition out of its answer, which reads as "no offset committed".)
+     * The writer group's stable committed offset of {@code tp} (-1: none), waited for. Asked by a
+     * consumer of the group that never joins it: {@code committed()} asks for stable offsets, and
+     * retries while a commit is in flight. A transaction that stays open past {@link #STABLE_WAIT}
+     * is warned about each time, and waited for on.
      */
-    private OptionalLong committedOffset(TopicPartition tp, Duration wait) throws IOException {
+    private long awaitStableCommittedOffset(TopicPartition tp) throws IOException {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            OffsetAndMetadata o = consumer.committed(Set.of(tp), wait).get(tp);
-            return OptionalLong.of(o == null ? -1 : o.offset());
-        } catch (org.apache.kafka.common.errors.TimeoutException e) {
-            return OptionalLong.empty();
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        try {
+            for (long waited = 0; ; waited += STABLE_WAIT.toSeconds()) {
+                try {
+                    OffsetAndMetadata o = consumer.committed(Set.of(tp), STABLE_WAIT).get(tp);
+                    return o == null ? -1 : o.offset();
+                } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                    log.warn("{}: the writer group's committed offset is still not stable after {} s (a transaction still open, "
+                            + "or the group coordinator unreachable); waiting on", tp, waited + STABLE_WAIT.toSeconds());
+                }
+            }
         } catch (KafkaException e) {
             throw new IOException("cannot read the committed offsets of group " + group + ": " + e, e);
+        } finally {
+            consumer.close(CloseOptions.timeout(Duration.ofSeconds(1))); // nothing of ours is pending; an unanswered fetch need not be
         }
     }
 }
