@@ -139,15 +139,22 @@ public final class CommandReplay implements AutoCloseable {
         }
         long committed = stable.getAsLong();
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
-        // A catch-up that replayed up to the committed offset leaves the store current even when its last records
-        // recorded no applied offset (a duplicate commandId, a record that failed validation or did not decode):
-        // replaying them again would change nothing, and asking again would never end.
-        if (committed <= Math.max(applied + 1, replayedTo.getOrDefault(partition, -1L))) {
+        if (current(partition, applied, committed)) {
             return Check.CURRENT;
         }
         log.info("partition {}: the tablespace has applied {} up to offset {}, the writer group committed {}: catching up",
                 partition, tp.topic(), applied, committed);
         return Check.BEHIND;
+    }
+
+    /**
+     * Whether a store that applied up to {@code applied} has every command before {@code committed}.
+     * A catch-up that replayed up to the committed offset leaves the store current even when its last
+     * records recorded no applied offset (a duplicate commandId, a record that failed validation or did
+     * not decode): replaying them again would change nothing, and asking again would never end.
+     */
+    private boolean current(int partition, long applied, long committed) {
+        return committed <= Math.max(applied + 1, replayedTo.getOrDefault(partition, -1L));
     }
 
     /**
@@ -183,7 +190,8 @@ public final class CommandReplay implements AutoCloseable {
         t.setDaemon(true);
         threads.add(t);
         t.start();
-        return new LockException("partition " + partition + ": tablespace behind the writer group; catching it up on thread "
+        return new LockException("partition " + partition + ": tablespace behind the writer group, or not known to be current; "
+                + "checking and catching it up on thread "
                 + t.getName());
     }
 
@@ -191,7 +199,7 @@ public final class CommandReplay implements AutoCloseable {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long committed = awaitStableCommittedOffset(tp);
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
-        if (committed <= applied + 1) {
+        if (current(partition, applied, committed)) {
             log.info("partition {}: the writer group committed {} up to offset {}: the tablespace is current", partition, tp.topic(),
                     committed);
             return new PartitionReplayer.Result(0, 0, 0, committed);
