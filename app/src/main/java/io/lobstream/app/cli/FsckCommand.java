@@ -4,12 +4,16 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.ingest.http.LobHttpServer;
+import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -20,14 +24,25 @@ import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.concurrent.Callable;
 
-/** {@code ./lobstream fsck DIR}: checks every tablespace of a data directory (the node must be stopped). */
+/**
+ * {@code ./lobstream fsck [DIR | --data-dir DIR]}: checks every tablespace of a data directory (the
+ * node must be stopped). {@code --data-dir} and its default are the node's, so the directory a
+ * node was started with is named the same way here.
+ */
 @Command(name = "fsck", mixinStandardHelpOptions = true,
         description = {"Check every tablespace under a data directory: each page is exactly one of live, pending purge or free; "
                 + "every checksum holds; index and pages agree. Stop the node first (the index is locked while it runs).",
                 "Exit status: 0 clean, 1 problems found, 2 cannot check."})
 final class FsckCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "DIR", description = "The data directory (or one tablespace directory).")
-    Path dir;
+    @Parameters(index = "0", arity = "0..1", paramLabel = "DIR",
+            description = "The data directory (or one tablespace directory); the same as --data-dir.")
+    Path dirArgument;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "The data directory (default: lobstream-data, the node's).")
+    Path dataDir;
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = "--json", description = "Print one JSON object.")
     boolean json;
@@ -37,6 +52,10 @@ final class FsckCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (dirArgument != null && dataDir != null && !dirArgument.equals(dataDir)) {
+            throw new ParameterException(spec.commandLine(), "fsck: give the directory once, as DIR or as --data-dir, not both");
+        }
+        Path dir = dirArgument != null ? dirArgument : dataDir != null ? dataDir : Path.of(LobStreamConfig.DATA_DIR.defaultValue());
         if (!Files.isDirectory(dir)) {
             System.err.println("fsck: " + dir + " is not a directory");
             return 2;
