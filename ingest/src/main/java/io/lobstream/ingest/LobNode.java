@@ -1,7 +1,9 @@
 package io.lobstream.ingest;
 
 import io.lobstream.ingest.http.LobHttpServer;
+import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.CommandReplay;
+import io.lobstream.ingest.writer.PurgeProgress;
 import io.lobstream.ingest.writer.TablespaceRegistry;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
@@ -46,6 +48,7 @@ public final class LobNode implements AutoCloseable {
     private KafkaStreams streams;
     private KafkaStreamsMetrics streamsMetrics;
     private CommandReplay catchUps;
+    private AdminPurgeProgress purgeProgress;
 
     public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
         this.config = config;
@@ -64,7 +67,12 @@ public final class LobNode implements AutoCloseable {
         http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
                 config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
         catchUps = new CommandReplay(config, new WriterMetrics(meters));
-        streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps), streamsProperties());
+        PurgeProgress progress = PurgeProgress.UNKNOWN;
+        if (config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS) > 0) {
+            progress = purgeProgress = new AdminPurgeProgress(config, partitions);
+        }
+        streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, progress),
+                streamsProperties());
         streams.setUncaughtExceptionHandler(e -> {
             log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
@@ -170,6 +178,9 @@ public final class LobNode implements AutoCloseable {
     private void closeRest() {
         if (catchUps != null) {
             catchUps.close(); // after the stream threads: none starts another
+        }
+        if (purgeProgress != null) {
+            purgeProgress.close();
         }
         if (streamsMetrics != null) {
             streamsMetrics.close();

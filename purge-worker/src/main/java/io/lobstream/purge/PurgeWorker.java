@@ -61,11 +61,14 @@ import java.util.function.Supplier;
  * tablespaces the node has open, and follows them through the writers' rebalances. With several
  * nodes each one purges its own partitions, and the offsets still go to the purge group, so a
  * partition that moves is purged on from where its last purger stopped, and a worker commits no
- * offset for a partition its node gave up meanwhile. While a partition moves, both nodes may read
+ * offset for a partition its node has closed. While a partition moves, both nodes may read
  * the same undo records: a reclaim is applied once, the writer ignores the others (version no
  * longer pending) or rejects them (pages of the other node's copy), and undo records of another
- * copy may count as stale or corrupt here. The versions they named are reclaimed all the same:
- * their node produces their undo records again when it opens the tablespace.
+ * copy are skipped here. A node that lost a partition without knowing it yet (its stream thread
+ * stalled past the group's timeouts) still has it open, and its worker may commit past the new
+ * owner's undo records: these workers are not fenced by the writer group. The versions are
+ * reclaimed all the same: their node produces their undo records again when it opens the
+ * tablespace, and when purge has consumed them without a reclaim ({@code lob.undo.resend.interval.ms}).
  */
 public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);

@@ -82,11 +82,16 @@ public final class LobStreamConfig {
                     + "partition can only be rebuilt from what is left.");
     public static final ConfigKey<String> PURGE_GROUP = ConfigKey.string("lob.purge.group", "lobstream-purge",
             "Consumer group of the purge workers on the undo-history topic.");
+    public static final ConfigKey<Integer> UNDO_RESEND_INTERVAL_MS = ConfigKey.integer("lob.undo.resend.interval.ms", 30_000, 0,
+            Integer.MAX_VALUE, "How often each node reads how far the purge group has consumed lob.undo-history. A version "
+                    + "still pending purge after the group consumed its undo record, and one interval more, has its undo record "
+                    + "produced again (the record was lost: skipped by a purge worker on a node that had lost the partition, or "
+                    + "read with a transient I/O error). 0: never.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
             COMMIT_INTERVAL_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS, COMPACT_INTERVAL_MS,
-            COMMANDS_RETENTION_MS, PURGE_GROUP);
+            COMMANDS_RETENTION_MS, PURGE_GROUP, UNDO_RESEND_INTERVAL_MS);
 
     private final Map<String, Object> props;
 

@@ -18,7 +18,8 @@ public final class WriterMetrics {
         this.registry = registry;
         this.undoRecords = Counter.builder("lob_undo_records").description("Undo records produced").register(registry);
         this.undoReemitted = Counter.builder("lob_undo_records_reemitted")
-                .description("Undo records produced again for commands found applied after a crash").register(registry);
+                .description("Undo records produced again: for commands found applied after a crash, for the versions pending "
+                        + "when a tablespace opens, and for versions still pending after purge consumed their undo records").register(registry);
         this.reclaimApplyLag = Timer.builder("lob_reclaim_apply_lag_seconds").publishPercentileHistogram()
                 .description("From a purge worker producing a ReclaimRecord to the writer freeing its pages").register(registry);
     }

@@ -1,0 +1,92 @@
+package io.lobstream.app;
+
+import io.lobstream.app.bench.KafkaTools;
+import io.lobstream.purge.PurgeWorker;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LobStoreConfig;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Undo records purge consumed without a reclaim are produced again: a purge worker that kept
+ * following a partition its node had lost skips the new owner's undo records as another copy's
+ * and commits past them. Here the purge group's offsets are moved past undo records no worker
+ * read, as such a worker's commit would; the versions they named must still be reclaimed.
+ */
+class UndoResendIT {
+    static final int PARTITIONS = 2;
+
+    @TempDir
+    static Path dir;
+
+    static TestPipeline pipeline;
+
+    @BeforeAll
+    static void start() throws Exception {
+        pipeline = TestPipeline.start(dir, Map.of(LobStreamConfig.PARTITIONS.name(), PARTITIONS,
+                LobStreamConfig.UNDO_RESEND_INTERVAL_MS.name(), 500));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (pipeline != null) {
+            pipeline.close();
+        }
+    }
+
+    @Test
+    void versionsWhoseUndoRecordsPurgeSkippedAreStillReclaimed() throws Exception {
+        LobStreamConfig config = pipeline.config;
+        pipeline.purge.close(); // no worker reads the undo records below
+        pipeline.purgeThread.join(10_000);
+        assertThat(pipeline.purgeThread.isAlive()).isFalse();
+
+        for (int i = 0; i < 3; i++) {
+            for (String id : new String[] {"a", "b", "c", "d"}) {
+                pipeline.client.put(id, TestPipeline.bytes(30_000 + i, id.hashCode() + i), null).applied().get();
+            }
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> pipeline.node.tablespaces().totals().historyLength() == 8);
+        double resentBefore = pipeline.node.meters().get("lob_undo_records_reemitted").counter().count();
+
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap()))) {
+            // what a worker that skipped them would have committed: the end of every undo-history partition
+            Map<TopicPartition, Long> end = KafkaTools.endOffsets(admin, config.topics().undoHistory(), PARTITIONS,
+                    IsolationLevel.READ_COMMITTED);
+            Map<TopicPartition, OffsetAndMetadata> skipped = new HashMap<>();
+            end.forEach((tp, offset) -> skipped.put(tp, new OffsetAndMetadata(offset)));
+            admin.alterConsumerGroupOffsets(config.get(LobStreamConfig.PURGE_GROUP), skipped).all().get();
+        }
+        PurgeWorker worker = PurgeWorker.following(config, LobStoreConfig.defaults(), "it-resend", pipeline.node.meters(),
+                () -> pipeline.node.tablespaces().all().keySet(), 0, 1);
+        Thread thread = new Thread(worker, "purge-it-resend");
+        thread.start();
+        try {
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> pipeline.node.tablespaces().totals().historyLength() == 0);
+            assertThat(pipeline.node.meters().get("lob_undo_records_reemitted").counter().count() - resentBefore)
+                    .as("undo records produced again").isGreaterThanOrEqualTo(8);
+            assertThat(pipeline.fsck().problems()).isEmpty();
+            // compaction's moved versions are history for a moment too: it frees them itself
+            await().atMost(Duration.ofSeconds(30)).until(() -> pipeline.fsck().pagesHistory() == 0);
+        } finally {
+            worker.close();
+            thread.join(10_000);
+        }
+    }
+}
