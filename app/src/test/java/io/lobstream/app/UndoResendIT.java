@@ -50,19 +50,23 @@ class UndoResendIT {
     }
 
     @Test
-    void versionsWhoseUndoRecordsPurgeSkippedAreStillReclaimed() throws Exception {
+    void versionsWhoseUndoRecordsPurgeSkippedAreStillReclaimedAndNoOthers() throws Exception {
         LobStreamConfig config = pipeline.config;
+        double resentAtStart = reemitted();
+        // purge as usual: nothing is produced again. A version becomes due a commit interval and 5 s after the
+        // check that finds its undo record consumed, so 8 s after the last one is past when a wrong one would be.
+        putThreeVersionsOf("e", "f", "g", "h");
+        await().atMost(Duration.ofSeconds(60)).until(() -> pipeline.node.tablespaces().totals().historyLength() == 0);
+        Thread.sleep(8_000);
+        assertThat(reemitted() - resentAtStart).as("undo records produced again while purge reclaims everything").isZero();
+
         pipeline.purge.close(); // no worker reads the undo records below
         pipeline.purgeThread.join(10_000);
         assertThat(pipeline.purgeThread.isAlive()).isFalse();
 
-        for (int i = 0; i < 3; i++) {
-            for (String id : new String[] {"a", "b", "c", "d"}) {
-                pipeline.client.put(id, TestPipeline.bytes(30_000 + i, id.hashCode() + i), null).applied().get();
-            }
-        }
+        putThreeVersionsOf("a", "b", "c", "d");
         await().atMost(Duration.ofSeconds(30)).until(() -> pipeline.node.tablespaces().totals().historyLength() == 8);
-        double resentBefore = pipeline.node.meters().get("lob_undo_records_reemitted").counter().count();
+        double resentBefore = reemitted();
 
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap()))) {
             // what a worker that skipped them would have committed: the end of every undo-history partition
@@ -79,7 +83,7 @@ class UndoResendIT {
         try {
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
                     .until(() -> pipeline.node.tablespaces().totals().historyLength() == 0);
-            assertThat(pipeline.node.meters().get("lob_undo_records_reemitted").counter().count() - resentBefore)
+            assertThat(reemitted() - resentBefore)
                     .as("undo records produced again").isGreaterThanOrEqualTo(8);
             assertThat(pipeline.fsck().problems()).isEmpty();
             // compaction's moved versions are history for a moment too: it frees them itself
@@ -88,5 +92,18 @@ class UndoResendIT {
             worker.close();
             thread.join(10_000);
         }
+    }
+
+    /** Three versions of each id, each applied before the next is sent: two superseded versions per id. */
+    private static void putThreeVersionsOf(String... ids) throws Exception {
+        for (int i = 0; i < 3; i++) {
+            for (String id : ids) {
+                pipeline.client.put(id, TestPipeline.bytes(30_000 + i, id.hashCode() + i), null).applied().get();
+            }
+        }
+    }
+
+    private static double reemitted() {
+        return pipeline.node.meters().get("lob_undo_records_reemitted").counter().count();
     }
 }

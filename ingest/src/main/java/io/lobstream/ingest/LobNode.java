@@ -64,28 +64,33 @@ public final class LobNode implements AutoCloseable {
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IOException("cannot create or check the topics on " + config.bootstrap() + ": " + e.getCause(), e.getCause());
         }
-        http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
-                config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
-        catchUps = new CommandReplay(config, new WriterMetrics(meters));
-        PurgeProgress progress = PurgeProgress.UNKNOWN;
-        if (config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS) > 0) {
-            progress = purgeProgress = new AdminPurgeProgress(config, partitions);
+        try {
+            http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
+                    config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
+            catchUps = new CommandReplay(config, new WriterMetrics(meters));
+            PurgeProgress progress = PurgeProgress.UNKNOWN;
+            if (config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS) > 0) {
+                progress = purgeProgress = new AdminPurgeProgress(config, partitions);
+            }
+            streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, progress),
+                    streamsProperties());
+            streams.setUncaughtExceptionHandler(e -> {
+                log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
+                return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+            });
+            streams.setStateListener((now, before) -> log.info("writer {} -> {}", before, now));
+            Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
+                    .description("Versions superseded and not yet reclaimed, all tablespaces open on this node "
+                            + "(lob_history_length has them per tablespace)").register(meters);
+            streamsMetrics = new KafkaStreamsMetrics(streams);
+            streamsMetrics.bindTo(meters);
+            http.attach(streams);
+            http.start();
+            streams.start();
+        } catch (IOException | RuntimeException | Error e) {
+            close(); // the Kafka clients, the catch-up threads and the HTTP port of a node that did not start
+            throw e;
         }
-        streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, progress),
-                streamsProperties());
-        streams.setUncaughtExceptionHandler(e -> {
-            log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-        });
-        streams.setStateListener((now, before) -> log.info("writer {} -> {}", before, now));
-        Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
-                .description("Versions superseded and not yet reclaimed, all tablespaces open on this node "
-                        + "(lob_history_length has them per tablespace)").register(meters);
-        streamsMetrics = new KafkaStreamsMetrics(streams);
-        streamsMetrics.bindTo(meters);
-        http.attach(streams);
-        http.start();
-        streams.start();
         log.info("node up: HTTP API on http://{}:{}", http.hostInfo().host(), http.port());
         return this;
     }

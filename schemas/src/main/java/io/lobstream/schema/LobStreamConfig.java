@@ -83,10 +83,10 @@ public final class LobStreamConfig {
     public static final ConfigKey<String> PURGE_GROUP = ConfigKey.string("lob.purge.group", "lobstream-purge",
             "Consumer group of the purge workers on the undo-history topic.");
     public static final ConfigKey<Integer> UNDO_RESEND_INTERVAL_MS = ConfigKey.integer("lob.undo.resend.interval.ms", 30_000, 0,
-            Integer.MAX_VALUE, "How often each node reads how far the purge group has consumed lob.undo-history. A version "
-                    + "still pending purge after the group consumed its undo record, and one interval more, has its undo record "
-                    + "produced again (the record was lost: skipped by a purge worker on a node that had lost the partition, or "
-                    + "read with a transient I/O error). 0: never.");
+            Integer.MAX_VALUE, "How often each node reads how far the purge group has consumed lob.undo-history and the "
+                    + "writer has applied lob.reclaim. A version still pending purge after both had passed its undo record has it "
+                    + "produced again (purge consumed it without a reclaim: a purge worker on a node that had lost the partition "
+                    + "skipped it, or a page read failed); again and again, waiting twice as long each time. 0: never.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,

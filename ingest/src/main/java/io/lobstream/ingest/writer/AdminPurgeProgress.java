@@ -13,43 +13,57 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * {@link PurgeProgress} from the admin client: every {@code lob.undo.resend.interval.ms} a
- * thread of the node reads each undo-history partition's last stable offset and the purge
- * group's committed offset. When the committed offset has reached the end offset seen at the
- * previous check, every undo record committed before that check has been consumed; that time is
- * published one check later, once the reclaims committed with those offsets have had an
- * interval to reach the writer.
+ * {@link PurgeProgress} from the admin client. Every {@code lob.undo.resend.interval.ms} a thread
+ * of the node reads, for each partition: the purge group's committed offset on
+ * {@code lob.undo-history}, then the stable end offsets of {@code lob.undo-history} and
+ * {@code lob.reclaim}, then the writer group's committed offset on {@code lob.reclaim}.
+ *
+ * <ol>
+ * <li>Each check samples (its start time, the undo-history end offset).</li>
+ * <li>A sample whose end offset the purge group's committed offset has reached says: every undo
+ * record committed before that time has been consumed. Purge commits its offsets in the
+ * transaction of the reclaim records it made from them, so those reclaims are all below the
+ * {@code lob.reclaim} end offset read after it.</li>
+ * <li>That time is published once the writer group's committed offset on {@code lob.reclaim} has
+ * reached that end offset: the writer has applied every reclaim those undo records gave. A
+ * version superseded before it and still pending was consumed without a reclaim.</li>
+ * </ol>
+ * Offsets that move backwards (a topic recreated, a group reset) forget what was known.
  */
 public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdminPurgeProgress.class);
-    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
-
-    private record Sample(long atMillis, long endOffset) {
-    }
+    private static final long CALL_TIMEOUT_MS = 10_000;
+    private static final long WARN_EVERY_MS = 60_000;
 
     private final Admin admin;
     private final String undoTopic;
+    private final String reclaimTopic;
     private final String purgeGroup;
+    private final String writerGroup;
     private final int partitions;
     private final ScheduledExecutorService thread;
-    /** Per partition: the end offset at the last check (touched by the check thread only). */
-    private final Map<Integer, Sample> lastSample = new HashMap<>();
-    /** Per partition: the time established at the last check, to be published at the next (check thread only). */
-    private final Map<Integer, Long> established = new HashMap<>();
+    private final Map<Integer, PartitionProgress> progress = new HashMap<>(); // the check thread's
     private final Map<Integer, Long> published = new ConcurrentHashMap<>();
+    private long lastWarning;
 
     public AdminPurgeProgress(LobStreamConfig config, int partitions) {
         this.admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
         this.undoTopic = config.topics().undoHistory();
+        this.reclaimTopic = config.topics().reclaim();
         this.purgeGroup = config.get(LobStreamConfig.PURGE_GROUP);
+        this.writerGroup = config.get(LobStreamConfig.APPLICATION_ID);
         this.partitions = partitions;
         long every = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -68,42 +82,114 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     private void check() {
         try {
             long now = System.currentTimeMillis();
+            Map<TopicPartition, OffsetAndMetadata> purged = committed(purgeGroup);
             Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
             for (int p = 0; p < partitions; p++) {
                 latest.put(new TopicPartition(undoTopic, p), OffsetSpec.latest());
+                latest.put(new TopicPartition(reclaimTopic, p), OffsetSpec.latest());
             }
             Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends =
-                    admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
-                            .all().get(CALL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(purgeGroup)
-                    .partitionsToOffsetAndMetadata().get(CALL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                    admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
+                            .get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            Map<TopicPartition, OffsetAndMetadata> applied = committed(writerGroup);
             for (int p = 0; p < partitions; p++) {
-                TopicPartition tp = new TopicPartition(undoTopic, p);
-                Long before = established.remove(p);
-                if (before != null) {
+                TopicPartition undo = new TopicPartition(undoTopic, p);
+                TopicPartition reclaim = new TopicPartition(reclaimTopic, p);
+                if (ends.get(undo) == null || ends.get(reclaim) == null) {
+                    continue;
+                }
+                long before = progress.computeIfAbsent(p, k -> new PartitionProgress())
+                        .advance(now, offset(purged.get(undo)), ends.get(undo).offset(), ends.get(reclaim).offset(),
+                                offset(applied.get(reclaim)));
+                if (before == Long.MIN_VALUE) {
+                    published.remove(p);
+                } else {
                     published.put(p, before);
-                }
-                Sample previous = lastSample.get(p);
-                OffsetAndMetadata c = committed.get(tp);
-                if (previous != null && c != null && c.offset() >= previous.endOffset()) {
-                    established.put(p, previous.atMillis());
-                }
-                ListOffsetsResult.ListOffsetsResultInfo end = ends.get(tp);
-                if (end != null) {
-                    lastSample.put(p, new Sample(now, end.offset()));
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            // nothing is published meanwhile that was not true before: the next check tries again
-            log.debug("purge progress of group {} on {} not read: {}", purgeGroup, undoTopic, e.toString());
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            // nothing new is published meanwhile; the next check tries again
+            long now = System.currentTimeMillis();
+            if (now - lastWarning >= WARN_EVERY_MS) {
+                lastWarning = now;
+                log.warn("cannot read how far purge group {} has consumed {} (undo records it lost are not produced again "
+                        + "meanwhile): {}", purgeGroup, undoTopic, e.toString());
+            }
         }
+    }
+
+    private Map<TopicPartition, OffsetAndMetadata> committed(String group)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        return admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    }
+
+    private static long offset(OffsetAndMetadata om) {
+        return om == null ? -1 : om.offset();
     }
 
     @Override
     public void close() {
         thread.shutdownNow();
         admin.close(Duration.ofSeconds(1));
+    }
+
+    /** One partition's steps (package-private for its test). */
+    static final class PartitionProgress {
+        /** Samples kept: purge may be this many checks behind and still be followed. */
+        static final int SAMPLES = 64;
+
+        private record Sample(long atMillis, long undoEnd) {
+        }
+
+        /** Undo records committed before {@code consumedBefore} have been consumed; their reclaims are below {@code reclaimEnd}. */
+        private record Consumed(long consumedBefore, long reclaimEnd) {
+        }
+
+        private final Deque<Sample> samples = new ArrayDeque<>();
+        private final Deque<Consumed> consumed = new ArrayDeque<>();
+        private long published = Long.MIN_VALUE;
+
+        /**
+         * One check, read in this order: {@code purgedTo} (the purge group's committed offset, -1 if none), {@code undoEnd},
+         * {@code reclaimEnd} (stable end offsets), {@code appliedTo} (the writer group's committed offset on lob.reclaim, -1
+         * if none); {@code now} was taken before them all.
+         *
+         * @return what to publish: the consumedBefore time, or {@link Long#MIN_VALUE}
+         */
+        long advance(long now, long purgedTo, long undoEnd, long reclaimEnd, long appliedTo) {
+            // purgedTo was read before undoEnd, so it cannot pass it unless the topic was recreated; appliedTo was read
+            // after reclaimEnd, and may pass it
+            boolean backwards = (!samples.isEmpty() && undoEnd < samples.peekLast().undoEnd()) || purgedTo > undoEnd
+                    || (!consumed.isEmpty() && reclaimEnd < consumed.peekLast().reclaimEnd());
+            if (backwards) { // a topic recreated or a group's offsets reset: start over
+                samples.clear();
+                consumed.clear();
+                published = Long.MIN_VALUE;
+            }
+            Sample reached = null;
+            while (!samples.isEmpty() && samples.peekFirst().undoEnd() <= purgedTo) {
+                reached = samples.pollFirst();
+            }
+            if (reached != null) {
+                consumed.addLast(new Consumed(reached.atMillis(), reclaimEnd));
+            }
+            Consumed applied = null;
+            while (!consumed.isEmpty() && consumed.peekFirst().reclaimEnd() <= Math.max(appliedTo, 0)) {
+                applied = consumed.pollFirst();
+            }
+            if (applied != null) {
+                published = applied.consumedBefore();
+            }
+            samples.addLast(new Sample(now, undoEnd));
+            if (samples.size() > SAMPLES) {
+                samples.pollFirst();
+            }
+            if (consumed.size() > SAMPLES) {
+                consumed.pollFirst();
+            }
+            return published;
+        }
     }
 }

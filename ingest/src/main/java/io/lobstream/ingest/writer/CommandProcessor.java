@@ -18,8 +18,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * Applies LobCommands to the task's tablespace (through {@link CommandApplier}) and emits an
@@ -40,34 +38,25 @@ import java.util.Map;
  * tablespace's compaction. A punctuation also makes the task commit, so the commit that follows
  * gives the free tail that compaction gathered back to the file system, idle or not. Every
  * {@code lob.undo.resend.interval.ms} it produces again the undo records purge consumed without a
- * reclaim ({@link #resendConsumedUnreclaimed}).
+ * reclaim ({@link UndoResender}).
  */
 final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private static final Logger log = LoggerFactory.getLogger(CommandProcessor.class);
     static final String UNDO_SINK = "undo-history";
     static final int HOUSEKEEPING_SECONDS = 10;
-    /** Added to the commit interval: how late a transaction may commit the undo records forwarded in it. */
-    static final long RESEND_MARGIN_MS = 5_000;
 
     private final CommandApplier applier;
     private final long uploadTimeoutMs;
     private final long dedupeWindowMs;
     private final Duration compactEvery;
-    private final PurgeProgress purgeProgress;
-    private final long resendEveryMs;
-    /** How long after its forward an undo record may still be uncommitted: a commit interval, and a margin. */
-    private final long commitSlackMs;
-    /** lobId and version → when this task last produced the version's undo record again (pending versions only). */
-    private final Map<String, Long> reemittedAt = new HashMap<>();
+    private final UndoResender resender;
     /** Wall-clock time of the last command processed (or of the task's start): how long the partition has been quiet. */
     private long lastRecordAtMs;
 
     CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, long maxValueBytes, int partitions, long uploadTimeoutMs,
-                     long dedupeWindowMs, Duration compactEvery, PurgeProgress purgeProgress, long resendEveryMs, long commitIntervalMs) {
+                     long dedupeWindowMs, Duration compactEvery, UndoResender resender) {
         super(deserializer, LobCommand.class, metrics);
-        this.purgeProgress = purgeProgress;
-        this.resendEveryMs = resendEveryMs;
-        this.commitSlackMs = commitIntervalMs + RESEND_MARGIN_MS;
+        this.resender = resender;
         this.applier = new CommandApplier(maxValueBytes, partitions);
         this.uploadTimeoutMs = uploadTimeoutMs;
         this.dedupeWindowMs = dedupeWindowMs;
@@ -88,8 +77,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 throw new UncheckedIOException(e);
             }
         });
-        if (resendEveryMs > 0) {
-            context.schedule(Duration.ofMillis(resendEveryMs), PunctuationType.WALL_CLOCK_TIME, this::resendConsumedUnreclaimed);
+        if (resender.enabled()) {
+            context.schedule(resender.every(), PunctuationType.WALL_CLOCK_TIME, this::resendConsumedUnreclaimed);
         }
         Cancellable[] once = new Cancellable[1];
         once[0] = context.schedule(Duration.ofMillis(1), PunctuationType.WALL_CLOCK_TIME, now -> {
@@ -117,45 +106,22 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         }
     }
 
-    /**
-     * Produces again the undo record of every version that is still pending although the purge
-     * group consumed that record (see {@link PurgeProgress#consumedBefore}): purge consumed it
-     * without a reclaim. A purge worker still following a partition its node has lost skips this
-     * copy's records as another copy's and commits past them; one that cannot read a version's
-     * pages logs it and commits past it. Without this the version would stay history until the
-     * tablespace is next opened, and the partition's backpressure would count it for good. The
-     * undo record's last production is its supersede time or this task's last re-emission, plus
-     * a commit interval and a margin for its transaction; a version whose reclaim is still on its
-     * way is at worst purged twice, and its second reclaim is ignored.
-     */
+    /** Produces again the undo records purge consumed without reclaiming their versions ({@link UndoResender}). */
     private void resendConsumedUnreclaimed(long now) {
-        long consumedBefore = purgeProgress.consumedBefore(context.taskId().partition());
-        if (consumedBefore == Long.MIN_VALUE) {
+        java.util.List<VersionEntry> due = resender.due(context.taskId().partition(), store(), now);
+        if (due.isEmpty()) {
             return;
         }
-        Map<String, Long> pendingReemitted = new HashMap<>();
-        int resent = 0;
-        for (VersionEntry e : store().pendingToPurge(Integer.MAX_VALUE)) {
-            String key = reemitKey(e);
-            long producedAt = Math.max(e.supersededAtMillis(), reemittedAt.getOrDefault(key, Long.MIN_VALUE));
-            if (producedAt < consumedBefore - commitSlackMs) {
-                emitUndo(e, true);
-                resent++;
-            }
-            Long at = reemittedAt.get(key);
-            if (at != null) {
-                pendingReemitted.put(key, at);
-            }
+        for (VersionEntry e : due) {
+            emitUndo(e, true);
         }
-        reemittedAt.keySet().retainAll(pendingReemitted.keySet()); // forget versions reclaimed since
-        if (resent > 0) {
-            log.warn("{}: {} versions still pending after purge consumed their undo records; produced them again", store().name(),
-                    resent);
+        int most = resender.resent(due, System.currentTimeMillis());
+        log.warn("{}: {} versions still pending after purge consumed their undo records; produced them again", store().name(),
+                due.size());
+        if (most >= 3) {
+            log.error("{}: versions pending although their undo records were produced {} times: purge cannot reclaim them "
+                    + "(see the purge workers' log, and the writer's for rejected reclaims)", store().name(), most);
         }
-    }
-
-    private static String reemitKey(VersionEntry e) {
-        return e.version() + "/" + e.lobId();
     }
 
     /**
@@ -218,7 +184,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 .build();
         context.forward(new Record<Object, Object>(old.lobId(), undo, context.currentSystemTimeMs()), UNDO_SINK);
         if (reemitted) {
-            reemittedAt.put(reemitKey(old), context.currentSystemTimeMs());
+            resender.reemitted(old, System.currentTimeMillis());
         }
         metrics.undo(reemitted);
     }

@@ -7,9 +7,8 @@ package io.lobstream.ingest.writer;
 public interface PurgeProgress {
     /**
      * A wall-clock time (ms) such that every undo record committed to {@code partition} before it
-     * had been consumed by the purge group (its offset committed) at least one check interval ago,
-     * so the reclaim records produced with that commit have had that long to reach the writer; or
-     * {@link Long#MIN_VALUE} while that is not known.
+     * has been consumed by the purge group, and every reclaim record made from those has been
+     * applied by the writer; or {@link Long#MIN_VALUE} while that is not known.
      */
     long consumedBefore(int partition);
 

@@ -51,8 +51,8 @@ public final class WriterTopology {
         t.addSource("commands", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.commands());
         t.addSource("reclaims", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.reclaim());
         t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
-                partitions, uploadTimeout, dedupeWindow, compactEvery, purgeProgress, config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS),
-                config.get(LobStreamConfig.COMMIT_INTERVAL_MS)), "commands");
+                partitions, uploadTimeout, dedupeWindow, compactEvery, new UndoResender(purgeProgress,
+                config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS), config.get(LobStreamConfig.COMMIT_INTERVAL_MS))), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, catchUps), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");

@@ -1,0 +1,112 @@
+package io.lobstream.ingest.writer;
+
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.index.VersionEntry;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One writer task's record of the undo records it produced again, and the choice of those to
+ * produce again now: the versions still pending although purge consumed their undo records and
+ * the writer applied every reclaim that came of it ({@link PurgeProgress}). Purge consumed them
+ * without a reclaim: a purge worker still following a partition its node has lost skips this
+ * copy's records as another copy's and commits past them; one that cannot read a version's pages
+ * logs it and commits past it. Without this the version would stay history until the
+ * tablespace is next opened, and count against the partition's backpressure meanwhile.
+ *
+ * <p>An undo record was last produced when its version was superseded or when this task produced
+ * it again, and was committed at most a commit interval and {@link #MARGIN_MS} later. A version
+ * produced again and still not reclaimed waits twice as long each time (purge may be unable to
+ * read it, or the writer reject its reclaim: both say why in their logs), up to 128 intervals.
+ */
+final class UndoResender {
+    /** Added to the commit interval: how late a transaction may commit the undo records forwarded in it. */
+    static final long MARGIN_MS = 5_000;
+    /** At most this many undo records per round, so one transaction stays small; the rest wait for the next round. */
+    static final int MAX_PER_ROUND = 10_000;
+    private static final int MAX_BACKOFF_SHIFT = 7;
+
+    private record Produced(long atMillis, int resends) {
+    }
+
+    private final PurgeProgress progress;
+    private final long everyMs;
+    private final long slackMs;
+    /** Pending versions this task produced again: when, and how many times for lack of a reclaim. */
+    private final Map<String, Produced> produced = new HashMap<>();
+    private long lastConsumedBefore = Long.MIN_VALUE;
+    /** Versions were left for a later round (backoff, or the cap): look again even if purge did not move. */
+    private boolean waiting;
+
+    UndoResender(PurgeProgress progress, long everyMs, long commitIntervalMs) {
+        this.progress = progress;
+        this.everyMs = everyMs;
+        this.slackMs = commitIntervalMs + MARGIN_MS;
+    }
+
+    boolean enabled() {
+        return everyMs > 0;
+    }
+
+    Duration every() {
+        return Duration.ofMillis(everyMs);
+    }
+
+    /** The task produced {@code version}'s undo record again (the tablespace opened, or its command came again). */
+    void reemitted(VersionEntry version, long atMillis) {
+        if (enabled()) {
+            produced.merge(key(version), new Produced(atMillis, 0), (old, now) -> new Produced(atMillis, old.resends()));
+        }
+    }
+
+    /** The pending versions of {@code store} (the task's partition {@code partition}) whose undo records to produce again now. */
+    List<VersionEntry> due(int partition, DefaultLobStore store, long now) {
+        long consumedBefore = progress.consumedBefore(partition);
+        if (consumedBefore == Long.MIN_VALUE || (consumedBefore == lastConsumedBefore && !waiting)) {
+            return List.of(); // nothing new to tell
+        }
+        lastConsumedBefore = consumedBefore;
+        waiting = false;
+        List<VersionEntry> due = new ArrayList<>();
+        Set<String> pending = new HashSet<>();
+        for (VersionEntry e : store.pendingToPurge(Integer.MAX_VALUE)) {
+            String key = key(e);
+            pending.add(key);
+            Produced last = produced.get(key);
+            long producedAt = Math.max(e.supersededAtMillis(), last == null ? Long.MIN_VALUE : last.atMillis());
+            if (producedAt >= consumedBefore - slackMs) {
+                continue; // not known to be consumed yet
+            }
+            if ((last != null && now - last.atMillis() < everyMs << Math.min(last.resends(), MAX_BACKOFF_SHIFT))
+                    || due.size() == MAX_PER_ROUND) {
+                waiting = true;
+                continue;
+            }
+            due.add(e);
+        }
+        produced.keySet().retainAll(pending); // forget versions reclaimed since
+        return due;
+    }
+
+    /** {@code due} were produced again at {@code atMillis}; returns the most times one of them has been. */
+    int resent(List<VersionEntry> due, long atMillis) {
+        int most = 0;
+        for (VersionEntry e : due) {
+            Produced last = produced.get(key(e));
+            int resends = (last == null ? 0 : last.resends()) + 1;
+            produced.put(key(e), new Produced(atMillis, resends));
+            most = Math.max(most, resends);
+        }
+        return most;
+    }
+
+    private static String key(VersionEntry e) {
+        return e.version() + "/" + e.lobId();
+    }
+}
