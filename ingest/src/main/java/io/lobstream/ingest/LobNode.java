@@ -3,7 +3,7 @@ package io.lobstream.ingest;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.CommandReplay;
-import io.lobstream.ingest.writer.PurgeProgress;
+import io.lobstream.ingest.writer.UndoResender;
 import io.lobstream.ingest.writer.TablespaceRegistry;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
@@ -39,6 +39,8 @@ public final class LobNode implements AutoCloseable {
     public static final String STREAMS_PREFIX = "lob.streams.";
 
     private static final Logger log = LoggerFactory.getLogger(LobNode.class);
+    /** Kafka Streams' transaction.timeout.ms for its producers under exactly-once, unless set. */
+    private static final long EOS_TRANSACTION_TIMEOUT_MS = 10_000;
 
     private final LobStreamConfig config;
     private final LobStoreConfig storeConfig;
@@ -68,12 +70,15 @@ public final class LobNode implements AutoCloseable {
             http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
                     config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
             catchUps = new CommandReplay(config, new WriterMetrics(meters));
-            PurgeProgress progress = PurgeProgress.UNKNOWN;
-            if (config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS) > 0) {
-                progress = purgeProgress = new AdminPurgeProgress(config, partitions);
+            Properties streamsProperties = streamsProperties();
+            UndoResender.Settings resend = UndoResender.Settings.OFF;
+            long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
+            if (resendEvery > 0) {
+                purgeProgress = new AdminPurgeProgress(config, partitions);
+                resend = UndoResender.Settings.every(purgeProgress, resendEvery, transactionTimeoutMs(streamsProperties));
             }
-            streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, progress),
-                    streamsProperties());
+            streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend),
+                    streamsProperties);
             streams.setUncaughtExceptionHandler(e -> {
                 log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
                 return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
@@ -88,7 +93,11 @@ public final class LobNode implements AutoCloseable {
             http.start();
             streams.start();
         } catch (IOException | RuntimeException | Error e) {
-            close(); // the Kafka clients, the catch-up threads and the HTTP port of a node that did not start
+            try {
+                close(); // the Kafka clients, the catch-up threads and the HTTP port of a node that did not start
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
             throw e;
         }
         log.info("node up: HTTP API on http://{}:{}", http.hostInfo().host(), http.port());
@@ -128,6 +137,13 @@ public final class LobNode implements AutoCloseable {
             }
         });
         return p;
+    }
+
+    /** The writer's producers' transaction timeout: Kafka Streams' exactly-once default, or what the settings give. */
+    private static long transactionTimeoutMs(Properties streams) {
+        Object set = streams.getOrDefault(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),
+                streams.get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG));
+        return set == null ? EOS_TRANSACTION_TIMEOUT_MS : Long.parseLong(set.toString().strip());
     }
 
     /** Waits until the writer runs (all partitions assigned and open). */

@@ -1,5 +1,6 @@
 package io.lobstream.schema;
 
+import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.config.ConfigKey;
 
 import java.nio.file.Path;
@@ -82,11 +83,13 @@ public final class LobStreamConfig {
                     + "partition can only be rebuilt from what is left.");
     public static final ConfigKey<String> PURGE_GROUP = ConfigKey.string("lob.purge.group", "lobstream-purge",
             "Consumer group of the purge workers on the undo-history topic.");
+    private static final int MIN_RESEND_INTERVAL_MS = 100;
     public static final ConfigKey<Integer> UNDO_RESEND_INTERVAL_MS = ConfigKey.integer("lob.undo.resend.interval.ms", 30_000, 0,
             Integer.MAX_VALUE, "How often each node reads how far the purge group has consumed lob.undo-history and the "
                     + "writer has applied lob.reclaim. A version still pending purge after both had passed its undo record has it "
                     + "produced again (purge consumed it without a reclaim: a purge worker on a node that had lost the partition "
-                    + "skipped it, or a page read failed); again and again, waiting twice as long each time. 0: never.");
+                    + "skipped it, or a page read failed); again and again, waiting twice as long each time, up to 128 intervals. "
+                    + "0: never; otherwise at least 100.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
@@ -99,6 +102,10 @@ public final class LobStreamConfig {
         this.props = Map.copyOf(props);
         for (ConfigKey<?> key : KEYS) {
             key.from(props); // validate every key up front
+        }
+        int resend = get(UNDO_RESEND_INTERVAL_MS);
+        if (resend > 0 && resend < MIN_RESEND_INTERVAL_MS) { // each check is admin calls, and a look at every pending version
+            throw new ConfigException(UNDO_RESEND_INTERVAL_MS.name() + "=" + resend + ": 0 (never) or at least " + MIN_RESEND_INTERVAL_MS);
         }
     }
 

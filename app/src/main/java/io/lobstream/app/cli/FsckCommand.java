@@ -52,7 +52,8 @@ final class FsckCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (dirArgument != null && dataDir != null && !dirArgument.equals(dataDir)) {
+        if (dirArgument != null && dataDir != null
+                && !dirArgument.toAbsolutePath().normalize().equals(dataDir.toAbsolutePath().normalize())) {
             throw new ParameterException(spec.commandLine(), "fsck: give the directory once, as DIR or as --data-dir, not both");
         }
         Path dir = dirArgument != null ? dirArgument : dataDir != null ? dataDir : Path.of(LobStreamConfig.DATA_DIR.defaultValue());

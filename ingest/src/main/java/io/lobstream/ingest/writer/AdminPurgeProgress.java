@@ -27,8 +27,10 @@ import java.util.concurrent.TimeoutException;
 /**
  * {@link PurgeProgress} from the admin client. Every {@code lob.undo.resend.interval.ms} a thread
  * of the node reads, for each partition: the purge group's committed offset on
- * {@code lob.undo-history}, then the stable end offsets of {@code lob.undo-history} and
- * {@code lob.reclaim}, then the writer group's committed offset on {@code lob.reclaim}.
+ * {@code lob.undo-history}, then the end offsets (high watermarks: every record written, committed
+ * or not) of {@code lob.undo-history} and {@code lob.reclaim}, then the writer group's committed
+ * offset on {@code lob.reclaim}. A read_committed consumer's position passes a high watermark only
+ * once every transaction below it is decided and every committed record below it consumed.
  *
  * <ol>
  * <li>Each check samples (its start time, the undo-history end offset).</li>
@@ -38,7 +40,8 @@ import java.util.concurrent.TimeoutException;
  * {@code lob.reclaim} end offset read after it.</li>
  * <li>That time is published once the writer group's committed offset on {@code lob.reclaim} has
  * reached that end offset: the writer has applied every reclaim those undo records gave. A
- * version superseded before it and still pending was consumed without a reclaim.</li>
+ * version whose undo record was committed before that time and that is still pending was
+ * consumed without a reclaim ({@link UndoResender} allows for how late that commit may be).</li>
  * </ol>
  * Offsets that move backwards (a topic recreated, a group reset) forget what was known.
  */
@@ -89,7 +92,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                 latest.put(new TopicPartition(reclaimTopic, p), OffsetSpec.latest());
             }
             Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends =
-                    admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
+                    admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all()
                             .get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             Map<TopicPartition, OffsetAndMetadata> applied = committed(writerGroup);
             for (int p = 0; p < partitions; p++) {
@@ -132,6 +135,11 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     @Override
     public void close() {
         thread.shutdownNow();
+        try {
+            thread.awaitTermination(2, TimeUnit.SECONDS); // a check in flight, before its admin client goes
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         admin.close(Duration.ofSeconds(1));
     }
 
@@ -153,7 +161,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
 
         /**
          * One check, read in this order: {@code purgedTo} (the purge group's committed offset, -1 if none), {@code undoEnd},
-         * {@code reclaimEnd} (stable end offsets), {@code appliedTo} (the writer group's committed offset on lob.reclaim, -1
+         * {@code reclaimEnd} (end offsets), {@code appliedTo} (the writer group's committed offset on lob.reclaim, -1
          * if none); {@code now} was taken before them all.
          *
          * @return what to publish: the consumedBefore time, or {@link Long#MIN_VALUE}

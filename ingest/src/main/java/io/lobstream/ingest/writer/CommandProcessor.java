@@ -116,6 +116,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             emitUndo(e, true);
         }
         int most = resender.resent(due, System.currentTimeMillis());
+        metrics.undoResent(due.size());
         log.warn("{}: {} versions still pending after purge consumed their undo records; produced them again", store().name(),
                 due.size());
         if (most >= 3) {

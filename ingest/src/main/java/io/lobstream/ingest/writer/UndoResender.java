@@ -21,18 +21,36 @@ import java.util.Set;
  * tablespace is next opened, and count against the partition's backpressure meanwhile.
  *
  * <p>An undo record was last produced when its version was superseded or when this task produced
- * it again, and was committed at most a commit interval and {@link #MARGIN_MS} later. A version
- * produced again and still not reclaimed waits twice as long each time (purge may be unable to
- * read it, or the writer reject its reclaim: both say why in their logs), up to 128 intervals.
+ * it again; the transaction it was forwarded in was committed or aborted by the producer's
+ * {@code transaction.timeout.ms} later at the latest (aborted, the command is applied again and
+ * the record produced again), which with {@link #MARGIN_MS} is the settings' {@code slackMs}.
+ * A version produced again and still not reclaimed waits twice as long each time (purge may be
+ * unable to read it, or the writer reject its reclaim: both say why in their logs), up to 128
+ * intervals.
  */
-final class UndoResender {
-    /** Added to the commit interval: how late a transaction may commit the undo records forwarded in it. */
+public final class UndoResender {
+    /** Added to the writer's transaction timeout: clocks and scheduling. */
     static final long MARGIN_MS = 5_000;
     /** At most this many undo records per round, so one transaction stays small; the rest wait for the next round. */
     static final int MAX_PER_ROUND = 10_000;
     private static final int MAX_BACKOFF_SHIFT = 7;
 
     private record Produced(long atMillis, int resends) {
+    }
+
+    /**
+     * What every task's resender is given.
+     *
+     * @param everyMs how often to look (0: never)
+     * @param slackMs how long after its forward an undo record may still be uncommitted
+     */
+    public record Settings(PurgeProgress progress, long everyMs, long slackMs) {
+        public static final Settings OFF = new Settings(PurgeProgress.UNKNOWN, 0, 0);
+
+        /** For writers whose transactions time out after {@code transactionTimeoutMs}. */
+        public static Settings every(PurgeProgress progress, long everyMs, long transactionTimeoutMs) {
+            return new Settings(progress, everyMs, transactionTimeoutMs + MARGIN_MS);
+        }
     }
 
     private final PurgeProgress progress;
@@ -44,10 +62,10 @@ final class UndoResender {
     /** Versions were left for a later round (backoff, or the cap): look again even if purge did not move. */
     private boolean waiting;
 
-    UndoResender(PurgeProgress progress, long everyMs, long commitIntervalMs) {
-        this.progress = progress;
-        this.everyMs = everyMs;
-        this.slackMs = commitIntervalMs + MARGIN_MS;
+    UndoResender(Settings settings) {
+        this.progress = settings.progress();
+        this.everyMs = settings.everyMs();
+        this.slackMs = settings.slackMs();
     }
 
     boolean enabled() {
@@ -75,21 +93,24 @@ final class UndoResender {
         waiting = false;
         List<VersionEntry> due = new ArrayList<>();
         Set<String> pending = new HashSet<>();
-        for (VersionEntry e : store.pendingToPurge(Integer.MAX_VALUE)) {
+        store.forEachPending(e -> { // on the index's iterator: a long history is not copied into a list
+            if (e.reclaimRequested()) {
+                return; // its reclaim came; it waits for a reader's pin
+            }
             String key = key(e);
             pending.add(key);
             Produced last = produced.get(key);
             long producedAt = Math.max(e.supersededAtMillis(), last == null ? Long.MIN_VALUE : last.atMillis());
             if (producedAt >= consumedBefore - slackMs) {
-                continue; // not known to be consumed yet
+                return; // not known to be consumed yet
             }
             if ((last != null && now - last.atMillis() < everyMs << Math.min(last.resends(), MAX_BACKOFF_SHIFT))
                     || due.size() == MAX_PER_ROUND) {
                 waiting = true;
-                continue;
+                return;
             }
             due.add(e);
-        }
+        });
         produced.keySet().retainAll(pending); // forget versions reclaimed since
         return due;
     }

@@ -72,6 +72,13 @@ public final class WriterMetrics {
                 .register(registry).increment(records);
     }
 
+    /** {@code n} undo records produced again because purge had consumed them without a reclaim (counted as re-emitted too). */
+    public void undoResent(int n) {
+        Counter.builder("lob_undo_records_resent")
+                .description("Undo records produced again because purge consumed them without a reclaim (lob.undo.resend.interval.ms)")
+                .register(registry).increment(n);
+    }
+
     public void undo(boolean reemitted) {
         (reemitted ? undoReemitted : undoRecords).increment();
     }

@@ -35,10 +35,10 @@ public final class WriterTopology {
     /**
      * @param partitions of each of the (co-partitioned) topics
      * @param catchUps   brings the tablespaces of tasks that find them behind the writer group up to date; the caller closes it
-     * @param purgeProgress how far purge has consumed the undo records, to produce again those it consumed without a reclaim
+     * @param resend     how each task finds the undo records purge consumed without a reclaim, to produce them again
      */
     public static Topology build(LobStreamConfig config, LobStoreConfig storeConfig, MeterRegistry meters, TablespaceRegistry registry,
-                                 int partitions, CommandReplay catchUps, PurgeProgress purgeProgress) {
+                                 int partitions, CommandReplay catchUps, UndoResender.Settings resend) {
         Topics topics = config.topics();
         WriterMetrics metrics = new WriterMetrics(meters);
         Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
@@ -51,8 +51,7 @@ public final class WriterTopology {
         t.addSource("commands", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.commands());
         t.addSource("reclaims", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.reclaim());
         t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
-                partitions, uploadTimeout, dedupeWindow, compactEvery, new UndoResender(purgeProgress,
-                config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS), config.get(LobStreamConfig.COMMIT_INTERVAL_MS))), "commands");
+                partitions, uploadTimeout, dedupeWindow, compactEvery, new UndoResender(resend)), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, catchUps), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");

@@ -15,11 +15,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Which pending versions a task produces the undo records of again, and how often. */
 class UndoResenderTest {
     static final long EVERY = 30_000;
-    static final long COMMIT = 200;
-    static final long SLACK = COMMIT + UndoResender.MARGIN_MS;
+    static final long TRANSACTION_TIMEOUT = 10_000;
+    static final long SLACK = TRANSACTION_TIMEOUT + UndoResender.MARGIN_MS;
 
     long consumedBefore = Long.MIN_VALUE;
-    final UndoResender resender = new UndoResender(partition -> consumedBefore, EVERY, COMMIT);
+    final UndoResender resender = new UndoResender(UndoResender.Settings.every(partition -> consumedBefore, EVERY, TRANSACTION_TIMEOUT));
 
     @Test
     void aVersionIsDueOnceItsUndoRecordIsKnownConsumedThenEachTimeAfterTwiceTheWait(@TempDir Path dir) throws Exception {
