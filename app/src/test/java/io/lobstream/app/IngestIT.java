@@ -337,9 +337,11 @@ class IngestIT {
             }
             replay.rebuildInBackground(0, () -> DefaultLobStore.open(copy, LobStoreConfig.defaults()));
             assertThatThrownBy(() -> replay.awaitRebuilt(0)).isInstanceOf(LockException.class);
+            assertThat(replay.catchingUp()).as("what GET /status shows as catching_up").containsExactly(0);
             lastOwner.commitTransaction();
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
                     .untilAsserted(() -> assertThatCode(() -> replay.awaitRebuilt(0)).doesNotThrowAnyException());
+            assertThat(replay.catchingUp()).isEmpty();
             try (DefaultLobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
                 assertThat(store.appliedOffset(tp.topic() + "-0")).isEqualTo(end - 1);
                 assertThat(replay.check(0, store)).isEqualTo(CommandReplay.Check.CURRENT);

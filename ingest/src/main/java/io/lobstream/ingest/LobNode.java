@@ -90,6 +90,7 @@ public final class LobNode implements AutoCloseable {
             streamsMetrics = new KafkaStreamsMetrics(streams);
             streamsMetrics.bindTo(meters);
             http.attach(streams);
+            http.attachCatchUps(catchUps::catchingUp);
             http.start();
             streams.start();
         } catch (IOException | RuntimeException | Error e) {

@@ -110,6 +110,9 @@ final class StatusCommand implements Callable<Integer> {
 
     private static void print(JsonNode s) {
         System.out.printf("writer: %s%n", s.path("state").asText());
+        if (!s.path("catching_up").isEmpty()) {
+            System.out.printf("catching up from lob.commands (their tasks start after): partitions %s%n", s.path("catching_up"));
+        }
         System.out.printf("%-5s %10s %14s %10s %10s %10s %10s %10s%n", "part", "lobs", "bytes_live", "history", "purge_lag",
                 "pg_live", "pg_history", "pg_free");
         for (JsonNode p : s.path("partitions")) {

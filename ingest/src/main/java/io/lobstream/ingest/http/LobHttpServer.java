@@ -29,10 +29,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Supplier;
 
 /**
  * The node's HTTP API.
@@ -59,6 +62,7 @@ public final class LobHttpServer implements AutoCloseable {
     private static final Duration PROXY_TIMEOUT = Duration.ofSeconds(30);
     private final HttpClient proxy = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private volatile KafkaStreams streams;
+    private volatile Supplier<? extends Collection<Integer>> catchingUp = List::of;
 
     private final String advertisedHost;
     private final String commandsTopic;
@@ -87,6 +91,11 @@ public final class LobHttpServer implements AutoCloseable {
     /** The Streams instance to ask which node owns a key; set before {@link #start()}. */
     public void attach(KafkaStreams streams) {
         this.streams = streams;
+    }
+
+    /** Which partitions are being caught up from lob.commands (shown by {@code GET /status}); set before {@link #start()}. */
+    public void attachCatchUps(Supplier<? extends Collection<Integer>> catchingUp) {
+        this.catchingUp = catchingUp;
     }
 
     public void start() {
@@ -226,6 +235,9 @@ public final class LobHttpServer implements AutoCloseable {
             ObjectNode root = JSON.createObjectNode();
             KafkaStreams s = streams;
             root.put("state", s == null ? "NOT_STARTED" : s.state().name());
+            // why a node reads REBALANCING for long: a partition's tablespace replaying lob.commands before its task starts
+            ArrayNode catchUps = root.putArray("catching_up");
+            catchingUp.get().forEach(catchUps::add);
             ArrayNode parts = root.putArray("partitions");
             for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
                 ObjectNode p = statsJson(e.getValue().stats());

@@ -94,6 +94,17 @@ public final class CommandReplay implements AutoCloseable {
         running.remove(partition, f);
     }
 
+    /** Partitions whose tablespace is being caught up now (their tasks wait for it). */
+    public java.util.SortedSet<Integer> catchingUp() {
+        java.util.SortedSet<Integer> now = new java.util.TreeSet<>();
+        running.forEach((p, f) -> {
+            if (!f.isDone()) {
+                now.add(p);
+            }
+        });
+        return now;
+    }
+
     /** What {@link #check} found out about a task's tablespace. */
     public enum Check {
         /** It has applied every command of its partition the writer group committed: the task may start. */
