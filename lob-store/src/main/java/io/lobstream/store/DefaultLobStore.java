@@ -570,14 +570,17 @@ public final class DefaultLobStore implements LobStore {
         checkFits(chunk.lobId(), chunk.totalLength());
         VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), chunk.totalLength());
         List<Extent> pages = allocator.allocate(1 + layout.dataPages());
+        List<Extent> indexExtents = List.of();
         try {
-            List<Extent> indexExtents = layout.indexed()
-                    ? allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), Extent.withoutFirstPage(pages).size()))
-                    : List.of();
+            if (layout.indexed()) {
+                indexExtents = allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), Extent.withoutFirstPage(pages).size()));
+            }
             return UploadEntry.begun(chunk.uploadId(), chunk.lobId(), newVersion(), chunk.totalLength(), chunk.chunkCount(),
                     pages.get(0).firstPage(), Extent.withoutFirstPage(pages), indexExtents, chunk.sentAtMillis());
         } catch (IOException | RuntimeException e) {
+            // nothing names these pages yet (the version number's reservation failed): give them back
             allocator.release(pages);
+            allocator.release(indexExtents);
             throw e;
         }
     }
@@ -889,7 +892,12 @@ public final class DefaultLobStore implements LobStore {
                 return;
             }
             for (VersionEntry pending : index.pendingOf(entry.lobId())) {
-                if (pending.reclaimRequested() && !pins.blocksReclaim(pending.lobId(), pending.version())) {
+                // a relocation's old copy waits for every pin, lease or not (as relocate() and reclaimPastPinLeases do):
+                // a move adds no history, so a slow reader keeps its copy until it lets go
+                boolean held = pending.cause() == VersionEntry.Cause.RELOCATE
+                        ? pins.pinned(pending.lobId(), pending.version())
+                        : pins.blocksReclaim(pending.lobId(), pending.version());
+                if (pending.reclaimRequested() && !held) {
                     freePending(pending, null);
                 }
             }

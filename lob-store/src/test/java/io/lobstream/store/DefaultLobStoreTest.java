@@ -504,6 +504,66 @@ class DefaultLobStoreTest {
     }
 
     /**
+     * Pages a pending version handed over to its successor (a partial update) may be reused once
+     * the successor is reclaimed first: checking the pending version reads only its own pages.
+     */
+    @Test
+    void aPendingVersionsHandedOverPagesAreNotItsToCheckOnceItsSuccessorIsGone() throws Exception {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            put(store, "a", bytes(200_000, 1));
+            WriteResult v2 = store.write("a", 0, new java.io.ByteArrayInputStream(bytes(100, 2)), 100, null); // shares the rest
+            VersionEntry v1 = v2.superseded().orElseThrow();
+            assertThat(v1.retained()).as("pages handed over to v2").isNotEmpty();
+            WriteResult v3 = put(store, "a", bytes(200_000, 3));
+            VersionEntry second = v3.superseded().orElseThrow();
+            assertThat(store.reclaim("a", second.version(), second.extents(), null)).isEqualTo(ReclaimOutcome.APPLIED);
+            for (int i = 0; i < 4; i++) {
+                put(store, "other" + i, bytes(200_000, 10 + i)); // takes the freed pages again
+            }
+            assertThat(store.fsck(true).problems()).as("v1 still pending, its handed-over pages reused").isEmpty();
+            assertThat(store.reclaim("a", v1.version(), v1.extents(), null)).isEqualTo(ReclaimOutcome.APPLIED);
+            assertThat(store.fsck(true).ok()).isTrue();
+        }
+    }
+
+    /**
+     * A moved version's old copy waits for its reader past the pin lease too (a move adds no
+     * history): another reader's unpin of the new copy must not free it meanwhile.
+     */
+    @Test
+    void aMovedVersionsOldCopyOutlivesItsReadersLeaseWhenAnotherReaderLetsGo() throws Exception {
+        LobStoreConfig config = shrinkConfig(32).with(LobStoreConfig.COMPACT_MAX_PAGES.name(), 100)
+                .with(LobStoreConfig.READ_PIN_MAX_MS.name(), 2000);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            for (int i = 0; i < 200; i++) {
+                put(store, "low" + i, bytes(10_000, i));
+            }
+            byte[] value = bytes(10_000, 7);
+            put(store, "high", value);
+            for (int i = 0; i < 200; i++) {
+                store.delete("low" + i, null);
+            }
+            drain(store);
+            store.flush();
+            LobReadHandle slow = store.open("high").orElseThrow();
+            store.compact(); // the first call after writes moves nothing
+            while (store.compact() > 0) {
+                // until everything is moved
+            }
+            assertThat(store.stats().pagesHistory()).as("the old copy waits for its reader").isEqualTo(slow.version().pageCount());
+            Thread.sleep(2100); // past the lease whatever the machine's speed
+            try (LobReadHandle other = store.open("high").orElseThrow()) {
+                assertThat(other.version().version()).isGreaterThan(slow.version().version());
+            }
+            assertThat(store.stats().pagesHistory()).as("still kept after another reader let go").isEqualTo(slow.version().pageCount());
+            assertSameBytes(slow.stream(0, slow.length()).readAllBytes(), value);
+            slow.close();
+            assertThat(store.stats().pagesHistory()).isZero();
+            assertThat(store.fsck(true).ok()).isTrue();
+        }
+    }
+
+    /**
      * Holes a shrink cannot give back (the live versions sit above them) are gathered at the end by
      * compaction and then cut; a reader that pinned a moved version still reads it, and its old
      * pages are freed when it lets go, or by the next open if it never does.

@@ -137,7 +137,9 @@ public final class Fsck {
                         + e.retained() + "), index says it owns " + e.extents());
             }
             if (readData) {
-                r.verifyDataPages();
+                r.verifyDataPages(e.retained());
+            }
+            if (readData && e.retained().isEmpty()) { // its whole value is still its own to read
                 CRC32C crc = new CRC32C();
                 byte[] buf = new byte[64 * 1024];
                 try (InputStream in = r.stream(0, r.byteLength())) {

@@ -129,19 +129,34 @@ public final class VersionReader {
     }
 
     /**
-     * Reads every data page and verifies its header and CRC without keeping the bytes: what purge
-     * does with skip-load off, and fsck always.
+     * Reads every data page but those in {@code handedOver} and verifies its header and CRC without
+     * keeping the bytes: what purge does with skip-load off, and fsck always. A pending version's
+     * pages handed over to its successor (a partial update shares them) are the successor's to
+     * check: once the successor is reclaimed they may hold anything.
      */
-    public void verifyDataPages() throws IOException {
+    public void verifyDataPages(List<Extent> handedOver) throws IOException {
         ByteBuffer page = ByteBuffer.allocate(file.pageSize());
+        List<Extent> skip = Extent.coalesce(handedOver);
         int index = 0;
         for (Extent e : dataExtents) {
             for (long p = e.firstPage(); p < e.endPage(); p++, index++) {
+                if (contains(skip, p)) {
+                    continue;
+                }
                 file.read(p, page);
                 listener.pageRead(PageType.DATA);
                 PageCodec.verifyData(page, p, lobHash, version, index + 1, layout.bytesInDataPage(index));
             }
         }
+    }
+
+    private static boolean contains(List<Extent> runs, long pageNo) {
+        for (Extent e : runs) {
+            if (pageNo >= e.firstPage() && pageNo < e.endPage()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Streams bytes {@code [from, to)} of the value. */

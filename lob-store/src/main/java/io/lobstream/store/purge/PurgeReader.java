@@ -133,7 +133,7 @@ public final class PurgeReader implements Closeable {
         try {
             VersionReader reader = VersionReader.open(file, r.lobId(), r.version(), r.rootPage(), this::pageRead);
             if (!skipLoad) {
-                reader.verifyDataPages();
+                reader.verifyDataPages(r.retained());
             }
             return new Result(r, Extent.subtract(reader.allPages(), r.retained()), null, false);
         } catch (java.io.EOFException e) {
