@@ -441,6 +441,7 @@ public final class DefaultLobStore implements LobStore {
      */
     private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source,
                                            String finishedUpload, boolean relocation) throws IOException {
+        boolean indexed = false;
         try (Latches.Held latch = openPublishing(written.lobId())) {
             Optional<VersionEntry> old = index.current(written.lobId());
             if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
@@ -462,9 +463,16 @@ public final class DefaultLobStore implements LobStore {
             }
             applied(batch, source);
             index.write(batch);
+            indexed = true;
             usage.published(written, old);
             superseded.ifPresent(usage::pending);
             return superseded;
+        } finally {
+            if (!indexed && finishedUpload == null) {
+                // nothing names the new version's own pages (an upload's stay its entry's, which the batch did not delete):
+                // give them back now, not at the next open's recovery
+                allocator.release(Extent.subtract(written.extents(), shared));
+            }
         }
     }
 

@@ -504,6 +504,30 @@ class DefaultLobStoreTest {
     }
 
     /**
+     * A write whose publish fails (here: the index batch refuses a source without a name) gives
+     * its new version's pages back at once, not at the next open, and keeps the pages it would
+     * have shared with the version it failed to replace.
+     */
+    @Test
+    void aWriteWhosePublishFailsGivesItsPagesBack() throws Exception {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            byte[] v1 = bytes(200_000, 1);
+            put(store, "a", v1);
+            long live = store.stats().pagesLive();
+            assertThatThrownBy(() -> store.put("b", new ByteArrayInputStream(bytes(200_000, 2)), 200_000, null, new Source(null, 1)))
+                    .isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> store.write("a", 0, new ByteArrayInputStream(bytes(100, 3)), 100, new Source(null, 2)))
+                    .as("a partial update, sharing a's other pages").isInstanceOf(NullPointerException.class);
+            assertThat(store.stats().pagesLive()).isEqualTo(live);
+            assertThat(store.fsck(true).problems()).as("no leaked pages, none freed twice").isEmpty();
+            assertSameBytes(read(store, "a"), v1);
+            put(store, "c", bytes(400_000, 4)); // takes the pages given back
+            assertThat(store.fsck(true).problems()).isEmpty();
+            assertSameBytes(read(store, "a"), v1);
+        }
+    }
+
+    /**
      * Pages a pending version handed over to its successor (a partial update) may be reused once
      * the successor is reclaimed first: checking the pending version reads only its own pages.
      */
