@@ -26,7 +26,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -77,6 +79,12 @@ public final class DefaultLobStore implements LobStore {
     private final TablespaceUsage usage;
 
     private final AtomicLong nextVersion = new AtomicLong();
+    /**
+     * The own pages of versions written but not yet published, by version. With the latch downgrade a
+     * write lets go of the tablespace latch between its pages and its publish, and fsck (which takes it
+     * exclusively) may come in between: these pages are in flight there, not leaked.
+     */
+    private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
     private volatile long versionReserved;
     private volatile boolean closed;
     private final String copyId;
@@ -378,8 +386,11 @@ public final class DefaultLobStore implements LobStore {
                 // version it replaces holds the same bytes and is freed as soon as this one is durable)
                 pageSync.await();
             }
+            List<Extent> own = Extent.coalesce(owned);
             owned.addAll(shared);
-            return VersionEntry.current(lobId, version, rootPage, value.length(), crc, Extent.coalesce(owned));
+            VersionEntry written = VersionEntry.current(lobId, version, rootPage, value.length(), crc, Extent.coalesce(owned));
+            unpublished.put(version, own); // until publish() names them, or gives them back
+            return written;
         } catch (IOException | RuntimeException e) {
             if (!allocated.isEmpty()) {
                 allocator.release(allocated);
@@ -441,39 +452,58 @@ public final class DefaultLobStore implements LobStore {
      */
     private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source,
                                            String finishedUpload, boolean relocation) throws IOException {
-        boolean indexed = false;
-        try (Latches.Held latch = openPublishing(written.lobId())) {
-            Optional<VersionEntry> old = index.current(written.lobId());
-            if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
-                // cannot happen while writes to one LOB hold its write latch; counted, and refused if pages were shared
-                metrics.casConflict();
-                if (!shared.isEmpty()) {
-                    throw new IllegalStateException(written.lobId() + " changed under a partial update");
+        Latches.Held latch;
+        try {
+            latch = openPublishing(written.lobId());
+        } catch (IOException | RuntimeException e) {
+            unpublish(written, shared, finishedUpload);
+            throw e;
+        }
+        try (latch) {
+            Optional<VersionEntry> old;
+            Optional<VersionEntry> superseded;
+            try {
+                old = index.current(written.lobId());
+                if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
+                    // cannot happen while writes to one LOB hold its write latch; counted, and refused if pages were shared
+                    metrics.casConflict();
+                    if (!shared.isEmpty()) {
+                        throw new IllegalStateException(written.lobId() + " changed under a partial update");
+                    }
                 }
+                LobIndex.Batch batch = index.newBatch().putCurrent(written);
+                if (finishedUpload != null) {
+                    batch.deleteUpload(finishedUpload);
+                }
+                superseded = relocation
+                        ? old.map(o -> o.superseded(VersionEntry.Cause.RELOCATE, offsetOf(source), shared).withReclaimRequested())
+                        : old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source), shared));
+                if (superseded.isPresent()) {
+                    batch.putPending(superseded.get());
+                }
+                applied(batch, source);
+                index.write(batch);
+            } catch (IOException | RuntimeException e) {
+                unpublish(written, shared, finishedUpload);
+                throw e;
             }
-            LobIndex.Batch batch = index.newBatch().putCurrent(written);
-            if (finishedUpload != null) {
-                batch.deleteUpload(finishedUpload);
-            }
-            Optional<VersionEntry> superseded = relocation
-                    ? old.map(o -> o.superseded(VersionEntry.Cause.RELOCATE, offsetOf(source), shared).withReclaimRequested())
-                    : old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source), shared));
-            if (superseded.isPresent()) {
-                batch.putPending(superseded.get());
-            }
-            applied(batch, source);
-            index.write(batch);
-            indexed = true;
+            unpublished.remove(written.version()); // the index names them now (under the latch, which fsck excludes)
             usage.published(written, old);
             superseded.ifPresent(usage::pending);
             return superseded;
-        } finally {
-            if (!indexed && finishedUpload == null) {
-                // nothing names the new version's own pages (an upload's stay its entry's, which the batch did not delete):
-                // give them back now, not at the next open's recovery
-                allocator.release(Extent.subtract(written.extents(), shared));
-            }
         }
+    }
+
+    /**
+     * A written version that will not be published: nothing names its own pages (an upload's stay
+     * its entry's, which the failed batch did not delete), so they are given back now, not at the
+     * next open's recovery; the pages it shared stay the current version's.
+     */
+    private void unpublish(VersionEntry written, List<Extent> shared, String finishedUpload) {
+        if (finishedUpload == null) {
+            allocator.release(Extent.subtract(written.extents(), shared));
+        }
+        unpublished.remove(written.version());
     }
 
     // ---------------------------------------------------------------- chunked uploads
@@ -632,7 +662,11 @@ public final class DefaultLobStore implements LobStore {
             }
             VersionEntry written = VersionEntry.current(upload.lobId(), upload.version(), upload.rootPage(), upload.totalLength(),
                     next.crc32c(), upload.pages());
-            return new ChunkStep(null, written, index.current(upload.lobId()), fresh ? null : upload.uploadId());
+            Optional<VersionEntry> replaced = index.current(upload.lobId());
+            if (fresh) {
+                unpublished.put(upload.version(), upload.pages()); // no upload entry names them: until publish() does
+            }
+            return new ChunkStep(null, written, replaced, fresh ? null : upload.uploadId());
         } catch (IOException | RuntimeException e) {
             if (fresh) {
                 allocator.release(upload.pages()); // nothing names them yet
@@ -1021,7 +1055,8 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public FsckReport fsck(boolean readData) throws IOException {
         try (Latches.Held latch = openExclusive()) {
-            return new Fsck(file, index, allocator.freeExtents(), allocator.highWaterMark(), readData).run();
+            return new Fsck(file, index, allocator.freeExtents(), List.copyOf(unpublished.values()), allocator.highWaterMark(), readData)
+                    .run();
         }
     }
 

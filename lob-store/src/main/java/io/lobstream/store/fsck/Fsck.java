@@ -27,6 +27,7 @@ public final class Fsck {
     private final PageFile file;
     private final LobIndex index;
     private final List<Extent> free;
+    private final List<List<Extent>> unpublished;
     private final long highWaterMark;
     private final boolean readData;
 
@@ -39,10 +40,15 @@ public final class Fsck {
     private record Owned(Extent extent, String owner) {
     }
 
-    public Fsck(PageFile file, LobIndex index, List<Extent> free, long highWaterMark, boolean readData) {
+    /**
+     * @param unpublished the own pages of versions a writer has written but not yet published (in
+     *                    flight between its latches): neither free nor leaked, and not yet checkable
+     */
+    public Fsck(PageFile file, LobIndex index, List<Extent> free, List<List<Extent>> unpublished, long highWaterMark, boolean readData) {
         this.file = file;
         this.index = index;
         this.free = free;
+        this.unpublished = unpublished;
         this.highWaterMark = highWaterMark;
         this.readData = readData;
     }
@@ -76,7 +82,7 @@ public final class Fsck {
                 }
                 end = Math.max(end, e.endPage());
             }
-            return new Fsck(file, index, Extent.gaps(union, end), end, readData).run();
+            return new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData).run();
         }
     }
 
@@ -103,7 +109,14 @@ public final class Fsck {
         for (Extent e : free) {
             claim(e, "free");
         }
-        long accounted = live[1] + history[1] + Extent.totalPages(free) + uploading[0];
+        long inFlight = 0;
+        for (List<Extent> version : unpublished) {
+            for (Extent x : version) {
+                claim(x, "a version written, not yet published");
+                inFlight += x.pageCount();
+            }
+        }
+        long accounted = live[1] + history[1] + Extent.totalPages(free) + uploading[0] + inFlight;
         if (accounted != highWaterMark && problems.size() < MAX_PROBLEMS && !overlapFound) {
             // (with overlaps the count is off by the pages claimed twice, which are reported already)
             List<Extent> all = new ArrayList<>();
