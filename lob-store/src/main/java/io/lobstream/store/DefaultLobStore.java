@@ -455,8 +455,8 @@ public final class DefaultLobStore implements LobStore {
         Latches.Held latch;
         try {
             latch = openPublishing(written.lobId());
-        } catch (IOException | RuntimeException e) {
-            unpublish(written, shared, finishedUpload);
+        } catch (Throwable e) {
+            unpublish(written.version(), e);
             throw e;
         }
         try (latch) {
@@ -483,8 +483,8 @@ public final class DefaultLobStore implements LobStore {
                 }
                 applied(batch, source);
                 index.write(batch);
-            } catch (IOException | RuntimeException e) {
-                unpublish(written, shared, finishedUpload);
+            } catch (Throwable e) {
+                unpublish(written.version(), e);
                 throw e;
             }
             unpublished.remove(written.version()); // the index names them now (under the latch, which fsck excludes)
@@ -495,15 +495,21 @@ public final class DefaultLobStore implements LobStore {
     }
 
     /**
-     * A written version that will not be published: nothing names its own pages (an upload's stay
-     * its entry's, which the failed batch did not delete), so they are given back now, not at the
-     * next open's recovery; the pages it shared stay the current version's.
+     * A written version that will not be published: nothing names its own pages, so they are given
+     * back now, not at the next open's recovery. The map is the record of what is its own: not the
+     * pages it shared with the current version, nor those of an upload's entry (never in the map),
+     * which the failed batch did not delete. This assumes a failed index write wrote nothing
+     * (RocksDB's batches are atomic; after a WAL error it refuses every later write).
      */
-    private void unpublish(VersionEntry written, List<Extent> shared, String finishedUpload) {
-        if (finishedUpload == null) {
-            allocator.release(Extent.subtract(written.extents(), shared));
+    private void unpublish(long version, Throwable cause) {
+        List<Extent> own = unpublished.remove(version);
+        if (own != null) {
+            try {
+                allocator.release(own);
+            } catch (RuntimeException e) {
+                cause.addSuppressed(e);
+            }
         }
-        unpublished.remove(written.version());
     }
 
     // ---------------------------------------------------------------- chunked uploads

@@ -509,6 +509,7 @@ class DefaultLobStoreTest {
      * as leaked.
      */
     @Test
+    @org.junit.jupiter.api.Timeout(300) // a guard against a hang, not a measure
     void anOnlineFsckUnderWritesReportsNoLeak() throws Exception {
         try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
             java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
@@ -527,14 +528,17 @@ class DefaultLobStoreTest {
                 }));
             }
             List<String> problems = new java.util.ArrayList<>();
+            long caughtInFlight = 0;
             try {
                 // one check per write or so: a check takes the tablespace latch exclusively, and back to back would starve the writers
                 for (long seen = 0; seen < 1000 && done.stream().noneMatch(java.util.concurrent.Future::isDone); ) {
                     if (writes.get() > seen) {
                         seen = writes.get();
-                        problems.addAll(store.fsck(false).problems());
+                        FsckReport report = store.fsck(false);
+                        problems.addAll(report.problems());
+                        caughtInFlight += report.pagesInFlight() > 0 ? 1 : 0;
                     } else {
-                        Thread.onSpinWait();
+                        java.util.concurrent.locks.LockSupport.parkNanos(100_000);
                     }
                 }
             } finally {
@@ -545,7 +549,11 @@ class DefaultLobStoreTest {
                 f.get();
             }
             assertThat(problems).isEmpty();
-            assertThat(store.fsck(true).problems()).isEmpty();
+            // a publish that finds the check queued waits behind it (the latch is not fair), its pages in flight
+            assertThat(caughtInFlight).as("checks that came between a write's pages and its publish").isPositive();
+            FsckReport quiet = store.fsck(true);
+            assertThat(quiet.problems()).isEmpty();
+            assertThat(quiet.pagesInFlight()).isZero();
         }
     }
 
@@ -559,13 +567,33 @@ class DefaultLobStoreTest {
         try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
             byte[] v1 = bytes(200_000, 1);
             put(store, "a", v1);
-            long live = store.stats().pagesLive();
+            StoreStats before = store.stats();
             assertThatThrownBy(() -> store.put("b", new ByteArrayInputStream(bytes(200_000, 2)), 200_000, null, new Source(null, 1)))
                     .isInstanceOf(NullPointerException.class);
             assertThatThrownBy(() -> store.write("a", 0, new ByteArrayInputStream(bytes(100, 3)), 100, new Source(null, 2)))
                     .as("a partial update, sharing a's other pages").isInstanceOf(NullPointerException.class);
-            assertThat(store.stats().pagesLive()).isEqualTo(live);
-            assertThat(store.fsck(true).problems()).as("no leaked pages, none freed twice").isEmpty();
+            assertThatThrownBy(() -> store.putChunk(new Chunk("u1", "d", 300_000, 0, 1, 0, 300_000, null),
+                    new ByteArrayInputStream(bytes(300_000, 5)), new Source(null, 3))).as("an upload of one chunk")
+                    .isInstanceOf(NullPointerException.class);
+            StoreStats after = store.stats();
+            assertThat(after.pagesLive()).as("a's current version keeps the pages the partial update would have shared")
+                    .isEqualTo(before.pagesLive());
+            assertThat(after.pagesFree()).as("the rest is free, the file having grown for the three")
+                    .isEqualTo(after.pagesTotal() - after.pagesLive()).isGreaterThan(before.pagesFree());
+            FsckReport failed = store.fsck(true);
+            assertThat(failed.problems()).as("no leaked pages, none freed twice").isEmpty();
+            assertThat(failed.pagesInFlight()).isZero();
+
+            // the last chunk of a longer upload: its pages stay the upload's, whose entry the failed batch did not delete
+            byte[] e = bytes(300_000, 6);
+            assertThat(store.putChunk(new Chunk("u2", "e", e.length, 0, 2, 0, 150_000, null),
+                    new ByteArrayInputStream(e, 0, 150_000), new Source("in", 4)).status()).isEqualTo(ChunkResult.Status.ACCEPTED);
+            assertThatThrownBy(() -> store.putChunk(new Chunk("u2", "e", e.length, 1, 2, 150_000, 150_000, null),
+                    new ByteArrayInputStream(e, 150_000, 150_000), new Source(null, 5))).isInstanceOf(NullPointerException.class);
+            assertThat(store.fsck(true).problems()).isEmpty();
+            assertThat(store.putChunk(new Chunk("u2", "e", e.length, 1, 2, 150_000, 150_000, null),
+                    new ByteArrayInputStream(e, 150_000, 150_000), new Source("in", 5)).status()).isEqualTo(ChunkResult.Status.PUBLISHED);
+            assertSameBytes(read(store, "e"), e);
             assertSameBytes(read(store, "a"), v1);
             put(store, "c", bytes(400_000, 4)); // takes the pages given back
             assertThat(store.fsck(true).problems()).isEmpty();

@@ -290,6 +290,7 @@ public final class LobHttpServer implements AutoCloseable {
         n.put("pages_history", r.pagesHistory());
         n.put("pages_free", r.pagesFree());
         n.put("pages_uploading", r.pagesUploading());
+        n.put("pages_in_flight", r.pagesInFlight());
         n.put("pages_checked", r.pagesChecked());
         ArrayNode problems = n.putArray("problems");
         r.problems().forEach(problems::add);

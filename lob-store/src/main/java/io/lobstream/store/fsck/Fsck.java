@@ -126,7 +126,7 @@ public final class Fsck {
                 problems.add("pages neither live, pending nor free (leaked): " + leaked + " of " + highWaterMark + " pages");
             }
         }
-        return new FsckReport(problems.isEmpty(), live[0], history[0], live[1], history[1], Extent.totalPages(free), uploading[0],
+        return new FsckReport(problems.isEmpty(), live[0], history[0], live[1], history[1], Extent.totalPages(free), uploading[0], inFlight,
                 pagesChecked, problems);
     }
 
