@@ -462,6 +462,7 @@ public final class DefaultLobStore implements LobStore {
         try (latch) {
             Optional<VersionEntry> old;
             Optional<VersionEntry> superseded;
+            boolean writing = false;
             try {
                 old = index.current(written.lobId());
                 if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
@@ -482,9 +483,16 @@ public final class DefaultLobStore implements LobStore {
                     batch.putPending(superseded.get());
                 }
                 applied(batch, source);
+                writing = true;
                 index.write(batch);
             } catch (Throwable e) {
-                unpublish(written.version(), e);
+                if (writing) {
+                    // the index refused the batch: whether it wrote nothing is for the next open's recovery to say
+                    // (RocksDB refuses every later write after such an error), so the pages are not reused meanwhile
+                    unpublished.remove(written.version());
+                } else {
+                    unpublish(written.version(), e);
+                }
                 throw e;
             }
             unpublished.remove(written.version()); // the index names them now (under the latch, which fsck excludes)
@@ -495,11 +503,10 @@ public final class DefaultLobStore implements LobStore {
     }
 
     /**
-     * A written version that will not be published: nothing names its own pages, so they are given
-     * back now, not at the next open's recovery. The map is the record of what is its own: not the
-     * pages it shared with the current version, nor those of an upload's entry (never in the map),
-     * which the failed batch did not delete. This assumes a failed index write wrote nothing
-     * (RocksDB's batches are atomic; after a WAL error it refuses every later write).
+     * A written version that will not be published, its index batch never sent: nothing names its
+     * own pages, so they are given back now, not at the next open's recovery. The map is the record
+     * of what is its own: not the pages it shared with the current version, nor those of an
+     * upload's entry (never in the map), which stays as it was.
      */
     private void unpublish(long version, Throwable cause) {
         List<Extent> own = unpublished.remove(version);

@@ -13,6 +13,7 @@ import io.lobstream.store.tablespace.PageFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -26,11 +27,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -457,7 +465,7 @@ class DefaultLobStoreTest {
     @Test
     void flushGivesAFreeTailBackToTheFileSystemAndKeepsOneBatch() throws IOException {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        List<VersionEntry> deleted = new java.util.ArrayList<>();
+        List<VersionEntry> deleted = new ArrayList<>();
         Map<String, byte[]> live;
         long end;
         try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(32), registry, "ts")) {
@@ -509,13 +517,13 @@ class DefaultLobStoreTest {
      * as leaked.
      */
     @Test
-    @org.junit.jupiter.api.Timeout(300) // a guard against a hang, not a measure
+    @Timeout(300) // a guard against a hang, not a measure
     void anOnlineFsckUnderWritesReportsNoLeak() throws Exception {
         try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
-            java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
-            java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
-            java.util.concurrent.ExecutorService writers = java.util.concurrent.Executors.newFixedThreadPool(2);
-            List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+            AtomicBoolean writing = new AtomicBoolean(true);
+            AtomicLong writes = new AtomicLong();
+            ExecutorService writers = Executors.newFixedThreadPool(2);
+            List<Future<?>> done = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
                 int writer = w;
                 done.add(writers.submit(() -> {
@@ -527,25 +535,25 @@ class DefaultLobStoreTest {
                     return null;
                 }));
             }
-            List<String> problems = new java.util.ArrayList<>();
+            List<String> problems = new ArrayList<>();
             long caughtInFlight = 0;
             try {
                 // one check per write or so: a check takes the tablespace latch exclusively, and back to back would starve the writers
-                for (long seen = 0; seen < 1000 && done.stream().noneMatch(java.util.concurrent.Future::isDone); ) {
+                for (long seen = 0; seen < 1000 && done.stream().noneMatch(Future::isDone); ) {
                     if (writes.get() > seen) {
                         seen = writes.get();
                         FsckReport report = store.fsck(false);
                         problems.addAll(report.problems());
                         caughtInFlight += report.pagesInFlight() > 0 ? 1 : 0;
                     } else {
-                        java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                        LockSupport.parkNanos(100_000);
                     }
                 }
             } finally {
                 writing.set(false);
                 writers.shutdown();
             }
-            for (java.util.concurrent.Future<?> f : done) {
+            for (Future<?> f : done) {
                 f.get();
             }
             assertThat(problems).isEmpty();
@@ -740,7 +748,7 @@ class DefaultLobStoreTest {
     void withShrinkOffTheFileKeepsItsPeakSize() throws IOException {
         long peak;
         try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(0))) {
-            burstThenPurge(store, new java.util.ArrayList<>());
+            burstThenPurge(store, new ArrayList<>());
             peak = store.stats().pagesTotal();
             store.flush();
             assertThat(store.stats().pagesTotal()).isEqualTo(peak);
@@ -760,7 +768,7 @@ class DefaultLobStoreTest {
         long end;
         long peak;
         try (DefaultLobStore store = DefaultLobStore.open(dir, shrinkConfig(0))) {
-            live = burstThenPurge(store, new java.util.ArrayList<>());
+            live = burstThenPurge(store, new ArrayList<>());
             end = usedEnd(store);
             peak = store.stats().pagesTotal();
         }

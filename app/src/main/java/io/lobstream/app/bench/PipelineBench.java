@@ -119,6 +119,7 @@ public final class PipelineBench implements Callable<Integer> {
                         + "%d partitions, %d purge workers", workload.name().toLowerCase(), blobSize,
                 workload == Workload.UPDATE ? rows + " rows" : "new ids", producers, duration, warmup, partitions, purgeWorkers));
         ObjectNode summary = BenchOutput.newJson();
+        String rawTopic = null;
         try (Cluster cluster = ClusterProcess.start(dir, dir.resolve("bench-logs"), Duration.ofSeconds(180))) {
             LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, options.config);
             Map<String, String> nodeConfig = new HashMap<>(options.config);
@@ -126,7 +127,7 @@ public final class PipelineBench implements Callable<Integer> {
             try (NodeProcess node = NodeProcess.start("bench", cluster.bootstrap(), cluster.registryUrl(), dir.resolve("node"),
                     EmbeddedKafka.freePort(), purgeWorkers, nodeConfig, dir.resolve("bench-logs"))) {
                 node.awaitRunning(partitions, Duration.ofSeconds(120));
-                String rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
+                rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
                 writeBack(out);
                 Pipeline p = pipeline(cfg, node, out);
                 writeBack(out);
@@ -159,6 +160,8 @@ public final class PipelineBench implements Callable<Integer> {
         } finally {
             if (temporary) {
                 DataDirs.deleteTree(dir);
+            } else if (rawTopic != null) {
+                removeRawTopicFiles(dir, rawTopic);
             }
         }
         out.writeCsv(options.csv);
@@ -270,6 +273,25 @@ public final class PipelineBench implements Callable<Integer> {
     }
 
     /** The raw phase's scratch topic, as many partitions as the pipeline's, every partition with a leader. */
+    /**
+     * The raw phase's scratch topic is deleted when it ends, but the broker removes a deleted
+     * topic's files only a minute later (log.segment.delete.delay.ms), after the bench has stopped
+     * it: in a kept --data-dir they would stay, tens of GB of a dead topic. The broker is stopped
+     * now, so they go here (the directories Kafka renamed {@code <topic>-<partition>.<id>-delete},
+     * or the topic's own if its deletion never ran).
+     */
+    private static void removeRawTopicFiles(Path dir, String rawTopic) {
+        Path logDir = dir.resolve("kafka");
+        if (!Files.isDirectory(logDir)) {
+            return;
+        }
+        try (var entries = Files.list(logDir)) {
+            entries.filter(p -> p.getFileName().toString().startsWith(rawTopic + "-")).forEach(DataDirs::deleteTree);
+        } catch (IOException | RuntimeException e) { // in a finally: never hide what the run threw
+            System.err.println("bench pipeline: could not remove the scratch topic's files under " + logDir + ": " + e);
+        }
+    }
+
     private String createRawTopic(LobStreamConfig cfg) throws Exception {
         String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + "bench.raw";
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
