@@ -272,7 +272,6 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
-    /** The raw phase's scratch topic, as many partitions as the pipeline's, every partition with a leader. */
     /**
      * The raw phase's scratch topic is deleted when it ends, but the broker removes a deleted
      * topic's files only a minute later (log.segment.delete.delay.ms), after the bench has stopped
@@ -292,6 +291,7 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
+    /** The raw phase's scratch topic, as many partitions as the pipeline's, every partition with a leader. */
     private String createRawTopic(LobStreamConfig cfg) throws Exception {
         String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + "bench.raw";
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
