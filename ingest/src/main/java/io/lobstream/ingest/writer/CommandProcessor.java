@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 
 /**
  * Applies LobCommands to the task's tablespace (through {@link CommandApplier}) and emits an
@@ -96,7 +97,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      * reclaim finds the version gone and is ignored.
      */
     private void reemitPending() {
-        java.util.List<VersionEntry> pending = store().pendingToPurge(Integer.MAX_VALUE);
+        List<VersionEntry> pending = store().pendingToPurge(Integer.MAX_VALUE);
         for (VersionEntry e : pending) {
             emitUndo(e, true);
         }
@@ -108,7 +109,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     /** Produces again the undo records purge consumed without reclaiming their versions ({@link UndoResender}). */
     private void resendConsumedUnreclaimed(long now) {
-        java.util.List<VersionEntry> due = resender.due(context.taskId().partition(), store(), now);
+        List<VersionEntry> due = resender.due(context.taskId().partition(), store(), now);
         if (due.isEmpty()) {
             return;
         }

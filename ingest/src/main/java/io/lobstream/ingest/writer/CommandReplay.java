@@ -24,6 +24,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -95,8 +97,8 @@ public final class CommandReplay implements AutoCloseable {
     }
 
     /** Partitions whose tablespace is being caught up now (their tasks wait for it). */
-    public java.util.SortedSet<Integer> catchingUp() {
-        java.util.SortedSet<Integer> now = new java.util.TreeSet<>();
+    public SortedSet<Integer> catchingUp() {
+        SortedSet<Integer> now = new TreeSet<>();
         running.forEach((p, f) -> {
             if (!f.isDone()) {
                 now.add(p);

@@ -152,7 +152,7 @@ public final class VersionReader {
 
     private static boolean contains(List<Extent> runs, long pageNo) {
         for (Extent e : runs) {
-            if (pageNo >= e.firstPage() && pageNo < e.endPage()) {
+            if (e.contains(pageNo)) {
                 return true;
             }
         }
