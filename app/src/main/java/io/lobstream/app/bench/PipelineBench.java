@@ -41,8 +41,10 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code ./lobstream bench pipeline}: end to end on the embedded broker, produce → applied, with
- * a writer node and its purge workers running; then, in the same run and on the same broker, a
- * plain KafkaProducer writing values of the same sizes, for the ratio.
+ * a writer node and its purge workers running; and, in the same run and on the same broker, a
+ * plain KafkaProducer writing values of the same sizes, for the ratio. The plain producer runs
+ * first: its warm-up fills the page cache, so that both phases are measured with it full (see
+ * {@link #raw}).
  *
  * <p>Each role runs where it would in a deployment, in a JVM of its own: the broker and registry
  * ({@code lobstream cluster}), the writer node with its purge workers ({@code lobstream node}),
@@ -105,6 +107,8 @@ public final class PipelineBench implements Callable<Integer> {
 
     /** In-flight bound of both phases, the load generator's. */
     private static final int IN_FLIGHT = 64;
+    /** How many times {@code --warmup} the raw phase's warm-up may last to fill the page cache. */
+    private static final int MAX_PRECONDITION_WARMUPS = 4;
 
     @Override
     public Integer call() throws Exception {
@@ -129,10 +133,12 @@ public final class PipelineBench implements Callable<Integer> {
                 node.awaitRunning(partitions, Duration.ofSeconds(120));
                 rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
                 writeBack(out);
-                Pipeline p = pipeline(cfg, node, out);
+                // raw first: its warm-up fills the page cache, so both phases are measured with it full (see raw())
+                Raw raw = raw(cfg, rawTopic, dir, out);
                 writeBack(out);
-                Raw raw = raw(cfg, rawTopic, out);
-                deleteTopic(cfg, rawTopic); // at 200+ MB/s it would otherwise fill the disk on long runs
+                Pipeline p = pipeline(cfg, node, out);
+                // only now: deleted files give their pages back, and the pipeline would take fresh memory again
+                deleteTopic(cfg, rawTopic);
                 double ratio = raw.mbPerS == 0 ? 0 : p.mbPerS / raw.mbPerS;
                 out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %.2f",
                         p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS, ratio));
@@ -203,6 +209,7 @@ public final class PipelineBench implements Callable<Integer> {
             }
             load.start(producers);
             Thread.sleep(warmup.toMillis());
+            out.note(String.format("pipeline phase: warm-up %d s, %.1f GB of memory free now", warmup.toSeconds(), MachineMemory.freeBytes() / 1e9));
             long t0 = System.nanoTime();
             tracker.measureFrom(t0);
             long ackedBefore = load.acked();
@@ -331,8 +338,19 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
-    /** A plain KafkaProducer shared by the threads, the LobClient's settings, byte[] values of the same sizes, to a scratch topic. */
-    private Raw raw(LobStreamConfig cfg, String topic, BenchOutput out) throws Exception {
+    /**
+     * A plain KafkaProducer shared by the threads, the LobClient's settings, byte[] values of the
+     * same sizes, to a scratch topic.
+     *
+     * <p>Its warm-up lasts {@code --warmup}, and longer if need be (up to {@value #MAX_PRECONDITION_WARMUPS}
+     * times as long) until it has written as many bytes as the machine had free memory (but at
+     * most a quarter of the data directory's free disk: the topic is kept until the end): the
+     * page cache is then full, and the broker reuses its pages rather than taking fresh ones (see
+     * {@link MachineMemory}), in this phase and in the pipeline's after it, which runs while the
+     * scratch topic's files still hold those pages. That is the steady state of a broker that
+     * has run for a while; both phases are measured in it.
+     */
+    private Raw raw(LobStreamConfig cfg, String topic, Path dir, BenchOutput out) throws Exception {
         Map<String, Object> settings = Map.of( // as LobClient's producer
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap(),
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
@@ -345,17 +363,21 @@ public final class PipelineBench implements Callable<Integer> {
         AtomicLong lastAck = new AtomicLong();
         AtomicLong failed = new AtomicLong();
         MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds());
+        AtomicLong warmupBytes = new AtomicLong();
         Semaphore inFlight = new Semaphore(IN_FLIGHT);
         List<Thread> threads = new ArrayList<>();
-        long t0 = System.nanoTime() + warmup.toNanos(); // acknowledgements count from here
-        long end = t0 + duration.toNanos();
+        long started = System.nanoTime();
+        long free = MachineMemory.freeBytes();
+        long fill = Math.min(free, Files.getFileStore(dir).getUsableSpace() / 4);
+        AtomicLong measureFrom = new AtomicLong(Long.MAX_VALUE); // acknowledgements count from here
+        AtomicLong end = new AtomicLong(Long.MAX_VALUE);
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer())) {
             for (int i = 0; i < producers; i++) {
                 SplittableRandom rnd = new SplittableRandom(42L + i);
                 Thread t = new Thread(() -> {
                     byte[] noise = new byte[blobSize.max() + 4096];
                     rnd.nextBytes(noise);
-                    while (System.nanoTime() < end) {
+                    while (System.nanoTime() < end.get()) {
                         inFlight.acquireUninterruptibly();
                         int size = blobSize.min() + rnd.nextInt(blobSize.max() - blobSize.min() + 1);
                         int from = rnd.nextInt(4096);
@@ -365,10 +387,12 @@ public final class PipelineBench implements Callable<Integer> {
                             long now = System.nanoTime();
                             if (err != null) {
                                 failed.incrementAndGet();
-                            } else if (now >= t0) {
+                            } else if (now >= measureFrom.get()) {
                                 acked.incrementAndGet();
                                 bytes.addAndGet(size);
                                 lastAck.set(now);
+                            } else {
+                                warmupBytes.addAndGet(size);
                             }
                         });
                     }
@@ -376,6 +400,18 @@ public final class PipelineBench implements Callable<Integer> {
                 threads.add(t);
                 t.start();
             }
+            long warmupEnd = started + warmup.toNanos();
+            long warmupCap = started + MAX_PRECONDITION_WARMUPS * warmup.toNanos();
+            sleepUntil(warmupEnd);
+            while (warmupBytes.get() < fill && System.nanoTime() < warmupCap) {
+                Thread.sleep(100);
+            }
+            long t0 = System.nanoTime();
+            end.set(t0 + duration.toNanos());
+            measureFrom.set(t0);
+            out.note(String.format("raw phase: warm-up %.0f s, %.1f GB written; memory free %.1f GB at its start, %.1f GB now%s",
+                    (t0 - started) / 1e9, warmupBytes.get() / 1e9, free / 1e9, MachineMemory.freeBytes() / 1e9,
+                    warmupBytes.get() < free ? " (page cache not full: measured partly on fresh memory)" : ""));
             long lastCount = 0;
             long lastBytes = 0;
             for (int s = 1; s <= duration.toSeconds(); s++) {
@@ -392,7 +428,7 @@ public final class PipelineBench implements Callable<Integer> {
             }
             producer.flush();
         }
-        double seconds = (lastAck.get() - t0) / 1e9;
+        double seconds = (lastAck.get() - measureFrom.get()) / 1e9;
         if (failed.get() > 0) {
             out.note("raw phase: " + failed.get() + " sends failed");
         }
