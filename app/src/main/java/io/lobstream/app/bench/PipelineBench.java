@@ -344,7 +344,7 @@ public final class PipelineBench implements Callable<Integer> {
      *
      * <p>Its warm-up lasts {@code --warmup}, and longer if need be (up to {@value #MAX_PRECONDITION_WARMUPS}
      * times as long) until it has written as many bytes as the machine had free memory (but at
-     * most a quarter of the data directory's free disk: the topic is kept until the end): the
+     * most a third of the data directory's free disk: the topic is kept until the end): the
      * page cache is then full, and the broker reuses its pages rather than taking fresh ones (see
      * {@link MachineMemory}), in this phase and in the pipeline's after it, which runs while the
      * scratch topic's files still hold those pages. That is the steady state of a broker that
@@ -368,7 +368,7 @@ public final class PipelineBench implements Callable<Integer> {
         List<Thread> threads = new ArrayList<>();
         long started = System.nanoTime();
         long free = MachineMemory.freeBytes();
-        long fill = Math.min(free, Files.getFileStore(dir).getUsableSpace() / 4);
+        long fill = Math.min(free, Files.getFileStore(dir).getUsableSpace() / 3);
         AtomicLong measureFrom = new AtomicLong(Long.MAX_VALUE); // acknowledgements count from here
         AtomicLong end = new AtomicLong(Long.MAX_VALUE);
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer())) {
