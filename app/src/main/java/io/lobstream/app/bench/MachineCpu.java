@@ -2,6 +2,10 @@ package io.lobstream.app.bench;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * CPU time of the whole machine (every process, other users' and the kernel's included) from
@@ -48,30 +52,57 @@ record MachineCpu(long busyTicks, long allTicks) {
         return allTicks == 0 || mb <= 0 ? -1 : busyTicks * MS_PER_TICK / mb;
     }
 
+    /** CPU time this JVM has used (all its threads), or zero when the platform does not say. */
+    static Duration thisProcess() {
+        return ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO);
+    }
+
     /**
      * A phase's window of full load, its seconds 2 to {@code last}: sampled at the end of its
-     * first second and of its last (a drain after the load, lighter, is left out).
+     * first second and of its last (a drain after the load, lighter, is left out). Besides the
+     * machine, it samples the CPU time of the given processes (broker, node, load generator), so
+     * that a run whose cost per MB moved says where.
      */
     static final class Window {
         private final long last;
+        private final Map<String, Supplier<Duration>> processes;
         private MachineCpu from;
+        private final Map<String, Duration> processesFrom = new LinkedHashMap<>();
         private double mbFrom;
         private MachineCpu cpu;
+        private final Map<String, Duration> processesCpu = new LinkedHashMap<>();
         private double mb;
 
         Window(long last) {
+            this(last, Map.of());
+        }
+
+        /** @param processes by name, in the order to report them */
+        Window(long last, Map<String, Supplier<Duration>> processes) {
             this.last = last;
+            this.processes = processes;
         }
 
         /** Called at the end of each second of the phase, with the MB moved so far. */
         void endOf(long second, double mbSoFar) {
             if (second == 1) {
                 from = now();
+                processes.forEach((name, cpuTime) -> processesFrom.put(name, cpuTime.get()));
                 mbFrom = mbSoFar;
             } else if (second == last && from != null) {
                 cpu = now().minus(from);
+                processes.forEach((name, cpuTime) -> processesCpu.put(name, cpuTime.get().minus(processesFrom.get(name))));
                 mb = mbSoFar - mbFrom;
             }
+        }
+
+        /** Each process's CPU milliseconds per MB in the window; empty until measured. */
+        Map<String, Double> processMsPerMb() {
+            Map<String, Double> perMb = new LinkedHashMap<>();
+            if (measured() && mb > 0) {
+                processesCpu.forEach((name, d) -> perMb.put(name, d.toNanos() / 1e6 / mb));
+            }
+            return perMb;
         }
 
         boolean measured() {

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.app.DataDirs;
 import io.lobstream.app.demo.LoadGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.lobstream.app.embedded.Cluster;
 import io.lobstream.app.embedded.ClusterProcess;
 import io.lobstream.app.embedded.EmbeddedKafka;
 import io.lobstream.app.embedded.NodeProcess;
@@ -29,6 +28,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -38,6 +38,8 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * {@code ./lobstream bench pipeline}: end to end on the embedded broker, produce → applied, with
@@ -124,7 +126,7 @@ public final class PipelineBench implements Callable<Integer> {
                 workload == Workload.UPDATE ? rows + " rows" : "new ids", producers, duration, warmup, partitions, purgeWorkers));
         ObjectNode summary = BenchOutput.newJson();
         String rawTopic = null;
-        try (Cluster cluster = ClusterProcess.start(dir, dir.resolve("bench-logs"), Duration.ofSeconds(180))) {
+        try (ClusterProcess cluster = ClusterProcess.start(dir, dir.resolve("bench-logs"), Duration.ofSeconds(180))) {
             LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, options.config);
             Map<String, String> nodeConfig = new HashMap<>(options.config);
             nodeConfig.put(LobStreamConfig.PARTITIONS.name(), Integer.toString(partitions));
@@ -134,9 +136,13 @@ public final class PipelineBench implements Callable<Integer> {
                 rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
                 writeBack(out);
                 // raw first: its warm-up fills the page cache, so both phases are measured with it full (see raw())
-                Raw raw = raw(cfg, rawTopic, dir, out);
+                Map<String, Supplier<Duration>> processes = new LinkedHashMap<>();
+                processes.put("broker", cluster::cpu);
+                processes.put("node", node::cpu);
+                processes.put("load", MachineCpu::thisProcess);
+                Raw raw = raw(cfg, rawTopic, dir, processes, out);
                 writeBack(out);
-                Pipeline p = pipeline(cfg, node, out);
+                Pipeline p = pipeline(cfg, node, processes, out);
                 // only now: deleted files give their pages back, and the pipeline would take fresh memory again
                 deleteTopic(cfg, rawTopic);
                 double ratio = raw.mbPerS == 0 ? 0 : p.mbPerS / raw.mbPerS;
@@ -159,8 +165,13 @@ public final class PipelineBench implements Callable<Integer> {
                     summary.put("cpu_ms_per_mb", round(p.cpu().msPerMb())).put("cpu_busy", round(p.cpu().busyFraction()))
                             .put("raw_kafka_cpu_ms_per_mb", round(raw.cpu().msPerMb()))
                             .put("raw_kafka_cpu_busy", round(raw.cpu().busyFraction()));
-                    out.note(String.format("machine CPU per MB: pipeline %.1f ms (%.0f %% busy), raw Kafka %.1f ms (%.0f %% busy)",
-                            p.cpu().msPerMb(), 100 * p.cpu().busyFraction(), raw.cpu().msPerMb(), 100 * raw.cpu().busyFraction()));
+                    ObjectNode byProcess = summary.putObject("cpu_ms_per_mb_by_process");
+                    p.cpu().processMsPerMb().forEach((name, ms) -> byProcess.put(name, round(ms)));
+                    ObjectNode rawByProcess = summary.putObject("raw_kafka_cpu_ms_per_mb_by_process");
+                    raw.cpu().processMsPerMb().forEach((name, ms) -> rawByProcess.put(name, round(ms)));
+                    out.note(String.format("machine CPU per MB: pipeline %.1f ms (%.0f %% busy; %s), raw Kafka %.1f ms (%.0f %% busy; %s)",
+                            p.cpu().msPerMb(), 100 * p.cpu().busyFraction(), byProcess(p.cpu()),
+                            raw.cpu().msPerMb(), 100 * raw.cpu().busyFraction(), byProcess(raw.cpu())));
                 }
             }
         } finally {
@@ -194,7 +205,8 @@ public final class PipelineBench implements Callable<Integer> {
     private record Raw(double tps, double mbPerS, long failed, MachineCpu.Window cpu) {
     }
 
-    private Pipeline pipeline(LobStreamConfig cfg, NodeProcess node, BenchOutput out) throws Exception {
+    private Pipeline pipeline(LobStreamConfig cfg, NodeProcess node, Map<String, Supplier<Duration>> processes, BenchOutput out)
+            throws Exception {
         ApplyTracker tracker = new ApplyTracker(node, partitions);
         Thread trackerThread = new Thread(tracker, "apply-tracker");
         trackerThread.setDaemon(true);
@@ -216,7 +228,7 @@ public final class PipelineBench implements Callable<Integer> {
             long historyMax = 0;
             long lastCount = 0;
             long lastBytes = 0;
-            MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds());
+            MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds(), processes);
             for (int s = 1; System.nanoTime() - t0 < duration.toNanos() || tracker.pending() > 0; s++) {
                 sleepUntil(t0 + s * 1_000_000_000L);
                 cpu.endOf(s, tracker.appliedBytes() / 1e6);
@@ -350,7 +362,8 @@ public final class PipelineBench implements Callable<Integer> {
      * scratch topic's files still hold those pages. That is the steady state of a broker that
      * has run for a while; both phases are measured in it.
      */
-    private Raw raw(LobStreamConfig cfg, String topic, Path dir, BenchOutput out) throws Exception {
+    private Raw raw(LobStreamConfig cfg, String topic, Path dir, Map<String, Supplier<Duration>> processes, BenchOutput out)
+            throws Exception {
         Map<String, Object> settings = Map.of( // as LobClient's producer
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap(),
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
@@ -362,7 +375,7 @@ public final class PipelineBench implements Callable<Integer> {
         AtomicLong bytes = new AtomicLong();
         AtomicLong lastAck = new AtomicLong();
         AtomicLong failed = new AtomicLong();
-        MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds());
+        MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds(), processes);
         AtomicLong warmupBytes = new AtomicLong();
         Semaphore inFlight = new Semaphore(IN_FLIGHT);
         List<Thread> threads = new ArrayList<>();
@@ -433,6 +446,12 @@ public final class PipelineBench implements Callable<Integer> {
             out.note("raw phase: " + failed.get() + " sends failed");
         }
         return new Raw(acked.get() / seconds, bytes.get() / 1e6 / seconds, failed.get(), cpu);
+    }
+
+    /** "broker 2.1, node 2.0, load 1.1": each process's CPU ms per MB. */
+    private static String byProcess(MachineCpu.Window cpu) {
+        return cpu.processMsPerMb().entrySet().stream()
+                .map(e -> String.format("%s %.1f", e.getKey(), e.getValue())).collect(Collectors.joining(", "));
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {

@@ -50,6 +50,11 @@ public final class ClusterProcess implements Cluster {
         return registryUrl;
     }
 
+    /** CPU time the broker's JVM has used (the registry runs in a JVM of its own). */
+    public Duration cpu() {
+        return jvm.cpu();
+    }
+
     @Override
     public void close() {
         try {
