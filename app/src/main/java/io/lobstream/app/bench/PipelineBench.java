@@ -66,7 +66,8 @@ import java.util.stream.Collectors;
                 + "(Kafka Streams, exactly-once) → tablespace, with purge workers running. Reports TPS, MB/s, p50/p99 apply "
                 + "latency (send → applied) and, in the same run, a plain Kafka producer's throughput for the same payloads.",
                 "JSON (last line with --json): tps, mb_per_s, p50_apply_ms, p99_apply_ms, raw_kafka_mb_per_s, ratio_vs_raw_kafka, ...; "
-                        + "on Linux also cpu_ms_per_mb and raw_kafka_cpu_ms_per_mb (the whole machine's CPU per MB in each phase) and cpu_busy, raw_kafka_cpu_busy."})
+                        + "on Linux also cpu_ms_per_mb and raw_kafka_cpu_ms_per_mb (the whole machine's CPU per MB in each phase), cpu_busy, raw_kafka_cpu_busy, "
+                        + "and cpu_ms_per_mb_by_process, raw_kafka_cpu_ms_per_mb_by_process (broker, node and load generator JVMs)."})
 public final class PipelineBench implements Callable<Integer> {
     enum Workload { UPDATE, INSERT }
 
