@@ -37,6 +37,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -237,21 +238,39 @@ class PipelineIT {
         client.put("it-bad", good, null).get();
         awaitValue("it-bad", good);
 
+        ConsumerRecord<byte[], byte[]> dead = deadLetter("not avro at all");
+        String reason = new String(dead.headers().lastHeader("lob.dlq.reason").value(), StandardCharsets.UTF_8);
+        assertThat(reason).contains("cannot decode");
+        assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value())).isEqualTo(config.topics().commands());
+    }
+
+    @Test
+    void malformedReclaimGoesToTheDeadLetterTopicStampedWithTheClock() throws Exception {
+        long before = System.currentTimeMillis();
+        try (KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            raw.send(new ProducerRecord<>(config.topics().reclaim(), "it-bad-reclaim".getBytes(), "not a reclaim".getBytes())).get();
+        }
+        ConsumerRecord<byte[], byte[]> dead = deadLetter("not a reclaim");
+        assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value())).isEqualTo(config.topics().reclaim());
+        // the writer reads reclaims with timestamp 0 (ReclaimsFirst); their dead letters carry a time
+        assertThat(dead.timestamp()).isGreaterThanOrEqualTo(before - 1_000);
+    }
+
+    /** The committed dead letter whose value is {@code value}, waiting for it up to 30 s. */
+    private static ConsumerRecord<byte[], byte[]> deadLetter(String value) {
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
-                ConsumerConfig.GROUP_ID_CONFIG, "it-dlq",
+                ConsumerConfig.GROUP_ID_CONFIG, "it-dlq-" + UUID.randomUUID(),
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             c.subscribe(List.of(config.topics().deadLetters()));
             List<ConsumerRecord<byte[], byte[]>> seen = new ArrayList<>();
             await().atMost(Duration.ofSeconds(30)).until(() -> {
                 c.poll(Duration.ofMillis(200)).forEach(seen::add);
-                return seen.stream().anyMatch(r -> new String(r.value()).equals("not avro at all"));
+                return seen.stream().anyMatch(r -> new String(r.value()).equals(value));
             });
-            ConsumerRecord<byte[], byte[]> dead = seen.stream().filter(r -> new String(r.value()).equals("not avro at all")).findFirst().orElseThrow();
-            String reason = new String(dead.headers().lastHeader("lob.dlq.reason").value(), StandardCharsets.UTF_8);
-            assertThat(reason).contains("cannot decode");
-            assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value())).isEqualTo(config.topics().commands());
+            return seen.stream().filter(r -> new String(r.value()).equals(value)).findFirst().orElseThrow();
         }
     }
 }

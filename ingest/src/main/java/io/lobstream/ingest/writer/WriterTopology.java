@@ -9,6 +9,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.Topology;
 
 import java.time.Duration;
@@ -26,7 +27,8 @@ import java.time.Duration;
  * </pre>
  *
  * Inputs are read as bytes and decoded in the processors, so an undecodable record is
- * dead-lettered inside the task's transaction instead of stopping the task.
+ * dead-lettered inside the task's transaction instead of stopping the task. A task applies the
+ * reclaims it has read before its next command ({@link ReclaimsFirst}).
  */
 public final class WriterTopology {
     private WriterTopology() {
@@ -49,7 +51,9 @@ public final class WriterTopology {
 
         Topology t = new Topology();
         t.addSource("commands", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.commands());
-        t.addSource("reclaims", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.reclaim());
+        // earliest: Kafka Streams' default, as for commands (this overload is the one that takes an extractor)
+        t.addSource(AutoOffsetReset.earliest(), "reclaims", new ReclaimsFirst(), new ByteArrayDeserializer(), new ByteArrayDeserializer(),
+                topics.reclaim());
         t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
                 partitions, uploadTimeout, dedupeWindow, compactEvery, new UndoResender(resend)), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
