@@ -324,9 +324,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             }
             ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())
                     .setExtents(extents).setWorkerId(workerId).setTime(Instant.now()).build();
-            // The reclaim record carries the undo record's timestamp (the moment the version was superseded): the
-            // writer's tasks take records from their input topics in timestamp order, so a reclaim is applied
-            // next to the commands of its time rather than behind every command still queued for the writer.
+            // The reclaim record carries the undo record's timestamp (when the writer applied the superseding
+            // command). The writer does not order by it: it reads reclaims ahead of commands (ReclaimsFirst).
             producer.send(new ProducerRecord<>(reclaimTopic, null, timestamps.get(i), q.lobId(), reclaim));
             metrics.versions.increment();
             metrics.pages.increment(Extent.totalPages(result.extents()));
