@@ -241,7 +241,7 @@ class PipelineIT {
         ConsumerRecord<byte[], byte[]> dead = deadLetter("not avro at all");
         String reason = new String(dead.headers().lastHeader("lob.dlq.reason").value(), StandardCharsets.UTF_8);
         assertThat(reason).contains("cannot decode");
-        assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value())).isEqualTo(config.topics().commands());
+        assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value(), StandardCharsets.UTF_8)).isEqualTo(config.topics().commands());
     }
 
     @Test
@@ -252,8 +252,9 @@ class PipelineIT {
             raw.send(new ProducerRecord<>(config.topics().reclaim(), "it-bad-reclaim".getBytes(), "not a reclaim".getBytes())).get();
         }
         ConsumerRecord<byte[], byte[]> dead = deadLetter("not a reclaim");
-        assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value())).isEqualTo(config.topics().reclaim());
-        // the writer reads reclaims with timestamp 0 (ReclaimsFirst); their dead letters carry a time
+        assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value(), StandardCharsets.UTF_8)).isEqualTo(config.topics().reclaim());
+        assertThat(new String(dead.headers().lastHeader("lob.dlq.kind").value(), StandardCharsets.UTF_8)).isEqualTo("undecodable");
+        // the writer reads reclaims with timestamp 0 (ReclaimsFirst); their dead letters carry the clock's (ReclaimProcessor)
         assertThat(dead.timestamp()).isGreaterThanOrEqualTo(before - 1_000);
     }
 

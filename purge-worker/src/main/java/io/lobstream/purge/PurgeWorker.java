@@ -324,8 +324,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             }
             ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())
                     .setExtents(extents).setWorkerId(workerId).setTime(Instant.now()).build();
-            // The reclaim record carries the undo record's timestamp (when the writer applied the superseding
-            // command). The writer does not order by it: it reads reclaims ahead of commands (ReclaimsFirst).
+            // The reclaim record carries the undo record's timestamp, so that lob.reclaim's times (retention, time
+            // index) follow lob.undo-history's. The writer does not order by it: it reads reclaims ahead of commands.
             producer.send(new ProducerRecord<>(reclaimTopic, null, timestamps.get(i), q.lobId(), reclaim));
             metrics.versions.increment();
             metrics.pages.increment(Extent.totalPages(result.extents()));

@@ -73,10 +73,6 @@ record MachineCpu(long busyTicks, long allTicks) {
         private final Map<String, Duration> processesCpu = new LinkedHashMap<>();
         private double mb;
 
-        Window(long last) {
-            this(last, Map.of());
-        }
-
         /** @param processes by name, in the order to report them */
         Window(long last, Map<String, Supplier<Duration>> processes) {
             this.last = last;
@@ -100,7 +96,12 @@ record MachineCpu(long busyTicks, long allTicks) {
         Map<String, Double> processMsPerMb() {
             Map<String, Double> perMb = new LinkedHashMap<>();
             if (measured() && mb > 0) {
-                processesCpu.forEach((name, d) -> perMb.put(name, d.toNanos() / 1e6 / mb));
+                // a process whose CPU time the platform does not give reads zero twice: left out
+                processesCpu.forEach((name, d) -> {
+                    if (!processesFrom.get(name).isZero() || !d.isZero()) {
+                        perMb.put(name, d.toNanos() / 1e6 / mb);
+                    }
+                });
             }
             return perMb;
         }

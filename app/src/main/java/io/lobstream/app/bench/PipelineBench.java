@@ -111,7 +111,7 @@ public final class PipelineBench implements Callable<Integer> {
     /** In-flight bound of both phases, the load generator's. */
     private static final int IN_FLIGHT = 64;
     /** How many times {@code --warmup} the raw phase's warm-up may last to fill the page cache. */
-    private static final int MAX_PRECONDITION_WARMUPS = 4;
+    private static final int MAX_RAW_WARMUP_FACTOR = 4;
 
     @Override
     public Integer call() throws Exception {
@@ -142,10 +142,18 @@ public final class PipelineBench implements Callable<Integer> {
                 processes.put("node", node::cpu);
                 processes.put("load", MachineCpu::thisProcess);
                 Raw raw = raw(cfg, rawTopic, dir, processes, out);
+                boolean keepRawTopic = roomForPipeline(dir, raw);
+                if (!keepRawTopic) {
+                    out.note("raw phase: the disk may not hold the pipeline's data next to the scratch topic; deleted it now, "
+                            + "so the pipeline phase takes fresh memory for its page cache");
+                    deleteTopic(cfg, rawTopic);
+                }
                 writeBack(out);
                 Pipeline p = pipeline(cfg, node, processes, out);
                 // only now: deleted files give their pages back, and the pipeline would take fresh memory again
-                deleteTopic(cfg, rawTopic);
+                if (keepRawTopic) {
+                    deleteTopic(cfg, rawTopic);
+                }
                 double ratio = raw.mbPerS == 0 ? 0 : p.mbPerS / raw.mbPerS;
                 out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %.2f",
                         p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS, ratio));
@@ -345,6 +353,16 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
+    /**
+     * Whether the disk has room for what the pipeline phase writes while the scratch topic stays:
+     * its preload, then its warm-up and measured window at half the plain producer's rate (the
+     * pipeline applied at most 0.48 of it in every run measured), plus 2 GB.
+     */
+    private boolean roomForPipeline(Path dir, Raw raw) throws IOException {
+        double needed = (double) rows * blobSize.max() + 0.5 * raw.mbPerS * 1e6 * (warmup.toSeconds() + duration.toSeconds()) + 2e9;
+        return Files.getFileStore(dir).getUsableSpace() > needed;
+    }
+
     private static void deleteTopic(LobStreamConfig cfg, String topic) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             admin.deleteTopics(List.of(topic)).all().get();
@@ -355,7 +373,7 @@ public final class PipelineBench implements Callable<Integer> {
      * A plain KafkaProducer shared by the threads, the LobClient's settings, byte[] values of the
      * same sizes, to a scratch topic.
      *
-     * <p>Its warm-up lasts {@code --warmup}, and longer if need be (up to {@value #MAX_PRECONDITION_WARMUPS}
+     * <p>Its warm-up lasts {@code --warmup}, and longer if need be (up to {@value #MAX_RAW_WARMUP_FACTOR}
      * times as long) until it has written as many bytes as the machine had free memory (but at
      * most a third of the data directory's free disk: the topic is kept until the end): the
      * page cache is then full, and the broker reuses its pages rather than taking fresh ones (see
@@ -382,7 +400,7 @@ public final class PipelineBench implements Callable<Integer> {
         List<Thread> threads = new ArrayList<>();
         long started = System.nanoTime();
         long free = MachineMemory.freeBytes();
-        long fill = Math.min(free, Files.getFileStore(dir).getUsableSpace() / 3);
+        long warmupTargetBytes = Math.min(free, Files.getFileStore(dir).getUsableSpace() / 3);
         AtomicLong measureFrom = new AtomicLong(Long.MAX_VALUE); // acknowledgements count from here
         AtomicLong end = new AtomicLong(Long.MAX_VALUE);
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer())) {
@@ -415,14 +433,14 @@ public final class PipelineBench implements Callable<Integer> {
                 t.start();
             }
             long warmupEnd = started + warmup.toNanos();
-            long warmupCap = started + MAX_PRECONDITION_WARMUPS * warmup.toNanos();
+            long warmupCap = started + MAX_RAW_WARMUP_FACTOR * warmup.toNanos();
             sleepUntil(warmupEnd);
-            while (warmupBytes.get() < fill && System.nanoTime() < warmupCap) {
+            while (warmupBytes.get() < warmupTargetBytes && System.nanoTime() < warmupCap) {
                 Thread.sleep(100);
             }
             long t0 = System.nanoTime();
-            end.set(t0 + duration.toNanos());
             measureFrom.set(t0);
+            end.set(t0 + duration.toNanos());
             out.note(String.format("raw phase: warm-up %.0f s, %.1f GB written; memory free %.1f GB at its start, %.1f GB now%s",
                     (t0 - started) / 1e9, warmupBytes.get() / 1e9, free / 1e9, MachineMemory.freeBytes() / 1e9,
                     warmupBytes.get() < free ? " (page cache not full: measured partly on fresh memory)" : ""));
@@ -442,10 +460,13 @@ public final class PipelineBench implements Callable<Integer> {
             }
             producer.flush();
         }
-        double seconds = (lastAck.get() - measureFrom.get()) / 1e9;
         if (failed.get() > 0) {
             out.note("raw phase: " + failed.get() + " sends failed");
         }
+        if (acked.get() == 0) {
+            throw new IllegalStateException("raw phase: nothing acknowledged in the measured window (" + failed.get() + " sends failed)");
+        }
+        double seconds = (lastAck.get() - measureFrom.get()) / 1e9;
         return new Raw(acked.get() / seconds, bytes.get() / 1e6 / seconds, failed.get(), cpu);
     }
 

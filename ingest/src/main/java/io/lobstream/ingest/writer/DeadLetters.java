@@ -37,9 +37,7 @@ public final class DeadLetters {
             headers.add(ORIGIN_PARTITION, bytes(Integer.toString(m.partition())));
             headers.add(ORIGIN_OFFSET, bytes(Long.toString(m.offset())));
         });
-        // a reclaim's timestamp is ReclaimsFirst's, not a time: stamp its dead letter with the clock
-        long timestamp = record.timestamp() == ReclaimsFirst.TIMESTAMP ? context.currentSystemTimeMs() : record.timestamp();
-        context.forward(new Record<Object, Object>(record.key(), record.value(), timestamp, headers), SINK);
+        context.forward(new Record<Object, Object>(record.key(), record.value(), record.timestamp(), headers), SINK);
         metrics.deadLettered(kind);
     }
 

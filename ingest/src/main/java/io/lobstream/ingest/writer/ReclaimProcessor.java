@@ -42,4 +42,10 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             metrics.reclaimApplyLag(Duration.between(reclaim.getTime(), Instant.now()));
         }
     }
+
+    /** A reclaim's timestamp here is {@link ReclaimsFirst}'s, not a time: its dead letter is stamped with the clock. */
+    @Override
+    protected void deadLetter(Record<byte[], byte[]> record, String kind, String reason) {
+        super.deadLetter(record.withTimestamp(context.currentSystemTimeMs()), kind, reason);
+    }
 }

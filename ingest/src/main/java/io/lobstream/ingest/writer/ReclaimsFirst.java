@@ -5,7 +5,9 @@ import org.apache.kafka.streams.processor.TimestampExtractor;
 
 /**
  * The timestamp of {@code lob.reclaim} records for the writer: 0, so that a task always applies
- * the reclaims it has buffered before the next command.
+ * the reclaims it has buffered before the next command. A burst of reclaims (after a purge
+ * outage, or the undo records a tablespace re-emits when it opens) holds commands back until it
+ * is applied; it is bounded by history, and each reclaim is a small index batch.
  *
  * <p>Why: a task reads partition p of {@code lob.commands} and of {@code lob.reclaim}, and Kafka
  * Streams picks the next record of a task by timestamp across its partitions. A reclaim carries
@@ -20,8 +22,14 @@ import org.apache.kafka.streams.processor.TimestampExtractor;
  * <p>Why it is safe: a reclaim exists only for an undo record the writer emitted in the
  * transaction that committed the command superseding the version, so every reclaim a task
  * reads is for a version that its tablespace already has pending, or has already freed (then
- * the store ignores it). Nothing in the writer uses stream time (its punctuations run on wall
- * clock time), and dead letters of reclaims are stamped with the wall clock instead.
+ * the store ignores it).
+ *
+ * <p>What else sees the 0: stream time, which upload expiry reads ({@code CommandProcessor}), is
+ * the largest timestamp a task has processed, so reclaims no longer move it (before, their
+ * wall-clock stamps could push it ahead of the commands' time by the writer's lag); the
+ * punctuations run on wall-clock time; a reclaim's dead letter is stamped with the clock
+ * ({@code ReclaimProcessor}); and Kafka Streams' end-to-end latency of the reclaim source would
+ * read 56 years, so the node drops that metric ({@code LobNode}).
  */
 final class ReclaimsFirst implements TimestampExtractor {
     /** The timestamp every reclaim record gets. */

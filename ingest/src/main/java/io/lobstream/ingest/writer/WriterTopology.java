@@ -31,6 +31,9 @@ import java.time.Duration;
  * reclaims it has read before its next command ({@link ReclaimsFirst}).
  */
 public final class WriterTopology {
+    /** The source node of lob.reclaim. */
+    public static final String RECLAIMS_SOURCE = "reclaims";
+
     private WriterTopology() {
     }
 
@@ -51,12 +54,13 @@ public final class WriterTopology {
 
         Topology t = new Topology();
         t.addSource("commands", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.commands());
-        // earliest: Kafka Streams' default, as for commands (this overload is the one that takes an extractor)
-        t.addSource(AutoOffsetReset.earliest(), "reclaims", new ReclaimsFirst(), new ByteArrayDeserializer(), new ByteArrayDeserializer(),
+        // earliest, whatever lob.streams.auto.offset.reset says for commands: a reclaim skipped would leave its version
+        // pending until the undo record is re-sent (this overload is the one that takes an extractor)
+        t.addSource(AutoOffsetReset.earliest(), RECLAIMS_SOURCE, new ReclaimsFirst(), new ByteArrayDeserializer(), new ByteArrayDeserializer(),
                 topics.reclaim());
         t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
                 partitions, uploadTimeout, dedupeWindow, compactEvery, new UndoResender(resend)), "commands");
-        t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), "reclaims");
+        t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), RECLAIMS_SOURCE);
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, catchUps), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");
         t.addSink(DeadLetters.SINK, topics.deadLetters(), new ByteArraySerializer(), new ByteArraySerializer(),
