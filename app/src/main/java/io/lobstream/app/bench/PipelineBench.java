@@ -44,9 +44,10 @@ import java.util.stream.Collectors;
 /**
  * {@code ./lobstream bench pipeline}: end to end on the embedded broker, produce → applied, with
  * a writer node and its purge workers running; and, in the same run and on the same broker, a
- * plain KafkaProducer writing values of the same sizes, for the ratio. The plain producer runs
- * first: its warm-up fills the page cache, so that both phases are measured with it full (see
- * {@link #raw}).
+ * plain KafkaProducer writing values of the same sizes, for the ratio, and the same producer
+ * with a plain consumer reading all it writes, Kafka's own produce → consume (see
+ * {@link KafkaBaseline}). The plain producer runs first: its warm-up fills the page cache, so
+ * that every phase is measured with it full (see {@link KafkaBaseline#produce}).
  *
  * <p>Each role runs where it would in a deployment, in a JVM of its own: the broker and registry
  * ({@code lobstream cluster}), the writer node with its purge workers ({@code lobstream node}),
@@ -99,6 +100,12 @@ public final class PipelineBench implements Callable<Integer> {
     @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers in the node's process (default: ${DEFAULT-VALUE}).")
     int purgeWorkers;
 
+    @Option(names = "--kafka-e2e", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Between the raw and pipeline phases, measure the plain producer while a plain consumer reads all it "
+                    + "writes: Kafka's own produce → consume on this machine, the most a pipeline reading its input once could "
+                    + "apply (kafka_e2e_mb_per_s, ratio_vs_kafka_e2e). --no-kafka-e2e skips it (default: on).")
+    boolean kafkaE2e;
+
     @Option(names = "--drain-timeout", defaultValue = "120s", description = "How long to wait for the writer to apply what was sent (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
 
@@ -108,8 +115,6 @@ public final class PipelineBench implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    /** In-flight bound of both phases, the load generator's. */
-    private static final int IN_FLIGHT = 64;
     /** How many times {@code --warmup} the raw phase's warm-up may last to fill the page cache. */
     private static final int MAX_RAW_WARMUP_FACTOR = 4;
 
@@ -126,7 +131,8 @@ public final class PipelineBench implements Callable<Integer> {
                         + "%d partitions, %d purge workers", workload.name().toLowerCase(), blobSize,
                 workload == Workload.UPDATE ? rows + " rows" : "new ids", producers, duration, warmup, partitions, purgeWorkers));
         ObjectNode summary = BenchOutput.newJson();
-        String rawTopic = null;
+        List<String> scratchTopics = new ArrayList<>(); // the plain-Kafka phases' topics not deleted yet
+        List<String> scratchCreated = new ArrayList<>(); // and all they had
         try (ClusterProcess cluster = ClusterProcess.start(dir, dir.resolve("bench-logs"), Duration.ofSeconds(180))) {
             LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, options.config);
             Map<String, String> nodeConfig = new HashMap<>(options.config);
@@ -134,29 +140,49 @@ public final class PipelineBench implements Callable<Integer> {
             try (NodeProcess node = NodeProcess.start("bench", cluster.bootstrap(), cluster.registryUrl(), dir.resolve("node"),
                     EmbeddedKafka.freePort(), purgeWorkers, nodeConfig, dir.resolve("bench-logs"))) {
                 node.awaitRunning(partitions, Duration.ofSeconds(120));
-                rawTopic = createRawTopic(cfg); // now: a topic used right after creation fails over leadership at first
+                // created now: a topic used right after creation fails over leadership at first
+                String rawTopic = createScratchTopic(cfg, "bench.raw", scratchTopics);
+                String e2eTopic = kafkaE2e ? createScratchTopic(cfg, "bench.e2e", scratchTopics) : null;
+                scratchCreated.addAll(scratchTopics);
                 writeBack(out);
-                // raw first: its warm-up fills the page cache, so both phases are measured with it full (see raw())
+                // raw first: its warm-up fills the page cache, so every phase is measured with it full (see KafkaBaseline.produce)
                 Map<String, Supplier<Duration>> processes = new LinkedHashMap<>();
                 processes.put("broker", cluster::cpu);
                 processes.put("node", node::cpu);
                 processes.put("load", MachineCpu::thisProcess);
-                Raw raw = raw(cfg, rawTopic, dir, processes, out);
-                boolean keepRawTopic = roomForPipeline(dir, raw);
-                if (!keepRawTopic) {
-                    out.note("raw phase: the disk may not hold the pipeline's data next to the scratch topic; deleted it now, "
+                KafkaBaseline kafka = new KafkaBaseline(cfg.bootstrap(), partitions, blobSize, rows, producers, duration, processes, out);
+                KafkaBaseline.Result raw = kafka.produce(rawTopic, warmup, warmup.multipliedBy(MAX_RAW_WARMUP_FACTOR),
+                        Math.min(MachineMemory.freeBytes(), Files.getFileStore(dir).getUsableSpace() / 3));
+                KafkaBaseline.Result e2e = null;
+                if (e2eTopic != null) {
+                    // Half the warm-up: the broker and the producer are warm, only the fetch path is new. It writes about
+                    // the memory's worth again, so the raw topic's pages have left the page cache when it is deleted after
+                    // it (to make room on the disk): the pipeline then still finds the page cache full.
+                    Duration e2eWarmup = warmup.dividedBy(2);
+                    if (room(dir, raw.mbPerS() * 1e6 * e2eWarmup.plus(duration).toSeconds())) {
+                        writeBack(out);
+                        e2e = kafka.produceAndConsume(e2eTopic, e2eWarmup);
+                        deleteTopic(cfg, rawTopic, scratchTopics);
+                    } else {
+                        out.note("kafka e2e phase skipped: the disk may not hold its data next to the raw phase's");
+                        deleteTopic(cfg, e2eTopic, scratchTopics); // never written: frees nothing
+                    }
+                }
+                if (!scratchTopics.isEmpty() && !room(dir, pipelineBytes(raw))) {
+                    out.note("the disk may not hold the pipeline's data next to the scratch topic; deleted it now, "
                             + "so the pipeline phase takes fresh memory for its page cache");
-                    deleteTopic(cfg, rawTopic);
+                    deleteTopic(cfg, scratchTopics.get(0), scratchTopics);
                 }
                 writeBack(out);
                 Pipeline p = pipeline(cfg, node, processes, out);
                 // only now: deleted files give their pages back, and the pipeline would take fresh memory again
-                if (keepRawTopic) {
-                    deleteTopic(cfg, rawTopic);
+                for (String topic : List.copyOf(scratchTopics)) {
+                    deleteTopic(cfg, topic, scratchTopics);
                 }
-                double ratio = raw.mbPerS == 0 ? 0 : p.mbPerS / raw.mbPerS;
-                out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %.2f",
-                        p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS, ratio));
+                double ratio = raw.mbPerS() == 0 ? 0 : p.mbPerS / raw.mbPerS();
+                out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %.2f%s",
+                        p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS(), ratio, e2e == null ? "" : String.format(
+                                "; Kafka produce → consume %.1f MB/s (ratio %.2f)", e2e.mbPerS(), p.mbPerS / e2e.mbPerS())));
                 summary.put("workload", workload.name().toLowerCase()).put("blob_size", blobSize.toString())
                         .put("rows", workload == Workload.UPDATE ? rows : 0).put("producers", producers)
                         .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
@@ -166,35 +192,43 @@ public final class PipelineBench implements Callable<Integer> {
                         .put("history_length_max", p.historyMax)
                         .put("history_length_end", node.status().path("totals").path("history_length").asLong())
                         .put("commands_dead_lettered", (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total"))
-                        .put("raw_kafka_tps", round(raw.tps)).put("raw_kafka_mb_per_s", round(raw.mbPerS))
-                        .put("raw_kafka_failed", raw.failed)
-                        .put("ratio_vs_raw_kafka", round(ratio));
+                        .put("raw_kafka_tps", round(raw.tps())).put("raw_kafka_mb_per_s", round(raw.mbPerS()))
+                        .put("raw_kafka_failed", raw.failed());
+                if (e2e != null) {
+                    summary.put("kafka_e2e_mb_per_s", round(e2e.mbPerS())).put("kafka_e2e_produced_mb_per_s", round(e2e.producedMbPerS()))
+                            .put("ratio_vs_kafka_e2e", round(p.mbPerS / e2e.mbPerS()));
+                }
+                summary.put("ratio_vs_raw_kafka", round(ratio)); // the figure, after the others: last before the CPU figures
                 if (p.cpu().measured() && raw.cpu().measured()) {
                     // what each phase cost the whole machine per MB, and how busy it was: the ratio's context
-                    summary.put("cpu_ms_per_mb", round(p.cpu().msPerMb())).put("cpu_busy", round(p.cpu().busyFraction()))
-                            .put("raw_kafka_cpu_ms_per_mb", round(raw.cpu().msPerMb()))
-                            .put("raw_kafka_cpu_busy", round(raw.cpu().busyFraction()));
-                    ObjectNode byProcess = summary.putObject("cpu_ms_per_mb_by_process");
-                    p.cpu().processMsPerMb().forEach((name, ms) -> byProcess.put(name, round(ms)));
-                    ObjectNode rawByProcess = summary.putObject("raw_kafka_cpu_ms_per_mb_by_process");
-                    raw.cpu().processMsPerMb().forEach((name, ms) -> rawByProcess.put(name, round(ms)));
-                    out.note(String.format("machine CPU per MB: pipeline %.1f ms (%.0f %% busy; %s), raw Kafka %.1f ms (%.0f %% busy; %s)",
-                            p.cpu().msPerMb(), 100 * p.cpu().busyFraction(), byProcess(p.cpu()),
-                            raw.cpu().msPerMb(), 100 * raw.cpu().busyFraction(), byProcess(raw.cpu())));
+                    cpuFigures(summary, "", p.cpu());
+                    cpuFigures(summary, "raw_kafka_", raw.cpu());
+                    if (e2e != null && e2e.cpu().measured()) {
+                        cpuFigures(summary, "kafka_e2e_", e2e.cpu());
+                    }
+                    out.note(String.format("machine CPU per MB: pipeline %.1f ms (%.0f %% busy; %s), raw Kafka %.1f ms (%.0f %% busy; %s)%s",
+                            p.cpu().msPerMb(), 100 * p.cpu().busyFraction(), KafkaBaseline.byProcess(p.cpu()),
+                            raw.cpu().msPerMb(), 100 * raw.cpu().busyFraction(), KafkaBaseline.byProcess(raw.cpu()),
+                            e2e == null ? "" : String.format(", Kafka produce → consume %.1f ms (%.0f %% busy; %s)", e2e.cpu().msPerMb(),
+                                    100 * e2e.cpu().busyFraction(), KafkaBaseline.byProcess(e2e.cpu()))));
                 }
             }
         } finally {
             if (temporary) {
                 DataDirs.deleteTree(dir);
-            } else if (rawTopic != null) {
-                removeRawTopicFiles(dir, rawTopic);
+            } else {
+                scratchCreated.forEach(topic -> removeScratchTopicFiles(dir, topic));
             }
         }
         out.writeCsv(options.csv);
         if (options.chart != null) {
             Map<String, List<double[]>> series = BenchOutput.ordered();
             for (List<Object> row : out.rows()) {
-                String name = row.get(0).equals("pipeline") ? "LobStream (applied)" : "raw Kafka producer (acknowledged)";
+                String name = switch ((String) row.get(0)) {
+                    case "pipeline" -> "LobStream (applied)";
+                    case "kafka-e2e" -> "Kafka producer → consumer (consumed)";
+                    default -> "raw Kafka producer (acknowledged)";
+                };
                 series.computeIfAbsent(name, k -> new ArrayList<>())
                         .add(new double[]{((Number) row.get(1)).doubleValue(), ((Number) row.get(3)).doubleValue()});
             }
@@ -209,9 +243,6 @@ public final class PipelineBench implements Callable<Integer> {
 
     private record Pipeline(long commands, double tps, double mbPerS, double ackedTps, double p50Ms, double p99Ms, double maxMs,
                             long historyMax, MachineCpu.Window cpu) {
-    }
-
-    private record Raw(double tps, double mbPerS, long failed, MachineCpu.Window cpu) {
     }
 
     private Pipeline pipeline(LobStreamConfig cfg, NodeProcess node, Map<String, Supplier<Duration>> processes, BenchOutput out)
@@ -278,7 +309,7 @@ public final class PipelineBench implements Callable<Integer> {
         SplittableRandom rnd = new SplittableRandom(7);
         byte[] noise = new byte[blobSize.max()];
         rnd.nextBytes(noise);
-        Semaphore inFlight = new Semaphore(IN_FLIGHT);
+        Semaphore inFlight = new Semaphore(KafkaBaseline.IN_FLIGHT);
         for (int i = 0; i < rows; i++) {
             inFlight.acquire();
             long t = System.nanoTime();
@@ -290,7 +321,7 @@ public final class PipelineBench implements Callable<Integer> {
                 }
             });
         }
-        inFlight.acquire(IN_FLIGHT);
+        inFlight.acquire(KafkaBaseline.IN_FLIGHT);
         long deadline = System.nanoTime() + drainTimeout.toNanos();
         while (tracker.pending() > 0) {
             if (System.nanoTime() > deadline) {
@@ -301,27 +332,28 @@ public final class PipelineBench implements Callable<Integer> {
     }
 
     /**
-     * The raw phase's scratch topic is deleted when it ends, but the broker removes a deleted
+     * The plain-Kafka phases' scratch topics are deleted when the run ends, but the broker removes a deleted
      * topic's files only a minute later (log.segment.delete.delay.ms), after the bench has stopped
      * it: in a kept --data-dir they would stay, tens of GB of a dead topic. The broker is stopped
      * now, so they go here (the directories Kafka renamed {@code <topic>-<partition>.<id>-delete},
      * or the topic's own if its deletion never ran).
      */
-    private static void removeRawTopicFiles(Path dir, String rawTopic) {
+    private static void removeScratchTopicFiles(Path dir, String topic) {
         Path logDir = dir.resolve("kafka");
         if (!Files.isDirectory(logDir)) {
             return;
         }
         try (var entries = Files.list(logDir)) {
-            entries.filter(p -> p.getFileName().toString().startsWith(rawTopic + "-")).forEach(DataDirs::deleteTree);
+            entries.filter(p -> p.getFileName().toString().startsWith(topic + "-")).forEach(DataDirs::deleteTree);
         } catch (IOException | RuntimeException e) { // in a finally: never hide what the run threw
             System.err.println("bench pipeline: could not remove the scratch topic's files under " + logDir + ": " + e);
         }
     }
 
-    /** The raw phase's scratch topic, as many partitions as the pipeline's, every partition with a leader. */
-    private String createRawTopic(LobStreamConfig cfg) throws Exception {
-        String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + "bench.raw";
+    /** A plain-Kafka phase's scratch topic, as many partitions as the pipeline's, every partition with a leader; added to {@code live}. */
+    private String createScratchTopic(LobStreamConfig cfg, String name, List<String> live) throws Exception {
+        String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + name;
+        live.add(topic);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, cfg.get(LobStreamConfig.REPLICATION).shortValue()))).all().get();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -353,127 +385,28 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
-    /**
-     * Whether the disk has room for what the pipeline phase writes while the scratch topic stays:
-     * its preload, then its warm-up and measured window at half the plain producer's rate (the
-     * pipeline applied at most 0.48 of it in every run measured), plus 2 GB.
-     */
-    private boolean roomForPipeline(Path dir, Raw raw) throws IOException {
-        double needed = (double) rows * blobSize.max() + 0.5 * raw.mbPerS * 1e6 * (warmup.toSeconds() + duration.toSeconds()) + 2e9;
-        return Files.getFileStore(dir).getUsableSpace() > needed;
+    /** Whether the disk holds {@code bytes} more, and 2 GB to spare. */
+    private static boolean room(Path dir, double bytes) throws IOException {
+        return Files.getFileStore(dir).getUsableSpace() > bytes + 2e9;
     }
 
-    private static void deleteTopic(LobStreamConfig cfg, String topic) throws Exception {
+    /** What the pipeline phase writes: its preload, then its warm-up and window at half the plain producer's rate (it applied at most 0.48 of it in every run measured). */
+    private double pipelineBytes(KafkaBaseline.Result raw) {
+        return (double) rows * blobSize.max() + 0.5 * raw.mbPerS() * 1e6 * warmup.plus(duration).toSeconds();
+    }
+
+    /** {@code <prefix>cpu_ms_per_mb}, {@code <prefix>cpu_busy} and {@code <prefix>cpu_ms_per_mb_by_process}. */
+    private static void cpuFigures(ObjectNode summary, String prefix, MachineCpu.Window cpu) {
+        summary.put(prefix + "cpu_ms_per_mb", round(cpu.msPerMb())).put(prefix + "cpu_busy", round(cpu.busyFraction()));
+        ObjectNode byProcess = summary.putObject(prefix + "cpu_ms_per_mb_by_process");
+        cpu.processMsPerMb().forEach((name, ms) -> byProcess.put(name, round(ms)));
+    }
+
+    private static void deleteTopic(LobStreamConfig cfg, String topic, List<String> live) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             admin.deleteTopics(List.of(topic)).all().get();
         }
-    }
-
-    /**
-     * A plain KafkaProducer shared by the threads, the LobClient's settings, byte[] values of the
-     * same sizes, to a scratch topic.
-     *
-     * <p>Its warm-up lasts {@code --warmup}, and longer if need be (up to {@value #MAX_RAW_WARMUP_FACTOR}
-     * times as long) until it has written as many bytes as the machine had free memory (but at
-     * most a third of the data directory's free disk: the topic is kept until the end): the
-     * page cache is then full, and the broker reuses its pages rather than taking fresh ones (see
-     * {@link MachineMemory}), in this phase and in the pipeline's after it, which runs while the
-     * scratch topic's files still hold those pages. That is the steady state of a broker that
-     * has run for a while; both phases are measured in it.
-     */
-    private Raw raw(LobStreamConfig cfg, String topic, Path dir, Map<String, Supplier<Duration>> processes, BenchOutput out)
-            throws Exception {
-        Map<String, Object> settings = Map.of( // as LobClient's producer
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap(),
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
-                ProducerConfig.ACKS_CONFIG, "all",
-                ProducerConfig.LINGER_MS_CONFIG, 2,
-                ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024 * 1024,
-                ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
-        AtomicLong acked = new AtomicLong();
-        AtomicLong bytes = new AtomicLong();
-        AtomicLong lastAck = new AtomicLong();
-        AtomicLong failed = new AtomicLong();
-        MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds(), processes);
-        AtomicLong warmupBytes = new AtomicLong();
-        Semaphore inFlight = new Semaphore(IN_FLIGHT);
-        List<Thread> threads = new ArrayList<>();
-        long started = System.nanoTime();
-        long free = MachineMemory.freeBytes();
-        long warmupTargetBytes = Math.min(free, Files.getFileStore(dir).getUsableSpace() / 3);
-        AtomicLong measureFrom = new AtomicLong(Long.MAX_VALUE); // acknowledgements count from here
-        AtomicLong end = new AtomicLong(Long.MAX_VALUE);
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer())) {
-            for (int i = 0; i < producers; i++) {
-                SplittableRandom rnd = new SplittableRandom(42L + i);
-                Thread t = new Thread(() -> {
-                    byte[] noise = new byte[blobSize.max() + 4096];
-                    rnd.nextBytes(noise);
-                    while (System.nanoTime() < end.get()) {
-                        inFlight.acquireUninterruptibly();
-                        int size = blobSize.min() + rnd.nextInt(blobSize.max() - blobSize.min() + 1);
-                        int from = rnd.nextInt(4096);
-                        byte[] v = java.util.Arrays.copyOfRange(noise, from, from + size);
-                        producer.send(new ProducerRecord<>(topic, "lob-" + rnd.nextInt(rows), v), (md, err) -> {
-                            inFlight.release();
-                            long now = System.nanoTime();
-                            if (err != null) {
-                                failed.incrementAndGet();
-                            } else if (now >= measureFrom.get()) {
-                                acked.incrementAndGet();
-                                bytes.addAndGet(size);
-                                lastAck.set(now);
-                            } else {
-                                warmupBytes.addAndGet(size);
-                            }
-                        });
-                    }
-                }, "raw-" + i);
-                threads.add(t);
-                t.start();
-            }
-            long warmupEnd = started + warmup.toNanos();
-            long warmupCap = started + MAX_RAW_WARMUP_FACTOR * warmup.toNanos();
-            sleepUntil(warmupEnd);
-            while (warmupBytes.get() < warmupTargetBytes && System.nanoTime() < warmupCap) {
-                Thread.sleep(100);
-            }
-            long t0 = System.nanoTime();
-            measureFrom.set(t0);
-            end.set(t0 + duration.toNanos());
-            out.note(String.format("raw phase: warm-up %.0f s, %.1f GB written; memory free %.1f GB at its start, %.1f GB now%s",
-                    (t0 - started) / 1e9, warmupBytes.get() / 1e9, free / 1e9, MachineMemory.freeBytes() / 1e9,
-                    warmupBytes.get() < free ? " (page cache not full: measured partly on fresh memory)" : ""));
-            long lastCount = 0;
-            long lastBytes = 0;
-            for (int s = 1; s <= duration.toSeconds(); s++) {
-                sleepUntil(t0 + s * 1_000_000_000L);
-                long c = acked.get();
-                long b = bytes.get();
-                cpu.endOf(s, b / 1e6);
-                out.row("raw-kafka", s, c - lastCount, round((b - lastBytes) / 1e6), 0L);
-                lastCount = c;
-                lastBytes = b;
-            }
-            for (Thread t : threads) {
-                t.join();
-            }
-            producer.flush();
-        }
-        if (failed.get() > 0) {
-            out.note("raw phase: " + failed.get() + " sends failed");
-        }
-        if (acked.get() == 0) {
-            throw new IllegalStateException("raw phase: nothing acknowledged in the measured window (" + failed.get() + " sends failed)");
-        }
-        double seconds = (lastAck.get() - measureFrom.get()) / 1e9;
-        return new Raw(acked.get() / seconds, bytes.get() / 1e6 / seconds, failed.get(), cpu);
-    }
-
-    /** "broker 2.1, node 2.0, load 1.1": each process's CPU ms per MB. */
-    private static String byProcess(MachineCpu.Window cpu) {
-        return cpu.processMsPerMb().entrySet().stream()
-                .map(e -> String.format("%s %.1f", e.getKey(), e.getValue())).collect(Collectors.joining(", "));
+        live.remove(topic);
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {
@@ -494,7 +427,7 @@ public final class PipelineBench implements Callable<Integer> {
         return sum;
     }
 
-    private static double round(double v) {
+    static double round(double v) {
         return Math.round(v * 1000) / 1000.0;
     }
 
