@@ -154,6 +154,7 @@ public final class PipelineBench implements Callable<Integer> {
                 KafkaBaseline.Result raw = kafka.produce(rawTopic, warmup, warmup.multipliedBy(MAX_RAW_WARMUP_FACTOR),
                         Math.min(MachineMemory.freeBytes(), Files.getFileStore(dir).getUsableSpace() / 3));
                 KafkaBaseline.Result e2e = null;
+                long freeing = 0; // bytes of deleted topics the broker removes from the disk a minute later
                 if (e2eTopic != null) {
                     // Half the warm-up: the broker and the producer are warm, only the fetch path is new. It writes about
                     // the memory's worth again, so the raw topic's pages have left the page cache when it is deleted after
@@ -162,13 +163,15 @@ public final class PipelineBench implements Callable<Integer> {
                     if (room(dir, raw.mbPerS() * 1e6 * e2eWarmup.plus(duration).toSeconds())) {
                         writeBack(out);
                         e2e = kafka.produceAndConsume(e2eTopic, e2eWarmup);
+                        freeing = topicBytes(dir, rawTopic);
                         deleteTopic(cfg, rawTopic, scratchTopics);
                     } else {
                         out.note("kafka e2e phase skipped: the disk may not hold its data next to the raw phase's");
                         deleteTopic(cfg, e2eTopic, scratchTopics); // never written: frees nothing
                     }
                 }
-                if (!scratchTopics.isEmpty() && !room(dir, pipelineBytes(raw))) {
+                // the pipeline's preload and warm-up take longer than that minute before its data fills the disk
+                if (!scratchTopics.isEmpty() && !room(dir, pipelineBytes(raw) - freeing)) {
                     out.note("the disk may not hold the pipeline's data next to the scratch topic; deleted it now, "
                             + "so the pipeline phase takes fresh memory for its page cache");
                     deleteTopic(cfg, scratchTopics.get(0), scratchTopics);
@@ -382,6 +385,18 @@ public final class PipelineBench implements Callable<Integer> {
             out.note(String.format("dirty pages written back in %.1f s", (System.nanoTime() - t) / 1e9));
         } catch (IOException e) {
             out.note("cannot run sync (" + e.getMessage() + "): the phases may see each other's writeback");
+        }
+    }
+
+    /** The size of a topic's files in the embedded broker's log directory. */
+    private static long topicBytes(Path dir, String topic) throws IOException {
+        Path logDir = dir.resolve("kafka");
+        if (!Files.isDirectory(logDir)) {
+            return 0;
+        }
+        try (var files = Files.walk(logDir)) {
+            return files.filter(f -> f.getParent() != null && f.getParent().getFileName().toString().startsWith(topic + "-"))
+                    .filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
         }
     }
 
