@@ -123,7 +123,14 @@ public final class LobNode implements AutoCloseable {
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_BYTES_CONFIG), 16 * 1024 * 1024);
         // The 1 MiB default per partition is only a handful of 256 KiB commands per fetch round trip.
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), 4 * 1024 * 1024);
-        p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+        // Undo records and dead letters are read read_committed: they wait for the commit anyway. Lingering until it
+        // sends a commit's records of a partition in one batch, not a request every few milliseconds (the commit
+        // flushes the producer).
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), config.get(LobStreamConfig.COMMIT_INTERVAL_MS));
+        // A writer behind its producers leaves the backlog in Kafka, not in its heap: Kafka Streams buffers up to 1,000
+        // records per partition by default, 256–512 MB of commands, which the node's GC then copies (session 13). A
+        // fetch brings up to 4 MiB of a partition: 16 records keep the stream thread fed.
+        p.put(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG, 16);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), config.get(LobStreamConfig.SESSION_TIMEOUT_MS));
         String nodeId = config.get(LobStreamConfig.NODE_ID);
         if (!nodeId.isBlank()) {

@@ -1,5 +1,6 @@
 package io.lobstream.app.bench;
 
+import io.lobstream.ingest.client.LobClient;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -13,6 +14,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -26,7 +28,8 @@ import java.util.stream.Collectors;
  * The plain-Kafka phases of {@code bench pipeline}, on the same broker as the pipeline, with
  * values of the same sizes and keys, each to a scratch topic with as many partitions:
  * <ul>
- *   <li>{@link #produce}: a KafkaProducer alone, with LobClient's settings. Its acknowledged
+ *   <li>{@link #produce}: a KafkaProducer alone, with LobClient's settings
+ *       ({@link LobClient#PRODUCER_DEFAULTS}, idempotent, {@code acks=all}). Its acknowledged
  *       MB/s is the issue's "raw Kafka producer throughput", the denominator of
  *       {@code ratio_vs_raw_kafka}.</li>
  *   <li>{@link #produceAndConsume}: the same producer while a KafkaConsumer, set up as the
@@ -132,13 +135,11 @@ final class KafkaBaseline {
         Phase(String name, String topic, boolean consume) {
             this.name = name;
             this.topic = topic;
-            this.producer = new KafkaProducer<>(Map.of( // as LobClient's producer
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                    ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
-                    ProducerConfig.ACKS_CONFIG, "all",
-                    ProducerConfig.LINGER_MS_CONFIG, 2,
-                    ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024 * 1024,
-                    ProducerConfig.COMPRESSION_TYPE_CONFIG, "none"), new StringSerializer(), new ByteArraySerializer());
+            Map<String, Object> settings = new HashMap<>(LobClient.PRODUCER_DEFAULTS); // as LobClient's producer
+            settings.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            settings.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+            settings.put(ProducerConfig.ACKS_CONFIG, "all");
+            this.producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer());
             this.consumed = consume ? new Counter() : null;
             this.consumer = consume ? newConsumer() : null;
             if (consume) {

@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 /**
  * The demo's (and the pipeline benchmark's) writers: threads that PUT (insert or update) and
@@ -35,6 +37,7 @@ public final class LoadGenerator implements AutoCloseable {
     private volatile boolean running = true;
     private volatile boolean inserts;
     private volatile AckListener listener = (md, sent, n) -> { };
+    private volatile BooleanSupplier mayWrite = () -> true;
 
     public LoadGenerator(LobClient client, int ids, int minBytes, int maxBytes, double deleteShare) {
         this.client = client;
@@ -52,6 +55,16 @@ public final class LoadGenerator implements AutoCloseable {
     /** Every PUT writes a new id ({@code ins-<thread>-<n>}); no deletes. Call before {@link #start}. */
     public LoadGenerator insertsOnly() {
         this.inserts = true;
+        return this;
+    }
+
+    /**
+     * Writes only while {@code mayWrite} says so (checked before each command, every
+     * millisecond while it says no): a bound on what the writer has not applied yet, say. Call before
+     * {@link #start}.
+     */
+    public LoadGenerator writeWhile(BooleanSupplier mayWrite) {
+        this.mayWrite = mayWrite;
         return this;
     }
 
@@ -77,6 +90,9 @@ public final class LoadGenerator implements AutoCloseable {
         rnd.nextBytes(noise);
         long n = 0;
         while (running) {
+            while (running && !mayWrite.getAsBoolean()) {
+                LockSupport.parkNanos(1_000_000);
+            }
             try {
                 inFlight.acquire();
             } catch (InterruptedException e) {
