@@ -22,11 +22,20 @@ public final class ClusterProcess implements Cluster {
         this.registryUrl = registryUrl;
     }
 
+    /** The environment variable whose JVM options the child gets after {@code jvmOptions}. */
+    public static final String JAVA_OPTS_ENV = "LOBSTREAM_CLUSTER_JAVA_OPTS";
+
     /** Starts it on free loopback ports and waits until broker and registry are ready. */
     public static ClusterProcess start(Path dataDir, Path logDir, Duration timeout) throws IOException, InterruptedException {
+        return start(dataDir, logDir, timeout, List.of());
+    }
+
+    /** The same, with these JVM options for the broker's JVM. */
+    public static ClusterProcess start(Path dataDir, Path logDir, Duration timeout, List<String> jvmOptions)
+            throws IOException, InterruptedException {
         List<String> args = List.of("cluster", "--data-dir=" + dataDir.toAbsolutePath(), "--kafka-port=" + EmbeddedKafka.freePort(),
                 "--controller-port=" + EmbeddedKafka.freePort(), "--registry-port=" + EmbeddedKafka.freePort());
-        ChildJvm jvm = ChildJvm.start("cluster", List.of(), "LOBSTREAM_CLUSTER_JAVA_OPTS", args, logDir);
+        ChildJvm jvm = ChildJvm.start("cluster", jvmOptions, JAVA_OPTS_ENV, args, logDir);
         long deadline = System.nanoTime() + timeout.toNanos();
         JsonNode ready;
         while ((ready = jvm.summary()) == null) {

@@ -29,17 +29,21 @@ public final class NodeProcess implements AutoCloseable {
         this.base = URI.create("http://127.0.0.1:" + httpPort);
     }
 
+    /** The environment variable whose JVM options the child gets after {@code jvmOptions}. */
+    public static final String JAVA_OPTS_ENV = "LOBSTREAM_NODE_JAVA_OPTS";
+
     /**
      * @param purgeWorkers purge workers inside the node's JVM
      * @param config       {@code -c KEY=VALUE} pairs
+     * @param jvmOptions   options of the node's JVM (the environment's {@value #JAVA_OPTS_ENV} come after)
      */
     public static NodeProcess start(String nodeId, String bootstrap, String registryUrl, Path dataDir, int httpPort, int purgeWorkers,
-                                    Map<String, String> config, Path logDir) throws IOException {
+                                    Map<String, String> config, Path logDir, List<String> jvmOptions) throws IOException {
         List<String> args = new ArrayList<>(List.of("node", "--node-id=" + nodeId, "--bootstrap=" + bootstrap,
                 "--registry=" + registryUrl, "--data-dir=" + dataDir.toAbsolutePath(), "--http-port=" + httpPort,
                 "--purge-workers=" + purgeWorkers));
         config.forEach((k, v) -> args.addAll(List.of("-c", k + "=" + v)));
-        return new NodeProcess(ChildJvm.start("node-" + nodeId, List.of(), "LOBSTREAM_NODE_JAVA_OPTS", args, logDir), httpPort);
+        return new NodeProcess(ChildJvm.start("node-" + nodeId, jvmOptions, JAVA_OPTS_ENV, args, logDir), httpPort);
     }
 
     /** Waits until the writer is RUNNING with {@code partitions} tablespaces open. */
