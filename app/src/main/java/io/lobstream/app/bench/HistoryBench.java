@@ -16,6 +16,7 @@ import picocli.CommandLine.Option;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -173,8 +174,8 @@ public final class HistoryBench implements Callable<Integer> {
             j.put("updates", updates);
             j.put("purge_workers", purgeWorkers);
             j.put("partitions", partitions);
-            j.put("tablespace_shrinks", (long) sum(node, "lob_tablespace_shrinks"));
-            j.put("tablespace_shrunk_pages", (long) sum(node, "lob_tablespace_shrunk_pages"));
+            j.put("tablespace_shrinks", sum(node, "lob_tablespace_shrinks"));
+            j.put("tablespace_shrunk_pages", sum(node, "lob_tablespace_shrunk_pages"));
             j.put("versions_reclaimed", (long) node.meters().find("lob_reclaims").tag("outcome", "applied").counters().stream()
                     .mapToDouble(Counter::count).sum());
             out.writeCsv(options.csv);
@@ -216,14 +217,14 @@ public final class HistoryBench implements Callable<Integer> {
     }
 
     private static long applied(LobNode node) {
-        return (long) sum(node, "lob_commands_applied");
+        return sum(node, "lob_commands_applied");
     }
 
-    private static double sum(LobNode node, String counter) {
+    private static long sum(LobNode node, String counter) {
         return count(node.meters().find(counter).counters());
     }
 
-    private static long count(java.util.Collection<Counter> counters) {
+    private static long count(Collection<Counter> counters) {
         double sum = 0;
         for (Counter c : counters) {
             sum += c.count();

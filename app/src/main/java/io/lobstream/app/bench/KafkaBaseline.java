@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -81,7 +80,7 @@ final class KafkaBaseline {
         long free = MachineMemory.freeBytes();
         try (Phase phase = new Phase("raw-kafka", topic, false)) {
             long started = System.nanoTime();
-            phase.sleepUntil(started + warmup.toNanos());
+            PipelineBench.sleepUntil(started + warmup.toNanos());
             while (phase.warmupBytes.get() < fillBytes && System.nanoTime() < started + maxWarmup.toNanos()) {
                 Thread.sleep(100);
             }
@@ -97,7 +96,7 @@ final class KafkaBaseline {
     Result produceAndConsume(String topic, Duration warmup) throws InterruptedException {
         try (Phase phase = new Phase("kafka-e2e", topic, true)) {
             long started = System.nanoTime();
-            phase.sleepUntil(started + warmup.toNanos());
+            PipelineBench.sleepUntil(started + warmup.toNanos());
             out.note(String.format("kafka e2e phase: warm-up %d s, %.1f GB of memory free now",
                     warmup.toSeconds(), MachineMemory.freeBytes() / 1e9));
             return phase.measure(System.nanoTime());
@@ -211,13 +210,6 @@ final class KafkaBaseline {
             }
         }
 
-        void sleepUntil(long nanoTime) throws InterruptedException {
-            long wait = nanoTime - System.nanoTime();
-            if (wait > 0) {
-                TimeUnit.NANOSECONDS.sleep(wait);
-            }
-        }
-
         /** The window from {@code t0}: a CSV row each second, then the figures. */
         Result measure(long t0) throws InterruptedException {
             Counter counted = consumed != null ? consumed : acked;
@@ -227,7 +219,7 @@ final class KafkaBaseline {
             long lastCount = 0;
             long lastBytes = 0;
             for (int s = 1; s <= duration.toSeconds(); s++) {
-                sleepUntil(t0 + s * 1_000_000_000L);
+                PipelineBench.sleepUntil(t0 + s * 1_000_000_000L);
                 long c = counted.records.get();
                 long b = counted.bytes.get();
                 cpu.endOf(s, b / 1e6);

@@ -465,7 +465,7 @@ public final class PipelineBench implements Callable<Integer> {
         live.remove(topic);
     }
 
-    private static void sleepUntil(long nanoTime) throws InterruptedException {
+    static void sleepUntil(long nanoTime) throws InterruptedException {
         long wait = nanoTime - System.nanoTime();
         if (wait > 0) {
             TimeUnit.NANOSECONDS.sleep(wait);
