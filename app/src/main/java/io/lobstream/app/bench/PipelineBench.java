@@ -168,9 +168,8 @@ public final class PipelineBench implements Callable<Integer> {
                     EmbeddedKafka.freePort(), purgeWorkers, nodeConfig, dir.resolve("bench-logs"), serverHeap(NodeProcess.JAVA_OPTS_ENV))) {
                 node.awaitRunning(partitions, Duration.ofSeconds(120));
                 // created now: a topic used right after creation fails over leadership at first
-                String rawTopic = createScratchTopic(cfg, "bench.raw", scratchTopics);
-                String e2eTopic = kafkaE2e ? createScratchTopic(cfg, "bench.e2e", scratchTopics) : null;
-                scratchCreated.addAll(scratchTopics);
+                String rawTopic = createScratchTopic(cfg, "bench.raw", scratchTopics, scratchCreated);
+                String e2eTopic = kafkaE2e ? createScratchTopic(cfg, "bench.e2e", scratchTopics, scratchCreated) : null;
                 writeBack(out);
                 // raw first: its warm-up fills the page cache, so every phase is measured with it full (see KafkaBaseline.produce)
                 Map<String, Supplier<Duration>> processes = new LinkedHashMap<>();
@@ -382,10 +381,15 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
-    /** A plain-Kafka phase's scratch topic, as many partitions as the pipeline's, every partition with a leader; added to {@code live}. */
-    private String createScratchTopic(LobStreamConfig cfg, String name, List<String> live) throws Exception {
+    /**
+     * A plain-Kafka phase's scratch topic, as many partitions as the pipeline's, every partition with a leader;
+     * added to {@code live} and {@code created} before it is asked for, so that its files are removed at the end
+     * even if this or a later creation fails.
+     */
+    private String createScratchTopic(LobStreamConfig cfg, String name, List<String> live, List<String> created) throws Exception {
         String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + name;
         live.add(topic);
+        created.add(topic);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, cfg.get(LobStreamConfig.REPLICATION).shortValue()))).all().get();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);

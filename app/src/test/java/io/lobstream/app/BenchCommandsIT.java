@@ -1,0 +1,85 @@
+package io.lobstream.app;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.lobstream.app.cli.LobStreamCli;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The two benchmark commands that issues 4 and 5 ask to show, run as a user runs them (the CLI in
+ * a JVM of its own, with its embedded broker, registry and node) but small and short: they finish
+ * and end with the JSON keys the issues name. Only that is asserted, never a figure's size: a
+ * benchmark's figures belong to a quiet machine, not to CI.
+ */
+class BenchCommandsIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void benchPipelineEndsWithTheIssuesKeys() throws Exception {
+        JsonNode j = run("pipeline", "bench", "pipeline", "--workload", "update", "--rows", "40", "--blob-size", "64k", "--producers", "2",
+                "--duration", "2s", "--warmup", "2s", "--partitions", "2", "--purge-workers", "1", "--json",
+                "--data-dir", dir.resolve("pipeline-data").toString());
+        assertThat(j.fieldNames()).toIterable()
+                .contains("tps", "mb_per_s", "p99_apply_ms", "raw_kafka_mb_per_s", "ratio_vs_raw_kafka", "kafka_e2e_mb_per_s", "ratio_vs_kafka_e2e");
+        assertThat(j.get("tps").asDouble()).isPositive();
+        assertThat(j.get("raw_kafka_mb_per_s").asDouble()).isPositive();
+        assertThat(j.get("ratio_vs_raw_kafka").asDouble()).isPositive();
+        assertThat(j.get("history_length_end").asLong()).isZero();
+        assertThat(j.get("commands_dead_lettered").asLong()).isZero();
+    }
+
+    @Test
+    void benchHistoryEndsWithTheIssuesKeys() throws Exception {
+        JsonNode j = run("history", "bench", "history", "--rows", "40", "--blob-size", "64k", "--threads", "2", "--duration", "3s",
+                "--warmup", "1s", "--partitions", "2", "--purge-workers", "1", "--json", "--data-dir", dir.resolve("history-data").toString());
+        assertThat(j.fieldNames()).toIterable()
+                .contains("updates_per_s", "history_p99_seconds", "drain_seconds", "space_ratio_end", "history_length_end");
+        assertThat(j.get("updates_per_s").asDouble()).isPositive();
+        assertThat(j.get("history_length_end").asLong()).isZero();
+    }
+
+    /** This JVM's classpath without the test classes, whose logback-test.xml would log to stdout, where the JSON goes. */
+    private static String mainClasspath() {
+        return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(e -> !Path.of(e).endsWith("test-classes"))
+                .collect(Collectors.joining(File.pathSeparator));
+    }
+
+    /** Runs {@code lobstream ARGS} in a child JVM on this classpath and returns the JSON object on its last line of stdout. */
+    private JsonNode run(String name, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx1g", "-D" + "lobstream.registry.home=" + System.getProperty("lobstream.registry.home"),
+                "-Djava.io.tmpdir=" + Files.createDirectories(dir.resolve(name + ".tmp")),
+                "-cp", mainClasspath(), LobStreamCli.class.getName()));
+        cmd.addAll(List.of(args));
+        Path out = dir.resolve(name + ".out");
+        Path err = dir.resolve(name + ".err");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        try {
+            boolean exited = p.waitFor(6, TimeUnit.MINUTES);
+            assertThat(exited).as("bench %s finished within 6 minutes; stderr:%n%s", name, Files.readString(err)).isTrue();
+            assertThat(p.exitValue()).as("exit code of bench %s; stderr:%n%s", name, Files.readString(err)).isZero();
+        } finally {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+        }
+        List<String> lines = Files.readAllLines(out);
+        assertThat(lines).as("stdout of bench %s", name).isNotEmpty();
+        return JSON.readTree(lines.get(lines.size() - 1));
+    }
+}
