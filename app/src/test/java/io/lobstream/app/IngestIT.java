@@ -23,16 +23,12 @@ import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.errors.LockException;
@@ -413,8 +409,7 @@ class IngestIT {
         return r;
     }
 
-    /** kind → reason of the dead letters so far (at least {@code atLeast} of them). */
-    /** Kind → reason of the dead letters so far (the last of each kind). */
+    /** Kind → reason of the dead letters so far (at least {@code atLeast} of them; the last of each kind). */
     static Map<String, String> deadLetters(int atLeast) {
         Map<String, String> reasons = new HashMap<>();
         deadLetterList(atLeast).forEach(e -> reasons.put(e.getKey(), e.getValue()));
@@ -423,23 +418,8 @@ class IngestIT {
 
     /** (kind, reason) of every dead letter so far, once at least {@code atLeast} are there. */
     static List<Map.Entry<String, String>> deadLetterList(int atLeast) {
-        List<Map.Entry<String, String>> reasons = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
-                ConsumerConfig.GROUP_ID_CONFIG, "ingest-it-dlq-" + UUID.randomUUID(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            c.subscribe(List.of(config.topics().deadLetters()));
-            List<ConsumerRecord<byte[], byte[]>> seen = new ArrayList<>();
-            await().atMost(Duration.ofSeconds(60)).until(() -> {
-                c.poll(Duration.ofMillis(200)).forEach(seen::add);
-                return seen.size() >= atLeast;
-            });
-            for (ConsumerRecord<byte[], byte[]> r : seen) {
-                reasons.add(Map.entry(new String(r.headers().lastHeader("lob.dlq.kind").value(), StandardCharsets.UTF_8),
-                        new String(r.headers().lastHeader("lob.dlq.reason").value(), StandardCharsets.UTF_8)));
-            }
-        }
-        return reasons;
+        return Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> seen.size() >= atLeast).stream()
+                .map(r -> Map.entry(Nodes.header(r, "lob.dlq.kind"), Nodes.header(r, "lob.dlq.reason")))
+                .toList();
     }
 }

@@ -7,6 +7,10 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyQueryMetadata;
 
@@ -18,10 +22,16 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
+import java.util.function.Predicate;
+
+import static org.awaitility.Awaitility.await;
 
 /** Helpers for integration tests that run several writer nodes on one embedded cluster. */
 final class Nodes {
@@ -98,5 +108,31 @@ final class Nodes {
             r = r.plus(s.fsck(true));
         }
         return r;
+    }
+
+    /**
+     * The committed records of {@code topic} from its start, as a new consumer group reads them,
+     * polled until {@code enough} holds for all read so far (at most {@code atMost}).
+     */
+    static List<ConsumerRecord<byte[], byte[]>> committedRecords(Cluster cluster, String topic, Duration atMost,
+                                                                Predicate<List<ConsumerRecord<byte[], byte[]>>> enough) {
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, "it-" + UUID.randomUUID(),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            c.subscribe(List.of(topic));
+            List<ConsumerRecord<byte[], byte[]>> seen = new ArrayList<>();
+            await().atMost(atMost).until(() -> {
+                c.poll(Duration.ofMillis(200)).forEach(seen::add);
+                return enough.test(seen);
+            });
+            return seen;
+        }
+    }
+
+    /** The last value of header {@code name}, as text. */
+    static String header(ConsumerRecord<?, ?> record, String name) {
+        return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
     }
 }

@@ -29,7 +29,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,7 +36,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -239,9 +237,9 @@ class PipelineIT {
         awaitValue("it-bad", good);
 
         ConsumerRecord<byte[], byte[]> dead = deadLetter("not avro at all");
-        String reason = new String(dead.headers().lastHeader("lob.dlq.reason").value(), StandardCharsets.UTF_8);
+        String reason = Nodes.header(dead, "lob.dlq.reason");
         assertThat(reason).contains("cannot decode");
-        assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value(), StandardCharsets.UTF_8)).isEqualTo(config.topics().commands());
+        assertThat(Nodes.header(dead, "lob.dlq.topic")).isEqualTo(config.topics().commands());
     }
 
     @Test
@@ -252,26 +250,16 @@ class PipelineIT {
             raw.send(new ProducerRecord<>(config.topics().reclaim(), "it-bad-reclaim".getBytes(), "not a reclaim".getBytes())).get();
         }
         ConsumerRecord<byte[], byte[]> dead = deadLetter("not a reclaim");
-        assertThat(new String(dead.headers().lastHeader("lob.dlq.topic").value(), StandardCharsets.UTF_8)).isEqualTo(config.topics().reclaim());
-        assertThat(new String(dead.headers().lastHeader("lob.dlq.kind").value(), StandardCharsets.UTF_8)).isEqualTo("undecodable");
+        assertThat(Nodes.header(dead, "lob.dlq.topic")).isEqualTo(config.topics().reclaim());
+        assertThat(Nodes.header(dead, "lob.dlq.kind")).isEqualTo("undecodable");
         // the writer reads reclaims with timestamp 0 (ReclaimsFirst); their dead letters carry the clock's (ReclaimProcessor)
         assertThat(dead.timestamp()).isGreaterThanOrEqualTo(before - 1_000);
     }
 
     /** The committed dead letter whose value is {@code value}, waiting for it up to 30 s. */
     private static ConsumerRecord<byte[], byte[]> deadLetter(String value) {
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
-                ConsumerConfig.GROUP_ID_CONFIG, "it-dlq-" + UUID.randomUUID(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            c.subscribe(List.of(config.topics().deadLetters()));
-            List<ConsumerRecord<byte[], byte[]>> seen = new ArrayList<>();
-            await().atMost(Duration.ofSeconds(30)).until(() -> {
-                c.poll(Duration.ofMillis(200)).forEach(seen::add);
-                return seen.stream().anyMatch(r -> new String(r.value()).equals(value));
-            });
-            return seen.stream().filter(r -> new String(r.value()).equals(value)).findFirst().orElseThrow();
-        }
+        return Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(30),
+                        seen -> seen.stream().anyMatch(r -> new String(r.value()).equals(value)))
+                .stream().filter(r -> new String(r.value()).equals(value)).findFirst().orElseThrow();
     }
 }
