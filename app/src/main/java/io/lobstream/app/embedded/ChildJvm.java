@@ -78,7 +78,7 @@ final class ChildJvm implements AutoCloseable {
         }
         if (java.isEmpty()) {
             shell.destroyForcibly();
-            throw new IOException(name + " did not start; see " + err);
+            throw new IOException(name + " did not start; " + seeLogs(out, err));
         }
         return new ChildJvm(shell, java.get(), out, err);
     }
@@ -137,6 +137,23 @@ final class ChildJvm implements AutoCloseable {
 
     Path logFile() {
         return stderr;
+    }
+
+    /** For a failure's message: where its logs are, with their last lines (the JVM's own start-up errors go to stdout). */
+    String seeLogs() {
+        return seeLogs(stdout, stderr);
+    }
+
+    private static String seeLogs(Path stdout, Path stderr) {
+        return LogTail.seeLog(stderr) + (isEmpty(stdout) ? "" : "; " + LogTail.seeLog(stdout));
+    }
+
+    private static boolean isEmpty(Path file) {
+        try {
+            return Files.size(file) == 0;
+        } catch (IOException e) {
+            return true;
+        }
     }
 
     /** Lets the subshell that guards our stdin go. */

@@ -42,7 +42,7 @@ public final class ClusterProcess implements Cluster {
             if (!jvm.isAlive() || System.nanoTime() > deadline) {
                 String why = jvm.isAlive() ? "not ready after " + timeout : "exited"; // before the stop makes it "exited" either way
                 jvm.stop(Duration.ofSeconds(10));
-                throw new IOException("cluster " + why + "; see " + jvm.logFile());
+                throw new IOException("cluster " + why + "; " + jvm.seeLogs());
             }
             Thread.sleep(100);
         }

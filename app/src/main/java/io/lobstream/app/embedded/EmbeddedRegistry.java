@@ -96,7 +96,7 @@ public final class EmbeddedRegistry implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
-                throw new IOException("registry exited with " + process.exitValue() + "; see " + logFile);
+                throw new IOException("registry exited with " + process.exitValue() + "; " + LogTail.seeLog(logFile));
             }
             try {
                 HttpResponse<Void> r = http.send(HttpRequest.newBuilder(probe).timeout(Duration.ofSeconds(2)).build(),
@@ -111,7 +111,7 @@ public final class EmbeddedRegistry implements AutoCloseable {
             Thread.sleep(200);
         }
         destroy();
-        throw new TimeoutException("registry not ready after " + timeout + "; see " + logFile);
+        throw new TimeoutException("registry not ready after " + timeout + "; " + LogTail.seeLog(logFile));
     }
 
     private void ready() {

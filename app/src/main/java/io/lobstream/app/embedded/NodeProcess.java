@@ -51,7 +51,7 @@ public final class NodeProcess implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             if (!jvm.isAlive()) {
-                throw new IOException("node exited; see " + jvm.logFile());
+                throw new IOException("node exited; " + jvm.seeLogs());
             }
             try {
                 JsonNode s = status();
@@ -62,7 +62,8 @@ public final class NodeProcess implements AutoCloseable {
                 // HTTP not up yet
             }
             if (System.nanoTime() > deadline) {
-                throw new IOException("node not RUNNING with " + partitions + " partitions after " + timeout + "; see " + jvm.logFile());
+                throw new IOException("node not RUNNING with " + partitions + " partitions after " + timeout + "; "
+                        + jvm.seeLogs());
             }
             Thread.sleep(200);
         }

@@ -104,7 +104,7 @@ public final class PurgeProcess implements AutoCloseable {
     public String metrics() throws IOException, InterruptedException {
         Matcher m = METRICS_URL.matcher(log());
         if (!m.find()) {
-            throw new IOException("purge worker " + workerId + " has not said where its metrics are; see " + logFile());
+            throw new IOException("purge worker " + workerId + " has not said where its metrics are; " + jvm.seeLogs());
         }
         return ChildJvm.httpGet(HttpClient.newHttpClient(), URI.create(m.group(1)));
     }
