@@ -3,6 +3,7 @@ package io.lobstream.app;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.app.cli.LobStreamCli;
+import io.lobstream.app.embedded.EmbeddedRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,12 +61,15 @@ class BenchCommandsIT {
                 .collect(Collectors.joining(File.pathSeparator));
     }
 
-    /** Runs {@code lobstream ARGS} in a child JVM on this classpath and returns the JSON object on its last line of stdout. */
+    /** Runs {@code lobstream ARGS} in a child JVM on {@link #mainClasspath()} and returns the JSON object on its last line of stdout. */
     private JsonNode run(String name, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx1g", "-D" + "lobstream.registry.home=" + System.getProperty("lobstream.registry.home"),
-                "-Djava.io.tmpdir=" + Files.createDirectories(dir.resolve(name + ".tmp")),
-                "-cp", mainClasspath(), LobStreamCli.class.getName()));
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
+                "-Djava.io.tmpdir=" + Files.createDirectories(dir.resolve(name + ".tmp"))));
+        String registryHome = System.getProperty(EmbeddedRegistry.HOME_PROPERTY); // set by the build: where it unpacked the registry
+        if (registryHome != null) {
+            cmd.add("-D" + EmbeddedRegistry.HOME_PROPERTY + "=" + registryHome);
+        }
+        cmd.addAll(List.of("-cp", mainClasspath(), LobStreamCli.class.getName()));
         cmd.addAll(List.of(args));
         Path out = dir.resolve(name + ".out");
         Path err = dir.resolve(name + ".err");

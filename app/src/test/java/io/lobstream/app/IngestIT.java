@@ -9,6 +9,7 @@ import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.ingest.client.WriteOutcome;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.ingest.writer.CommandReplay;
+import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
@@ -419,7 +420,7 @@ class IngestIT {
     /** (kind, reason) of every dead letter so far, once at least {@code atLeast} are there. */
     static List<Map.Entry<String, String>> deadLetterList(int atLeast) {
         return Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> seen.size() >= atLeast).stream()
-                .map(r -> Map.entry(Nodes.header(r, "lob.dlq.kind"), Nodes.header(r, "lob.dlq.reason")))
+                .map(r -> Map.entry(Nodes.header(r, DeadLetters.KIND), Nodes.header(r, DeadLetters.REASON)))
                 .toList();
     }
 }

@@ -5,6 +5,7 @@ import io.lobstream.avro.Extent;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
@@ -237,9 +238,9 @@ class PipelineIT {
         awaitValue("it-bad", good);
 
         ConsumerRecord<byte[], byte[]> dead = deadLetter("not avro at all");
-        String reason = Nodes.header(dead, "lob.dlq.reason");
+        String reason = Nodes.header(dead, DeadLetters.REASON);
         assertThat(reason).contains("cannot decode");
-        assertThat(Nodes.header(dead, "lob.dlq.topic")).isEqualTo(config.topics().commands());
+        assertThat(Nodes.header(dead, DeadLetters.ORIGIN_TOPIC)).isEqualTo(config.topics().commands());
     }
 
     @Test
@@ -250,8 +251,8 @@ class PipelineIT {
             raw.send(new ProducerRecord<>(config.topics().reclaim(), "it-bad-reclaim".getBytes(), "not a reclaim".getBytes())).get();
         }
         ConsumerRecord<byte[], byte[]> dead = deadLetter("not a reclaim");
-        assertThat(Nodes.header(dead, "lob.dlq.topic")).isEqualTo(config.topics().reclaim());
-        assertThat(Nodes.header(dead, "lob.dlq.kind")).isEqualTo("undecodable");
+        assertThat(Nodes.header(dead, DeadLetters.ORIGIN_TOPIC)).isEqualTo(config.topics().reclaim());
+        assertThat(Nodes.header(dead, DeadLetters.KIND)).isEqualTo("undecodable");
         // the writer reads reclaims with timestamp 0 (ReclaimsFirst); their dead letters carry the clock's (ReclaimProcessor)
         assertThat(dead.timestamp()).isGreaterThanOrEqualTo(before - 1_000);
     }
