@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeoutException;
 
@@ -106,6 +107,17 @@ public final class LobNode implements AutoCloseable {
         return this;
     }
 
+    /**
+     * How the writer's consumers fetch. Commands carry up to {@code lob.chunk.size} bytes each:
+     * fetches stay bounded for a small heap (100 records a poll, 16 MiB a fetch), and 4 MiB per
+     * partition, where Kafka's 1 MiB default is only a handful of 256 KiB commands per round trip.
+     * {@code bench pipeline}'s plain consumer fetches the same way.
+     */
+    public static final Map<String, Object> WRITER_FETCH = Map.of(
+            ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100,
+            ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024,
+            ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
+
     private Properties streamsProperties() {
         Properties p = new Properties();
         // the settings every Kafka client knows (security, timeouts), which Streams hands to its clients
@@ -118,11 +130,7 @@ public final class LobNode implements AutoCloseable {
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.get(LobStreamConfig.COMMIT_INTERVAL_MS));
         p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.hostInfo().host() + ":" + http.port());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
-        // Commands carry up to lob.chunk.size bytes each: keep fetches bounded for a small heap.
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_BYTES_CONFIG), 16 * 1024 * 1024);
-        // The 1 MiB default per partition is only a handful of 256 KiB commands per fetch round trip.
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), 4 * 1024 * 1024);
+        WRITER_FETCH.forEach((k, v) -> p.put(StreamsConfig.consumerPrefix(k), v));
         // Undo records and dead letters are read read_committed: they wait for the commit anyway. Lingering until it
         // sends a commit's records of a partition in one batch, not a request every few milliseconds (the commit
         // flushes the producer).

@@ -1,5 +1,6 @@
 package io.lobstream.app.bench;
 
+import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -154,15 +155,12 @@ final class KafkaBaseline {
             }
         }
 
-        /** As the writer's consumer (LobNode): read_committed, 100 records per poll, 4 MiB per partition per fetch. */
+        /** As the writer's consumer: read_committed, fetching as {@link LobNode#WRITER_FETCH} says. */
         private KafkaConsumer<byte[], byte[]> newConsumer() {
-            KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
-                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                    ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                    ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100,
-                    ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024,
-                    ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024),
-                    new ByteArrayDeserializer(), new ByteArrayDeserializer());
+            Map<String, Object> settings = new HashMap<>(LobNode.WRITER_FETCH);
+            settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer());
             List<TopicPartition> all = new ArrayList<>();
             for (int p = 0; p < partitions; p++) {
                 all.add(new TopicPartition(topic, p));
