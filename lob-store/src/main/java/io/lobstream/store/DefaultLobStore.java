@@ -8,7 +8,6 @@ import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.UploadEntry;
-import io.lobstream.store.page.Crc32c;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
@@ -29,7 +28,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -46,18 +44,14 @@ import java.util.function.Consumer;
  * </ul>
  * Readers pin the version they read; a reclaim of a pinned version waits for the last unpin.
  *
- * <p>Recovery: the index entries of live and pending versions name every page they own, so on
- * open free space is derived as the complement of those pages. Pages written by a command that
- * never published are thereby free again: a crash leaks nothing and frees nothing twice. The
- * tablespace's length is not stored either: it is the larger of the file's length and the end of
- * the last page the index names, and pages past the end of the file are free ones (preallocated
- * and not yet written, or cut away by a shrink, see {@link #flush()}).
+ * <p>Its parts: {@link Recovery} derives free space and counts on open, {@link VersionNumbers}
+ * issues version numbers, {@link ChunkedUploads} applies the chunks of an upload, {@link Latches}
+ * and {@link Pins} order writers and readers, {@link Compactor} moves versions down to shrink the
+ * file, and {@link TablespaceUsage} counts what backpressure and the statistics read. This
+ * class is the transaction around them: allocate, write, publish in one index batch, release.
  */
 public final class DefaultLobStore implements LobStore {
     private static final Logger log = LoggerFactory.getLogger(DefaultLobStore.class);
-    private static final String META_VERSION_RESERVED = "version.reserved";
-    private static final String META_CLEAN = "clean.shutdown";
-    private static final long VERSION_RESERVE = 1 << 16;
 
     private final String name;
     private final Path dir;
@@ -78,33 +72,36 @@ public final class DefaultLobStore implements LobStore {
     private final Compactor compactor;
     private final TablespaceUsage usage;
 
-    private final AtomicLong nextVersion = new AtomicLong();
+    private final VersionNumbers versions;
+    private final ChunkedUploads uploads;
     /**
      * The own pages of versions written but not yet published, by version. With the latch downgrade a
      * write lets go of the tablespace latch between its pages and its publish, and fsck (which takes it
      * exclusively) may come in between: these pages are in flight there, not leaked.
      */
     private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
-    private volatile long versionReserved;
     private volatile boolean closed;
     private final String copyId;
 
     private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
-                            TablespaceUsage usage, long highWaterMark, List<Extent> free) {
+                            Recovery recovered, VersionNumbers versions) {
         this.name = name;
         this.copyId = copyId;
-        this.usage = usage;
+        this.usage = recovered.usage();
+        this.versions = versions;
         this.dir = dir;
         this.config = config;
         this.file = file;
         this.index = index;
         this.metrics = metrics;
-        this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), highWaterMark, free, metrics);
+        this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), recovered.highWaterMark(), recovered.free(),
+                metrics);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
         this.pageSync = new GroupSync(file::force, config.groupCommitIntervalMs(), metrics::pageSync);
         this.walSync = new GroupSync(this::syncWalIfOpen, config.groupCommitIntervalMs(), metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
+        this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pageSync, unpublished);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
     }
 
@@ -141,78 +138,16 @@ public final class DefaultLobStore implements LobStore {
 
     private static DefaultLobStore recover(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index,
                                            StoreMetrics metrics) throws IOException {
-        List<Extent> referenced = new ArrayList<>();
-        TablespaceUsage usage = new TablespaceUsage();
-        long[] maxVersion = {0};
-        List<VersionEntry> deferred = new ArrayList<>();
-        index.forEachCurrent(e -> {
-            usage.recoveredCurrent(e);
-            maxVersion[0] = Math.max(maxVersion[0], e.version());
-            referenced.addAll(e.extents());
-        });
-        index.forEachPending(e -> {
-            usage.pending(e);
-            maxVersion[0] = Math.max(maxVersion[0], e.version());
-            referenced.addAll(e.extents());
-            if (e.reclaimRequested()) {
-                deferred.add(e);
-            }
-        });
-        index.forEachUpload(u -> {
-            maxVersion[0] = Math.max(maxVersion[0], u.version());
-            referenced.addAll(u.pages());
-        });
-        long referencedEnd = 0;
-        for (Extent e : referenced) {
-            referencedEnd = Math.max(referencedEnd, e.endPage());
-        }
-        long filePages = (file.path().toFile().length() + file.pageSize() - 1) / file.pageSize();
-        long hwm = Math.max(filePages, referencedEnd);
-        List<Extent> free;
-        try {
-            free = Extent.gaps(referenced, hwm);
-        } catch (IllegalArgumentException overlap) {
-            throw new IOException("index of " + name + " is inconsistent, run fsck: " + overlap.getMessage(), overlap);
-        }
-        boolean clean = index.metaLong(META_CLEAN, 0) == 1;
-        if (clean) {
-            List<Extent> checkpoint = Extent.coalesce(index.freeCheckpoint());
-            if (!checkpoint.equals(Extent.coalesce(free)) && !checkpoint.isEmpty()) {
-                log.warn("{}: free-space checkpoint differs from the space derived from the index; using the derived one", name);
-            }
-        } else if (hwm > 0) {
-            log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
-        }
-        DefaultLobStore store = new DefaultLobStore(name, dir, copyId, config, file, index, metrics, usage, hwm, free);
-        long reserved = Math.max(index.metaLong(META_VERSION_RESERVED, 1), maxVersion[0] + 1);
-        store.nextVersion.set(reserved);
-        store.reserveVersions(reserved);
+        Recovery recovered = Recovery.scan(name, file, index);
+        VersionNumbers versions = new VersionNumbers(index, recovered.highestVersion());
+        DefaultLobStore store = new DefaultLobStore(name, dir, copyId, config, file, index, metrics, recovered, versions);
         // From here on the free-space checkpoint is stale until the next clean close.
-        index.writeSync(index.newBatch().deleteMeta(META_CLEAN));
-        for (VersionEntry e : deferred) {
+        index.writeSync(index.newBatch().deleteMeta(Recovery.META_CLEAN));
+        for (VersionEntry e : recovered.deferredReclaims()) {
             store.freePending(e, null);
         }
-        usage.registerGauges(metrics, store.allocator::freePages);
+        recovered.usage().registerGauges(metrics, store.allocator::freePages);
         return store;
-    }
-
-    /** Version numbers are unique per tablespace forever: a block of them is reserved in the index ahead of use. */
-    private synchronized void reserveVersions(long from) throws IOException {
-        long upTo = from + VERSION_RESERVE;
-        index.writeSync(index.newBatch().putMeta(META_VERSION_RESERVED, upTo));
-        versionReserved = upTo;
-    }
-
-    private long newVersion() throws IOException {
-        long v = nextVersion.getAndIncrement();
-        if (v >= versionReserved - VERSION_RESERVE / 2) {
-            synchronized (this) {
-                if (v >= versionReserved - VERSION_RESERVE / 2) {
-                    reserveVersions(v + 1);
-                }
-            }
-        }
-        return v;
     }
 
     // ---------------------------------------------------------------- writes
@@ -335,7 +270,7 @@ public final class DefaultLobStore implements LobStore {
                 Optional<Base> base = baseEntry.isEmpty() || !partial ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
                         VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
                 NewValue value = edit.apply(base);
-                checkFits(lobId, value.length());
+                ValueTooLargeException.check(config, lobId, value.length());
                 written = writePages(lobId, base, value, expectedCrc32c, placement, shared);
             }
             superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
@@ -375,7 +310,7 @@ public final class DefaultLobStore implements LobStore {
             List<Extent> owned = new ArrayList<>(pages);
             owned.addAll(indexExtents);
             allocated = List.copyOf(owned); // never the shared pages: they stay the base's if this fails
-            long version = newVersion();
+            long version = versions.next();
             long rootPage = pages.get(0).firstPage();
             int crc = writers.get().write(lobId, version, layout, rootPage, dataExtents, sharedPages, indexExtents, value.bytes());
             if (expectedCrc32c != null && expectedCrc32c != crc) {
@@ -396,13 +331,6 @@ public final class DefaultLobStore implements LobStore {
                 allocator.release(allocated);
             }
             throw e;
-        }
-    }
-
-    /** Refuses, before anything is allocated, a value longer than a tablespace of this page size holds. */
-    private void checkFits(String lobId, long length) throws ValueTooLargeException {
-        if (length > config.maxValueBytes()) {
-            throw new ValueTooLargeException(lobId, length, config.maxValueBytes(), config.pageSize());
         }
     }
 
@@ -477,12 +405,12 @@ public final class DefaultLobStore implements LobStore {
                     batch.deleteUpload(finishedUpload);
                 }
                 superseded = relocation
-                        ? old.map(o -> o.superseded(VersionEntry.Cause.RELOCATE, offsetOf(source), shared).withReclaimRequested())
-                        : old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, offsetOf(source), shared));
+                        ? old.map(o -> o.superseded(VersionEntry.Cause.RELOCATE, SourceMarks.offsetOf(source), shared).withReclaimRequested())
+                        : old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, SourceMarks.offsetOf(source), shared));
                 if (superseded.isPresent()) {
                     batch.putPending(superseded.get());
                 }
-                applied(batch, source);
+                SourceMarks.applied(batch, source);
                 writing = true;
                 index.write(batch);
             } catch (Throwable e) {
@@ -530,9 +458,9 @@ public final class DefaultLobStore implements LobStore {
         }
         ChunkResult result;
         try (Latches.Held row = latches.write(chunk.lobId())) {
-            ChunkStep step;
+            ChunkedUploads.Step step;
             try (Latches.Held latch = config.latchDowngrade() ? openShared() : openExclusive()) {
-                step = applyChunk(chunk, data, source);
+                step = uploads.apply(chunk, data, source);
             }
             if (step.written() == null) {
                 result = step.result();
@@ -549,149 +477,9 @@ public final class DefaultLobStore implements LobStore {
         return result;
     }
 
-    /**
-     * A chunk applied: what became of it, or, for the last chunk of an upload, the upload's version,
-     * written and ready to publish (in place of the {@code replaced} version; deleting the upload's
-     * entry unless it was never written).
-     */
-    private record ChunkStep(ChunkResult result, VersionEntry written, Optional<VersionEntry> replaced, String finishedUpload) {
-        static ChunkStep done(ChunkResult result) {
-            return new ChunkStep(result, null, Optional.empty(), null);
-        }
-    }
-
-    /** Checks {@code chunk} against its upload, then writes it. The caller holds the LOB's write latch and the tablespace latch. */
-    private ChunkStep applyChunk(Chunk chunk, InputStream data, Source source) throws IOException {
-        Optional<UploadEntry> existing = index.upload(chunk.uploadId());
-        String problem;
-        if (existing.isPresent()) {
-            problem = mismatch(existing.get(), chunk);
-        } else if (chunk.chunkIndex() != 0) {
-            problem = "unknown upload " + chunk.uploadId() + ": chunk " + chunk.chunkIndex() + " arrived but chunk 0 never did "
-                    + "(or the upload expired, or finished)";
-        } else {
-            problem = mismatch(UploadEntry.begun(chunk.uploadId(), chunk.lobId(), 0, chunk.totalLength(), chunk.chunkCount(), 0,
-                    List.of(), List.of(), 0), chunk);
-        }
-        if (existing.isPresent() && problem == null && chunk.chunkIndex() < existing.get().nextChunk()) {
-            recordApplied(source);
-            return ChunkStep.done(ChunkResult.of(ChunkResult.Status.DUPLICATE));
-        }
-        if (problem != null) {
-            // the rejection with the offset, in one batch: were they apart, a crash between would leave a chunk that
-            // comes again taken for applied, its dead letter lost
-            LobIndex.Batch batch = index.newBatch();
-            rejected(batch, source, new Rejection(Rejection.UPLOAD, problem));
-            index.write(batch);
-            return ChunkStep.done(ChunkResult.rejected(problem));
-        }
-        UploadEntry upload = existing.isPresent() ? existing.get() : beginUpload(chunk);
-        return writeChunk(upload, existing.isEmpty(), chunk, data, source);
-    }
-
-    /** Why {@code chunk} cannot continue {@code upload}, or null. */
-    private static String mismatch(UploadEntry upload, Chunk chunk) {
-        if (!upload.lobId().equals(chunk.lobId()) || upload.totalLength() != chunk.totalLength()
-                || upload.chunkCount() != chunk.chunkCount()) {
-            return "chunk " + chunk.chunkIndex() + " of upload " + chunk.uploadId() + " names " + chunk.lobId() + ", "
-                    + chunk.totalLength() + " bytes in " + chunk.chunkCount() + " chunks; the upload is " + upload.lobId() + ", "
-                    + upload.totalLength() + " bytes in " + upload.chunkCount();
-        }
-        if (chunk.chunkIndex() < upload.nextChunk()) {
-            return null; // a duplicate
-        }
-        if (chunk.chunkIndex() > upload.nextChunk()) {
-            return "chunk " + chunk.chunkIndex() + " of upload " + chunk.uploadId() + " arrived but chunk " + upload.nextChunk()
-                    + " is next";
-        }
-        if (chunk.offset() != upload.bytesDone() || upload.bytesDone() + chunk.length() > upload.totalLength()
-                || (chunk.last() && upload.bytesDone() + chunk.length() != upload.totalLength())) {
-            return "chunk " + chunk.chunkIndex() + " of upload " + chunk.uploadId() + " covers bytes " + chunk.offset() + "+"
-                    + chunk.length() + " but " + upload.bytesDone() + " of " + upload.totalLength() + " are written";
-        }
-        return null;
-    }
-
-    /** Allocates every page of the value (its length is known from the first chunk) and records the upload. */
-    private UploadEntry beginUpload(Chunk chunk) throws IOException {
-        if (chunk.totalLength() < 0 || chunk.chunkCount() < 1) {
-            throw new IllegalArgumentException("upload " + chunk.uploadId() + ": bad length " + chunk.totalLength()
-                    + " or chunk count " + chunk.chunkCount());
-        }
-        checkFits(chunk.lobId(), chunk.totalLength());
-        VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), chunk.totalLength());
-        List<Extent> pages = allocator.allocate(1 + layout.dataPages());
-        List<Extent> indexExtents = List.of();
-        try {
-            if (layout.indexed()) {
-                indexExtents = allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), Extent.withoutFirstPage(pages).size()));
-            }
-            return UploadEntry.begun(chunk.uploadId(), chunk.lobId(), newVersion(), chunk.totalLength(), chunk.chunkCount(),
-                    pages.get(0).firstPage(), Extent.withoutFirstPage(pages), indexExtents, chunk.sentAtMillis());
-        } catch (IOException | RuntimeException e) {
-            // nothing names these pages yet (the version number's reservation failed): give them back
-            allocator.release(pages);
-            allocator.release(indexExtents);
-            throw e;
-        }
-    }
-
-    /**
-     * Writes the chunk's bytes to the upload's pages and records its progress; the last chunk also
-     * writes the index and root pages. A page the chunk leaves partial is not written: its bytes go
-     * into the upload's entry, in the batch that records the chunk applied, and onto the page with
-     * the chunk that completes it (see {@link UploadEntry}).
-     *
-     * @param fresh the upload begins with this chunk: no index entry names its pages yet
-     */
-    private ChunkStep writeChunk(UploadEntry upload, boolean fresh, Chunk chunk, InputStream data, Source source) throws IOException {
-        VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), upload.totalLength());
-        try {
-            VersionWriter.ChunkWrite chunkWrite = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(),
-                    upload.bytesDone(), upload.partialPage(), data, chunk.length());
-            UploadEntry next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkWrite.crc32c(), chunk.length()),
-                    chunkWrite.partialPage(), chunk.sentAtMillis());
-            if (!chunk.last()) {
-                LobIndex.Batch batch = index.newBatch().putUpload(next);
-                applied(batch, source);
-                index.write(batch);
-                return ChunkStep.done(ChunkResult.of(ChunkResult.Status.ACCEPTED));
-            }
-            if (chunk.crc32c() != null && chunk.crc32c() != next.crc32c()) {
-                String reason = new ValueChecksumException(upload.lobId(), chunk.crc32c(), next.crc32c()).getMessage();
-                LobIndex.Batch batch = index.newBatch();
-                if (!fresh) {
-                    batch.deleteUpload(upload.uploadId());
-                }
-                rejected(batch, source, new Rejection(Rejection.CRC_MISMATCH, reason));
-                index.write(batch);
-                allocator.release(upload.pages());
-                return ChunkStep.done(new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(), reason));
-            }
-            writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),
-                    upload.indexExtents(), next.crc32c());
-            if (config.syncEachWrite()) {
-                pageSync.await();
-            }
-            VersionEntry written = VersionEntry.current(upload.lobId(), upload.version(), upload.rootPage(), upload.totalLength(),
-                    next.crc32c(), upload.pages());
-            Optional<VersionEntry> replaced = index.current(upload.lobId());
-            if (fresh) {
-                unpublished.put(upload.version(), upload.pages()); // no upload entry names them: until publish() does
-            }
-            return new ChunkStep(null, written, replaced, fresh ? null : upload.uploadId());
-        } catch (IOException | RuntimeException e) {
-            if (fresh) {
-                allocator.release(upload.pages()); // nothing names them yet
-            }
-            throw e;
-        }
-    }
-
     @Override
     public List<String> expireUploads(long asOfMillis, long wallClockMillis, long idleMillis) throws IOException {
-        java.util.function.Predicate<UploadEntry> idle = u -> u.touchedAtMillis() < minus(asOfMillis, idleMillis)
-                && u.appliedAtMillis() < minus(wallClockMillis, idleMillis);
+        java.util.function.Predicate<UploadEntry> idle = ChunkedUploads.idle(asOfMillis, wallClockMillis, idleMillis);
         List<UploadEntry> stale = new ArrayList<>();
         try (Latches.Held latch = openShared()) {
             index.forEachUpload(u -> {
@@ -717,12 +505,6 @@ public final class DefaultLobStore implements LobStore {
         return expired;
     }
 
-    /** {@code t - d}, without wrapping around below Long.MIN_VALUE (a time not known yet) or above Long.MAX_VALUE. */
-    private static long minus(long t, long d) {
-        long r = t - d;
-        return ((t ^ d) & (t ^ r)) < 0 ? (t < 0 ? Long.MIN_VALUE : Long.MAX_VALUE) : r;
-    }
-
     @Override
     public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
         checkOpen();
@@ -731,11 +513,11 @@ public final class DefaultLobStore implements LobStore {
         try (Latches.Held row = latches.write(lobId); Latches.Held latch = openPublishing(lobId)) {
             Optional<VersionEntry> old = index.current(lobId);
             LobIndex.Batch batch = index.newBatch();
-            superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, offsetOf(source)));
+            superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, SourceMarks.offsetOf(source)));
             if (superseded.isPresent()) {
                 batch.deleteCurrent(lobId).putPending(superseded.get());
             }
-            applied(batch, source);
+            SourceMarks.applied(batch, source);
             index.write(batch);
             superseded.ifPresent(s -> {
                 usage.deleted(s);
@@ -750,19 +532,6 @@ public final class DefaultLobStore implements LobStore {
         return e.map(VersionEntry::version).orElse(-1L);
     }
 
-    private static long offsetOf(Source source) {
-        return source == null ? -1 : source.offset();
-    }
-
-    private static void applied(LobIndex.Batch batch, Source source) throws IOException {
-        if (source != null) {
-            batch.putApplied(source.name(), source.offset());
-            if (source.commandId() != null) {
-                batch.putCommand(source.commandId(), System.currentTimeMillis());
-            }
-        }
-    }
-
     // ---------------------------------------------------------------- reclaim
 
     @Override
@@ -770,18 +539,18 @@ public final class DefaultLobStore implements LobStore {
         try (Latches.Held latch = openPublishing(lobId)) {
             Optional<VersionEntry> pending = index.pending(lobId, version);
             if (pending.isEmpty() || pending.get().reclaimRequested()) {
-                recordApplied(source);
+                SourceMarks.recordApplied(index, source);
                 return ReclaimOutcome.IGNORED;
             }
             VersionEntry e = pending.get();
             if (!Extent.coalesce(extents).equals(Extent.coalesce(e.extents()))) {
                 log.warn("{}: reclaim of {}@{} names pages {} but the version owns {}: rejected", name, lobId, version, extents, e.extents());
-                recordApplied(source);
+                SourceMarks.recordApplied(index, source);
                 return ReclaimOutcome.REJECTED;
             }
             if (pins.blocksReclaim(lobId, version)) {
                 LobIndex.Batch batch = index.newBatch().putPending(e.withReclaimRequested());
-                applied(batch, source);
+                SourceMarks.applied(batch, source);
                 index.write(batch);
                 return ReclaimOutcome.DEFERRED;
             }
@@ -793,19 +562,11 @@ public final class DefaultLobStore implements LobStore {
     /** Drops a pending version from the index, then hands its pages to the allocator. */
     private void freePending(VersionEntry e, Source source) throws IOException {
         LobIndex.Batch batch = index.newBatch().deletePending(e.lobId(), e.version());
-        applied(batch, source);
+        SourceMarks.applied(batch, source);
         index.write(batch);
         // Only once no index entry names them may the pages be granted again.
         allocator.release(e.extents());
         usage.freed(e);
-    }
-
-    private void recordApplied(Source source) throws IOException {
-        if (source != null) {
-            LobIndex.Batch batch = index.newBatch();
-            applied(batch, source);
-            index.write(batch);
-        }
     }
 
     // ---------------------------------------------------------------- compaction
@@ -818,7 +579,7 @@ public final class DefaultLobStore implements LobStore {
 
     /** Version numbers issued so far (by writes, uploads and relocations): compaction's sign of writes. */
     long versionsIssued() {
-        return nextVersion.get();
+        return versions.issued();
     }
 
     /** Free pages between used ones: what compaction can gather at the end of the file. */
@@ -1017,16 +778,8 @@ public final class DefaultLobStore implements LobStore {
     public void recordRejected(Source source, Rejection why) throws IOException {
         try (Latches.Held latch = openShared()) {
             LobIndex.Batch batch = index.newBatch();
-            rejected(batch, source, why);
+            SourceMarks.rejected(batch, source, why);
             index.write(batch);
-        }
-    }
-
-    /** Adds to {@code batch} that the command at {@code source} was refused, and why, as applied from there. */
-    private static void rejected(LobIndex.Batch batch, Source source, Rejection why) throws IOException {
-        if (source != null) {
-            // the offset, not the commandId: the same command sent again later may well apply
-            batch.putApplied(source.name(), source.offset()).putRejected(source.name(), source.offset(), why, System.currentTimeMillis());
         }
     }
 
@@ -1212,7 +965,7 @@ public final class DefaultLobStore implements LobStore {
                 // next open derives the same free space as the checkpoint below
                 file.extendTo(allocator.highWaterMark());
                 file.force();
-                index.checkpointFree(allocator.freeExtents(), META_CLEAN);
+                index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN);
             } finally {
                 // Whatever failed above, the index lets go of its lock and the file of its descriptor, or the
                 // tablespace could not be opened again in this process; and a reopen registers its own meters.

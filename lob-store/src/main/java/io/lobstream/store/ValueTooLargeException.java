@@ -19,6 +19,13 @@ public class ValueTooLargeException extends IOException {
         this.maxBytes = maxBytes;
     }
 
+    /** Refuses, before anything is allocated, a value longer than a tablespace of {@code config}'s page size holds. */
+    static void check(LobStoreConfig config, String lobId, long length) throws ValueTooLargeException {
+        if (length > config.maxValueBytes()) {
+            throw new ValueTooLargeException(lobId, length, config.maxValueBytes(), config.pageSize());
+        }
+    }
+
     public String lobId() {
         return lobId;
     }

@@ -1,0 +1,82 @@
+package io.lobstream.store;
+
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.tablespace.PageFile;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What opening a tablespace derives from its index and page file; nothing of it is stored.
+ *
+ * <p>The index entries of live versions, versions pending purge and uploads in progress name
+ * every page they own, so free space is the complement of those pages. Pages written by a
+ * command that never published are thereby free again: a crash leaks nothing and frees nothing
+ * twice. The tablespace's length is the larger of the file's length and the end of the last page
+ * the index names; pages past the end of the file are free ones (preallocated and not yet
+ * written, or cut away by a shrink). The free-space checkpoint a clean close writes is only
+ * compared with what is derived, never trusted.
+ *
+ * @param usage            live and pending counts, for the store's statistics and backpressure
+ * @param highWaterMark    the tablespace's length in pages
+ * @param free             the pages no entry names, below the high-water mark
+ * @param highestVersion   the highest version number any entry holds (0 if none)
+ * @param deferredReclaims pending versions whose reclaim had arrived but waited for a reader: no
+ *                         reader survives a restart, so the store frees them on open
+ */
+record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, long highestVersion, List<VersionEntry> deferredReclaims) {
+    private static final Logger log = LoggerFactory.getLogger(Recovery.class);
+    /** Set by a clean close, deleted by the open after it: the free-space checkpoint is current only while it is set. */
+    static final String META_CLEAN = "clean.shutdown";
+
+    static Recovery scan(String name, PageFile file, LobIndex index) throws IOException {
+        List<Extent> referenced = new ArrayList<>();
+        TablespaceUsage usage = new TablespaceUsage();
+        long[] maxVersion = {0};
+        List<VersionEntry> deferred = new ArrayList<>();
+        index.forEachCurrent(e -> {
+            usage.recoveredCurrent(e);
+            maxVersion[0] = Math.max(maxVersion[0], e.version());
+            referenced.addAll(e.extents());
+        });
+        index.forEachPending(e -> {
+            usage.pending(e);
+            maxVersion[0] = Math.max(maxVersion[0], e.version());
+            referenced.addAll(e.extents());
+            if (e.reclaimRequested()) {
+                deferred.add(e);
+            }
+        });
+        index.forEachUpload(u -> {
+            maxVersion[0] = Math.max(maxVersion[0], u.version());
+            referenced.addAll(u.pages());
+        });
+        long referencedEnd = 0;
+        for (Extent e : referenced) {
+            referencedEnd = Math.max(referencedEnd, e.endPage());
+        }
+        long filePages = (file.path().toFile().length() + file.pageSize() - 1) / file.pageSize();
+        long hwm = Math.max(filePages, referencedEnd);
+        List<Extent> free;
+        try {
+            free = Extent.gaps(referenced, hwm);
+        } catch (IllegalArgumentException overlap) {
+            throw new IOException("index of " + name + " is inconsistent, run fsck: " + overlap.getMessage(), overlap);
+        }
+        boolean clean = index.metaLong(META_CLEAN, 0) == 1;
+        if (clean) {
+            List<Extent> checkpoint = Extent.coalesce(index.freeCheckpoint());
+            if (!checkpoint.equals(Extent.coalesce(free)) && !checkpoint.isEmpty()) {
+                log.warn("{}: free-space checkpoint differs from the space derived from the index; using the derived one", name);
+            }
+        } else if (hwm > 0) {
+            log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
+        }
+        return new Recovery(usage, hwm, free, maxVersion[0], deferred);
+    }
+}

@@ -1,0 +1,53 @@
+package io.lobstream.store;
+
+import io.lobstream.store.index.LobIndex;
+
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Issues a tablespace's version numbers: unique forever, so that an undo record, a page header
+ * or a reclaim names one version and never a later one. A block of numbers is reserved in the
+ * index ahead of use, so issuing one costs no index write; after a crash the next open starts
+ * past the reservation, never below a number already issued.
+ */
+final class VersionNumbers {
+    static final String META_RESERVED = "version.reserved";
+    private static final long RESERVE = 1 << 16;
+
+    private final LobIndex index;
+    private final AtomicLong next = new AtomicLong();
+    private volatile long reserved;
+
+    /** Starts past both the reservation recorded in {@code index} and {@code highestSeen}. */
+    VersionNumbers(LobIndex index, long highestSeen) throws IOException {
+        this.index = index;
+        long from = Math.max(index.metaLong(META_RESERVED, 1), highestSeen + 1);
+        next.set(from);
+        reserve(from);
+    }
+
+    /** A version number never issued before in this tablespace. */
+    long next() throws IOException {
+        long v = next.getAndIncrement();
+        if (v >= reserved - RESERVE / 2) {
+            synchronized (this) {
+                if (v >= reserved - RESERVE / 2) {
+                    reserve(v + 1);
+                }
+            }
+        }
+        return v;
+    }
+
+    /** How many have been issued, counting from the first of this open: changes with every write. */
+    long issued() {
+        return next.get();
+    }
+
+    private synchronized void reserve(long from) throws IOException {
+        long upTo = from + RESERVE;
+        index.writeSync(index.newBatch().putMeta(META_RESERVED, upTo));
+        reserved = upTo;
+    }
+}
