@@ -40,7 +40,7 @@ final class VersionNumbers {
         return v;
     }
 
-    /** How many have been issued, counting from the first of this open: changes with every write. */
+    /** The next number to issue: it moves with every version written (compaction's sign of writes). */
     long issued() {
         return next.get();
     }
