@@ -155,6 +155,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         if (outcome instanceof CommandApplier.Applied applied) {
             applied.superseded().ifPresent(old -> emitUndo(old, false));
             metrics.applied(applied.op().name());
+            metrics.commandApplyLag(Duration.ofMillis(context.currentSystemTimeMs() - record.timestamp()));
         } else if (outcome instanceof CommandApplier.ChunkAccepted) {
             metrics.chunk();
         } else if (outcome instanceof CommandApplier.AlreadyApplied again) {

@@ -13,6 +13,7 @@ public final class WriterMetrics {
     private final Counter undoRecords;
     private final Counter undoReemitted;
     private final Timer reclaimApplyLag;
+    private final Timer commandApplyLag;
 
     public WriterMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -22,6 +23,14 @@ public final class WriterMetrics {
                         + "when a tablespace opens, and for versions still pending after purge consumed their undo records").register(registry);
         this.reclaimApplyLag = Timer.builder("lob_reclaim_apply_lag_seconds").publishPercentileHistogram()
                 .description("From a purge worker producing a ReclaimRecord to the writer freeing its pages").register(registry);
+        this.commandApplyLag = Timer.builder("lob_command_apply_lag_seconds").publishPercentileHistogram()
+                .description("From a command's record timestamp (its producer's send time, or the broker's append time) to the "
+                        + "writer applying it: how far behind the writer is, in time").register(registry);
+    }
+
+    /** A command (or an upload's last chunk) applied, {@code lag} after its record's timestamp. */
+    public void commandApplyLag(Duration lag) {
+        commandApplyLag.record(lag.isNegative() ? Duration.ZERO : lag);
     }
 
     public void reclaimApplyLag(Duration lag) {
