@@ -577,7 +577,7 @@ public final class DefaultLobStore implements LobStore {
         return compactor.run();
     }
 
-    /** Version numbers issued so far (by writes, uploads and relocations): compaction's sign of writes. */
+    /** The next version number to issue: it moves with every write, upload and relocation (compaction's sign of writes). */
     long versionsIssued() {
         return versions.issued();
     }

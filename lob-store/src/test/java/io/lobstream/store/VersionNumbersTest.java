@@ -13,8 +13,9 @@ class VersionNumbersTest {
     Path dir;
 
     /**
-     * Nothing is written when a number is issued, only when a block is reserved (synced): a reopen,
-     * after a clean close or a crash alike, starts past the last reservation.
+     * Nothing is written when a number is issued, only when a block is reserved (synced), and nothing
+     * at close: each reopen here sees what a reopen after a crash would, and starts past the last
+     * reservation.
      */
     @Test
     void aNumberIsNeverIssuedTwiceAcrossReopens() throws Exception {

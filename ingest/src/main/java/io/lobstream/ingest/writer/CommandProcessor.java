@@ -147,6 +147,14 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         }
     }
 
+    /**
+     * The clock now, not {@code context.currentSystemTimeMs()}: Kafka Streams caches that once for a
+     * whole batch of records, before the first is processed, so it would leave out the apply itself.
+     */
+    private void applyLag(Record<byte[], byte[]> record) {
+        metrics.commandApplyLag(Duration.ofMillis(System.currentTimeMillis() - record.timestamp()));
+    }
+
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, DefaultLobStore store, Source source) throws IOException {
         lastRecordAtMs = context.currentSystemTimeMs();
@@ -155,9 +163,10 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         if (outcome instanceof CommandApplier.Applied applied) {
             applied.superseded().ifPresent(old -> emitUndo(old, false));
             metrics.applied(applied.op().name());
-            metrics.commandApplyLag(Duration.ofMillis(context.currentSystemTimeMs() - record.timestamp()));
+            applyLag(record);
         } else if (outcome instanceof CommandApplier.ChunkAccepted) {
             metrics.chunk();
+            applyLag(record);
         } else if (outcome instanceof CommandApplier.AlreadyApplied again) {
             for (VersionEntry e : again.undoToReemit()) {
                 log.info("re-emitting undo record for {}@{} (command at offset {} was applied before a restart)",

@@ -25,10 +25,10 @@ public final class WriterMetrics {
                 .description("From a purge worker producing a ReclaimRecord to the writer freeing its pages").register(registry);
         this.commandApplyLag = Timer.builder("lob_command_apply_lag_seconds").publishPercentileHistogram()
                 .description("From a command's record timestamp (its producer's send time, or the broker's append time) to the "
-                        + "writer applying it: how far behind the writer is, in time").register(registry);
+                        + "writer applying it, each chunk of an upload counted: how far behind the writer is, in time").register(registry);
     }
 
-    /** A command (or an upload's last chunk) applied, {@code lag} after its record's timestamp. */
+    /** A command or a chunk of an upload applied, {@code lag} after its record's timestamp. */
     public void commandApplyLag(Duration lag) {
         commandApplyLag.record(lag.isNegative() ? Duration.ZERO : lag);
     }
