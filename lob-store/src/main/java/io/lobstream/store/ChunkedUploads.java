@@ -26,8 +26,8 @@ import java.util.function.Predicate;
  * pages and checks the whole value's CRC32C; {@link DefaultLobStore#putChunk} then publishes it,
  * so the new version becomes visible only whole. A duplicate chunk is acknowledged and skipped;
  * a chunk that cannot continue its upload is refused with the reason, which the writer
- * dead-letters. An upload whose chunks stop coming is expired ({@link #idle}) and its pages
- * freed.
+ * dead-letters. An upload whose chunks stop coming expires: {@link #idle} says which, and
+ * {@link DefaultLobStore#expireUploads} drops them and frees their pages.
  *
  * <p>The store holds the LOB's write latch and the tablespace latch around every call here;
  * this class takes none.
