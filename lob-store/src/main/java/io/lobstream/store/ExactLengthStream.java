@@ -1,5 +1,7 @@
 package io.lobstream.store;
 
+import io.lobstream.store.layout.BulkInputStream;
+
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,7 +12,7 @@ import java.io.InputStream;
  * update reads its new bytes and then the base's bytes after them from one stream, so a caller's
  * stream of any other length would shift the base's bytes and corrupt the new version silently.
  */
-final class ExactLengthStream extends InputStream {
+final class ExactLengthStream extends BulkInputStream {
     private final InputStream in;
     private final long length;
     private long left;
@@ -22,16 +24,7 @@ final class ExactLengthStream extends InputStream {
     }
 
     @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-        if (len == 0) {
-            return 0;
-        }
+    protected int readSome(byte[] b, int off, int len) throws IOException {
         if (left == 0) {
             return -1;
         }

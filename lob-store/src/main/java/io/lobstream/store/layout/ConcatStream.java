@@ -9,7 +9,7 @@ import java.util.List;
  * delegates {@code skip}, so skipping the bytes of shared pages in a version's stream reads
  * nothing.
  */
-public final class ConcatStream extends InputStream {
+public final class ConcatStream extends BulkInputStream {
     private final List<InputStream> parts;
     private int current;
 
@@ -18,16 +18,7 @@ public final class ConcatStream extends InputStream {
     }
 
     @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-        if (len == 0) {
-            return 0;
-        }
+    protected int readSome(byte[] b, int off, int len) throws IOException {
         while (current < parts.size()) {
             int n = parts.get(current).read(b, off, len);
             if (n > 0) {

@@ -168,7 +168,7 @@ public final class VersionReader {
     }
 
     /** The value's bytes, page by page: a value is never buffered whole. */
-    private final class ValueStream extends InputStream {
+    private final class ValueStream extends BulkInputStream {
         private final int dataCap = PageCodec.payloadCapacity(file.pageSize());
         private final long dataBytes = layout.dataBytes();
         private final ByteBuffer page = ByteBuffer.allocate(file.pageSize());
@@ -183,16 +183,7 @@ public final class VersionReader {
         }
 
         @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            if (len == 0) {
-                return 0;
-            }
+        protected int readSome(byte[] b, int off, int len) throws IOException {
             if (pos >= end) {
                 return -1;
             }

@@ -1,0 +1,31 @@
+package io.lobstream.store.layout;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Objects;
+
+/**
+ * An {@link InputStream} whose subclasses only read in bulk ({@link #readSome}, never asked for
+ * 0 bytes); the single-byte {@code read()} goes through it, so the streams of a version's pages
+ * keep one read path.
+ */
+public abstract class BulkInputStream extends InputStream {
+    /**
+     * Reads up to {@code len} bytes, {@code len > 0}.
+     *
+     * @return the bytes read, at least 1, or -1 at the end of the stream
+     */
+    protected abstract int readSome(byte[] b, int off, int len) throws IOException;
+
+    @Override
+    public final int read() throws IOException {
+        byte[] one = new byte[1];
+        return readSome(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public final int read(byte[] b, int off, int len) throws IOException {
+        Objects.checkFromIndexSize(off, len, b.length);
+        return len == 0 ? 0 : readSome(b, off, len);
+    }
+}
