@@ -150,6 +150,12 @@ public final class PipelineBench implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "need --rows >= 1, --producers >= 1, --partitions >= 1, --purge-workers >= 0, --duration >= 1s, --warmup >= 0");
         }
+        // A larger value goes as an upload of several records while the raw phase would send it as one: not the same payloads.
+        int chunkSize = new LobStreamConfig(options.config).get(LobStreamConfig.CHUNK_SIZE);
+        if (blobSize.max() > chunkSize) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--blob-size " + blobSize + " is over lob.chunk.size ("
+                    + chunkSize + " bytes): each command must be one record, as each raw-phase value is");
+        }
         boolean temporary = options.dataDir == null;
         Path dir = temporary ? Files.createTempDirectory("lobstream-bench-pipeline-") : Files.createDirectories(options.dataDir);
         BenchOutput out = new BenchOutput(System.err, List.of("phase", "second", "commands_per_s", "mb_per_s", "history_length"));
