@@ -76,6 +76,7 @@ final class ReplayCommand implements Callable<Integer> {
                     + "choose another --data-dir or remove it");
         }
         LobStreamConfig cfg = cluster.streamConfig(dataDir.toString());
+        BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT);
         int partitions = partitionCount(cfg);
         if (partition >= partitions) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--partition " + partition + ": " + cfg.topics().commands()

@@ -15,6 +15,7 @@ final class WaitOptions {
             description = "Any node's HTTP API, asked for the new version once applied (default: ${DEFAULT-VALUE}).")
     String node;
 
-    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", description = "How long to wait for the writer to commit the command (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", description = "How long to wait for the writer to commit the command (default: ${DEFAULT-VALUE}); "
+            + "for a Kafka broker to answer at all, 10s at most.")
     Duration timeout;
 }

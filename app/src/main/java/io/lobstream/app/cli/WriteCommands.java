@@ -52,6 +52,7 @@ final class WriteCommands {
 
         int run(Send send) throws Exception {
             LobStreamConfig config = cluster.streamConfig(null);
+            BrokerCheck.requireAnswer(config, wait.timeout.compareTo(BrokerCheck.WAIT) < 0 ? wait.timeout : BrokerCheck.WAIT);
             try (LobClient client = new LobClient(config)) {
                 if (wait.waitApplied) {
                     client.watchApplied(); // no writer ever ran (no dead-letter topic): said before anything is sent

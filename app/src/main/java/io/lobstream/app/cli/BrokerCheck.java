@@ -1,0 +1,43 @@
+package io.lobstream.app.cli;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.clients.NetworkClient;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * Fails fast, saying what to do, when no Kafka broker answers. A client command run before its
+ * node is up (the node runs the embedded broker it talks to) would otherwise wait out the Kafka
+ * clients' own timeouts, 30–60 s, behind a reconnect warning every second, and end with "Timeout
+ * expired while fetching topic metadata".
+ */
+final class BrokerCheck {
+    /** A running broker answers in milliseconds; one that a node is starting, within seconds. */
+    static final Duration WAIT = Duration.ofSeconds(10);
+
+    private BrokerCheck() {
+    }
+
+    /** Returns once a broker of {@code config}'s bootstrap servers has answered, or throws within {@code within}. */
+    static void requireAnswer(LobStreamConfig config, Duration within) throws InterruptedException {
+        // each failed connection attempt logs a warning that the error below says once
+        Logger network = (Logger) LoggerFactory.getLogger(NetworkClient.class);
+        Level level = network.getLevel();
+        network.setLevel(Level.ERROR);
+        try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) within.toMillis())).nodes().get();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("no Kafka broker answers at " + config.bootstrap() + " within " + Durations.format(within)
+                    + ": start a node first (./lobstream node runs the embedded broker) or give --bootstrap", e.getCause());
+        } finally {
+            network.setLevel(level);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.lobstream.app.cli;
+
+import io.lobstream.app.embedded.EmbeddedKafka;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The commands that talk to Kafka say so at once, in one line, when no broker answers. */
+class BrokerCheckTest {
+    private final StringWriter err = new StringWriter();
+    private final String nobody;
+
+    BrokerCheckTest() throws Exception {
+        nobody = "127.0.0.1:" + EmbeddedKafka.freePort(); // free: nothing listens there
+    }
+
+    private int run(String... args) {
+        CommandLine cli = LobStreamCli.commandLine();
+        cli.setErr(new PrintWriter(err, true));
+        return cli.execute(args);
+    }
+
+    @Test
+    void aWriteCommandWithoutABrokerFailsWithWhatToDo(@TempDir Path dir) throws Exception {
+        Path file = Files.write(dir.resolve("value"), new byte[100]);
+        assertThat(run("put", "doc-1", file.toString(), "--bootstrap", nobody, "--timeout", "1s")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(err.toString()).startsWith("lobstream put: no Kafka broker answers at " + nobody + " within 1s: start a node first")
+                .doesNotContain("WARN");
+    }
+
+    @Test
+    void replayWithoutABrokerFailsBeforeItMakesATablespace(@TempDir Path dir) {
+        assertThat(run("replay", "--partition", "0", "--data-dir", dir.toString(), "--bootstrap", nobody))
+                .isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(err.toString()).contains("no Kafka broker answers at " + nobody);
+        assertThat(dir.resolve("tablespaces")).doesNotExist();
+    }
+}
