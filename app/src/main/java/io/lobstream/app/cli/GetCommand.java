@@ -39,6 +39,12 @@ final class GetCommand implements Callable<Integer> {
         if (range != null && !RANGE.matcher(range).matches()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--range must be A-B, A- or -N (one range): " + range);
         }
+        if (range != null && !range.startsWith("-") && !range.endsWith("-")) {
+            String[] ab = range.split("-");
+            if (new java.math.BigInteger(ab[0]).compareTo(new java.math.BigInteger(ab[1])) > 0) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--range " + range + ": A must not be past B");
+            }
+        }
         HttpResponse<InputStream> r = new NodeHttp(node).get(id, range);
         try (InputStream in = r.body()) {
             if (range != null && r.statusCode() == 200) {
