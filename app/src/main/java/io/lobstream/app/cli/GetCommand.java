@@ -1,5 +1,6 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.ingest.http.StreamedResponse;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -7,7 +8,6 @@ import picocli.CommandLine.Parameters;
 
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -45,16 +45,16 @@ final class GetCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--range " + range + ": A must not be past B");
             }
         }
-        HttpResponse<InputStream> r = new NodeHttp(node).get(id, range);
-        try (InputStream in = r.body()) {
+        try (StreamedResponse r = new NodeHttp(node).get(id, range)) {
+            InputStream in = r.body();
             if (range != null && r.statusCode() == 200) {
-                System.err.println(id + ": the node ignored --range " + range + " (A must not be past B)");
+                System.err.println(id + ": the node ignored --range " + range + " and sent the whole value");
                 return 2;
             }
             switch (r.statusCode()) {
                 case 200, 206 -> {
                     long n = output == null ? in.transferTo(System.out) : download(in);
-                    System.err.printf("%s: %d bytes, version %s%n", id, n, r.headers().firstValue("ETag").orElse("?").replace("\"", ""));
+                    System.err.printf("%s: %d bytes, version %s%n", id, n, r.header("ETag").orElse("?").replace("\"", ""));
                     return 0;
                 }
                 case 404 -> {
@@ -62,7 +62,7 @@ final class GetCommand implements Callable<Integer> {
                     return 1;
                 }
                 case 416 -> {
-                    System.err.println(id + ": range " + range + " not satisfiable (" + r.headers().firstValue("Content-Range").orElse("") + ")");
+                    System.err.println(id + ": range " + range + " not satisfiable (" + r.header("Content-Range").orElse("") + ")");
                     return 2;
                 }
                 default -> {

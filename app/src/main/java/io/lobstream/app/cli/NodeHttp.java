@@ -1,7 +1,8 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.ingest.http.StreamedResponse;
+
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -9,25 +10,31 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 
 /** A small client of a node's HTTP API. */
 final class NodeHttp {
     private final String base;
-    /** How long a request waits for the response's headers (a body streams for as long as it takes). */
+    /** How long a request waits for the response's headers (a body streams for as long as it takes, each read within it). */
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).build();
 
     NodeHttp(String base) {
         this.base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
     }
 
-    HttpResponse<InputStream> get(String lobId, String range) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(lobUri(lobId)).timeout(TIMEOUT).GET();
-        if (range != null) {
-            b.header("Range", "bytes=" + range);
+    /** A LOB's value (or one range of it), its body streaming from the socket: see {@link StreamedResponse} for why not HttpClient. */
+    StreamedResponse get(String lobId, String range) throws IOException {
+        try {
+            return StreamedResponse.send(lobUri(lobId), "GET", range == null ? Map.of() : Map.of("Range", "bytes=" + range),
+                    CONNECT_TIMEOUT, TIMEOUT);
+        } catch (java.net.ConnectException e) {
+            throw new IOException("no node answers at " + base, e);
+        } catch (java.net.SocketTimeoutException e) {
+            throw new IOException("the node at " + base + " did not answer within " + TIMEOUT.toSeconds() + " s", e);
         }
-        return send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
     }
 
     private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> body) throws IOException, InterruptedException {

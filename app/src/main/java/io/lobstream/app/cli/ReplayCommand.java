@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.app.DataDirs;
+import io.lobstream.ingest.http.StreamedResponse;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.DefaultLobStore;
@@ -20,7 +21,6 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.DigestInputStream;
@@ -130,10 +130,9 @@ final class ReplayCommand implements Callable<Integer> {
             try (LobReadHandle h = store.open(e.lobId()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
                 mine = sha256(in);
             }
-            HttpResponse<InputStream> r = http.get(e.lobId(), null);
             String theirs;
-            try (InputStream in = r.body()) {
-                theirs = r.statusCode() == 200 ? sha256(in) : "HTTP " + r.statusCode();
+            try (StreamedResponse r = http.get(e.lobId(), null)) {
+                theirs = r.statusCode() == 200 ? sha256(r.body()) : "HTTP " + r.statusCode();
             }
             if (!mine.equals(theirs)) {
                 differences.addObject().put("lob_id", e.lobId()).put("replayed_sha256", mine).put("node", theirs);

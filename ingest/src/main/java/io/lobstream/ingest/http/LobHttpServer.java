@@ -24,12 +24,10 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,9 +56,9 @@ public final class LobHttpServer implements AutoCloseable {
     private final ExecutorService executor;
     private final TablespaceRegistry registry;
     private static final int THREADS = 32;
-    /** How long a forwarded request waits for the owner's response headers. */
+    /** How long a forwarded request waits for the owner's response headers, and then for each read of the body. */
     private static final Duration PROXY_TIMEOUT = Duration.ofSeconds(30);
-    private final HttpClient proxy = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final Duration PROXY_CONNECT_TIMEOUT = Duration.ofSeconds(5);
     private volatile KafkaStreams streams;
     private volatile Supplier<? extends Collection<Integer>> catchingUp = List::of;
 
@@ -193,35 +191,30 @@ public final class LobHttpServer implements AutoCloseable {
 
     /** Serves a request for a key another node owns by streaming that node's answer through. */
     private void forward(HttpExchange ex, HostInfo owner, String rawPath) throws IOException {
-        HttpRequest.Builder req = HttpRequest.newBuilder(URI.create("http://" + owner.host() + ":" + owner.port() + rawPath))
-                .method(ex.getRequestMethod(), HttpRequest.BodyPublishers.noBody())
-                .timeout(PROXY_TIMEOUT)
-                .header(FORWARDED, "1");
+        Map<String, String> headers = new HashMap<>();
+        headers.put(FORWARDED, "1");
         for (String h : new String[]{"Range", "If-Range"}) {
             String v = ex.getRequestHeaders().getFirst(h);
             if (v != null) {
-                req.header(h, v);
+                headers.put(h, v);
             }
         }
-        try {
-            HttpResponse<InputStream> resp = proxy.send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
+        URI uri = URI.create("http://" + owner.host() + ":" + owner.port() + rawPath);
+        try (StreamedResponse resp = StreamedResponse.send(uri, ex.getRequestMethod(), headers, PROXY_CONNECT_TIMEOUT, PROXY_TIMEOUT)) {
             for (String h : new String[]{"ETag", "Content-Range", "Accept-Ranges", "Content-Type"}) {
-                resp.headers().firstValue(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
+                resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
             }
             ex.getResponseHeaders().add("X-LobStream-Served-By", owner.host() + ":" + owner.port());
-            long len = resp.headers().firstValueAsLong("Content-Length").orElse(0);
+            long len = resp.contentLength().orElse(0);
             boolean noBody = ex.getRequestMethod().equals("HEAD") || resp.statusCode() == 416;
             if (noBody) {
                 ex.getResponseHeaders().add("Content-Length", Long.toString(len));
             }
             ex.sendResponseHeaders(resp.statusCode(), noBody || len == 0 ? -1 : len);
-            try (InputStream in = resp.body(); OutputStream out = ex.getResponseBody()) {
-                in.transferTo(out);
+            try (OutputStream out = ex.getResponseBody()) {
+                resp.body().transferTo(out);
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            send(ex, 503, "interrupted\n");
-        } catch (java.net.http.HttpTimeoutException e) {
+        } catch (java.net.SocketTimeoutException e) {
             send(ex, 504, "owner " + owner + " did not answer within " + PROXY_TIMEOUT.toSeconds() + " s\n");
         } catch (IOException e) {
             send(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n");
