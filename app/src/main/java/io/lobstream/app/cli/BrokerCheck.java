@@ -25,17 +25,29 @@ final class BrokerCheck {
     private BrokerCheck() {
     }
 
-    /** Returns once a broker of {@code config}'s bootstrap servers has answered, or throws within {@code within}. */
-    static void requireAnswer(LobStreamConfig config, Duration within) throws InterruptedException {
+    /** The shortest wait: a deadline already past would fail against a running broker. */
+    static final Duration MIN_WAIT = Duration.ofSeconds(1);
+
+    /**
+     * Returns once a broker of {@code config}'s bootstrap servers has answered, or throws within
+     * {@code within} (at least {@link #MIN_WAIT}). Synchronized: it lowers a logger of the whole
+     * JVM while it runs, and each caller must restore what it found.
+     */
+    static synchronized void requireAnswer(LobStreamConfig config, Duration within) throws InterruptedException {
+        Duration wait = within.compareTo(MIN_WAIT) < 0 ? MIN_WAIT : within;
         // each failed connection attempt logs a warning that the error below says once
         Logger network = (Logger) LoggerFactory.getLogger(NetworkClient.class);
         Level level = network.getLevel();
         network.setLevel(Level.ERROR);
         try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
-            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) within.toMillis())).nodes().get();
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) wait.toMillis())).nodes().get();
         } catch (ExecutionException e) {
-            throw new IllegalStateException("no Kafka broker answers at " + config.bootstrap() + " within " + Durations.format(within)
-                    + ": start a node first (./lobstream node runs the embedded broker) or give --bootstrap", e.getCause());
+            if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+                throw new IllegalStateException("no Kafka broker answers at " + config.bootstrap() + " within " + Durations.format(wait)
+                        + ": start a node first (./lobstream node runs the embedded broker) or give --bootstrap", e.getCause());
+            }
+            // a broker answered and refused (authentication, TLS, authorization): say what it said
+            throw new IllegalStateException("the Kafka cluster at " + config.bootstrap() + " refused: " + e.getCause().getMessage(), e.getCause());
         } finally {
             network.setLevel(level);
         }

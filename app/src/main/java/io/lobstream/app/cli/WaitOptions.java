@@ -16,6 +16,6 @@ final class WaitOptions {
     String node;
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", description = "How long to wait for the writer to commit the command (default: ${DEFAULT-VALUE}); "
-            + "for a Kafka broker to answer at all, 10s at most.")
+            + "with --wait-applied, also how long to wait for a Kafka broker to answer at all (1s to 10s).")
     Duration timeout;
 }

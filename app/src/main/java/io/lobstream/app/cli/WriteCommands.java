@@ -52,7 +52,9 @@ final class WriteCommands {
 
         int run(Send send) throws Exception {
             LobStreamConfig config = cluster.streamConfig(null);
-            BrokerCheck.requireAnswer(config, wait.timeout.compareTo(BrokerCheck.WAIT) < 0 ? wait.timeout : BrokerCheck.WAIT);
+            // --timeout, when it is shorter, bounds this wait too, unless nothing is waited for after the send
+            boolean shorter = wait.waitApplied && wait.timeout.compareTo(BrokerCheck.WAIT) < 0;
+            BrokerCheck.requireAnswer(config, shorter ? wait.timeout : BrokerCheck.WAIT);
             try (LobClient client = new LobClient(config)) {
                 if (wait.waitApplied) {
                     client.watchApplied(); // no writer ever ran (no dead-letter topic): said before anything is sent

@@ -200,6 +200,7 @@ public final class LobHttpServer implements AutoCloseable {
             }
         }
         URI uri = URI.create("http://" + owner.host() + ":" + owner.port() + rawPath);
+        boolean answered = false; // once the status line is sent, a failure can only cut the body short
         try (StreamedResponse resp = StreamedResponse.send(uri, ex.getRequestMethod(), headers, PROXY_CONNECT_TIMEOUT, PROXY_TIMEOUT)) {
             for (String h : new String[]{"ETag", "Content-Range", "Accept-Ranges", "Content-Type"}) {
                 resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
@@ -210,14 +211,23 @@ public final class LobHttpServer implements AutoCloseable {
             if (noBody) {
                 ex.getResponseHeaders().add("Content-Length", Long.toString(len));
             }
+            answered = true;
             ex.sendResponseHeaders(resp.statusCode(), noBody || len == 0 ? -1 : len);
             try (OutputStream out = ex.getResponseBody()) {
-                resp.body().transferTo(out);
+                if (!noBody) {
+                    resp.body().transferTo(out);
+                }
             }
-        } catch (java.net.SocketTimeoutException e) {
-            send(ex, 504, "owner " + owner + " did not answer within " + PROXY_TIMEOUT.toSeconds() + " s\n");
         } catch (IOException e) {
-            send(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n");
+            if (answered) {
+                // the client sees a body shorter than its Content-Length: the connection closes, as for a local read that fails
+                log.warn("{} {} forwarded to {}: cut short: {}", ex.getRequestMethod(), rawPath, owner, e.toString());
+                ex.close();
+            } else if (e instanceof java.net.SocketTimeoutException) {
+                send(ex, 504, "owner " + owner + " did not answer within " + PROXY_TIMEOUT.toSeconds() + " s\n");
+            } else {
+                send(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n");
+            }
         }
     }
 

@@ -16,8 +16,9 @@ import java.util.OptionalLong;
  *
  * <p>Why not {@code java.net.http.HttpClient}: it hands a body over as a flow of 16 KiB buffers
  * through its own threads. Reading a 256 MiB value from a node on loopback took it 1.2–2.2 s and
- * 0.9–3.1 s of CPU, in a fresh JVM as the CLI runs; {@code HttpURLConnection} took 0.41–0.47 s and
- * 0.22–0.28 s of CPU (session 16). Requests that carry no value (status, HEAD) keep HttpClient.
+ * 0.9–3.1 s of CPU (three rounds in one JVM, the first as cold as the CLI's);
+ * {@code HttpURLConnection} took 0.41–0.47 s and 0.22–0.28 s of CPU (session 16). The CLI's
+ * requests that carry no value (status, its HEAD for a version) keep HttpClient.
  */
 public final class StreamedResponse implements Closeable {
     private final HttpURLConnection connection;
@@ -35,8 +36,9 @@ public final class StreamedResponse implements Closeable {
      *
      * @param connectTimeout how long to wait for the connection
      * @param readTimeout    how long to wait for the response's headers, and then for each read of the body
-     * @throws java.net.ConnectException        nothing listens at {@code uri}
-     * @throws java.net.SocketTimeoutException  no connection, or no bytes, in time
+     * @throws java.net.ConnectException        no connection: nothing listens at {@code uri}, the host is
+     *                                          unknown, or the connection was not made within {@code connectTimeout}
+     * @throws java.net.SocketTimeoutException  connected, but the response's headers did not come within {@code readTimeout}
      */
     public static StreamedResponse send(URI uri, String method, Map<String, String> headers, Duration connectTimeout,
                                         Duration readTimeout) throws IOException {
@@ -47,6 +49,15 @@ public final class StreamedResponse implements Closeable {
         c.setReadTimeout((int) readTimeout.toMillis());
         c.setUseCaches(false);
         headers.forEach(c::setRequestProperty);
+        try {
+            c.connect();
+        } catch (IOException e) {
+            // a refused connection, an unknown host and a connect timeout all mean the same to a caller: nobody there
+            java.net.ConnectException nobody = new java.net.ConnectException("cannot connect to " + uri.getAuthority() + ": " + e);
+            nobody.initCause(e);
+            c.disconnect();
+            throw nobody;
+        }
         try {
             return new StreamedResponse(c);
         } catch (IOException | RuntimeException e) {

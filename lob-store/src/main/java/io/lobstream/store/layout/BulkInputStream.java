@@ -6,8 +6,9 @@ import java.util.Objects;
 
 /**
  * An {@link InputStream} whose subclasses only read in bulk ({@link #readSome}, never asked for
- * 0 bytes); the single-byte {@code read()} goes through it, so the streams of a version's pages
- * keep one read path.
+ * 0 bytes); the single-byte {@code read()} goes through it, so the engine's value streams (a
+ * version's pages, a caller's bytes cut to their announced length, streams read one after
+ * another) keep one read path each.
  */
 public abstract class BulkInputStream extends InputStream {
     /**
