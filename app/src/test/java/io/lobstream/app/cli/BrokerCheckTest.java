@@ -5,8 +5,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -14,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The commands that talk to Kafka say so at once, in one line, when no broker answers. */
 class BrokerCheckTest {
-    private final StringWriter err = new StringWriter();
+    private final CliRun cli = new CliRun();
     private final String nobody;
 
     BrokerCheckTest() throws Exception {
@@ -22,30 +20,28 @@ class BrokerCheckTest {
     }
 
     private int run(String... args) {
-        CommandLine cli = LobStreamCli.commandLine();
-        cli.setErr(new PrintWriter(err, true));
-        return cli.execute(args);
+        return cli.run(args);
     }
 
     @Test
     void aWriteCommandWithoutABrokerFailsWithWhatToDo(@TempDir Path dir) throws Exception {
         Path file = Files.write(dir.resolve("value"), new byte[100]);
         assertThat(run("put", "doc-1", file.toString(), "--bootstrap", nobody, "--timeout", "1s")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
-        assertThat(err.toString()).startsWith("lobstream put: no Kafka broker answers at " + nobody + " within 1s: start a node first");
+        assertThat(cli.err()).startsWith("lobstream put: no Kafka broker answers at " + nobody + " within 1s: start a node first");
     }
 
     @Test
     void aTimeoutOfZeroStillGivesTheBrokerASecond(@TempDir Path dir) throws Exception {
         Path file = Files.write(dir.resolve("value"), new byte[100]);
         assertThat(run("put", "doc-1", file.toString(), "--bootstrap", nobody, "--timeout", "0s")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
-        assertThat(err.toString()).contains("no Kafka broker answers at " + nobody + " within 1s");
+        assertThat(cli.err()).contains("no Kafka broker answers at " + nobody + " within 1s");
     }
 
     @Test
     void replayWithoutABrokerFailsBeforeItMakesATablespace(@TempDir Path dir) {
         assertThat(run("replay", "--partition", "0", "--data-dir", dir.toString(), "--bootstrap", nobody))
                 .isEqualTo(CommandLine.ExitCode.SOFTWARE);
-        assertThat(err.toString()).contains("no Kafka broker answers at " + nobody);
+        assertThat(cli.err()).contains("no Kafka broker answers at " + nobody);
         assertThat(dir.resolve("tablespaces")).doesNotExist();
     }
 }

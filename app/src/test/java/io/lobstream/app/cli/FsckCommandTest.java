@@ -8,23 +8,19 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.ByteArrayInputStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code fsck} names its directory as the node does ({@code --data-dir}) or as a plain argument. */
 class FsckCommandTest {
-    private final StringWriter err = new StringWriter();
+    private final CliRun cli = new CliRun();
 
     private int fsck(String... args) {
-        CommandLine cli = LobStreamCli.commandLine();
-        cli.setErr(new PrintWriter(err, true));
         String[] all = new String[args.length + 1];
         all[0] = "fsck";
         System.arraycopy(args, 0, all, 1, args.length);
-        return cli.execute(all);
+        return cli.run(all);
     }
 
     @Test
@@ -41,7 +37,7 @@ class FsckCommandTest {
     @Test
     void twoDifferentDirectoriesAreAUsageError(@TempDir Path a, @TempDir Path b) {
         assertThat(fsck(a.toString(), "--data-dir", b.resolve("other").toString())).isEqualTo(CommandLine.ExitCode.USAGE);
-        assertThat(err.toString()).contains("give the directory once").contains("Usage: lobstream fsck");
+        assertThat(cli.err()).contains("give the directory once").contains("Usage: lobstream fsck");
     }
 
     @Test
