@@ -21,12 +21,11 @@ import java.util.concurrent.ExecutionException;
 final class BrokerCheck {
     /** A running broker answers in milliseconds; one that a node is starting, within seconds. */
     static final Duration WAIT = Duration.ofSeconds(10);
+    /** The shortest wait: a deadline already past would fail against a running broker. */
+    static final Duration MIN_WAIT = Duration.ofSeconds(1);
 
     private BrokerCheck() {
     }
-
-    /** The shortest wait: a deadline already past would fail against a running broker. */
-    static final Duration MIN_WAIT = Duration.ofSeconds(1);
 
     /**
      * Returns once a broker of {@code config}'s bootstrap servers has answered, or throws within
