@@ -251,7 +251,7 @@ public final class LobClient implements AutoCloseable {
      * Hands {@code cmd} to the producer. Kafka's producer serializes a record inside {@code send},
      * in the caller's thread, before it returns: the bytes {@code cmd}'s data wraps are free again
      * then, so put and the pieces of write and append read every chunk into one buffer. (A fresh
-     * 512 KiB array per chunk cost 3.4 ms of CPU per MB in a new JVM on this VM, as the CLI runs:
+     * 512 KiB array per chunk cost 3.4 ms of CPU per MB in a new JVM on the benchmarks' 2-core VM, as the CLI runs:
      * most of it the kernel zeroing pages touched for the first time.) A producer interceptor
      * ({@code interceptor.classes}) that keeps the record to read it later would see a later
      * chunk's bytes: it must copy what it keeps.
