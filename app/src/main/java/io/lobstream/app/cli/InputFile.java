@@ -30,6 +30,7 @@ final class InputFile implements Closeable {
             return new InputFile(p, false);
         }
         Path tmp = Files.createTempFile("lobstream-stdin-", ".bin");
+        tmp.toFile().deleteOnExit(); // Ctrl-C (or SIGTERM) while spooling or sending: close() never runs, the JVM's exit still does
         Files.copy(System.in, tmp, StandardCopyOption.REPLACE_EXISTING);
         return new InputFile(tmp, true);
     }
