@@ -86,6 +86,7 @@ final class GetCommand implements Callable<Integer> {
             }
         }
         Path part = output.resolveSibling(output.getFileName() + ".part");
+        part.toFile().deleteOnExit(); // stopped by Ctrl-C or SIGTERM, where the catch below never runs (once renamed: nothing to delete)
         try {
             long n;
             try (OutputStream out = Files.newOutputStream(part)) {
