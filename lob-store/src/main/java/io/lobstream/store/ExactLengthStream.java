@@ -28,19 +28,7 @@ final class ExactLengthStream extends BulkInputStream {
         if (left == 0) {
             return -1;
         }
-        int n = in.read(b, off, (int) Math.min(len, left));
-        if (n == 0) {
-            // a stream that breaks read's contract (0 bytes for a read of more): readSome must return
-            // at least one, else a single-byte read() would take an unset byte for the value's; a
-            // single-byte read blocks until there is one or the stream ends
-            int one = in.read();
-            if (one >= 0) {
-                b[off] = (byte) one;
-                n = 1;
-            } else {
-                n = -1;
-            }
-        }
+        int n = readAtLeastOne(in, b, off, (int) Math.min(len, left));
         if (n < 0) {
             throw endedEarly();
         }

@@ -78,9 +78,7 @@ class ValueBoundsTest {
             put(store, "doc", v);
             byte[] data = bytes(1000, 2);
             // 100 bytes announced, 1000 in the stream: the other 900 must not push the base's bytes along
-            store.write("doc", 4064 + 10, new ByteArrayInputStream(data), 100, null);
-            System.arraycopy(data, 0, v, 4064 + 10, 100);
-            assertSameBytes(read(store, "doc"), v);
+            writeAndCheck(store, v, 4064 + 10, new ByteArrayInputStream(data), data, 100);
 
             store.append("doc", new ByteArrayInputStream(data), 10, null);
             byte[] appended = Arrays.copyOf(v, v.length + 10);
@@ -88,6 +86,14 @@ class ValueBoundsTest {
             assertSameBytes(read(store, "doc"), appended);
             assertThat(store.fsck(true).problems()).isEmpty();
         }
+    }
+
+    /** Writes {@code length} bytes of {@code in} (the first of {@code data}) into "doc" at {@code offset}, and reads back {@code v} so changed. */
+    private static void writeAndCheck(DefaultLobStore store, byte[] v, int offset, InputStream in, byte[] data, int length)
+            throws IOException {
+        store.write("doc", offset, in, length, null);
+        System.arraycopy(data, 0, v, offset, length);
+        assertSameBytes(read(store, "doc"), v);
     }
 
     /** A stream that returns 0 bytes for every other bulk read, against read's contract: no byte may be made up. */
@@ -115,9 +121,7 @@ class ValueBoundsTest {
             byte[] v = bytes(3 * 4064 + 50, 1);
             put(store, "doc", v);
             byte[] data = bytes(5000, 2);
-            store.write("doc", 100, stuttering(data), data.length, null);
-            System.arraycopy(data, 0, v, 100, data.length);
-            assertSameBytes(read(store, "doc"), v);
+            writeAndCheck(store, v, 100, stuttering(data), data, data.length);
 
             assertThatThrownBy(() -> store.write("doc", 0, stuttering(bytes(10, 3)), 20, null))
                     .isInstanceOf(EOFException.class).hasMessageContaining("10 of the 20 bytes");

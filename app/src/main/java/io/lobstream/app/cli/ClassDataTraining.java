@@ -17,63 +17,62 @@ import picocli.CommandLine.Command;
 import java.io.PrintStream;
 import java.net.URI;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
  * {@code ./lobstream train-class-data} (hidden): goes through what the client commands load —
- * picocli's model and help, a producer with its serializer, an admin client, a consumer, the
- * node's HTTP clients, JSON — against ports where nothing listens, and exits. The launcher runs
- * it once after each build with {@code -XX:ArchiveClassesAtExit}: the archive of these classes
- * takes about a second off every later client command's start (README, Configuration). A run of
- * its own, rather than the first client command dumping what it happened to load: an archive
- * dumped by {@code --version} held a quarter of these classes and saved nothing, and one dumped by
- * a {@code put} is what this one nearly matches (a small {@code put} 2.2–2.5 s against 2.4–2.7 s,
- * alternating) whatever the user runs first; and every client command starts as a plain
- * {@code exec}.
+ * the commands' model and help (picocli's own classes, of class file version 49, cannot be
+ * archived; what it reflects on can), a producer with its serializer, an admin client, a
+ * consumer, the node's HTTP clients, JSON, the Kafka protocol's classes — against a loopback port
+ * where nothing listens, and exits.
+ *
+ * <p>The launcher runs it once after each build with {@code -XX:ArchiveClassesAtExit}: the archive
+ * of these classes takes about a second off every later client command's start (README,
+ * Configuration). A run of its own, rather than the first client command dumping what it happened
+ * to load: an archive dumped by {@code --version} held a quarter of these classes and saved
+ * nothing, while this one nearly matches one dumped by a {@code put} (a small {@code put} 2.4–2.7 s
+ * against 2.2–2.5 s, alternating), whatever the user runs first; and every client command then
+ * starts as a plain {@code exec}.
  */
 @Command(name = "train-class-data", hidden = true,
         description = "Load the client commands' classes without a network (the launcher's class-data archive).")
 final class ClassDataTraining implements Callable<Integer> {
-    /** The discard port: nothing answers there, and a connection is refused at once. */
-    private static final String NOWHERE = "127.0.0.1:9";
-
     @Override
     public Integer call() throws Exception {
+        String nowhere = "127.0.0.1:" + closedPort(); // a connection is refused at once
         CommandLine cli = LobStreamCli.commandLine();
-        PrintStream nowhere = new PrintStream(java.io.OutputStream.nullOutputStream());
+        PrintStream discard = new PrintStream(java.io.OutputStream.nullOutputStream());
         for (String command : List.of("put", "write", "append", "truncate", "delete", "get", "status", "config")) {
-            cli.getSubcommands().get(command).usage(nowhere);
+            cli.getSubcommands().get(command).usage(discard);
         }
-        cli.setOut(new java.io.PrintWriter(nowhere)).setErr(new java.io.PrintWriter(nowhere)).execute("put", "--range"); // a usage error
+        cli.setOut(new java.io.PrintWriter(discard)).setErr(new java.io.PrintWriter(discard)).execute("put", "--range"); // a usage error
 
-        Map<String, Object> settings = new HashMap<>(Map.of(LobStreamConfig.BOOTSTRAP.name(), NOWHERE,
-                LobStreamConfig.REGISTRY_URL.name(), "http://" + NOWHERE + "/apis/registry/v2",
+        LobStreamConfig config = new LobStreamConfig(Map.of(LobStreamConfig.BOOTSTRAP.name(), nowhere,
+                LobStreamConfig.REGISTRY_URL.name(), "http://" + nowhere + "/apis/registry/v2",
                 ProducerConfig.MAX_BLOCK_MS_CONFIG, "1"));
-        LobStreamConfig config = new LobStreamConfig(settings);
         try (LobClient client = new LobClient(config)) {
             client.put("training", new byte[16], null).exceptionally(e -> null).get(); // no metadata within 1 ms: fails
-        } catch (RuntimeException | java.util.concurrent.ExecutionException expected) {
+        } catch (RuntimeException expected) {
             // the send path is loaded
         }
         Map<String, Object> adminSettings = config.clientConfig(AdminClientConfig.configNames());
         try (Admin admin = Admin.create(adminSettings)) {
-            admin.describeCluster(new DescribeClusterOptions().timeoutMs(1)).clusterId().get(); // as BrokerCheck asks
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs(1)).nodes().get(); // as BrokerCheck asks
         } catch (java.util.concurrent.ExecutionException expected) {
             // no broker within 1 ms
         }
         Map<String, Object> consumerSettings = config.clientConfig(ConsumerConfig.configNames());
         new KafkaConsumer<>(consumerSettings, new ByteArrayDeserializer(), new ByteArrayDeserializer()).close(Duration.ZERO);
-        try (StreamedResponse r = StreamedResponse.send(URI.create("http://" + NOWHERE + "/lobs/training"), "GET", Map.of(),
+        try (StreamedResponse r = StreamedResponse.send(URI.create("http://" + nowhere + "/lobs/training"), "GET", Map.of(),
                 Duration.ofSeconds(1), Duration.ofSeconds(1))) {
             r.statusCode();
         } catch (java.io.IOException expected) {
             // connection refused
         }
         try {
-            new NodeHttp("http://" + NOWHERE).getText("/status");
+            new NodeHttp("http://" + nowhere).getText("/status");
         } catch (java.io.IOException expected) {
             // connection refused
         }
@@ -86,6 +85,13 @@ final class ClassDataTraining implements Callable<Integer> {
         ObjectMapper json = new ObjectMapper();
         json.writeValueAsString(json.readTree("{\"state\":\"RUNNING\",\"partitions\":[{\"partition\":0}]}"));
         return 0;
+    }
+
+    /** A loopback port nothing listens on: one the system gave and took back. */
+    private static int closedPort() throws java.io.IOException {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
     }
 
     /**

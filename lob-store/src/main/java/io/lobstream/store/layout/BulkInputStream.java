@@ -18,6 +18,26 @@ public abstract class BulkInputStream extends InputStream {
      */
     protected abstract int readSome(byte[] b, int off, int len) throws IOException;
 
+    /**
+     * Reads up to {@code len > 0} bytes of {@code in}, at least one unless it has ended: a stream
+     * that breaks read's contract by returning 0 gets a single-byte read instead, which blocks
+     * until there is a byte or the end. What {@link #readSome} needs of a stream it wraps.
+     *
+     * @return the bytes read, at least 1, or -1 at the end of {@code in}
+     */
+    protected static int readAtLeastOne(InputStream in, byte[] b, int off, int len) throws IOException {
+        int n = in.read(b, off, len);
+        if (n != 0) {
+            return n;
+        }
+        int one = in.read();
+        if (one < 0) {
+            return -1;
+        }
+        b[off] = (byte) one;
+        return 1;
+    }
+
     @Override
     public final int read() throws IOException {
         byte[] one = new byte[1];

@@ -20,7 +20,7 @@ public final class ConcatStream extends BulkInputStream {
     @Override
     protected int readSome(byte[] b, int off, int len) throws IOException {
         while (current < parts.size()) {
-            int n = parts.get(current).read(b, off, len);
+            int n = readAtLeastOne(parts.get(current), b, off, len); // a part that returns 0 has not ended
             if (n > 0) {
                 return n;
             }
