@@ -1,6 +1,7 @@
 package io.lobstream.store;
 
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.layout.StutteringStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -96,34 +97,14 @@ class ValueBoundsTest {
         assertSameBytes(read(store, "doc"), v);
     }
 
-    /** A stream that returns 0 bytes for every other bulk read, against read's contract: no byte may be made up. */
-    private static InputStream stuttering(byte[] data) {
-        return new InputStream() {
-            private final ByteArrayInputStream in = new ByteArrayInputStream(data);
-            private boolean stutter;
-
-            @Override
-            public int read() {
-                return in.read();
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) {
-                stutter = !stutter;
-                return stutter ? 0 : in.read(b, off, Math.min(len, 7));
-            }
-        };
-    }
-
     @Test
     void aStreamThatReturnsNoBytesForABulkReadLosesNone() throws IOException {
         try (DefaultLobStore store = open()) {
             byte[] v = bytes(3 * 4064 + 50, 1);
             put(store, "doc", v);
-            byte[] data = bytes(5000, 2);
-            writeAndCheck(store, v, 100, stuttering(data), data, data.length);
+            writeAndCheck(store, v, 100, new StutteringStream(bytes(5000, 2)), bytes(5000, 2), 5000);
 
-            assertThatThrownBy(() -> store.write("doc", 0, stuttering(bytes(10, 3)), 20, null))
+            assertThatThrownBy(() -> store.write("doc", 0, new StutteringStream(bytes(10, 3)), 20, null))
                     .isInstanceOf(EOFException.class).hasMessageContaining("10 of the 20 bytes");
             assertSameBytes(read(store, "doc"), v);
             assertThat(store.fsck(true).problems()).isEmpty();

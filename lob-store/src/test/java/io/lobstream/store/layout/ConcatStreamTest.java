@@ -10,25 +10,6 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class ConcatStreamTest {
-    /** Returns 0 bytes for every other bulk read, against read's contract, and 3 bytes at most for the others. */
-    private static InputStream stuttering(byte[] data) {
-        return new InputStream() {
-            private final ByteArrayInputStream in = new ByteArrayInputStream(data);
-            private boolean stutter;
-
-            @Override
-            public int read() {
-                return in.read();
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) {
-                stutter = !stutter;
-                return stutter ? 0 : in.read(b, off, Math.min(len, 3));
-            }
-        };
-    }
-
     @Test
     void readsEveryPartWholeInOrder() throws IOException {
         byte[] expected = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
@@ -41,10 +22,10 @@ class ConcatStreamTest {
     @Test
     void aPartThatReturnsNoBytesForABulkReadIsNotTakenAsEnded() throws IOException {
         byte[] first = {1, 2, 3, 4, 5, 6, 7};
-        InputStream concat = new ConcatStream(List.of(stuttering(first), new ByteArrayInputStream(new byte[] {8, 9})));
+        InputStream concat = new ConcatStream(List.of(new StutteringStream(first), new ByteArrayInputStream(new byte[] {8, 9})));
         assertThat(concat.readAllBytes()).containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9);
         // one byte at a time too: no byte made up from a read of none
-        InputStream again = new ConcatStream(List.of(stuttering(first), new ByteArrayInputStream(new byte[] {8, 9})));
+        InputStream again = new ConcatStream(List.of(new StutteringStream(first), new ByteArrayInputStream(new byte[] {8, 9})));
         for (int i = 1; i <= 9; i++) {
             assertThat(again.read()).isEqualTo(i);
         }
