@@ -130,6 +130,11 @@ public final class LobNode implements AutoCloseable {
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.get(LobStreamConfig.COMMIT_INTERVAL_MS));
         p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.hostInfo().host() + ":" + http.port());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        // The writer has no global stores, so this changes nothing but a warning Kafka Streams (4.2 on) logs at every
+        // start, once for itself and once for each stream thread's assignor, which sees only the main consumer's
+        // settings. True is its default from Kafka 5.0.
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
+        p.put(StreamsConfig.mainConsumerPrefix(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG), true);
         WRITER_FETCH.forEach((k, v) -> p.put(StreamsConfig.consumerPrefix(k), v));
         // Undo records and dead letters are read read_committed: they wait for the commit anyway. Lingering until it
         // sends a commit's records of a partition in one batch, not a request every few milliseconds (the commit
