@@ -19,6 +19,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.CloseOptions;
+import org.apache.kafka.streams.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
@@ -132,9 +134,10 @@ public final class LobNode implements AutoCloseable {
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         // The writer has no global stores, so this changes nothing but a warning Kafka Streams (4.2 on) logs at every
         // start, once for itself and once for each stream thread's assignor, which sees only the main consumer's
-        // settings. True is its default from Kafka 5.0.
-        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
-        p.put(StreamsConfig.mainConsumerPrefix(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG), true);
+        // settings. Kafka 5.0 drops the key and always behaves as true (hence a string: its constant is deprecated).
+        String globalHandler = "processing.exception.handler.global.enabled";
+        p.put(globalHandler, true);
+        p.put(StreamsConfig.mainConsumerPrefix(globalHandler), true);
         WRITER_FETCH.forEach((k, v) -> p.put(StreamsConfig.consumerPrefix(k), v));
         // Undo records and dead letters are read read_committed: they wait for the commit anyway. Lingering until it
         // sends a commit's records of a partition in one batch, not a request every few milliseconds (the commit
@@ -218,7 +221,8 @@ public final class LobNode implements AutoCloseable {
      */
     public void close(boolean leaveGroup) {
         if (streams != null) {
-            streams.close(new KafkaStreams.CloseOptions().timeout(Duration.ofSeconds(30)).leaveGroup(leaveGroup));
+            streams.close(CloseOptions.timeout(Duration.ofSeconds(30)).withGroupMembershipOperation(
+                    leaveGroup ? GroupMembershipOperation.LEAVE_GROUP : GroupMembershipOperation.REMAIN_IN_GROUP));
         }
         closeRest();
     }

@@ -11,6 +11,7 @@ import io.lobstream.store.page.PageType;
 import io.lobstream.store.purge.PurgeReader;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -216,7 +217,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         } finally {
             readers.values().forEach(PurgeReader::close);
             readers.clear();
-            consumer.close(Duration.ofSeconds(5));
+            consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
             producer.close(Duration.ofSeconds(5));
         }
     }

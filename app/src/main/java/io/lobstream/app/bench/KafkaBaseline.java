@@ -2,6 +2,7 @@ package io.lobstream.app.bench;
 
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -204,7 +205,7 @@ final class KafkaBaseline {
                     }
                 }
             } finally {
-                consumer.close(Duration.ofSeconds(5));
+                consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
             }
         }
 

@@ -7,6 +7,7 @@ import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -64,7 +65,7 @@ final class ClassDataTraining implements Callable<Integer> {
             // no broker within 1 ms
         }
         Map<String, Object> consumerSettings = config.clientConfig(ConsumerConfig.configNames());
-        new KafkaConsumer<>(consumerSettings, new ByteArrayDeserializer(), new ByteArrayDeserializer()).close(Duration.ZERO);
+        new KafkaConsumer<>(consumerSettings, new ByteArrayDeserializer(), new ByteArrayDeserializer()).close(CloseOptions.timeout(Duration.ZERO));
         try (StreamedResponse r = StreamedResponse.send(URI.create("http://" + nowhere + "/lobs/training"), "GET", Map.of(),
                 Duration.ofSeconds(1), Duration.ofSeconds(1))) {
             r.statusCode();

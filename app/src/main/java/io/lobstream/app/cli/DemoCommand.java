@@ -227,7 +227,7 @@ final class DemoCommand implements Callable<Integer> {
             return;
         }
         System.out.println("LobStream demo summary");
-        s.fields().forEachRemaining(e -> System.out.printf("  %-24s %s%n", e.getKey(), e.getValue()));
+        s.properties().forEach(e -> System.out.printf("  %-24s %s%n", e.getKey(), e.getValue()));
     }
 
     /** A live progress line on a terminal; a line every 5 s otherwise. Always on stderr. */

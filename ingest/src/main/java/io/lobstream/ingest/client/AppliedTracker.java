@@ -7,6 +7,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -110,7 +111,7 @@ final class AppliedTracker implements AutoCloseable {
             deadLetters.assign(dlqPartitions);
             this.admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
         } catch (RuntimeException e) {
-            deadLetters.close(Duration.ZERO);
+            deadLetters.close(CloseOptions.timeout(Duration.ZERO));
             throw e;
         }
         this.thread = new Thread(this::run, "lobstream-applied-tracker");
@@ -155,7 +156,7 @@ final class AppliedTracker implements AutoCloseable {
         waiting.forEach(w -> w.outcome.completeExceptionally(closedFirst));
         // closed here: a KafkaConsumer is used by one thread only
         admin.close(Duration.ofSeconds(5));
-        deadLetters.close(Duration.ofSeconds(5));
+        deadLetters.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
 
     private void resolve(List<Waiting> waiting) throws ExecutionException, InterruptedException, TimeoutException {

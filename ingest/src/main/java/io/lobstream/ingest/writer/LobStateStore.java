@@ -4,6 +4,7 @@ import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.errors.LockException;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
@@ -13,6 +14,7 @@ import org.apache.kafka.streams.state.internals.CachedStateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.Map;
 
 /**
  * The task's tablespace as a Kafka Streams state store, so that Streams drives its lifecycle
@@ -119,8 +121,9 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         return partition;
     }
 
+    /** Streams' commit of the task (its store has no changelog, so no offsets): the store's own flush. */
     @Override
-    public void flush() {
+    public void commit(Map<TopicPartition, Long> changelogOffsets) {
         try {
             store.flush();
         } catch (IOException e) {
