@@ -24,12 +24,14 @@ import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.errors.LockException;
@@ -325,10 +327,13 @@ class IngestIT {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try (CommandReplay replay = new CommandReplay(writer, new WriterMetrics(meters));
              KafkaProducer<byte[], byte[]> lastOwner = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
-                     ProducerConfig.TRANSACTIONAL_ID_CONFIG, group + "-last-owner"), new ByteArraySerializer(), new ByteArraySerializer())) {
+                     ProducerConfig.TRANSACTIONAL_ID_CONFIG, group + "-last-owner"), new ByteArraySerializer(), new ByteArraySerializer());
+             // the group's metadata as a member that has not joined yet has it (generation -1)
+             KafkaConsumer<byte[], byte[]> ofGroup = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
+                     ConsumerConfig.GROUP_ID_CONFIG, group), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             lastOwner.initTransactions();
             lastOwner.beginTransaction();
-            lastOwner.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(end)), new ConsumerGroupMetadata(group));
+            lastOwner.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(end)), ofGroup.groupMetadata());
             try (DefaultLobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
                 assertThat(replay.check(0, store)).isEqualTo(CommandReplay.Check.UNKNOWN);
             }
