@@ -15,12 +15,25 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
+import java.io.File;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 
 /**
  * {@code ./lobstream train-class-data} (hidden): goes through what the client commands load —
@@ -44,11 +57,11 @@ final class ClassDataTraining implements Callable<Integer> {
     public Integer call() throws Exception {
         String nowhere = "127.0.0.1:" + closedPort(); // a connection is refused at once
         CommandLine cli = LobStreamCli.commandLine();
-        PrintStream discard = new PrintStream(java.io.OutputStream.nullOutputStream());
+        PrintStream discard = new PrintStream(OutputStream.nullOutputStream());
         for (String command : List.of("put", "write", "append", "truncate", "delete", "get", "status", "config")) {
             cli.getSubcommands().get(command).usage(discard);
         }
-        cli.setOut(new java.io.PrintWriter(discard)).setErr(new java.io.PrintWriter(discard)).execute("put", "--range"); // a usage error
+        cli.setOut(new PrintWriter(discard)).setErr(new PrintWriter(discard)).execute("put", "--range"); // a usage error
 
         LobStreamConfig config = new LobStreamConfig(Map.of(LobStreamConfig.BOOTSTRAP.name(), nowhere,
                 LobStreamConfig.REGISTRY_URL.name(), "http://" + nowhere + "/apis/registry/v2",
@@ -61,7 +74,7 @@ final class ClassDataTraining implements Callable<Integer> {
         Map<String, Object> adminSettings = config.clientConfig(AdminClientConfig.configNames());
         try (Admin admin = Admin.create(adminSettings)) {
             admin.describeCluster(new DescribeClusterOptions().timeoutMs(1)).nodes().get(); // as BrokerCheck asks
-        } catch (java.util.concurrent.ExecutionException expected) {
+        } catch (ExecutionException expected) {
             // no broker within 1 ms
         }
         Map<String, Object> consumerSettings = config.clientConfig(ConsumerConfig.configNames());
@@ -69,12 +82,12 @@ final class ClassDataTraining implements Callable<Integer> {
         try (StreamedResponse r = StreamedResponse.send(URI.create("http://" + nowhere + "/lobs/training"), "GET", Map.of(),
                 Duration.ofSeconds(1), Duration.ofSeconds(1))) {
             r.statusCode();
-        } catch (java.io.IOException expected) {
+        } catch (IOException expected) {
             // connection refused
         }
         try {
             new NodeHttp("http://" + nowhere).getText("/status");
-        } catch (java.io.IOException expected) {
+        } catch (IOException expected) {
             // connection refused
         }
         // what only a broker's answers would load: the protocol's request and response classes,
@@ -89,8 +102,8 @@ final class ClassDataTraining implements Callable<Integer> {
     }
 
     /** A loopback port nothing listens on: one the system gave and took back. */
-    private static int closedPort() throws java.io.IOException {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    private static int closedPort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         }
     }
@@ -99,20 +112,20 @@ final class ClassDataTraining implements Callable<Integer> {
      * Loads every class of the jar (or classes directory, as in tests) that holds {@code of} whose
      * name starts with one of {@code prefixes}.
      */
-    private static void loadPackages(Class<?> of, String... prefixes) throws java.io.IOException, java.net.URISyntaxException {
-        java.nio.file.Path source = java.nio.file.Path.of(of.getProtectionDomain().getCodeSource().getLocation().toURI());
+    private static void loadPackages(Class<?> of, String... prefixes) throws IOException, URISyntaxException {
+        Path source = Path.of(of.getProtectionDomain().getCodeSource().getLocation().toURI());
         List<String> names;
-        if (java.nio.file.Files.isDirectory(source)) {
-            try (var files = java.nio.file.Files.walk(source)) {
-                names = files.map(f -> source.relativize(f).toString().replace(java.io.File.separatorChar, '/')).toList();
+        if (Files.isDirectory(source)) {
+            try (var files = Files.walk(source)) {
+                names = files.map(f -> source.relativize(f).toString().replace(File.separatorChar, '/')).toList();
             }
         } else {
-            try (java.util.jar.JarFile jar = new java.util.jar.JarFile(source.toFile())) {
-                names = jar.stream().map(java.util.jar.JarEntry::getName).toList();
+            try (JarFile jar = new JarFile(source.toFile())) {
+                names = jar.stream().map(JarEntry::getName).toList();
             }
         }
         for (String name : names) {
-            if (name.endsWith(".class") && !name.endsWith("module-info.class") && java.util.Arrays.stream(prefixes).anyMatch(name::startsWith)) {
+            if (name.endsWith(".class") && !name.endsWith("module-info.class") && Arrays.stream(prefixes).anyMatch(name::startsWith)) {
                 try {
                     Class.forName(name.substring(0, name.length() - ".class".length()).replace('/', '.'), false, of.getClassLoader());
                 } catch (ClassNotFoundException | LinkageError optional) {
