@@ -59,10 +59,10 @@ import java.util.stream.Collectors;
  *
  * <p>Apply latency is observed without touching the write path: every acknowledged command's
  * (partition, offset, send time) is queued, and a tracker thread polls the node's
- * {@code GET /status} every 5 ms for the offset of {@code lob.commands} each tablespace has
- * applied (the store records it in the same index batch that makes the new version readable);
- * a command counts as applied when that offset reaches it. Figures include up to ~5 ms of
- * polling delay.
+ * {@code GET /status} every {@link ApplyTracker#POLL_INTERVAL_NANOS 20 ms} for the offset of
+ * {@code lob.commands} each tablespace has applied (the store records it in the same index batch
+ * that makes the new version readable); a command counts as applied when that offset reaches it.
+ * Figures include up to about 21 ms of polling delay.
  */
 @Command(name = "pipeline", mixinStandardHelpOptions = true,
         description = {"End-to-end pipeline benchmark on the embedded broker: producers → lob.commands → writer node "
@@ -517,6 +517,14 @@ public final class PipelineBench implements Callable<Integer> {
      * partition p is applied once the tablespace of p records an applied offset ≥ o.
      */
     static final class ApplyTracker implements Runnable {
+        /**
+         * The pause between two polls. Each costs the node about half a millisecond of CPU and this
+         * JVM about one (session 19), on the same two cores as the pipeline: every 5 ms, that would
+         * be a fifth of a core. Until session 19 the node's HTTP server held each answer 40 ms
+         * (Nagle, see {@code HttpServers}), so the tracker polled about 20 times a second, not the
+         * 200 it asked for.
+         */
+        static final long POLL_INTERVAL_NANOS = 20_000_000;
         private final NodeProcess node;
         private final List<ConcurrentLinkedQueue<long[]>> queues = new ArrayList<>();
         private final AtomicLong pending = new AtomicLong();
@@ -550,7 +558,7 @@ public final class PipelineBench implements Callable<Integer> {
                 } catch (InterruptedException e) {
                     return;
                 }
-                LockSupport.parkNanos(5_000_000);
+                LockSupport.parkNanos(POLL_INTERVAL_NANOS);
             }
         }
 

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,7 +21,6 @@ public final class NodeProcess implements AutoCloseable {
 
     private final ChildJvm jvm;
     private final URI base;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private NodeProcess(ChildJvm jvm, int httpPort) {
         this.jvm = jvm;
@@ -79,8 +77,8 @@ public final class NodeProcess implements AutoCloseable {
         return get("/metrics");
     }
 
-    private String get(String path) throws IOException, InterruptedException {
-        return ChildJvm.httpGet(http, base.resolve(path));
+    private String get(String path) throws IOException {
+        return ChildJvm.httpGet(base.resolve(path));
     }
 
     public Duration cpu() {

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -106,7 +105,7 @@ public final class PurgeProcess implements AutoCloseable {
         if (!m.find()) {
             throw new IOException("purge worker " + workerId + " has not said where its metrics are; " + jvm.seeLogs());
         }
-        return ChildJvm.httpGet(HttpClient.newHttpClient(), URI.create(m.group(1)));
+        return ChildJvm.httpGet(URI.create(m.group(1)));
     }
 
     @Override

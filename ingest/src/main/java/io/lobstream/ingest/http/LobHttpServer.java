@@ -70,7 +70,7 @@ public final class LobHttpServer implements AutoCloseable {
         this.advertisedHost = advertisedHost == null || advertisedHost.isEmpty() ? host : advertisedHost;
         this.commandsTopic = commandsTopic;
         this.registry = registry;
-        this.server = HttpServer.create(new InetSocketAddress(host, port), 64);
+        this.server = HttpServers.create(new InetSocketAddress(host, port), 64);
         // A request for another node's key holds a thread here while the owner serves it on one of its
         // own; forwarded requests are never forwarded again, and PROXY_TIMEOUT bounds a wait on an owner
         // that does not answer, so two nodes forwarding to each other cannot hold all threads for long.

@@ -22,7 +22,7 @@ public final class MetricsEndpoint implements HttpHandler {
 
     /** Starts a server with only {@code /metrics} on {@code host:port} (port 0: any free one); see {@link HttpServer#getAddress()}. */
     public static HttpServer serve(PrometheusMeterRegistry registry, String host, int port) throws IOException {
-        HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 0);
+        HttpServer server = HttpServers.create(new InetSocketAddress(host, port), 0);
         server.createContext("/metrics", new MetricsEndpoint(registry));
         server.start();
         return server;
