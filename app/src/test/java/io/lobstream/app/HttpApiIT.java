@@ -263,14 +263,57 @@ class HttpApiIT {
         assertThat(get(a, id, null).body()).isEqualTo(value);
     }
 
+    /**
+     * {@code replay --verify} through the node that does not own the partition: a replay stopped
+     * half way left its staging directory, which this one removes; the tablespace appears only
+     * once it is whole. A replay while another holds the partition's lock is refused.
+     */
+    @Test
+    void replayReplacesWhatAStoppedReplayLeftAndVerifiesThroughTheOtherNode() throws Exception {
+        int partition = Nodes.partitionOf(b, onB);
+        Path replayDir = dir.resolve("replay");
+        Path tablespace = io.lobstream.store.tablespace.TablespaceDirs.partitionDir(replayDir, partition);
+        Path leftover = tablespace.resolveSibling(tablespace.getFileName() + ".replaying");
+        java.nio.file.Files.createDirectories(leftover);
+        java.nio.file.Files.write(leftover.resolve("lob.pages"), new byte[4096]);
+        java.util.List<String> replay = java.util.List.of("replay", "--partition", Integer.toString(partition),
+                "--data-dir", replayDir.toString(), "--verify", "--node", "http://127.0.0.1:" + a.httpPort());
+
+        try (java.nio.channels.FileChannel lockFile = java.nio.channels.FileChannel.open(
+                tablespace.resolveSibling(tablespace.getFileName() + ".replaying.lock"),
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+             java.nio.channels.FileLock held = lockFile.lock()) {
+            Cli refused = clusterCommand(replay);
+            assertThat(refused.exit).as(refused.err).isEqualTo(picocli.CommandLine.ExitCode.USAGE);
+            assertThat(refused.err).contains("another replay of partition " + partition);
+        }
+        assertThat(leftover).as("left for the replay that holds the lock").exists();
+
+        Cli replayed = clusterCommand(replay);
+        assertThat(replayed.exit).as(replayed.err).isZero();
+        assertThat(leftover).doesNotExist();
+        assertThat(io.lobstream.store.tablespace.TablespaceDirs.partitions(replayDir)).containsExactly(partition);
+
+        Cli again = clusterCommand(replay);
+        assertThat(again.exit).isEqualTo(picocli.CommandLine.ExitCode.USAGE);
+        assertThat(again.err).contains(tablespace + " exists");
+    }
+
     record Cli(int exit, String err) {
     }
 
+    /** A write command against the cluster, as the CLI runs it, waiting up to 60 s. */
     static Cli cli(String... args) {
+        java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of(args));
+        all.addAll(java.util.List.of("--timeout", "60s"));
+        return clusterCommand(all);
+    }
+
+    static Cli clusterCommand(java.util.List<String> args) {
         java.io.StringWriter err = new java.io.StringWriter();
         picocli.CommandLine cmd = io.lobstream.app.cli.LobStreamCli.commandLine().setErr(new java.io.PrintWriter(err, true));
-        java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of(args));
-        all.addAll(java.util.List.of("--bootstrap", cluster.bootstrap(), "--registry", cluster.registryUrl(), "--timeout", "60s"));
+        java.util.List<String> all = new java.util.ArrayList<>(args);
+        all.addAll(java.util.List.of("--bootstrap", cluster.bootstrap(), "--registry", cluster.registryUrl()));
         int exit = cmd.execute(all.toArray(String[]::new));
         return new Cli(exit, err.toString());
     }

@@ -21,8 +21,12 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -32,6 +36,9 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+
+import static java.nio.file.StandardOpenOption.CREATE;
+import static java.nio.file.StandardOpenOption.WRITE;
 
 /**
  * {@code ./lobstream replay --partition P --data-dir D [--verify]}: rebuilds one partition's
@@ -71,10 +78,7 @@ final class ReplayCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--partition must be >= 0");
         }
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
-        if (Files.exists(dir)) {
-            throw new CommandLine.ParameterException(spec.commandLine(), dir + " exists: replay builds a new tablespace; "
-                    + "choose another --data-dir or remove it");
-        }
+        refuseExisting(dir);
         LobStreamConfig cfg = cluster.streamConfig(dataDir.toString());
         BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT);
         int partitions = partitionCount(cfg);
@@ -83,9 +87,54 @@ final class ReplayCommand implements Callable<Integer> {
                     + " has " + partitions + " partitions (0.." + (partitions - 1) + ")");
         }
         ObjectNode out = new ObjectMapper().createObjectNode().put("partition", partition);
+        Files.createDirectories(dir.getParent());
+        boolean ok;
+        try (FileChannel lockFile = FileChannel.open(dir.resolveSibling(dir.getFileName() + ".replaying.lock"), CREATE, WRITE);
+             FileLock lock = tryLock(lockFile)) {
+            if (lock == null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "another replay of partition " + partition
+                        + " is building into " + dataDir + " now");
+            }
+            refuseExisting(dir); // a replay that ran while this one waited for the broker
+            ok = replayInto(cfg, dir.resolveSibling(dir.getFileName() + ".replaying"), dir, out);
+        }
+        if (json) {
+            System.out.println(out);
+        }
+        return ok ? 0 : 1;
+    }
+
+    private void refuseExisting(Path dir) {
+        if (Files.exists(dir)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), dir + " exists: replay builds a new tablespace; "
+                    + "choose another --data-dir or remove it");
+        }
+    }
+
+    /** The lock, or null if another process (or this one) holds it. */
+    private static FileLock tryLock(FileChannel file) throws IOException {
+        try {
+            return file.tryLock();
+        } catch (OverlappingFileLockException heldHere) {
+            return null;
+        }
+    }
+
+    /**
+     * Builds the tablespace in {@code staging} and moves it to {@code dir} once it is replayed and
+     * checked. A replay stopped half way (Ctrl-C ends the JVM without running this method's
+     * clean-up; a kill, the same) leaves only {@code staging}, which no node or fsck takes for a
+     * tablespace and which the next replay removes: the caller holds the lock file, which the
+     * OS lets go of when a process ends however it ends, so no other replay is writing there.
+     */
+    private boolean replayInto(LobStreamConfig cfg, Path staging, Path dir, ObjectNode out) throws Exception {
+        if (Files.exists(staging)) {
+            System.err.println("removing " + staging + ", left by a replay that was stopped");
+            DataDirs.deleteTree(staging);
+        }
         boolean ok;
         boolean done = false;
-        try (DefaultLobStore store = DefaultLobStore.open(dir, cluster.storeConfig(), null, "replay-p" + partition)) {
+        try (DefaultLobStore store = DefaultLobStore.open(staging, cluster.storeConfig(), null, "replay-p" + partition)) {
             long t0 = System.nanoTime();
             PartitionReplayer.Result r = new PartitionReplayer(cfg).replay(partition, store);
             out.put("records", r.records()).put("applied", r.applied()).put("rejected", r.rejected()).put("end_offset", r.endOffset())
@@ -100,14 +149,14 @@ final class ReplayCommand implements Callable<Integer> {
                 ok &= verifyAgainstNode(store, out);
             }
         } finally {
-            if (!done) {
-                DataDirs.deleteTree(dir); // half a tablespace: removed, so the command can simply run again
+            if (done) {
+                // replayed and checked (whatever --verify finds or throws); the store is closed here, and its index holds no path
+                Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
+            } else {
+                DataDirs.deleteTree(staging); // half a tablespace: removed, so the command can simply run again
             }
         }
-        if (json) {
-            System.out.println(out);
-        }
-        return ok ? 0 : 1;
+        return ok;
     }
 
     /** Partitions of lob.commands; fails with the reason when the cluster or the topic cannot be reached. */
