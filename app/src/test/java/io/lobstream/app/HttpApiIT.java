@@ -1,20 +1,32 @@
 package io.lobstream.app;
 
+import io.lobstream.app.cli.LobStreamCli;
 import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.app.embedded.EmbeddedKafka;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.tablespace.TablespaceDirs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 import static io.lobstream.app.Nodes.bytes;
@@ -235,7 +247,7 @@ class HttpApiIT {
         String id = idOwnedBy(b, "cli-");
         byte[] value = bytes(3000, 21);
         Path file = dir.resolve("cli-value");
-        java.nio.file.Files.write(file, value);
+        Files.write(file, value);
         String viaA = "http://127.0.0.1:" + a.httpPort();
 
         Cli put = cli("put", id, file.toString(), "--node", viaA);
@@ -256,7 +268,7 @@ class HttpApiIT {
         assertThat(delete.err).contains(id + ": applied, deleted");
         assertThat(get(a, id, null).statusCode()).isEqualTo(404);
 
-        int closed = io.lobstream.app.embedded.EmbeddedKafka.freePort();
+        int closed = EmbeddedKafka.freePort();
         Cli noNode = cli("put", id, file.toString(), "--node", "http://127.0.0.1:" + closed);
         assertThat(noNode.exit).as(noNode.err).isZero();
         assertThat(noNode.err).contains(id + ": applied (no version: http://127.0.0.1:" + closed + " did not answer");
@@ -272,19 +284,19 @@ class HttpApiIT {
     void replayReplacesWhatAStoppedReplayLeftAndVerifiesThroughTheOtherNode() throws Exception {
         int partition = Nodes.partitionOf(b, onB);
         Path replayDir = dir.resolve("replay");
-        Path tablespace = io.lobstream.store.tablespace.TablespaceDirs.partitionDir(replayDir, partition);
+        Path tablespace = TablespaceDirs.partitionDir(replayDir, partition);
         Path leftover = tablespace.resolveSibling(tablespace.getFileName() + ".replaying");
-        java.nio.file.Files.createDirectories(leftover);
-        java.nio.file.Files.write(leftover.resolve("lob.pages"), new byte[4096]);
-        java.util.List<String> replay = java.util.List.of("replay", "--partition", Integer.toString(partition),
+        Files.createDirectories(leftover);
+        Files.write(leftover.resolve("lob.pages"), new byte[4096]);
+        List<String> replay = List.of("replay", "--partition", Integer.toString(partition),
                 "--data-dir", replayDir.toString(), "--verify", "--node", "http://127.0.0.1:" + a.httpPort());
 
-        try (java.nio.channels.FileChannel lockFile = java.nio.channels.FileChannel.open(
+        try (FileChannel lockFile = FileChannel.open(
                 tablespace.resolveSibling(tablespace.getFileName() + ".replaying.lock"),
-                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
-             java.nio.channels.FileLock held = lockFile.lock()) {
+                StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+             FileLock held = lockFile.lock()) {
             Cli refused = clusterCommand(replay);
-            assertThat(refused.exit).as(refused.err).isEqualTo(picocli.CommandLine.ExitCode.USAGE);
+            assertThat(refused.exit).as(refused.err).isEqualTo(CommandLine.ExitCode.USAGE);
             assertThat(refused.err).contains("another replay of partition " + partition);
         }
         assertThat(leftover).as("left for the replay that holds the lock").exists();
@@ -292,10 +304,10 @@ class HttpApiIT {
         Cli replayed = clusterCommand(replay);
         assertThat(replayed.exit).as(replayed.err).isZero();
         assertThat(leftover).doesNotExist();
-        assertThat(io.lobstream.store.tablespace.TablespaceDirs.partitions(replayDir)).containsExactly(partition);
+        assertThat(TablespaceDirs.partitions(replayDir)).containsExactly(partition);
 
         Cli again = clusterCommand(replay);
-        assertThat(again.exit).isEqualTo(picocli.CommandLine.ExitCode.USAGE);
+        assertThat(again.exit).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(again.err).contains(tablespace + " exists");
     }
 
@@ -304,16 +316,16 @@ class HttpApiIT {
 
     /** A write command against the cluster, as the CLI runs it, waiting up to 60 s. */
     static Cli cli(String... args) {
-        java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of(args));
-        all.addAll(java.util.List.of("--timeout", "60s"));
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--timeout", "60s"));
         return clusterCommand(all);
     }
 
-    static Cli clusterCommand(java.util.List<String> args) {
-        java.io.StringWriter err = new java.io.StringWriter();
-        picocli.CommandLine cmd = io.lobstream.app.cli.LobStreamCli.commandLine().setErr(new java.io.PrintWriter(err, true));
-        java.util.List<String> all = new java.util.ArrayList<>(args);
-        all.addAll(java.util.List.of("--bootstrap", cluster.bootstrap(), "--registry", cluster.registryUrl()));
+    static Cli clusterCommand(List<String> args) {
+        StringWriter err = new StringWriter();
+        CommandLine cmd = LobStreamCli.commandLine().setErr(new PrintWriter(err, true));
+        List<String> all = new ArrayList<>(args);
+        all.addAll(List.of("--bootstrap", cluster.bootstrap(), "--registry", cluster.registryUrl()));
         int exit = cmd.execute(all.toArray(String[]::new));
         return new Cli(exit, err.toString());
     }
