@@ -285,14 +285,13 @@ class HttpApiIT {
         int partition = Nodes.partitionOf(b, onB);
         Path replayDir = dir.resolve("replay");
         Path tablespace = TablespaceDirs.partitionDir(replayDir, partition);
-        Path leftover = tablespace.resolveSibling(tablespace.getFileName() + ".replaying");
+        Path leftover = TablespaceDirs.replayStaging(tablespace);
         Files.createDirectories(leftover);
         Files.write(leftover.resolve("lob.pages"), new byte[4096]);
         List<String> replay = List.of("replay", "--partition", Integer.toString(partition),
                 "--data-dir", replayDir.toString(), "--verify", "--node", "http://127.0.0.1:" + a.httpPort());
 
-        try (FileChannel lockFile = FileChannel.open(
-                tablespace.resolveSibling(tablespace.getFileName() + ".replaying.lock"),
+        try (FileChannel lockFile = FileChannel.open(TablespaceDirs.replayLock(tablespace),
                 StandardOpenOption.CREATE, StandardOpenOption.WRITE);
              FileLock held = lockFile.lock()) {
             Cli refused = clusterCommand(replay);

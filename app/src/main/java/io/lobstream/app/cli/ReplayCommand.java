@@ -89,14 +89,14 @@ final class ReplayCommand implements Callable<Integer> {
         ObjectNode out = new ObjectMapper().createObjectNode().put("partition", partition);
         Files.createDirectories(dir.getParent());
         boolean ok;
-        try (FileChannel lockFile = FileChannel.open(dir.resolveSibling(dir.getFileName() + ".replaying.lock"), CREATE, WRITE);
+        try (FileChannel lockFile = FileChannel.open(TablespaceDirs.replayLock(dir), CREATE, WRITE);
              FileLock lock = tryLock(lockFile)) {
             if (lock == null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "another replay of partition " + partition
                         + " is building into " + dataDir + " now");
             }
             refuseExisting(dir); // a replay that ran while this one waited for the broker
-            ok = replayInto(cfg, dir.resolveSibling(dir.getFileName() + ".replaying"), dir, out);
+            ok = replayInto(cfg, TablespaceDirs.replayStaging(dir), dir, out);
         }
         if (json) {
             System.out.println(out);

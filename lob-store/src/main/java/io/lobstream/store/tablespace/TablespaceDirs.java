@@ -19,7 +19,10 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0/index/             the RocksDB index
  * DATA_DIR/tablespaces/p-0/tablespace.properties   format, page size and copy id (read by purge
  *                                                   workers, which never open the index)
+ * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
+ * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
  * </pre>
+ * Only {@code p-N} directories are tablespaces ({@link #partitions}).
  */
 public final class TablespaceDirs {
     public static final String PAGES = "lob.pages";
@@ -32,6 +35,16 @@ public final class TablespaceDirs {
 
     public static Path partitionDir(Path dataDir, int partition) {
         return dataDir.resolve("tablespaces").resolve("p-" + partition);
+    }
+
+    /** Where an offline replay builds the tablespace of {@code partitionDir} before moving it there. */
+    public static Path replayStaging(Path partitionDir) {
+        return partitionDir.resolveSibling(partitionDir.getFileName() + ".replaying");
+    }
+
+    /** The file a replay into {@link #replayStaging} holds a lock on while it runs. */
+    public static Path replayLock(Path partitionDir) {
+        return partitionDir.resolveSibling(partitionDir.getFileName() + ".replaying.lock");
     }
 
     /** Partitions that have a tablespace under {@code dataDir}, sorted. */
