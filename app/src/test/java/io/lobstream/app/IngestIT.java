@@ -3,6 +3,7 @@ package io.lobstream.app;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
+import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.client.LobWrite;
@@ -22,6 +23,9 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -41,6 +45,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -254,6 +259,44 @@ class IngestIT {
         assertThat(reasons.get("upload")).contains("u-unknown");
         assertThat(reasons.get("too-large")).contains("lob.value.max.bytes");
         assertThat(node.meters().find("lob_commands_dead_lettered").tag("kind", "undecodable").counter().count()).isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    void aReclaimRecordTheWriterCannotApplyIsDeadLetteredAndTheTaskGoesOn() throws Exception {
+        String topic = config.topics().reclaim();
+        String id = "it-bad-reclaim";
+        client.put(id, bytes(10, 1), null).get();
+        ReclaimRecord overlapping = ReclaimRecord.newBuilder().setLobId(id).setVersion(1)
+                .setExtents(List.of(new io.lobstream.avro.Extent(10L, 4), new io.lobstream.avro.Extent(12L, 4)))
+                .setWorkerId("it").setTime(Instant.now()).build();
+        avro.send(new ProducerRecord<>(topic, id, overlapping)).get();
+        // the same record with its extents block claiming 2^31 - 9 items: a decoder that allocated what it
+        // claims would end the stream thread with an OutOfMemoryError at every restart of the task
+        byte[] wire = LobSerdes.valueSerializer(config).serialize(topic, overlapping);
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        BinaryEncoder enc = EncoderFactory.get().binaryEncoder(body, null);
+        new SpecificDatumWriter<>(ReclaimRecord.class).write(overlapping, enc);
+        enc.flush();
+        ByteArrayOutputStream forged = new ByteArrayOutputStream();
+        forged.write(wire, 0, wire.length - body.size()); // the registry's header
+        enc = EncoderFactory.get().binaryEncoder(forged, null);
+        enc.writeString(id);
+        enc.writeLong(1);
+        enc.writeLong(Integer.MAX_VALUE - 8);
+        enc.flush();
+        try (KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            raw.send(new ProducerRecord<>(topic, id.getBytes(StandardCharsets.UTF_8), forged.toByteArray())).get();
+        }
+        byte[] good = bytes(33, 5);
+        client.put(id, good, null).get();
+        awaitValue(id, good);
+
+        await().atMost(60, TimeUnit.SECONDS).until(() -> {
+            List<Map.Entry<String, String>> letters = deadLetterList(1);
+            return letters.stream().anyMatch(e -> e.getKey().equals("invalid") && e.getValue().contains("extents overlap"))
+                    && letters.stream().anyMatch(e -> e.getKey().equals("undecodable") && e.getValue().contains("overruns the record"));
+        });
     }
 
     @Test

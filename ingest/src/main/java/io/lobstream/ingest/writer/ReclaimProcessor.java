@@ -32,6 +32,7 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
         List<Extent> extents;
         try {
             extents = reclaim.getExtents().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList();
+            Extent.coalesce(extents); // overlapping extents: the store compares coalesced lists, and would throw there
         } catch (IllegalArgumentException e) {
             deadLetter(record, "invalid", "bad extents in ReclaimRecord: " + e.getMessage());
             return;

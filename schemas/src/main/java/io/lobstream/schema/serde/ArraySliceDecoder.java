@@ -7,6 +7,7 @@ import org.apache.avro.util.Utf8;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A binary decoder over a byte array whose {@code bytes} fields are slices of that array, not
@@ -16,6 +17,12 @@ import java.nio.ByteBuffer;
  *
  * <p>The slices share the caller's array, so the array must not be reused while the decoded
  * record is alive: a Kafka record's value array is allocated per record and never reused.
+ *
+ * <p>Every length and item count is checked against the bytes left in the record before anything
+ * is allocated for it. Avro's decoder allocates what a count says (up to 2^31 items), so a record
+ * of a few bytes claiming a huge array, map or string would end the writer's thread with an
+ * {@link OutOfMemoryError} each time it read the record, where it has to be dead-lettered. An item
+ * count may not exceed the bytes left because no item of LobStream's schemas encodes in zero bytes.
  */
 final class ArraySliceDecoder extends Decoder {
     private final byte[] array;
@@ -30,15 +37,31 @@ final class ArraySliceDecoder extends Decoder {
 
     @Override
     public ByteBuffer readBytes(ByteBuffer old) throws IOException {
-        long length = in.readLong();
-        // For an array source the decoder's buffer is the array itself and available() is
-        // (end - position), so this is where the bytes start.
-        int start = end - in.inputStream().available();
-        if (length < 0 || length > end - start) {
-            throw new IOException("bytes field of " + length + " bytes overruns the record (" + (end - start) + " left)");
+        int length = checkedLength("bytes field", in.readLong());
+        int start = position();
+        in.skipFixed(length);
+        return ByteBuffer.wrap(array, start, length).slice();
+    }
+
+    /** For an array source the decoder's buffer is the array itself and available() is (end - position). */
+    private int position() throws IOException {
+        return end - in.inputStream().available();
+    }
+
+    private int checkedLength(String what, long length) throws IOException {
+        int left = end - position();
+        if (length < 0 || length > left) {
+            throw new IOException(what + " of " + length + " bytes overruns the record (" + left + " left)");
         }
-        in.skipFixed((int) length);
-        return ByteBuffer.wrap(array, start, (int) length).slice();
+        return (int) length;
+    }
+
+    private long checkedCount(String what, long items) throws IOException {
+        int left = end - position();
+        if (items > left) {
+            throw new IOException(what + " of " + items + " items overruns the record (" + left + " bytes left)");
+        }
+        return items;
     }
 
     @Override
@@ -73,12 +96,19 @@ final class ArraySliceDecoder extends Decoder {
 
     @Override
     public Utf8 readString(Utf8 old) throws IOException {
-        return in.readString(old);
+        int length = checkedLength("string", in.readLong());
+        Utf8 s = old != null ? old : new Utf8();
+        s.setByteLength(length);
+        in.readFixed(s.getBytes(), 0, length);
+        return s;
     }
 
     @Override
     public String readString() throws IOException {
-        return in.readString();
+        int length = checkedLength("string", in.readLong());
+        String s = new String(array, position(), length, StandardCharsets.UTF_8);
+        in.skipFixed(length);
+        return s;
     }
 
     @Override
@@ -108,12 +138,12 @@ final class ArraySliceDecoder extends Decoder {
 
     @Override
     public long readArrayStart() throws IOException {
-        return in.readArrayStart();
+        return checkedCount("array block", in.readArrayStart());
     }
 
     @Override
     public long arrayNext() throws IOException {
-        return in.arrayNext();
+        return checkedCount("array block", in.arrayNext());
     }
 
     @Override
@@ -123,12 +153,12 @@ final class ArraySliceDecoder extends Decoder {
 
     @Override
     public long readMapStart() throws IOException {
-        return in.readMapStart();
+        return checkedCount("map block", in.readMapStart());
     }
 
     @Override
     public long mapNext() throws IOException {
-        return in.mapNext();
+        return checkedCount("map block", in.mapNext());
     }
 
     @Override

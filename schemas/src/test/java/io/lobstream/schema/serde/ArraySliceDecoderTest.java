@@ -1,7 +1,9 @@
 package io.lobstream.schema.serde;
 
 import io.lobstream.avro.LobCommand;
+import io.lobstream.avro.Extent;
 import io.lobstream.avro.LobOp;
+import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.schema.LobSerdes;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.EncoderFactory;
@@ -14,6 +16,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -60,6 +63,50 @@ class ArraySliceDecoderTest {
 
         assertThatThrownBy(() -> new SpecificDatumReader<>(LobCommand.class).read(null, new ArraySliceDecoder(wire, PREFIX, cut)))
                 .isInstanceOf(IOException.class).hasMessageContaining("overruns the record");
+    }
+
+    @Test
+    void anArrayCountPastTheRecordIsAnErrorNotAnAllocation() throws IOException {
+        // lobId, version, then an extents block claiming 2^31 - 9 items in a record of a few bytes:
+        // Avro's own decoder sizes the list by the count, and ends the thread with an OutOfMemoryError
+        byte[] wire = forged(enc -> {
+            enc.writeString("lob-1");
+            enc.writeLong(7);
+            enc.writeLong(Integer.MAX_VALUE - 8);
+        });
+
+        assertThatThrownBy(() -> new SpecificDatumReader<>(ReclaimRecord.class).read(null, new ArraySliceDecoder(wire, 0, wire.length)))
+                .isInstanceOf(IOException.class).hasMessageContaining("array block of 2147483639 items overruns the record");
+    }
+
+    @Test
+    void aStringLengthPastTheRecordIsAnErrorNotAnAllocation() throws IOException {
+        byte[] wire = forged(enc -> enc.writeLong(1L << 30)); // a lobId of 1 GiB, and nothing after it
+
+        assertThatThrownBy(() -> new SpecificDatumReader<>(ReclaimRecord.class).read(null, new ArraySliceDecoder(wire, 0, wire.length)))
+                .isInstanceOf(IOException.class).hasMessageContaining("string of 1073741824 bytes overruns the record");
+    }
+
+    @Test
+    void stringsAndArraysThatFitDecode() throws IOException {
+        ReclaimRecord sent = ReclaimRecord.newBuilder().setLobId("lob-é").setVersion(3)
+                .setExtents(List.of(new Extent(10L, 4), new Extent(20L, 1))).setWorkerId("w").setTime(java.time.Instant.ofEpochMilli(5))
+                .build();
+        byte[] wire = forged(enc -> new SpecificDatumWriter<>(ReclaimRecord.class).write(sent, enc));
+
+        assertThat(new SpecificDatumReader<>(ReclaimRecord.class).read(null, new ArraySliceDecoder(wire, 0, wire.length))).isEqualTo(sent);
+    }
+
+    private interface Writing {
+        void to(BinaryEncoder enc) throws IOException;
+    }
+
+    private static byte[] forged(Writing writing) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        BinaryEncoder enc = EncoderFactory.get().binaryEncoder(out, null);
+        writing.to(enc);
+        enc.flush();
+        return out.toByteArray();
     }
 
     /** The record between {@value #PREFIX} bytes of header and 3 bytes of trailing garbage. */
