@@ -6,9 +6,13 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.concurrent.Callable;
@@ -53,7 +57,9 @@ final class GetCommand implements Callable<Integer> {
             }
             switch (r.statusCode()) {
                 case 200, 206 -> {
-                    long n = output == null ? in.transferTo(System.out) : download(in);
+                    long length = r.contentLength().orElse(-1);
+                    // not System.out: a PrintStream keeps write errors to itself (a full disk, a closed pipe)
+                    long n = output == null ? transfer(in, new FileOutputStream(FileDescriptor.out), length) : download(in, length);
                     System.err.printf("%s: %d bytes, version %s%n", id, n, r.header("ETag").orElse("?").replace("\"", ""));
                     return 0;
                 }
@@ -78,11 +84,10 @@ final class GetCommand implements Callable<Integer> {
      * Into FILE.part, renamed to FILE once whole: a download that fails leaves no file that looks
      * complete. Straight into FILE when it is not a regular file (a device, a pipe, a symlink).
      */
-    private long download(InputStream in) throws java.io.IOException {
-        if (Files.exists(output, java.nio.file.LinkOption.NOFOLLOW_LINKS)
-                && !Files.isRegularFile(output, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+    private long download(InputStream in, long length) throws IOException {
+        if (Files.exists(output, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(output, LinkOption.NOFOLLOW_LINKS)) {
             try (OutputStream out = Files.newOutputStream(output)) {
-                return in.transferTo(out);
+                return transfer(in, out, length);
             }
         }
         Path part = output.resolveSibling(output.getFileName() + ".part");
@@ -90,13 +95,26 @@ final class GetCommand implements Callable<Integer> {
         try {
             long n;
             try (OutputStream out = Files.newOutputStream(part)) {
-                n = in.transferTo(out);
+                n = transfer(in, out, length);
             }
             Files.move(part, output, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             return n;
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(part);
             throw e;
         }
+    }
+
+    /**
+     * Copies the body and checks it came whole. A node whose read fails mid-value (a corrupt page, the
+     * owner gone) can only close the connection, and JDK 17's HttpURLConnection takes a body cut short
+     * of its Content-Length for one that ended.
+     */
+    static long transfer(InputStream in, OutputStream out, long length) throws IOException {
+        long n = in.transferTo(out);
+        if (length >= 0 && n != length) {
+            throw new IOException("the node's answer ended after " + n + " of " + length + " bytes (see the node's log)");
+        }
+        return n;
     }
 }

@@ -5,6 +5,13 @@ import io.lobstream.app.bench.SizeRange;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+
 /** {@code ./lobstream <command>}: the entry point. */
 @Command(name = "lobstream", mixinStandardHelpOptions = true, version = "LobStream 0.1.0",
         description = "A store for large objects whose writes arrive as Kafka events; purge is a scalable consumer group.",
@@ -18,7 +25,7 @@ public final class LobStreamCli implements Runnable {
 
     @Override
     public void run() {
-        spec.commandLine().usage(System.err);
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
     }
 
     public static void main(String[] args) {
@@ -38,7 +45,8 @@ public final class LobStreamCli implements Runnable {
                         root = root.getCause();
                     }
                     // some say nothing but their type (a ConnectException has no message)
-                    String said = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+                    String said = e instanceof FileSystemException fs ? fileProblem(fs)
+                            : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
                     boolean rootSaid = root == e || said.contains(String.valueOf(root.getMessage()));
                     cmd.getErr().println("lobstream " + cmd.getCommandName() + ": " + said + (rootSaid ? "" : " (" + root + ")"));
                     if (System.getenv("LOBSTREAM_DEBUG") != null) {
@@ -46,5 +54,16 @@ public final class LobStreamCli implements Runnable {
                     }
                     return CommandLine.ExitCode.SOFTWARE; // 1: it failed; 2 stays what picocli gives a bad argument
                 });
+    }
+
+    /** Java names only the path for the commonest of these ("/x/y.part"): say what is wrong with it. */
+    private static String fileProblem(FileSystemException e) {
+        String what = e instanceof NoSuchFileException ? "no such file or directory"
+                : e instanceof AccessDeniedException ? "permission denied"
+                : e instanceof FileAlreadyExistsException ? "already exists"
+                : e instanceof NotDirectoryException ? "not a directory"
+                : e instanceof DirectoryNotEmptyException ? "directory not empty"
+                : e.getReason() != null ? e.getReason() : e.getClass().getSimpleName();
+        return what + ": " + e.getFile() + (e.getOtherFile() != null ? " -> " + e.getOtherFile() : "");
     }
 }

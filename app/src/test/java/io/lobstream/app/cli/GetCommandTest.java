@@ -1,13 +1,27 @@
 package io.lobstream.app.cli;
 
+import com.sun.net.httpserver.HttpServer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code get} refuses a range it cannot send before it asks any node (none runs here). */
+/**
+ * {@code get} refuses a range it cannot send before it asks any node, and refuses a value the node
+ * cut short (a stand-in node here: a JDK HTTP server that sends half of what it announced).
+ */
 class GetCommandTest {
     private final CliRun cli = new CliRun();
+
+    @TempDir
+    Path dir;
 
     private int get(String id, String... options) {
         String[] all = new String[options.length + 2];
@@ -27,6 +41,72 @@ class GetCommandTest {
     void aRangeThatIsNotOneRangeIsAUsageError() {
         assertThat(get("doc-1", "--range", "0-1,5-9")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--range must be A-B, A- or -N (one range)");
+    }
+
+    @Test
+    void aValueCutShortIsAnErrorAndLeavesNoFile() throws IOException {
+        HttpServer node = servingHalfOf(1000);
+        try {
+            Path out = dir.resolve("doc-1.bin");
+            assertThat(get("doc-1", "-o", out.toString(), "--node", "http://127.0.0.1:" + node.getAddress().getPort()))
+                    .isEqualTo(CommandLine.ExitCode.SOFTWARE);
+            assertThat(cli.err()).contains("ended after 500 of 1000 bytes");
+            assertThat(out).doesNotExist();
+            assertThat(dir.resolve("doc-1.bin.part")).doesNotExist();
+        } finally {
+            node.stop(0);
+        }
+    }
+
+    @Test
+    void aWholeValueIsWritten() throws IOException {
+        HttpServer node = servingWhole(1000);
+        try {
+            Path out = dir.resolve("doc-1.bin");
+            assertThat(get("doc-1", "-o", out.toString(), "--node", "http://127.0.0.1:" + node.getAddress().getPort())).isZero();
+            assertThat(Files.size(out)).isEqualTo(1000);
+        } finally {
+            node.stop(0);
+        }
+    }
+
+    @Test
+    void anOutputDirectoryThatIsNotThereIsNamedWithWhatIsWrong() throws IOException {
+        HttpServer node = servingWhole(10);
+        try {
+            Path out = dir.resolve("no-such-dir").resolve("doc-1.bin");
+            assertThat(get("doc-1", "-o", out.toString(), "--node", "http://127.0.0.1:" + node.getAddress().getPort()))
+                    .isEqualTo(CommandLine.ExitCode.SOFTWARE);
+            // Java's own message is the bare path
+            assertThat(cli.err()).contains("lobstream get: no such file or directory: " + out + ".part");
+        } finally {
+            node.stop(0);
+        }
+    }
+
+    private static HttpServer servingWhole(int length) throws IOException {
+        HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        node.createContext("/lobs/", ex -> {
+            ex.getResponseHeaders().add("ETag", "\"c.3\"");
+            ex.sendResponseHeaders(200, length);
+            ex.getResponseBody().write(new byte[length]);
+            ex.close();
+        });
+        node.start();
+        return node;
+    }
+
+    /** Announces {@code length} bytes, sends half and closes the connection, as a node whose read fails mid-value. */
+    private static HttpServer servingHalfOf(int length) throws IOException {
+        HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        node.createContext("/lobs/", ex -> {
+            ex.sendResponseHeaders(200, length);
+            ex.getResponseBody().write(new byte[length / 2]);
+            ex.getResponseBody().flush();
+            ex.close(); // fewer bytes than announced: the JDK server closes the connection
+        });
+        node.start();
+        return node;
     }
 
     @Test
