@@ -17,6 +17,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
@@ -225,6 +226,38 @@ class HttpApiIT {
             assertUnsatisfiable(get(via, id, "bytes=0-0"), 0);
             assertUnsatisfiable(get(via, id, "bytes=-5"), 0);
         }
+    }
+
+    /** A read that fails before its status line is answered, with why: a corrupt page by its number. */
+    @Test
+    void aCorruptRootPageIsA500NamingItsPageOnBothNodes() throws Exception {
+        String id = idOwnedBy(a, "corrupt-");
+        byte[] v = bytes(LEN, 3);
+        client.put(id, v, null).get();
+        awaitValue(a, id, v);
+        DefaultLobStore store = a.tablespaces().get(Nodes.partitionOf(a, id)).orElseThrow();
+        long root = store.current(id).orElseThrow().rootPage();
+        long at = root * store.config().pageSize() + store.config().pageSize() / 2;
+        ByteBuffer original = ByteBuffer.allocate(16);
+        try (FileChannel pages = FileChannel.open(store.directory().resolve(TablespaceDirs.PAGES), StandardOpenOption.READ,
+                StandardOpenOption.WRITE)) {
+            pages.read(original, at);
+            byte[] flipped = original.array().clone();
+            for (int i = 0; i < flipped.length; i++) {
+                flipped[i] ^= (byte) 0xFF;
+            }
+            pages.write(ByteBuffer.wrap(flipped), at);
+            try {
+                for (LobNode via : new LobNode[]{a, b}) {
+                    HttpResponse<byte[]> r = get(via, id, null);
+                    assertThat(r.statusCode()).as("via " + via.httpPort()).isEqualTo(500);
+                    assertThat(new String(r.body(), java.nio.charset.StandardCharsets.UTF_8)).contains("page " + root);
+                }
+            } finally {
+                pages.write(original.flip(), at); // the replay test compares every value with the node's
+            }
+        }
+        awaitValue(b, id, v);
     }
 
     @Test

@@ -909,7 +909,7 @@ public final class DefaultLobStore implements LobStore {
     }
 
     private IOException closedException() {
-        return new IOException("tablespace " + name + " is closed");
+        return new TablespaceClosedException(name);
     }
 
     /**

@@ -4,12 +4,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import io.lobstream.ingest.writer.LobStateStore;
 import io.lobstream.ingest.writer.TablespaceRegistry;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.StoreStats;
+import io.lobstream.store.TablespaceClosedException;
 import io.lobstream.store.fsck.FsckReport;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -24,6 +26,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collection;
@@ -80,9 +83,9 @@ public final class LobHttpServer implements AutoCloseable {
             return t;
         });
         server.setExecutor(executor);
-        server.createContext("/lobs/", this::lobs);
-        server.createContext("/status", this::status);
-        server.createContext("/fsck", this::fsck);
+        server.createContext("/lobs/", answering(this::lobs));
+        server.createContext("/status", answering(this::status));
+        server.createContext("/fsck", answering(this::fsck));
         server.createContext("/metrics", new MetricsEndpoint(prometheus));
     }
 
@@ -108,42 +111,83 @@ public final class LobHttpServer implements AutoCloseable {
         return new HostInfo(advertisedHost, port());
     }
 
+    /** An endpoint: answers the exchange, which {@link #answering} closes. */
+    private interface Endpoint {
+        void answer(HttpExchange ex) throws IOException;
+    }
+
+    private HttpHandler answering(Endpoint endpoint) {
+        return ex -> {
+            try (ex) {
+                try {
+                    endpoint.answer(ex);
+                } catch (IOException | RuntimeException e) {
+                    failed(ex, e);
+                }
+            }
+        };
+    }
+
     // ---------------------------------------------------------------- /lobs/{id}
 
     private void lobs(HttpExchange ex) throws IOException {
-        try (ex) {
-            String method = ex.getRequestMethod();
-            if (!method.equals("GET") && !method.equals("HEAD")) {
-                ex.getResponseHeaders().add("Allow", "GET, HEAD");
-                send(ex, 405, "method not allowed\n");
-                return;
+        String method = ex.getRequestMethod();
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+            ex.getResponseHeaders().add("Allow", "GET, HEAD");
+            send(ex, 405, "method not allowed\n");
+            return;
+        }
+        // the path percent-decoded (a '+' stays a '+': form encoding is for queries, not paths)
+        String id = ex.getRequestURI().getPath().substring("/lobs/".length());
+        if (id.isEmpty()) {
+            send(ex, 400, "missing LOB id\n");
+            return;
+        }
+        KafkaStreams s = streams;
+        KeyQueryMetadata owner = s == null ? KeyQueryMetadata.NOT_AVAILABLE
+                : s.queryMetadataForKey(LobStateStore.NAME, id, new StringSerializer());
+        if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+            send(ex, 503, "partitions are being assigned; retry\n");
+            return;
+        }
+        Optional<DefaultLobStore> local = registry.get(owner.partition());
+        if (local.isEmpty() || !owner.activeHost().equals(hostInfo())) {
+            if (ex.getRequestHeaders().containsKey(FORWARDED) || owner.activeHost().equals(hostInfo())) {
+                send(ex, 503, "partition " + owner.partition() + " is not open here yet; retry\n");
+            } else {
+                forward(ex, owner.activeHost(), ex.getRequestURI().getRawPath());
             }
-            // the path percent-decoded (a '+' stays a '+': form encoding is for queries, not paths)
-            String id = ex.getRequestURI().getPath().substring("/lobs/".length());
-            if (id.isEmpty()) {
-                send(ex, 400, "missing LOB id\n");
-                return;
+            return;
+        }
+        serve(ex, local.get(), id, method.equals("HEAD"));
+    }
+
+    /**
+     * Answers a request that failed, if its status line is not sent yet: 503 when the node is starting
+     * or stopping or the partition's tablespace closed under the read (it moved: asked again, the request
+     * finds the new owner), 500 otherwise, with the reason (a corrupt page names its number). Left
+     * unanswered, the JDK server would drop the connection without a word, in its log or to the client.
+     * Once the status line is sent, the client sees the body cut short as the connection closes.
+     */
+    private void failed(HttpExchange ex, Exception e) {
+        String request = ex.getRequestMethod() + " " + ex.getRequestURI();
+        KafkaStreams s = streams;
+        boolean stopping = s == null || !(s.state() == KafkaStreams.State.RUNNING || s.state() == KafkaStreams.State.REBALANCING);
+        boolean moved = e instanceof TablespaceClosedException || e instanceof ClosedChannelException;
+        if (ex.getResponseCode() != -1) {
+            log.warn("{}: failed after the response began; connection closed: {}", request, e.toString());
+            return;
+        }
+        try {
+            if (stopping || moved) {
+                log.debug("{}: {}", request, e.toString());
+                send(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
+            } else {
+                log.error("{} failed", request, e);
+                send(ex, 500, "failed: " + e.getMessage() + "\n");
             }
-            KafkaStreams s = streams;
-            KeyQueryMetadata owner = s == null ? KeyQueryMetadata.NOT_AVAILABLE
-                    : s.queryMetadataForKey(LobStateStore.NAME, id, new StringSerializer());
-            if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
-                send(ex, 503, "partitions are being assigned; retry\n");
-                return;
-            }
-            Optional<DefaultLobStore> local = registry.get(owner.partition());
-            if (local.isEmpty() || !owner.activeHost().equals(hostInfo())) {
-                if (ex.getRequestHeaders().containsKey(FORWARDED) || owner.activeHost().equals(hostInfo())) {
-                    send(ex, 503, "partition " + owner.partition() + " is not open here yet; retry\n");
-                } else {
-                    forward(ex, owner.activeHost(), ex.getRequestURI().getRawPath());
-                }
-                return;
-            }
-            serve(ex, local.get(), id, method.equals("HEAD"));
-        } catch (RuntimeException e) {
-            log.warn("request {} failed", ex.getRequestURI(), e);
-            throw e;
+        } catch (IOException | RuntimeException answering) {
+            log.debug("{}: could not answer: {}", request, answering.toString());
         }
     }
 
@@ -234,24 +278,22 @@ public final class LobHttpServer implements AutoCloseable {
     // ---------------------------------------------------------------- /status, /fsck, /metrics
 
     private void status(HttpExchange ex) throws IOException {
-        try (ex) {
-            ObjectNode root = JSON.createObjectNode();
-            KafkaStreams s = streams;
-            root.put("state", s == null ? "NOT_STARTED" : s.state().name());
-            // why a node reads REBALANCING for long: a partition's tablespace replaying lob.commands before its task starts
-            ArrayNode catchUps = root.putArray("catching_up");
-            catchingUp.get().forEach(catchUps::add);
-            ArrayNode parts = root.putArray("partitions");
-            for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
-                ObjectNode p = statsJson(e.getValue().stats());
-                p.put("partition", e.getKey());
-                // the last command applied: a producer that knows its record's offset can wait for it
-                p.put("applied_offset", e.getValue().appliedOffset(commandsTopic + "-" + e.getKey()));
-                parts.add(p);
-            }
-            root.set("totals", statsJson(registry.totals()));
-            sendJson(ex, root);
+        ObjectNode root = JSON.createObjectNode();
+        KafkaStreams s = streams;
+        root.put("state", s == null ? "NOT_STARTED" : s.state().name());
+        // why a node reads REBALANCING for long: a partition's tablespace replaying lob.commands before its task starts
+        ArrayNode catchUps = root.putArray("catching_up");
+        catchingUp.get().forEach(catchUps::add);
+        ArrayNode parts = root.putArray("partitions");
+        for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
+            ObjectNode p = statsJson(e.getValue().stats());
+            p.put("partition", e.getKey());
+            // the last command applied: a producer that knows its record's offset can wait for it
+            p.put("applied_offset", e.getValue().appliedOffset(commandsTopic + "-" + e.getKey()));
+            parts.add(p);
         }
+        root.set("totals", statsJson(registry.totals()));
+        sendJson(ex, root);
     }
 
     public static ObjectNode statsJson(StoreStats st) {
@@ -267,21 +309,28 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     private void fsck(HttpExchange ex) throws IOException {
-        try (ex) {
-            boolean data = !"data=false".equals(ex.getRequestURI().getQuery());
-            FsckReport total = FsckReport.empty();
-            ObjectNode root = JSON.createObjectNode();
-            ArrayNode parts = root.putArray("partitions");
-            for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
-                FsckReport r = e.getValue().fsck(data);
-                total = total.plus(r);
-                ObjectNode p = fsckJson(r);
-                p.put("partition", e.getKey());
-                parts.add(p);
-            }
-            root.setAll(fsckJson(total));
-            sendJson(ex, root);
+        String query = ex.getRequestURI().getQuery();
+        boolean data;
+        if (query == null || query.equals("data=true")) {
+            data = true;
+        } else if (query.equals("data=false")) {
+            data = false;
+        } else {
+            send(ex, 400, "the one parameter is data=true|false (check the data pages' checksums too; default true), not " + query + "\n");
+            return;
         }
+        FsckReport total = FsckReport.empty();
+        ObjectNode root = JSON.createObjectNode();
+        ArrayNode parts = root.putArray("partitions");
+        for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
+            FsckReport r = e.getValue().fsck(data);
+            total = total.plus(r);
+            ObjectNode p = fsckJson(r);
+            p.put("partition", e.getKey());
+            parts.add(p);
+        }
+        root.setAll(fsckJson(total));
+        sendJson(ex, root);
     }
 
     public static ObjectNode fsckJson(FsckReport r) {
