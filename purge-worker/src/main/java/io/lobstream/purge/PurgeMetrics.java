@@ -24,7 +24,7 @@ final class PurgeMetrics {
         this.registry = registry;
         this.workerId = workerId;
         this.versions = Counter.builder("lob_purge_versions").tag("worker", workerId)
-                .description("Superseded versions turned into reclaim records").register(registry);
+                .description("Superseded versions turned into reclaim records, counted once their transaction commits").register(registry);
         this.pages = Counter.builder("lob_purge_pages").tag("worker", workerId)
                 .description("Pages named in reclaim records").register(registry);
         this.stale = Counter.builder("lob_purge_stale_roots").tag("worker", workerId)
@@ -50,7 +50,7 @@ final class PurgeMetrics {
         Gauge.builder("lob_purge_prefetch_in_flight", inFlight).tag("worker", workerId)
                 .description("Versions whose page reads purge has in flight (prefetch window occupancy)").register(registry);
         Gauge.builder("lob_purge_prefetch_window", window).tag("worker", workerId)
-                .description("Versions purge may have in flight: lob.purge.prefetch.window per open tablespace (0 with prefetch off)")
+                .description("Versions purge may have in flight: lob.purge.prefetch.window (0 with prefetch off or no tablespace open)")
                 .register(registry);
     }
 }

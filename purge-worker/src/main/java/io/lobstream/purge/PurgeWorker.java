@@ -151,10 +151,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.producer = new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
         this.undoReader = LobSerdes.valueDeserializer(config);
         metrics.prefetch(() -> readers.values().stream().mapToInt(PurgeReader::inFlight).sum(),
-                () -> readers.values().stream().mapToInt(PurgeReader::window).sum());
+                // the partitions' batches are scanned one after another: at most one window is in flight
+                () -> readers.values().stream().mapToInt(PurgeReader::window).max().orElse(0));
     }
 
-    /** Versions turned into reclaim records so far (committed or not). */
+    /** Versions turned into reclaim records so far, in committed transactions. */
     public long versionsPurged() {
         return (long) metrics.versions.count();
     }
@@ -171,13 +172,18 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     @Override
     public void run() {
         try {
-            producer.initTransactions();
             if (following == null) {
                 consumer.subscribe(List.of(undoTopic), new Rebalance());
             }
             boolean reposition = false;
+            boolean transactional = false;
             while (running.get()) {
                 try {
+                    if (!transactional) {
+                        // in the loop: a coordinator that does not answer yet (max.block.ms) is waited for, not the end of the worker
+                        producer.initTransactions();
+                        transactional = true;
+                    }
                     if (reposition) {
                         // after a failure the positions may be past records whose reclaims were not committed
                         rewind();
@@ -225,6 +231,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private void processInTransaction(ConsumerRecords<String, byte[]> records) {
         producer.beginTransaction();
         try {
+            Purged done = Purged.NONE;
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
             for (TopicPartition tp : records.partitions()) {
                 List<ConsumerRecord<String, byte[]>> batch = records.records(tp);
@@ -235,7 +242,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     consumer.seek(tp, batch.get(0).offset());
                     continue;
                 }
-                purge(reader, batch);
+                done = done.plus(purge(tp.partition(), reader, batch));
                 // the position, not last offset + 1: it is past any transaction marker that followed, so the
                 // group's lag reads 0 once everything is purged
                 offsets.put(tp, new OffsetAndMetadata(Math.max(consumer.position(tp), batch.get(batch.size() - 1).offset() + 1)));
@@ -247,6 +254,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             }
             producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
             commit();
+            metrics.versions.increment(done.versions()); // once committed: an aborted transaction's are sent again
+            metrics.pages.increment(done.pages());
         } catch (ProducerFencedException e) {
             throw e;
         } catch (KafkaException e) {
@@ -284,12 +293,26 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
-    private void purge(PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
+    /** Versions and pages turned into reclaim records. */
+    private record Purged(long versions, long pages) {
+        static final Purged NONE = new Purged(0, 0);
+
+        Purged plus(Purged o) {
+            return new Purged(versions + o.versions, pages + o.pages);
+        }
+    }
+
+    private Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
         List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
         List<Long> timestamps = new ArrayList<>(batch.size());
+        boolean copyChecked = false;
         for (ConsumerRecord<String, byte[]> r : batch) {
             try {
                 UndoRecord undo = LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class);
+                if (!reader.ownCopy(undo.getCopyId()) && !copyChecked) {
+                    reader = reopenedIfReplaced(partition, reader);
+                    copyChecked = true;
+                }
                 if (!reader.ownCopy(undo.getCopyId())) {
                     // produced by another copy of the partition (before it moved here); that copy's node, or this one's
                     // re-emission when it opens the tablespace, purges what is pending here
@@ -307,6 +330,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
         long[] before = pagesRead(reader);
         List<PurgeReader.Result> results = reader.scan(requests);
+        long versions = 0;
+        long pages = 0;
         for (int i = 0; i < results.size(); i++) {
             PurgeReader.Result result = results.get(i);
             PurgeReader.Request q = result.request();
@@ -328,14 +353,40 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             // The reclaim record carries the undo record's timestamp, so that lob.reclaim's times (retention, time
             // index) follow lob.undo-history's. The writer does not order by it: it reads reclaims ahead of commands.
             producer.send(new ProducerRecord<>(reclaimTopic, null, timestamps.get(i), q.lobId(), reclaim));
-            metrics.versions.increment();
-            metrics.pages.increment(Extent.totalPages(result.extents()));
+            versions++;
+            pages += Extent.totalPages(result.extents());
         }
         long[] after = pagesRead(reader);
         for (PageType t : PageType.values()) {
             if (after[t.ordinal()] > before[t.ordinal()]) {
                 metrics.pagesRead(t, after[t.ordinal()] - before[t.ordinal()]);
             }
+        }
+        return new Purged(versions, pages);
+    }
+
+    /**
+     * The reader of the partition's tablespace as it is on disk now. An undo record of another copy is
+     * most often one produced before the partition moved here; but the tablespace may also have been
+     * replaced under a running worker (rebuilt by {@code replay}), whose reader still reads the old
+     * copy's file: it would skip every undo record of the new copy for good.
+     */
+    private PurgeReader reopenedIfReplaced(int partition, PurgeReader reader) {
+        Path dir = TablespaceDirs.partitionDir(dataDir, partition);
+        try {
+            String onDisk = TablespaceDirs.read(dir).copyId();
+            if (onDisk == null || onDisk.equals(reader.copyId())) {
+                return reader;
+            }
+            PurgeReader fresh = new PurgeReader(dir, storeConfig, readLatencyNanos);
+            readers.put(partition, fresh);
+            reader.close();
+            log.info("purge worker {}: the tablespace of partition {} was replaced (copy {}, was {}); reading the new one", workerId,
+                    partition, onDisk, reader.copyId());
+            return fresh;
+        } catch (IOException e) {
+            log.warn("purge worker {}: cannot read the tablespace descriptor under {}: {}", workerId, dir, e.toString());
+            return reader;
         }
     }
 

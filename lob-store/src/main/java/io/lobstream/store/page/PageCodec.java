@@ -70,7 +70,7 @@ public final class PageCodec {
      */
     public static PageHeader verify(ByteBuffer page, long pageNo) throws CorruptPageException {
         if (page.getShort(0) != MAGIC) {
-            throw new CorruptPageException(pageNo, allZero(page) ? "never written (all zero)" : "bad magic");
+            throw allZero(page) ? new UnwrittenPageException(pageNo) : new CorruptPageException(pageNo, "bad magic");
         }
         if (page.get(3) != FORMAT) {
             throw new CorruptPageException(pageNo, "unknown page format " + page.get(3));

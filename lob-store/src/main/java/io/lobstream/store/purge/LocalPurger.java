@@ -3,6 +3,7 @@ package io.lobstream.store.purge;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.page.UnwrittenPageException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +51,9 @@ public final class LocalPurger implements Closeable {
         }
         int reclaimed = 0;
         for (PurgeReader.Result r : reader.scan(requests)) {
+            if (r.failure() instanceof UnwrittenPageException) {
+                throw r.failure(); // the index names this version pending: its root was written and synced, and is lost
+            }
             if (r.stale()) {
                 reclaimed += skipStale(r) ? 1 : 0;
                 continue;

@@ -5,6 +5,7 @@ import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.page.PageType;
 import io.lobstream.store.page.StalePageException;
+import io.lobstream.store.page.UnwrittenPageException;
 import io.lobstream.store.tablespace.PageFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
 
@@ -61,7 +62,8 @@ public final class PurgeReader implements Closeable {
      * The pages found, or the reason none are reported.
      *
      * @param stale the version's root or index page now belongs to something else, or was cut away by
-     *              a shrink: the version was reclaimed already (an undo record seen again after a crash)
+     *              a shrink (past the end of the file, or never written since it grew back): the version
+     *              was reclaimed already (an undo record seen again after a crash or a tablespace reopened)
      */
     public record Result(Request request, List<Extent> extents, IOException failure, boolean stale) {
         public boolean ok() {
@@ -100,6 +102,11 @@ public final class PurgeReader implements Closeable {
         }
     }
 
+    /** The copy whose pages this reads (see {@link TablespaceDirs}); null for a tablespace from before copy ids. */
+    public String copyId() {
+        return copyId;
+    }
+
     /** Scans every request; results come back in request order. */
     public List<Result> scan(List<Request> requests) {
         List<Result> out = new ArrayList<>(requests.size());
@@ -129,7 +136,17 @@ public final class PurgeReader implements Closeable {
         return out;
     }
 
+    /**
+     * A page that fails its check is read once more before the version is reported corrupt: purge reads
+     * without latches, and a duplicate undo record's root may be a page the writer is rewriting for
+     * another version right then (a torn read; the second read sees the page whole, and stale).
+     */
     private Result scanOne(Request r) {
+        Result first = scanOnce(r);
+        return first.ok() || first.stale() ? first : scanOnce(r);
+    }
+
+    private Result scanOnce(Request r) {
         try {
             VersionReader reader = VersionReader.open(file, r.lobId(), r.version(), r.rootPage(), this::pageRead);
             if (!skipLoad) {
@@ -139,7 +156,8 @@ public final class PurgeReader implements Closeable {
         } catch (java.io.EOFException e) {
             // only a free page can lie past the end of the file (cut by a tablespace shrink): the version was reclaimed
             return new Result(r, List.of(), new IOException("stale page: " + e.getMessage(), e), true);
-        } catch (StalePageException e) {
+        } catch (StalePageException | UnwrittenPageException e) {
+            // unwritten: the root's page was cut by a shrink and the file grew back over it since
             return new Result(r, List.of(), e, true);
         } catch (IOException e) {
             return new Result(r, List.of(), e, false);

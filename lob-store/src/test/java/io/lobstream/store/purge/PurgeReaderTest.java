@@ -6,13 +6,19 @@ import io.lobstream.store.WriteResult;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.page.PageType;
+import io.lobstream.store.page.UnwrittenPageException;
+import io.lobstream.store.tablespace.TablespaceDirs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +27,7 @@ import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The four prefetch / skip-load combinations find exactly the same pages for the same backlog. */
+/** The four prefetch / skip-load combinations find exactly the same pages for the same backlog; stale roots are told from corrupt ones. */
 class PurgeReaderTest {
     @TempDir
     Path dir;
@@ -94,6 +100,37 @@ class PurgeReaderTest {
             });
             assertThat(readers.get("prefetch=true,skipLoad=false").pagesRead(PageType.DATA))
                     .isEqualTo(readers.get("prefetch=false,skipLoad=false").pagesRead(PageType.DATA));
+        }
+    }
+
+    /**
+     * An undo record seen again after its version was reclaimed: a root page that reads as zeros (cut by
+     * a shrink, the file grown back over it) is stale, as one granted to another version is; one that is
+     * neither stale nor intact is corrupt.
+     */
+    @Test
+    void anUnwrittenRootIsStaleAndAGarbledOneCorrupt() throws IOException {
+        LobStoreConfig cfg = new LobStoreConfig(Map.of("lob.page.size", 4096));
+        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+            put(store, "a", 3000, 1);
+            put(store, "b", 3000, 2);
+            VersionEntry zeroed = put(store, "a", 3000, 3).superseded().orElseThrow();
+            VersionEntry garbled = put(store, "b", 3000, 4).superseded().orElseThrow();
+            store.flush();
+            try (FileChannel pages = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.WRITE)) {
+                pages.write(ByteBuffer.allocate(4096), zeroed.rootPage() * 4096);
+                byte[] noise = new byte[4096];
+                Arrays.fill(noise, (byte) 0x55);
+                pages.write(ByteBuffer.wrap(noise), garbled.rootPage() * 4096);
+            }
+            try (PurgeReader reader = new PurgeReader(dir, cfg, 0)) {
+                List<PurgeReader.Result> results = reader.scan(List.of(LocalPurger.request(zeroed), LocalPurger.request(garbled)));
+                assertThat(results.get(0).stale()).as("%s", results.get(0).failure()).isTrue();
+                assertThat(results.get(0).failure()).isInstanceOf(UnwrittenPageException.class);
+                assertThat(results.get(1).ok()).isFalse();
+                assertThat(results.get(1).stale()).isFalse();
+                assertThat(results.get(1).failure()).hasMessageContaining("page " + garbled.rootPage());
+            }
         }
     }
 }
