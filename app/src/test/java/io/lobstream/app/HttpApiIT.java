@@ -28,12 +28,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import static io.lobstream.app.Nodes.bytes;
 import static io.lobstream.app.Nodes.get;
 import static io.lobstream.app.Nodes.head;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -226,6 +228,33 @@ class HttpApiIT {
             assertUnsatisfiable(get(via, id, "bytes=0-0"), 0);
             assertUnsatisfiable(get(via, id, "bytes=-5"), 0);
         }
+    }
+
+    /** A put's content type and metadata come back from both nodes, for a value in one record and one in chunks. */
+    @Test
+    void contentTypeAndMetadataAreServedByBothNodes() throws Exception {
+        String small = idOwnedBy(a, "typed-");
+        String big = idOwnedBy(b, "typed-chunks-");
+        byte[] smallValue = bytes(LEN, 7);
+        byte[] bigValue = bytes(600 << 10, 8); // over lob.chunk.size: an upload of two chunks
+        client.put(small, smallValue, "image/png", Map.of("owner", "ann", "camera", "x-100")).get();
+        client.put(big, bigValue, "application/pdf", Map.of("pages", "12")).get();
+        awaitValue(a, small, smallValue);
+        awaitValue(b, big, bigValue);
+        for (LobNode via : new LobNode[]{a, b}) {
+            for (HttpResponse<byte[]> r : List.of(get(via, small, null), head(via, small, null))) {
+                assertThat(r.headers().firstValue("Content-Type")).contains("image/png");
+                assertThat(r.headers().firstValue("X-LobStream-Meta-owner")).contains("ann");
+                assertThat(r.headers().firstValue("X-LobStream-Meta-camera")).contains("x-100");
+            }
+            HttpResponse<byte[]> chunked = get(via, big, "bytes=0-9");
+            assertThat(chunked.statusCode()).isEqualTo(206);
+            assertThat(chunked.headers().firstValue("Content-Type")).contains("application/pdf");
+            assertThat(chunked.headers().firstValue("X-LobStream-Meta-pages")).contains("12");
+            assertThat(get(via, onA, null).headers().firstValue("Content-Type")).contains("application/octet-stream");
+        }
+        assertThatThrownBy(() -> client.put(small, smallValue, "text/plain\r\nSet-Cookie: x", Map.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("content type");
     }
 
     /** A read that fails before its status line is answered, with why: a corrupt page by its number. */

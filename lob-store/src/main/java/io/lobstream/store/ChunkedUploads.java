@@ -178,7 +178,7 @@ final class ChunkedUploads {
                 pageSync.await();
             }
             VersionEntry written = VersionEntry.current(upload.lobId(), upload.version(), upload.rootPage(), upload.totalLength(),
-                    next.crc32c(), upload.pages());
+                    next.crc32c(), upload.pages(), chunk.attributes());
             Optional<VersionEntry> replaced = index.current(upload.lobId());
             if (fresh) {
                 unpublished.put(upload.version(), upload.pages()); // no upload entry names them: until publish() does

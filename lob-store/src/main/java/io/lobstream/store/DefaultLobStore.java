@@ -5,6 +5,7 @@ import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.allocator.PageAllocator;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.Attributes;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.UploadEntry;
@@ -153,29 +154,35 @@ public final class DefaultLobStore implements LobStore {
     // ---------------------------------------------------------------- writes
 
     @Override
-    public WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Source source) throws IOException {
+    public WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Attributes attributes, Source source)
+            throws IOException {
         if (length < 0) {
             throw new IllegalArgumentException("negative length " + length);
         }
-        return writeVersion(lobId, false, base -> NewValue.whole(length, value), expectedCrc32c, source, appending);
+        String problem = attributes.problem();
+        if (problem != null) {
+            throw new IllegalArgumentException("lob " + lobId + ": " + problem);
+        }
+        return writeVersion(lobId, false, base -> NewValue.whole(length, value), expectedCrc32c, attributes, source, appending);
     }
 
     @Override
     public WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException {
-        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), offset, data, length), null, source, appending);
+        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), offset, data, length), null, null, source,
+                appending);
     }
 
     @Override
     public WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException {
         return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
-                null, source, appending);
+                null, null, source, appending);
     }
 
     @Override
     public WriteResult truncate(String lobId, long newLength, Source source) throws IOException {
         return writeVersion(lobId, true, base -> NewValue.truncate(lobId,
                 base.orElseThrow(() -> new java.util.NoSuchElementException("no LOB " + lobId + " to truncate")).reader(), newLength),
-                null, source, appending);
+                null, null, source, appending);
     }
 
     /** The current version a write starts from, open for reading its unchanged bytes. */
@@ -248,10 +255,11 @@ public final class DefaultLobStore implements LobStore {
      * still current when it publishes; writes to different LOBs proceed in parallel as far as the
      * switches allow.
      *
-     * @param partial the edit keeps bytes of the current version: open it, and share its unchanged pages
+     * @param partial    the edit keeps bytes of the current version: open it, and share its unchanged pages
+     * @param attributes the new version's; null: the current version's (a partial update, a move)
      */
-    private WriteResult writeVersion(String lobId, boolean partial, Edit edit, Integer expectedCrc32c, Source source, Placement placement)
-            throws IOException {
+    private WriteResult writeVersion(String lobId, boolean partial, Edit edit, Integer expectedCrc32c, Attributes attributes, Source source,
+                                     Placement placement) throws IOException {
         checkOpen();
         long start = System.nanoTime();
         if (!placement.relocation()) {
@@ -271,7 +279,8 @@ public final class DefaultLobStore implements LobStore {
                         VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
                 NewValue value = edit.apply(base);
                 ValueTooLargeException.check(config, lobId, value.length());
-                written = writePages(lobId, base, value, expectedCrc32c, placement, shared);
+                Attributes kept = attributes != null ? attributes : baseEntry.map(VersionEntry::attributes).orElse(Attributes.NONE);
+                written = writePages(lobId, base, value, expectedCrc32c, kept, placement, shared);
             }
             superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
         }
@@ -285,8 +294,8 @@ public final class DefaultLobStore implements LobStore {
      * them and returns the version's index entry (not yet published); {@code shared} receives the
      * base's pages it shares. On failure the pages it allocated, and only those, are released.
      */
-    private VersionEntry writePages(String lobId, Optional<Base> base, NewValue value, Integer expectedCrc32c, Placement placement,
-                                    List<Extent> shared) throws IOException {
+    private VersionEntry writePages(String lobId, Optional<Base> base, NewValue value, Integer expectedCrc32c, Attributes attributes,
+                                    Placement placement, List<Extent> shared) throws IOException {
         VersionLayout layout = VersionLayout.plan(config.pageSize(), value.length());
         List<Extent> allocated = List.of();
         try {
@@ -323,7 +332,7 @@ public final class DefaultLobStore implements LobStore {
             }
             List<Extent> own = Extent.coalesce(owned);
             owned.addAll(shared);
-            VersionEntry written = VersionEntry.current(lobId, version, rootPage, value.length(), crc, Extent.coalesce(owned));
+            VersionEntry written = VersionEntry.current(lobId, version, rootPage, value.length(), crc, Extent.coalesce(owned), attributes);
             unpublished.put(version, own); // until publish() names them, or gives them back
             return written;
         } catch (IOException | RuntimeException e) {
@@ -452,6 +461,10 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException {
         checkOpen();
+        String problem = chunk.attributes().problem();
+        if (problem != null) {
+            throw new IllegalArgumentException("upload " + chunk.uploadId() + ": " + problem);
+        }
         long start = System.nanoTime();
         if (chunk.chunkIndex() == 0) {
             throttle(); // the chunk that begins an upload waits as a write does: before any latch
@@ -610,7 +623,7 @@ public final class DefaultLobStore implements LobStore {
                 }
                 long length = base.get().reader().byteLength();
                 return NewValue.whole(length, base.get().reader().stream(0, length));
-            }, null, null, below(end));
+            }, null, null, null, below(end));
         } catch (NotMovable changed) {
             return 0;
         } catch (NoRoom noRoom) {

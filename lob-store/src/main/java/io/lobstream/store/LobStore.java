@@ -2,6 +2,7 @@ package io.lobstream.store;
 
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.Attributes;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
 
@@ -23,11 +24,19 @@ public interface LobStore extends Closeable {
      * The previous version, if any, becomes pending purge.
      *
      * @param expectedCrc32c if not null, the value's CRC32C: on mismatch nothing is published
+     * @param attributes     the new version's content type and metadata (the previous version's are not kept)
      * @param source         if not null, recorded as applied in the same index batch
      * @throws ValueChecksumException if {@code expectedCrc32c} does not match
      * @throws ValueTooLargeException  if {@code length} is over {@link #maxValueBytes()}
+     * @throws IllegalArgumentException if {@link Attributes#problem()} finds one
      */
-    WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Source source) throws IOException;
+    WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Attributes attributes, Source source)
+            throws IOException;
+
+    /** {@link #put(String, InputStream, long, Integer, Attributes, Source)} without content type or metadata. */
+    default WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Source source) throws IOException {
+        return put(lobId, value, length, expectedCrc32c, Attributes.NONE, source);
+    }
 
     /**
      * Overwrites {@code length} bytes at {@code offset} (0 to the current length; a LOB that does not

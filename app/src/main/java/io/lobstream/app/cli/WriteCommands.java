@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.index.Attributes;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -10,6 +11,8 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -91,9 +94,20 @@ final class WriteCommands {
         @Parameters(index = "1", paramLabel = "FILE", description = "File to read, or - for standard input.")
         String file;
 
+        @Option(names = "--content-type", paramLabel = "TYPE",
+                description = "Media type, served back as Content-Type (default: none, served as application/octet-stream).")
+        String contentType;
+
+        @Option(names = "--meta", paramLabel = "KEY=VALUE", description = "User metadata, served back as X-LobStream-Meta-KEY; repeatable.")
+        Map<String, String> metadata = new LinkedHashMap<>();
+
         @Override
         public Integer call() throws Exception {
-            return runWithFile(file, (client, in, length, progress) -> client.put(id, in, length, null, progress));
+            String problem = Attributes.of(contentType, metadata).problem();
+            if (problem != null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), problem);
+            }
+            return runWithFile(file, (client, in, length, progress) -> client.put(id, in, length, contentType, metadata, progress));
         }
     }
 

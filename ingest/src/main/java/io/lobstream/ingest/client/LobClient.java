@@ -4,6 +4,7 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.index.Attributes;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -100,12 +101,23 @@ public final class LobClient implements AutoCloseable {
      * may reuse it.
      */
     public LobWrite put(String lobId, byte[] value, String contentType) {
+        return put(lobId, value, contentType, Map.of());
+    }
+
+    /**
+     * {@link #put(String, byte[], String)} with user metadata, which a node serves back as
+     * {@code X-LobStream-Meta-KEY} headers.
+     *
+     * @throws IllegalArgumentException if the content type or metadata cannot travel in HTTP headers ({@link Attributes#problem()})
+     */
+    public LobWrite put(String lobId, byte[] value, String contentType, Map<String, String> metadata) {
+        Attributes attributes = checked(contentType, metadata);
         if (value.length <= chunkSize) {
             LobWrite w = begin(lobId);
-            return completeWhen(w, List.of(sendWhole(w, value, contentType)));
+            return completeWhen(w, List.of(sendWhole(w, value, attributes)));
         }
         try {
-            return put(lobId, new java.io.ByteArrayInputStream(value), value.length, contentType, Progress.NONE);
+            return put(lobId, new java.io.ByteArrayInputStream(value), value.length, attributes, Progress.NONE);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e); // not from a byte array
         }
@@ -122,11 +134,35 @@ public final class LobClient implements AutoCloseable {
      */
     public LobWrite put(String lobId, InputStream value, long length, String contentType, Progress progress)
             throws IOException {
+        return put(lobId, value, length, contentType, Map.of(), progress);
+    }
+
+    /**
+     * {@link #put(String, InputStream, long, String, Progress)} with user metadata, which a node
+     * serves back as {@code X-LobStream-Meta-KEY} headers.
+     *
+     * @throws IllegalArgumentException if the content type or metadata cannot travel in HTTP headers ({@link Attributes#problem()})
+     */
+    public LobWrite put(String lobId, InputStream value, long length, String contentType, Map<String, String> metadata, Progress progress)
+            throws IOException {
+        return put(lobId, value, length, checked(contentType, metadata), progress);
+    }
+
+    private static Attributes checked(String contentType, Map<String, String> metadata) {
+        Attributes attributes = Attributes.of(contentType, metadata);
+        String problem = attributes.problem();
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
+        }
+        return attributes;
+    }
+
+    private LobWrite put(String lobId, InputStream value, long length, Attributes attributes, Progress progress) throws IOException {
         LobWrite w = begin(lobId);
         if (length <= chunkSize) {
             byte[] data = new byte[(int) length];
             readExactly(value, data, data.length, 0, length);
-            CompletableFuture<RecordMetadata> sent = sendWhole(w, data, contentType);
+            CompletableFuture<RecordMetadata> sent = sendWhole(w, data, attributes);
             progress.sent(length);
             return completeWhen(w, List.of(sent));
         }
@@ -140,9 +176,9 @@ public final class LobClient implements AutoCloseable {
             int n = readExactly(value, buffer, (int) Math.min(chunkSize, length - offset), offset, length);
             whole.update(buffer, 0, n);
             LobCommand.Builder chunk = base(lobId, LobOp.PUT).setUploadId(uploadId).setChunkIndex(i).setChunkCount(chunks)
-                    .setOffset(offset).setTotalLength(length).setData(ByteBuffer.wrap(buffer, 0, n)).setContentType(contentType);
-            if (i == chunks - 1) {
-                chunk.setCrc32c((int) whole.getValue());
+                    .setOffset(offset).setTotalLength(length).setData(ByteBuffer.wrap(buffer, 0, n));
+            if (i == chunks - 1) { // the upload's version is published with its last chunk, and takes that chunk's attributes
+                chunk.setCrc32c((int) whole.getValue()).setContentType(attributes.contentType()).setMetadata(attributes.metadata());
             }
             sent.add(send(w, chunk.build()));
             progress.sent(offset + n);
@@ -150,9 +186,9 @@ public final class LobClient implements AutoCloseable {
         return completeWhen(w, sent);
     }
 
-    private CompletableFuture<RecordMetadata> sendWhole(LobWrite w, byte[] data, String contentType) {
+    private CompletableFuture<RecordMetadata> sendWhole(LobWrite w, byte[] data, Attributes attributes) {
         return send(w, base(w.lobId(), LobOp.PUT).setTotalLength(data.length).setCrc32c(crc(data)).setData(ByteBuffer.wrap(data))
-                .setContentType(contentType).build());
+                .setContentType(attributes.contentType()).setMetadata(attributes.metadata()).build());
     }
 
     /**

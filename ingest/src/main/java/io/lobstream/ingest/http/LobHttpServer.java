@@ -13,6 +13,7 @@ import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.TablespaceClosedException;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.Attributes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
@@ -53,6 +54,8 @@ import java.util.function.Supplier;
 public final class LobHttpServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LobHttpServer.class);
     static final String FORWARDED = "X-LobStream-Forwarded";
+    /** A version's user metadata travels as one header per key, this prefix before the key (as S3's x-amz-meta-). */
+    public static final String META = "X-LobStream-Meta-";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final HttpServer server;
@@ -204,7 +207,9 @@ public final class LobHttpServer implements AutoCloseable {
             String etag = "\"" + store.copyId() + "." + h.version().version() + "\"";
             headers.add("ETag", etag);
             headers.add("Accept-Ranges", "bytes");
-            headers.add("Content-Type", "application/octet-stream");
+            Attributes attributes = h.version().attributes();
+            headers.add("Content-Type", attributes.contentType() != null ? attributes.contentType() : "application/octet-stream");
+            attributes.metadata().forEach((k, v) -> headers.add(META + k, v));
             // RFC 9110 13.1.5: a range asked for with If-Range is served only of that version; otherwise the
             // whole value (a resumed download must not splice two versions). A date cannot match: no Last-Modified.
             String ifRange = ex.getRequestHeaders().getFirst("If-Range");
@@ -248,6 +253,11 @@ public final class LobHttpServer implements AutoCloseable {
         try (StreamedResponse resp = StreamedResponse.send(uri, ex.getRequestMethod(), headers, PROXY_CONNECT_TIMEOUT, PROXY_TIMEOUT)) {
             for (String h : new String[]{"ETag", "Content-Range", "Accept-Ranges", "Content-Type"}) {
                 resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
+            }
+            for (String h : resp.headerNames()) {
+                if (h.regionMatches(true, 0, META, 0, META.length())) {
+                    resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
+                }
             }
             ex.getResponseHeaders().add("X-LobStream-Served-By", owner.host() + ":" + owner.port());
             long len = resp.contentLength().orElse(0);

@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.net.HttpURLConnection;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -72,6 +73,11 @@ public final class StreamedResponse implements Closeable {
 
     public Optional<String> header(String name) {
         return Optional.ofNullable(connection.getHeaderField(name));
+    }
+
+    /** The names of the headers the server sent, as it spelt them (the status line's null key left out). */
+    public List<String> headerNames() {
+        return connection.getHeaderFields().keySet().stream().filter(java.util.Objects::nonNull).toList();
     }
 
     /** The Content-Length the server sent, if it sent one. */

@@ -8,6 +8,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.ValueTooLargeException;
+import io.lobstream.store.index.Attributes;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.utils.Utils;
@@ -118,7 +119,7 @@ public final class CommandApplier {
                     if (cmd.getUploadId() != null) {
                         return chunk(cmd, data, timestamp, store, tagged);
                     }
-                    return new Applied(LobOp.PUT, store.put(id, stream(data), length, cmd.getCrc32c(), tagged)
+                    return new Applied(LobOp.PUT, store.put(id, stream(data), length, cmd.getCrc32c(), attributes(cmd), tagged)
                             .superseded());
                 case WRITE:
                 case APPEND: {
@@ -160,7 +161,7 @@ public final class CommandApplier {
 
     private Outcome chunk(LobCommand cmd, ByteBuffer data, long timestamp, LobStore store, Source source) throws IOException {
         Chunk chunk = new Chunk(cmd.getUploadId(), cmd.getLobId(), cmd.getTotalLength(), cmd.getChunkIndex(), cmd.getChunkCount(),
-                cmd.getOffset(), data.remaining(), cmd.getCrc32c(), timestamp);
+                cmd.getOffset(), data.remaining(), cmd.getCrc32c(), timestamp, attributes(cmd));
         ChunkResult r = store.putChunk(chunk, stream(data), source);
         switch (r.status()) {
             case ACCEPTED:
@@ -207,6 +208,10 @@ public final class CommandApplier {
         }
         switch (cmd.getOp()) {
             case PUT:
+                String problem = attributes(cmd).problem();
+                if (problem != null) {
+                    return invalid(problem);
+                }
                 if (cmd.getTotalLength() > maxValueBytes) {
                     return tooLarge(cmd.getLobId(), cmd.getTotalLength());
                 }
@@ -230,6 +235,11 @@ public final class CommandApplier {
             default:
                 return new Rejected("unsupported", "op " + cmd.getOp());
         }
+    }
+
+    /** A PUT's content type and metadata (an upload's: its last chunk's). */
+    private static Attributes attributes(LobCommand cmd) {
+        return Attributes.of(cmd.getContentType(), cmd.getMetadata());
     }
 
     private static Rejected invalid(String reason) {

@@ -5,6 +5,7 @@ import io.lobstream.avro.LobOp;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
+import io.lobstream.store.index.Attributes;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -97,6 +98,60 @@ class CommandApplierTest {
             assertThat(applier.apply(put, key(id), other, 0, store, new Source(TOPIC + other, 0)))
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason()).contains("belongs to partition " + p));
             assertThat(store.current(id)).isEmpty();
+        }
+    }
+
+    /**
+     * A PUT's content type and metadata are its version's; a chunked PUT's come with its last chunk; a
+     * partial update keeps them; a PUT without them clears them; what an HTTP header cannot carry is invalid.
+     */
+    @Test
+    void aPutsAttributesAreKeptByPartialUpdatesAndReplacedByTheNextPut() throws Exception {
+        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
+        String id = "doc";
+        int p = partitionOf(id);
+        String source = TOPIC + p;
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            LobCommand put = command(id, LobOp.PUT, 0, new byte[50]);
+            put.setContentType("image/png");
+            put.setMetadata(Map.of("owner", "ann", "camera", "x-100"));
+            assertThat(applier.apply(put, key(id), p, 0, store, new Source(source, 0))).isInstanceOf(CommandApplier.Applied.class);
+            Attributes png = new Attributes("image/png", Map.of("camera", "x-100", "owner", "ann"));
+            assertThat(store.current(id).orElseThrow().attributes()).isEqualTo(png);
+
+            applier.apply(command(id, LobOp.APPEND, 0, new byte[7]), key(id), p, 0, store, new Source(source, 1));
+            assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(57);
+            assertThat(store.current(id).orElseThrow().attributes()).isEqualTo(png);
+
+            applier.apply(command(id, LobOp.PUT, 0, new byte[3]), key(id), p, 0, store, new Source(source, 2));
+            assertThat(store.current(id).orElseThrow().attributes()).isEqualTo(Attributes.NONE);
+
+            long offset = 3;
+            for (int i = 0; i < 2; i++) {
+                LobCommand chunk = LobCommand.newBuilder().setCommandId(UUID.randomUUID().toString()).setLobId(id).setOp(LobOp.PUT)
+                        .setUploadId("u").setChunkIndex(i).setChunkCount(2).setOffset(i * 10L).setTotalLength(20)
+                        .setData(ByteBuffer.wrap(new byte[10])).setMetadata(i == 1 ? Map.of("part", "last") : Map.of())
+                        .setContentType(i == 1 ? "text/plain" : null).setProducedAt(Instant.now()).build();
+                applier.apply(chunk, key(id), p, 0, store, new Source(source, offset++));
+            }
+            assertThat(store.current(id).orElseThrow().attributes()).isEqualTo(new Attributes("text/plain", Map.of("part", "last")));
+
+            LobCommand injecting = command(id, LobOp.PUT, 0, new byte[5]);
+            injecting.setMetadata(Map.of("owner", "ann\r\nSet-Cookie: x=1"));
+            assertThat(applier.apply(injecting, key(id), p, 0, store, new Source(source, offset++)))
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> {
+                        assertThat(r.kind()).isEqualTo("invalid");
+                        assertThat(r.reason()).contains("metadata owner has characters an HTTP header cannot carry");
+                    });
+            LobCommand badKey = command(id, LobOp.PUT, 0, new byte[5]);
+            badKey.setMetadata(Map.of("two words", "v"));
+            assertThat(applier.apply(badKey, key(id), p, 0, store, new Source(source, offset)))
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason()).contains("metadata key \"two words\""));
+            assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(20);
+        }
+        // kept in the index: read back after a reopen
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(store.current(id).orElseThrow().attributes().contentType()).isEqualTo("text/plain");
         }
     }
 }

@@ -25,11 +25,12 @@ import java.util.List;
  *                     belong to the version that superseded it (a partial update shares unchanged data pages);
  *                     purge frees the version's pages minus these
  * @param valueCrc32c  the whole value's CRC32C, or 0 for a version made by a partial update (see {@code RootPage})
+ * @param attributes   its content type and user metadata
  */
 public record VersionEntry(String lobId, long version, long rootPage, long byteLength, int valueCrc32c,
                            List<Extent> extents, long createdAtMillis,
                            Cause cause, long sourceOffset, long supersededAtMillis, boolean reclaimRequested,
-                           List<Extent> retained) {
+                           List<Extent> retained, Attributes attributes) {
 
     /**
      * Why a version was superseded. {@code RELOCATE}: compaction moved its bytes to a new version; the
@@ -37,17 +38,23 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
      */
     public enum Cause { UPDATE, DELETE, RELOCATE }
 
-    /** 1: no retained pages; 2: adds them. Both are read. */
-    private static final byte FORMAT = 2;
+    /** 1: no retained pages; 2: adds them; 3: adds the attributes. All are read. */
+    private static final byte FORMAT = 3;
 
     public VersionEntry {
         extents = List.copyOf(extents);
         retained = List.copyOf(retained);
+        attributes = attributes == null ? Attributes.NONE : attributes;
+    }
+
+    public static VersionEntry current(String lobId, long version, long rootPage, long byteLength, int crc, List<Extent> extents,
+                                       Attributes attributes) {
+        return new VersionEntry(lobId, version, rootPage, byteLength, crc, extents, System.currentTimeMillis(), null, -1, 0, false,
+                List.of(), attributes);
     }
 
     public static VersionEntry current(String lobId, long version, long rootPage, long byteLength, int crc, List<Extent> extents) {
-        return new VersionEntry(lobId, version, rootPage, byteLength, crc, extents, System.currentTimeMillis(), null, -1, 0, false,
-                List.of());
+        return current(lobId, version, rootPage, byteLength, crc, extents, Attributes.NONE);
     }
 
     public VersionEntry superseded(Cause why, long bySourceOffset) {
@@ -58,12 +65,12 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     public VersionEntry superseded(Cause why, long bySourceOffset, List<Extent> shared) {
         List<Extent> owned = shared.isEmpty() ? extents : Extent.subtract(extents, shared);
         return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, owned, createdAtMillis, why, bySourceOffset,
-                System.currentTimeMillis(), false, Extent.coalesce(shared));
+                System.currentTimeMillis(), false, Extent.coalesce(shared), attributes);
     }
 
     public VersionEntry withReclaimRequested() {
         return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, extents, createdAtMillis, cause, sourceOffset,
-                supersededAtMillis, true, retained);
+                supersededAtMillis, true, retained, attributes);
     }
 
     public long pageCount() {
@@ -86,6 +93,7 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             out.writeBoolean(reclaimRequested);
             ExtentCodec.write(out, extents);
             ExtentCodec.write(out, retained);
+            attributes.write(out);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -95,7 +103,7 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     public static VersionEntry decode(byte[] value) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
             byte format = in.readByte();
-            if (format != 1 && format != FORMAT) {
+            if (format < 1 || format > FORMAT) {
                 throw new IllegalStateException("unknown index entry format " + format);
             }
             String lobId = in.readUTF();
@@ -110,9 +118,10 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             boolean reclaimRequested = in.readBoolean();
             List<Extent> extents = ExtentCodec.read(in);
             List<Extent> retained = format == 1 ? List.of() : ExtentCodec.read(in);
+            Attributes attributes = format < 3 ? Attributes.NONE : Attributes.read(in);
             Cause cause = causeCode == 0 ? null : Cause.values()[causeCode - 1];
             return new VersionEntry(lobId, version, root, length, crc, extents, created, cause, sourceOffset, supersededAt, reclaimRequested,
-                    retained);
+                    retained, attributes);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

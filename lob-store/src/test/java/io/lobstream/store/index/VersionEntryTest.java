@@ -1,0 +1,61 @@
+package io.lobstream.store.index;
+
+import io.lobstream.store.allocator.Extent;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Index entries round-trip, attributes included, and entries written before attributes existed still read. */
+class VersionEntryTest {
+    @Test
+    void anEntryWithAttributesRoundTrips() {
+        VersionEntry e = VersionEntry.current("doc", 7, 40, 123_456, 99, List.of(new Extent(40, 9)),
+                        new Attributes("image/png", Map.of("owner", "ann", "b", "")))
+                .superseded(VersionEntry.Cause.UPDATE, 12, List.of(new Extent(45, 2)));
+        VersionEntry back = VersionEntry.decode(e.encode());
+        assertThat(back).isEqualTo(e);
+        assertThat(back.attributes().metadata().keySet()).containsExactly("b", "owner");
+    }
+
+    @Test
+    void anEntryOfFormat2ReadsWithoutAttributes() throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(2);
+            out.writeUTF("doc");
+            out.writeLong(7);    // version
+            out.writeLong(40);   // root page
+            out.writeLong(5000); // length
+            out.writeInt(99);    // crc
+            out.writeLong(1234); // created at
+            out.writeByte(0);    // current
+            out.writeLong(-1);
+            out.writeLong(0);
+            out.writeBoolean(false);
+            out.writeInt(1);     // extents
+            out.writeLong(40);
+            out.writeInt(2);
+            out.writeInt(0);     // retained
+        }
+        VersionEntry e = VersionEntry.decode(bytes.toByteArray());
+        assertThat(e.extents()).containsExactly(new Extent(40, 2));
+        assertThat(e.attributes()).isSameAs(Attributes.NONE);
+        assertThat(VersionEntry.decode(e.encode())).isEqualTo(e);
+    }
+
+    @Test
+    void attributesAnHttpHeaderCannotCarryAreNamed() {
+        assertThat(new Attributes("text/plain; charset=utf-8", Map.of("owner", "Ann Lee", "x.y_z-1", "ok")).problem()).isNull();
+        assertThat(new Attributes("text/plain\r\nX: y", Map.of()).problem()).contains("content type").contains("\\r\\n");
+        assertThat(new Attributes(null, Map.of("", "v")).problem()).contains("metadata key \"\"");
+        assertThat(new Attributes(null, Map.of("k", "é")).problem()).contains("metadata k has characters");
+        assertThat(new Attributes(null, Map.of("k", "v".repeat(Attributes.MAX_BYTES))).problem()).contains("over " + Attributes.MAX_BYTES);
+        assertThat(Attributes.of("", Map.of())).isSameAs(Attributes.NONE);
+    }
+}
