@@ -21,17 +21,40 @@ final class InputFile implements Closeable {
         this.temporary = temporary;
     }
 
+    /** Why {@code arg} cannot be read as a value, or null. */
+    static String problem(String arg) {
+        if (arg.equals("-")) {
+            return null;
+        }
+        Path p = Path.of(arg);
+        return !Files.exists(p) ? "no such file: " + arg
+                : Files.isDirectory(p) ? "a directory, not a file: " + arg
+                : !Files.isReadable(p) ? "cannot read " + arg + ": permission denied"
+                : null;
+    }
+
+    /**
+     * The value's bytes, with their length known before the first is sent (an upload's first chunk says
+     * it): a regular file as it is; standard input ({@code -}) or anything else one can only read
+     * through once (a pipe, {@code <(cmd)}, {@code /dev/stdin}) copied to a temporary file first.
+     */
     static InputFile open(String arg) throws IOException {
-        if (!arg.equals("-")) {
-            Path p = Path.of(arg);
-            if (!Files.isRegularFile(p)) {
-                throw new IOException("no such file: " + arg);
-            }
-            return new InputFile(p, false);
+        String problem = problem(arg);
+        if (problem != null) {
+            throw new IOException(problem);
+        }
+        if (!arg.equals("-") && Files.isRegularFile(Path.of(arg))) {
+            return new InputFile(Path.of(arg), false);
         }
         Path tmp = Files.createTempFile("lobstream-stdin-", ".bin");
         tmp.toFile().deleteOnExit(); // Ctrl-C (or SIGTERM) while spooling or sending: close() never runs, the JVM's exit still does
-        Files.copy(System.in, tmp, StandardCopyOption.REPLACE_EXISTING);
+        if (arg.equals("-")) {
+            Files.copy(System.in, tmp, StandardCopyOption.REPLACE_EXISTING);
+        } else {
+            try (InputStream in = Files.newInputStream(Path.of(arg))) {
+                Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
         return new InputFile(tmp, true);
     }
 

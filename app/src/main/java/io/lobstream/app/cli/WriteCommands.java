@@ -76,8 +76,9 @@ final class WriteCommands {
 
         /** Sends the bytes of FILE (or stdin). */
         int runWithFile(String file, SendBytes send) throws Exception {
-            if (!file.equals("-") && !java.nio.file.Files.isRegularFile(java.nio.file.Path.of(file))) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "no such file: " + file);
+            String problem = InputFile.problem(file);
+            if (problem != null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), problem);
             }
             try (InputFile in = InputFile.open(file)) {
                 long length = in.length();

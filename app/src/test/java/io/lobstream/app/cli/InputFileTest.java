@@ -1,0 +1,48 @@
+package io.lobstream.app.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+/** What {@code put ID FILE} accepts as FILE: a file, or anything that reads through once, such as {@code <(cmd)}. */
+class InputFileTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aPipeIsReadThroughOnceIntoATemporaryFile() throws Exception {
+        Path fifo = dir.resolve("fifo");
+        assumeThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).as("mkfifo").isZero();
+        byte[] value = new byte[100_000];
+        value[99_999] = 7;
+        CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+            try (OutputStream out = Files.newOutputStream(fifo)) {
+                out.write(value);
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        assertThat(InputFile.problem(fifo.toString())).isNull();
+        try (InputFile in = InputFile.open(fifo.toString())) {
+            writer.get();
+            assertThat(in.length()).isEqualTo(value.length);
+            try (var s = in.stream()) {
+                assertThat(s.readAllBytes()).isEqualTo(value);
+            }
+        }
+    }
+
+    @Test
+    void whatIsNotAFileIsNamed() {
+        assertThat(InputFile.problem(dir.resolve("missing").toString())).startsWith("no such file: ");
+        assertThat(InputFile.problem(dir.toString())).startsWith("a directory, not a file: ");
+        assertThat(InputFile.problem("-")).isNull();
+    }
+}
