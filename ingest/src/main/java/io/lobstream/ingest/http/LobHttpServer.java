@@ -37,6 +37,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
 import java.util.function.Supplier;
 
 /**
@@ -62,6 +63,12 @@ public final class LobHttpServer implements AutoCloseable {
     private final ExecutorService executor;
     private final TablespaceRegistry registry;
     private static final int THREADS = 32;
+    /**
+     * Value reads in flight at most; the other threads stay free for /status, /metrics and /fsck,
+     * which a slow reader of large values would otherwise keep waiting (a scrape, {@code status --wait}).
+     */
+    private static final int READ_THREADS = THREADS - 4;
+    private final Semaphore reads = new Semaphore(READ_THREADS);
     /** How long a forwarded request waits for the owner's response headers, and then for each read of the body. */
     private static final Duration PROXY_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration PROXY_CONNECT_TIMEOUT = Duration.ofSeconds(5);
@@ -86,7 +93,7 @@ public final class LobHttpServer implements AutoCloseable {
             return t;
         });
         server.setExecutor(executor);
-        server.createContext("/lobs/", answering(this::lobs));
+        server.createContext("/lobs/", answering(this::boundedLobs));
         server.createContext("/status", answering(this::status));
         server.createContext("/fsck", answering(this::fsck));
         server.createContext("/metrics", new MetricsEndpoint(prometheus));
@@ -132,6 +139,19 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- /lobs/{id}
+
+    private void boundedLobs(HttpExchange ex) throws IOException {
+        if (!reads.tryAcquire()) {
+            ex.getResponseHeaders().add("Retry-After", "1");
+            send(ex, 503, READ_THREADS + " reads in flight on this node; retry\n");
+            return;
+        }
+        try {
+            lobs(ex);
+        } finally {
+            reads.release();
+        }
+    }
 
     private void lobs(HttpExchange ex) throws IOException {
         String method = ex.getRequestMethod();
