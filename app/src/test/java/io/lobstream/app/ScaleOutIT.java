@@ -8,6 +8,7 @@ import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -314,5 +316,29 @@ class ScaleOutIT {
         assertAllReadable(a, b);
         assertFsckClean(a);
         assertFsckClean(b);
+    }
+
+    /**
+     * A tablespace whose fsync failed (here: its marker, as the store writes it) is not opened again:
+     * its node moves it aside and rebuilds the partition from lob.commands, commands applied while
+     * it was down included.
+     */
+    @Test
+    @Order(6)
+    void aTablespaceWhoseSyncFailedIsMovedAsideAndRebuiltFromKafka() throws Exception {
+        int p = Nodes.partitions(a).iterator().next();
+        Path failed = TablespaceDirs.partitionDir(configA.dataDir(), p);
+        a.close(false);
+        Files.writeString(failed.resolve(TablespaceDirs.SYNC_FAILED), "simulated: Input/output error");
+        writeRound();
+        a = Nodes.start(configA);
+        awaitSplit();
+        assertThat(Nodes.partitions(a)).contains(p);
+        assertAllReadable(a, b);
+        assertThat(failed.resolve(TablespaceDirs.SYNC_FAILED)).doesNotExist();
+        try (var siblings = Files.list(failed.getParent())) {
+            assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-" + p + ".sync-failed-"));
+        }
+        assertFsckClean(a);
     }
 }

@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -82,6 +83,8 @@ public final class DefaultLobStore implements LobStore {
      */
     private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    /** The first failed fsync: from then on nothing is synced, and the store refuses every commit (see {@link #flush()}). */
+    private volatile IOException syncFailure;
     private final String copyId;
 
     private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
@@ -98,8 +101,8 @@ public final class DefaultLobStore implements LobStore {
         this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), recovered.highWaterMark(), recovered.free(),
                 metrics);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
-        this.pageSync = new GroupSync(file::force, config.groupCommitIntervalMs(), metrics::pageSync);
-        this.walSync = new GroupSync(this::syncWalIfOpen, config.groupCommitIntervalMs(), metrics::walSync);
+        this.pageSync = new GroupSync(() -> guarded(file::force), config.groupCommitIntervalMs(), metrics::pageSync);
+        this.walSync = new GroupSync(() -> guarded(this::syncWalIfOpen), config.groupCommitIntervalMs(), metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pageSync, unpublished);
@@ -108,6 +111,10 @@ public final class DefaultLobStore implements LobStore {
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
     public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name) throws IOException {
+        Path failed = dir.resolve(TablespaceDirs.SYNC_FAILED);
+        if (Files.exists(failed)) {
+            throw new TablespaceSyncFailedException(dir, "a sync failed (" + Files.readString(failed).strip() + ")");
+        }
         TablespaceDirs.Descriptor descriptor = TablespaceDirs.createOrRead(dir, config.pageSize());
         int pageSize = descriptor.pageSize();
         if (pageSize != config.pageSize()) {
@@ -632,7 +639,7 @@ public final class DefaultLobStore implements LobStore {
         VersionEntry old = moved.superseded().orElseThrow();
         if (config.sync()) {
             try (Latches.Held latch = openShared()) {
-                index.syncWal();
+                guarded(index::syncWal);
             }
             metrics.walSync();
         }
@@ -855,9 +862,9 @@ public final class DefaultLobStore implements LobStore {
             long writes = index.writeCount(); // read first: what is written after this is left for the next flush
             if (config.sync() && writes != syncedWrites) {
                 // pages first: the index entries synced next name them
-                file.force();
+                guarded(file::force);
                 metrics.pageSync();
-                index.syncWal();
+                guarded(index::syncWal);
                 metrics.walSync();
                 syncedWrites = writes;
             }
@@ -880,7 +887,7 @@ public final class DefaultLobStore implements LobStore {
             // The cut cannot be undone: the index writes that freed these pages must be durable before it, or a
             // crash could bring back a pending version whose pages no longer exist. Frees write the index before
             // they reach the allocator, so this sync covers every page the allocator holds free.
-            index.syncWal();
+            guarded(index::syncWal);
             file.truncate(pages);
         });
         if (given > 0) {
@@ -912,6 +919,43 @@ public final class DefaultLobStore implements LobStore {
     /** The tablespace directory (page file, index, properties). */
     public Path directory() {
         return dir;
+    }
+
+    /**
+     * Runs a sync; if it fails, the store is failed for good. The kernel may have dropped the pages
+     * it could not write and report the next fsync of the file as a success (PostgreSQL's
+     * "fsyncgate"), so retrying would make a commit of lost writes. The store records the failure
+     * in its directory ({@link TablespaceDirs#SYNC_FAILED}, as far as the disk still takes a small
+     * write) and fails every later sync, so the writer's transaction aborts and the task restarts,
+     * finds the marker and rebuilds the partition from Kafka.
+     */
+    private void guarded(GroupSync.SyncAction sync) throws IOException {
+        IOException failed = syncFailure;
+        if (failed != null) {
+            throw new TablespaceSyncFailedException(dir, "a sync failed earlier: " + failed);
+        }
+        try {
+            sync.sync();
+        } catch (IOException e) {
+            syncFailed(e);
+            throw new TablespaceSyncFailedException(dir, "a sync failed: " + e);
+        }
+    }
+
+    /** Marks the store failed by {@code e}, as a failed sync does (tests stand in for a failing disk with it). */
+    void syncFailed(IOException e) {
+        synchronized (this) {
+            if (syncFailure != null) {
+                return;
+            }
+            syncFailure = e;
+        }
+        log.error("{}: a sync failed; the tablespace will not be opened again and its partition is rebuilt from Kafka", name, e);
+        try {
+            Files.writeString(dir.resolve(TablespaceDirs.SYNC_FAILED), java.time.Instant.now() + " " + e + "\n");
+        } catch (IOException | RuntimeException markerFailed) {
+            log.error("{}: could not write {} either: {}", name, TablespaceDirs.SYNC_FAILED, markerFailed.toString());
+        }
     }
 
     /** A quick check before a write waits for anything; what counts is the check under the latch (see {@link #openShared()}). */
@@ -973,11 +1017,14 @@ public final class DefaultLobStore implements LobStore {
             }
             closed = true;
             try {
+                if (syncFailure != null) {
+                    return; // nothing more is written or synced: the tablespace is rebuilt, not trusted
+                }
                 shrinkTail();
                 // preallocated pages past the last write are free space: make the file span them so the
                 // next open derives the same free space as the checkpoint below
                 file.extendTo(allocator.highWaterMark());
-                file.force();
+                guarded(file::force);
                 index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN);
             } finally {
                 // Whatever failed above, the index lets go of its lock and the file of its descriptor, or the

@@ -1,5 +1,6 @@
 package io.lobstream.store;
 
+import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -151,5 +152,25 @@ class StoreLifecycleTest {
             assertThat(store.forgetCommandsBefore(Long.MAX_VALUE)).isEqualTo(1);
             assertThat(store.needsSync()).isTrue();
         }
+    }
+
+    /**
+     * After a failed fsync nothing is synced or trusted again (the kernel may have dropped the pages and
+     * report the next fsync a success): every later commit fails, close writes nothing, and the
+     * tablespace's directory says so, so that no later open takes it as it is.
+     */
+    @Test
+    void aFailedSyncFailsTheStoreForGood() throws IOException {
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        put(store, "a", bytes(9000, 1));
+        store.flush();
+        put(store, "b", bytes(9000, 2));
+        store.syncFailed(new IOException("Input/output error (simulated)"));
+        assertThatThrownBy(store::flush).isInstanceOf(TablespaceSyncFailedException.class)
+                .hasMessageContaining("a sync failed earlier").hasMessageContaining("Input/output error (simulated)");
+        store.close();
+        assertThat(dir.resolve(TablespaceDirs.SYNC_FAILED)).content().contains("Input/output error (simulated)");
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceSyncFailedException.class)
+                .hasMessageContaining("not opened again");
     }
 }

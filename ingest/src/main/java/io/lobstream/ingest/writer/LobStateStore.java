@@ -2,6 +2,7 @@ package io.lobstream.ingest.writer;
 
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.TablespaceSyncFailedException;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.TopicPartition;
@@ -10,9 +11,12 @@ import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.state.internals.CacheFlushListener;
 import org.apache.kafka.streams.state.internals.CachedStateStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -35,6 +39,7 @@ import java.util.Map;
  */
 public final class LobStateStore implements StateStore, CachedStateStore<Object, Object> {
     public static final String NAME = "lob-tablespace";
+    private static final Logger log = LoggerFactory.getLogger(LobStateStore.class);
 
     private final Path dataDir;
     private final LobStoreConfig config;
@@ -96,7 +101,18 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     }
 
     private DefaultLobStore open() throws IOException {
-        return DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, partition), config, meters, "p-" + partition);
+        Path dir = TablespaceDirs.partitionDir(dataDir, partition);
+        try {
+            return DefaultLobStore.open(dir, config, meters, "p-" + partition);
+        } catch (TablespaceSyncFailedException e) {
+            // kept for a look at what the disk did, under a name that is not a tablespace's; the new one starts empty,
+            // so the task's check finds it behind and the partition is rebuilt from lob.commands
+            Path aside = TablespaceDirs.syncFailedAside(dir, System.currentTimeMillis());
+            Files.move(dir, aside);
+            log.error("partition {}: {}; moved it to {} and rebuilding the partition from {}", partition, e.getMessage(), aside,
+                    "lob.commands");
+            return DefaultLobStore.open(dir, config, meters, "p-" + partition);
+        }
     }
 
     public DefaultLobStore store() {

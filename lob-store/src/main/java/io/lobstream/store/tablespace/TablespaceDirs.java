@@ -19,6 +19,8 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0/index/             the RocksDB index
  * DATA_DIR/tablespaces/p-0/tablespace.properties   format, page size and copy id (read by purge
  *                                                   workers, which never open the index)
+ * DATA_DIR/tablespaces/p-0/SYNC-FAILED        written when an fsync failed: the tablespace is not opened again
+ * DATA_DIR/tablespaces/p-0.sync-failed-T/     one moved aside at time T for that reason (a node rebuilds p-0)
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
  * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
  * </pre>
@@ -28,6 +30,8 @@ public final class TablespaceDirs {
     public static final String PAGES = "lob.pages";
     public static final String INDEX = "index";
     public static final String DESCRIPTOR = "tablespace.properties";
+    /** The marker of a failed sync (see {@link io.lobstream.store.TablespaceSyncFailedException}). */
+    public static final String SYNC_FAILED = "SYNC-FAILED";
     private static final Pattern PARTITION = Pattern.compile("p-(\\d+)");
 
     private TablespaceDirs() {
@@ -45,6 +49,11 @@ public final class TablespaceDirs {
     /** The file a replay into {@link #replayStaging} holds a lock on while it runs. */
     public static Path replayLock(Path partitionDir) {
         return partitionDir.resolveSibling(partitionDir.getFileName() + ".replaying.lock");
+    }
+
+    /** Where a tablespace whose sync failed is moved, out of the way of the one rebuilt in its place. */
+    public static Path syncFailedAside(Path partitionDir, long atMillis) {
+        return partitionDir.resolveSibling(partitionDir.getFileName() + ".sync-failed-" + atMillis);
     }
 
     /** Partitions that have a tablespace under {@code dataDir}, sorted. */
