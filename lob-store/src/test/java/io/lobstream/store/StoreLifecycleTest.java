@@ -1,5 +1,6 @@
 package io.lobstream.store;
 
+import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -172,5 +173,6 @@ class StoreLifecycleTest {
         assertThat(dir.resolve(TablespaceDirs.SYNC_FAILED)).content().contains("Input/output error (simulated)");
         assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceSyncFailedException.class)
                 .hasMessageContaining("not opened again");
+        assertThat(Fsck.offline(dir, true).problems()).anyMatch(p -> p.contains("a sync failed"));
     }
 }

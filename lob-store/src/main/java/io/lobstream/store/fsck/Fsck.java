@@ -9,6 +9,7 @@ import io.lobstream.store.tablespace.TablespaceDirs;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,7 +83,11 @@ public final class Fsck {
                 }
                 end = Math.max(end, e.endPage());
             }
-            return new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData).run();
+            FsckReport report = new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData).run();
+            Path failed = tablespaceDir.resolve(TablespaceDirs.SYNC_FAILED);
+            // its pages may check out and still not be what was applied: writes since the last good sync may be lost
+            return Files.exists(failed) ? report.withProblem(tablespaceDir + ": a sync failed (" + Files.readString(failed).strip()
+                    + "); a node rebuilds it from lob.commands, or replay it") : report;
         }
     }
 
