@@ -45,40 +45,32 @@ class GetCommandTest {
 
     @Test
     void aValueCutShortIsAnErrorAndLeavesNoFile() throws IOException {
-        HttpServer node = servingHalfOf(1000);
-        try {
-            Path out = dir.resolve("doc-1.bin");
-            assertThat(get("doc-1", "-o", out.toString(), "--node", "http://127.0.0.1:" + node.getAddress().getPort()))
-                    .isEqualTo(CommandLine.ExitCode.SOFTWARE);
-            assertThat(cli.err()).contains("ended after 500 of 1000 bytes");
-            assertThat(out).doesNotExist();
-            assertThat(dir.resolve("doc-1.bin.part")).doesNotExist();
-        } finally {
-            node.stop(0);
-        }
+        Path out = dir.resolve("doc-1.bin");
+        assertThat(getTo(out, servingHalfOf(1000))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(cli.err()).contains("ended after 500 of 1000 bytes");
+        assertThat(out).doesNotExist();
+        assertThat(dir.resolve("doc-1.bin.part")).doesNotExist();
     }
 
     @Test
     void aWholeValueIsWritten() throws IOException {
-        HttpServer node = servingWhole(1000);
-        try {
-            Path out = dir.resolve("doc-1.bin");
-            assertThat(get("doc-1", "-o", out.toString(), "--node", "http://127.0.0.1:" + node.getAddress().getPort())).isZero();
-            assertThat(Files.size(out)).isEqualTo(1000);
-        } finally {
-            node.stop(0);
-        }
+        Path out = dir.resolve("doc-1.bin");
+        assertThat(getTo(out, servingWhole(1000))).isZero();
+        assertThat(Files.size(out)).isEqualTo(1000);
     }
 
     @Test
     void anOutputDirectoryThatIsNotThereIsNamedWithWhatIsWrong() throws IOException {
-        HttpServer node = servingWhole(10);
+        Path out = dir.resolve("no-such-dir").resolve("doc-1.bin");
+        assertThat(getTo(out, servingWhole(10))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        // Java's own message is the bare path
+        assertThat(cli.err()).contains("lobstream get: no such file or directory: " + out + ".part");
+    }
+
+    /** {@code get doc-1 -o out} from {@code node}, stopped afterwards. */
+    private int getTo(Path out, HttpServer node) {
         try {
-            Path out = dir.resolve("no-such-dir").resolve("doc-1.bin");
-            assertThat(get("doc-1", "-o", out.toString(), "--node", "http://127.0.0.1:" + node.getAddress().getPort()))
-                    .isEqualTo(CommandLine.ExitCode.SOFTWARE);
-            // Java's own message is the bare path
-            assertThat(cli.err()).contains("lobstream get: no such file or directory: " + out + ".part");
+            return get("doc-1", "-o", out.toString(), "--node", "http://127.0.0.1:" + node.getAddress().getPort());
         } finally {
             node.stop(0);
         }
