@@ -22,8 +22,10 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
@@ -83,8 +85,10 @@ public final class DefaultLobStore implements LobStore {
      */
     private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
     private volatile boolean closed;
-    /** The first failed fsync: from then on nothing is synced, and the store refuses every commit (see {@link #flush()}). */
+    /** The first failed fsync: from then on nothing is written or synced, and every write and commit fails (see {@link #guarded}). */
     private volatile IOException syncFailure;
+    /** The copies whose sync failed in this process, should their marker not have reached the disk (a rebuilt one is a new copy). */
+    private static final java.util.Set<String> SYNC_FAILED_HERE = ConcurrentHashMap.newKeySet();
     private final String copyId;
 
     private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
@@ -116,6 +120,9 @@ public final class DefaultLobStore implements LobStore {
             throw new TablespaceSyncFailedException(dir, "a sync failed (" + Files.readString(failed).strip() + ")");
         }
         TablespaceDirs.Descriptor descriptor = TablespaceDirs.createOrRead(dir, config.pageSize());
+        if (descriptor.copyId() != null && SYNC_FAILED_HERE.contains(descriptor.copyId())) {
+            throw new TablespaceSyncFailedException(dir, "a sync failed in this process (and its marker did not reach the disk)");
+        }
         int pageSize = descriptor.pageSize();
         if (pageSize != config.pageSize()) {
             log.info("tablespace {} was created with {}-byte pages; using that, not the configured {}", dir, pageSize, config.pageSize());
@@ -951,10 +958,17 @@ public final class DefaultLobStore implements LobStore {
             syncFailure = e;
         }
         log.error("{}: a sync failed; the tablespace will not be opened again and its partition is rebuilt from Kafka", name, e);
-        try {
-            Files.writeString(dir.resolve(TablespaceDirs.SYNC_FAILED), java.time.Instant.now() + " " + e + "\n");
+        if (copyId != null) {
+            SYNC_FAILED_HERE.add(copyId);
+        }
+        Path marker = dir.resolve(TablespaceDirs.SYNC_FAILED);
+        try (FileChannel out = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            out.write(java.nio.ByteBuffer.wrap((java.time.Instant.now() + " " + e + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            out.force(true);
+            TablespaceDirs.syncDirectory(dir); // the marker's name too: a power loss must not take it
         } catch (IOException | RuntimeException markerFailed) {
-            log.error("{}: could not write {} either: {}", name, TablespaceDirs.SYNC_FAILED, markerFailed.toString());
+            log.error("{}: could not write {} either: {}", name, marker, markerFailed.toString());
         }
     }
 
@@ -962,6 +976,10 @@ public final class DefaultLobStore implements LobStore {
     private void checkOpen() throws IOException {
         if (closed) {
             throw closedException();
+        }
+        IOException failed = syncFailure;
+        if (failed != null) {
+            throw new TablespaceSyncFailedException(dir, "a sync failed earlier: " + failed);
         }
     }
 

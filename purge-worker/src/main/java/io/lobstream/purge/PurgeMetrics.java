@@ -26,11 +26,11 @@ final class PurgeMetrics {
         this.versions = Counter.builder("lob_purge_versions").tag("worker", workerId)
                 .description("Superseded versions turned into reclaim records, counted once their transaction commits").register(registry);
         this.pages = Counter.builder("lob_purge_pages").tag("worker", workerId)
-                .description("Pages named in reclaim records").register(registry);
+                .description("Pages named in reclaim records, counted once their transaction commits").register(registry);
         this.stale = Counter.builder("lob_purge_stale_roots").tag("worker", workerId)
-                .description("Undo records whose root page already belongs to another version (already reclaimed)").register(registry);
+                .description("Undo records of versions reclaimed already: their root page reused, cut, or never written since the file grew back").register(registry);
         this.corrupt = Counter.builder("lob_purge_corrupt_pages").tag("worker", workerId)
-                .description("Undo records skipped because a page failed verification").register(registry);
+                .description("Undo records skipped because a page failed verification, read twice").register(registry);
         this.otherCopy = Counter.builder("lob_purge_other_copy").tag("worker", workerId)
                 .description("Undo records skipped because another copy of the partition produced them (it moved)").register(registry);
     }

@@ -303,30 +303,35 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     }
 
     private Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
-        List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
-        List<Long> timestamps = new ArrayList<>(batch.size());
-        boolean copyChecked = false;
+        List<ConsumerRecord<String, byte[]>> decoded = new ArrayList<>(batch.size());
+        List<UndoRecord> undos = new ArrayList<>(batch.size());
         for (ConsumerRecord<String, byte[]> r : batch) {
             try {
-                UndoRecord undo = LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class);
-                if (!reader.ownCopy(undo.getCopyId()) && !copyChecked) {
-                    reader = reopenedIfReplaced(partition, reader);
-                    copyChecked = true;
-                }
-                if (!reader.ownCopy(undo.getCopyId())) {
-                    // produced by another copy of the partition (before it moved here); that copy's node, or this one's
-                    // re-emission when it opens the tablespace, purges what is pending here
-                    metrics.otherCopy.increment();
-                    continue;
-                }
-                requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(),
-                        undo.getRetained().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList()));
-                timestamps.add(r.timestamp());
+                undos.add(LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class));
+                decoded.add(r);
             } catch (RegistryUnavailableException e) {
                 throw e; // the transaction aborts and the batch is read again: the record may be good
             } catch (RuntimeException e) {
                 log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
             }
+        }
+        PurgeReader own = reader;
+        if (undos.stream().anyMatch(u -> !own.ownCopy(u.getCopyId()))) {
+            reader = reopenedIfReplaced(partition, reader); // before any record is matched against a copy
+        }
+        List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
+        List<Long> timestamps = new ArrayList<>(batch.size());
+        for (int i = 0; i < undos.size(); i++) {
+            UndoRecord undo = undos.get(i);
+            if (!reader.ownCopy(undo.getCopyId())) {
+                // produced by another copy of the partition (before it moved here); that copy's node, or this one's
+                // re-emission when it opens the tablespace, purges what is pending here
+                metrics.otherCopy.increment();
+                continue;
+            }
+            requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(),
+                    undo.getRetained().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList()));
+            timestamps.add(decoded.get(i).timestamp());
         }
         long[] before = pagesRead(reader);
         List<PurgeReader.Result> results = reader.scan(requests);

@@ -8,9 +8,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /**
- * The FILE argument of the write commands: a file, or {@code -} for standard input. Standard
- * input is first spooled to a temporary file, because a chunked upload states its length in its
- * first chunk.
+ * The FILE argument of the write commands: a file, {@code -} for standard input, or anything else
+ * that can be read through once (a pipe, {@code <(cmd)}). All but a regular file are first spooled
+ * to a temporary file, because a chunked upload states its length in its first chunk.
  */
 final class InputFile implements Closeable {
     private final Path path;

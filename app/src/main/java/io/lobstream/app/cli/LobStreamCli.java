@@ -64,6 +64,6 @@ public final class LobStreamCli implements Runnable {
                 : e instanceof NotDirectoryException ? "not a directory"
                 : e instanceof DirectoryNotEmptyException ? "directory not empty"
                 : e.getReason() != null ? e.getReason() : e.getClass().getSimpleName();
-        return what + ": " + e.getFile() + (e.getOtherFile() != null ? " -> " + e.getOtherFile() : "");
+        return what + (e.getFile() != null ? ": " + e.getFile() : "") + (e.getOtherFile() != null ? " -> " + e.getOtherFile() : "");
     }
 }

@@ -202,6 +202,7 @@ public final class LobHttpServer implements AutoCloseable {
             return;
         }
         try {
+            ex.getResponseHeaders().clear(); // what the value's answer had set (its ETag, its Content-Type) is not this one's
             if (stopping || moved) {
                 log.debug("{}: {}", request, e.toString());
                 send(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
@@ -271,7 +272,7 @@ public final class LobHttpServer implements AutoCloseable {
         URI uri = URI.create("http://" + owner.host() + ":" + owner.port() + rawPath);
         boolean answered = false; // once the status line is sent, a failure can only cut the body short
         try (StreamedResponse resp = StreamedResponse.send(uri, ex.getRequestMethod(), headers, PROXY_CONNECT_TIMEOUT, PROXY_TIMEOUT)) {
-            for (String h : new String[]{"ETag", "Content-Range", "Accept-Ranges", "Content-Type"}) {
+            for (String h : new String[]{"ETag", "Content-Range", "Accept-Ranges", "Content-Type", "Retry-After"}) {
                 resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
             }
             for (String h : resp.headerNames()) {

@@ -12,6 +12,8 @@ import io.lobstream.store.index.Attributes;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.utils.Utils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -34,6 +36,7 @@ import java.util.zip.CRC32C;
  * {@code unsupported}.
  */
 public final class CommandApplier {
+    private static final Logger log = LoggerFactory.getLogger(CommandApplier.class);
 
     /** What came of a command. */
     public sealed interface Outcome permits Applied, ChunkAccepted, AlreadyApplied, Duplicate, Rejected {
@@ -156,6 +159,11 @@ public final class CommandApplier {
             return new Rejected("crc-mismatch", e.getMessage());
         } catch (ValueTooLargeException e) {
             return new Rejected("too-large", e.getMessage()); // more than the tablespace's page size can address
+        } catch (IllegalArgumentException e) {
+            // the tablespace refused what no check above caught: thrown out of the task, the command would fail it at
+            // every restart (and a replay of the partition at every try); as a rejection it is recorded and dead-lettered
+            log.error("{}: the tablespace refused the command at {}; dead-lettered", id, source, e);
+            return invalid("refused by the tablespace: " + e.getMessage());
         }
     }
 
@@ -208,10 +216,6 @@ public final class CommandApplier {
         }
         switch (cmd.getOp()) {
             case PUT:
-                String problem = attributes(cmd).problem();
-                if (problem != null) {
-                    return invalid(problem);
-                }
                 if (cmd.getTotalLength() > maxValueBytes) {
                     return tooLarge(cmd.getLobId(), cmd.getTotalLength());
                 }
@@ -237,9 +241,19 @@ public final class CommandApplier {
         }
     }
 
-    /** A PUT's content type and metadata (an upload's: its last chunk's). */
+    /**
+     * A PUT's content type and metadata (an upload's: its last chunk's), less what an HTTP header cannot
+     * carry. LobClient and the CLI refuse such attributes before sending; from another producer, or in
+     * commands an older writer applied (replayed to rebuild a partition), the value is kept and they
+     * are dropped, so that every copy of a partition holds the same values.
+     */
     private static Attributes attributes(LobCommand cmd) {
-        return Attributes.of(cmd.getContentType(), cmd.getMetadata());
+        Attributes given = Attributes.of(cmd.getContentType(), cmd.getMetadata());
+        Attributes safe = given.headerSafe();
+        if (!safe.equals(given)) {
+            log.warn("{}: content type or metadata dropped: {}", cmd.getLobId(), given.problem());
+        }
+        return safe;
     }
 
     private static Rejected invalid(String reason) {

@@ -37,7 +37,15 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             deadLetter(record, "invalid", "bad extents in ReclaimRecord: " + e.getMessage());
             return;
         }
-        ReclaimOutcome outcome = store.reclaim(reclaim.getLobId(), reclaim.getVersion(), extents, source);
+        ReclaimOutcome outcome;
+        try {
+            outcome = store.reclaim(reclaim.getLobId(), reclaim.getVersion(), extents, source);
+        } catch (IllegalArgumentException e) {
+            // refused by the tablespace where the check above found nothing: thrown out of the task, the record would
+            // fail it again at every restart and stall the partition
+            deadLetter(record, "invalid", "ReclaimRecord refused by the tablespace: " + e.getMessage());
+            return;
+        }
         metrics.reclaim(outcome);
         if (outcome == ReclaimOutcome.APPLIED && reclaim.getTime() != null) {
             metrics.reclaimApplyLag(Duration.between(reclaim.getTime(), Instant.now()));

@@ -9,8 +9,6 @@ import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,11 +18,9 @@ import java.io.UncheckedIOException;
  * its source (topic-partition and offset, which the store records as applied) and apply it to
  * the task's tablespace. An I/O failure of the tablespace, or a schema registry that does not
  * answer, is not bad input: it fails the task, which resumes from its last commit, so nothing is
- * lost. A record the tablespace refuses ({@link IllegalArgumentException}) is dead-lettered: it would
- * fail the task again each time it were read.
+ * lost.
  */
 abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Object, Object> {
-    private static final Logger log = LoggerFactory.getLogger(TablespaceProcessor.class);
     private final Deserializer<Object> deserializer;
     private final Class<T> type;
     protected final WriterMetrics metrics;
@@ -59,12 +55,6 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
             apply(record, value, tablespace.store(), new Source(meta.topic() + "-" + meta.partition(), meta.offset()));
         } catch (IOException e) {
             throw new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), e);
-        } catch (IllegalArgumentException e) {
-            // The store refused what the record asks for, and checks found nothing wrong before: thrown out of
-            // the task, the record would fail it again at every restart and stall the partition for good.
-            log.error("{} offset {}: the tablespace refused the record; dead-lettered", meta.topic() + "-" + meta.partition(),
-                    meta.offset(), e);
-            deadLetter(record, "invalid", "refused by the tablespace: " + e.getMessage());
         }
     }
 

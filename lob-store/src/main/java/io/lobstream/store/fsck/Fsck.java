@@ -87,7 +87,7 @@ public final class Fsck {
             Path failed = tablespaceDir.resolve(TablespaceDirs.SYNC_FAILED);
             // its pages may check out and still not be what was applied: writes since the last good sync may be lost
             return Files.exists(failed) ? report.withProblem(tablespaceDir + ": a sync failed (" + Files.readString(failed).strip()
-                    + "); a node rebuilds it from lob.commands, or replay it") : report;
+                    + "); a writer node rebuilds it from lob.commands, or move it aside and replay the partition") : report;
         }
     }
 

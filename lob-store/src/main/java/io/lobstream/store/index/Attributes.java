@@ -4,6 +4,8 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
@@ -15,20 +17,30 @@ import java.util.regex.Pattern;
  * {@link #problem()} says what is not. A partial update or a move keeps the attributes of the
  * version it replaces.
  *
+ * <p>Metadata keys are case-insensitive, as HTTP header names are (and the JDK's server sends them
+ * in lower case but the first letter): they are kept in lower case, and of keys that differ only
+ * in case the first in sort order wins.
+ *
  * @param contentType a media type such as {@code image/png}, or null (served as application/octet-stream)
- * @param metadata    user metadata, keys in order
+ * @param metadata    user metadata, keys in lower case and in order
  */
 public record Attributes(String contentType, Map<String, String> metadata) {
     public static final Attributes NONE = new Attributes(null, Map.of());
-    /** Bytes of content type, keys and values together, at most: they travel in every answer's headers. */
+    /** Bytes of the headers they make, at most: they travel in every answer. */
     public static final int MAX_BYTES = 8192;
+    /** What a metadata header adds to its key and value: "X-LobStream-Meta-", ": " and CRLF. */
+    private static final int HEADER_OVERHEAD = 21;
     private static final Pattern KEY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
     /** Visible ASCII and spaces: no CR or LF (a header of its own), no other control characters. */
     private static final Pattern HEADER_SAFE = Pattern.compile("[\\x20-\\x7E]*");
 
     public Attributes {
         contentType = contentType == null || contentType.isEmpty() ? null : contentType;
-        metadata = metadata == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(metadata));
+        Map<String, String> lower = new TreeMap<>();
+        if (metadata != null) {
+            new TreeMap<>(metadata).forEach((k, v) -> lower.putIfAbsent(k.toLowerCase(Locale.ROOT), v));
+        }
+        metadata = Collections.unmodifiableMap(lower);
     }
 
     public static Attributes of(String contentType, Map<String, String> metadata) {
@@ -43,15 +55,41 @@ public record Attributes(String contentType, Map<String, String> metadata) {
         }
         int bytes = contentType == null ? 0 : contentType.length();
         for (Map.Entry<String, String> e : metadata.entrySet()) {
-            if (!KEY.matcher(e.getKey()).matches()) {
-                return "metadata key " + quoted(e.getKey()) + ": letters, digits, '.', '_' and '-' only, not first";
+            String problem = problem(e.getKey(), e.getValue());
+            if (problem != null) {
+                return problem;
             }
-            if (!HEADER_SAFE.matcher(e.getValue()).matches()) {
-                return "metadata " + e.getKey() + " has characters an HTTP header cannot carry: " + quoted(e.getValue());
-            }
-            bytes += e.getKey().length() + e.getValue().length();
+            bytes += headerBytes(e);
         }
-        return bytes > MAX_BYTES ? "content type and metadata of " + bytes + " bytes, over " + MAX_BYTES : null;
+        return bytes > MAX_BYTES ? "content type and metadata making " + bytes + " bytes of headers, over " + MAX_BYTES : null;
+    }
+
+    private static String problem(String key, String value) {
+        if (!KEY.matcher(key).matches()) {
+            return "metadata key " + quoted(key) + ": letters, digits, '.', '_' and '-' only, not first";
+        }
+        if (!HEADER_SAFE.matcher(value).matches()) {
+            return "metadata " + key + " has characters an HTTP header cannot carry: " + quoted(value);
+        }
+        return null;
+    }
+
+    private static int headerBytes(Map.Entry<String, String> e) {
+        return HEADER_OVERHEAD + e.getKey().length() + e.getValue().length();
+    }
+
+    /** These attributes less what {@link #problem()} finds: a content type or keys a header cannot carry, keys past the limit. */
+    public Attributes headerSafe() {
+        String type = contentType != null && HEADER_SAFE.matcher(contentType).matches() ? contentType : null;
+        int bytes = type == null ? 0 : type.length();
+        Map<String, String> kept = new TreeMap<>();
+        for (Map.Entry<String, String> e : metadata.entrySet()) {
+            if (problem(e.getKey(), e.getValue()) == null && bytes + headerBytes(e) <= MAX_BYTES) {
+                kept.put(e.getKey(), e.getValue());
+                bytes += headerBytes(e);
+            }
+        }
+        return of(type, kept);
     }
 
     private static String quoted(String s) {

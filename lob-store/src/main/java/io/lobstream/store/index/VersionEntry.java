@@ -38,7 +38,7 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
      */
     public enum Cause { UPDATE, DELETE, RELOCATE }
 
-    /** 1: no retained pages; 2: adds them; 3: adds the attributes. All are read. */
+    /** 1: no retained pages; 2: adds them; 3: adds the attributes (written only when there are any). All are read. */
     private static final byte FORMAT = 3;
 
     public VersionEntry {
@@ -80,7 +80,8 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     public byte[] encode() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + 12 * extents.size());
         try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeByte(FORMAT);
+            // format 2 while there is nothing of format 3's: a tablespace without attributes stays readable by the release before
+            out.writeByte(attributes.equals(Attributes.NONE) ? 2 : FORMAT);
             out.writeUTF(lobId);
             out.writeLong(version);
             out.writeLong(rootPage);
@@ -93,7 +94,9 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             out.writeBoolean(reclaimRequested);
             ExtentCodec.write(out, extents);
             ExtentCodec.write(out, retained);
-            attributes.write(out);
+            if (!attributes.equals(Attributes.NONE)) {
+                attributes.write(out);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -3,8 +3,10 @@ package io.lobstream.store.tablespace;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.Writer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -49,6 +51,18 @@ public final class TablespaceDirs {
     /** The file a replay into {@link #replayStaging} holds a lock on while it runs. */
     public static Path replayLock(Path partitionDir) {
         return partitionDir.resolveSibling(partitionDir.getFileName() + ".replaying.lock");
+    }
+
+    /**
+     * Makes the names in {@code dir} durable (an fsync of the directory itself, which Linux allows and
+     * needs for a new file's name to survive a power loss); where the platform refuses, nothing.
+     */
+    public static void syncDirectory(Path dir) throws IOException {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (UnsupportedOperationException | java.nio.file.AccessDeniedException notHere) {
+            // not a thing every platform does
+        }
     }
 
     /** Where a tablespace whose sync failed is moved, out of the way of the one rebuilt in its place. */

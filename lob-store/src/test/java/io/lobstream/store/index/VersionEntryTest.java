@@ -21,6 +21,9 @@ class VersionEntryTest {
         VersionEntry back = VersionEntry.decode(e.encode());
         assertThat(back).isEqualTo(e);
         assertThat(back.attributes().metadata().keySet()).containsExactly("b", "owner");
+        assertThat(e.encode()[0]).as("format").isEqualTo((byte) 3);
+        // without attributes, format 2: what the release before reads
+        assertThat(VersionEntry.current("doc", 7, 40, 10, 99, List.of(new Extent(40, 1))).encode()[0]).isEqualTo((byte) 2);
     }
 
     @Test
@@ -57,5 +60,23 @@ class VersionEntryTest {
         assertThat(new Attributes(null, Map.of("k", "é")).problem()).contains("metadata k has characters");
         assertThat(new Attributes(null, Map.of("k", "v".repeat(Attributes.MAX_BYTES))).problem()).contains("over " + Attributes.MAX_BYTES);
         assertThat(Attributes.of("", Map.of())).isSameAs(Attributes.NONE);
+        assertThat(new Attributes(null, Map.of("k", "v".repeat(100))).problem()).isNull();
+        assertThat(new Attributes(null, Map.of("k", "v".repeat(Attributes.MAX_BYTES - 21))).problem()).contains("bytes of headers");
+    }
+
+    /** HTTP header names are case-insensitive, and the JDK's server sends them in lower case but the first letter. */
+    @Test
+    void metadataKeysAreKeptInLowerCaseTheFirstInSortOrderWinning() {
+        assertThat(new Attributes(null, Map.of("Owner", "ann")).metadata()).containsExactly(Map.entry("owner", "ann"));
+        assertThat(new Attributes(null, Map.of("a", "2", "A", "1")).metadata()).containsExactly(Map.entry("a", "1"));
+    }
+
+    @Test
+    void whatAHeaderCannotCarryIsDroppedAndTheRestKept() {
+        Attributes given = new Attributes("text/plain\nX: y", Map.of("ok", "1", "bad key", "2", "nl", "a\nb", "big", "v".repeat(9000)));
+        assertThat(given.headerSafe()).isEqualTo(new Attributes(null, Map.of("ok", "1")));
+        assertThat(given.headerSafe().problem()).isNull();
+        Attributes fine = new Attributes("image/png", Map.of("owner", "ann"));
+        assertThat(fine.headerSafe()).isEqualTo(fine);
     }
 }
