@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -943,6 +944,8 @@ public final class DefaultLobStore implements LobStore {
         }
         try {
             sync.sync();
+        } catch (ClosedChannelException e) {
+            throw e; // the channel was closed under the sync (an interrupt, a close): not the disk, and a reopen is sound
         } catch (IOException e) {
             syncFailed(e);
             throw new TablespaceSyncFailedException(dir, "a sync failed: " + e);
