@@ -15,9 +15,12 @@ import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.Socket;
+import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
@@ -257,6 +260,38 @@ class HttpApiIT {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("content type");
     }
 
+    /** Slow readers of large values hold at most 28 of a node's 32 HTTP threads: the rest answer /status at once. */
+    @Test
+    void slowReadersLeaveThreadsForStatus() throws Exception {
+        String big = idOwnedBy(a, "slow-");
+        byte[] value = bytes(8 << 20, 11);
+        client.put(big, value, null).get();
+        awaitValue(a, big, value);
+        List<Socket> readers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 28; i++) { // each asks for the value and reads nothing: its thread blocks in the write
+                Socket s = new Socket();
+                s.setReceiveBufferSize(4096);
+                s.connect(new java.net.InetSocketAddress("127.0.0.1", a.httpPort()));
+                s.getOutputStream().write(("GET /lobs/" + big + " HTTP/1.1\r\nHost: x\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                readers.add(s);
+            }
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                HttpResponse<byte[]> more = get(a, big, "bytes=0-0");
+                assertThat(more.statusCode()).isEqualTo(503);
+                assertThat(more.headers().firstValue("Retry-After")).contains("1");
+            });
+            HttpResponse<String> status = Nodes.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort() + "/status"))
+                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(status.statusCode()).isEqualTo(200);
+        } finally {
+            for (Socket s : readers) {
+                s.close();
+            }
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> get(a, big, "bytes=0-0").statusCode() == 206);
+    }
+
     /** A read that fails before its status line is answered, with why: a corrupt page by its number. */
     @Test
     void aCorruptRootPageIsA500NamingItsPageOnBothNodes() throws Exception {
@@ -280,7 +315,7 @@ class HttpApiIT {
                 for (LobNode via : new LobNode[]{a, b}) {
                     HttpResponse<byte[]> r = get(via, id, null);
                     assertThat(r.statusCode()).as("via " + via.httpPort()).isEqualTo(500);
-                    assertThat(new String(r.body(), java.nio.charset.StandardCharsets.UTF_8)).contains("page " + root);
+                    assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("page " + root);
                 }
             } finally {
                 pages.write(original.flip(), at); // the replay test compares every value with the node's
