@@ -2,7 +2,7 @@ package io.lobstream.app.cli;
 
 import io.lobstream.ingest.client.LobClient;
 
-/** A progress line on stderr for values over a few MB, only on a terminal. */
+/** A progress line on stderr for values over a few MB, only when stderr is a terminal. */
 final class ProgressBar implements LobClient.Progress {
     private static final long SHOW_ABOVE = 4L << 20;
 
@@ -14,7 +14,13 @@ final class ProgressBar implements LobClient.Progress {
     ProgressBar(String label, long total) {
         this.label = label;
         this.total = total;
-        this.show = total > SHOW_ABOVE && System.console() != null;
+        this.show = total > SHOW_ABOVE && stderrIsATerminal();
+    }
+
+    /** What the launcher found ({@code [ -t 2 ]}); without it, Java's guess, which asks of stdin and stdout instead. */
+    private static boolean stderrIsATerminal() {
+        String launcher = System.getenv("LOBSTREAM_STDERR_TERMINAL");
+        return launcher != null ? launcher.equals("1") : System.console() != null;
     }
 
     @Override
