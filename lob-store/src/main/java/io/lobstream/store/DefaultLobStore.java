@@ -23,10 +23,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.ClosedChannelException;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
@@ -116,9 +113,9 @@ public final class DefaultLobStore implements LobStore {
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
     public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name) throws IOException {
-        Path failed = dir.resolve(TablespaceDirs.SYNC_FAILED);
-        if (Files.exists(failed)) {
-            throw new TablespaceSyncFailedException(dir, "a sync failed (" + Files.readString(failed).strip() + ")");
+        Optional<String> failed = TablespaceDirs.syncFailure(dir);
+        if (failed.isPresent()) {
+            throw new TablespaceSyncFailedException(dir, "a sync failed (" + failed.get() + ")");
         }
         TablespaceDirs.Descriptor descriptor = TablespaceDirs.createOrRead(dir, config.pageSize());
         if (descriptor.copyId() != null && SYNC_FAILED_HERE.contains(descriptor.copyId())) {
@@ -938,10 +935,7 @@ public final class DefaultLobStore implements LobStore {
      * finds the marker and rebuilds the partition from Kafka.
      */
     private void guarded(GroupSync.SyncAction sync) throws IOException {
-        IOException failed = syncFailure;
-        if (failed != null) {
-            throw new TablespaceSyncFailedException(dir, "a sync failed earlier: " + failed);
-        }
+        refuseIfSyncFailed();
         try {
             sync.sync();
         } catch (ClosedChannelException e) {
@@ -964,14 +958,17 @@ public final class DefaultLobStore implements LobStore {
         if (copyId != null) {
             SYNC_FAILED_HERE.add(copyId);
         }
-        Path marker = dir.resolve(TablespaceDirs.SYNC_FAILED);
-        try (FileChannel out = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            out.write(java.nio.ByteBuffer.wrap((java.time.Instant.now() + " " + e + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-            out.force(true);
-            TablespaceDirs.syncDirectory(dir); // the marker's name too: a power loss must not take it
+        try {
+            TablespaceDirs.markSyncFailed(dir, java.time.Instant.now() + " " + e);
         } catch (IOException | RuntimeException markerFailed) {
-            log.error("{}: could not write {} either: {}", name, marker, markerFailed.toString());
+            log.error("{}: could not write {} either: {}", name, TablespaceDirs.SYNC_FAILED, markerFailed.toString());
+        }
+    }
+
+    private void refuseIfSyncFailed() throws TablespaceSyncFailedException {
+        IOException failed = syncFailure;
+        if (failed != null) {
+            throw new TablespaceSyncFailedException(dir, "a sync failed earlier: " + failed);
         }
     }
 
@@ -980,10 +977,7 @@ public final class DefaultLobStore implements LobStore {
         if (closed) {
             throw closedException();
         }
-        IOException failed = syncFailure;
-        if (failed != null) {
-            throw new TablespaceSyncFailedException(dir, "a sync failed earlier: " + failed);
-        }
+        refuseIfSyncFailed();
     }
 
     private IOException closedException() {

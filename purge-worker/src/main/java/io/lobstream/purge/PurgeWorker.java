@@ -303,12 +303,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     }
 
     private Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
-        List<ConsumerRecord<String, byte[]>> decoded = new ArrayList<>(batch.size());
         List<UndoRecord> undos = new ArrayList<>(batch.size());
+        List<Long> undoTimes = new ArrayList<>(batch.size());
         for (ConsumerRecord<String, byte[]> r : batch) {
             try {
                 undos.add(LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class));
-                decoded.add(r);
+                undoTimes.add(r.timestamp());
             } catch (RegistryUnavailableException e) {
                 throw e; // the transaction aborts and the batch is read again: the record may be good
             } catch (RuntimeException e) {
@@ -331,7 +331,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             }
             requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(),
                     undo.getRetained().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList()));
-            timestamps.add(decoded.get(i).timestamp());
+            timestamps.add(undoTimes.get(i));
         }
         long[] before = pagesRead(reader);
         List<PurgeReader.Result> results = reader.scan(requests);

@@ -9,10 +9,10 @@ import io.lobstream.store.tablespace.TablespaceDirs;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.zip.CRC32C;
 
@@ -84,9 +84,9 @@ public final class Fsck {
                 end = Math.max(end, e.endPage());
             }
             FsckReport report = new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData).run();
-            Path failed = tablespaceDir.resolve(TablespaceDirs.SYNC_FAILED);
             // its pages may check out and still not be what was applied: writes since the last good sync may be lost
-            return Files.exists(failed) ? report.withProblem(tablespaceDir + ": a sync failed (" + Files.readString(failed).strip()
+            Optional<String> failed = TablespaceDirs.syncFailure(tablespaceDir);
+            return failed.isPresent() ? report.withProblem(tablespaceDir + ": a sync failed (" + failed.get()
                     + "); a writer node rebuilds it from lob.commands, or move it aside and replay the partition") : report;
         }
     }

@@ -3,12 +3,15 @@ package io.lobstream.store.tablespace;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.Writer;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -63,6 +66,25 @@ public final class TablespaceDirs {
         } catch (UnsupportedOperationException | java.nio.file.AccessDeniedException notHere) {
             // not a thing every platform does
         }
+    }
+
+    /**
+     * Marks {@code tablespaceDir} as one whose sync failed, saying {@code why}: the marker and its name
+     * are forced to disk, as far as the disk still takes a small write.
+     */
+    public static void markSyncFailed(Path tablespaceDir, String why) throws IOException {
+        try (FileChannel out = FileChannel.open(tablespaceDir.resolve(SYNC_FAILED), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            out.write(ByteBuffer.wrap((why + "\n").getBytes(StandardCharsets.UTF_8)));
+            out.force(true);
+        }
+        syncDirectory(tablespaceDir); // the marker's name too: a power loss must not take it
+    }
+
+    /** What the marker of a failed sync in {@code tablespaceDir} says, if there is one. */
+    public static Optional<String> syncFailure(Path tablespaceDir) throws IOException {
+        Path marker = tablespaceDir.resolve(SYNC_FAILED);
+        return Files.exists(marker) ? Optional.of(Files.readString(marker).strip()) : Optional.empty();
     }
 
     /** Where a tablespace whose sync failed is moved, out of the way of the one rebuilt in its place. */
