@@ -169,15 +169,14 @@ class HttpApiIT {
             assertThat(h.headers().firstValue("ETag")).isEqualTo(full.headers().firstValue("ETag")).isPresent();
             assertThat(h.headers().firstValue("Accept-Ranges")).contains("bytes");
 
-            HttpResponse<byte[]> hr = head(via, onB, "bytes=-100");
-            assertThat(hr.statusCode()).isEqualTo(206);
-            assertThat(hr.body()).isEmpty();
-            assertThat(hr.headers().firstValue("Content-Length")).contains("100");
-            assertThat(hr.headers().firstValue("Content-Range")).contains("bytes " + (LEN - 100) + "-" + (LEN - 1) + "/" + LEN);
-
-            HttpResponse<byte[]> h416 = head(via, onB, "bytes=" + LEN + "-");
-            assertThat(h416.statusCode()).isEqualTo(416);
-            assertThat(h416.headers().firstValue("Content-Range")).contains("bytes */" + LEN);
+            // RFC 9110 14.2: a server ignores Range on HEAD, an unsatisfiable one too
+            for (String range : List.of("bytes=-100", "bytes=" + LEN + "-")) {
+                HttpResponse<byte[]> hr = head(via, onB, range);
+                assertThat(hr.statusCode()).as(range).isEqualTo(200);
+                assertThat(hr.body()).isEmpty();
+                assertThat(hr.headers().firstValue("Content-Length")).contains(Integer.toString(LEN));
+                assertThat(hr.headers().firstValue("Content-Range")).isEmpty();
+            }
 
             HttpResponse<byte[]> h404 = head(via, "never-written", null);
             assertThat(h404.statusCode()).isEqualTo(404);

@@ -43,8 +43,8 @@ import java.util.function.Supplier;
 /**
  * The node's HTTP API.
  * <ul>
- *   <li>{@code GET|HEAD /lobs/{id}}: the current value, streamed; single {@code Range} requests
- *       (206 / 416), {@code ETag} = version, 404 for unknown or deleted ids. A request for a key
+ *   <li>{@code GET|HEAD /lobs/{id}}: the current value, streamed; single {@code Range} requests on
+ *       GET (206 / 416), {@code ETag} = version, 404 for unknown or deleted ids. A request for a key
  *       whose partition another node owns is proxied to that node (Kafka Streams metadata).</li>
  *   <li>{@code GET /status}: space, history and the offset of {@code lob.commands} applied, per
  *       partition, JSON.</li>
@@ -231,10 +231,12 @@ public final class LobHttpServer implements AutoCloseable {
             Attributes attributes = h.version().attributes();
             headers.add("Content-Type", attributes.contentType() != null ? attributes.contentType() : "application/octet-stream");
             attributes.metadata().forEach((k, v) -> headers.add(META + k, v));
-            // RFC 9110 13.1.5: a range asked for with If-Range is served only of that version; otherwise the
-            // whole value (a resumed download must not splice two versions). A date cannot match: no Last-Modified.
+            // RFC 9110 14.2: Range is defined for GET alone, and a server must ignore it on HEAD (so HEAD answers
+            // 200 with the whole value's length). 13.1.5: a range asked for with If-Range is served only of that
+            // version; otherwise the whole value (a resumed download must not splice two versions). A date cannot
+            // match: no Last-Modified.
             String ifRange = ex.getRequestHeaders().getFirst("If-Range");
-            String rangeHeader = ifRange == null || ifRange.equals(etag) ? ex.getRequestHeaders().getFirst("Range") : null;
+            String rangeHeader = !head && (ifRange == null || ifRange.equals(etag)) ? ex.getRequestHeaders().getFirst("Range") : null;
             Optional<ByteRange> range;
             try {
                 range = ByteRange.parse(rangeHeader, length);
