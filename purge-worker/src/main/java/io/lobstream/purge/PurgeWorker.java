@@ -82,7 +82,15 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final long readLatencyNanos;
     private final Path dataDir;
     private final KafkaConsumer<String, byte[]> consumer;
-    private final KafkaProducer<String, Object> producer;
+    private final Map<String, Object> producerConfig;
+    /** Replaced when it fails for good ({@link #producerFailed}). */
+    private KafkaProducer<String, Object> producer;
+    /**
+     * The producer failed in a way it does not recover from (an authorization error, a sequence gap:
+     * it then refuses every call, the abort too). The next turn of the loop replaces it, so a worker
+     * whose ACL is mended goes on without a restart.
+     */
+    private boolean producerFailed;
     private final Deserializer<Object> undoReader;
     private final PurgeMetrics metrics;
     private final Map<Integer, PurgeReader> readers = new java.util.concurrent.ConcurrentHashMap<>();
@@ -148,7 +156,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "lobstream-purge-" + workerId);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
-        this.producer = new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
+        this.producerConfig = p;
+        this.producer = newProducer();
         this.undoReader = LobSerdes.valueDeserializer(config);
         metrics.prefetch(() -> readers.values().stream().mapToInt(PurgeReader::inFlight).sum(),
                 // the partitions' batches are scanned one after another: at most one window is in flight
@@ -179,9 +188,15 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             boolean transactional = false;
             while (running.get()) {
                 try {
+                    if (producerFailed) {
+                        producer.close(Duration.ZERO);
+                        producer = newProducer();
+                        producerFailed = false;
+                        transactional = false;
+                    }
                     if (!transactional) {
                         // in the loop: a coordinator that does not answer yet (max.block.ms) is waited for, not the end of the worker
-                        producer.initTransactions();
+                        initTransactions();
                         transactional = true;
                     }
                     if (reposition) {
@@ -207,7 +222,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 } catch (KafkaException e) {
                     // e.g. committed offsets not readable while a killed predecessor's transaction is still open (until
                     // transaction.timeout.ms): a worker that stopped here would leave history to grow unseen
-                    log.warn("purge worker {}: {}; trying again in 1 s", workerId, e.toString());
+                    if (producerFailed) {
+                        log.error("purge worker {}: its producer failed for good ({}); a new one in 1 s", workerId, e.toString());
+                    } else {
+                        log.warn("purge worker {}: {}; trying again in 1 s", workerId, e.toString());
+                    }
                     reposition = true;
                     Thread.sleep(1000);
                 }
@@ -266,11 +285,28 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 // a commit that timed out, given up at shutdown: the producer refuses the abort; the broker aborts
                 // the transaction when it times out, and the next worker with this id fences it at once
                 if (running.get()) {
+                    producerFailed = true;
                     throw abortRefused;
                 }
                 return;
             }
             rewind();
+        }
+    }
+
+    private KafkaProducer<String, Object> newProducer() {
+        return new KafkaProducer<>(producerConfig, new StringSerializer(), LobSerdes.valueSerializer(config));
+    }
+
+    /** A timeout is waited out with this producer; any other failure leaves it refusing every call (KafkaProducer's doc). */
+    private void initTransactions() {
+        try {
+            producer.initTransactions();
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            throw e;
+        } catch (KafkaException e) {
+            producerFailed = true;
+            throw e;
         }
     }
 
