@@ -108,10 +108,6 @@ public final class StoreMetrics {
         backpressure.record(nanos, TimeUnit.NANOSECONDS);
     }
 
-    public double backpressureSeconds() {
-        return backpressure.totalTime(TimeUnit.SECONDS);
-    }
-
     public void pageSync() {
         pageSyncs.increment();
     }
@@ -134,18 +130,8 @@ public final class StoreMetrics {
         relocatedPages.increment(pages);
     }
 
-    public double relocatedPages() {
-        return relocatedPages.count();
-    }
-
     public void casConflict() {
         casConflicts.increment();
-    }
-
-    /** Total wait on a latch so far, in nanoseconds. */
-    public double latchWaitNanos(String latch) {
-        Timer t = latchWaits.get(latch);
-        return t == null ? 0 : t.totalTime(TimeUnit.NANOSECONDS);
     }
 
     public double pagesRead(PageType type) {

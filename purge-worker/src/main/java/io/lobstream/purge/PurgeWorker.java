@@ -528,10 +528,6 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
-    public Set<Integer> missingPartitions() {
-        return Set.copyOf(missing);
-    }
-
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {

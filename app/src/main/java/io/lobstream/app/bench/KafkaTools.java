@@ -128,17 +128,6 @@ public final class KafkaTools {
         return out;
     }
 
-    /** Whether the group has committed up to {@code end} on every partition. */
-    public static boolean caughtUp(Admin admin, String group, Map<TopicPartition, Long> end) throws ExecutionException, InterruptedException {
-        Map<TopicPartition, Long> c = committed(admin, group);
-        for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
-            if (c.getOrDefault(e.getKey(), 0L) < e.getValue()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     /**
      * Waits until {@code group} is stable with exactly {@code members} members that between them
      * own all {@code partitions} partitions (each member at least one, when there are enough),

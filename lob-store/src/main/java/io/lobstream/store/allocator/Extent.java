@@ -45,15 +45,6 @@ public record Extent(long firstPage, int pageCount) {
         return out;
     }
 
-    /** Coalesces a list of single page numbers into runs. */
-    public static List<Extent> ofPages(long[] pages) {
-        List<Extent> runs = new ArrayList<>();
-        for (long p : pages) {
-            runs.add(new Extent(p, 1));
-        }
-        return coalesce(runs);
-    }
-
     /** The runs of {@code [0, end)} not covered by {@code used} (which must not overlap). */
     public static List<Extent> gaps(Collection<Extent> used, long end) {
         List<Extent> out = new ArrayList<>();

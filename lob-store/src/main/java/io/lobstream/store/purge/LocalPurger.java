@@ -88,10 +88,6 @@ public final class LocalPurger implements Closeable {
         return new PurgeReader.Request(pending.lobId(), pending.version(), pending.rootPage(), pending.retained());
     }
 
-    public PurgeReader reader() {
-        return reader;
-    }
-
     @Override
     public void close() {
         reader.close();
