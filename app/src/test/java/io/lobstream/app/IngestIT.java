@@ -14,6 +14,7 @@ import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.TopicSetup;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStoreConfig;
@@ -28,6 +29,7 @@ import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -35,6 +37,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -110,6 +113,29 @@ class IngestIT {
         }
         if (pipeline != null) {
             pipeline.close();
+        }
+    }
+
+    /**
+     * A producer run before any node, on a broker that creates topics on first use, makes lob.commands alone with the
+     * broker's partition count: the other topics are created to match it, not refused as not co-partitioned.
+     */
+    @Test
+    void topicsAreCreatedWithThePartitionCountOfALobCommandsThatExists() throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            LobStreamConfig early = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "early.").with(LobStreamConfig.PARTITIONS.name(), 4);
+            admin.createTopics(List.of(new NewTopic(early.topics().commands(), 3, (short) 1))).all().get();
+            assertThat(TopicSetup.ensureTopics(admin, early)).isEqualTo(3);
+            assertThat(admin.describeTopics(early.topics().all()).allTopicNames().get().values())
+                    .allSatisfy(d -> assertThat(d.partitions()).as(d.name()).hasSize(3));
+
+            // created here, lob.commands keeps every record: neither time nor size deletes from the redo log
+            LobStreamConfig fresh = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "fresh.");
+            assertThat(TopicSetup.ensureTopics(admin, fresh)).isEqualTo(2);
+            ConfigResource commands = new ConfigResource(ConfigResource.Type.TOPIC, fresh.topics().commands());
+            org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(commands)).all().get().get(commands);
+            assertThat(c.get("retention.ms").value()).isEqualTo("-1");
+            assertThat(c.get("retention.bytes").value()).isEqualTo("-1");
         }
     }
 

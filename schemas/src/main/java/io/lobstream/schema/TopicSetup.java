@@ -5,14 +5,16 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.errors.TopicExistsException;
 
-import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 
 /**
  * Creates the four topics if they are missing and checks that they are co-partitioned: a
- * tablespace is one partition of each, so differing partition counts would mix LOBs up.
+ * tablespace is one partition of each, so differing partition counts would mix LOBs up. Topics
+ * are created with {@code lob.topic.partitions} partitions, or as many as one of them that exists.
  */
 public final class TopicSetup {
     private TopicSetup() {
@@ -40,32 +42,35 @@ public final class TopicSetup {
 
     private static int ensureTopicsOnce(Admin admin, LobStreamConfig config) throws InterruptedException, ExecutionException {
         Topics topics = config.topics();
+        Set<String> present = new HashSet<>(admin.listTopics().names().get());
+        present.retainAll(topics.all());
+        // A topic that exists decides the count of those created now (lob.commands first: it holds the data). A producer
+        // run before any node, on a broker that creates topics on first use, makes lob.commands with the broker's
+        // num.partitions; the others then match it, and the commands already sent are kept.
         int partitions = config.get(LobStreamConfig.PARTITIONS);
-        short rf = config.get(LobStreamConfig.REPLICATION).shortValue();
-        List<NewTopic> wanted = new ArrayList<>();
         for (String t : topics.all()) {
+            if (present.contains(t)) {
+                partitions = admin.describeTopics(List.of(t)).allTopicNames().get().get(t).partitions().size();
+                break;
+            }
+        }
+        short rf = config.get(LobStreamConfig.REPLICATION).shortValue();
+        for (String t : topics.all()) {
+            if (present.contains(t)) {
+                continue;
+            }
             NewTopic topic = new NewTopic(t, partitions, rf);
             if (t.equals(topics.commands())) {
-                // the redo log: replay and the rebuild of a moved partition read it from the beginning
+                // the redo log: replay and the rebuild of a moved partition read it from the beginning, so neither time
+                // nor size may delete from it (a broker's log.retention.bytes would)
                 long retention = config.get(LobStreamConfig.COMMANDS_RETENTION_MS);
-                topic.configs(Map.of("retention.ms", Long.toString(retention), "cleanup.policy", "delete"));
+                topic.configs(Map.of("retention.ms", Long.toString(retention), "retention.bytes", "-1", "cleanup.policy", "delete"));
             }
-            wanted.add(topic);
-        }
-        try {
-            admin.createTopics(wanted).all().get();
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw e;
-            }
-            // some exist already; create any that do not, one by one
-            for (NewTopic t : wanted) {
-                try {
-                    admin.createTopics(List.of(t)).all().get();
-                } catch (ExecutionException e2) {
-                    if (!(e2.getCause() instanceof TopicExistsException)) {
-                        throw e2;
-                    }
+            try {
+                admin.createTopics(List.of(topic)).all().get();
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TopicExistsException)) { // another node created it meanwhile: checked below
+                    throw e;
                 }
             }
         }
@@ -74,7 +79,10 @@ public final class TopicSetup {
         for (TopicDescription d : described.values()) {
             if (d.partitions().size() != commands) {
                 throw new IllegalStateException("topics are not co-partitioned: " + topics.commands() + " has " + commands
-                        + " partitions but " + d.name() + " has " + d.partitions().size());
+                        + " partitions but " + d.name() + " has " + d.partitions().size() + ". Partition p of each topic is "
+                        + "tablespace p, so all four need one count, and it is fixed for good (a LOB's partition is its key's "
+                        + "hash modulo the count). Delete the topics that differ (they are created again) or recreate them all "
+                        + "with " + commands + " partitions.");
             }
         }
         return commands;
