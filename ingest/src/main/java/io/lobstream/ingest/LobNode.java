@@ -39,9 +39,6 @@ import java.util.concurrent.TimeoutException;
  * partitions between them.
  */
 public final class LobNode implements AutoCloseable {
-    /** Keys with this prefix are passed to Kafka Streams without it, e.g. lob.streams.consumer.session.timeout.ms. */
-    public static final String STREAMS_PREFIX = "lob.streams.";
-
     private static final Logger log = LoggerFactory.getLogger(LobNode.class);
     /** Kafka Streams' transaction.timeout.ms for its producers under exactly-once, unless set. */
     private static final long EOS_TRANSACTION_TIMEOUT_MS = 10_000;
@@ -67,6 +64,11 @@ public final class LobNode implements AutoCloseable {
         try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
             partitions = TopicSetup.ensureTopics(admin, config);
             log.info("topics {} ready with {} partitions", config.topics().all(), partitions);
+            if (partitions != config.get(LobStreamConfig.PARTITIONS)) {
+                log.warn("the topics have {} partitions, not {}={}: they existed before (created by hand, or {} by a producer on "
+                                + "a broker that creates topics on first use); a topic's partition count is fixed for good",
+                        partitions, LobStreamConfig.PARTITIONS.name(), config.get(LobStreamConfig.PARTITIONS), config.topics().commands());
+            }
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IOException("cannot create or check the topics on " + config.bootstrap() + ": " + e.getCause(), e.getCause());
         }
@@ -157,8 +159,8 @@ public final class LobNode implements AutoCloseable {
         }
         // any Kafka Streams (or its clients') setting, as lob.streams.<setting>, wins over the above
         config.originals().forEach((k, v) -> {
-            if (k.startsWith(STREAMS_PREFIX)) {
-                p.put(k.substring(STREAMS_PREFIX.length()), v);
+            if (k.startsWith(LobStreamConfig.STREAMS_PREFIX)) {
+                p.put(k.substring(LobStreamConfig.STREAMS_PREFIX.length()), v);
             }
         });
         return p;
@@ -208,6 +210,11 @@ public final class LobNode implements AutoCloseable {
 
     public int httpPort() {
         return http.port();
+    }
+
+    /** The HTTP API's address as other nodes reach it (lob.http.advertised.host, else lob.http.host). */
+    public String httpUrl() {
+        return "http://" + http.hostInfo().host() + ":" + http.port();
     }
 
     public KafkaStreams streams() {

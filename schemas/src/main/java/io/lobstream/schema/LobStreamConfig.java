@@ -1,5 +1,6 @@
 package io.lobstream.schema;
 
+import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.config.ConfigKey;
 
@@ -31,7 +32,8 @@ public final class LobStreamConfig {
     public static final ConfigKey<String> VALUE_SERIALIZER = ConfigKey.string("lob.value.serializer",
             "io.lobstream.schema.serde.LobAvroSerializer",
             "Serializer class of record values (Confluent wire format). The default is Apicurio's AvroKafkaSerializer encoding each "
-                    + "value with one copy; io.apicurio.registry.serde.avro.AvroKafkaSerializer or Confluent's KafkaAvroSerializer work too.");
+                    + "value with one copy; io.apicurio.registry.serde.avro.AvroKafkaSerializer works too, and Confluent's "
+                    + "KafkaAvroSerializer once its jar is a dependency of the app (it is not shipped).");
     public static final ConfigKey<String> VALUE_DESERIALIZER = ConfigKey.string("lob.value.deserializer",
             "io.lobstream.schema.serde.LobAvroDeserializer",
             "Deserializer class of record values; must return the generated specific records. The default is Apicurio's "
@@ -80,7 +82,7 @@ public final class LobStreamConfig {
                     + "lob.compact.max.pages): moving the highest live versions into holes lower in the page file, so the file can "
                     + "shrink after a burst.");
     public static final ConfigKey<Long> COMMANDS_RETENTION_MS = ConfigKey.longValue("lob.commands.retention.ms", -1L, -1L,
-            Long.MAX_VALUE, "retention.ms of lob.commands when LobStream creates it. -1 (keep every command) lets replay and "
+            Long.MAX_VALUE, "retention.ms of lob.commands when LobStream creates it (with retention.bytes -1). -1 (keep every command) lets replay and "
                     + "the rebuild of a partition on a node without its tablespace start from the beginning; with less, a "
                     + "partition can only be rebuilt from what is left.");
     public static final ConfigKey<String> PURGE_GROUP = ConfigKey.string("lob.purge.group", "lobstream-purge",
@@ -97,11 +99,26 @@ public final class LobStreamConfig {
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
             COMMIT_INTERVAL_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS, COMPACT_INTERVAL_MS,
             COMMANDS_RETENTION_MS, PURGE_GROUP, UNDO_RESEND_INTERVAL_MS);
+    /** The names of this class's keys and of the engine's ({@code LobStoreConfig}), which come in the same settings. */
+    private static final Set<String> NAMES = java.util.stream.Stream.concat(KEYS.stream(), LobStoreConfig.KEYS.stream())
+            .map(ConfigKey::name).collect(java.util.stream.Collectors.toUnmodifiableSet());
+
+    /** Kafka Streams settings of the writer, given as {@code lob.streams.<setting>} (e.g. {@code lob.streams.num.standby.replicas}). */
+    public static final String STREAMS_PREFIX = "lob.streams.";
 
     private final Map<String, Object> props;
 
+    /**
+     * @throws ConfigException for a value a key does not take, and for an unknown {@code lob.*} key (a misspelt key
+     *                         would otherwise leave its default in force without a word)
+     */
     public LobStreamConfig(Map<String, ?> props) {
         this.props = Map.copyOf(props);
+        for (String k : props.keySet()) {
+            if (k.startsWith("lob.") && !k.startsWith(STREAMS_PREFIX) && !NAMES.contains(k)) {
+                throw new ConfigException("unknown configuration key " + k + " (./lobstream config lists them)");
+            }
+        }
         for (ConfigKey<?> key : KEYS) {
             key.from(props); // validate every key up front
         }

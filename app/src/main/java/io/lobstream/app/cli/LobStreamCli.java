@@ -2,6 +2,7 @@ package io.lobstream.app.cli;
 
 import io.lobstream.app.bench.BenchCommand;
 import io.lobstream.app.bench.SizeRange;
+import io.lobstream.store.config.ConfigException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -52,7 +53,8 @@ public final class LobStreamCli implements Runnable {
                     if (System.getenv("LOBSTREAM_DEBUG") != null) {
                         e.printStackTrace(cmd.getErr());
                     }
-                    return CommandLine.ExitCode.SOFTWARE; // 1: it failed; 2 stays what picocli gives a bad argument
+                    // 2 for a bad argument, as picocli gives: a configuration value (-c) that a key does not take counts as one
+                    return e instanceof ConfigException ? CommandLine.ExitCode.USAGE : CommandLine.ExitCode.SOFTWARE;
                 });
     }
 

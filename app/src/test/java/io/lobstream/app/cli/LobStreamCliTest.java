@@ -14,4 +14,17 @@ class LobStreamCliTest {
         assertThat(cli.run()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("a command is required").contains("Usage: lobstream");
     }
+
+    @Test
+    void aMisspeltKeyIsAUsageErrorBeforeAnythingIsTried() {
+        // no broker listens on port 1: the key is refused before anything connects
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.writer.thread=4")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lobstream delete: unknown configuration key lob.writer.thread (./lobstream config lists them)");
+    }
+
+    @Test
+    void aValueAKeyDoesNotTakeIsAUsageError() {
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.chunk.size=big")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lobstream delete: ").contains("lob.chunk.size");
+    }
 }
