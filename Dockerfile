@@ -10,5 +10,8 @@ COPY --from=build /src/app/target/lobstream-app.jar /opt/lobstream/lobstream-app
 COPY --from=build /src/app/target/lib /opt/lobstream/lib
 VOLUME /data
 EXPOSE 8080
-ENTRYPOINT ["java", "-jar", "/opt/lobstream/lobstream-app.jar"]
+# JAVA_OPTS sizes the JVM as with ./lobstream (e.g. JAVA_OPTS="-Xms2g -Xmx2g" in the compose file's environment).
+# The image lacks the embedded registry (app/target/apicurio-registry is not copied): run node with --bootstrap and --registry.
+ENV JAVA_OPTS=""
+ENTRYPOINT ["sh", "-c", "exec java $JAVA_OPTS -jar /opt/lobstream/lobstream-app.jar \"$@\"", "lobstream"]
 CMD ["--help"]

@@ -153,7 +153,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
 
         Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
-        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "lobstream-purge-" + workerId);
+        // named after the group (lobstream-purge-<id> by default): deployments that share a cluster under their own
+        // groups do not fence each other's workers of the same id
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, config.get(LobStreamConfig.PURGE_GROUP) + "-" + workerId);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
         this.producerConfig = p;

@@ -13,7 +13,7 @@ import java.util.Map;
  * key to {@code -c}, then to its default.
  */
 final class ClusterOptions {
-    @Option(names = "--bootstrap", paramLabel = "HOST:PORT",
+    @Option(names = {"--bootstrap", "--bootstrap-server"}, paramLabel = "HOST:PORT",
             description = "Kafka bootstrap servers (sets bootstrap.servers; default: 127.0.0.1:9092, the embedded broker of a local node).")
     String bootstrap;
 

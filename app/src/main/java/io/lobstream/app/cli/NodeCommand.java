@@ -25,7 +25,7 @@ final class NodeCommand implements Runnable {
     @Option(names = "--data-dir", description = "Data directory (sets lob.data.dir; default: lobstream-data).")
     Path dataDir;
 
-    @Option(names = "--bootstrap", paramLabel = "HOST:PORT",
+    @Option(names = {"--bootstrap", "--bootstrap-server"}, paramLabel = "HOST:PORT",
             description = "Kafka to use (sets bootstrap.servers); absent, and no -c bootstrap.servers: start the embedded broker and registry.")
     String bootstrap;
 
@@ -90,8 +90,8 @@ final class NodeCommand implements Runnable {
                 workers.add(w);
                 new Thread(w, "purge-" + i).start();
             }
-            System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP http://127.0.0.1:%d (Ctrl-C to stop)%n",
-                    cfg.bootstrap(), cfg.get(LobStreamConfig.REGISTRY_URL), node.httpPort());
+            System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",
+                    cfg.bootstrap(), cfg.get(LobStreamConfig.REGISTRY_URL), node.httpUrl());
             LobNode n = node;
             EmbeddedCluster c = cluster;
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {

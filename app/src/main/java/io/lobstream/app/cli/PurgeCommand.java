@@ -39,7 +39,7 @@ final class PurgeCommand implements Runnable {
     Duration readLatency;
 
     @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "-1",
-            description = "Serve this worker's metrics (lob_purge_versions, lob_purge_pages, lob_purge_pages_read{type}, "
+            description = "Serve this worker's metrics (lob_purge_versions_total, lob_purge_pages_total, lob_purge_pages_read_total{type}, "
                     + "lob_purge_prefetch_in_flight, ...) for Prometheus at http://HOST:PORT/metrics; 0 = any free port "
                     + "(printed at start). Default: off.")
     int metricsPort;
