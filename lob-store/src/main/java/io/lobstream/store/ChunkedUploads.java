@@ -156,6 +156,9 @@ final class ChunkedUploads {
             UploadEntry next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkWrite.crc32c(), chunk.length()),
                     chunkWrite.partialPage(), chunk.sentAtMillis());
             if (!chunk.last()) {
+                if (config.syncEachWrite()) {
+                    pageSync.await(); // the chunk's pages before the entry that counts them done (a put forces its pages first too)
+                }
                 LobIndex.Batch batch = index.newBatch().putUpload(next);
                 SourceMarks.applied(batch, source);
                 index.write(batch);

@@ -273,6 +273,7 @@ public final class DefaultLobStore implements LobStore {
     private WriteResult writeVersion(String lobId, boolean partial, Edit edit, Integer expectedCrc32c, Attributes attributes, Source source,
                                      Placement placement) throws IOException {
         checkOpen();
+        LobStore.checkId("lobId", lobId);
         long start = System.nanoTime();
         if (!placement.relocation()) {
             throttle();
@@ -421,17 +422,23 @@ public final class DefaultLobStore implements LobStore {
                         throw new IllegalStateException(written.lobId() + " changed under a partial update");
                     }
                 }
-                LobIndex.Batch batch = index.newBatch().putCurrent(written);
-                if (finishedUpload != null) {
-                    batch.deleteUpload(finishedUpload);
+                LobIndex.Batch batch = index.newBatch();
+                try {
+                    batch.putCurrent(written);
+                    if (finishedUpload != null) {
+                        batch.deleteUpload(finishedUpload);
+                    }
+                    superseded = relocation
+                            ? old.map(o -> o.superseded(VersionEntry.Cause.RELOCATE, SourceMarks.offsetOf(source), shared).withReclaimRequested())
+                            : old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, SourceMarks.offsetOf(source), shared));
+                    if (superseded.isPresent()) {
+                        batch.putPending(superseded.get());
+                    }
+                    SourceMarks.applied(batch, source);
+                } catch (Throwable e) {
+                    batch.discard(); // its native memory: only a written batch is closed by the write
+                    throw e;
                 }
-                superseded = relocation
-                        ? old.map(o -> o.superseded(VersionEntry.Cause.RELOCATE, SourceMarks.offsetOf(source), shared).withReclaimRequested())
-                        : old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, SourceMarks.offsetOf(source), shared));
-                if (superseded.isPresent()) {
-                    batch.putPending(superseded.get());
-                }
-                SourceMarks.applied(batch, source);
                 writing = true;
                 index.write(batch);
             } catch (Throwable e) {
@@ -473,6 +480,8 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException {
         checkOpen();
+        LobStore.checkId("lobId", chunk.lobId());
+        LobStore.checkId("upload id", chunk.uploadId());
         String problem = chunk.attributes().problem();
         if (problem != null) {
             throw new IllegalArgumentException("upload " + chunk.uploadId() + ": " + problem);
@@ -495,7 +504,9 @@ public final class DefaultLobStore implements LobStore {
                 result = new ChunkResult(ChunkResult.Status.PUBLISHED, Optional.of(new WriteResult(step.written(), superseded)), null);
             }
         }
-        if (result.status() == ChunkResult.Status.PUBLISHED) {
+        if (result.status() == ChunkResult.Status.ACCEPTED) {
+            awaitDurable(); // its progress, as a write's publish: a resumed upload must not count on a chunk the WAL lost
+        } else if (result.status() == ChunkResult.Status.PUBLISHED) {
             awaitDurable();
             metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
         }
@@ -533,6 +544,7 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
         checkOpen();
+        LobStore.checkId("lobId", lobId);
         throttle();
         Optional<VersionEntry> superseded;
         try (Latches.Held row = latches.write(lobId); Latches.Held latch = openPublishing(lobId)) {
@@ -584,11 +596,21 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
-    /** Drops a pending version from the index, then hands its pages to the allocator. */
+    /**
+     * Drops a pending version from the index, then hands its pages to the allocator. With
+     * lob.sync.each.write the drop is synced first: a writer may reuse the pages and force them at
+     * once, and a power loss before the WAL's next sync would bring back a pending version whose root
+     * page holds another's bytes, which no purge could then reclaim. (Otherwise the pages reach the disk
+     * with flush(), which forces the page file and then syncs the WAL: the drop is never behind them.)
+     */
     private void freePending(VersionEntry e, Source source) throws IOException {
         LobIndex.Batch batch = index.newBatch().deletePending(e.lobId(), e.version());
         SourceMarks.applied(batch, source);
         index.write(batch);
+        if (config.syncEachWrite()) {
+            guarded(index::syncWal);
+            metrics.walSync();
+        }
         // Only once no index entry names them may the pages be granted again.
         allocator.release(e.extents());
         usage.freed(e);
@@ -732,6 +754,7 @@ public final class DefaultLobStore implements LobStore {
             if (!pins.unpin(entry.lobId(), entry.version()) || closed) {
                 return;
             }
+            List<VersionEntry> due = new ArrayList<>();
             for (VersionEntry pending : index.pendingOf(entry.lobId())) {
                 // a relocation's old copy waits for every pin, lease or not (as relocate() and reclaimPastPinLeases do):
                 // a move adds no history, so a slow reader keeps its copy until it lets go
@@ -739,8 +762,17 @@ public final class DefaultLobStore implements LobStore {
                         ? pins.pinned(pending.lobId(), pending.version())
                         : pins.blocksReclaim(pending.lobId(), pending.version());
                 if (pending.reclaimRequested() && !held) {
-                    freePending(pending, null);
+                    due.add(pending);
                 }
+            }
+            if (config.sync() && due.stream().anyMatch(p -> p.cause() == VersionEntry.Cause.RELOCATE)) {
+                // as relocate() does before it frees: the move's publish must be on disk before the old copy's pages can
+                // be written again, or a power loss would bring back the old copy as current over another's bytes
+                guarded(index::syncWal);
+                metrics.walSync();
+            }
+            for (VersionEntry pending : due) {
+                freePending(pending, null);
             }
         } catch (IOException e) {
             // the deferred reclaim stays recorded in the index and is done at the next open

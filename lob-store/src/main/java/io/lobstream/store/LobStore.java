@@ -18,6 +18,19 @@ import java.util.function.Consumer;
  * Thread-safe: many writers and readers at once; see {@link LobStoreConfig} for the latching modes.
  */
 public interface LobStore extends Closeable {
+    /**
+     * The longest lobId (and upload id), in UTF-8 bytes, as S3's keys. The index keeps ids in
+     * Java's modified UTF-8, which stops at 64 KiB; a bound well below it is refused up front.
+     */
+    int MAX_ID_BYTES = 1024;
+
+    /** @throws IllegalArgumentException if {@code id} is longer than {@link #MAX_ID_BYTES} */
+    static void checkId(String what, String id) {
+        int n = id.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (n > MAX_ID_BYTES) {
+            throw new IllegalArgumentException(what + " of " + n + " bytes: at most " + MAX_ID_BYTES);
+        }
+    }
 
     /**
      * Writes {@code length} bytes from {@code value} as a new version of {@code lobId} and publishes it.

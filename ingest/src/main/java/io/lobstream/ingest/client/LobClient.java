@@ -4,6 +4,7 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.index.Attributes;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -41,6 +42,9 @@ import java.util.zip.CRC32C;
  *     outcome.deadLetter().ifPresent(d -> System.err.println("rejected: " + d.reason()));
  * }
  * }</pre>
+ *
+ * <p>A lobId over {@link LobStore#MAX_ID_BYTES} (1 KiB of UTF-8) is refused with
+ * {@link IllegalArgumentException}, before anything is sent.
  *
  * <p>Every Kafka producer setting in the configuration is used (security, linger, compression);
  * idempotence and {@code acks=all} are always on, as chunked uploads depend on them.
@@ -257,6 +261,7 @@ public final class LobClient implements AutoCloseable {
     }
 
     private LobWrite begin(String lobId) {
+        LobStore.checkId("lobId", lobId); // the writer would dead-letter it
         return new LobWrite(this, lobId, clientId + "/" + writes.incrementAndGet(), System.currentTimeMillis());
     }
 

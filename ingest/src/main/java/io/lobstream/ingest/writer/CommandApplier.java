@@ -190,6 +190,16 @@ public final class CommandApplier {
         if (cmd.getLobId() == null || cmd.getLobId().isEmpty()) {
             return invalid("lobId is empty");
         }
+        // before any reason names the id: one of a megabyte would make the dead letter larger than a record may be
+        for (String[] id : new String[][]{{"lobId", cmd.getLobId()}, {"uploadId", cmd.getUploadId()}}) {
+            try {
+                if (id[1] != null) {
+                    LobStore.checkId(id[0], id[1]);
+                }
+            } catch (IllegalArgumentException tooLong) {
+                return invalid(tooLong.getMessage());
+            }
+        }
         // a LOB lives in the tablespace of the partition its id hashes to: reads, undo records and
         // reclaims go there, so a command anywhere else would make a copy nothing reads or purges
         if (key == null) {

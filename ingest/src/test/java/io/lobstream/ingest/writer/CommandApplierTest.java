@@ -3,6 +3,7 @@ package io.lobstream.ingest.writer;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.Attributes;
@@ -10,6 +11,7 @@ import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayInputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -18,6 +20,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The applier against a real tablespace, commands as a restart delivers them again. */
 class CommandApplierTest {
@@ -105,6 +108,30 @@ class CommandApplierTest {
      * A PUT's content type and metadata are its version's; a chunked PUT's come with its last chunk; a
      * partial update keeps them; a PUT without them clears them; what an HTTP header cannot carry is dropped, the value kept.
      */
+    /**
+     * The index keeps ids in modified UTF-8, which stops at 64 KiB: such an id reached the index as an
+     * IOException, which failed the task at every restart. Refused up front now, by the applier and by the store.
+     */
+    @Test
+    void anIdOverTheLimitIsInvalidAndTheTablespaceRefusesItToo() throws Exception {
+        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
+        String longest = "d".repeat(LobStore.MAX_ID_BYTES);
+        String over = "d".repeat(70_000);
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            int p = partitionOf(over);
+            assertThat(applier.apply(command(over, LobOp.PUT, 0, new byte[5]), key(over), p, 0, store, new Source(TOPIC + p, 0)))
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason())
+                            .isEqualTo("lobId of 70000 bytes: at most " + LobStore.MAX_ID_BYTES));
+            int q = partitionOf(longest);
+            assertThat(applier.apply(command(longest, LobOp.PUT, 0, new byte[5]), key(longest), q, 0, store, new Source(TOPIC + q, 1)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            assertThatThrownBy(() -> store.put(over, new ByteArrayInputStream(new byte[5]), 5, null, null))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> store.delete(over, null)).isInstanceOf(IllegalArgumentException.class);
+            assertThat(store.fsck(true).ok()).isTrue();
+        }
+    }
+
     @Test
     void aPutsAttributesAreKeptByPartialUpdatesAndReplacedByTheNextPut() throws Exception {
         CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);

@@ -2,7 +2,7 @@ package io.lobstream.store.tablespace;
 
 import java.io.IOException;
 import java.io.Reader;
-import java.io.Writer;
+import java.io.StringWriter;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -158,10 +158,14 @@ public final class TablespaceDirs {
         p.setProperty("page.size", Integer.toString(made.pageSize()));
         p.setProperty("copy.id", made.copyId());
         Path tmp = tablespaceDir.resolve(DESCRIPTOR + ".tmp");
-        try (Writer w = Files.newBufferedWriter(tmp)) {
-            p.store(w, "LobStream tablespace");
+        StringWriter text = new StringWriter();
+        p.store(text, "LobStream tablespace");
+        try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            out.write(ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8))); // as read() reads it
+            out.force(true); // before the rename: a power loss must not leave an empty descriptor, which no open accepts
         }
         Files.move(tmp, f, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        syncDirectory(tablespaceDir);
         return made;
     }
 }
