@@ -9,7 +9,7 @@ import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.ingest.client.WriteOutcome;
 import io.lobstream.ingest.replay.PartitionReplayer;
-import io.lobstream.ingest.writer.CommandReplay;
+import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.LobSerdes;
@@ -394,7 +394,7 @@ class IngestIT {
         }
         Path copy = dir.resolve("in-flight-p0");
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        try (CommandReplay replay = new CommandReplay(writer, new WriterMetrics(meters));
+        try (TablespaceCatchUp replay = new TablespaceCatchUp(writer, new WriterMetrics(meters));
              KafkaProducer<byte[], byte[]> lastOwner = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
                      ProducerConfig.TRANSACTIONAL_ID_CONFIG, group + "-last-owner"), new ByteArraySerializer(), new ByteArraySerializer());
              // the group's metadata as a member that has not joined yet has it (generation -1)
@@ -404,7 +404,7 @@ class IngestIT {
             lastOwner.beginTransaction();
             lastOwner.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(end)), ofGroup.groupMetadata());
             try (DefaultLobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
-                assertThat(replay.check(0, store)).isEqualTo(CommandReplay.Check.UNKNOWN);
+                assertThat(replay.check(0, store)).isEqualTo(TablespaceCatchUp.Check.UNKNOWN);
             }
             replay.rebuildInBackground(0, () -> DefaultLobStore.open(copy, LobStoreConfig.defaults()));
             assertThatThrownBy(() -> replay.awaitRebuilt(0)).isInstanceOf(LockException.class);
@@ -415,7 +415,7 @@ class IngestIT {
             assertThat(replay.catchingUp()).isEmpty();
             try (DefaultLobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
                 assertThat(store.appliedOffset(tp.topic() + "-0")).isEqualTo(end - 1);
-                assertThat(replay.check(0, store)).isEqualTo(CommandReplay.Check.CURRENT);
+                assertThat(replay.check(0, store)).isEqualTo(TablespaceCatchUp.Check.CURRENT);
                 for (Map.Entry<String, byte[]> v : values.entrySet()) {
                     try (LobReadHandle h = store.open(v.getKey()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
                         assertThat(in.readAllBytes()).as(v.getKey()).isEqualTo(v.getValue());

@@ -4,7 +4,6 @@ import io.lobstream.app.embedded.Cluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -103,11 +102,7 @@ final class Nodes {
     }
 
     static FsckReport fsck(LobNode node) throws Exception {
-        FsckReport r = FsckReport.empty();
-        for (DefaultLobStore s : node.tablespaces().all().values()) {
-            r = r.plus(s.fsck(true));
-        }
-        return r;
+        return node.tablespaces().fsckAll(true);
     }
 
     /**

@@ -5,7 +5,6 @@ import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
 
@@ -62,11 +61,7 @@ final class TestPipeline implements AutoCloseable {
 
     /** fsck of every tablespace of the node, data pages included. */
     FsckReport fsck() throws Exception {
-        FsckReport r = FsckReport.empty();
-        for (DefaultLobStore s : node.tablespaces().all().values()) {
-            r = r.plus(s.fsck(true));
-        }
-        return r;
+        return node.tablespaces().fsckAll(true);
     }
 
     static byte[] bytes(int n, long seed) {

@@ -2,7 +2,7 @@ package io.lobstream.ingest;
 
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
-import io.lobstream.ingest.writer.CommandReplay;
+import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.TablespaceRegistry;
 import io.lobstream.ingest.writer.UndoResender;
 import io.lobstream.ingest.writer.WriterMetrics;
@@ -50,7 +50,7 @@ public final class LobNode implements AutoCloseable {
     private LobHttpServer http;
     private KafkaStreams streams;
     private KafkaStreamsMetrics streamsMetrics;
-    private CommandReplay catchUps;
+    private TablespaceCatchUp catchUps;
     private AdminPurgeProgress purgeProgress;
 
     public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
@@ -75,7 +75,7 @@ public final class LobNode implements AutoCloseable {
         try {
             http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
                     config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
-            catchUps = new CommandReplay(config, new WriterMetrics(meters));
+            catchUps = new TablespaceCatchUp(config, new WriterMetrics(meters));
             Properties streamsProperties = streamsProperties();
             UndoResender.Settings resend = UndoResender.Settings.OFF;
             long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);

@@ -808,7 +808,7 @@ public final class DefaultLobStore implements LobStore {
         return freed;
     }
 
-    // ---------------------------------------------------------------- maintenance
+    // ---------------------------------------------------------------- the command ledger: what was applied or refused
 
     @Override
     public long appliedOffset(String source) throws IOException {
@@ -846,6 +846,8 @@ public final class DefaultLobStore implements LobStore {
             return index.rejection(source.name(), source.offset());
         }
     }
+
+    // ---------------------------------------------------------------- listing, stats, fsck, sync
 
     /** {@inheritDoc} The action runs under the tablespace latch (shared): it must not write to this store. */
     @Override

@@ -82,61 +82,34 @@ public final class LobStoreConfig {
             GROUP_COMMIT_INTERVAL_MS, SHRINK_MIN_PAGES, COMPACT_MIN_FREE_RATIO, COMPACT_MAX_PAGES, HISTORY_MAX, HISTORY_MAX_RATIO, HISTORY_MAX_DELAY_MS,
             READ_PIN_MAX_MS);
 
-    private final int pageSize;
-    private final boolean prealloc;
-    private final int preallocBatch;
-    private final boolean latchDowngrade;
-    private final boolean optimisticUpdate;
-    private final boolean purgePrefetch;
-    private final int purgePrefetchWindow;
-    private final boolean purgeSkipLoad;
-    private final boolean sync;
-    private final boolean syncEachWrite;
-    private final int groupCommitIntervalMs;
-    private final int shrinkMinPages;
-    private final double compactMinFreeRatio;
-    private final int compactMaxPages;
-    private final int historyMax;
-    private final int historyMaxDelayMs;
-    private final double historyMaxRatio;
-    private final int readPinMaxMs;
-
+    /** Every key's value, validated: what {@link #get} reads, and what {@link #with} copies. */
     private final Map<String, Object> values;
 
     public LobStoreConfig(Map<String, ?> props) {
-        this.pageSize = PAGE_SIZE.from(props);
-        if (Integer.bitCount(pageSize) != 1) {
-            throw new io.lobstream.store.config.ConfigException(PAGE_SIZE.name() + "=" + pageSize + ": must be a power of two");
-        }
-        this.prealloc = PREALLOC.from(props);
-        this.preallocBatch = PREALLOC_BATCH.from(props);
-        this.latchDowngrade = LATCH_DOWNGRADE.from(props);
-        this.optimisticUpdate = OPTIMISTIC_UPDATE.from(props);
-        this.purgePrefetch = PURGE_PREFETCH.from(props);
-        this.purgePrefetchWindow = PURGE_PREFETCH_WINDOW.from(props);
-        this.purgeSkipLoad = PURGE_SKIP_LOAD.from(props);
-        this.sync = SYNC.from(props);
-        this.syncEachWrite = SYNC_EACH_WRITE.from(props) && sync;
-        this.groupCommitIntervalMs = GROUP_COMMIT_INTERVAL_MS.from(props);
-        this.shrinkMinPages = SHRINK_MIN_PAGES.from(props);
-        this.compactMinFreeRatio = COMPACT_MIN_FREE_RATIO.from(props);
-        this.compactMaxPages = COMPACT_MAX_PAGES.from(props);
-        this.historyMax = HISTORY_MAX.from(props);
-        this.historyMaxDelayMs = HISTORY_MAX_DELAY_MS.from(props);
-        this.historyMaxRatio = HISTORY_MAX_RATIO.from(props);
-        this.readPinMaxMs = READ_PIN_MAX_MS.from(props);
         Map<String, Object> v = new HashMap<>();
         for (ConfigKey<?> key : KEYS) {
             v.put(key.name(), key.from(props));
         }
         this.values = Map.copyOf(v);
+        int pageSize = get(PAGE_SIZE);
+        if (Integer.bitCount(pageSize) != 1) {
+            throw new io.lobstream.store.config.ConfigException(PAGE_SIZE.name() + "=" + pageSize + ": must be a power of two");
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> T get(ConfigKey<T> key) {
+        return (T) values.get(key.name());
     }
 
     public static LobStoreConfig defaults() {
         return new LobStoreConfig(Map.of());
     }
 
-    /** The config with every one of the six switches set to {@code on}. */
+    /**
+     * The config with every on/off switch of the optimisations set to {@code on} (the sixth, the
+     * batch size, is left as it is).
+     */
     public LobStoreConfig withSwitches(boolean on) {
         Map<String, Object> v = new HashMap<>(values);
         for (ConfigKey<?> key : List.of(PREALLOC, LATCH_DOWNGRADE, OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_SKIP_LOAD)) {
@@ -151,31 +124,32 @@ public final class LobStoreConfig {
         return new LobStoreConfig(v);
     }
 
-    public int pageSize() { return pageSize; }
+    public int pageSize() { return get(PAGE_SIZE); }
 
     /**
      * The longest value a tablespace of this page size holds (about 440 MiB with 4 KiB pages, 28 GiB
      * with 16 KiB); a longer one is refused with {@link ValueTooLargeException} before any page is
      * allocated.
      */
-    public long maxValueBytes() { return VersionLayout.maxValueBytes(pageSize); }
-    public boolean prealloc() { return prealloc; }
-    public int preallocBatch() { return preallocBatch; }
-    public boolean latchDowngrade() { return latchDowngrade; }
-    public boolean optimisticUpdate() { return optimisticUpdate; }
-    public boolean purgePrefetch() { return purgePrefetch; }
-    public int purgePrefetchWindow() { return purgePrefetchWindow; }
-    public boolean purgeSkipLoad() { return purgeSkipLoad; }
-    public boolean sync() { return sync; }
-    public boolean syncEachWrite() { return syncEachWrite; }
-    public int groupCommitIntervalMs() { return groupCommitIntervalMs; }
-    public int shrinkMinPages() { return shrinkMinPages; }
-    public double compactMinFreeRatio() { return compactMinFreeRatio; }
-    public int compactMaxPages() { return compactMaxPages; }
-    public int historyMax() { return historyMax; }
-    public int historyMaxDelayMs() { return historyMaxDelayMs; }
-    public double historyMaxRatio() { return historyMaxRatio; }
-    public int readPinMaxMs() { return readPinMaxMs; }
+    public long maxValueBytes() { return VersionLayout.maxValueBytes(pageSize()); }
+    public boolean prealloc() { return get(PREALLOC); }
+    public int preallocBatch() { return get(PREALLOC_BATCH); }
+    public boolean latchDowngrade() { return get(LATCH_DOWNGRADE); }
+    public boolean optimisticUpdate() { return get(OPTIMISTIC_UPDATE); }
+    public boolean purgePrefetch() { return get(PURGE_PREFETCH); }
+    public int purgePrefetchWindow() { return get(PURGE_PREFETCH_WINDOW); }
+    public boolean purgeSkipLoad() { return get(PURGE_SKIP_LOAD); }
+    public boolean sync() { return get(SYNC); }
+    /** Needs lob.sync: without it, off whatever it is set to. */
+    public boolean syncEachWrite() { return get(SYNC_EACH_WRITE) && sync(); }
+    public int groupCommitIntervalMs() { return get(GROUP_COMMIT_INTERVAL_MS); }
+    public int shrinkMinPages() { return get(SHRINK_MIN_PAGES); }
+    public double compactMinFreeRatio() { return get(COMPACT_MIN_FREE_RATIO); }
+    public int compactMaxPages() { return get(COMPACT_MAX_PAGES); }
+    public int historyMax() { return get(HISTORY_MAX); }
+    public int historyMaxDelayMs() { return get(HISTORY_MAX_DELAY_MS); }
+    public double historyMaxRatio() { return get(HISTORY_MAX_RATIO); }
+    public int readPinMaxMs() { return get(READ_PIN_MAX_MS); }
 
     public Map<String, Object> values() { return values; }
 

@@ -2,6 +2,7 @@ package io.lobstream.purge;
 
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.avro.UndoRecord;
+import io.lobstream.schema.Extents;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.serde.RegistryUnavailableException;
@@ -368,7 +369,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 continue;
             }
             requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(),
-                    undo.getRetained().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList()));
+                    Extents.fromAvro(undo.getRetained())));
             timestamps.add(undoTimes.get(i));
         }
         long[] before = pagesRead(reader);
@@ -387,12 +388,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 }
                 continue;
             }
-            List<io.lobstream.avro.Extent> extents = new ArrayList<>(result.extents().size());
-            for (Extent e : result.extents()) {
-                extents.add(new io.lobstream.avro.Extent(e.firstPage(), e.pageCount()));
-            }
             ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())
-                    .setExtents(extents).setWorkerId(workerId).setTime(Instant.now()).build();
+                    .setExtents(Extents.toAvro(result.extents())).setWorkerId(workerId).setTime(Instant.now()).build();
             // The reclaim record carries the undo record's timestamp, so that lob.reclaim's times (retention, time
             // index) follow lob.undo-history's. The writer does not order by it: it reads reclaims ahead of commands.
             producer.send(new ProducerRecord<>(reclaimTopic, null, timestamps.get(i), q.lobId(), reclaim));

@@ -19,9 +19,17 @@ import java.util.Set;
  * reaches the serdes, so {@code apicurio.*} or a Confluent serializer's own keys work unchanged.
  */
 public final class LobStreamConfig {
-    public static final ConfigKey<String> BOOTSTRAP = ConfigKey.string("bootstrap.servers", "127.0.0.1:9092",
+    /** Defaults that command-line options name too (picocli's annotations take constants only). */
+    public static final String DEFAULT_BOOTSTRAP = "127.0.0.1:9092";
+    public static final String DEFAULT_REGISTRY_URL = "http://127.0.0.1:8081/apis/registry/v2";
+    public static final String DEFAULT_DATA_DIR = "lobstream-data";
+    public static final int DEFAULT_HTTP_PORT = 8080;
+    /** A local node's HTTP API, where the client commands look for one. */
+    public static final String DEFAULT_NODE_URL = "http://127.0.0.1:" + DEFAULT_HTTP_PORT;
+
+    public static final ConfigKey<String> BOOTSTRAP = ConfigKey.string("bootstrap.servers", DEFAULT_BOOTSTRAP,
             "Kafka bootstrap servers.");
-    public static final ConfigKey<String> REGISTRY_URL = ConfigKey.string("lob.registry.url", "http://127.0.0.1:8081/apis/registry/v2",
+    public static final ConfigKey<String> REGISTRY_URL = ConfigKey.string("lob.registry.url", DEFAULT_REGISTRY_URL,
             "Schema registry URL (Apicurio v2 API; set the serializer's own URL key too when you swap serializers).");
     public static final ConfigKey<String> TOPIC_PREFIX = ConfigKey.string("lob.topic.prefix", "lob.",
             "Prefix of the four topics: commands, undo-history, reclaim, commands.dlq.");
@@ -38,13 +46,13 @@ public final class LobStreamConfig {
             "io.lobstream.schema.serde.LobAvroDeserializer",
             "Deserializer class of record values; must return the generated specific records. The default is Apicurio's "
                     + "AvroKafkaDeserializer with one datum reader per writer schema instead of one per record.");
-    public static final ConfigKey<String> DATA_DIR = ConfigKey.string("lob.data.dir", "lobstream-data",
+    public static final ConfigKey<String> DATA_DIR = ConfigKey.string("lob.data.dir", DEFAULT_DATA_DIR,
             "Data directory: tablespaces, Kafka Streams state, and (embedded) broker and registry files.");
     public static final ConfigKey<String> HTTP_HOST = ConfigKey.string("lob.http.host", "127.0.0.1",
             "Address the node's HTTP read API binds to and advertises.");
     public static final ConfigKey<String> HTTP_ADVERTISED_HOST = ConfigKey.string("lob.http.advertised.host", "",
             "Host name other nodes use to reach this node's HTTP API (empty = lob.http.host).");
-    public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", 8080, 0, 65535,
+    public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", DEFAULT_HTTP_PORT, 0, 65535,
             "Port of the node's HTTP read API (0 = any free port).");
     public static final ConfigKey<String> APPLICATION_ID = ConfigKey.string("lob.writer.application.id", "lobstream-writer",
             "Kafka Streams application id of the writer nodes (also their consumer group).");

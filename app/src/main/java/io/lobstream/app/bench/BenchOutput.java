@@ -37,6 +37,16 @@ public final class BenchOutput {
         this.columns = List.copyOf(columns);
     }
 
+    /** {@code v} to 3 decimals, as figures are printed. */
+    public static double round(double v) {
+        return round(v, 3);
+    }
+
+    public static double round(double v, int digits) {
+        double f = Math.pow(10, digits);
+        return Math.round(v * f) / f;
+    }
+
     public static ObjectNode newJson() {
         return JSON.createObjectNode();
     }

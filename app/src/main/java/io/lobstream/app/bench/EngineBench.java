@@ -30,6 +30,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static io.lobstream.app.bench.BenchOutput.round;
+
 /**
  * {@code ./lobstream bench engine}: the sysbench shapes of the TaurusDB LOB documentation and
  * MySQL bug #107473, run on the engine directly (no Kafka), one switch set after another in one
@@ -343,10 +345,6 @@ public final class EngineBench implements Callable<Integer> {
             }
         }
         return null;
-    }
-
-    private static double round(double v) {
-        return Math.round(v * 1000) / 1000.0;
     }
 
     /** Accepts each-write / commit. */

@@ -5,7 +5,7 @@ import io.lobstream.app.demo.LoadGenerator;
 import io.lobstream.app.embedded.EmbeddedPipeline;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
-import io.lobstream.purge.PurgeWorker;
+import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.store.StoreStats;
 import io.micrometer.core.instrument.Counter;
 import picocli.CommandLine;
@@ -77,17 +77,10 @@ public final class HistoryBench implements Callable<Integer> {
         out.note(String.format(Locale.ROOT, "bench history: %d rows, %s values, %d threads, %s, %d purge workers, %d partitions",
                 rows, blobSize, threads, duration, purgeWorkers, partitions));
         long t0 = System.nanoTime();
-        List<PurgeWorker> workers = new ArrayList<>();
-        List<Thread> workerThreads = new ArrayList<>();
+        PurgeWorkerPool purge = null;
         try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options.dataDir, "lobstream-bench-history-", partitions, options.config)) {
             LobNode node = pipeline.node();
-            for (int i = 0; i < purgeWorkers; i++) {
-                PurgeWorker w = new PurgeWorker(pipeline.config(), pipeline.storeConfig(), "history-" + i, 0, node.meters());
-                workers.add(w);
-                Thread t = new Thread(w, "purge-" + i);
-                workerThreads.add(t);
-                t.start();
-            }
+            purge = PurgeWorkerPool.subscribed(pipeline.config(), pipeline.storeConfig(), "history", node.meters(), purgeWorkers);
             List<double[]> history = new ArrayList<>();
             List<double[]> tablespaceMb = new ArrayList<>();
             List<double[]> liveMb = new ArrayList<>();
@@ -151,18 +144,18 @@ public final class HistoryBench implements Callable<Integer> {
             double updatesPerSecond = updates / seconds;
             double p99 = percentile(history.stream().mapToDouble(p -> p[1]).toArray(), 0.99);
             ObjectNode j = BenchOutput.newJson();
-            j.put("updates_per_s", PurgeBench.round(updatesPerSecond, 1));
-            j.put("history_p99", PurgeBench.round(p99, 1));
-            j.put("history_p99_seconds", PurgeBench.round(updatesPerSecond == 0 ? 0 : p99 / updatesPerSecond, 3));
+            j.put("updates_per_s", BenchOutput.round(updatesPerSecond, 1));
+            j.put("history_p99", BenchOutput.round(p99, 1));
+            j.put("history_p99_seconds", BenchOutput.round(updatesPerSecond == 0 ? 0 : p99 / updatesPerSecond, 3));
             j.put("history_max", history.stream().mapToDouble(p -> p[1]).max().orElse(0));
             // the same over the second half of the run: the steady state, without the start of a cold pipeline
             double p99Late = percentile(history.subList(history.size() / 2, history.size()).stream().mapToDouble(p -> p[1]).toArray(), 0.99);
-            j.put("history_p99_second_half", PurgeBench.round(p99Late, 1));
-            j.put("history_p99_seconds_second_half", PurgeBench.round(updatesPerSecond == 0 ? 0 : p99Late / updatesPerSecond, 3));
-            j.put("drain_seconds", PurgeBench.round(drainNanos / 1e9, 2));
+            j.put("history_p99_second_half", BenchOutput.round(p99Late, 1));
+            j.put("history_p99_seconds_second_half", BenchOutput.round(updatesPerSecond == 0 ? 0 : p99Late / updatesPerSecond, 3));
+            j.put("drain_seconds", BenchOutput.round(drainNanos / 1e9, 2));
             j.put("history_length_end", endStats.historyLength());
-            j.put("space_ratio_end", PurgeBench.round(ratio(endStats), 3));
-            j.put("space_ratio_max", PurgeBench.round(Math.max(ratioMax, ratio(endStats)), 3));
+            j.put("space_ratio_end", BenchOutput.round(ratio(endStats), 3));
+            j.put("space_ratio_max", BenchOutput.round(Math.max(ratioMax, ratio(endStats)), 3));
             j.put("tablespace_bytes_end", endStats.tablespaceBytes());
             j.put("live_bytes_end", endStats.bytesLive());
             j.put("pages_free_end", endStats.pagesFree());
@@ -170,7 +163,7 @@ public final class HistoryBench implements Callable<Integer> {
             j.put("blob_size", blobSize.toString());
             j.put("threads", threads);
             j.put("warmup_s", warmup.toSeconds());
-            j.put("duration_s", PurgeBench.round(seconds, 1));
+            j.put("duration_s", BenchOutput.round(seconds, 1));
             j.put("updates", updates);
             j.put("purge_workers", purgeWorkers);
             j.put("partitions", partitions);
@@ -192,9 +185,8 @@ public final class HistoryBench implements Callable<Integer> {
             }
             return endStats.historyLength() == 0 ? 0 : 1;
         } finally {
-            workers.forEach(PurgeWorker::close);
-            for (Thread t : workerThreads) {
-                t.join(15_000);
+            if (purge != null) {
+                purge.close();
             }
         }
     }

@@ -222,7 +222,7 @@ final class KafkaBaseline {
                 long c = counted.records.get();
                 long b = counted.bytes.get();
                 cpu.endOf(s, b / 1e6);
-                out.row(name, s, c - lastCount, PipelineBench.round((b - lastBytes) / 1e6), 0L);
+                out.row(name, s, c - lastCount, BenchOutput.round((b - lastBytes) / 1e6), 0L);
                 lastCount = c;
                 lastBytes = b;
             }

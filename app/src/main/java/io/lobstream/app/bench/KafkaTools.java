@@ -13,10 +13,12 @@ import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -70,6 +72,33 @@ public final class KafkaTools {
             }
         }
         return out;
+    }
+
+    /**
+     * Waits until every partition of {@code topics}, created a moment ago, has a leader; a topic the
+     * broker's metadata does not know yet counts as not ready.
+     */
+    public static void awaitLeaders(Admin admin, Collection<String> topics, Duration timeout)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!haveLeaders(admin, topics)) {
+            if (System.nanoTime() > deadline) {
+                throw new TimeoutException("topics " + topics + " have partitions without a leader after " + timeout.toSeconds() + " s");
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    private static boolean haveLeaders(Admin admin, Collection<String> topics) throws ExecutionException, InterruptedException {
+        try {
+            return admin.describeTopics(topics).allTopicNames().get().values().stream()
+                    .allMatch(d -> d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty()));
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /** End offsets (read_committed) of every partition of {@code topic}. */

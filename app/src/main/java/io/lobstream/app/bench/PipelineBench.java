@@ -13,7 +13,6 @@ import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -34,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +40,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+
+import static io.lobstream.app.bench.BenchOutput.round;
 
 /**
  * {@code ./lobstream bench pipeline}: end to end on the embedded broker, produce → applied, with
@@ -59,7 +59,7 @@ import java.util.stream.Collectors;
  *
  * <p>Apply latency is observed without touching the write path: every acknowledged command's
  * (partition, offset, send time) is queued, and a tracker thread polls the node's
- * {@code GET /status} every {@link ApplyTracker#POLL_INTERVAL_NANOS 20 ms} for the offset of
+ * {@code GET /status} every {@link ApplyLatencyTracker#POLL_INTERVAL_NANOS 20 ms} for the offset of
  * {@code lob.commands} each tablespace has applied (the store records it in the same index batch
  * that makes the new version readable); a command counts as applied when that offset reaches it.
  * Figures include up to about 21 ms of polling delay.
@@ -284,7 +284,7 @@ public final class PipelineBench implements Callable<Integer> {
 
     private Pipeline pipeline(LobStreamConfig cfg, NodeProcess node, Map<String, Supplier<Duration>> processes, BenchOutput out)
             throws Exception {
-        ApplyTracker tracker = new ApplyTracker(node, partitions);
+        ApplyLatencyTracker tracker = new ApplyLatencyTracker(node, partitions);
         Thread trackerThread = new Thread(tracker, "apply-tracker");
         trackerThread.setDaemon(true);
         trackerThread.start();
@@ -342,7 +342,7 @@ public final class PipelineBench implements Callable<Integer> {
     }
 
     /** Writes each of the --rows ids once, so the measured phase only updates. */
-    private void preload(LobClient client, ApplyTracker tracker, BenchOutput out) throws Exception {
+    private void preload(LobClient client, ApplyLatencyTracker tracker, BenchOutput out) throws Exception {
         out.note("preloading " + rows + " rows");
         SplittableRandom rnd = new SplittableRandom(7);
         byte[] noise = new byte[blobSize.max()];
@@ -413,27 +413,9 @@ public final class PipelineBench implements Callable<Integer> {
         created.add(topic);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, cfg.get(LobStreamConfig.REPLICATION).shortValue()))).all().get();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (!hasLeaders(admin, topic)) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("scratch topic " + topic + " has partitions without a leader after 60 s");
-                }
-                Thread.sleep(100);
-            }
+            KafkaTools.awaitLeaders(admin, List.of(topic), Duration.ofSeconds(60));
         }
         return topic;
-    }
-
-    /** Whether every partition of a topic just created has a leader; no while the broker does not know the topic yet. */
-    private static boolean hasLeaders(Admin admin, String topic) throws InterruptedException, ExecutionException {
-        try {
-            return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().stream().allMatch(p -> p.leader() != null);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                return false; // its metadata has not caught up with the creation yet
-            }
-            throw e;
-        }
     }
 
     /**
@@ -508,15 +490,11 @@ public final class PipelineBench implements Callable<Integer> {
         return sum;
     }
 
-    static double round(double v) {
-        return Math.round(v * 1000) / 1000.0;
-    }
-
     /**
      * Matches acknowledged commands with the writer's applied offsets: a command at offset o of
      * partition p is applied once the tablespace of p records an applied offset ≥ o.
      */
-    static final class ApplyTracker implements Runnable {
+    static final class ApplyLatencyTracker implements Runnable {
         /**
          * The pause between two polls. Each costs the node about half a millisecond of CPU and this
          * JVM about one (session 19), on the same two cores as the pipeline: every 5 ms, that would
@@ -535,7 +513,7 @@ public final class PipelineBench implements Callable<Integer> {
         private volatile long measureFrom = Long.MAX_VALUE;
         private volatile boolean running = true;
 
-        ApplyTracker(NodeProcess node, int partitions) {
+        ApplyLatencyTracker(NodeProcess node, int partitions) {
             this.node = node;
             for (int p = 0; p < partitions; p++) {
                 queues.add(new ConcurrentLinkedQueue<>());

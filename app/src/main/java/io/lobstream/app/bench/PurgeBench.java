@@ -12,7 +12,7 @@ import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
-import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -52,6 +52,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicReference;
+
+import static io.lobstream.app.bench.BenchOutput.round;
 
 /**
  * {@code ./lobstream bench purge}: reclaim throughput of purge worker processes against one
@@ -164,10 +166,7 @@ public final class PurgeBench implements Callable<Integer> {
 
             out.note("reclaiming for real: one worker on " + cfg.topics().undoHistory() + ", the node applies the reclaims");
             StoreStats end = drainForReal(pipeline);
-            FsckReport fsck = FsckReport.empty();
-            for (DefaultLobStore s : pipeline.node().tablespaces().all().values()) {
-                fsck = fsck.plus(s.fsck(false));
-            }
+            FsckReport fsck = pipeline.node().tablespaces().fsckAll(false);
             fsck.problems().forEach(p -> System.err.println("fsck: " + p));
 
             ObjectNode j = summary(runs, versions, undo.size(), latencyNote, end, fsck);
@@ -289,13 +288,13 @@ public final class PurgeBench implements Callable<Integer> {
         LobStreamConfig rc = pipeline.config().with(LobStreamConfig.TOPIC_PREFIX.name(), "bench" + k + ".")
                 .with(LobStreamConfig.PURGE_GROUP.name(), group);
         TopicSetup.ensureTopics(admin, rc);
-        awaitLeaders(admin, rc);
+        KafkaTools.awaitLeaders(admin, rc.topics().all(), Duration.ofSeconds(30));
         preRegisterReclaimSchema(rc);
         Map<String, String> workerConfig = new HashMap<>(options.config);
         workerConfig.put(LobStreamConfig.TOPIC_PREFIX.name(), rc.get(LobStreamConfig.TOPIC_PREFIX));
         workerConfig.put(LobStreamConfig.PURGE_GROUP.name(), group);
-        workerConfig.put("lob.purge.prefetch", Boolean.toString(c.prefetch));
-        workerConfig.put("lob.purge.skip.load", Boolean.toString(c.skipLoad));
+        workerConfig.put(LobStoreConfig.PURGE_PREFETCH.name(), Boolean.toString(c.prefetch));
+        workerConfig.put(LobStoreConfig.PURGE_SKIP_LOAD.name(), Boolean.toString(c.skipLoad));
         long setup = System.nanoTime();
         List<PurgeProcess> procs = new ArrayList<>();
         List<JsonNode> summaries = new ArrayList<>();
@@ -466,18 +465,6 @@ public final class PurgeBench implements Callable<Integer> {
         return byOwner.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).collect(java.util.stream.Collectors.joining(", "));
     }
 
-    /** Waits until every partition of the configuration's topics has a leader (they were created a moment ago). */
-    private static void awaitLeaders(Admin admin, LobStreamConfig rc) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!admin.describeTopics(rc.topics().all()).allTopicNames().get().values().stream()
-                .allMatch(d -> d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty()))) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("topics " + rc.topics().all() + " have partitions without a leader after 30 s");
-            }
-            Thread.sleep(100);
-        }
-    }
-
     /** Registers the ReclaimRecord schema for this configuration's topic, so no worker pays for it in the timed window. */
     private static void preRegisterReclaimSchema(LobStreamConfig rc) {
         try (Serializer<Object> ser = LobSerdes.valueSerializer(rc)) {
@@ -615,10 +602,5 @@ public final class PurgeBench implements Callable<Integer> {
     static String human(Duration d) {
         long us = d.toNanos() / 1000;
         return us % 1000 == 0 ? us / 1000 + "ms" : us + "us";
-    }
-
-    static double round(double v, int digits) {
-        double f = Math.pow(10, digits);
-        return Math.round(v * f) / f;
     }
 }

@@ -1,5 +1,6 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.schema.LobStreamConfig;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import picocli.CommandLine.Command;
@@ -22,7 +23,7 @@ import java.util.concurrent.CountDownLatch;
                 "Then start nodes with --bootstrap and --registry. Prints {\"bootstrap\":...,\"registry\":...} on stdout "
                         + "once both are ready; runs until Ctrl-C."})
 final class ClusterCommand implements Callable<Integer> {
-    @Option(names = "--data-dir", defaultValue = "lobstream-data", description = "Data directory (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--data-dir", defaultValue = LobStreamConfig.DEFAULT_DATA_DIR, description = "Data directory (default: ${DEFAULT-VALUE}).")
     Path dataDir;
 
     @Mixin

@@ -14,11 +14,11 @@ import java.util.Map;
  */
 final class ClusterOptions {
     @Option(names = {"--bootstrap", "--bootstrap-server"}, paramLabel = "HOST:PORT",
-            description = "Kafka bootstrap servers (sets bootstrap.servers; default: 127.0.0.1:9092, the embedded broker of a local node).")
+            description = "Kafka bootstrap servers (sets bootstrap.servers; default: " + LobStreamConfig.DEFAULT_BOOTSTRAP + ", the embedded broker of a local node).")
     String bootstrap;
 
     @Option(names = "--registry", paramLabel = "URL",
-            description = "Schema registry URL (sets lob.registry.url; default: http://127.0.0.1:8081/apis/registry/v2).")
+            description = "Schema registry URL (sets lob.registry.url; default: " + LobStreamConfig.DEFAULT_REGISTRY_URL + ").")
     String registry;
 
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE",

@@ -7,9 +7,8 @@ import io.lobstream.app.demo.LoadGenerator;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
-import io.lobstream.purge.PurgeWorker;
+import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
@@ -22,9 +21,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -87,8 +84,7 @@ final class DemoCommand implements Callable<Integer> {
         Path dir = temporary ? Files.createTempDirectory("lobstream-demo-") : dataDir;
         long t0 = System.nanoTime();
         progress.say("starting the embedded broker and registry in " + dir);
-        List<PurgeWorker> workers = new ArrayList<>();
-        List<Thread> workerThreads = new ArrayList<>();
+        PurgeWorkerPool purge = null;
         ObjectNode summary;
         boolean ok;
         // Ctrl-C (how --keep-running ends) runs no finally block: a hook stops what runs and removes the directory
@@ -115,14 +111,9 @@ final class DemoCommand implements Callable<Integer> {
                 node.awaitRunning(Duration.ofSeconds(120));
                 progress.say(String.format("node running (HTTP :%d) after %.1f s; starting %d purge workers and %d producers for %s",
                         node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers, Durations.format(duration)));
-                for (int i = 0; i < purgeWorkers; i++) {
-                    PurgeWorker w = PurgeWorker.following(cfg, storeCfg, "demo-" + i, node.meters(), () -> node.tablespaces().all().keySet(),
-                            i, purgeWorkers);
-                    workers.add(w);
-                    Thread t = new Thread(w, "purge-" + i);
-                    workerThreads.add(t);
-                    t.start();
-                }
+                purge = PurgeWorkerPool.following(cfg, storeCfg, "demo", node.meters(), () -> node.tablespaces().all().keySet(),
+                        purgeWorkers);
+                running.add(purge);
                 MeterRegistry meters = node.meters();
                 long acked;
                 try (LobClient client = new LobClient(cfg)) {
@@ -148,17 +139,11 @@ final class DemoCommand implements Callable<Integer> {
                 }
                 progress.line(line("drained", acked, node, meters));
                 progress.end();
-                workers.forEach(PurgeWorker::close);
-                for (Thread t : workerThreads) {
-                    t.join(15_000);
-                }
+                purge.close();
                 // compaction moves the last live versions into the holes the last reclaims left, and the
                 // commits after it cut the freed tails: space is read (and fsck run) once that is over
                 StoreStats st = node.tablespaces().settledTotals(Duration.ofSeconds(2), Duration.ofSeconds(20));
-                FsckReport fsck = FsckReport.empty();
-                for (DefaultLobStore s : node.tablespaces().all().values()) {
-                    fsck = fsck.plus(s.fsck(true));
-                }
+                FsckReport fsck = node.tablespaces().fsckAll(true);
                 fsck.problems().forEach(p -> System.err.println("fsck: " + p));
                 summary = new ObjectMapper().createObjectNode();
                 summary.put("duration_s", duration.toSeconds());
@@ -185,7 +170,9 @@ final class DemoCommand implements Callable<Integer> {
                     Thread.sleep(Long.MAX_VALUE);
                 }
             } finally {
-                workers.forEach(PurgeWorker::close);
+                if (purge != null) {
+                    purge.close();
+                }
             }
         } finally {
             try {

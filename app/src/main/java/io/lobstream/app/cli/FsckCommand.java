@@ -38,7 +38,7 @@ final class FsckCommand implements Callable<Integer> {
             description = "The data directory (or one tablespace directory); the same as --data-dir.")
     Path dirArgument;
 
-    @Option(names = "--data-dir", paramLabel = "DIR", description = "The data directory (default: lobstream-data, the node's).")
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "The data directory (default: " + LobStreamConfig.DEFAULT_DATA_DIR + ", the node's).")
     Path dataDir;
 
     @Spec

@@ -1,5 +1,6 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.ingest.http.StreamedResponse;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -30,7 +31,7 @@ final class GetCommand implements Callable<Integer> {
     @Option(names = "--range", paramLabel = "A-B", description = "Only bytes A..B (inclusive), as an HTTP Range: A-B, A- or -N.")
     String range;
 
-    @Option(names = "--node", paramLabel = "URL", defaultValue = "http://127.0.0.1:8080", description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
     String node;
 
     @CommandLine.Spec

@@ -2,7 +2,7 @@ package io.lobstream.app.cli;
 
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
-import io.lobstream.purge.PurgeWorker;
+import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import picocli.CommandLine.Command;
@@ -10,9 +10,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
@@ -22,7 +20,7 @@ import java.util.concurrent.CountDownLatch;
                 "With no --bootstrap it first starts the embedded default: a KRaft broker in this JVM (port 9092) "
                         + "and an Apicurio Registry child process (port 8081), under the data directory."})
 final class NodeCommand implements Runnable {
-    @Option(names = "--data-dir", description = "Data directory (sets lob.data.dir; default: lobstream-data).")
+    @Option(names = "--data-dir", description = "Data directory (sets lob.data.dir; default: " + LobStreamConfig.DEFAULT_DATA_DIR + ").")
     Path dataDir;
 
     @Option(names = {"--bootstrap", "--bootstrap-server"}, paramLabel = "HOST:PORT",
@@ -30,7 +28,7 @@ final class NodeCommand implements Runnable {
     String bootstrap;
 
     @Option(names = "--registry", paramLabel = "URL",
-            description = "Registry to use with --bootstrap (sets lob.registry.url; default http://127.0.0.1:8081/apis/registry/v2).")
+            description = "Registry to use with --bootstrap (sets lob.registry.url; default " + LobStreamConfig.DEFAULT_REGISTRY_URL + ").")
     String registry;
 
     @Option(names = "--http-port", description = "HTTP API port (sets lob.http.port; default: 8080).")
@@ -54,7 +52,7 @@ final class NodeCommand implements Runnable {
     @Override
     public void run() {
         EmbeddedCluster cluster = null;
-        List<PurgeWorker> workers = new ArrayList<>();
+        PurgeWorkerPool purge = null;
         LobNode node = null;
         CountDownLatch stopped = new CountDownLatch(1);
         try {
@@ -82,20 +80,16 @@ final class NodeCommand implements Runnable {
             // node id, random: not the pid, which nodes in containers share (all pid 1) and would fence each other with.
             String ids = "node-" + (cfg.get(LobStreamConfig.NODE_ID).isBlank() ? java.util.UUID.randomUUID().toString().substring(0, 8)
                     : cfg.get(LobStreamConfig.NODE_ID).strip());
-            for (int i = 0; i < purgeWorkers; i++) {
-                // each purges its share of the partitions this node owns, following the writers' rebalances
-                LobNode owner = node;
-                PurgeWorker w = PurgeWorker.following(cfg, storeCfg, ids + "-" + i, node.meters(),
-                        () -> owner.tablespaces().all().keySet(), i, purgeWorkers);
-                workers.add(w);
-                new Thread(w, "purge-" + i).start();
-            }
+            // each purges its share of the partitions this node owns, following the writers' rebalances
+            LobNode owner = node;
+            purge = PurgeWorkerPool.following(cfg, storeCfg, ids, node.meters(), () -> owner.tablespaces().all().keySet(), purgeWorkers);
             System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",
                     cfg.bootstrap(), cfg.get(LobStreamConfig.REGISTRY_URL), node.httpUrl());
             LobNode n = node;
             EmbeddedCluster c = cluster;
+            PurgeWorkerPool p = purge;
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                workers.forEach(PurgeWorker::close);
+                p.close();
                 n.close();
                 if (c != null) {
                     c.close();
@@ -104,7 +98,9 @@ final class NodeCommand implements Runnable {
             }, "node-shutdown"));
             stopped.await();
         } catch (Exception e) {
-            workers.forEach(PurgeWorker::close);
+            if (purge != null) {
+                purge.close();
+            }
             if (node != null) {
                 node.close();
             }

@@ -28,7 +28,7 @@ final class PurgeCommand implements Runnable {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--data-dir", description = "The node's data directory (sets lob.data.dir; default: lobstream-data).")
+    @Option(names = "--data-dir", description = "The node's data directory (sets lob.data.dir; default: " + LobStreamConfig.DEFAULT_DATA_DIR + ").")
     String dataDir;
 
     @Option(names = "--worker-id", description = "Stable id of this worker (its transactional id); default: random.")

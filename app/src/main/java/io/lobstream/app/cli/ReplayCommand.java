@@ -63,7 +63,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--verify", description = "Compare every live value with the node's.")
     boolean verify;
 
-    @Option(names = "--node", paramLabel = "URL", defaultValue = "http://127.0.0.1:8080", description = "A node's HTTP API, for --verify (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API, for --verify (default: ${DEFAULT-VALUE}).")
     String node;
 
     @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")

@@ -29,7 +29,7 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--node", paramLabel = "URL", defaultValue = "http://127.0.0.1:8080", description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
     String node;
 
     @Option(names = "--wait", paramLabel = "DURATION",

@@ -1,5 +1,6 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.schema.LobStreamConfig;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
@@ -11,7 +12,7 @@ final class WaitOptions {
                     + "4 dead-lettered (reason printed), 3 not within --timeout (default: ${DEFAULT-VALUE}).")
     boolean waitApplied;
 
-    @Option(names = "--node", paramLabel = "URL", defaultValue = "http://127.0.0.1:8080",
+    @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL,
             description = "Any node's HTTP API, asked for the new version once applied (default: ${DEFAULT-VALUE}).")
     String node;
 

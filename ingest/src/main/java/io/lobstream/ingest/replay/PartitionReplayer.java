@@ -30,7 +30,7 @@ import java.util.Map;
  * undo records are produced: superseded versions are reclaimed locally as it goes, since the
  * page numbers in {@code lob.reclaim} belong to the tablespace that wrote them, not to this one.
  * Used offline ({@code ./lobstream replay}) and by a writer task that finds its tablespace
- * behind the group's committed offset ({@link io.lobstream.ingest.writer.CommandReplay}). A
+ * behind the group's committed offset ({@link io.lobstream.ingest.writer.TablespaceCatchUp}). A
  * replay from the start needs the topic's whole history ({@code retention.ms=-1}), see README.
  */
 public final class PartitionReplayer {

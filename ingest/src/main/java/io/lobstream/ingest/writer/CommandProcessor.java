@@ -3,6 +3,7 @@ package io.lobstream.ingest.writer;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
+import io.lobstream.schema.Extents;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.VersionEntry;
@@ -187,7 +188,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 .setVersion(old.version())
                 .setRootPage(old.rootPage())
                 .setPageCount((int) old.pageCount())
-                .setRetained(old.retained().stream().map(e -> new io.lobstream.avro.Extent(e.firstPage(), e.pageCount())).toList())
+                .setRetained(Extents.toAvro(old.retained()))
                 .setByteLength(old.byteLength())
                 .setCause(old.cause() == VersionEntry.Cause.DELETE ? UndoCause.DELETE : UndoCause.UPDATE)
                 .setSourceOffset(old.sourceOffset())

@@ -45,7 +45,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     private final LobStoreConfig config;
     private final MeterRegistry meters;
     private final TablespaceRegistry registry;
-    private final CommandReplay replay;
+    private final TablespaceCatchUp catchUp;
     private DefaultLobStore store;
     private int partition = -1;
     private volatile Thread writer;
@@ -55,12 +55,12 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     }
 
     /** With {@code replay}, a tablespace behind the writer group's committed offset is caught up from lob.commands before its task starts. */
-    public LobStateStore(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry, CommandReplay replay) {
+    public LobStateStore(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry, TablespaceCatchUp catchUp) {
         this.dataDir = dataDir;
         this.config = config;
         this.meters = meters;
         this.registry = registry;
-        this.replay = replay;
+        this.catchUp = catchUp;
     }
 
     @Override
@@ -72,15 +72,15 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     public void init(StateStoreContext context, StateStore root) {
         partition = context.taskId().partition();
         try {
-            if (replay != null) {
-                replay.awaitRebuilt(partition); // LockException while a catch-up of this partition runs
+            if (catchUp != null) {
+                catchUp.awaitRebuilt(partition); // LockException while a catch-up of this partition runs
             }
             store = open();
-            if (replay != null && replay.check(partition, store) != CommandReplay.Check.CURRENT) {
-                // checked and caught up on a thread of its own (see CommandReplay); this init gives way and is retried
+            if (catchUp != null && catchUp.check(partition, store) != TablespaceCatchUp.Check.CURRENT) {
+                // checked and caught up on a thread of its own (see TablespaceCatchUp); this init gives way and is retried
                 store.close();
                 store = null;
-                throw replay.rebuildInBackground(partition, this::open);
+                throw catchUp.rebuildInBackground(partition, this::open);
             }
         } catch (IOException | RuntimeException e) {
             if (store != null) {

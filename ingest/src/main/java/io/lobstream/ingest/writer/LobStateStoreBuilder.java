@@ -13,18 +13,18 @@ public final class LobStateStoreBuilder implements StoreBuilder<LobStateStore> {
     private final LobStoreConfig config;
     private final MeterRegistry meters;
     private final TablespaceRegistry registry;
-    private final CommandReplay replay;
+    private final TablespaceCatchUp catchUp;
 
     public LobStateStoreBuilder(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry) {
         this(dataDir, config, meters, registry, null);
     }
 
-    public LobStateStoreBuilder(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry, CommandReplay replay) {
+    public LobStateStoreBuilder(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry, TablespaceCatchUp catchUp) {
         this.dataDir = dataDir;
         this.config = config;
         this.meters = meters;
         this.registry = registry;
-        this.replay = replay;
+        this.catchUp = catchUp;
     }
 
     @Override public StoreBuilder<LobStateStore> withCachingEnabled() { return this; }
@@ -36,7 +36,7 @@ public final class LobStateStoreBuilder implements StoreBuilder<LobStateStore> {
 
     @Override
     public LobStateStore build() {
-        return new LobStateStore(dataDir, config, meters, registry, replay);
+        return new LobStateStore(dataDir, config, meters, registry, catchUp);
     }
 
     @Override public Map<String, String> logConfig() { return Map.of(); }

@@ -1,6 +1,7 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.avro.ReclaimRecord;
+import io.lobstream.schema.Extents;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.Source;
@@ -31,7 +32,7 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
         }
         List<Extent> extents;
         try {
-            extents = reclaim.getExtents().stream().map(e -> new Extent(e.getFirstPage(), e.getPageCount())).toList();
+            extents = Extents.fromAvro(reclaim.getExtents());
             Extent.coalesce(extents); // overlapping extents: the store compares coalesced lists, and would throw there
         } catch (IllegalArgumentException e) {
             deadLetter(record, "invalid", "bad extents in ReclaimRecord: " + e.getMessage());

@@ -2,6 +2,7 @@ package io.lobstream.ingest.writer;
 
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.StoreStats;
+import io.lobstream.store.fsck.FsckReport;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -102,6 +103,15 @@ public final class TablespaceRegistry {
 
     public SortedMap<Integer, DefaultLobStore> all() {
         return new TreeMap<>(open);
+    }
+
+    /** fsck of every open tablespace, summed; {@code readData}: the data pages' checksums too. */
+    public FsckReport fsckAll(boolean readData) throws IOException {
+        FsckReport total = FsckReport.empty();
+        for (DefaultLobStore s : all().values()) {
+            total = total.plus(s.fsck(readData));
+        }
+        return total;
     }
 
     public StoreStats totals() {

@@ -43,7 +43,7 @@ public final class WriterTopology {
      * @param resend     how each task finds the undo records purge consumed without a reclaim, to produce them again
      */
     public static Topology build(LobStreamConfig config, LobStoreConfig storeConfig, MeterRegistry meters, TablespaceRegistry registry,
-                                 int partitions, CommandReplay catchUps, UndoResender.Settings resend) {
+                                 int partitions, TablespaceCatchUp catchUps, UndoResender.Settings resend) {
         Topics topics = config.topics();
         WriterMetrics metrics = new WriterMetrics(meters);
         Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);

@@ -62,8 +62,8 @@ import java.util.concurrent.TimeoutException;
  * answers at once; while it is not stable (after a node died mid-transaction, until that
  * transaction times out) the catch-up thread waits for it instead.
  */
-public final class CommandReplay implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(CommandReplay.class);
+public final class TablespaceCatchUp implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(TablespaceCatchUp.class);
 
     private final LobStreamConfig config;
     private final WriterMetrics metrics;
@@ -74,7 +74,7 @@ public final class CommandReplay implements AutoCloseable {
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    public CommandReplay(LobStreamConfig config, WriterMetrics metrics) {
+    public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
         this.metrics = metrics;
     }

@@ -1,0 +1,62 @@
+package io.lobstream.purge;
+
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LobStoreConfig;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.IntFunction;
+import java.util.function.Supplier;
+
+/**
+ * Purge workers run as threads of one process, {@code purge-0} … {@code purge-N-1}, with ids
+ * {@code PREFIX-0} … : inside a writer node, following its partitions, or as subscribed members
+ * of the purge group. Closing stops them all and waits for each to end its transaction.
+ */
+public final class PurgeWorkerPool implements AutoCloseable {
+    /** How long closing waits for each worker's thread (it closes its consumer and producer, 5 s each at most). */
+    private static final long JOIN_MILLIS = 15_000;
+
+    private final List<PurgeWorker> workers = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+
+    private PurgeWorkerPool(int count, IntFunction<PurgeWorker> worker) {
+        for (int i = 0; i < count; i++) {
+            PurgeWorker w = worker.apply(i);
+            workers.add(w);
+            Thread t = new Thread(w, "purge-" + i);
+            threads.add(t);
+            t.start();
+        }
+    }
+
+    /** {@code count} workers inside a writer node: each purges its share of the partitions {@code open} returns. */
+    public static PurgeWorkerPool following(LobStreamConfig config, LobStoreConfig storeConfig, String idPrefix, MeterRegistry meters,
+                                            Supplier<Set<Integer>> open, int count) {
+        return new PurgeWorkerPool(count, i -> PurgeWorker.following(config, storeConfig, idPrefix + "-" + i, meters, open, i, count));
+    }
+
+    /** {@code count} members of the purge group, which splits the partitions between them. */
+    public static PurgeWorkerPool subscribed(LobStreamConfig config, LobStoreConfig storeConfig, String idPrefix, MeterRegistry meters,
+                                             int count) {
+        return new PurgeWorkerPool(count, i -> new PurgeWorker(config, storeConfig, idPrefix + "-" + i, 0, meters));
+    }
+
+    public List<PurgeWorker> workers() {
+        return List.copyOf(workers);
+    }
+
+    @Override
+    public void close() {
+        workers.forEach(PurgeWorker::close);
+        try {
+            for (Thread t : threads) {
+                t.join(JOIN_MILLIS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
