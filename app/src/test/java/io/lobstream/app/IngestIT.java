@@ -128,6 +128,9 @@ class IngestIT {
             assertThat(TopicSetup.ensureTopics(admin, early)).isEqualTo(3);
             assertThat(admin.describeTopics(early.topics().all()).allTopicNames().get().values())
                     .allSatisfy(d -> assertThat(d.partitions()).as(d.name()).hasSize(3));
+            // made as a broker makes a topic on first use, it keeps the broker's retention: said, for the node to warn of
+            assertThat(TopicSetup.commandsRetentionProblems(admin, early)).singleElement().asString()
+                    .startsWith("early.commands has retention.ms=604800000, not -1");
 
             // created here, lob.commands keeps every record: neither time nor size deletes from the redo log
             LobStreamConfig fresh = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "fresh.");
@@ -136,6 +139,7 @@ class IngestIT {
             org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(commands)).all().get().get(commands);
             assertThat(c.get("retention.ms").value()).isEqualTo("-1");
             assertThat(c.get("retention.bytes").value()).isEqualTo("-1");
+            assertThat(TopicSetup.commandsRetentionProblems(admin, fresh)).isEmpty();
         }
     }
 

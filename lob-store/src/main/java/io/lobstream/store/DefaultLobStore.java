@@ -596,21 +596,11 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
-    /**
-     * Drops a pending version from the index, then hands its pages to the allocator. With
-     * lob.sync.each.write the drop is synced first: a writer may reuse the pages and force them at
-     * once, and a power loss before the WAL's next sync would bring back a pending version whose root
-     * page holds another's bytes, which no purge could then reclaim. (Otherwise the pages reach the disk
-     * with flush(), which forces the page file and then syncs the WAL: the drop is never behind them.)
-     */
+    /** Drops a pending version from the index, then hands its pages to the allocator. */
     private void freePending(VersionEntry e, Source source) throws IOException {
         LobIndex.Batch batch = index.newBatch().deletePending(e.lobId(), e.version());
         SourceMarks.applied(batch, source);
         index.write(batch);
-        if (config.syncEachWrite()) {
-            guarded(index::syncWal);
-            metrics.walSync();
-        }
         // Only once no index entry names them may the pages be granted again.
         allocator.release(e.extents());
         usage.freed(e);

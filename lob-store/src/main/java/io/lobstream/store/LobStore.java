@@ -19,14 +19,19 @@ import java.util.function.Consumer;
  */
 public interface LobStore extends Closeable {
     /**
-     * The longest lobId (and upload id), in UTF-8 bytes, as S3's keys. The index keeps ids in
-     * Java's modified UTF-8, which stops at 64 KiB; a bound well below it is refused up front.
+     * The longest lobId (and upload id): the index keeps ids in Java's modified UTF-8
+     * ({@code DataOutput.writeUTF}), whose length field stops at 64 KiB. Every id the index could
+     * ever hold passes, so a LOB written before this check was made stays writable and replayable.
      */
-    int MAX_ID_BYTES = 1024;
+    int MAX_ID_BYTES = 65_535;
 
-    /** @throws IllegalArgumentException if {@code id} is longer than {@link #MAX_ID_BYTES} */
+    /** @throws IllegalArgumentException if {@code id} in modified UTF-8 is longer than {@link #MAX_ID_BYTES} */
     static void checkId(String what, String id) {
-        int n = id.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        long n = 0;
+        for (int i = 0; i < id.length(); i++) {
+            char c = id.charAt(i);
+            n += c != 0 && c < 0x80 ? 1 : c < 0x800 ? 2 : 3; // NUL takes two bytes, a surrogate three
+        }
         if (n > MAX_ID_BYTES) {
             throw new IllegalArgumentException(what + " of " + n + " bytes: at most " + MAX_ID_BYTES);
         }

@@ -251,8 +251,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     }
 
     private void processInTransaction(ConsumerRecords<String, byte[]> records) {
-        producer.beginTransaction();
         try {
+            producer.beginTransaction(); // in the try: a producer that failed for good says so here first
             Purged done = Purged.NONE;
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
             for (TopicPartition tp : records.partitions()) {
@@ -289,7 +289,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 // the transaction when it times out, and the next worker with this id fences it at once
                 if (running.get()) {
                     producerFailed = true;
-                    throw abortRefused;
+                    // a KafkaException either way, for the loop to replace the producer (an IllegalStateException would end it)
+                    throw abortRefused instanceof KafkaException k ? k : new KafkaException("the producer refused to abort", abortRefused);
                 }
                 return;
             }

@@ -1,10 +1,14 @@
 package io.lobstream.schema;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
 
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -86,5 +90,34 @@ public final class TopicSetup {
             }
         }
         return commands;
+    }
+
+    /**
+     * What is wrong with the retention of {@code lob.commands}, the redo log, for replay and the
+     * rebuild of a partition: a topic LobStream did not create (by hand, or by a broker on a
+     * producer's first send) keeps the broker's defaults, 7 days unless set. Empty when it keeps
+     * what {@code lob.commands.retention.ms} asks and no size or compaction deletes from it.
+     */
+    public static List<String> commandsRetentionProblems(Admin admin, LobStreamConfig config)
+            throws InterruptedException, ExecutionException {
+        String topic = config.topics().commands();
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        Config c = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+        List<String> problems = new ArrayList<>();
+        String wantedMs = Long.toString(config.get(LobStreamConfig.COMMANDS_RETENTION_MS));
+        expect(problems, topic, c, "retention.ms", wantedMs, LobStreamConfig.COMMANDS_RETENTION_MS.name() + " is " + wantedMs);
+        expect(problems, topic, c, "retention.bytes", "-1", "a size limit deletes the oldest commands");
+        expect(problems, topic, c, "cleanup.policy", "delete", "compaction keeps one record per LOB, and partial writes are not last-value-wins");
+        return problems;
+    }
+
+    private static void expect(List<String> problems, String topic, Config c, String key, String wanted, String why) {
+        ConfigEntry e = c.get(key);
+        String value = e == null ? null : e.value();
+        if (!wanted.equals(value)) {
+            problems.add(topic + " has " + key + "=" + value + ", not " + wanted + " (" + why + "): replay and the rebuild of a "
+                    + "partition need every command; kafka-configs --alter --entity-type topics --entity-name " + topic
+                    + " --add-config " + key + "=" + wanted);
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.lobstream.app.bench;
 
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LobStoreConfig;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -22,4 +24,10 @@ final class BenchOptions {
 
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
     Map<String, String> config = new HashMap<>();
+
+    /** Refuses an unknown lob.* key or a bad value (a usage error) before anything starts. */
+    void checkConfig() {
+        new LobStreamConfig(config);
+        new LobStoreConfig(config);
+    }
 }

@@ -147,6 +147,7 @@ public final class PipelineBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        options.checkConfig();
         if (rows < 1 || producers < 1 || partitions < 1 || purgeWorkers < 0 || duration.toSeconds() < 1 || warmup.isNegative()) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "need --rows >= 1, --producers >= 1, --partitions >= 1, --purge-workers >= 0, --duration >= 1s, --warmup >= 0");

@@ -129,6 +129,7 @@ public final class PurgeBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        options.checkConfig();
         List<Config> configs = configs();
         String latencyNote = readLatency == null || readLatency.isZero() ? "no read latency injected"
                 : "every page read purge made was delayed by " + human(readLatency) + " (--read-latency)";

@@ -54,7 +54,9 @@ public final class LobStreamCli implements Runnable {
                         e.printStackTrace(cmd.getErr());
                     }
                     // 2 for a bad argument, as picocli gives: a configuration value (-c) that a key does not take counts as one
-                    return e instanceof ConfigException ? CommandLine.ExitCode.USAGE : CommandLine.ExitCode.SOFTWARE;
+                    boolean badConfig = java.util.stream.Stream.<Throwable>iterate(e, java.util.Objects::nonNull, Throwable::getCause)
+                            .anyMatch(t -> t instanceof ConfigException); // node wraps what stops its start
+                    return badConfig ? CommandLine.ExitCode.USAGE : CommandLine.ExitCode.SOFTWARE;
                 });
     }
 

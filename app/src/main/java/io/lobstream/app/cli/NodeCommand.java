@@ -31,7 +31,7 @@ final class NodeCommand implements Runnable {
             description = "Registry to use with --bootstrap (sets lob.registry.url; default " + LobStreamConfig.DEFAULT_REGISTRY_URL + ").")
     String registry;
 
-    @Option(names = "--http-port", description = "HTTP API port (sets lob.http.port; default: 8080).")
+    @Option(names = "--http-port", description = "HTTP API port (sets lob.http.port; default: " + LobStreamConfig.DEFAULT_HTTP_PORT + ").")
     Integer httpPort;
 
     @Option(names = "--node-id", paramLabel = "ID",
@@ -75,7 +75,7 @@ final class NodeCommand implements Runnable {
             LobStreamConfig cfg = new LobStreamConfig(props);
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             node = new LobNode(cfg, storeCfg).start();
-            // A worker's id is its transactional id. Derived from the node id, it is the same after a restart, so the new
+            // A worker's id names its transactional id (lob.purge.group-ID). Derived from the node id, it is the same after a restart, so the new
             // worker aborts a killed predecessor's open transaction at once instead of waiting out its timeout. Without a
             // node id, random: not the pid, which nodes in containers share (all pid 1) and would fence each other with.
             String ids = "node-" + (cfg.get(LobStreamConfig.NODE_ID).isBlank() ? java.util.UUID.randomUUID().toString().substring(0, 8)

@@ -31,7 +31,7 @@ final class PurgeCommand implements Runnable {
     @Option(names = "--data-dir", description = "The node's data directory (sets lob.data.dir; default: " + LobStreamConfig.DEFAULT_DATA_DIR + ").")
     String dataDir;
 
-    @Option(names = "--worker-id", description = "Stable id of this worker (its transactional id); default: random.")
+    @Option(names = "--worker-id", description = "Stable id of this worker (its transactional id is lob.purge.group-ID); default: random.")
     String workerId;
 
     @Option(names = "--read-latency", paramLabel = "DURATION",

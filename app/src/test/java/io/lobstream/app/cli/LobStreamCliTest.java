@@ -23,6 +23,15 @@ class LobStreamCliTest {
     }
 
     @Test
+    void aMisspeltKeyStopsANodeOrADemoBeforeItStartsAnything() {
+        assertThat(cli.run("node", "--bootstrap", "127.0.0.1:1", "-c", "lob.writer.thread=4")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("unknown configuration key lob.writer.thread");
+        // no broker, registry or node is started for it: this returns at once
+        assertThat(cli.run("demo", "-c", "lob.purge.prefetch.windw=4")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("unknown configuration key lob.purge.prefetch.windw");
+    }
+
+    @Test
     void aValueAKeyDoesNotTakeIsAUsageError() {
         assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.chunk.size=big")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("lobstream delete: ").contains("lob.chunk.size");

@@ -54,7 +54,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         this(dataDir, config, meters, registry, null);
     }
 
-    /** With {@code replay}, a tablespace behind the writer group's committed offset is caught up from lob.commands before its task starts. */
+    /** With {@code catchUp}, a tablespace behind the writer group's committed offset is caught up from lob.commands before its task starts. */
     public LobStateStore(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry, TablespaceCatchUp catchUp) {
         this.dataDir = dataDir;
         this.config = config;

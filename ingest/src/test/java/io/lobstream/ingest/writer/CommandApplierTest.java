@@ -105,23 +105,19 @@ class CommandApplierTest {
     }
 
     /**
-     * A PUT's content type and metadata are its version's; a chunked PUT's come with its last chunk; a
-     * partial update keeps them; a PUT without them clears them; what an HTTP header cannot carry is dropped, the value kept.
-     */
-    /**
      * The index keeps ids in modified UTF-8, which stops at 64 KiB: such an id reached the index as an
      * IOException, which failed the task at every restart. Refused up front now, by the applier and by the store.
      */
     @Test
     void anIdOverTheLimitIsInvalidAndTheTablespaceRefusesItToo() throws Exception {
         CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
-        String longest = "d".repeat(LobStore.MAX_ID_BYTES);
+        String longest = "\u00e9".repeat(LobStore.MAX_ID_BYTES / 2); // two bytes a char: 65,534, the index takes it
         String over = "d".repeat(70_000);
         try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             int p = partitionOf(over);
             assertThat(applier.apply(command(over, LobOp.PUT, 0, new byte[5]), key(over), p, 0, store, new Source(TOPIC + p, 0)))
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason())
-                            .isEqualTo("lobId of 70000 bytes: at most " + LobStore.MAX_ID_BYTES));
+                            .isEqualTo("lobId of 70000 bytes: at most 65535"));
             int q = partitionOf(longest);
             assertThat(applier.apply(command(longest, LobOp.PUT, 0, new byte[5]), key(longest), q, 0, store, new Source(TOPIC + q, 1)))
                     .isInstanceOf(CommandApplier.Applied.class);
@@ -132,6 +128,10 @@ class CommandApplierTest {
         }
     }
 
+    /**
+     * A PUT's content type and metadata are its version's; a chunked PUT's come with its last chunk; a
+     * partial update keeps them; a PUT without them clears them; what an HTTP header cannot carry is dropped, the value kept.
+     */
     @Test
     void aPutsAttributesAreKeptByPartialUpdatesAndReplacedByTheNextPut() throws Exception {
         CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
