@@ -1,5 +1,6 @@
 package io.lobstream.schema;
 
+import io.lobstream.store.config.ConfigException;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -8,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class LobStreamConfigTest {
     private final LobStreamConfig config = new LobStreamConfig(Map.of(
@@ -39,5 +41,15 @@ class LobStreamConfigTest {
         assertThat(new LobStreamConfig(Map.of()).clientConfig(ProducerConfig.configNames()))
                 .containsOnlyKeys("bootstrap.servers")
                 .containsEntry("bootstrap.servers", LobStreamConfig.BOOTSTRAP.defaultValue());
+    }
+
+    /** A misspelt lob.* key is refused; the engine's keys, Streams settings and any other Kafka setting pass. */
+    @Test
+    void anUnknownLobKeyIsRefusedAndEveryKnownOnePasses() {
+        assertThat(new LobStreamConfig(Map.of("lob.page.size", "4096", "lob.streams.num.standby.replicas", "1",
+                "ssl.truststore.location", "/t", "apicurio.registry.auto-register", "false")).originals()).hasSize(4);
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.chunk.sise", "1")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("unknown configuration key lob.chunk.sise (./lobstream config lists them)");
     }
 }

@@ -31,6 +31,13 @@ class BrokerCheckTest {
     }
 
     @Test
+    void bootstrapServerIsBootstrapAsKafkasToolsSpellIt(@TempDir Path dir) throws Exception {
+        Path file = Files.write(dir.resolve("value"), new byte[100]);
+        assertThat(run("put", "doc-1", file.toString(), "--bootstrap-server", nobody, "--timeout", "1s")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(cli.err()).startsWith("lobstream put: no Kafka broker answers at " + nobody + " within 1s");
+    }
+
+    @Test
     void aTimeoutOfZeroStillGivesTheBrokerASecond(@TempDir Path dir) throws Exception {
         Path file = Files.write(dir.resolve("value"), new byte[100]);
         assertThat(run("put", "doc-1", file.toString(), "--bootstrap", nobody, "--timeout", "0s")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
