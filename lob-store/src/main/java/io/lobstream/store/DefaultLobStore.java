@@ -822,6 +822,13 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
+    public void recordSkipped(Source source) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            SourceMarks.recordApplied(index, source);
+        }
+    }
+
+    @Override
     public void recordRejected(Source source, Rejection why) throws IOException {
         try (Latches.Held latch = openShared()) {
             LobIndex.Batch batch = index.newBatch();

@@ -129,6 +129,14 @@ public interface LobStore extends Closeable {
      */
     void recordRejected(Source source, Rejection why) throws IOException;
 
+    /**
+     * Records the record at {@code source} as applied, changing nothing else: one the writer skips
+     * (a command sent twice, a record that does not decode), so that the applied offset keeps up
+     * with the writer group's commits and a restart finds the tablespace current, with nothing to
+     * catch up.
+     */
+    void recordSkipped(Source source) throws IOException;
+
     /** The rejection recorded for the command at {@code source}, if not yet forgotten. */
     Optional<Rejection> rejection(Source source) throws IOException;
 

@@ -106,8 +106,13 @@ public final class PartitionReplayer {
                         // cannot know: an upload it kept only because a producer's clock was off expires here)
                         store.expireUploads(streamTime, Long.MAX_VALUE, uploadTimeoutMs);
                     }
-                    o = cmd == null ? new CommandApplier.Rejected("undecodable", "cannot decode")
-                            : applier.apply(cmd, r.key(), tp.partition(), r.timestamp(), store, new Source(tp.toString(), r.offset()));
+                    Source source = new Source(tp.toString(), r.offset());
+                    if (cmd == null) {
+                        store.recordSkipped(source); // as the writer does
+                        o = new CommandApplier.Rejected("undecodable", "cannot decode");
+                    } else {
+                        o = applier.apply(cmd, r.key(), tp.partition(), r.timestamp(), store, source);
+                    }
                     if (o instanceof CommandApplier.Applied) {
                         applied++;
                     } else if (o instanceof CommandApplier.Rejected) {

@@ -100,6 +100,7 @@ public final class CommandApplier {
             return new AlreadyApplied(undo);
         }
         if (cmd.getCommandId() != null && !cmd.getCommandId().isEmpty() && store.commandApplied(cmd.getCommandId())) {
+            store.recordSkipped(source);
             return new Duplicate(cmd.getCommandId());
         }
         Outcome outcome = applyNew(cmd, timestamp, store, source);

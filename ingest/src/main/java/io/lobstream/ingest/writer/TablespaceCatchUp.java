@@ -163,8 +163,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
     /**
      * Whether a store that applied up to {@code applied} has every command before {@code committed}.
      * A catch-up that replayed up to the committed offset leaves the store current even when its last
-     * records recorded no applied offset (a duplicate commandId, a record that failed validation or did
-     * not decode): replaying them again would change nothing, and asking again would never end.
+     * records recorded no applied offset (skipped records did not, before this release):
+     * replaying them again would change nothing, and asking again would never end.
      */
     private boolean current(int partition, long applied, long committed) {
         return committed <= Math.max(applied + 1, replayedTo.getOrDefault(partition, -1L));

@@ -42,6 +42,7 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     @Override
     public final void process(Record<byte[], byte[]> record) {
         RecordMetadata meta = context.recordMetadata().orElseThrow();
+        Source source = new Source(meta.topic() + "-" + meta.partition(), meta.offset());
         T value;
         try {
             value = LobSerdes.decode(deserializer, meta.topic(), record.value(), type);
@@ -49,10 +50,16 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
             throw e; // not the record's fault: the task fails and resumes from its last commit
         } catch (RuntimeException e) {
             deadLetter(record, "undecodable", "cannot decode a " + type.getSimpleName() + ": " + e.getMessage());
+            try {
+                // read again after a crash it decodes no better and is dead-lettered again, offset or not
+                tablespace.store().recordSkipped(source);
+            } catch (IOException io) {
+                throw new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), io);
+            }
             return;
         }
         try {
-            apply(record, value, tablespace.store(), new Source(meta.topic() + "-" + meta.partition(), meta.offset()));
+            apply(record, value, tablespace.store(), source);
         } catch (IOException e) {
             throw new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), e);
         }

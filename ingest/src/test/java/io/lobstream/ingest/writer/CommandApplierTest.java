@@ -69,6 +69,21 @@ class CommandApplierTest {
         }
     }
 
+    /** A command sent twice is applied once, and its second record still moves the applied offset (no catch-up at a restart). */
+    @Test
+    void aDuplicateIsSkippedAndItsOffsetRecorded() throws Exception {
+        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
+        String id = "doc";
+        int p = partitionOf(id);
+        LobCommand put = command(id, LobOp.PUT, 0, new byte[50]);
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(put, key(id), p, 0, store, new Source(TOPIC + p, 7))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(applier.apply(put, key(id), p, 0, store, new Source(TOPIC + p, 9))).isInstanceOf(CommandApplier.Duplicate.class);
+            assertThat(store.appliedOffset(TOPIC + p)).isEqualTo(9);
+            assertThat(store.stats().historyLength()).isZero();
+        }
+    }
+
     @Test
     void aRefusedChunkDeliveredAgainIsRefusedAgain() throws Exception {
         CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
