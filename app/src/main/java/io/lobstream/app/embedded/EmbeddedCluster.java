@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * The embedded default: a real KRaft broker in this JVM and a real registry as a child
@@ -21,6 +22,12 @@ public final class EmbeddedCluster implements Cluster {
 
     /** Ports 0 mean "any free port". */
     public static EmbeddedCluster start(Path dataDir, int kafkaPort, int controllerPort, int registryPort) throws Exception {
+        return start(dataDir, kafkaPort, controllerPort, registryPort, Map.of());
+    }
+
+    /** @param brokerSettings broker settings over the embedded broker's own (tests: an authorizer) */
+    public static EmbeddedCluster start(Path dataDir, int kafkaPort, int controllerPort, int registryPort, Map<String, String> brokerSettings)
+            throws Exception {
         int kp = kafkaPort == 0 ? EmbeddedKafka.freePort() : kafkaPort;
         int cp = controllerPort == 0 ? EmbeddedKafka.freePort() : controllerPort;
         int rp = registryPort == 0 ? EmbeddedKafka.freePort() : registryPort;
@@ -29,7 +36,7 @@ public final class EmbeddedCluster implements Cluster {
         requireFree(cp, "KRaft controller", "--controller-port");
         requireFree(rp, "registry", "--registry-port");
         EmbeddedRegistry registry = new EmbeddedRegistry(rp, dataDir.resolve("registry").resolve("registry.log"));
-        EmbeddedKafka kafka = new EmbeddedKafka(dataDir.resolve("kafka"), kp, cp);
+        EmbeddedKafka kafka = new EmbeddedKafka(dataDir.resolve("kafka"), kp, cp, brokerSettings);
         try {
             // the registry takes ~10 s to boot in its own JVM: the broker starts meanwhile
             registry.launch();

@@ -15,6 +15,7 @@ import java.io.PrintStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Properties;
 
 /**
@@ -30,12 +31,19 @@ public final class EmbeddedKafka implements AutoCloseable {
     private final Path logDir;
     private final int port;
     private final int controllerPort;
+    private final Map<String, String> settings;
     private KafkaRaftServer server;
 
     public EmbeddedKafka(Path dir, int port, int controllerPort) {
+        this(dir, port, controllerPort, Map.of());
+    }
+
+    /** @param settings broker settings over the ones below (tests: an authorizer) */
+    public EmbeddedKafka(Path dir, int port, int controllerPort, Map<String, String> settings) {
         this.logDir = dir.toAbsolutePath();
         this.port = port;
         this.controllerPort = controllerPort;
+        this.settings = Map.copyOf(settings);
     }
 
     public EmbeddedKafka start() throws Exception {
@@ -67,6 +75,7 @@ public final class EmbeddedKafka implements AutoCloseable {
         // every partition of lob.commands rolls at about the same moment and the disk the tablespaces share takes
         // gigabytes of fsync at once: the writer's commits stalled for seconds (bench history, every ~50 s).
         p.put("log.segment.bytes", Integer.toString(128 * 1024 * 1024));
+        p.putAll(settings);
         KafkaConfig config = KafkaConfig.fromProps(p, false);
 
         if (!Files.exists(logDir.resolve("meta.properties"))) {
