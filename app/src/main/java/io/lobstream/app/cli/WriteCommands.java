@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.index.Attributes;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import picocli.CommandLine;
@@ -53,7 +54,17 @@ final class WriteCommands {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
+        /** An id the writer would dead-letter is a bad argument. */
+        private void checkId() {
+            try {
+                LobStore.checkId("the LOB id", id);
+            } catch (IllegalArgumentException tooLong) {
+                throw new CommandLine.ParameterException(spec.commandLine(), tooLong.getMessage());
+            }
+        }
+
         int run(Send send) throws Exception {
+            checkId();
             LobStreamConfig config = cluster.streamConfig(null);
             // --timeout, when it is shorter, bounds this wait too, unless nothing is waited for after the send
             boolean shorter = wait.waitApplied && wait.timeout.compareTo(BrokerCheck.WAIT) < 0;
@@ -76,6 +87,7 @@ final class WriteCommands {
 
         /** Sends the bytes of FILE (or stdin). */
         int runWithFile(String file, SendBytes send) throws Exception {
+            checkId(); // before a stdin is spooled
             String problem = InputFile.problem(file);
             if (problem != null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), problem);

@@ -32,6 +32,12 @@ class LobStreamCliTest {
     }
 
     @Test
+    void anIdTheIndexCannotHoldIsAUsageError() {
+        assertThat(cli.run("delete", "x".repeat(70_000), "--bootstrap", "127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("the LOB id of 70000 bytes: at most 65535");
+    }
+
+    @Test
     void aValueAKeyDoesNotTakeIsAUsageError() {
         assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.chunk.size=big")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("lobstream delete: ").contains("lob.chunk.size");
