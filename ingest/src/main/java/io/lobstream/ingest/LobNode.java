@@ -64,7 +64,12 @@ public final class LobNode implements AutoCloseable {
         try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
             partitions = TopicSetup.ensureTopics(admin, config);
             log.info("topics {} ready with {} partitions", config.topics().all(), partitions);
-            TopicSetup.commandsRetentionProblems(admin, config).forEach(log::warn);
+            try {
+                TopicSetup.commandsRetentionProblems(admin, config).forEach(log::warn);
+            } catch (java.util.concurrent.ExecutionException e) { // advice only: a principal without DescribeConfigs still runs
+                log.info("cannot read the configuration of {} ({}); its retention is not checked", config.topics().commands(),
+                        e.getCause().toString());
+            }
             if (partitions != config.get(LobStreamConfig.PARTITIONS)) {
                 log.warn("the topics have {} partitions, not {}={}: they existed before (created by hand, or {} by a producer on "
                                 + "a broker that creates topics on first use); a topic's partition count is fixed for good",

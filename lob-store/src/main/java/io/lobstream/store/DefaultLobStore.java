@@ -824,7 +824,10 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public void recordSkipped(Source source) throws IOException {
         try (Latches.Held latch = openShared()) {
-            SourceMarks.recordApplied(index, source);
+            // forward only: a record read again after a crash must not take the offset back below what later records did
+            if (source != null && source.offset() > index.applied(source.name())) {
+                SourceMarks.recordApplied(index, source);
+            }
         }
     }
 

@@ -133,7 +133,7 @@ public interface LobStore extends Closeable {
      * Records the record at {@code source} as applied, changing nothing else: one the writer skips
      * (a command sent twice, a record that does not decode), so that the applied offset keeps up
      * with the writer group's commits and a restart finds the tablespace current, with nothing to
-     * catch up.
+     * catch up. Forward only: an offset at or below the one recorded changes nothing.
      */
     void recordSkipped(Source source) throws IOException;
 

@@ -95,8 +95,9 @@ public final class TopicSetup {
     /**
      * What is wrong with the retention of {@code lob.commands}, the redo log, for replay and the
      * rebuild of a partition: a topic LobStream did not create (by hand, or by a broker on a
-     * producer's first send) keeps the broker's defaults, 7 days unless set. Empty when it keeps
-     * what {@code lob.commands.retention.ms} asks and no size or compaction deletes from it.
+     * producer's first send) keeps the broker's defaults, 7 days unless set. Empty when it keeps at
+     * least what {@code lob.commands.retention.ms} asks and no size or compaction deletes from it.
+     * Needs DescribeConfigs on the topic.
      */
     public static List<String> commandsRetentionProblems(Admin admin, LobStreamConfig config)
             throws InterruptedException, ExecutionException {
@@ -104,17 +105,25 @@ public final class TopicSetup {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
         Config c = admin.describeConfigs(List.of(resource)).all().get().get(resource);
         List<String> problems = new ArrayList<>();
-        String wantedMs = Long.toString(config.get(LobStreamConfig.COMMANDS_RETENTION_MS));
-        expect(problems, topic, c, "retention.ms", wantedMs, LobStreamConfig.COMMANDS_RETENTION_MS.name() + " is " + wantedMs);
-        expect(problems, topic, c, "retention.bytes", "-1", "a size limit deletes the oldest commands");
-        expect(problems, topic, c, "cleanup.policy", "delete", "compaction keeps one record per LOB, and partial writes are not last-value-wins");
+        long wantedMs = config.get(LobStreamConfig.COMMANDS_RETENTION_MS);
+        String ms = value(c, "retention.ms");
+        boolean keepsLess = ms == null || (Long.parseLong(ms) >= 0 && (wantedMs < 0 || Long.parseLong(ms) < wantedMs));
+        expect(problems, topic, "retention.ms", ms, Long.toString(wantedMs), !keepsLess,
+                LobStreamConfig.COMMANDS_RETENTION_MS.name() + " is " + wantedMs);
+        expect(problems, topic, "retention.bytes", value(c, "retention.bytes"), "-1", "-1".equals(value(c, "retention.bytes")),
+                "a size limit deletes the oldest commands");
+        expect(problems, topic, "cleanup.policy", value(c, "cleanup.policy"), "delete", "delete".equals(value(c, "cleanup.policy")),
+                "compaction keeps one record per LOB, and partial writes are not last-value-wins");
         return problems;
     }
 
-    private static void expect(List<String> problems, String topic, Config c, String key, String wanted, String why) {
+    private static String value(Config c, String key) {
         ConfigEntry e = c.get(key);
-        String value = e == null ? null : e.value();
-        if (!wanted.equals(value)) {
+        return e == null ? null : e.value();
+    }
+
+    private static void expect(List<String> problems, String topic, String key, String value, String wanted, boolean ok, String why) {
+        if (!ok) {
             problems.add(topic + " has " + key + "=" + value + ", not " + wanted + " (" + why + "): replay and the rebuild of a "
                     + "partition need every command; kafka-configs --alter --entity-type topics --entity-name " + topic
                     + " --add-config " + key + "=" + wanted);

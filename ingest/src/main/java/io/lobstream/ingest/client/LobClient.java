@@ -43,7 +43,7 @@ import java.util.zip.CRC32C;
  * }
  * }</pre>
  *
- * <p>A lobId over {@link LobStore#MAX_ID_BYTES} (64 KiB) is refused with
+ * <p>A lobId over {@link LobStore#MAX_ID_BYTES} (65,535 bytes) is refused with
  * {@link IllegalArgumentException}, before anything is sent.
  *
  * <p>Every Kafka producer setting in the configuration is used (security, linger, compression);

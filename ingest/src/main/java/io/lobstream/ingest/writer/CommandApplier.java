@@ -82,6 +82,7 @@ public final class CommandApplier {
     public Outcome apply(LobCommand cmd, byte[] key, int partition, long timestamp, LobStore store, Source source) throws IOException {
         Rejected invalid = validate(cmd, key, partition);
         if (invalid != null) {
+            store.recordSkipped(source); // read again, it is refused again: the check needs nothing of the store
             return invalid;
         }
         if (source.offset() <= store.appliedOffset(source.name())) {

@@ -6,6 +6,7 @@ import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.Source;
 import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.index.Rejection;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.api.Record;
 
@@ -27,9 +28,8 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
 
     @Override
     protected void apply(Record<byte[], byte[]> record, ReclaimRecord reclaim, DefaultLobStore store, Source source) throws IOException {
-        if (source.offset() <= store.appliedOffset(source.name())) {
-            return; // applied before a restart
-        }
+        // before the offset: read again after a crash (its dead letter aborted with the transaction), it is
+        // dead-lettered again even if later reclaims of that transaction moved the offset past it
         List<Extent> extents;
         try {
             extents = Extents.fromAvro(reclaim.getExtents());
@@ -38,13 +38,20 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             deadLetter(record, "invalid", "bad extents in ReclaimRecord: " + e.getMessage());
             return;
         }
+        if (source.offset() <= store.appliedOffset(source.name())) {
+            // applied before a restart; or refused, and then refused again
+            store.rejection(source).ifPresent(r -> deadLetter(record, r.kind(), r.reason()));
+            return;
+        }
         ReclaimOutcome outcome;
         try {
             outcome = store.reclaim(reclaim.getLobId(), reclaim.getVersion(), extents, source);
         } catch (IllegalArgumentException e) {
             // refused by the tablespace where the check above found nothing: thrown out of the task, the record would
-            // fail it again at every restart and stall the partition
-            deadLetter(record, "invalid", "ReclaimRecord refused by the tablespace: " + e.getMessage());
+            // fail it again at every restart and stall the partition; recorded, so that it is refused again if read again
+            String reason = "ReclaimRecord refused by the tablespace: " + e.getMessage();
+            store.recordRejected(source, new Rejection("invalid", reason));
+            deadLetter(record, "invalid", reason);
             return;
         }
         metrics.reclaim(outcome);

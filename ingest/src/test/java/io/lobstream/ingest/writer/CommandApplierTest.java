@@ -80,6 +80,12 @@ class CommandApplierTest {
             assertThat(applier.apply(put, key(id), p, 0, store, new Source(TOPIC + p, 7))).isInstanceOf(CommandApplier.Applied.class);
             assertThat(applier.apply(put, key(id), p, 0, store, new Source(TOPIC + p, 9))).isInstanceOf(CommandApplier.Duplicate.class);
             assertThat(store.appliedOffset(TOPIC + p)).isEqualTo(9);
+            // a skipped record read again after a crash (one that did not decode, at 8) does not take the offset back
+            store.recordSkipped(new Source(TOPIC + p, 8));
+            assertThat(store.appliedOffset(TOPIC + p)).isEqualTo(9);
+            // nor does one that fails the checks, and its own offset counts when it is the latest
+            assertThat(applier.apply(put, null, p, 0, store, new Source(TOPIC + p, 10))).isInstanceOf(CommandApplier.Rejected.class);
+            assertThat(store.appliedOffset(TOPIC + p)).isEqualTo(10);
             assertThat(store.stats().historyLength()).isZero();
         }
     }
