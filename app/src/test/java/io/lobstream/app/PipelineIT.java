@@ -3,6 +3,8 @@ package io.lobstream.app;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.avro.Extent;
 import io.lobstream.avro.ReclaimRecord;
+import io.lobstream.avro.UndoCause;
+import io.lobstream.avro.UndoRecord;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.writer.DeadLetters;
@@ -274,6 +276,28 @@ class PipelineIT {
         assertThat(Nodes.header(dead, DeadLetters.KIND)).isEqualTo("undecodable");
         // the writer reads reclaims with timestamp 0 (ReclaimsFirst); their dead letters carry the clock's (ReclaimProcessor)
         assertThat(dead.timestamp()).isGreaterThanOrEqualTo(before - 1_000);
+    }
+
+    /** An undo record naming impossible pages (not the writer's) is skipped by purge, which goes on purging. */
+    @Test
+    void anUndoRecordWithBadPagesDoesNotStopPurge() throws Exception {
+        String id = "it-bad-undo";
+        client.put(id, bytes(2000, 1), null).applied().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        int partition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(id.getBytes()))
+                % config.get(LobStreamConfig.PARTITIONS);
+        String copy = node.tablespaces().get(partition).orElseThrow().copyId();
+        UndoRecord forged = UndoRecord.newBuilder().setLobId(id).setVersion(1).setRootPage(0).setPageCount(1)
+                .setRetained(List.of(new io.lobstream.avro.Extent(-5L, 1))).setByteLength(2000).setCause(UndoCause.UPDATE)
+                .setSourceOffset(0).setTime(java.time.Instant.now()).setCopyId(copy).build();
+        try (KafkaProducer<String, Object> avro = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new StringSerializer(), LobSerdes.valueSerializer(config))) {
+            avro.send(new ProducerRecord<>(config.topics().undoHistory(), partition, id, forged)).get();
+        }
+        // an update on the same partition after it: its old version is purged, so the worker lived on
+        byte[] next = bytes(3000, 2);
+        client.put(id, next, null).applied().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(60)).until(() -> totals().historyLength() == 0);
+        awaitValue(id, next);
     }
 
     /** The committed dead letter whose value is {@code value}, waiting for it up to 30 s. */

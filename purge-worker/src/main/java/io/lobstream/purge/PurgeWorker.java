@@ -369,8 +369,18 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 metrics.otherCopy.increment();
                 continue;
             }
-            requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(),
-                    Extents.fromAvro(undo.getRetained())));
+            List<Extent> retained;
+            try {
+                if (undo.getRootPage() < 0) {
+                    throw new IllegalArgumentException("root page " + undo.getRootPage());
+                }
+                retained = Extents.fromAvro(undo.getRetained());
+            } catch (IllegalArgumentException e) {
+                // not the writer's: thrown out of this loop, it would end the worker, and every worker given the partition
+                log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(), undo.getVersion(), e.getMessage());
+                continue;
+            }
+            requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(), retained));
             timestamps.add(undoTimes.get(i));
         }
         long[] before = pagesRead(reader);
