@@ -16,6 +16,7 @@ final class PurgeMetrics {
     final Counter stale;
     final Counter corrupt;
     final Counter otherCopy;
+    final Counter failures;
     private final MeterRegistry registry;
     private final String workerId;
     private final Map<PageType, Counter> pagesRead = new ConcurrentHashMap<>();
@@ -30,9 +31,12 @@ final class PurgeMetrics {
         this.stale = Counter.builder("lob_purge_stale_roots").tag("worker", workerId)
                 .description("Undo records of versions reclaimed already: their root page reused, cut, or never written since the file grew back").register(registry);
         this.corrupt = Counter.builder("lob_purge_corrupt_pages").tag("worker", workerId)
-                .description("Undo records skipped because a page failed verification, read twice").register(registry);
+                .description("Undo records skipped because a page failed verification, read twice, or they named impossible pages").register(registry);
         this.otherCopy = Counter.builder("lob_purge_other_copy").tag("worker", workerId)
                 .description("Undo records skipped because another copy of the partition produced them (it moved)").register(registry);
+        this.failures = Counter.builder("lob_purge_failures").tag("worker", workerId)
+                .description("Turns of the worker's loop that failed and are tried again: an aborted transaction, a Kafka error, "
+                        + "an unexpected one").register(registry);
     }
 
     void pagesRead(PageType type, long n) {

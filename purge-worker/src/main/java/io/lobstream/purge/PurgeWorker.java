@@ -76,6 +76,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);
     /** How often partitions paused for lack of a tablespace are tried again. */
     private static final Duration MISSING_RETRY = Duration.ofSeconds(10);
+    private static final long MIN_BACKOFF_MS = 1_000;
+    private static final long MAX_BACKOFF_MS = 60_000;
 
     private final LobStreamConfig config;
     private final LobStoreConfig storeConfig;
@@ -92,6 +94,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
      * whose ACL is mended goes on without a restart.
      */
     private boolean producerFailed;
+    /** The pause before an unexpected failure is tried again: doubled at each in a row, up to a minute. */
+    private long unexpectedBackoffMs = MIN_BACKOFF_MS;
     private final Deserializer<Object> undoReader;
     private final PurgeMetrics metrics;
     private final Map<Integer, PurgeReader> readers = new java.util.concurrent.ConcurrentHashMap<>();
@@ -217,27 +221,44 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         missingRetried = System.nanoTime();
                     }
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
-                    if (!records.isEmpty()) {
-                        processInTransaction(records);
+                    if (!records.isEmpty() && !processInTransaction(records) && running.get()) {
+                        // aborted (a registry away, a send refused): the records come again, after a pause, not at once
+                        metrics.failures.increment();
+                        Thread.sleep(MIN_BACKOFF_MS);
                     }
+                    unexpectedBackoffMs = MIN_BACKOFF_MS;
                 } catch (WakeupException | ProducerFencedException e) {
                     throw e;
                 } catch (KafkaException e) {
                     // e.g. committed offsets not readable while a killed predecessor's transaction is still open (until
                     // transaction.timeout.ms): a worker that stopped here would leave history to grow unseen
+                    if (!running.get()) {
+                        break; // closing
+                    }
+                    metrics.failures.increment();
                     if (producerFailed) {
                         log.error("purge worker {}: its producer failed for good ({}); a new one in 1 s", workerId, e.toString());
                     } else {
                         log.warn("purge worker {}: {}; trying again in 1 s", workerId, e.toString());
                     }
                     reposition = true;
-                    Thread.sleep(1000);
+                    Thread.sleep(MIN_BACKOFF_MS);
                 } catch (RuntimeException e) {
                     // not Kafka's (a bug, a record no check foresaw): a worker thread that ended here would stop purging its
-                    // partitions without a word, in a node for good; said, and the records read again after a pause
-                    log.error("purge worker {}: {}; trying again in 1 s", workerId, e.toString(), e);
+                    // partitions with nothing in the log, in a node for good; logged (the trace once in a row), counted, and
+                    // the records read again after a pause that grows while the failure stays
+                    if (!running.get()) {
+                        break; // closing
+                    }
+                    metrics.failures.increment();
+                    if (unexpectedBackoffMs == MIN_BACKOFF_MS) {
+                        log.error("purge worker {}: {}; trying again in {} ms", workerId, e.toString(), unexpectedBackoffMs, e);
+                    } else {
+                        log.error("purge worker {}: {} again; trying again in {} ms", workerId, e.toString(), unexpectedBackoffMs);
+                    }
                     reposition = true;
-                    Thread.sleep(1000);
+                    Thread.sleep(unexpectedBackoffMs);
+                    unexpectedBackoffMs = Math.min(MAX_BACKOFF_MS, unexpectedBackoffMs * 2);
                 }
             }
         } catch (WakeupException e) {
@@ -256,7 +277,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
-    private void processInTransaction(ConsumerRecords<String, byte[]> records) {
+    /** @return false if the transaction was aborted (its records are read again) */
+    private boolean processInTransaction(ConsumerRecords<String, byte[]> records) {
         try {
             producer.beginTransaction(); // in the try: a producer that failed for good says so here first
             Purged done = Purged.NONE;
@@ -284,6 +306,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             commit();
             metrics.versions.increment(done.versions()); // once committed: an aborted transaction's are sent again
             metrics.pages.increment(done.pages());
+            return true;
         } catch (ProducerFencedException e) {
             throw e;
         } catch (KafkaException e) {
@@ -298,9 +321,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     // a KafkaException either way, for the loop to replace the producer (an IllegalStateException would end it)
                     throw abortRefused instanceof KafkaException k ? k : new KafkaException("the producer refused to abort", abortRefused);
                 }
-                return;
+                return false;
             }
             rewind();
+            return false;
         } catch (RuntimeException e) {
             // not Kafka's: what this poll sent is aborted, and the loop says so and waits before the records come again
             try {
@@ -392,6 +416,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             } catch (IllegalArgumentException e) {
                 // not the writer's: thrown out of this loop, it would end the worker, and every worker given the partition
                 log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(), undo.getVersion(), e.getMessage());
+                metrics.corrupt.increment();
                 continue;
             }
             requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(), retained));

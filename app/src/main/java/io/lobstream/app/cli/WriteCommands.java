@@ -54,7 +54,7 @@ final class WriteCommands {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
-        /** An id the writer would dead-letter is a bad argument. */
+        /** An id the index cannot hold (the writer would dead-letter it) is a bad argument. */
         private void checkId() {
             try {
                 LobStore.checkId("the LOB id", id);
