@@ -333,8 +333,7 @@ class IngestIT {
     void aCommandOffItsKeysPartitionIsDeadLetteredNotStoredWhereNothingReadsIt() throws Exception {
         String topic = config.topics().commands();
         avro.send(new ProducerRecord<>(topic, null, put("it-nokey", bytes(5, 1)).build())).get();
-        int home = avro.partitionsFor(topic).size() == 2 ? org.apache.kafka.common.utils.Utils.toPositive(
-                org.apache.kafka.common.utils.Utils.murmur2("it-elsewhere".getBytes(StandardCharsets.UTF_8))) % 2 : 0;
+        int home = avro.partitionsFor(topic).size() == 2 ? Nodes.partitionOf("it-elsewhere", 2) : 0;
         avro.send(new ProducerRecord<>(topic, 1 - home, "it-elsewhere", put("it-elsewhere", bytes(5, 2)).build())).get();
         byte[] marker = bytes(40, 3);
         client.put("it-nokey", marker, null).get(); // after both, on the key's partition
@@ -385,8 +384,7 @@ class IngestIT {
         long end = 0;
         for (int i = 0; values.size() < 3; i++) {
             String id = "it-in-flight-" + i;
-            if (org.apache.kafka.common.utils.Utils.toPositive(
-                    org.apache.kafka.common.utils.Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % 2 == 0) {
+            if (Nodes.partitionOf(id, 2) == 0) {
                 values.put(id, bytes(3000 + i, 70 + i));
                 end = client.put(id, values.get(id), null).get().offset() + 1;
             }

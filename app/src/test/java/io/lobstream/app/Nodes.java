@@ -101,6 +101,12 @@ final class Nodes {
         return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
+    /** The partition of lob.commands a lobId's records go to (Kafka's default partitioner). */
+    static int partitionOf(String lobId, int partitions) {
+        return org.apache.kafka.common.utils.Utils.toPositive(
+                org.apache.kafka.common.utils.Utils.murmur2(lobId.getBytes(java.nio.charset.StandardCharsets.UTF_8))) % partitions;
+    }
+
     static FsckReport fsck(LobNode node) throws Exception {
         return node.tablespaces().fsckAll(true);
     }

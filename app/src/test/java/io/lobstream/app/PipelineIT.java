@@ -283,8 +283,7 @@ class PipelineIT {
     void anUndoRecordWithBadPagesDoesNotStopPurge() throws Exception {
         String id = "it-bad-undo";
         client.put(id, bytes(2000, 1), null).applied().get(60, java.util.concurrent.TimeUnit.SECONDS);
-        int partition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(id.getBytes()))
-                % config.get(LobStreamConfig.PARTITIONS);
+        int partition = Nodes.partitionOf(id, config.get(LobStreamConfig.PARTITIONS));
         String copy = node.tablespaces().get(partition).orElseThrow().copyId();
         UndoRecord forged = UndoRecord.newBuilder().setLobId(id).setVersion(1).setRootPage(0).setPageCount(1)
                 .setRetained(List.of(new io.lobstream.avro.Extent(-5L, 1))).setByteLength(2000).setCause(UndoCause.UPDATE)

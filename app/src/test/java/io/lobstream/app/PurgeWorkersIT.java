@@ -19,7 +19,6 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -29,7 +28,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -132,7 +130,7 @@ class PurgeWorkersIT {
     }
 
     static int partition(String lobId) {
-        return Utils.toPositive(Utils.murmur2(lobId.getBytes(StandardCharsets.UTF_8))) % PARTITIONS;
+        return Nodes.partitionOf(lobId, PARTITIONS);
     }
 
     static double reclaims(String outcome) {

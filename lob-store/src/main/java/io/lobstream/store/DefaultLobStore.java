@@ -824,10 +824,7 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public void recordSkipped(Source source) throws IOException {
         try (Latches.Held latch = openShared()) {
-            // forward only: a record read again after a crash must not take the offset back below what later records did
-            if (source != null && source.offset() > index.applied(source.name())) {
-                SourceMarks.recordApplied(index, source);
-            }
+            SourceMarks.recordApplied(index, source);
         }
     }
 

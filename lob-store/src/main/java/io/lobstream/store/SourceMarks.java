@@ -34,9 +34,13 @@ final class SourceMarks {
         }
     }
 
-    /** Writes that the command at {@code source} was applied, with no other change (a duplicate, a reclaim ignored). */
+    /**
+     * Writes that the record at {@code source} was applied, with no other change (a duplicate, a reclaim ignored, a
+     * record skipped). Forward only: a record read again after a crash must not take the offset back below what
+     * later records did, or a command refused earlier would be judged again against a store that moved on.
+     */
     static void recordApplied(LobIndex index, Source source) throws IOException {
-        if (source != null) {
+        if (source != null && source.offset() > index.applied(source.name())) {
             LobIndex.Batch batch = index.newBatch();
             applied(batch, source);
             index.write(batch);

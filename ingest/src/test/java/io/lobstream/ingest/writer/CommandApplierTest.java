@@ -30,6 +30,9 @@ class CommandApplierTest {
     @TempDir
     Path dir;
 
+    /** Keeps nothing between commands: the store is the state. */
+    private final CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
+
     private static LobCommand command(String id, LobOp op, long offset, byte[] data) {
         return LobCommand.newBuilder().setCommandId(UUID.randomUUID().toString()).setLobId(id).setOp(op).setOffset(offset)
                 .setTotalLength(data.length).setData(ByteBuffer.wrap(data)).setMetadata(Map.of()).setProducedAt(Instant.now()).build();
@@ -45,7 +48,6 @@ class CommandApplierTest {
 
     @Test
     void aRejectedCommandDeliveredAgainAfterARestartIsRejectedAgainThoughLaterCommandsWereApplied() throws Exception {
-        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
         String id = "doc";
         int p = partitionOf(id);
         String source = TOPIC + p;
@@ -72,7 +74,6 @@ class CommandApplierTest {
     /** A command sent twice is applied once, and its second record still moves the applied offset (no catch-up at a restart). */
     @Test
     void aDuplicateIsSkippedAndItsOffsetRecorded() throws Exception {
-        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
         String id = "doc";
         int p = partitionOf(id);
         LobCommand put = command(id, LobOp.PUT, 0, new byte[50]);
@@ -92,7 +93,6 @@ class CommandApplierTest {
 
     @Test
     void aRefusedChunkDeliveredAgainIsRefusedAgain() throws Exception {
-        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
         String id = "doc";
         int p = partitionOf(id);
         LobCommand stray = LobCommand.newBuilder().setCommandId(UUID.randomUUID().toString()).setLobId(id).setOp(LobOp.PUT)
@@ -111,7 +111,6 @@ class CommandApplierTest {
 
     @Test
     void aCommandWithoutAKeyOrOffItsKeysPartitionIsInvalid() throws Exception {
-        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
         String id = "doc";
         int p = partitionOf(id);
         try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
@@ -131,7 +130,6 @@ class CommandApplierTest {
      */
     @Test
     void anIdOverTheLimitIsInvalidAndTheTablespaceRefusesItToo() throws Exception {
-        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
         String longest = "\u00e9".repeat(LobStore.MAX_ID_BYTES / 2); // two bytes a char: 65,534, the index takes it
         String over = "d".repeat(70_000);
         try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
@@ -155,7 +153,6 @@ class CommandApplierTest {
      */
     @Test
     void aPutsAttributesAreKeptByPartialUpdatesAndReplacedByTheNextPut() throws Exception {
-        CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
         String id = "doc";
         int p = partitionOf(id);
         String source = TOPIC + p;
