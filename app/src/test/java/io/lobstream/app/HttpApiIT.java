@@ -1,11 +1,11 @@
 package io.lobstream.app;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.app.cli.LobStreamCli;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.app.embedded.EmbeddedKafka;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -190,7 +190,7 @@ class HttpApiIT {
         String id = idOwnedBy(b, "etag-");
         client.put(id, bytes(500, 10), null).get();
         awaitValue(b, id, bytes(500, 10));
-        DefaultLobStore owner = b.tablespaces().get(Nodes.partitionOf(b, id)).orElseThrow();
+        LobStore owner = b.tablespaces().get(Nodes.partitionOf(b, id)).orElseThrow();
         long v1 = owner.current(id).orElseThrow().version();
         String e1 = "\"" + owner.copyId() + "." + v1 + "\"";
         assertThat(get(b, id, null).headers().firstValue("ETag")).contains(e1);
@@ -298,7 +298,7 @@ class HttpApiIT {
         byte[] v = bytes(LEN, 3);
         client.put(id, v, null).get();
         awaitValue(a, id, v);
-        DefaultLobStore store = a.tablespaces().get(Nodes.partitionOf(a, id)).orElseThrow();
+        LobStore store = a.tablespaces().get(Nodes.partitionOf(a, id)).orElseThrow();
         long root = store.current(id).orElseThrow().rootPage();
         long at = root * store.config().pageSize() + store.config().pageSize() / 2;
         ByteBuffer original = ByteBuffer.allocate(16);

@@ -1,5 +1,6 @@
 package io.lobstream.app;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
@@ -355,7 +356,7 @@ class IngestIT {
         client.put("it-replay-last", last, null).get();
         awaitValue("it-replay-last", last);
         for (int p : node.tablespaces().all().keySet()) {
-            try (DefaultLobStore replayed = DefaultLobStore.open(dir.resolve("replay").resolve("p-" + p), LobStoreConfig.defaults())) {
+            try (LobStore replayed = DefaultLobStore.open(dir.resolve("replay").resolve("p-" + p), LobStoreConfig.defaults())) {
                 new PartitionReplayer(config).replay(p, replayed);
                 assertThat(replayed.fsck(true).problems()).isEmpty();
                 List<VersionEntry> live = new ArrayList<>();
@@ -405,7 +406,7 @@ class IngestIT {
             lastOwner.initTransactions();
             lastOwner.beginTransaction();
             lastOwner.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(end)), ofGroup.groupMetadata());
-            try (DefaultLobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
+            try (LobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
                 assertThat(replay.check(0, store)).isEqualTo(TablespaceCatchUp.Check.UNKNOWN);
             }
             replay.rebuildInBackground(0, () -> DefaultLobStore.open(copy, LobStoreConfig.defaults()));
@@ -415,7 +416,7 @@ class IngestIT {
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
                     .untilAsserted(() -> assertThatCode(() -> replay.awaitRebuilt(0)).doesNotThrowAnyException());
             assertThat(replay.catchingUp()).isEmpty();
-            try (DefaultLobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
+            try (LobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
                 assertThat(store.appliedOffset(tp.topic() + "-0")).isEqualTo(end - 1);
                 assertThat(replay.check(0, store)).isEqualTo(TablespaceCatchUp.Check.CURRENT);
                 for (Map.Entry<String, byte[]> v : values.entrySet()) {

@@ -1,5 +1,6 @@
 package io.lobstream.app;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.avro.Extent;
 import io.lobstream.avro.ReclaimRecord;
@@ -10,7 +11,6 @@ import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
@@ -95,7 +95,7 @@ class PipelineIT {
     }
 
     static Optional<VersionEntry> current(String id) throws Exception {
-        for (DefaultLobStore s : node.tablespaces().all().values()) {
+        for (LobStore s : node.tablespaces().all().values()) {
             Optional<VersionEntry> e = s.current(id);
             if (e.isPresent()) {
                 return e;

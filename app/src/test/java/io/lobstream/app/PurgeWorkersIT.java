@@ -1,5 +1,6 @@
 package io.lobstream.app;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.app.bench.KafkaTools;
 import io.lobstream.app.bench.PurgeBench;
 import io.lobstream.app.embedded.EmbeddedPipeline;
@@ -9,7 +10,6 @@ import io.lobstream.avro.UndoRecord;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.apache.kafka.clients.admin.Admin;
@@ -174,7 +174,7 @@ class PurgeWorkersIT {
 
     static FsckReport fsck() throws java.io.IOException {
         FsckReport fsck = FsckReport.empty();
-        for (DefaultLobStore s : pipeline.node().tablespaces().all().values()) {
+        for (LobStore s : pipeline.node().tablespaces().all().values()) {
             fsck = fsck.plus(s.fsck(true));
         }
         return fsck;

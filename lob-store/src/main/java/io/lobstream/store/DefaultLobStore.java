@@ -770,11 +770,7 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
-    /**
-     * Frees the versions whose reclaim was deferred for a reader that has held its pin past
-     * {@code lob.read.pin.max.ms} (at unpin they would be freed anyway); the node calls it with its
-     * housekeeping. Returns how many.
-     */
+    @Override
     public int reclaimPastPinLeases() throws IOException {
         List<VersionEntry> deferred = new ArrayList<>();
         forEachPending(e -> {
@@ -862,7 +858,7 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
-    /** Up to {@code max} versions pending purge whose reclaim is not already waiting for a reader, in index order. */
+    @Override
     public List<VersionEntry> pendingToPurge(int max) {
         try (Latches.Held latch = openSharedUnchecked()) {
             return index.pending(max, e -> !e.reclaimRequested());
@@ -882,7 +878,7 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
-    /** True when something was written since the last {@link #flush()} made the store durable. */
+    @Override
     public boolean needsSync() {
         return config.sync() && index.writeCount() != syncedWrites;
     }
@@ -936,23 +932,22 @@ public final class DefaultLobStore implements LobStore {
         return config;
     }
 
+    @Override
     public StoreMetrics metrics() {
         return metrics;
     }
 
+    @Override
     public String name() {
         return name;
     }
 
-    /**
-     * This copy of the partition's data ({@link TablespaceDirs.Descriptor#copyId()}): version and
-     * page numbers mean something only with it.
-     */
+    @Override
     public String copyId() {
         return copyId;
     }
 
-    /** The tablespace directory (page file, index, properties). */
+    @Override
     public Path directory() {
         return dir;
     }

@@ -9,6 +9,7 @@ import io.lobstream.store.index.VersionEntry;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
@@ -146,6 +147,16 @@ public interface LobStore extends Closeable {
     /** Every version pending purge. */
     void forEachPending(Consumer<VersionEntry> action);
 
+    /** Up to {@code max} versions pending purge whose reclaim is not already waiting for a reader, in index order. */
+    List<VersionEntry> pendingToPurge(int max);
+
+    /**
+     * Frees the versions whose reclaim was deferred for a reader that has held its pin past
+     * {@code lob.read.pin.max.ms} (at unpin they would be freed anyway); returns how many. The node
+     * calls it with its housekeeping.
+     */
+    int reclaimPastPinLeases() throws IOException;
+
     StoreStats stats();
 
     /** Checks every page and the index against each other; with {@code readData} also every data page and value CRC. */
@@ -156,6 +167,9 @@ public interface LobStore extends Closeable {
      * run at the end of the page file back to the file system ({@code lob.shrink.min.pages}).
      */
     void flush() throws IOException;
+
+    /** True when something was written since the last {@link #flush()} made the store durable. */
+    boolean needsSync();
 
     /**
      * Compaction ({@code lob.compact.*}): if nothing was written since the previous call and the
@@ -168,6 +182,20 @@ public interface LobStore extends Closeable {
     long compact() throws IOException;
 
     LobStoreConfig config();
+
+    StoreMetrics metrics();
+
+    /** The name in logs and metric tags ({@code p-3} for a node's partition 3). */
+    String name();
+
+    /**
+     * This copy of the tablespace's data ({@link io.lobstream.store.tablespace.TablespaceDirs.Descriptor#copyId()}): version and
+     * page numbers mean something only with it, so whoever keeps them elsewhere keeps the copy id too.
+     */
+    String copyId();
+
+    /** The tablespace directory (page file, index, descriptor). */
+    Path directory();
 
     /**
      * The longest value this tablespace holds (it depends on the page size): {@link #put}, {@link #write},

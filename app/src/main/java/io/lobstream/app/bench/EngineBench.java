@@ -2,6 +2,7 @@ package io.lobstream.app.bench;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lobstream.store.LobStore;
 import io.lobstream.app.DataDirs;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
@@ -169,11 +170,11 @@ public final class EngineBench implements Callable<Integer> {
         LobStoreConfig config = switchConfig(set);
         if (workload == Workload.UPDATE) {
             // loading is not measured: no fsync per row, one flush at the end (close)
-            try (DefaultLobStore loader = DefaultLobStore.open(dir, config.with(LobStoreConfig.SYNC_EACH_WRITE.name(), false))) {
+            try (LobStore loader = DefaultLobStore.open(dir, config.with(LobStoreConfig.SYNC_EACH_WRITE.name(), false))) {
                 load(loader, threadCount);
             }
         }
-        try (DefaultLobStore store = DefaultLobStore.open(dir, config);
+        try (LobStore store = DefaultLobStore.open(dir, config);
              LocalPurger purger = new LocalPurger(store, 256)) {
             AtomicBoolean writing = new AtomicBoolean(true);
             Thread purge = startPurge(purger, store, writing);
@@ -209,7 +210,7 @@ public final class EngineBench implements Callable<Integer> {
     }
 
     /** Runs {@code threadCount} writers for {@code time}; returns them, stopped. */
-    private List<Writer> write(DefaultLobStore store, int threadCount, AtomicLong nextId, Duration time) throws Exception {
+    private List<Writer> write(LobStore store, int threadCount, AtomicLong nextId, Duration time) throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
         List<Writer> writers = new ArrayList<>();
         for (int i = 0; i < threadCount; i++) {
@@ -231,7 +232,7 @@ public final class EngineBench implements Callable<Integer> {
     }
 
     /** Writes every row once, untimed, with the run's thread count. */
-    private void load(DefaultLobStore store, int threadCount) throws InterruptedException {
+    private void load(LobStore store, int threadCount) throws InterruptedException {
         AtomicLong next = new AtomicLong(1);
         List<Thread> loaders = new ArrayList<>();
         List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -258,7 +259,7 @@ public final class EngineBench implements Callable<Integer> {
     }
 
     /** Purges while writers run; after they stop, until history is empty. */
-    private static Thread startPurge(LocalPurger purger, DefaultLobStore store, AtomicBoolean writing) {
+    private static Thread startPurge(LocalPurger purger, LobStore store, AtomicBoolean writing) {
         Thread t = new Thread(() -> {
             try {
                 while (writing.get() || store.stats().historyLength() > 0) {
@@ -280,14 +281,14 @@ public final class EngineBench implements Callable<Integer> {
     private final class Writer implements Runnable {
         final Thread thread = new Thread(this, "bench-writer");
         final Histogram latency = new Histogram(TimeUnit.MINUTES.toMicros(1), 3);
-        final DefaultLobStore store;
+        final LobStore store;
         final AtomicLong nextId;
         final AtomicBoolean stop;
         long ops;
         long bytes;
         Throwable failure;
 
-        Writer(DefaultLobStore store, AtomicLong nextId, AtomicBoolean stop) {
+        Writer(LobStore store, AtomicLong nextId, AtomicBoolean stop) {
             this.store = store;
             this.nextId = nextId;
             this.stop = stop;
@@ -312,7 +313,7 @@ public final class EngineBench implements Callable<Integer> {
         }
     }
 
-    private int writeValue(DefaultLobStore store, String id) throws IOException {
+    private int writeValue(LobStore store, String id) throws IOException {
         int size = blobSize.next();
         int from = ThreadLocalRandom.current().nextInt(noise.length - size + 1);
         store.put(id, new ByteArrayInputStream(noise, from, size), size, null, null);

@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lobstream.store.LobStore;
 import io.lobstream.app.DataDirs;
 import io.lobstream.ingest.http.StreamedResponse;
 import io.lobstream.ingest.replay.PartitionReplayer;
@@ -134,7 +135,7 @@ final class ReplayCommand implements Callable<Integer> {
         }
         boolean ok;
         boolean done = false;
-        try (DefaultLobStore store = DefaultLobStore.open(staging, cluster.storeConfig(), null, "replay-p" + partition)) {
+        try (LobStore store = DefaultLobStore.open(staging, cluster.storeConfig(), null, "replay-p" + partition)) {
             long t0 = System.nanoTime();
             PartitionReplayer.Result r = new PartitionReplayer(cfg).replay(partition, store);
             out.put("records", r.records()).put("applied", r.applied()).put("rejected", r.rejected()).put("end_offset", r.endOffset())
@@ -169,7 +170,7 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    private boolean verifyAgainstNode(DefaultLobStore store, ObjectNode out) throws Exception {
+    private boolean verifyAgainstNode(LobStore store, ObjectNode out) throws Exception {
         NodeHttp http = new NodeHttp(node);
         List<VersionEntry> live = new ArrayList<>();
         store.forEachCurrent(live::add);

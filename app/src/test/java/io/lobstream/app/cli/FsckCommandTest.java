@@ -1,5 +1,6 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -25,7 +26,7 @@ class FsckCommandTest {
 
     @Test
     void checksADataDirectoryNamedEitherWay(@TempDir Path dataDir) throws Exception {
-        try (DefaultLobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, 0), LobStoreConfig.defaults())) {
+        try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, 0), LobStoreConfig.defaults())) {
             byte[] value = new byte[40_000];
             store.put("a", new ByteArrayInputStream(value), value.length, null, null);
         }

@@ -6,9 +6,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import io.lobstream.store.LobStore;
 import io.lobstream.ingest.writer.LobStateStore;
 import io.lobstream.ingest.writer.TablespaceRegistry;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.TablespaceClosedException;
@@ -173,7 +173,7 @@ public final class LobHttpServer implements AutoCloseable {
             send(ex, 503, "partitions are being assigned; retry\n");
             return;
         }
-        Optional<DefaultLobStore> local = registry.get(owner.partition());
+        Optional<LobStore> local = registry.get(owner.partition());
         if (local.isEmpty() || !owner.activeHost().equals(hostInfo())) {
             if (ex.getRequestHeaders().containsKey(FORWARDED) || owner.activeHost().equals(hostInfo())) {
                 send(ex, 503, "partition " + owner.partition() + " is not open here yet; retry\n");
@@ -215,7 +215,7 @@ public final class LobHttpServer implements AutoCloseable {
         }
     }
 
-    private void serve(HttpExchange ex, DefaultLobStore store, String id, boolean head) throws IOException {
+    private void serve(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {
         Optional<LobReadHandle> opened = store.open(id);
         if (opened.isEmpty()) {
             send(ex, 404, "no LOB " + id + "\n");
@@ -318,7 +318,7 @@ public final class LobHttpServer implements AutoCloseable {
         ArrayNode catchUps = root.putArray("catching_up");
         catchingUp.get().forEach(catchUps::add);
         ArrayNode parts = root.putArray("partitions");
-        for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
+        for (Map.Entry<Integer, LobStore> e : registry.all().entrySet()) {
             ObjectNode p = statsJson(e.getValue().stats());
             p.put("partition", e.getKey());
             // the last command applied: a producer that knows its record's offset can wait for it
@@ -355,7 +355,7 @@ public final class LobHttpServer implements AutoCloseable {
         FsckReport total = FsckReport.empty();
         ObjectNode root = JSON.createObjectNode();
         ArrayNode parts = root.putArray("partitions");
-        for (Map.Entry<Integer, DefaultLobStore> e : registry.all().entrySet()) {
+        for (Map.Entry<Integer, LobStore> e : registry.all().entrySet()) {
             FsckReport r = e.getValue().fsck(data);
             total = total.plus(r);
             ObjectNode p = fsckJson(r);

@@ -1,11 +1,11 @@
 package io.lobstream.ingest.replay;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.ingest.writer.CommandApplier;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.serde.RegistryUnavailableException;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.purge.LocalPurger;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -48,7 +48,7 @@ public final class PartitionReplayer {
     }
 
     /** Replays the whole partition, from its first record to the end offset found at start. */
-    public Result replay(int partition, DefaultLobStore store) throws IOException {
+    public Result replay(int partition, LobStore store) throws IOException {
         return replay(partition, store, 0, -1);
     }
 
@@ -56,7 +56,7 @@ public final class PartitionReplayer {
      * Replays offsets {@code [from, to)} of the partition; {@code to} = -1: up to the end offset
      * found at start.
      */
-    public Result replay(int partition, DefaultLobStore store, long from, long to) throws IOException {
+    public Result replay(int partition, LobStore store, long from, long to) throws IOException {
         Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);

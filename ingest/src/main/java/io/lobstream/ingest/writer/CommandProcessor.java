@@ -1,10 +1,10 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.schema.Extents;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -138,7 +138,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      */
     private void housekeeping(long now) {
         try {
-            DefaultLobStore store = store();
+            LobStore store = store();
             long asOf = now - lastRecordAtMs >= uploadTimeoutMs ? now : context.currentStreamTimeMs();
             metrics.uploadsExpired(store.expireUploads(asOf, now, uploadTimeoutMs).size());
             store.reclaimPastPinLeases();
@@ -157,7 +157,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     }
 
     @Override
-    protected void apply(Record<byte[], byte[]> record, LobCommand cmd, DefaultLobStore store, Source source) throws IOException {
+    protected void apply(Record<byte[], byte[]> record, LobCommand cmd, LobStore store, Source source) throws IOException {
         lastRecordAtMs = context.currentSystemTimeMs();
         CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(),
                 record.timestamp(), store, source);

@@ -1,5 +1,6 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.TablespaceSyncFailedException;
@@ -46,7 +47,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     private final MeterRegistry meters;
     private final TablespaceRegistry registry;
     private final TablespaceCatchUp catchUp;
-    private DefaultLobStore store;
+    private LobStore store;
     private int partition = -1;
     private volatile Thread writer;
 
@@ -100,7 +101,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         registry.register(this);
     }
 
-    private DefaultLobStore open() throws IOException {
+    private LobStore open() throws IOException {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         try {
             return DefaultLobStore.open(dir, config, meters, "p-" + partition);
@@ -115,7 +116,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         }
     }
 
-    public DefaultLobStore store() {
+    public LobStore store() {
         Thread t = Thread.currentThread();
         if (writer != t) {
             writer = t; // the stream thread that runs this task now: its commit syncs this store
@@ -124,7 +125,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     }
 
     /** The store, without marking the calling thread as its writer (null when closed). */
-    DefaultLobStore peek() {
+    LobStore peek() {
         return store;
     }
 

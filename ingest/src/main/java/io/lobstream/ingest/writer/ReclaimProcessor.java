@@ -1,8 +1,8 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.schema.Extents;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.Source;
 import io.lobstream.store.allocator.Extent;
@@ -27,7 +27,7 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
     }
 
     @Override
-    protected void apply(Record<byte[], byte[]> record, ReclaimRecord reclaim, DefaultLobStore store, Source source) throws IOException {
+    protected void apply(Record<byte[], byte[]> record, ReclaimRecord reclaim, LobStore store, Source source) throws IOException {
         // before the offset: read again after a crash (its dead letter aborted with the transaction), it is
         // dead-lettered again even if later reclaims of that transaction moved the offset past it
         List<Extent> extents;

@@ -1,8 +1,8 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
@@ -142,7 +142,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * which answers at once: a partition whose offset is not stable is left out of the answer,
      * one with no offset committed is in it with none.
      */
-    public Check check(int partition, DefaultLobStore store) throws IOException {
+    public Check check(int partition, LobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         OptionalLong stable = stableCommittedOffsetNow(tp);
         if (stable.isEmpty()) {
@@ -176,7 +176,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * init that found the store behind (or could not tell) throws. The thread waits for a stable
      * committed offset and replays up to it: nothing, when the store was current after all.
      */
-    public LockException rebuildInBackground(int partition, Callable<DefaultLobStore> open) {
+    public LockException rebuildInBackground(int partition, Callable<LobStore> open) {
         if (closed) {
             throw new IllegalStateException("the writer is closing");
         }
@@ -186,7 +186,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
         Thread t = new Thread(() -> {
             try {
                 PartitionReplayer.Result r;
-                try (DefaultLobStore store = open.call()) {
+                try (LobStore store = open.call()) {
                     r = catchUp(partition, store);
                 }
                 replayedTo.put(partition, r.endOffset()); // closed: the task's next init may open it
@@ -208,7 +208,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 + t.getName());
     }
 
-    private PartitionReplayer.Result catchUp(int partition, DefaultLobStore store) throws IOException {
+    private PartitionReplayer.Result catchUp(int partition, LobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long committed = awaitStableCommittedOffset(tp);
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());

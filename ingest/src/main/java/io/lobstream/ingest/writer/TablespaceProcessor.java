@@ -1,8 +1,8 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.serde.RegistryUnavailableException;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.Source;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -65,12 +65,12 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         }
     }
 
-    protected DefaultLobStore store() {
+    protected LobStore store() {
         return tablespace.store();
     }
 
     /** Applies one decoded record whose origin is {@code source}. */
-    protected abstract void apply(Record<byte[], byte[]> record, T value, DefaultLobStore store, Source source) throws IOException;
+    protected abstract void apply(Record<byte[], byte[]> record, T value, LobStore store, Source source) throws IOException;
 
     protected void deadLetter(Record<byte[], byte[]> record, String kind, String reason) {
         DeadLetters.send(context, record, kind, reason, metrics);

@@ -1,6 +1,6 @@
 package io.lobstream.ingest.writer;
 
-import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
 
@@ -25,7 +25,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * read API and status look them up.
  */
 public final class TablespaceRegistry {
-    private final Map<Integer, DefaultLobStore> open = new ConcurrentHashMap<>();
+    private final Map<Integer, LobStore> open = new ConcurrentHashMap<>();
     private final Set<LobStateStore> stateStores = ConcurrentHashMap.newKeySet();
     /** Runs the syncs of a commit side by side; idle threads go after a minute. */
     private final ExecutorService syncers = Executors.newCachedThreadPool(r -> {
@@ -48,15 +48,15 @@ public final class TablespaceRegistry {
      * the sum of them all.
      */
     void syncWrittenBy(Thread thread, LobStateStore first) throws IOException {
-        List<DefaultLobStore> others = new ArrayList<>();
+        List<LobStore> others = new ArrayList<>();
         for (LobStateStore s : stateStores) {
-            DefaultLobStore st = s.writer() == thread && s != first ? s.peek() : null;
+            LobStore st = s.writer() == thread && s != first ? s.peek() : null;
             if (st != null && st.needsSync()) {
                 others.add(st);
             }
         }
         List<CompletableFuture<Void>> running = new ArrayList<>(others.size());
-        for (DefaultLobStore st : others) {
+        for (LobStore st : others) {
             running.add(CompletableFuture.runAsync(() -> {
                 try {
                     st.flush();
@@ -89,26 +89,26 @@ public final class TablespaceRegistry {
         }
     }
 
-    void register(int partition, DefaultLobStore store) {
+    void register(int partition, LobStore store) {
         open.put(partition, store);
     }
 
-    void unregister(int partition, DefaultLobStore store) {
+    void unregister(int partition, LobStore store) {
         open.remove(partition, store);
     }
 
-    public Optional<DefaultLobStore> get(int partition) {
+    public Optional<LobStore> get(int partition) {
         return Optional.ofNullable(open.get(partition));
     }
 
-    public SortedMap<Integer, DefaultLobStore> all() {
+    public SortedMap<Integer, LobStore> all() {
         return new TreeMap<>(open);
     }
 
     /** fsck of every open tablespace, summed; {@code readData}: the data pages' checksums too. */
     public FsckReport fsckAll(boolean readData) throws IOException {
         FsckReport total = FsckReport.empty();
-        for (DefaultLobStore s : all().values()) {
+        for (LobStore s : all().values()) {
             total = total.plus(s.fsck(readData));
         }
         return total;
@@ -116,7 +116,7 @@ public final class TablespaceRegistry {
 
     public StoreStats totals() {
         StoreStats t = StoreStats.empty();
-        for (DefaultLobStore s : open.values()) {
+        for (LobStore s : open.values()) {
             t = t.plus(s.stats());
         }
         return t;

@@ -1,6 +1,6 @@
 package io.lobstream.ingest.writer;
 
-import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.index.VersionEntry;
 
 import java.time.Duration;
@@ -84,7 +84,7 @@ public final class UndoResender {
     }
 
     /** The pending versions of {@code store} (the task's partition {@code partition}) whose undo records to produce again now. */
-    List<VersionEntry> due(int partition, DefaultLobStore store, long now) {
+    List<VersionEntry> due(int partition, LobStore store, long now) {
         long consumedBefore = progress.consumedBefore(partition);
         if (consumedBefore == Long.MIN_VALUE || (consumedBefore == lastConsumedBefore && !waiting)) {
             return List.of(); // nothing new to tell

@@ -1,5 +1,6 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.VersionEntry;
@@ -23,7 +24,7 @@ class UndoResenderTest {
 
     @Test
     void aVersionIsDueOnceItsUndoRecordIsKnownConsumedThenEachTimeAfterTwiceTheWait(@TempDir Path dir) throws Exception {
-        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+        try (LobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
             put(store, "a", 1000);
             put(store, "a", 2000); // the first version is pending purge
             VersionEntry pending = store.pendingToPurge(10).get(0);
@@ -47,7 +48,7 @@ class UndoResenderTest {
 
     @Test
     void aVersionProducedAgainAtTheTablespacesOpenCountsFromThen(@TempDir Path dir) throws Exception {
-        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+        try (LobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
             put(store, "b", 1000);
             put(store, "b", 2000);
             VersionEntry pending = store.pendingToPurge(10).get(0);
@@ -60,7 +61,7 @@ class UndoResenderTest {
         }
     }
 
-    private static void put(DefaultLobStore store, String id, int size) throws Exception {
+    private static void put(LobStore store, String id, int size) throws Exception {
         byte[] v = new byte[size];
         store.put(id, new ByteArrayInputStream(v), v.length, null, null);
     }

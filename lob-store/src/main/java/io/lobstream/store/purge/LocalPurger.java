@@ -1,6 +1,6 @@
 package io.lobstream.store.purge;
 
-import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.page.UnwrittenPageException;
@@ -22,13 +22,13 @@ import java.util.Set;
  */
 public final class LocalPurger implements Closeable {
     private static final Logger log = LoggerFactory.getLogger(LocalPurger.class);
-    private final DefaultLobStore store;
+    private final LobStore store;
     private final PurgeReader reader;
     private final int batch;
     /** Versions skipped as stale (see {@link #purgeOnce()}): each is logged once. */
     private final Set<String> skipped = new HashSet<>();
 
-    public LocalPurger(DefaultLobStore store, int batch) throws IOException {
+    public LocalPurger(LobStore store, int batch) throws IOException {
         this.store = store;
         this.reader = new PurgeReader(store.directory(), store.config(), 0);
         this.batch = batch;
