@@ -29,7 +29,6 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -66,12 +65,7 @@ class HttpApiIT {
         cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0);
         a = Nodes.start(Nodes.config(cluster, dir.resolve("a"), 4, "http-a", 1));
         b = Nodes.start(Nodes.config(cluster, dir.resolve("b"), 4, "http-b", 1));
-        await().atMost(Duration.ofSeconds(120)).until(() -> {
-            Set<Integer> all = new HashSet<>(Nodes.partitions(a));
-            all.addAll(Nodes.partitions(b));
-            return all.size() == 4 && !Nodes.partitions(a).isEmpty() && !Nodes.partitions(b).isEmpty()
-                    && a.streams().state().isRunningOrRebalancing() && b.streams().state().isRunningOrRebalancing();
-        });
+        Nodes.awaitSplit(a, b, 4); // settled: which node owns each id is chosen once, below
         client = new LobClient(Nodes.config(cluster, dir.resolve("client"), 4, "", 1));
         onA = idOwnedBy(a, "on-a-");
         onB = idOwnedBy(b, "dir/on b ");

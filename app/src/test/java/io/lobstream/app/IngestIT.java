@@ -98,7 +98,7 @@ class IngestIT {
         pipeline = TestPipeline.start(dir, Map.of(
                 LobStreamConfig.PARTITIONS.name(), 2,
                 LobStreamConfig.VALUE_MAX_BYTES.name(), 100 << 20,
-                LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), 2000));
+                LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), 5000)); // short, for the expiry test; long enough that no pause of a loaded machine expires an upload in progress
         cluster = pipeline.cluster;
         config = pipeline.config;
         node = pipeline.node;
@@ -244,13 +244,13 @@ class IngestIT {
 
     @Test
     void anUploadWhoseProducerStopsExpiresAndFreesItsPages() throws Exception {
+        double expiredBefore = uploadsExpired();
         String upload = UUID.randomUUID().toString();
         for (int i = 0; i < 2; i++) {
             avro.send(new ProducerRecord<>(config.topics().commands(), "it-stopped", put("it-stopped", bytes(1000, i)).setUploadId(upload)
                     .setChunkIndex(i).setChunkCount(5).setOffset(i * 1000L).setTotalLength(5000).build())).get();
         }
-        await().atMost(Duration.ofSeconds(60)).until(() -> node.meters().find("lob_uploads_expired").counter() != null
-                && node.meters().find("lob_uploads_expired").counter().count() >= 1);
+        await().atMost(Duration.ofSeconds(60)).until(() -> uploadsExpired() > expiredBefore);
         FsckReport r = fsck();
         assertThat(r.problems()).isEmpty();
         assertThat(r.pagesUploading()).isZero();
@@ -283,9 +283,14 @@ class IngestIT {
         client.put("it-dlq", good, null).get();
         awaitValue("it-dlq", good);
 
-        Map<String, String> reasons = deadLetters(9);
-        assertThat(reasons.keySet()).contains("invalid", "too-large", "out-of-range", "not-found", "crc-mismatch", "upload", "unsupported",
-                "undecodable");
+        // this test's dead letters alone (all its keys start with it-dlq): other tests leave theirs on the topic too
+        Map<String, String> reasons = new HashMap<>();
+        Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> {
+            seen.stream().filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).startsWith("it-dlq"))
+                    .forEach(r -> reasons.put(Nodes.header(r, DeadLetters.KIND), Nodes.header(r, DeadLetters.REASON)));
+            return reasons.keySet().containsAll(List.of("invalid", "too-large", "out-of-range", "not-found", "crc-mismatch", "upload",
+                    "unsupported", "undecodable"));
+        });
         assertThat(reasons.get("unsupported")).contains("APPEND in chunks");
         assertThat(reasons.get("upload")).contains("u-unknown");
         assertThat(reasons.get("too-large")).contains("lob.value.max.bytes");
@@ -487,11 +492,9 @@ class IngestIT {
         return r;
     }
 
-    /** Kind → reason of the dead letters so far (at least {@code atLeast} of them; the last of each kind). */
-    static Map<String, String> deadLetters(int atLeast) {
-        Map<String, String> reasons = new HashMap<>();
-        deadLetterList(atLeast).forEach(e -> reasons.put(e.getKey(), e.getValue()));
-        return reasons;
+    static double uploadsExpired() {
+        var counter = node.meters().find("lob_uploads_expired").counter();
+        return counter == null ? 0 : counter.count();
     }
 
     /** (kind, reason) of every dead letter so far, once at least {@code atLeast} are there. */

@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -33,10 +34,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A writer node, as its own process, is killed with SIGKILL while values (some in chunks) keep
- * coming, several times. After each restart on the same data directory everything Kafka
- * acknowledged is applied exactly once: every LOB ends with its last acknowledged value, fsck
- * is clean, and history drains to 0 (no undo record was lost).
+ * A writer node, as its own process, is killed with SIGKILL while commands of every kind keep
+ * coming (PUTs, some in chunks; APPEND, WRITE, TRUNCATE, DELETE), several times. After each
+ * restart on the same data directory everything Kafka acknowledged is applied exactly once:
+ * every LOB ends with the value its acknowledged commands make, which an APPEND applied twice or
+ * a lost WRITE would change; fsck is clean, and history drains to 0 (no undo record was lost).
  */
 class NodeCrashIT {
     @TempDir
@@ -108,11 +110,69 @@ class NodeCrashIT {
         }
     }
 
+    /**
+     * One producer thread's ids and what each holds once Kafka acknowledged the last command sent
+     * for it (null: deleted or never written). Each thread waits for every acknowledgement before
+     * its next command, so for the ids it owns this is exactly what the node must end with.
+     */
+    static final class Model {
+        final Map<String, byte[]> values = new ConcurrentHashMap<>();
+        final Map<String, Integer> acknowledged = new ConcurrentHashMap<>(); // by kind, for the log
+
+        private void acked(String kind) {
+            acknowledged.merge(kind, 1, Integer::sum);
+        }
+
+        /**
+         * Sends one command for {@code id}: a whole PUT (sometimes of several chunks) when it has no
+         * value, else any kind. APPEND, WRITE and TRUNCATE are not idempotent, so a command applied
+         * twice after a kill, or not at all, shows in the value the node ends with.
+         */
+        void next(LobClient client, Random random, String id) throws Exception {
+            byte[] v = values.get(id);
+            int kind = v == null ? 0 : random.nextInt(10);
+            if (kind < 4 || v.length > 3_000_000) { // PUT
+                byte[] n = new byte[random.nextInt(5) == 0 ? 1_300_000 + random.nextInt(400_000) : random.nextInt(60_000)];
+                random.nextBytes(n);
+                client.put(id, new ByteArrayInputStream(n), n.length, null, LobClient.Progress.NONE).get();
+                values.put(id, n);
+                acked("put");
+            } else if (kind < 6) { // APPEND, one command (under the chunk size)
+                byte[] more = new byte[1 + random.nextInt(40_000)];
+                random.nextBytes(more);
+                client.append(id, new ByteArrayInputStream(more), more.length, LobClient.Progress.NONE).get();
+                byte[] n = Arrays.copyOf(v, v.length + more.length);
+                System.arraycopy(more, 0, n, v.length, more.length);
+                values.put(id, n);
+                acked("append");
+            } else if (kind < 8) { // WRITE from inside the value, sometimes past its end
+                int at = random.nextInt(v.length + 1);
+                byte[] data = new byte[1 + random.nextInt(30_000)];
+                random.nextBytes(data);
+                client.write(id, at, new ByteArrayInputStream(data), data.length, LobClient.Progress.NONE).get();
+                byte[] n = Arrays.copyOf(v, Math.max(v.length, at + data.length));
+                System.arraycopy(data, 0, n, at, data.length);
+                values.put(id, n);
+                acked("write");
+            } else if (kind < 9) { // TRUNCATE
+                int to = random.nextInt(v.length + 1);
+                client.truncate(id, to).get();
+                values.put(id, Arrays.copyOf(v, to));
+                acked("truncate");
+            } else { // DELETE
+                client.delete(id).get();
+                values.remove(id);
+                acked("delete");
+            }
+        }
+    }
+
     @Test
     void acknowledgedWritesSurviveSigkillsOfTheNode() throws Exception {
         node = startNode();
         awaitRunning();
-        Map<String, String> acked = new ConcurrentHashMap<>();
+        Map<String, Boolean> touched = new ConcurrentHashMap<>();
+        Model model = new Model();
         AtomicBoolean stop = new AtomicBoolean();
         List<Throwable> failures = new ArrayList<>();
         List<Thread> producers = new ArrayList<>();
@@ -124,10 +184,8 @@ class NodeCrashIT {
                     while (!stop.get()) {
                         // each thread owns its ids, so "last acknowledged" is well defined per id
                         String id = "crash-" + thread + "-" + random.nextInt(10);
-                        byte[] v = new byte[random.nextInt(5) == 0 ? 1_300_000 + random.nextInt(400_000) : random.nextInt(60_000)];
-                        random.nextBytes(v);
-                        client.put(id, new ByteArrayInputStream(v), v.length, null, LobClient.Progress.NONE).get();
-                        acked.put(id, sha(v));
+                        touched.put(id, true);
+                        model.next(client, random, id);
                     }
                 } catch (Throwable e) {
                     synchronized (failures) {
@@ -137,8 +195,12 @@ class NodeCrashIT {
             }, "producer-" + t));
         }
         producers.forEach(Thread::start);
+        long seed = ThreadLocalRandom.current().nextLong();
+        Random when = new Random(seed);
         for (int kill = 0; kill < 3; kill++) {
-            Thread.sleep(ThreadLocalRandom.current().nextLong(1500, 4000));
+            long after = 1500 + when.nextInt(2500);
+            System.out.printf("NodeCrashIT: kill %d after %d ms (seed %d)%n", kill + 1, after, seed);
+            Thread.sleep(after);
             node.destroyForcibly().waitFor(); // SIGKILL: mid-upload, mid-commit, wherever it is
             node = startNode();
             awaitRunning();
@@ -149,10 +211,12 @@ class NodeCrashIT {
             p.join(60_000);
         }
         assertThat(failures).isEmpty();
-        assertThat(acked).isNotEmpty();
+        System.out.println("NodeCrashIT: commands acknowledged " + new java.util.TreeMap<>(model.acknowledged));
+        assertThat(model.acknowledged).containsKeys("put", "append", "write");
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
-            for (Map.Entry<String, String> e : acked.entrySet()) {
-                assertThat(nodeSha(e.getKey())).as(e.getKey()).isEqualTo(e.getValue());
+            for (String id : touched.keySet()) {
+                byte[] v = model.values.get(id);
+                assertThat(nodeSha(id)).as(id).isEqualTo(v == null ? "HTTP 404" : sha(v));
             }
         });
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500))

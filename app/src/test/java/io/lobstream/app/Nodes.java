@@ -11,6 +11,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
 
 import java.net.URI;
@@ -68,6 +69,21 @@ final class Nodes {
 
     static Set<Integer> partitions(LobNode node) {
         return new TreeSet<>(node.tablespaces().all().keySet());
+    }
+
+    /**
+     * Waits until {@code a} and {@code b} split {@code partitions} between them, each with at least
+     * one, and both are RUNNING (not rebalancing: which node owns what is settled).
+     */
+    static void awaitSplit(LobNode a, LobNode b, int partitions) {
+        await().atMost(Duration.ofSeconds(120)).until(() -> {
+            Set<Integer> pa = partitions(a);
+            Set<Integer> pb = partitions(b);
+            Set<Integer> all = new TreeSet<>(pa);
+            all.addAll(pb);
+            return all.size() == partitions && !pa.isEmpty() && !pb.isEmpty() && pa.size() + pb.size() == partitions
+                    && a.streams().state() == KafkaStreams.State.RUNNING && b.streams().state() == KafkaStreams.State.RUNNING;
+        });
     }
 
     static int partitionOf(LobNode node, String id) {

@@ -33,7 +33,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -114,15 +113,7 @@ class ScaleOutIT {
     }
 
     static void awaitSplit() {
-        await().atMost(Duration.ofSeconds(120)).until(() -> {
-            Set<Integer> pa = Nodes.partitions(a);
-            Set<Integer> pb = Nodes.partitions(b);
-            Set<Integer> all = new HashSet<>(pa);
-            all.addAll(pb);
-            return all.size() == 4 && !pa.isEmpty() && !pb.isEmpty() && pa.size() + pb.size() == 4
-                    && a.streams().state() == org.apache.kafka.streams.KafkaStreams.State.RUNNING
-                    && b.streams().state() == org.apache.kafka.streams.KafkaStreams.State.RUNNING;
-        });
+        Nodes.awaitSplit(a, b, 4);
     }
 
     /** Puts, updates and deletes over 40 ids, small values, and waits for them to be acknowledged. */
