@@ -6,6 +6,8 @@ import io.lobstream.ingest.client.LobClient;
 import io.lobstream.app.bench.KafkaTools;
 import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -27,6 +29,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.http.HttpResponse;
+import java.io.IOException;
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -330,6 +334,34 @@ class ScaleOutIT {
         try (var siblings = Files.list(failed.getParent())) {
             assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-" + p + ".sync-failed-"));
         }
+        assertFsckClean(a);
+    }
+
+    /**
+     * A sync that fails in a running node, on a partition it caught up in this process with no
+     * command since: the new, empty tablespace must be found behind and rebuilt. The catch-up used
+     * to remember how far it had replayed each partition, not each copy, and took the empty copy
+     * for current, since the group had committed nothing past that replay: the partition's values
+     * were gone.
+     */
+    @Test
+    @Order(7)
+    void aSyncFailureInARunningNodeRebuildsAPartitionItCaughtUpBefore() throws Exception {
+        int p = Nodes.partitions(a).iterator().next();
+        a.close(false);
+        Files.writeString(TablespaceDirs.partitionDir(configA.dataDir(), p).resolve(TablespaceDirs.SYNC_FAILED), "simulated");
+        a = Nodes.start(configA); // catches p up to the committed offset, and nothing comes after it
+        awaitSplit();
+        assertAllReadable(a, b);
+        LobStore failing = a.tablespaces().get(p).orElseThrow();
+        String copy = failing.copyId();
+        Method syncFailed = DefaultLobStore.class.getDeclaredMethod("syncFailed", IOException.class);
+        syncFailed.setAccessible(true);
+        syncFailed.invoke(failing, new IOException("Input/output error (simulated)"));
+        writeRound(); // the commit of partition p's commands fails its sync; the task restarts on a new, empty copy
+        await().atMost(Duration.ofSeconds(120)).until(() -> a.tablespaces().get(p).map(s -> !s.copyId().equals(copy)).orElse(false)
+                && a.streams().state() == org.apache.kafka.streams.KafkaStreams.State.RUNNING);
+        assertAllReadable(a, b);
         assertFsckClean(a);
     }
 }

@@ -69,8 +69,12 @@ public final class TablespaceCatchUp implements AutoCloseable {
     private final WriterMetrics metrics;
     /** Catch-ups by partition, done (completed) once their store is closed again. */
     private final Map<Integer, CompletableFuture<Void>> running = new ConcurrentHashMap<>();
-    /** The end offset the last catch-up of each partition replayed to. */
-    private final Map<Integer, Long> replayedTo = new ConcurrentHashMap<>();
+    /**
+     * The end offset the last catch-up of each copy of a partition's tablespace ({@link LobStore#copyId()})
+     * replayed to. By copy, not by partition: a tablespace moved aside after a failed sync is replaced by an
+     * empty one, which the replay of its predecessor says nothing about.
+     */
+    private final Map<String, Long> replayedTo = new ConcurrentHashMap<>();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
@@ -152,7 +156,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
         }
         long committed = stable.getAsLong();
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
-        if (current(partition, applied, committed)) {
+        if (current(store, applied, committed)) {
             return Check.CURRENT;
         }
         log.info("partition {}: the tablespace has applied {} up to offset {}, the writer group committed {}: catching up",
@@ -166,8 +170,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * records recorded no applied offset (skipped records did not, before this release):
      * replaying them again would change nothing, and asking again would never end.
      */
-    private boolean current(int partition, long applied, long committed) {
-        return committed <= Math.max(applied + 1, replayedTo.getOrDefault(partition, -1L));
+    private boolean current(LobStore store, long applied, long committed) {
+        return committed <= Math.max(applied + 1, replayedTo.getOrDefault(store.copyId(), -1L));
     }
 
     /**
@@ -186,10 +190,12 @@ public final class TablespaceCatchUp implements AutoCloseable {
         Thread t = new Thread(() -> {
             try {
                 PartitionReplayer.Result r;
+                String copy;
                 try (LobStore store = open.call()) {
                     r = catchUp(partition, store);
+                    copy = store.copyId();
                 }
-                replayedTo.put(partition, r.endOffset()); // closed: the task's next init may open it
+                replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
                 metrics.rebuilt(r.records());
             } catch (Throwable e) {
                 if (!closed) {
@@ -212,7 +218,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long committed = awaitStableCommittedOffset(tp);
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
-        if (current(partition, applied, committed)) {
+        if (current(store, applied, committed)) {
             log.info("partition {}: the writer group committed {} up to offset {}: the tablespace is current", partition, tp.topic(),
                     committed);
             return new PartitionReplayer.Result(0, 0, 0, committed);
