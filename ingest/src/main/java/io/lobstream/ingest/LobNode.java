@@ -91,8 +91,13 @@ public final class LobNode implements AutoCloseable {
             }
             streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend),
                     streamsProperties);
+            String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
+            StaticMembers members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId);
             streams.setUncaughtExceptionHandler(e -> {
                 log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
+                if (members != null) {
+                    members.removeWhenDead(Thread.currentThread());
+                }
                 return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
             });
             streams.setStateListener((now, before) -> log.info("writer {} -> {}", before, now));
