@@ -859,9 +859,9 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
-    public List<VersionEntry> pendingToPurge(int max) {
+    public List<VersionEntry> pendingToPurge(VersionEntry after, int max) {
         try (Latches.Held latch = openSharedUnchecked()) {
-            return index.pending(max, e -> !e.reclaimRequested());
+            return index.pending(after, max, e -> !e.reclaimRequested());
         }
     }
 

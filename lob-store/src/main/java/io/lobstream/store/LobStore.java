@@ -147,8 +147,17 @@ public interface LobStore extends Closeable {
     /** Every version pending purge. */
     void forEachPending(Consumer<VersionEntry> action);
 
-    /** Up to {@code max} versions pending purge whose reclaim is not already waiting for a reader, in index order. */
-    List<VersionEntry> pendingToPurge(int max);
+    /**
+     * Up to {@code max} versions pending purge whose reclaim is not already waiting for a reader, in
+     * index order (lobId, then version), after {@code after} (null: from the first): a long history is
+     * read a page at a time.
+     */
+    List<VersionEntry> pendingToPurge(VersionEntry after, int max);
+
+    /** The first {@code max} of {@link #pendingToPurge(VersionEntry, int)}. */
+    default List<VersionEntry> pendingToPurge(int max) {
+        return pendingToPurge(null, max);
+    }
 
     /**
      * Frees the versions whose reclaim was deferred for a reader that has held its pin past

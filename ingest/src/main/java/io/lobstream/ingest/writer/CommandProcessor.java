@@ -46,6 +46,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private static final Logger log = LoggerFactory.getLogger(CommandProcessor.class);
     static final String UNDO_SINK = "undo-history";
     static final int HOUSEKEEPING_SECONDS = 10;
+    /** Between pages of undo records produced again at open: two a commit interval (200 ms) at most, 20,000 records. */
+    private static final Duration REEMIT_EVERY = Duration.ofMillis(100);
 
     private final CommandApplier applier;
     private final long uploadTimeoutMs;
@@ -54,6 +56,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final UndoResender resender;
     /** Wall-clock time of the last command processed (or of the task's start): how long the partition has been quiet. */
     private long lastRecordAtMs;
+    /** The pending versions whose undo records the task produced again since it opened, and the last of them. */
+    private int reemitted;
+    private VersionEntry reemitAfter;
 
     CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, long maxValueBytes, int partitions, long uploadTimeoutMs,
                      long dedupeWindowMs, Duration compactEvery, UndoResender resender) {
@@ -82,10 +87,13 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         if (resender.enabled()) {
             context.schedule(resender.every(), PunctuationType.WALL_CLOCK_TIME, this::resendConsumedUnreclaimed);
         }
-        Cancellable[] once = new Cancellable[1];
-        once[0] = context.schedule(Duration.ofMillis(1), PunctuationType.WALL_CLOCK_TIME, now -> {
-            once[0].cancel();
-            reemitPending();
+        reemitted = 0;
+        reemitAfter = null;
+        Cancellable[] reemit = new Cancellable[1];
+        reemit[0] = context.schedule(REEMIT_EVERY, PunctuationType.WALL_CLOCK_TIME, now -> {
+            if (!reemitPending()) {
+                reemit[0].cancel();
+            }
         });
     }
 
@@ -95,17 +103,24 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      * purge while the partition was away (they name pages of this copy, which that node does not
      * have), or lost with an aborted transaction at a restart. Without them the versions would
      * stay history forever. A duplicate of a record not yet purged is harmless: its second
-     * reclaim finds the version gone and is ignored.
+     * reclaim finds the version gone and is ignored. One page per call; returns whether more remain.
      */
-    private void reemitPending() {
-        List<VersionEntry> pending = store().pendingToPurge(Integer.MAX_VALUE);
-        for (VersionEntry e : pending) {
+    private boolean reemitPending() {
+        // a page at a time, each in the transaction then open: after purge was away for long, all at once could
+        // outlast the transaction timeout, and the abort that followed would start it over at the task's next init
+        List<VersionEntry> page = store().pendingToPurge(reemitAfter, UndoResender.MAX_PER_ROUND);
+        for (VersionEntry e : page) {
             emitUndo(e, true);
         }
-        if (!pending.isEmpty()) {
-            log.info("{}: undo records of the {} versions pending purge produced again (tablespace opened)", store().name(),
-                    pending.size());
+        reemitted += page.size();
+        if (page.size() == UndoResender.MAX_PER_ROUND) {
+            reemitAfter = page.get(page.size() - 1);
+            return true;
         }
+        if (reemitted > 0) {
+            log.info("{}: undo records of the {} versions pending purge produced again (tablespace opened)", store().name(), reemitted);
+        }
+        return false;
     }
 
     /** Produces again the undo records purge consumed without reclaiming their versions ({@link UndoResender}). */

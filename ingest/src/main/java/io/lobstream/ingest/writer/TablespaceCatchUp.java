@@ -264,7 +264,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
             closeWait = Duration.ZERO; // the admin client would otherwise wait out the call it is still retrying
             return OptionalLong.empty();
         } catch (ExecutionException e) {
-            throw new IOException("cannot read the committed offsets of group " + group + ": " + e.getCause(), e.getCause());
+            // a coordinator moving, a broker away: the catch-up thread asks again until it is answered, where failing
+            // the init would fail the stream thread, and with it every task the thread has
+            log.warn("partition {}: cannot read the committed offsets of group {} now ({}); asking again on a thread of its own",
+                    tp.partition(), group, e.getCause().toString());
+            return OptionalLong.empty();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while reading committed offsets", e);

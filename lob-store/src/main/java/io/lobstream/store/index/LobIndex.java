@@ -23,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
@@ -264,9 +265,26 @@ public final class LobIndex implements Closeable {
 
     /** Up to {@code max} versions pending purge that {@code filter} accepts, in key order. */
     public List<VersionEntry> pending(int max, java.util.function.Predicate<VersionEntry> filter) {
+        return pending(null, max, filter);
+    }
+
+    /**
+     * Up to {@code max} versions pending purge that {@code filter} accepts, in key order (lobId, then
+     * version), starting after {@code after} (null: from the first).
+     */
+    public List<VersionEntry> pending(VersionEntry after, int max, java.util.function.Predicate<VersionEntry> filter) {
         List<VersionEntry> out = new ArrayList<>();
         try (RocksIterator it = db.newIterator(pending)) {
-            for (it.seekToFirst(); it.isValid() && out.size() < max; it.next()) {
+            if (after == null) {
+                it.seekToFirst();
+            } else {
+                byte[] from = pendingKey(after.lobId(), after.version());
+                it.seek(from);
+                if (it.isValid() && Arrays.equals(it.key(), from)) {
+                    it.next();
+                }
+            }
+            for (; it.isValid() && out.size() < max; it.next()) {
                 VersionEntry e = VersionEntry.decode(it.value());
                 if (filter.test(e)) {
                     out.add(e);
