@@ -257,6 +257,33 @@ class IngestIT {
         assertThat(get("it-stopped").statusCode()).isEqualTo(404);
     }
 
+    /**
+     * A chunk sent more than lob.upload.timeout.ms after the one before it, in the commands' time,
+     * finds its upload gone at once, as replay decides it, whenever the writer's housekeeping last
+     * ran; it used to find the upload still there until housekeeping came round, and a copy rebuilt
+     * from lob.commands then disagreed with the writer's.
+     */
+    @Test
+    void aChunkSentAfterTheUploadTimeoutFindsItsUploadExpiredAsReplayWould() throws Exception {
+        String id = "it-late-chunk";
+        String upload = UUID.randomUUID().toString();
+        String topic = config.topics().commands();
+        long now = System.currentTimeMillis();
+        // stamped in the past, so that no other test's uploads see the stream time jump ahead
+        avro.send(new ProducerRecord<>(topic, null, now - 6_000, id, put(id, bytes(1000, 1)).setUploadId(upload).setChunkIndex(0)
+                .setChunkCount(2).setOffset(0).setTotalLength(2000).build())).get();
+        avro.send(new ProducerRecord<>(topic, null, now, id, put(id, bytes(1000, 2)).setUploadId(upload).setChunkIndex(1)
+                .setChunkCount(2).setOffset(1000).setTotalLength(2000).build())).get();
+        Map<String, String> reasons = new HashMap<>();
+        Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> {
+            seen.stream().filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).equals(id))
+                    .forEach(r -> reasons.put(Nodes.header(r, DeadLetters.KIND), Nodes.header(r, DeadLetters.REASON)));
+            return reasons.containsKey("upload");
+        });
+        assertThat(reasons.get("upload")).contains(upload);
+        assertThat(get(id).statusCode()).isEqualTo(404);
+    }
+
     @Test
     void everyKindOfBadInputIsDeadLetteredWithItsReasonAndGoodRecordsAroundItAreApplied() throws Exception {
         String topic = config.topics().commands();

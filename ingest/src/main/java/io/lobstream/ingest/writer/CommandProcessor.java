@@ -174,6 +174,12 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, LobStore store, Source source) throws IOException {
         lastRecordAtMs = context.currentSystemTimeMs();
+        if (cmd.getUploadId() != null) {
+            // before a chunk, by the time of the commands alone, exactly as replay does (PartitionReplayer): whether a chunk
+            // finds its upload must not hang on when housekeeping last ran, or a copy rebuilt from lob.commands would keep
+            // an upload this writer expired, or expire one it completed, and every later command on that LOB would differ
+            metrics.uploadsExpired(store.expireUploads(context.currentStreamTimeMs(), Long.MAX_VALUE, uploadTimeoutMs).size());
+        }
         CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(),
                 record.timestamp(), store, source);
         if (outcome instanceof CommandApplier.Applied applied) {
