@@ -804,9 +804,9 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
-    public boolean commandApplied(String commandId) throws IOException {
+    public boolean commandApplied(String commandId, long sinceMillis) throws IOException {
         try (Latches.Held latch = openShared()) {
-            return index.commandApplied(commandId).isPresent();
+            return index.commandApplied(commandId).filter(at -> at >= sinceMillis).isPresent();
         }
     }
 

@@ -117,10 +117,17 @@ public interface LobStore extends Closeable {
     /** Offset of the last command applied from {@code source}, or -1. */
     long appliedOffset(String source) throws IOException;
 
-    /** Whether a command with this id (see {@link Source#commandId()}) was applied and not yet forgotten. */
-    boolean commandApplied(String commandId) throws IOException;
+    /**
+     * Whether a command with this id (see {@link Source#commandId()}) was applied, at a time
+     * ({@link Source#atMillis()}) not before {@code sinceMillis}: the de-duplication window, measured
+     * in the commands' time, so that it does not matter when {@link #forgetCommandsBefore} last ran.
+     */
+    boolean commandApplied(String commandId, long sinceMillis) throws IOException;
 
-    /** Forgets the ids of commands applied, and the rejections recorded, before {@code beforeMillis} (the de-duplication window); returns how many. */
+    /**
+     * Forgets the ids of commands applied, and the rejections recorded, at times before
+     * {@code beforeMillis} (past the de-duplication window); returns how many.
+     */
     int forgetCommandsBefore(long beforeMillis) throws IOException;
 
     /**

@@ -1,15 +1,38 @@
 package io.lobstream.store;
 
 /**
- * Where a command came from: an input (e.g. a topic-partition) and its offset there, and the
- * command's own id. The store records the last applied offset per input, and the command id,
- * in the same index batch as the command: that is how the pipeline knows, after a crash, which
- * commands are already in the store, and recognises a command a producer sent twice.
+ * Where a command came from: an input (e.g. a topic-partition) and its offset there, the
+ * command's own id, and its time. The store records the last applied offset per input, and the
+ * command id, in the same index batch as the command: that is how the pipeline knows, after a
+ * crash, which commands are already in the store, and recognises a command a producer sent twice.
  *
  * @param commandId null if the command has none
+ * @param atMillis  the command's time in its input (a Kafka record's timestamp), which the store
+ *                  keeps with the command id and the de-duplication window is measured in, so that
+ *                  a replay of the input decides as the writer did; {@link #UNKNOWN_TIME}: the clock
  */
-public record Source(String name, long offset, String commandId) {
+public record Source(String name, long offset, String commandId, long atMillis) {
+    public static final long UNKNOWN_TIME = Long.MIN_VALUE;
+
     public Source(String name, long offset) {
-        this(name, offset, null);
+        this(name, offset, null, UNKNOWN_TIME);
+    }
+
+    public Source(String name, long offset, String commandId) {
+        this(name, offset, commandId, UNKNOWN_TIME);
+    }
+
+    public Source(String name, long offset, long atMillis) {
+        this(name, offset, null, atMillis);
+    }
+
+    /** The same source, with the command's id. */
+    public Source withCommandId(String id) {
+        return new Source(name, offset, id, atMillis);
+    }
+
+    /** The command's time, or the clock's when the input gave none. */
+    long atMillisOrNow() {
+        return atMillis == UNKNOWN_TIME ? System.currentTimeMillis() : atMillis;
     }
 }

@@ -39,7 +39,7 @@ class StoreLifecycleTest {
         store.close(); // a second close does nothing
 
         List<ThrowingCall> calls = List.of(
-                () -> store.open("a"), () -> store.current("a"), () -> store.appliedOffset("in"), () -> store.commandApplied("c"),
+                () -> store.open("a"), () -> store.current("a"), () -> store.appliedOffset("in"), () -> store.commandApplied("c", 0),
                 () -> store.forgetCommandsBefore(0), () -> store.expireUploads(0), () -> store.delete("a", null),
                 () -> put(store, "b", bytes(10, 2)), () -> store.reclaim("a", 1, List.of(), null), () -> store.fsck(false),
                 () -> store.putChunk(new Chunk("u", "c", 10, 0, 2, 0, 5, null), new ByteArrayInputStream(new byte[5]), null));

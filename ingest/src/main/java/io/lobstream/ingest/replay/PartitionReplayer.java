@@ -73,7 +73,7 @@ public final class PartitionReplayer {
              LocalPurger purger = new LocalPurger(store, 256)) {
             consumer.assign(List.of(tp));
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),
-                    consumer.partitionsFor(tp.topic()).size());
+                    consumer.partitionsFor(tp.topic()).size(), config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
             long first = consumer.beginningOffsets(List.of(tp)).get(tp);
             if (first > from) {
                 log.error("{} starts at offset {} (retention deleted the records before it): the commands in [{}, {}) are lost to "
@@ -106,7 +106,7 @@ public final class PartitionReplayer {
                         // cannot know: an upload it kept only because a producer's clock was off expires here)
                         store.expireUploads(streamTime, Long.MAX_VALUE, uploadTimeoutMs);
                     }
-                    Source source = new Source(tp.toString(), r.offset());
+                    Source source = new Source(tp.toString(), r.offset(), r.timestamp());
                     if (cmd == null) {
                         store.recordSkipped(source); // as the writer does
                         o = new CommandApplier.Rejected("undecodable", "cannot decode");

@@ -68,11 +68,17 @@ public final class CommandApplier {
 
     private final long maxValueBytes;
     private final int partitions;
+    private final long dedupeWindowMs;
 
-    /** @param partitions of lob.commands: a command must be on the partition its key hashes to */
-    public CommandApplier(long maxValueBytes, int partitions) {
+    /**
+     * @param partitions     of lob.commands: a command must be on the partition its key hashes to
+     * @param dedupeWindowMs a command whose commandId was applied less than this long before it, in the
+     *                       commands' time (record timestamps), is a duplicate ({@code lob.dedupe.window.ms})
+     */
+    public CommandApplier(long maxValueBytes, int partitions, long dedupeWindowMs) {
         this.maxValueBytes = maxValueBytes;
         this.partitions = partitions;
+        this.dedupeWindowMs = dedupeWindowMs;
     }
 
     /**
@@ -100,7 +106,7 @@ public final class CommandApplier {
             });
             return new AlreadyApplied(undo);
         }
-        if (cmd.getCommandId() != null && !cmd.getCommandId().isEmpty() && store.commandApplied(cmd.getCommandId())) {
+        if (cmd.getCommandId() != null && !cmd.getCommandId().isEmpty() && store.commandApplied(cmd.getCommandId(), timestamp - dedupeWindowMs)) {
             store.recordSkipped(source);
             return new Duplicate(cmd.getCommandId());
         }
@@ -113,7 +119,7 @@ public final class CommandApplier {
 
     /** Applies a command the store has not seen: its checks against the store's state, then the change. */
     private Outcome applyNew(LobCommand cmd, long timestamp, LobStore store, Source source) throws IOException {
-        Source tagged = new Source(source.name(), source.offset(), emptyToNull(cmd.getCommandId()));
+        Source tagged = source.withCommandId(emptyToNull(cmd.getCommandId()));
         String id = cmd.getLobId();
         // the command's bytes are read where Avro decoded them, not copied again
         ByteBuffer data = cmd.getData().duplicate();

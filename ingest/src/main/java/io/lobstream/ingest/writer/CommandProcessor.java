@@ -64,7 +64,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                      long dedupeWindowMs, Duration compactEvery, UndoResender resender) {
         super(deserializer, LobCommand.class, metrics);
         this.resender = resender;
-        this.applier = new CommandApplier(maxValueBytes, partitions);
+        this.applier = new CommandApplier(maxValueBytes, partitions, dedupeWindowMs);
         this.uploadTimeoutMs = uploadTimeoutMs;
         this.dedupeWindowMs = dedupeWindowMs;
         this.compactEvery = compactEvery;
@@ -157,7 +157,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             long asOf = now - lastRecordAtMs >= uploadTimeoutMs ? now : context.currentStreamTimeMs();
             metrics.uploadsExpired(store.expireUploads(asOf, now, uploadTimeoutMs).size());
             store.reclaimPastPinLeases();
-            store.forgetCommandsBefore(now - dedupeWindowMs);
+            // in the commands' time, as duplicates are judged: a writer behind by more than the window keeps what it needs
+            store.forgetCommandsBefore(context.currentStreamTimeMs() - dedupeWindowMs);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

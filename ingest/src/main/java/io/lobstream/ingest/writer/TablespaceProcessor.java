@@ -42,7 +42,7 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     @Override
     public final void process(Record<byte[], byte[]> record) {
         RecordMetadata meta = context.recordMetadata().orElseThrow();
-        Source source = new Source(meta.topic() + "-" + meta.partition(), meta.offset());
+        Source source = new Source(meta.topic() + "-" + meta.partition(), meta.offset(), record.timestamp());
         T value;
         try {
             value = LobSerdes.decode(deserializer, meta.topic(), record.value(), type);

@@ -26,12 +26,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class CommandApplierTest {
     private static final int PARTITIONS = 4;
     private static final String TOPIC = "lob.commands-";
+    private static final long WINDOW_MS = 3_600_000;
 
     @TempDir
     Path dir;
 
     /** Keeps nothing between commands: the store is the state. */
-    private final CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS);
+    private final CommandApplier applier = new CommandApplier(1 << 20, PARTITIONS, WINDOW_MS);
 
     private static LobCommand command(String id, LobOp op, long offset, byte[] data) {
         return LobCommand.newBuilder().setCommandId(UUID.randomUUID().toString()).setLobId(id).setOp(op).setOffset(offset)
@@ -88,6 +89,29 @@ class CommandApplierTest {
             assertThat(applier.apply(put, null, p, 0, store, new Source(TOPIC + p, 10))).isInstanceOf(CommandApplier.Rejected.class);
             assertThat(store.appliedOffset(TOPIC + p)).isEqualTo(10);
             assertThat(store.stats().historyLength()).isZero();
+        }
+    }
+
+    /**
+     * The de-duplication window is measured in the commands' time (record timestamps), not by when the
+     * writer forgot ids: a copy rebuilt by replay, which forgets nothing, takes or skips each re-sent
+     * command as the writer did.
+     */
+    @Test
+    void aCommandIdComesBackAsADuplicateWithinTheWindowInTheCommandsTimeAndAppliesAfterIt() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        LobCommand put = command(id, LobOp.PUT, 0, new byte[50]);
+        long t = 1_700_000_000_000L;
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(put, key(id), p, t, store, new Source(TOPIC + p, 1, t))).isInstanceOf(CommandApplier.Applied.class);
+            long within = t + WINDOW_MS;
+            assertThat(applier.apply(put, key(id), p, within, store, new Source(TOPIC + p, 2, within)))
+                    .isInstanceOf(CommandApplier.Duplicate.class);
+            long after = t + WINDOW_MS + 1;
+            assertThat(applier.apply(put, key(id), p, after, store, new Source(TOPIC + p, 3, after)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            assertThat(store.stats().historyLength()).isEqualTo(1);
         }
     }
 

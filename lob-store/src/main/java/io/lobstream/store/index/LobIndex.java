@@ -218,7 +218,7 @@ public final class LobIndex implements Closeable {
         forEach(uploads, v -> action.accept(UploadEntry.decode(v)));
     }
 
-    /** When the command was applied (ms), if it was applied within the de-duplication window. */
+    /** The time of the command (its {@code Source#atMillis}), if it was applied and is not yet forgotten. */
     public Optional<Long> commandApplied(String commandId) throws IOException {
         try {
             byte[] v = db.get(commands, commandId.getBytes(StandardCharsets.UTF_8));
