@@ -129,9 +129,11 @@ class IngestIT {
             assertThat(TopicSetup.ensureTopics(admin, early)).isEqualTo(3);
             assertThat(admin.describeTopics(early.topics().all()).allTopicNames().get().values())
                     .allSatisfy(d -> assertThat(d.partitions()).as(d.name()).hasSize(3));
-            // made as a broker makes a topic on first use, it keeps the broker's retention: said, for the node to warn of
-            assertThat(TopicSetup.commandsRetentionProblems(admin, early)).singleElement().asString()
-                    .startsWith("early.commands has retention.ms=604800000, not -1");
+            // made as a broker makes a topic on first use, it keeps the broker's retention and the producers' timestamps:
+            // said, for the node to warn of
+            assertThat(TopicSetup.commandsTopicProblems(admin, early)).hasSize(2)
+                    .anySatisfy(p -> assertThat(p).startsWith("early.commands has retention.ms=604800000, not -1"))
+                    .anySatisfy(p -> assertThat(p).startsWith("early.commands has message.timestamp.type=CreateTime, not LogAppendTime"));
 
             // created here, lob.commands keeps every record: neither time nor size deletes from the redo log
             LobStreamConfig fresh = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "fresh.");
@@ -140,7 +142,8 @@ class IngestIT {
             org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(commands)).all().get().get(commands);
             assertThat(c.get("retention.ms").value()).isEqualTo("-1");
             assertThat(c.get("retention.bytes").value()).isEqualTo("-1");
-            assertThat(TopicSetup.commandsRetentionProblems(admin, fresh)).isEmpty();
+            assertThat(c.get("message.timestamp.type").value()).isEqualTo("LogAppendTime");
+            assertThat(TopicSetup.commandsTopicProblems(admin, fresh)).isEmpty();
         }
     }
 
@@ -258,21 +261,20 @@ class IngestIT {
     }
 
     /**
-     * A chunk sent more than lob.upload.timeout.ms after the one before it, in the commands' time,
-     * finds its upload gone at once, as replay decides it, whenever the writer's housekeeping last
-     * ran; it used to find the upload still there until housekeeping came round, and a copy rebuilt
-     * from lob.commands then disagreed with the writer's.
+     * A chunk appended more than lob.upload.timeout.ms after the one before it (in the commands'
+     * time: the broker's, lob.commands being LogAppendTime) finds its upload gone, as replay decides
+     * it, whenever the writer's housekeeping last ran; it used to depend on whether housekeeping had
+     * come round, and a copy rebuilt from lob.commands could disagree with the writer's.
      */
     @Test
     void aChunkSentAfterTheUploadTimeoutFindsItsUploadExpiredAsReplayWould() throws Exception {
         String id = "it-late-chunk";
         String upload = UUID.randomUUID().toString();
         String topic = config.topics().commands();
-        long now = System.currentTimeMillis();
-        // stamped in the past, so that no other test's uploads see the stream time jump ahead
-        avro.send(new ProducerRecord<>(topic, null, now - 6_000, id, put(id, bytes(1000, 1)).setUploadId(upload).setChunkIndex(0)
+        avro.send(new ProducerRecord<>(topic, id, put(id, bytes(1000, 1)).setUploadId(upload).setChunkIndex(0)
                 .setChunkCount(2).setOffset(0).setTotalLength(2000).build())).get();
-        avro.send(new ProducerRecord<>(topic, null, now, id, put(id, bytes(1000, 2)).setUploadId(upload).setChunkIndex(1)
+        Thread.sleep(6_000); // the upload timeout is 5 s
+        avro.send(new ProducerRecord<>(topic, id, put(id, bytes(1000, 2)).setUploadId(upload).setChunkIndex(1)
                 .setChunkCount(2).setOffset(1000).setTotalLength(2000).build())).get();
         Map<String, String> reasons = new HashMap<>();
         Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> {
@@ -399,6 +401,13 @@ class IngestIT {
                         assertThat(sha256(in)).as(e.lobId()).isEqualTo(nodeSha(e.lobId()));
                     }
                 }
+                // and the other way: nothing live on the node is missing from the replay (the node may still be applying)
+                List<String> replayedIds = live.stream().map(VersionEntry::lobId).toList();
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                    List<String> onNode = new ArrayList<>();
+                    node.tablespaces().get(p).orElseThrow().forEachCurrent(e -> onNode.add(e.lobId()));
+                    assertThat(onNode).as("partition " + p).containsExactlyElementsOf(replayedIds);
+                });
             }
         }
     }

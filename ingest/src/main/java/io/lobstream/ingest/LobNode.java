@@ -52,6 +52,7 @@ public final class LobNode implements AutoCloseable {
     private KafkaStreamsMetrics streamsMetrics;
     private TablespaceCatchUp catchUps;
     private AdminPurgeProgress purgeProgress;
+    private StaticMembers members;
 
     public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
         this.config = config;
@@ -65,9 +66,9 @@ public final class LobNode implements AutoCloseable {
             partitions = TopicSetup.ensureTopics(admin, config);
             log.info("topics {} ready with {} partitions", config.topics().all(), partitions);
             try {
-                TopicSetup.commandsRetentionProblems(admin, config).forEach(log::warn);
+                TopicSetup.commandsTopicProblems(admin, config).forEach(log::warn);
             } catch (java.util.concurrent.ExecutionException e) { // advice only: a principal without DescribeConfigs still runs
-                log.info("cannot read the configuration of {} ({}); its retention is not checked", config.topics().commands(),
+                log.info("cannot read the configuration of {} ({}); its retention and timestamps are not checked", config.topics().commands(),
                         e.getCause().toString());
             }
             if (partitions != config.get(LobStreamConfig.PARTITIONS)) {
@@ -92,7 +93,7 @@ public final class LobNode implements AutoCloseable {
             streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend),
                     streamsProperties);
             String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
-            StaticMembers members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId);
+            members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId);
             streams.setUncaughtExceptionHandler(e -> {
                 log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
                 if (members != null) {
@@ -238,6 +239,7 @@ public final class LobNode implements AutoCloseable {
      * partitions to the other nodes at once instead (scale-in).
      */
     public void close(boolean leaveGroup) {
+        closeMembers();
         if (streams != null) {
             streams.close(CloseOptions.timeout(Duration.ofSeconds(30)).withGroupMembershipOperation(
                     leaveGroup ? GroupMembershipOperation.LEAVE_GROUP : GroupMembershipOperation.REMAIN_IN_GROUP));
@@ -247,10 +249,18 @@ public final class LobNode implements AutoCloseable {
 
     @Override
     public void close() {
+        closeMembers();
         if (streams != null) {
             streams.close(Duration.ofSeconds(30));
         }
         closeRest();
+    }
+
+    /** First: a stream thread that fails while the node closes keeps its member, as the others do. */
+    private void closeMembers() {
+        if (members != null) {
+            members.close();
+        }
     }
 
     private void closeRest() {

@@ -10,6 +10,8 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,10 +32,21 @@ final class StaticMembers {
 
     private final LobStreamConfig config;
     private final String nodeId;
+    private final Set<Thread> removing = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     StaticMembers(LobStreamConfig config, String nodeId) {
         this.config = config;
         this.nodeId = nodeId;
+    }
+
+    /**
+     * Stops the removals not yet done: a node that is closing keeps its members, so that a restart
+     * within the session timeout gets its partitions back.
+     */
+    void close() {
+        closed = true;
+        removing.forEach(Thread::interrupt);
     }
 
     /**
@@ -52,6 +65,14 @@ final class StaticMembers {
         Thread t = new Thread(() -> {
             try {
                 dying.join(DEATH_WAIT.toMillis());
+                if (dying.isAlive() || closed) {
+                    log.warn("stream thread {} {}; its static member {} leaves the group after the session timeout", dying.getName(),
+                            closed ? "ended as the node closes" : "has not ended within " + DEATH_WAIT.toSeconds() + " s", instanceId);
+                    return;
+                }
+                if (Thread.getAllStackTraces().keySet().stream().anyMatch(other -> other != dying && other.getName().equals(dying.getName()))) {
+                    return; // Kafka Streams gave its index to a thread started since, which joined under the same member id
+                }
                 String group = config.get(LobStreamConfig.APPLICATION_ID);
                 try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
                     admin.removeMembersFromConsumerGroup(group,
@@ -64,9 +85,15 @@ final class StaticMembers {
                 // UNKNOWN_MEMBER_ID: it had left already
                 log.warn("could not remove static member {} of the replaced stream thread ({}); its partitions move after the session "
                         + "timeout", instanceId, e.toString());
+            } finally {
+                removing.remove(Thread.currentThread());
             }
         }, "lob-remove-member-" + instanceId);
         t.setDaemon(true);
+        removing.add(t);
+        if (closed) {
+            return;
+        }
         t.start();
     }
 }

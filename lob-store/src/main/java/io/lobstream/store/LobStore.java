@@ -84,12 +84,12 @@ public interface LobStore extends Closeable {
     ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException;
 
     /**
-     * Drops idle uploads, freeing their pages; returns their ids. Idle by two clocks, so that
-     * neither alone decides: the last chunk was sent ({@link Chunk#sentAtMillis()}, the producer's
-     * clock) more than {@code idleMillis} before {@code asOfMillis} (the time of the commands applied
-     * since: their producer stopped, not the writer), and it was applied more than
-     * {@code idleMillis} before {@code wallClockMillis} (this writer's clock: a producer whose clock
-     * runs ahead cannot expire other producers' uploads). {@code Long.MAX_VALUE} leaves a clock out.
+     * Drops idle uploads, freeing their pages; returns their ids. Idle by two clocks: the last chunk
+     * was sent ({@link Chunk#sentAtMillis()}, the command's time) more than {@code idleMillis} before
+     * {@code asOfMillis} (the time of the commands applied since: their producer stopped, not the
+     * writer), and it was applied more than {@code idleMillis} before {@code wallClockMillis} (the
+     * applier's clock). {@code Long.MAX_VALUE} leaves a clock out: the commands' time alone is what a
+     * replay of the same commands can decide by too.
      */
     List<String> expireUploads(long asOfMillis, long wallClockMillis, long idleMillis) throws IOException;
 
@@ -156,8 +156,8 @@ public interface LobStore extends Closeable {
 
     /**
      * Up to {@code max} versions pending purge whose reclaim is not already waiting for a reader, in
-     * index order (lobId, then version), after {@code after} (null: from the first): a long history is
-     * read a page at a time.
+     * index order (by lobId, shorter ids first, then version), after {@code after} (null: from the
+     * first): a long history is read a page at a time.
      */
     List<VersionEntry> pendingToPurge(VersionEntry after, int max);
 

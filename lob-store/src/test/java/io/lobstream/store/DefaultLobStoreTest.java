@@ -215,7 +215,7 @@ class DefaultLobStoreTest {
         try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
             for (int round = 0; round < 4; round++) {
                 for (int i = 0; i < 10; i++) {
-                    put(store, "lob-" + i + (i == 3 ? "-longer" : ""), bytes(100, round * 10L + i)); // "lob-3-longer" sorts among them
+                    put(store, "lob-" + i + (i == 3 ? "-longer" : ""), bytes(100, round * 10L + i)); // a longer id, which the index orders after the others
                 }
             }
             List<VersionEntry> all = store.pendingToPurge(Integer.MAX_VALUE);

@@ -77,9 +77,9 @@ public final class LobStreamConfig {
                     + "larger ones are dead-lettered as too-large.");
     public static final ConfigKey<Integer> UPLOAD_TIMEOUT_MS = ConfigKey.integer("lob.upload.timeout.ms", 10 * 60 * 1000, 1000,
             Integer.MAX_VALUE, "A chunked upload that receives no chunk for this long (its producer died) is dropped and its "
-                    + "pages are freed. Idle in the time of the commands (record timestamps) and by the writer's clock, both: a writer "
-                    + "that was down or behind does not expire uploads whose chunks are still in its backlog, nor a producer whose clock "
-                    + "runs ahead others' uploads; on a partition where nothing comes, by the wall clock.");
+                    + "pages are freed. Idle in the time of the commands (record timestamps; the broker's, lob.commands being "
+                    + "LogAppendTime), as replay decides it: a writer that was down or behind does not expire uploads whose chunks are "
+                    + "still in its backlog. On a partition where nothing comes, by the writer's clock.");
     public static final ConfigKey<Integer> DEDUPE_WINDOW_MS = ConfigKey.integer("lob.command.dedupe.window.ms", 60 * 60 * 1000, 60_000,
             Integer.MAX_VALUE, "How long the writer remembers applied commandIds, so a command a producer sends again "
                     + "(same commandId, new offset) is applied once; in the commands' time (record timestamps). Also how long it remembers the commands it dead-lettered: a "

@@ -21,6 +21,9 @@ import java.util.concurrent.ExecutionException;
  * are created with {@code lob.topic.partitions} partitions, or as many as one of them that exists.
  */
 public final class TopicSetup {
+    private static final String TIMESTAMP_TYPE = "message.timestamp.type";
+    private static final String LOG_APPEND_TIME = "LogAppendTime";
+
     private TopicSetup() {
     }
 
@@ -66,9 +69,11 @@ public final class TopicSetup {
             NewTopic topic = new NewTopic(t, partitions, rf);
             if (t.equals(topics.commands())) {
                 // the redo log: replay and the rebuild of a moved partition read it from the beginning, so neither time
-                // nor size may delete from it (a broker's log.retention.bytes would)
+                // nor size may delete from it (a broker's log.retention.bytes would). Stamped by the broker: upload expiry
+                // and the de-duplication window are measured in the commands' time, which must not be a producer's clock
                 long retention = config.get(LobStreamConfig.COMMANDS_RETENTION_MS);
-                topic.configs(Map.of("retention.ms", Long.toString(retention), "retention.bytes", "-1", "cleanup.policy", "delete"));
+                topic.configs(Map.of("retention.ms", Long.toString(retention), "retention.bytes", "-1", "cleanup.policy", "delete",
+                        TIMESTAMP_TYPE, LOG_APPEND_TIME));
             }
             try {
                 admin.createTopics(List.of(topic)).all().get();
@@ -93,13 +98,13 @@ public final class TopicSetup {
     }
 
     /**
-     * What is wrong with the retention of {@code lob.commands}, the redo log, for replay and the
-     * rebuild of a partition: a topic LobStream did not create (by hand, or by a broker on a
-     * producer's first send) keeps the broker's defaults, 7 days unless set. Empty when it keeps at
-     * least what {@code lob.commands.retention.ms} asks and no size or compaction deletes from it.
-     * Needs DescribeConfigs on the topic.
+     * What is wrong with the configuration of {@code lob.commands}, the redo log: a topic LobStream
+     * did not create (by hand, or by a broker on a producer's first send) keeps the broker's
+     * defaults, 7 days of retention and producers' timestamps unless set. Empty when it keeps at
+     * least what {@code lob.commands.retention.ms} asks, no size or compaction deletes from it, and
+     * the broker stamps its records. Needs DescribeConfigs on the topic.
      */
-    public static List<String> commandsRetentionProblems(Admin admin, LobStreamConfig config)
+    public static List<String> commandsTopicProblems(Admin admin, LobStreamConfig config)
             throws InterruptedException, ExecutionException {
         String topic = config.topics().commands();
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
@@ -108,12 +113,16 @@ public final class TopicSetup {
         long wantedMs = config.get(LobStreamConfig.COMMANDS_RETENTION_MS);
         String ms = value(c, "retention.ms");
         boolean keepsLess = ms == null || (Long.parseLong(ms) >= 0 && (wantedMs < 0 || Long.parseLong(ms) < wantedMs));
+        String everyCommand = "replay and the rebuild of a partition need every command";
         expect(problems, topic, "retention.ms", ms, Long.toString(wantedMs), !keepsLess,
-                LobStreamConfig.COMMANDS_RETENTION_MS.name() + " is " + wantedMs);
+                LobStreamConfig.COMMANDS_RETENTION_MS.name() + " is " + wantedMs + "; " + everyCommand);
         expect(problems, topic, "retention.bytes", value(c, "retention.bytes"), "-1", "-1".equals(value(c, "retention.bytes")),
-                "a size limit deletes the oldest commands");
+                "a size limit deletes the oldest commands; " + everyCommand);
         expect(problems, topic, "cleanup.policy", value(c, "cleanup.policy"), "delete", "delete".equals(value(c, "cleanup.policy")),
-                "compaction keeps one record per LOB, and partial writes are not last-value-wins");
+                "compaction keeps one record per LOB, and partial writes are not last-value-wins; " + everyCommand);
+        expect(problems, topic, TIMESTAMP_TYPE, value(c, TIMESTAMP_TYPE), LOG_APPEND_TIME, LOG_APPEND_TIME.equals(value(c, TIMESTAMP_TYPE)),
+                "upload expiry and the de-duplication window are measured in the commands' time; with CreateTime a producer's "
+                        + "clock sets it, and one that runs ahead expires other producers' uploads");
         return problems;
     }
 
@@ -124,9 +133,8 @@ public final class TopicSetup {
 
     private static void expect(List<String> problems, String topic, String key, String value, String wanted, boolean ok, String why) {
         if (!ok) {
-            problems.add(topic + " has " + key + "=" + value + ", not " + wanted + " (" + why + "): replay and the rebuild of a "
-                    + "partition need every command; kafka-configs --alter --entity-type topics --entity-name " + topic
-                    + " --add-config " + key + "=" + wanted);
+            problems.add(topic + " has " + key + "=" + value + ", not " + wanted + " (" + why + "): kafka-configs --alter "
+                    + "--entity-type topics --entity-name " + topic + " --add-config " + key + "=" + wanted);
         }
     }
 }

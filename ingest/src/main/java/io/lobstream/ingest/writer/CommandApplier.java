@@ -73,7 +73,7 @@ public final class CommandApplier {
     /**
      * @param partitions     of lob.commands: a command must be on the partition its key hashes to
      * @param dedupeWindowMs a command whose commandId was applied less than this long before it, in the
-     *                       commands' time (record timestamps), is a duplicate ({@code lob.dedupe.window.ms})
+     *                       commands' time (record timestamps), is a duplicate ({@code lob.command.dedupe.window.ms})
      */
     public CommandApplier(long maxValueBytes, int partitions, long dedupeWindowMs) {
         this.maxValueBytes = maxValueBytes;

@@ -46,7 +46,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private static final Logger log = LoggerFactory.getLogger(CommandProcessor.class);
     static final String UNDO_SINK = "undo-history";
     static final int HOUSEKEEPING_SECONDS = 10;
-    /** Between pages of undo records produced again at open: two a commit interval (200 ms) at most, 20,000 records. */
+    /** Between pages of undo records produced again at open (each page asks for a commit of its own). */
     private static final Duration REEMIT_EVERY = Duration.ofMillis(100);
 
     private final CommandApplier applier;
@@ -112,6 +112,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         for (VersionEntry e : page) {
             emitUndo(e, true);
         }
+        if (!page.isEmpty()) {
+            context.commit(); // a page a transaction, whatever lob.writer.commit.interval.ms
+        }
         reemitted += page.size();
         if (page.size() == UndoResender.MAX_PER_ROUND) {
             reemitAfter = page.get(page.size() - 1);
@@ -143,13 +146,13 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     }
 
     /**
-     * Expires uploads whose producer stopped. Idle is measured in the time of the commands (stream
-     * time): commands sent more than {@code lob.upload.timeout.ms} after the upload's last chunk
-     * have been applied without its next one, so a writer that was down or behind does not expire
-     * uploads whose chunks wait in its backlog, as the wall clock alone would. The writer's clock
-     * must agree (the last chunk was applied that long ago), so a producer whose clock runs ahead
-     * cannot expire others' uploads. On a partition where nothing came for the timeout, the wall
-     * clock stands in for the time of the commands that did not come.
+     * Expires uploads whose producer stopped, between chunks (each chunk expires the idle ones first,
+     * in {@link #apply}). Idle is measured in the time of the commands (stream time): commands that
+     * came more than {@code lob.upload.timeout.ms} after the upload's last chunk have been applied
+     * without its next one, so a writer that was down or behind does not expire uploads whose
+     * chunks wait in its backlog, as the wall clock alone would; the writer's clock must agree. On
+     * a partition where nothing came for the timeout, the wall clock stands in for the time of the
+     * commands that did not come.
      */
     private void housekeeping(long now) {
         try {

@@ -269,8 +269,8 @@ public final class LobIndex implements Closeable {
     }
 
     /**
-     * Up to {@code max} versions pending purge that {@code filter} accepts, in key order (lobId, then
-     * version), starting after {@code after} (null: from the first).
+     * Up to {@code max} versions pending purge that {@code filter} accepts, in key order (lobId's
+     * length, lobId, version), starting after {@code after} (null: from the first).
      */
     public List<VersionEntry> pending(VersionEntry after, int max, java.util.function.Predicate<VersionEntry> filter) {
         List<VersionEntry> out = new ArrayList<>();
