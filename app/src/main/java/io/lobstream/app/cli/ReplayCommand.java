@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.store.LobStore;
 import io.lobstream.app.DataDirs;
+import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.StreamedResponse;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
@@ -34,6 +35,9 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -180,12 +184,14 @@ final class ReplayCommand implements Callable<Integer> {
             try (LobReadHandle h = store.open(e.lobId()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
                 mine = sha256(in);
             }
+            mine += attributes(e.attributes().contentType(), e.attributes().metadata());
             String theirs;
             try (StreamedResponse r = http.get(e.lobId(), null)) {
-                theirs = r.statusCode() == 200 ? sha256(r.body()) : "HTTP " + r.statusCode();
+                theirs = r.statusCode() == 200 ? sha256(r.body()) + attributes(r) : "HTTP " + r.statusCode();
             }
             if (!mine.equals(theirs)) {
-                differences.addObject().put("lob_id", e.lobId()).put("replayed_sha256", mine).put("node", theirs);
+                // "sha256 content-type {metadata}" on each side
+                differences.addObject().put("lob_id", e.lobId()).put("replayed", mine).put("node", theirs);
                 System.err.printf("DIFFERS %s: replayed %s, node %s%n", e.lobId(), mine, theirs);
             }
         }
@@ -197,6 +203,26 @@ final class ReplayCommand implements Callable<Integer> {
         System.err.printf("verified %d values against %s: %d differences%n", live.size(), node, differences.size());
         out.put("verify_ok", differences.isEmpty());
         return differences.isEmpty();
+    }
+
+    /**
+     * A value's content type and metadata, as text to compare beside its sha256. Keys in lower case: an
+     * HTTP server may change the case of a header's name.
+     */
+    private static String attributes(String contentType, Map<String, String> metadata) {
+        Map<String, String> meta = new TreeMap<>();
+        metadata.forEach((k, v) -> meta.put(k.toLowerCase(Locale.ROOT), v));
+        return " " + (contentType == null ? "application/octet-stream" : contentType) + (meta.isEmpty() ? "" : " " + meta);
+    }
+
+    private static String attributes(StreamedResponse r) {
+        Map<String, String> meta = new TreeMap<>();
+        for (String name : r.headerNames()) {
+            if (name.regionMatches(true, 0, LobHttpServer.META, 0, LobHttpServer.META.length())) {
+                meta.put(name.substring(LobHttpServer.META.length()), r.header(name).orElse(""));
+            }
+        }
+        return attributes(r.header("Content-Type").orElse(null), meta);
     }
 
     private long lobsOnNode(NodeHttp http) throws IOException, InterruptedException {
