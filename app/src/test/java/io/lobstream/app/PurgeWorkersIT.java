@@ -195,8 +195,9 @@ class PurgeWorkersIT {
     void killedWorkersPartitionsGoToTheSurvivorAndEveryVersionIsReclaimedOnce() throws Exception {
         String group = config.get(LobStreamConfig.PURGE_GROUP);
         double applied = reclaims("applied");
+        int ids = 16;
         int versions = 480;
-        backlog("kill", 16, versions);
+        backlog("kill", ids, versions);
         // 10 ms per page read, polls of up to 100 records spanning two partitions (120 each): a transaction sends
         // one partition's reclaim records, then reads the next one's pages for a while before it commits
         PurgeProcess b = worker("kill-b", dir, group, 100, 10);
@@ -208,8 +209,12 @@ class PurgeWorkersIT {
         // against the kill, the survivor carries on and a new worker is started and killed
         for (int attempt = 0; attempt < 4 && killed == null; attempt++) {
             String id = "kill-a" + attempt;
+            if (attempt > 0) {
+                KafkaTools.awaitGroup(admin, group, 1, PARTITIONS, Duration.ofSeconds(60)); // the killed worker's member gone
+            }
             PurgeProcess a = worker(id, dir, group, 100, 10);
             KafkaTools.awaitGroup(admin, group, 2, PARTITIONS, Duration.ofSeconds(60));
+            await().atMost(Duration.ofSeconds(60)).until(() -> !KafkaTools.owned(admin, group, "purge-" + id).isEmpty());
             Set<Integer> owned = KafkaTools.owned(admin, group, "purge-" + id).stream().map(TopicPartition::partition)
                     .collect(Collectors.toSet());
             try {
@@ -223,8 +228,8 @@ class PurgeWorkersIT {
                 attempts.append("\n").append(id).append(" owned ").append(owned).append(", its log ends:\n").append(tail(a.log(), 15));
                 // b had purged a's partitions before a got them (a loaded machine starts a's JVM slowly): more backlog
                 a.kill();
-                supersede("kill", 16, 480); // b is purging meanwhile: history need not reach the whole backlog
-                versions += 16 + 480;       // the ids existed: their first PUT supersedes a version too
+                supersede("kill", ids, 480); // b is purging meanwhile: history need not reach the whole backlog
+                versions += ids + 480;       // the ids existed: their first PUT supersedes a version too
                 continue;
             }
             a.kill();

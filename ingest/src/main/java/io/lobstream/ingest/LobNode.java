@@ -93,7 +93,7 @@ public final class LobNode implements AutoCloseable {
             streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend),
                     streamsProperties);
             String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
-            members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId);
+            members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
             streams.setUncaughtExceptionHandler(e -> {
                 log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
                 if (members != null) {
@@ -111,6 +111,9 @@ public final class LobNode implements AutoCloseable {
             http.attachCatchUps(catchUps::catchingUp);
             http.start();
             streams.start();
+            if (members != null) {
+                members.removeLeftOver(config.get(LobStreamConfig.STREAM_THREADS));
+            }
         } catch (IOException | RuntimeException | Error e) {
             try {
                 close(); // the Kafka clients, the catch-up threads and the HTTP port of a node that did not start
@@ -254,6 +257,11 @@ public final class LobNode implements AutoCloseable {
             streams.close(Duration.ofSeconds(30));
         }
         closeRest();
+    }
+
+    private java.util.Set<String> runningStreamThreads() {
+        return streams.metadataForLocalThreads().stream().filter(t -> !"DEAD".equals(t.threadState()))
+                .map(org.apache.kafka.streams.ThreadMetadata::threadName).collect(java.util.stream.Collectors.toSet());
     }
 
     /** First: a stream thread that fails while the node closes keeps its member, as the others do. */

@@ -3,6 +3,7 @@ package io.lobstream.ingest;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.MemberToRemove;
 import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.slf4j.Logger;
@@ -13,16 +14,19 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Takes the static member of a replaced stream thread out of the writer group. Kafka Streams
- * replaces a failed thread with one of a new index, so a new {@code group.instance.id}
+ * Takes static members the node no longer runs out of the writer group. Kafka Streams replaces a
+ * failed thread with one of a new index, so a new {@code group.instance.id}
  * ({@code <lob.node.id>-<index>}), and a static member does not leave the group when its consumer
  * closes: the dead thread's partitions stayed assigned to it, unprocessed, for the whole session
- * timeout ({@code lob.writer.session.timeout.ms}, 45 s). Kafka Streams' own
- * {@code removeStreamThread} removes the member this way; its thread replacement does not.
+ * timeout ({@code lob.writer.session.timeout.ms}, 45 s). The same after a restart: the node numbers
+ * its threads from 1 again, and the member of a replacement thread ({@code <id>-3} of a two-thread
+ * node) would never come back. Removed as {@code kafka-consumer-groups --delete --members} would
+ * ({@code Admin.removeMembersFromConsumerGroup}), their partitions move at once.
  */
 final class StaticMembers {
     private static final Logger log = LoggerFactory.getLogger(StaticMembers.class);
@@ -32,17 +36,21 @@ final class StaticMembers {
 
     private final LobStreamConfig config;
     private final String nodeId;
+    private final Supplier<Set<String>> runningThreads;
     private final Set<Thread> removing = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    StaticMembers(LobStreamConfig config, String nodeId) {
+    /** @param runningThreads the names of the node's stream threads not dead (Kafka Streams gives a dead one's index to the next) */
+    StaticMembers(LobStreamConfig config, String nodeId, Supplier<Set<String>> runningThreads) {
         this.config = config;
         this.nodeId = nodeId;
+        this.runningThreads = runningThreads;
     }
 
     /**
-     * Stops the removals not yet done: a node that is closing keeps its members, so that a restart
-     * within the session timeout gets its partitions back.
+     * Stops the removals not yet asked for: a node that is closing keeps its members, so that a
+     * restart within the session timeout gets its partitions back. (One already sent to the group
+     * coordinator goes through.)
      */
     void close() {
         closed = true;
@@ -50,9 +58,28 @@ final class StaticMembers {
     }
 
     /**
+     * At start, with {@code threads} stream threads: removes this node's members of a higher index,
+     * left by threads that replaced failed ones before the node last stopped.
+     */
+    void removeLeftOver(int threads) {
+        inBackground("lob-remove-left-members", () -> {
+            String group = config.get(LobStreamConfig.APPLICATION_ID);
+            List<String> stale;
+            try (Admin admin = admin()) {
+                stale = admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get(30, TimeUnit.SECONDS)
+                        .members().stream().map(MemberDescription::groupInstanceId).flatMap(java.util.Optional::stream)
+                        .filter(id -> id.startsWith(nodeId + "-") && index(id.substring(nodeId.length() + 1)) > threads).toList();
+            }
+            for (String id : stale) {
+                remove(id, "left by a stream thread that replaced a failed one before the node stopped");
+            }
+        });
+    }
+
+    /**
      * Once {@code dying} (a stream thread Kafka Streams is replacing) has ended, removes its member from
-     * the group, on a thread of its own. Only then: removed while the thread still runs, the member could
-     * rejoin.
+     * the group, on a thread of its own. Only then, and only while no thread runs under its name:
+     * removed while a thread runs as that member, the member would have to rejoin.
      */
     void removeWhenDead(Thread dying) {
         Matcher m = THREAD_INDEX.matcher(dying.getName());
@@ -62,38 +89,67 @@ final class StaticMembers {
             return;
         }
         String instanceId = nodeId + "-" + m.group(1);
+        inBackground("lob-remove-member-" + instanceId, () -> {
+            dying.join(DEATH_WAIT.toMillis());
+            if (dying.isAlive()) {
+                log.warn("stream thread {} has not ended within {} s; its static member {} leaves the group after the session "
+                        + "timeout", dying.getName(), DEATH_WAIT.toSeconds(), instanceId);
+            } else if (!runningThreads.get().contains(dying.getName())) {
+                remove(instanceId, "of the replaced stream thread");
+            } // else Kafka Streams gave its index to a thread started since, which joins under the same member id
+        });
+    }
+
+    private interface Removal {
+        void run() throws Exception;
+    }
+
+    private void inBackground(String name, Removal removal) {
         Thread t = new Thread(() -> {
             try {
-                dying.join(DEATH_WAIT.toMillis());
-                if (dying.isAlive() || closed) {
-                    log.warn("stream thread {} {}; its static member {} leaves the group after the session timeout", dying.getName(),
-                            closed ? "ended as the node closes" : "has not ended within " + DEATH_WAIT.toSeconds() + " s", instanceId);
-                    return;
+                if (!closed) {
+                    removal.run();
                 }
-                if (Thread.getAllStackTraces().keySet().stream().anyMatch(other -> other != dying && other.getName().equals(dying.getName()))) {
-                    return; // Kafka Streams gave its index to a thread started since, which joined under the same member id
-                }
-                String group = config.get(LobStreamConfig.APPLICATION_ID);
-                try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
-                    admin.removeMembersFromConsumerGroup(group,
-                            new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove(instanceId)))).all().get(30, TimeUnit.SECONDS);
-                }
-                log.info("removed static member {} of the replaced stream thread from group {}: its partitions move now", instanceId, group);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException)) { // the first start: no group
+                    log.warn("could not look for or remove static members of this node in the writer group ({}); they leave after "
+                            + "the session timeout", e.getCause().toString());
+                }
             } catch (Exception e) {
-                // UNKNOWN_MEMBER_ID: it had left already
-                log.warn("could not remove static member {} of the replaced stream thread ({}); its partitions move after the session "
-                        + "timeout", instanceId, e.toString());
+                log.warn("could not look for or remove static members of this node in the writer group ({}); they leave after the "
+                        + "session timeout", e.toString());
             } finally {
                 removing.remove(Thread.currentThread());
             }
-        }, "lob-remove-member-" + instanceId);
+        }, name);
         t.setDaemon(true);
         removing.add(t);
+        t.start();
+    }
+
+    private void remove(String instanceId, String what) throws Exception {
         if (closed) {
             return;
         }
-        t.start();
+        String group = config.get(LobStreamConfig.APPLICATION_ID);
+        try (Admin admin = admin()) {
+            admin.removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove(instanceId))))
+                    .all().get(30, TimeUnit.SECONDS);
+        }
+        log.info("removed static member {} ({}) from group {}: its partitions move now", instanceId, what, group);
+    }
+
+    private Admin admin() {
+        return Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+    }
+
+    private static int index(String suffix) {
+        try {
+            return Integer.parseInt(suffix);
+        } catch (NumberFormatException e) {
+            return -1; // another node's id that starts with this one's and a dash: not ours
+        }
     }
 }

@@ -811,9 +811,9 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
-    public int forgetCommandsBefore(long beforeMillis) throws IOException {
+    public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException {
         try (Latches.Held latch = openShared()) {
-            return index.forgetCommandsBefore(beforeMillis);
+            return index.forgetCommandsBefore(idsBeforeMillis, rejectionsBeforeMillis);
         }
     }
 

@@ -125,10 +125,18 @@ public interface LobStore extends Closeable {
     boolean commandApplied(String commandId, long sinceMillis) throws IOException;
 
     /**
-     * Forgets the ids of commands applied, and the rejections recorded, at times before
-     * {@code beforeMillis} (past the de-duplication window); returns how many.
+     * Forgets the ids of commands applied at times ({@link Source#atMillis()}) before
+     * {@code idsBeforeMillis}, past the de-duplication window, and the rejections recorded before
+     * {@code rejectionsBeforeMillis}; returns how many. Rejections are stamped with the clock, not
+     * the command's time: one must outlive the transaction that holds its dead letter, and a
+     * transaction can span more of the commands' time than the window (a writer catching up).
      */
-    int forgetCommandsBefore(long beforeMillis) throws IOException;
+    int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException;
+
+    /** {@link #forgetCommandsBefore(long, long)} with one time for both. */
+    default int forgetCommandsBefore(long beforeMillis) throws IOException {
+        return forgetCommandsBefore(beforeMillis, beforeMillis);
+    }
 
     /**
      * Records that the command at {@code source} was not applied, and why, as applied from that

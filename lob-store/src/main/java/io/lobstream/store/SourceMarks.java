@@ -30,7 +30,7 @@ final class SourceMarks {
     static void rejected(LobIndex.Batch batch, Source source, Rejection why) throws IOException {
         if (source != null) {
             // the offset, not the commandId: the same command sent again later may well apply
-            batch.putApplied(source.name(), source.offset()).putRejected(source.name(), source.offset(), why, source.atMillisOrNow());
+            batch.putApplied(source.name(), source.offset()).putRejected(source.name(), source.offset(), why, System.currentTimeMillis());
         }
     }
 

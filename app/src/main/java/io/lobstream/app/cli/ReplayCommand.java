@@ -206,13 +206,13 @@ final class ReplayCommand implements Callable<Integer> {
     }
 
     /**
-     * A value's content type and metadata, as text to compare beside its sha256. Keys in lower case: an
-     * HTTP server may change the case of a header's name.
+     * A value's content type and metadata, as text to compare beside its sha256. Keys in lower case and
+     * values stripped: HTTP may change the case of a header's name, and drops the spaces around its value.
      */
     private static String attributes(String contentType, Map<String, String> metadata) {
         Map<String, String> meta = new TreeMap<>();
-        metadata.forEach((k, v) -> meta.put(k.toLowerCase(Locale.ROOT), v));
-        return " " + (contentType == null ? "application/octet-stream" : contentType) + (meta.isEmpty() ? "" : " " + meta);
+        metadata.forEach((k, v) -> meta.put(k.toLowerCase(Locale.ROOT), v.strip()));
+        return " " + (contentType == null ? "application/octet-stream" : contentType.strip()) + (meta.isEmpty() ? "" : " " + meta);
     }
 
     private static String attributes(StreamedResponse r) {

@@ -65,7 +65,6 @@ public final class PartitionReplayer {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         Deserializer<Object> values = LobSerdes.valueDeserializer(config);
         long uploadTimeoutMs = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
-        long streamTime = -1; // no record yet
         long records = 0;
         long applied = 0;
         long rejected = 0;
@@ -99,12 +98,10 @@ public final class PartitionReplayer {
                     } catch (RuntimeException undecodable) {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
                     }
-                    streamTime = Math.max(streamTime, r.timestamp());
                     if (cmd != null && cmd.getUploadId() != null) {
-                        // before a chunk, as the writer's housekeeping would have by then: an upload idle for the timeout in
-                        // the time of the commands is gone (the writer also needed its own clock to agree, which replay
-                        // cannot know: an upload it kept only because a producer's clock was off expires here)
-                        store.expireUploads(streamTime, Long.MAX_VALUE, uploadTimeoutMs);
+                        // before a chunk, as of its own time, as the writer does (CommandProcessor.apply): an upload idle for the
+                        // timeout in the commands' time is gone
+                        store.expireUploads(r.timestamp(), Long.MAX_VALUE, uploadTimeoutMs);
                     }
                     Source source = new Source(tp.toString(), r.offset(), r.timestamp());
                     if (cmd == null) {

@@ -160,8 +160,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             long asOf = now - lastRecordAtMs >= uploadTimeoutMs ? now : context.currentStreamTimeMs();
             metrics.uploadsExpired(store.expireUploads(asOf, now, uploadTimeoutMs).size());
             store.reclaimPastPinLeases();
-            // in the commands' time, as duplicates are judged: a writer behind by more than the window keeps what it needs
-            store.forgetCommandsBefore(context.currentStreamTimeMs() - dedupeWindowMs);
+            // ids in the commands' time, as duplicates are judged (a writer behind by more than the window keeps what it
+            // needs); rejections by the clock they are stamped with, so that none is forgotten before its transaction ends
+            store.forgetCommandsBefore(context.currentStreamTimeMs() - dedupeWindowMs, now - dedupeWindowMs);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -179,10 +180,12 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, LobStore store, Source source) throws IOException {
         lastRecordAtMs = context.currentSystemTimeMs();
         if (cmd.getUploadId() != null) {
-            // before a chunk, by the time of the commands alone, exactly as replay does (PartitionReplayer): whether a chunk
-            // finds its upload must not hang on when housekeeping last ran, or a copy rebuilt from lob.commands would keep
-            // an upload this writer expired, or expire one it completed, and every later command on that LOB would differ
-            metrics.uploadsExpired(store.expireUploads(context.currentStreamTimeMs(), Long.MAX_VALUE, uploadTimeoutMs).size());
+            // before a chunk, as of the chunk's own time, exactly as replay does (PartitionReplayer): whether a chunk finds
+            // its upload must not hang on when housekeeping last ran, or a copy rebuilt from lob.commands would keep an
+            // upload this writer expired, or expire one it completed, and every later command on that LOB would differ.
+            // The chunk's time, not stream time: the same while the broker stamps the records, but a stream time that
+            // producers' clocks pushed ahead (a lob.commands that was CreateTime) is not the chunk's to answer for
+            metrics.uploadsExpired(store.expireUploads(record.timestamp(), Long.MAX_VALUE, uploadTimeoutMs).size());
         }
         CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(),
                 record.timestamp(), store, source);

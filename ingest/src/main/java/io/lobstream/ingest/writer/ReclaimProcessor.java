@@ -27,10 +27,7 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
     }
 
     @Override
-    protected void apply(Record<byte[], byte[]> record, ReclaimRecord reclaim, LobStore store, Source timed) throws IOException {
-        // a reclaim's timestamp is ReclaimsFirst's 0, not a time: a refusal stamped with it would be forgotten at the next
-        // housekeeping, before the commit that a crash may stop; stamped with the clock, it is kept for the window
-        Source source = new Source(timed.name(), timed.offset());
+    protected void apply(Record<byte[], byte[]> record, ReclaimRecord reclaim, LobStore store, Source source) throws IOException {
         // before the offset: read again after a crash (its dead letter aborted with the transaction), it is
         // dead-lettered again even if later reclaims of that transaction moved the offset past it
         List<Extent> extents;

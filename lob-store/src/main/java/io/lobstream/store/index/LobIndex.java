@@ -239,16 +239,17 @@ public final class LobIndex implements Closeable {
     }
 
     /**
-     * Forgets command ids applied, and rejections recorded, before {@code beforeMillis} (both
-     * values begin with that time); returns how many.
+     * Forgets command ids applied before {@code idsBeforeMillis}, and rejections recorded before
+     * {@code rejectionsBeforeMillis} (both values begin with their time); returns how many.
      */
-    public int forgetCommandsBefore(long beforeMillis) throws IOException {
+    public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException {
         Batch b = newBatch();
         int n = 0;
         for (ColumnFamilyHandle cf : List.of(commands, rejected)) {
+            long before = cf == commands ? idsBeforeMillis : rejectionsBeforeMillis;
             try (RocksIterator it = db.newIterator(cf)) {
                 for (it.seekToFirst(); it.isValid(); it.next()) {
-                    if (bytesLong(it.value()) < beforeMillis) {
+                    if (bytesLong(it.value()) < before) {
                         b.delete(cf, it.key());
                         n++;
                     }
