@@ -364,4 +364,25 @@ class ScaleOutIT {
         assertAllReadable(a, b);
         assertFsckClean(a);
     }
+
+    /**
+     * A quick restart after test 7, whose failed thread Kafka Streams replaced with a thread of the
+     * next index (2; the node runs one): the restarted node runs thread 1 again, and removes the
+     * member of thread 2, whose partitions would otherwise wait for its session to time out.
+     */
+    @Test
+    @Order(8)
+    void aRestartAfterAThreadWasReplacedGetsEveryPartitionBack() throws Exception {
+        a.close(false);
+        a = Nodes.start(configA);
+        awaitSplit();
+        assertAllReadable(a, b);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            String group = configA.get(LobStreamConfig.APPLICATION_ID);
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(admin.describeConsumerGroups(List.of(group))
+                    .describedGroups().get(group).get().members().stream().map(m -> m.groupInstanceId().orElse("")).toList())
+                    .as("a's members: none of a thread index it no longer runs").filteredOn(id -> id.startsWith("scale-a-"))
+                    .containsExactly("scale-a-1"));
+        }
+    }
 }
