@@ -6,7 +6,9 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.record.TimestampType;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -21,8 +23,8 @@ import java.util.concurrent.ExecutionException;
  * are created with {@code lob.topic.partitions} partitions, or as many as one of them that exists.
  */
 public final class TopicSetup {
-    private static final String TIMESTAMP_TYPE = "message.timestamp.type";
-    private static final String LOG_APPEND_TIME = "LogAppendTime";
+    private static final String TIMESTAMP_TYPE = TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG;
+    private static final String LOG_APPEND_TIME = TimestampType.LOG_APPEND_TIME.name;
 
     private TopicSetup() {
     }
