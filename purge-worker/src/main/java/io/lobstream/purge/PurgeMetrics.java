@@ -31,7 +31,7 @@ final class PurgeMetrics {
         this.stale = Counter.builder("lob_purge_stale_roots").tag("worker", workerId)
                 .description("Undo records of versions reclaimed already: their root page reused, cut, or never written since the file grew back").register(registry);
         this.corrupt = Counter.builder("lob_purge_corrupt_pages").tag("worker", workerId)
-                .description("Undo records skipped because a page failed verification, read twice, or they named impossible pages").register(registry);
+                .description("Undo records skipped because they could not be decoded, named impossible pages, or a page failed verification, read twice").register(registry);
         this.otherCopy = Counter.builder("lob_purge_other_copy").tag("worker", workerId)
                 .description("Undo records skipped because another copy of the partition produced them (it moved)").register(registry);
         this.failures = Counter.builder("lob_purge_failures").tag("worker", workerId)

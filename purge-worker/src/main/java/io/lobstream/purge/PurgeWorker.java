@@ -1,16 +1,10 @@
 package io.lobstream.purge;
 
-import io.lobstream.avro.ReclaimRecord;
-import io.lobstream.avro.UndoRecord;
-import io.lobstream.schema.Extents;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.LobStoreConfig;
-import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.page.PageType;
 import io.lobstream.store.purge.PurgeReader;
-import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -22,23 +16,18 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -80,10 +69,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final long MAX_BACKOFF_MS = 60_000;
 
     private final LobStreamConfig config;
-    private final LobStoreConfig storeConfig;
     private final String workerId;
-    private final long readLatencyNanos;
-    private final Path dataDir;
     private final KafkaConsumer<String, byte[]> consumer;
     private final Map<String, Object> producerConfig;
     /** Replaced when it fails for good ({@link #producerFailed}). */
@@ -96,14 +82,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private boolean producerFailed;
     /** The pause before an unexpected failure is tried again: doubled at each in a row, up to a minute. */
     private long unexpectedBackoffMs = MIN_BACKOFF_MS;
-    private final Deserializer<Object> undoReader;
     private final PurgeMetrics metrics;
-    private final Map<Integer, PurgeReader> readers = new java.util.concurrent.ConcurrentHashMap<>();
-    private final Set<Integer> missing = new HashSet<>();
+    private final TablespaceReaders readers;
+    private final UndoPurger purger;
     private long missingRetried = System.nanoTime();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final String undoTopic;
-    private final String reclaimTopic;
     /** The partitions to purge, when following a node; null when subscribed to the group. */
     private final Supplier<Set<Integer>> following;
     private Set<Integer> followed = Set.of();
@@ -137,12 +121,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         Supplier<Set<Integer>> following) {
         this.following = following;
         this.config = config;
-        this.storeConfig = storeConfig;
         this.workerId = workerId;
-        this.readLatencyNanos = readLatencyNanos;
-        this.dataDir = config.dataDir();
         this.undoTopic = config.topics().undoHistory();
-        this.reclaimTopic = config.topics().reclaim();
         this.metrics = new PurgeMetrics(meters, workerId);
 
         // the user's client settings (e.g. session.timeout.ms, transaction.timeout.ms, security), so a deployment can
@@ -165,10 +145,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
         this.producerConfig = p;
         this.producer = newProducer();
-        this.undoReader = LobSerdes.valueDeserializer(config);
-        metrics.prefetch(() -> readers.values().stream().mapToInt(PurgeReader::inFlight).sum(),
-                // the partitions' batches are scanned one after another: at most one window is in flight
-                () -> readers.values().stream().mapToInt(PurgeReader::window).max().orElse(0));
+        this.readers = new TablespaceReaders(config.dataDir(), storeConfig, readLatencyNanos, workerId);
+        this.purger = new UndoPurger(workerId, config.topics().reclaim(), LobSerdes.valueDeserializer(config), readers, metrics, Clock.systemUTC());
+        metrics.prefetch(readers::inFlight, readers::window);
     }
 
     /** Versions turned into reclaim records so far, in committed transactions. */
@@ -270,8 +249,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            readers.values().forEach(PurgeReader::close);
-            readers.clear();
+            readers.close();
             consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
             producer.close(Duration.ofSeconds(5));
         }
@@ -281,18 +259,22 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private boolean processInTransaction(ConsumerRecords<String, byte[]> records) {
         try {
             producer.beginTransaction(); // in the try: a producer that failed for good says so here first
-            Purged done = Purged.NONE;
+            long versions = 0;
+            long pages = 0;
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
             for (TopicPartition tp : records.partitions()) {
                 List<ConsumerRecord<String, byte[]>> batch = records.records(tp);
-                PurgeReader reader = reader(tp.partition());
+                PurgeReader reader = readers.reader(tp.partition());
                 if (reader == null) {
                     // No tablespace here: leave the records unconsumed for a worker that can see them.
                     consumer.pause(List.of(tp));
                     consumer.seek(tp, batch.get(0).offset());
                     continue;
                 }
-                done = done.plus(purge(tp.partition(), reader, batch));
+                UndoPurger.Purged purged = purger.purge(tp.partition(), reader, batch);
+                purged.reclaims().forEach(producer::send);
+                versions += purged.reclaims().size();
+                pages += purged.pages();
                 // the position, not last offset + 1: it is past any transaction marker that followed, so the
                 // group's lag reads 0 once everything is purged
                 offsets.put(tp, new OffsetAndMetadata(Math.max(consumer.position(tp), batch.get(batch.size() - 1).offset() + 1)));
@@ -304,8 +286,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             }
             producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
             commit();
-            metrics.versions.increment(done.versions()); // once committed: an aborted transaction's are sent again
-            metrics.pages.increment(done.pages());
+            metrics.versions.increment(versions); // once committed: an aborted transaction's are sent again
+            metrics.pages.increment(pages);
             return true;
         } catch (ProducerFencedException e) {
             throw e;
@@ -371,149 +353,6 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
-    /** Versions and pages turned into reclaim records. */
-    private record Purged(long versions, long pages) {
-        static final Purged NONE = new Purged(0, 0);
-
-        Purged plus(Purged o) {
-            return new Purged(versions + o.versions, pages + o.pages);
-        }
-    }
-
-    private Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
-        List<UndoRecord> undos = new ArrayList<>(batch.size());
-        List<Long> undoTimes = new ArrayList<>(batch.size());
-        for (ConsumerRecord<String, byte[]> r : batch) {
-            try {
-                undos.add(LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class));
-                undoTimes.add(r.timestamp());
-            } catch (RegistryUnavailableException e) {
-                throw e; // the transaction aborts and the batch is read again: the record may be good
-            } catch (RuntimeException e) {
-                log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
-            }
-        }
-        PurgeReader own = reader;
-        if (undos.stream().anyMatch(u -> !own.ownCopy(u.getCopyId()))) {
-            reader = reopenedIfReplaced(partition, reader); // before any record is matched against a copy
-        }
-        List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
-        List<Long> timestamps = new ArrayList<>(batch.size());
-        for (int i = 0; i < undos.size(); i++) {
-            UndoRecord undo = undos.get(i);
-            if (!reader.ownCopy(undo.getCopyId())) {
-                // produced by another copy of the partition (before it moved here); that copy's node, or this one's
-                // re-emission when it opens the tablespace, purges what is pending here
-                metrics.otherCopy.increment();
-                continue;
-            }
-            List<Extent> retained;
-            try {
-                if (undo.getRootPage() < 0) {
-                    throw new IllegalArgumentException("root page " + undo.getRootPage());
-                }
-                retained = Extents.fromAvro(undo.getRetained());
-            } catch (IllegalArgumentException e) {
-                // not the writer's: thrown out of this loop, it would end the worker, and every worker given the partition
-                log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(), undo.getVersion(), e.getMessage());
-                metrics.corrupt.increment();
-                continue;
-            }
-            requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(), retained));
-            timestamps.add(undoTimes.get(i));
-        }
-        long[] before = pagesRead(reader);
-        List<PurgeReader.Result> results = reader.scan(requests);
-        long versions = 0;
-        long pages = 0;
-        for (int i = 0; i < results.size(); i++) {
-            PurgeReader.Result result = results.get(i);
-            PurgeReader.Request q = result.request();
-            if (!result.ok()) {
-                if (result.stale()) {
-                    metrics.stale.increment(); // already reclaimed and the root page reused or cut: nothing to do
-                } else {
-                    metrics.corrupt.increment();
-                    log.error("cannot purge {}@{}: {}", q.lobId(), q.version(), result.failure().getMessage());
-                }
-                continue;
-            }
-            ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())
-                    .setExtents(Extents.toAvro(result.extents())).setWorkerId(workerId).setTime(Instant.now()).build();
-            // The reclaim record carries the undo record's timestamp, so that lob.reclaim's times (retention, time
-            // index) follow lob.undo-history's. The writer does not order by it: it reads reclaims ahead of commands.
-            producer.send(new ProducerRecord<>(reclaimTopic, null, timestamps.get(i), q.lobId(), reclaim));
-            versions++;
-            pages += Extent.totalPages(result.extents());
-        }
-        long[] after = pagesRead(reader);
-        for (PageType t : PageType.values()) {
-            if (after[t.ordinal()] > before[t.ordinal()]) {
-                metrics.pagesRead(t, after[t.ordinal()] - before[t.ordinal()]);
-            }
-        }
-        return new Purged(versions, pages);
-    }
-
-    /**
-     * The reader of the partition's tablespace as it is on disk now. An undo record of another copy is
-     * most often one produced before the partition moved here; but the tablespace may also have been
-     * replaced under a running worker (rebuilt by {@code replay}), whose reader still reads the old
-     * copy's file: it would skip every undo record of the new copy for good.
-     */
-    private PurgeReader reopenedIfReplaced(int partition, PurgeReader reader) {
-        Path dir = TablespaceDirs.partitionDir(dataDir, partition);
-        try {
-            String onDisk = TablespaceDirs.read(dir).copyId();
-            if (onDisk == null || onDisk.equals(reader.copyId())) {
-                return reader;
-            }
-            PurgeReader fresh = new PurgeReader(dir, storeConfig, readLatencyNanos);
-            readers.put(partition, fresh);
-            reader.close();
-            log.info("purge worker {}: the tablespace of partition {} was replaced (copy {}, was {}); reading the new one", workerId,
-                    partition, onDisk, reader.copyId());
-            return fresh;
-        } catch (IOException e) {
-            log.warn("purge worker {}: cannot read the tablespace descriptor under {}: {}", workerId, dir, e.toString());
-            return reader;
-        }
-    }
-
-    private static long[] pagesRead(PurgeReader reader) {
-        long[] n = new long[PageType.values().length];
-        for (PageType t : PageType.values()) {
-            n[t.ordinal()] = reader.pagesRead(t);
-        }
-        return n;
-    }
-
-    /** The reader of a partition's tablespace, or null (reported once) if this data directory lacks it. */
-    private PurgeReader reader(int partition) {
-        PurgeReader r = readers.get(partition);
-        if (r != null) {
-            return r;
-        }
-        Path dir = TablespaceDirs.partitionDir(dataDir, partition);
-        if (!Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR))) {
-            if (missing.add(partition)) {
-                log.error("purge worker {}: no tablespace for partition {} under {}; its undo records stay unconsumed. "
-                        + "Run purge workers on the host (or shared volume) that holds the node's data directory.",
-                        workerId, partition, dataDir.toAbsolutePath());
-            }
-            return null;
-        }
-        try {
-            r = new PurgeReader(dir, storeConfig, readLatencyNanos);
-            readers.put(partition, r);
-            missing.remove(partition);
-            return r;
-        } catch (IOException e) {
-            log.error("cannot open tablespace {}: {}", dir, e.toString());
-            return null;
-        }
-    }
-
     /**
      * Following a node: assigns this worker's share of the node's open partitions when it changed
      * (checked every half second), each from the purge group's committed offset.
@@ -534,10 +373,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 }
                 for (int p : followed) {
                     if (!wanted.contains(p)) {
-                        PurgeReader r = readers.remove(p);
-                        if (r != null) {
-                            r.close();
-                        }
+                        readers.close(p);
                     }
                 }
                 consumer.assign(wanted.stream().map(p -> new TopicPartition(undoTopic, p)).toList());
@@ -580,12 +416,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            for (TopicPartition tp : partitions) {
-                PurgeReader r = readers.remove(tp.partition());
-                if (r != null) {
-                    r.close();
-                }
-            }
+            partitions.forEach(tp -> readers.close(tp.partition()));
         }
 
         @Override

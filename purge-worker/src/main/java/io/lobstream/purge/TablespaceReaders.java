@@ -1,0 +1,115 @@
+package io.lobstream.purge;
+
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.purge.PurgeReader;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A purge worker's read-only view of a data directory: one {@link PurgeReader} for each
+ * partition's tablespace it purges, opened at first use. A partition whose tablespace is not in
+ * the directory has no reader (reported once until it appears), and a tablespace replaced under
+ * the worker (a new copy, rebuilt by {@code replay} or after a failed sync) gets a new reader.
+ */
+final class TablespaceReaders implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(TablespaceReaders.class);
+
+    private final Path dataDir;
+    private final LobStoreConfig config;
+    private final long readLatencyNanos;
+    private final String workerId;
+    /** Written by the worker's thread; summed by the metrics' gauges on a scrape's. */
+    private final Map<Integer, PurgeReader> readers = new ConcurrentHashMap<>();
+    private final Set<Integer> missing = new HashSet<>();
+
+    TablespaceReaders(Path dataDir, LobStoreConfig config, long readLatencyNanos, String workerId) {
+        this.dataDir = dataDir;
+        this.config = config;
+        this.readLatencyNanos = readLatencyNanos;
+        this.workerId = workerId;
+    }
+
+    /** The reader of a partition's tablespace, or null (reported once) if this data directory lacks it. */
+    PurgeReader reader(int partition) {
+        PurgeReader r = readers.get(partition);
+        if (r != null) {
+            return r;
+        }
+        Path dir = TablespaceDirs.partitionDir(dataDir, partition);
+        if (!Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR))) {
+            if (missing.add(partition)) {
+                log.error("purge worker {}: no tablespace for partition {} under {}; its undo records stay unconsumed. "
+                        + "Run purge workers on the host (or shared volume) that holds the node's data directory.",
+                        workerId, partition, dataDir.toAbsolutePath());
+            }
+            return null;
+        }
+        try {
+            r = new PurgeReader(dir, config, readLatencyNanos);
+            readers.put(partition, r);
+            missing.remove(partition);
+            return r;
+        } catch (IOException e) {
+            log.error("purge worker {}: cannot open tablespace {}: {}", workerId, dir, e.toString());
+            return null;
+        }
+    }
+
+    /**
+     * The reader of the partition's tablespace as it is on disk now. An undo record of another copy is
+     * most often one produced before the partition moved here; but the tablespace may also have been
+     * replaced under a running worker, whose reader still reads the old copy's file: it would skip
+     * every undo record of the new copy for good.
+     */
+    PurgeReader reopenedIfReplaced(int partition, PurgeReader reader) {
+        Path dir = TablespaceDirs.partitionDir(dataDir, partition);
+        try {
+            String onDisk = TablespaceDirs.read(dir).copyId();
+            if (onDisk == null || onDisk.equals(reader.copyId())) {
+                return reader;
+            }
+            PurgeReader fresh = new PurgeReader(dir, config, readLatencyNanos);
+            readers.put(partition, fresh);
+            reader.close();
+            log.info("purge worker {}: the tablespace of partition {} was replaced (copy {}, was {}); reading the new one", workerId,
+                    partition, onDisk, reader.copyId());
+            return fresh;
+        } catch (IOException e) {
+            log.warn("purge worker {}: cannot read the tablespace descriptor under {}: {}", workerId, dir, e.toString());
+            return reader;
+        }
+    }
+
+    /** Closes the partition's reader, if open: the worker no longer purges it. */
+    void close(int partition) {
+        PurgeReader r = readers.remove(partition);
+        if (r != null) {
+            r.close();
+        }
+    }
+
+    /** Versions whose page reads are in flight, over all open tablespaces. */
+    int inFlight() {
+        return readers.values().stream().mapToInt(PurgeReader::inFlight).sum();
+    }
+
+    /** The prefetch window: the partitions' batches are scanned one after another, so at most one window is in flight. */
+    int window() {
+        return readers.values().stream().mapToInt(PurgeReader::window).max().orElse(0);
+    }
+
+    @Override
+    public void close() {
+        readers.values().forEach(PurgeReader::close);
+        readers.clear();
+    }
+}

@@ -1,0 +1,140 @@
+package io.lobstream.purge;
+
+import io.lobstream.avro.ReclaimRecord;
+import io.lobstream.avro.UndoRecord;
+import io.lobstream.schema.Extents;
+import io.lobstream.schema.LobSerdes;
+import io.lobstream.schema.serde.RegistryUnavailableException;
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.page.PageType;
+import io.lobstream.store.purge.PurgeReader;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Turns one partition's batch of undo records into reclaim records: decodes them, skips those it
+ * must not act on (another copy's, undecodable, naming impossible pages, reclaimed already), and
+ * reads the rest's root and index pages through the partition's {@link PurgeReader} (prefetch,
+ * skip-load) to name every page each version owns. It sends nothing: the {@link PurgeWorker}
+ * sends the reclaims in the transaction that commits the batch's offsets.
+ *
+ * <p>A record it skips is counted and logged, never thrown: a record that failed every time would
+ * otherwise stop its partition's purge, and that of every worker the group gave it to next.
+ */
+final class UndoPurger {
+    private static final Logger log = LoggerFactory.getLogger(UndoPurger.class);
+
+    private final String workerId;
+    private final String reclaimTopic;
+    private final Deserializer<Object> undoReader;
+    private final TablespaceReaders readers;
+    private final PurgeMetrics metrics;
+    private final Clock clock;
+
+    UndoPurger(String workerId, String reclaimTopic, Deserializer<Object> undoReader, TablespaceReaders readers, PurgeMetrics metrics,
+               Clock clock) {
+        this.workerId = workerId;
+        this.reclaimTopic = reclaimTopic;
+        this.undoReader = undoReader;
+        this.readers = readers;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    /** The reclaim records of a batch, and the pages they name. */
+    record Purged(List<ProducerRecord<String, Object>> reclaims, long pages) {
+    }
+
+    /**
+     * @param reader the partition's reader ({@link TablespaceReaders#reader})
+     * @throws RegistryUnavailableException if the schema registry did not answer: the batch must be read again
+     */
+    Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
+        List<UndoRecord> undos = new ArrayList<>(batch.size());
+        List<Long> undoTimes = new ArrayList<>(batch.size());
+        for (ConsumerRecord<String, byte[]> r : batch) {
+            try {
+                undos.add(LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class));
+                undoTimes.add(r.timestamp());
+            } catch (RegistryUnavailableException e) {
+                throw e; // the transaction aborts and the batch is read again: the record may be good
+            } catch (RuntimeException e) {
+                metrics.corrupt.increment();
+                log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
+            }
+        }
+        PurgeReader own = reader;
+        if (undos.stream().anyMatch(u -> !own.ownCopy(u.getCopyId()))) {
+            reader = readers.reopenedIfReplaced(partition, reader); // before any record is matched against a copy
+        }
+        List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
+        List<Long> timestamps = new ArrayList<>(batch.size());
+        for (int i = 0; i < undos.size(); i++) {
+            UndoRecord undo = undos.get(i);
+            if (!reader.ownCopy(undo.getCopyId())) {
+                // produced by another copy of the partition (before it moved here); that copy's node, or this one's
+                // re-emission when it opens the tablespace, purges what is pending here
+                metrics.otherCopy.increment();
+                continue;
+            }
+            List<Extent> retained;
+            try {
+                if (undo.getRootPage() < 0) {
+                    throw new IllegalArgumentException("root page " + undo.getRootPage());
+                }
+                retained = Extents.fromAvro(undo.getRetained());
+            } catch (IllegalArgumentException e) {
+                log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(), undo.getVersion(), e.getMessage());
+                metrics.corrupt.increment();
+                continue;
+            }
+            requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(), retained));
+            timestamps.add(undoTimes.get(i));
+        }
+        long[] before = pagesRead(reader);
+        List<PurgeReader.Result> results = reader.scan(requests);
+        List<ProducerRecord<String, Object>> reclaims = new ArrayList<>(results.size());
+        long pages = 0;
+        for (int i = 0; i < results.size(); i++) {
+            PurgeReader.Result result = results.get(i);
+            PurgeReader.Request q = result.request();
+            if (!result.ok()) {
+                if (result.stale()) {
+                    metrics.stale.increment(); // already reclaimed and the root page reused or cut: nothing to do
+                } else {
+                    metrics.corrupt.increment();
+                    log.error("cannot purge {}@{}: {}", q.lobId(), q.version(), result.failure().getMessage());
+                }
+                continue;
+            }
+            ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())
+                    .setExtents(Extents.toAvro(result.extents())).setWorkerId(workerId).setTime(clock.instant()).build();
+            // The reclaim record carries the undo record's timestamp, so that lob.reclaim's times (retention, time
+            // index) follow lob.undo-history's. The writer does not order by it: it reads reclaims ahead of commands.
+            reclaims.add(new ProducerRecord<>(reclaimTopic, null, timestamps.get(i), q.lobId(), reclaim));
+            pages += Extent.totalPages(result.extents());
+        }
+        long[] after = pagesRead(reader);
+        for (PageType t : PageType.values()) {
+            if (after[t.ordinal()] > before[t.ordinal()]) {
+                metrics.pagesRead(t, after[t.ordinal()] - before[t.ordinal()]);
+            }
+        }
+        return new Purged(reclaims, pages);
+    }
+
+    private static long[] pagesRead(PurgeReader reader) {
+        long[] n = new long[PageType.values().length];
+        for (PageType t : PageType.values()) {
+            n[t.ordinal()] = reader.pagesRead(t);
+        }
+        return n;
+    }
+}
