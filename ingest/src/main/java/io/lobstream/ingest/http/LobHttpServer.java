@@ -24,14 +24,9 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.URI;
 import java.nio.channels.ClosedChannelException;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -54,7 +49,6 @@ import java.util.function.Supplier;
  */
 public final class LobHttpServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LobHttpServer.class);
-    static final String FORWARDED = "X-LobStream-Forwarded";
     /** A version's user metadata travels as one header per key, this prefix before the key (as S3's x-amz-meta-). */
     public static final String META = "X-LobStream-Meta-";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -69,9 +63,7 @@ public final class LobHttpServer implements AutoCloseable {
      */
     private static final int READ_THREADS = THREADS - 4;
     private final Semaphore reads = new Semaphore(READ_THREADS);
-    /** How long a forwarded request waits for the owner's response headers, and then for each read of the body. */
-    private static final Duration PROXY_TIMEOUT = Duration.ofSeconds(30);
-    private static final Duration PROXY_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    private final OwnerProxy proxy = new OwnerProxy(OwnerProxy.CONNECT_TIMEOUT, OwnerProxy.READ_TIMEOUT);
     private volatile KafkaStreams streams;
     private volatile Supplier<? extends Collection<Integer>> catchingUp = List::of;
 
@@ -85,7 +77,7 @@ public final class LobHttpServer implements AutoCloseable {
         this.registry = registry;
         this.server = HttpServers.create(new InetSocketAddress(host, port), 64);
         // A request for another node's key holds a thread here while the owner serves it on one of its
-        // own; forwarded requests are never forwarded again, and PROXY_TIMEOUT bounds a wait on an owner
+        // own; forwarded requests are never forwarded again, and OwnerProxy's timeouts bound a wait on an owner
         // that does not answer, so two nodes forwarding to each other cannot hold all threads for long.
         this.executor = Executors.newFixedThreadPool(THREADS, r -> {
             Thread t = new Thread(r, "lob-http");
@@ -143,7 +135,7 @@ public final class LobHttpServer implements AutoCloseable {
     private void boundedLobs(HttpExchange ex) throws IOException {
         if (!reads.tryAcquire()) {
             ex.getResponseHeaders().add("Retry-After", "1");
-            send(ex, 503, READ_THREADS + " reads in flight on this node; retry\n");
+            Responses.text(ex, 503, READ_THREADS + " reads in flight on this node; retry\n");
             return;
         }
         try {
@@ -157,28 +149,28 @@ public final class LobHttpServer implements AutoCloseable {
         String method = ex.getRequestMethod();
         if (!method.equals("GET") && !method.equals("HEAD")) {
             ex.getResponseHeaders().add("Allow", "GET, HEAD");
-            send(ex, 405, "method not allowed\n");
+            Responses.text(ex, 405, "method not allowed\n");
             return;
         }
         // the path percent-decoded (a '+' stays a '+': form encoding is for queries, not paths)
         String id = ex.getRequestURI().getPath().substring("/lobs/".length());
         if (id.isEmpty()) {
-            send(ex, 400, "missing LOB id\n");
+            Responses.text(ex, 400, "missing LOB id\n");
             return;
         }
         KafkaStreams s = streams;
         KeyQueryMetadata owner = s == null ? KeyQueryMetadata.NOT_AVAILABLE
                 : s.queryMetadataForKey(LobStateStore.NAME, id, new StringSerializer());
         if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
-            send(ex, 503, "partitions are being assigned; retry\n");
+            Responses.text(ex, 503, "partitions are being assigned; retry\n");
             return;
         }
         Optional<LobStore> local = registry.get(owner.partition());
         if (local.isEmpty() || !owner.activeHost().equals(hostInfo())) {
-            if (ex.getRequestHeaders().containsKey(FORWARDED) || owner.activeHost().equals(hostInfo())) {
-                send(ex, 503, "partition " + owner.partition() + " is not open here yet; retry\n");
+            if (ex.getRequestHeaders().containsKey(OwnerProxy.FORWARDED) || owner.activeHost().equals(hostInfo())) {
+                Responses.text(ex, 503, "partition " + owner.partition() + " is not open here yet; retry\n");
             } else {
-                forward(ex, owner.activeHost(), ex.getRequestURI().getRawPath());
+                proxy.forward(ex, owner.activeHost(), ex.getRequestURI().getRawPath());
             }
             return;
         }
@@ -199,16 +191,17 @@ public final class LobHttpServer implements AutoCloseable {
         boolean moved = e instanceof TablespaceClosedException || e instanceof ClosedChannelException;
         if (ex.getResponseCode() != -1) {
             log.warn("{}: failed after the response began; connection closed: {}", request, e.toString());
+            Responses.cutShort(ex);
             return;
         }
         try {
             ex.getResponseHeaders().clear(); // what the value's answer had set (its ETag, its Content-Type) is not this one's
             if (stopping || moved) {
                 log.debug("{}: {}", request, e.toString());
-                send(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
+                Responses.text(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
             } else {
                 log.error("{} failed", request, e);
-                send(ex, 500, "failed: " + e.getMessage() + "\n");
+                Responses.text(ex, 500, "failed: " + e.getMessage() + "\n");
             }
         } catch (IOException | RuntimeException answering) {
             log.debug("{}: could not answer: {}", request, answering.toString());
@@ -218,7 +211,7 @@ public final class LobHttpServer implements AutoCloseable {
     private void serve(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {
         Optional<LobReadHandle> opened = store.open(id);
         if (opened.isEmpty()) {
-            send(ex, 404, "no LOB " + id + "\n");
+            Responses.text(ex, 404, "no LOB " + id + "\n");
             return;
         }
         try (LobReadHandle h = opened.get()) {
@@ -255,55 +248,9 @@ public final class LobHttpServer implements AutoCloseable {
                 return;
             }
             ex.sendResponseHeaders(status, count == 0 ? -1 : count);
-            try (InputStream in = h.stream(from, from + count); OutputStream out = ex.getResponseBody()) {
-                in.transferTo(out);
-            }
-        }
-    }
-
-    /** Serves a request for a key another node owns by streaming that node's answer through. */
-    private void forward(HttpExchange ex, HostInfo owner, String rawPath) throws IOException {
-        Map<String, String> headers = new HashMap<>();
-        headers.put(FORWARDED, "1");
-        for (String h : new String[]{"Range", "If-Range"}) {
-            String v = ex.getRequestHeaders().getFirst(h);
-            if (v != null) {
-                headers.put(h, v);
-            }
-        }
-        URI uri = URI.create("http://" + owner.host() + ":" + owner.port() + rawPath);
-        boolean answered = false; // once the status line is sent, a failure can only cut the body short
-        try (StreamedResponse resp = StreamedResponse.send(uri, ex.getRequestMethod(), headers, PROXY_CONNECT_TIMEOUT, PROXY_TIMEOUT)) {
-            for (String h : new String[]{"ETag", "Content-Range", "Accept-Ranges", "Content-Type", "Retry-After"}) {
-                resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
-            }
-            for (String h : resp.headerNames()) {
-                if (h.regionMatches(true, 0, META, 0, META.length())) {
-                    resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
-                }
-            }
-            ex.getResponseHeaders().add("X-LobStream-Served-By", owner.host() + ":" + owner.port());
-            long len = resp.contentLength().orElse(0);
-            boolean noBody = ex.getRequestMethod().equals("HEAD") || resp.statusCode() == 416;
-            if (noBody) {
-                ex.getResponseHeaders().add("Content-Length", Long.toString(len));
-            }
-            answered = true;
-            ex.sendResponseHeaders(resp.statusCode(), noBody || len == 0 ? -1 : len);
-            try (OutputStream out = ex.getResponseBody()) {
-                if (!noBody) {
-                    resp.body().transferTo(out);
-                }
-            }
-        } catch (IOException e) {
-            if (answered) {
-                // the client sees a body shorter than its Content-Length: the connection closes, as for a local read that fails
-                log.warn("{} {} forwarded to {}: cut short: {}", ex.getRequestMethod(), rawPath, owner, e.toString());
-                ex.close();
-            } else if (e instanceof java.net.SocketTimeoutException) {
-                send(ex, 504, "owner " + owner + " did not answer within " + PROXY_TIMEOUT.toSeconds() + " s\n");
-            } else {
-                send(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n");
+            try (InputStream in = h.stream(from, from + count)) {
+                // the body stream is closed with the exchange, never before it (Responses.cutShort says why)
+                in.transferTo(ex.getResponseBody());
             }
         }
     }
@@ -349,7 +296,7 @@ public final class LobHttpServer implements AutoCloseable {
         } else if (query.equals("data=false")) {
             data = false;
         } else {
-            send(ex, 400, "the one parameter is data=true|false (check the data pages' checksums too; default true), not " + query + "\n");
+            Responses.text(ex, 400, "the one parameter is data=true|false (check the data pages' checksums too; default true), not " + query + "\n");
             return;
         }
         FsckReport total = FsckReport.empty();
@@ -386,19 +333,6 @@ public final class LobHttpServer implements AutoCloseable {
         byte[] body = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node);
         ex.getResponseHeaders().add("Content-Type", "application/json");
         ex.sendResponseHeaders(200, body.length);
-        ex.getResponseBody().write(body);
-    }
-
-    private static void send(HttpExchange ex, int status, String text) throws IOException {
-        byte[] body = text.getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().add("Content-Type", "text/plain; charset=utf-8");
-        if (ex.getRequestMethod().equals("HEAD")) {
-            // a HEAD response has the headers of the GET response and never a body (RFC 9110 §9.3.2)
-            ex.getResponseHeaders().add("Content-Length", Integer.toString(body.length));
-            ex.sendResponseHeaders(status, -1);
-            return;
-        }
-        ex.sendResponseHeaders(status, body.length);
         ex.getResponseBody().write(body);
     }
 

@@ -1,0 +1,40 @@
+package io.lobstream.ingest.http;
+
+import com.sun.net.httpserver.HttpExchange;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+/** How the node's endpoints answer: a short plain-text answer, and a body that cannot be finished. */
+final class Responses {
+    private Responses() {
+    }
+
+    /** An error's reason, or a hint to retry, as the whole answer. */
+    static void text(HttpExchange ex, int status, String text) throws IOException {
+        byte[] body = text.getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().add("Content-Type", "text/plain; charset=utf-8");
+        if (ex.getRequestMethod().equals("HEAD")) {
+            // a HEAD response has the headers of the GET response and never a body (RFC 9110 §9.3.2)
+            ex.getResponseHeaders().add("Content-Length", Integer.toString(body.length));
+            ex.sendResponseHeaders(status, -1);
+            return;
+        }
+        ex.sendResponseHeaders(status, body.length);
+        ex.getResponseBody().write(body);
+    }
+
+    /**
+     * Ends an answer whose body failed after its status line went out: the connection is closed, so
+     * the client sees fewer bytes than the Content-Length promised and knows the value is not whole.
+     *
+     * <p>This works only if the response body stream was not closed first. The JDK server closes the
+     * connection when closing the exchange finds the body short; but closing a short body stream
+     * first closes the exchange quietly, and the connection then stays open with nothing more to
+     * send: the client waits for the missing bytes until its own timeout. So value bodies are
+     * written without try-with-resources, and closed with the exchange.
+     */
+    static void cutShort(HttpExchange ex) {
+        ex.close();
+    }
+}

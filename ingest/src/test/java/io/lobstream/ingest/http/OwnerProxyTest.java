@@ -1,0 +1,191 @@
+package io.lobstream.ingest.http;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import com.sun.net.httpserver.HttpServer;
+import org.apache.kafka.streams.state.HostInfo;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A node forwarding a read to the key's owner, with real sockets on both sides: what the client
+ * gets when the owner answers, and when it is not there, says nothing, or stops half-way.
+ */
+class OwnerProxyTest {
+    private static final Duration READ_TIMEOUT = Duration.ofMillis(500);
+
+    private final List<AutoCloseable> open = new ArrayList<>();
+    /** The headers of the last request the owner got. */
+    private final Map<String, String> ownerSaw = new ConcurrentHashMap<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable c : open) {
+            c.close();
+        }
+    }
+
+    @Test
+    void theOwnersRangeAnswerPassesThroughWithItsHeaders() throws IOException {
+        HostInfo owner = owner(ex -> {
+            ex.getResponseHeaders().add("ETag", "\"c1.7\"");
+            ex.getResponseHeaders().add("Content-Range", "bytes 1-3/10");
+            ex.getResponseHeaders().add("Content-Type", "text/plain");
+            ex.getResponseHeaders().add(LobHttpServer.META + "Owner", "alice");
+            ex.getResponseHeaders().add("X-Not-For-Readers", "x");
+            ex.sendResponseHeaders(206, 3);
+            ex.getResponseBody().write("bcd".getBytes(StandardCharsets.US_ASCII));
+        });
+        HttpURLConnection c = request(front(owner), "GET", "bytes=1-3");
+
+        assertThat(c.getResponseCode()).isEqualTo(206);
+        assertThat(new String(c.getInputStream().readAllBytes(), StandardCharsets.US_ASCII)).isEqualTo("bcd");
+        assertThat(c.getHeaderField("ETag")).isEqualTo("\"c1.7\"");
+        assertThat(c.getHeaderField("Content-Range")).isEqualTo("bytes 1-3/10");
+        assertThat(c.getHeaderField("Content-Type")).isEqualTo("text/plain");
+        assertThat(c.getHeaderField(LobHttpServer.META + "Owner")).isEqualTo("alice");
+        assertThat(c.getHeaderField("X-Not-For-Readers")).isNull();
+        assertThat(c.getHeaderField(OwnerProxy.SERVED_BY)).isEqualTo(owner.host() + ":" + owner.port());
+        assertThat(ownerSaw).containsEntry("range", "bytes=1-3").containsEntry(OwnerProxy.FORWARDED.toLowerCase(java.util.Locale.ROOT), "1");
+    }
+
+    @Test
+    void headAndUnsatisfiableRangesKeepTheOwnersLengthAndNoBody() throws IOException {
+        HostInfo owner = owner(ex -> {
+            if (ex.getRequestMethod().equals("HEAD")) {
+                ex.getResponseHeaders().add("Content-Length", "10");
+                ex.sendResponseHeaders(200, -1);
+            } else {
+                ex.getResponseHeaders().add("Content-Range", "bytes */10");
+                ex.sendResponseHeaders(416, -1);
+            }
+        });
+        HttpURLConnection head = request(front(owner), "HEAD", null);
+        assertThat(head.getResponseCode()).isEqualTo(200);
+        assertThat(head.getHeaderField("Content-Length")).isEqualTo("10");
+
+        HttpURLConnection unsatisfiable = request(front(owner), "GET", "bytes=20-");
+        assertThat(unsatisfiable.getResponseCode()).isEqualTo(416);
+        assertThat(unsatisfiable.getHeaderField("Content-Range")).isEqualTo("bytes */10");
+    }
+
+    @Test
+    void theOwnersErrorsPassThroughToo() throws IOException {
+        HostInfo owner = owner(ex -> {
+            byte[] body = "no LOB x\n".getBytes(StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(404, body.length);
+            ex.getResponseBody().write(body);
+        });
+        HttpURLConnection c = request(front(owner), "GET", null);
+        assertThat(c.getResponseCode()).isEqualTo(404);
+        assertThat(new String(c.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("no LOB x\n");
+    }
+
+    @Test
+    void anOwnerNobodyAnswersForIs502() throws IOException {
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+        HttpURLConnection c = request(front(new HostInfo("127.0.0.1", closedPort)), "GET", null);
+        assertThat(c.getResponseCode()).isEqualTo(502);
+        assertThat(new String(c.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)).contains("unreachable");
+    }
+
+    @Test
+    void anOwnerThatAcceptsAndSaysNothingIs504() throws IOException {
+        // the kernel completes the connection into the backlog; nobody ever reads the request or answers
+        ServerSocket silent = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
+        open.add(silent);
+        HttpURLConnection c = request(front(new HostInfo("127.0.0.1", silent.getLocalPort())), "GET", null);
+        assertThat(c.getResponseCode()).isEqualTo(504);
+        assertThat(new String(c.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)).contains("did not answer within 500 ms");
+    }
+
+    @Test
+    void aBodyTheOwnerCutsShortReachesTheClientCutShort() throws IOException {
+        ServerSocket owner = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
+        open.add(owner);
+        Thread t = new Thread(() -> {
+            try (Socket s = owner.accept()) {
+                s.getInputStream().read(new byte[4096]); // the request
+                OutputStream out = s.getOutputStream();
+                out.write(("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nETag: \"c1.1\"\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(new byte[1000]);
+                out.flush();
+            } catch (IOException ignored) {
+                // the test's assertions say what went wrong
+            }
+        });
+        t.start();
+        HttpURLConnection c = request(front(new HostInfo("127.0.0.1", owner.getLocalPort())), "GET", null);
+
+        assertThat(c.getResponseCode()).as("the status line went out before the body broke").isEqualTo(200);
+        assertThat(c.getContentLengthLong()).isEqualTo(100_000);
+        // the connection closes at once: the client's read ends, short (a connection left open would time the read out)
+        try (InputStream in = c.getInputStream()) {
+            assertThat(in.readAllBytes().length).isEqualTo(1000);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** An owner node answering every /lobs/ request with {@code answer}. */
+    private HostInfo owner(Answer answer) throws IOException {
+        return serve(ex -> {
+            ex.getRequestHeaders().forEach((k, v) -> ownerSaw.put(k.toLowerCase(java.util.Locale.ROOT), v.get(0)));
+            answer.answer(ex);
+        });
+    }
+
+    /** The node that got the request and forwards it to {@code owner}. */
+    private HostInfo front(HostInfo owner) throws IOException {
+        OwnerProxy proxy = new OwnerProxy(Duration.ofSeconds(2), READ_TIMEOUT);
+        return serve(ex -> proxy.forward(ex, owner, ex.getRequestURI().getRawPath()));
+    }
+
+    private interface Answer {
+        void answer(HttpExchange ex) throws IOException;
+    }
+
+    private HostInfo serve(Answer answer) throws IOException {
+        HttpServer server = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        HttpHandler handler = ex -> {
+            try (ex) {
+                answer.answer(ex);
+            }
+        };
+        server.createContext("/lobs/", handler);
+        server.start();
+        open.add(() -> server.stop(0));
+        return new HostInfo("127.0.0.1", server.getAddress().getPort());
+    }
+
+    private static HttpURLConnection request(HostInfo node, String method, String range) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) new URL("http://" + node.host() + ":" + node.port() + "/lobs/k1").openConnection();
+        c.setRequestMethod(method);
+        c.setReadTimeout(10_000);
+        if (range != null) {
+            c.setRequestProperty("Range", range);
+        }
+        return c;
+    }
+}
