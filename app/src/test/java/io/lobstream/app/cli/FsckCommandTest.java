@@ -3,17 +3,24 @@ package io.lobstream.app.cli;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code fsck} names its directory as the node does ({@code --data-dir}) or as a plain argument. */
+/** {@code fsck}: its directory named as the node does ({@code --data-dir}) or as a plain argument, and its exit codes. */
 class FsckCommandTest {
     private final CliRun cli = new CliRun();
 
@@ -39,6 +46,39 @@ class FsckCommandTest {
     void twoDifferentDirectoriesAreAUsageError(@TempDir Path a, @TempDir Path b) {
         assertThat(fsck(a.toString(), "--data-dir", b.resolve("other").toString())).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("give the directory once").contains("Usage: lobstream fsck");
+    }
+
+    @Test
+    void aCorruptDataPageIsAProblemNamedByItsPageAndExit1(@TempDir Path dataDir) throws Exception {
+        long page;
+        LobStoreConfig config = LobStoreConfig.defaults();
+        try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, 0), config)) {
+            byte[] value = new byte[200_000];
+            store.put("a", new ByteArrayInputStream(value), value.length, null, null);
+            VersionEntry e = store.current("a").orElseThrow();
+            page = e.extents().get(e.extents().size() - 1).endPage() - 1; // a data page: the root is the first
+        }
+        try (FileChannel pages = FileChannel.open(TablespaceDirs.partitionDir(dataDir, 0).resolve(TablespaceDirs.PAGES),
+                StandardOpenOption.WRITE)) {
+            pages.write(ByteBuffer.wrap(new byte[]{1, 2, 3, 4, 5, 6, 7, 8}), page * config.pageSize() + 100);
+        }
+
+        String out = stdout(() -> assertThat(fsck(dataDir.toString(), "--json")).isEqualTo(1));
+        assertThat(out).contains("\"fsck_ok\":false").contains("page " + page);
+        assertThat(fsck(dataDir.toString(), "--no-data")).as("data pages not read").isZero();
+    }
+
+    /** What {@code run} prints to System.out, where the commands print their reports. */
+    private static String stdout(Runnable run) {
+        PrintStream was = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            run.run();
+        } finally {
+            System.setOut(was);
+        }
+        return captured.toString(StandardCharsets.UTF_8);
     }
 
     @Test

@@ -1,0 +1,81 @@
+package io.lobstream.app.cli;
+
+import com.sun.net.httpserver.HttpServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code status --wait}'s exit codes, which scripts start a node by: 0 running, 1 no node answered,
+ * 3 a node answered but is not running. The node is a stand-in that answers {@code /status}; the
+ * purge lag's broker is a closed port (its error is printed, and does not change the exit code).
+ */
+class StatusCommandTest {
+    private final CliRun cli = new CliRun();
+    private HttpServer node;
+
+    @AfterEach
+    void stop() {
+        if (node != null) {
+            node.stop(0);
+        }
+    }
+
+    @Test
+    void aRunningNodeIs0() throws IOException {
+        assertThat(status(nodeIn("RUNNING"), "--wait", "5s")).isZero();
+    }
+
+    @Test
+    void aNodeStillRebalancingAfterTheWaitIs3() throws IOException {
+        assertThat(status(nodeIn("REBALANCING"), "--wait", "1s")).isEqualTo(3);
+    }
+
+    @Test
+    void noNodeAnsweringIs1() throws IOException {
+        assertThat(status("http://127.0.0.1:" + closedPort(), "--wait", "1s")).isEqualTo(1);
+    }
+
+    @Test
+    void aBadDurationIsAUsageError() {
+        assertThat(cli.run("status", "--wait", "soon")).isEqualTo(2);
+        assertThat(cli.err()).contains("--wait");
+    }
+
+    private int status(String nodeUrl, String... args) throws IOException {
+        String[] all = new String[args.length + 5];
+        all[0] = "status";
+        all[1] = "--node";
+        all[2] = nodeUrl;
+        all[3] = "--bootstrap";
+        all[4] = "127.0.0.1:" + closedPort();
+        System.arraycopy(args, 0, all, 5, args.length);
+        return cli.run(all);
+    }
+
+    private String nodeIn(String state) throws IOException {
+        node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        byte[] body = ("{\"state\":\"" + state + "\",\"catching_up\":[],\"partitions\":[],\"totals\":{}}").getBytes(StandardCharsets.UTF_8);
+        node.createContext("/status", ex -> {
+            try (ex) {
+                ex.sendResponseHeaders(200, body.length);
+                ex.getResponseBody().write(body);
+            }
+        });
+        node.start();
+        return "http://127.0.0.1:" + node.getAddress().getPort();
+    }
+
+    private static int closedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
