@@ -409,7 +409,7 @@ class HttpApiIT {
         int closed = EmbeddedKafka.freePort();
         Cli noNode = cli("put", id, file.toString(), "--node", "http://127.0.0.1:" + closed);
         assertThat(noNode.exit).as(noNode.err).isZero();
-        assertThat(noNode.err).contains(id + ": applied (no version: http://127.0.0.1:" + closed + " did not answer");
+        assertThat(noNode.err).contains(id + ": applied (no version from http://127.0.0.1:" + closed + ": no node answers");
         assertThat(get(a, id, null).body()).isEqualTo(value);
     }
 

@@ -13,9 +13,12 @@ import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,61 +26,102 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
  * A purge worker whose transactional id an ACL denies cannot purge, and its producer, refused,
  * refuses every later call (Kafka's producer does not recover from an authorization error). Once
  * the ACL is gone the worker purges without a restart: it replaces a producer that failed for good.
- * A real broker with Kafka's own authorizer, allowing everything no ACL names.
+ * A client denied the writer group is told at once that it cannot know whether its writes were
+ * applied. A real broker with Kafka's own authorizer, allowing everything no ACL names.
  */
 class PurgeAuthorizationIT {
     @TempDir
-    Path dir;
+    static Path dir;
+    static EmbeddedCluster cluster;
+    static LobStreamConfig config;
+    static LobNode node; // no purge worker of its own
+    static Admin admin;
+    static LobClient client;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0, Map.of(
+                "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                "allow.everyone.if.no.acl.found", "true"));
+        config = new LobStreamConfig(Map.of(
+                LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap(),
+                LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl(),
+                LobStreamConfig.DATA_DIR.name(), dir.resolve("node").toString(),
+                LobStreamConfig.HTTP_PORT.name(), "0",
+                LobStreamConfig.PARTITIONS.name(), "2"));
+        node = new LobNode(config, LobStoreConfig.defaults()).start();
+        admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()));
+        client = new LobClient(config);
+        node.awaitRunning(Duration.ofSeconds(120));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (admin != null) {
+            admin.close();
+        }
+        Nodes.closeAll(client, cluster, node);
+    }
 
     @Test
     void aWorkerDeniedItsTransactionalIdPurgesOnceTheAclIsGone() throws Exception {
-        try (EmbeddedCluster cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0, Map.of(
-                "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                "allow.everyone.if.no.acl.found", "true"))) {
-            LobStreamConfig config = new LobStreamConfig(Map.of(
-                    LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap(),
-                    LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl(),
-                    LobStreamConfig.DATA_DIR.name(), dir.resolve("node").toString(),
-                    LobStreamConfig.HTTP_PORT.name(), "0",
-                    LobStreamConfig.PARTITIONS.name(), "2"));
-            try (LobNode node = new LobNode(config, LobStoreConfig.defaults()).start(); // no purge worker of its own
-                 Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()));
-                 LobClient client = new LobClient(config)) {
-                node.awaitRunning(Duration.ofSeconds(120));
-                AclBinding deny = new AclBinding(
-                        new ResourcePattern(ResourceType.TRANSACTIONAL_ID, config.get(LobStreamConfig.PURGE_GROUP) + "-denied", PatternType.LITERAL),
-                        new AccessControlEntry("User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.DENY));
-                admin.createAcls(List.of(deny)).all().get();
+        AclBinding deny = new AclBinding(
+                new ResourcePattern(ResourceType.TRANSACTIONAL_ID, config.get(LobStreamConfig.PURGE_GROUP) + "-denied", PatternType.LITERAL),
+                new AccessControlEntry("User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.DENY));
+        admin.createAcls(List.of(deny)).all().get();
 
-                PurgeWorker worker = new PurgeWorker(config, LobStoreConfig.defaults(), "denied", 0, new SimpleMeterRegistry());
-                Thread thread = new Thread(worker, "purge-denied");
-                thread.start();
-                try {
-                    for (int i = 0; i < 20; i++) {
-                        client.put("doc-" + (i % 4), TestPipeline.bytes(50_000, i), null).applied().get(60, TimeUnit.SECONDS);
-                    }
-                    // 16 versions superseded; for as long as the ACL stands, none is purged
-                    await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(30))
-                            .until(() -> node.tablespaces().totals().historyLength() == 16 && worker.versionsPurged() == 0);
-
-                    admin.deleteAcls(List.of(deny.toFilter())).all().get();
-                    await().atMost(Duration.ofSeconds(90)).until(() -> node.tablespaces().totals().historyLength() == 0);
-                    assertThat(worker.versionsPurged()).isEqualTo(16);
-                    assertThat(node.tablespaces().fsckAll(true).ok()).isTrue();
-                } finally {
-                    worker.close();
-                    thread.join(15_000);
-                }
+        PurgeWorker worker = new PurgeWorker(config, LobStoreConfig.defaults(), "denied", 0, new SimpleMeterRegistry());
+        Thread thread = new Thread(worker, "purge-denied");
+        thread.start();
+        try {
+            for (int i = 0; i < 20; i++) {
+                client.put("doc-" + (i % 4), TestPipeline.bytes(50_000, i), null).applied().get(60, TimeUnit.SECONDS);
             }
+            // 16 versions superseded; for as long as the ACL stands, none is purged
+            await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(30))
+                    .until(() -> node.tablespaces().totals().historyLength() == 16 && worker.versionsPurged() == 0);
+
+            admin.deleteAcls(List.of(deny.toFilter())).all().get();
+            await().atMost(Duration.ofSeconds(90)).until(() -> node.tablespaces().totals().historyLength() == 0);
+            assertThat(worker.versionsPurged()).isEqualTo(16);
+            assertThat(node.tablespaces().fsckAll(true).ok()).isTrue();
+        } finally {
+            worker.close();
+            thread.join(15_000);
+        }
+    }
+
+    /**
+     * A client that may write but not read the writer group's offsets cannot tell whether its write
+     * was applied: it says so at once, with why, where it used to retry for the caller's whole
+     * timeout and then report the write not applied (the CLI: exit 3, "is a writer node running?").
+     * The group denied is one no node uses, so the node here runs on.
+     */
+    @Test
+    void aClientDeniedTheWriterGroupSaysWhyItCannotTellApplied() throws Exception {
+        String group = "denied-writers";
+        AclBinding deny = new AclBinding(new ResourcePattern(ResourceType.GROUP, group, PatternType.LITERAL),
+                new AccessControlEntry("User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.DENY));
+        admin.createAcls(List.of(deny)).all().get();
+        try (LobClient denied = new LobClient(config.with(LobStreamConfig.APPLICATION_ID.name(), group))) {
+            var applied = denied.put("auth-doc", TestPipeline.bytes(1000, 1), null).applied();
+            assertThatThrownBy(() -> applied.get(60, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasMessageContaining("cannot tell whether the write was applied")
+                    .hasRootCauseInstanceOf(AuthorizationException.class);
+        } finally {
+            admin.deleteAcls(List.of(deny.toFilter())).all().get();
         }
     }
 }

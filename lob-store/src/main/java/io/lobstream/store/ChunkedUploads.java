@@ -150,6 +150,7 @@ final class ChunkedUploads {
      */
     private Step write(UploadEntry upload, boolean fresh, Chunk chunk, InputStream data, Source source) throws IOException {
         VersionLayout layout = VersionLayout.planStreamed(config.pageSize(), upload.totalLength());
+        boolean named = false; // an index write that may name the pages was tried: refused, it may still have landed
         try {
             VersionWriter.ChunkWrite chunkWrite = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(),
                     upload.bytesDone(), upload.partialPage(), data, chunk.length());
@@ -161,6 +162,7 @@ final class ChunkedUploads {
                 }
                 LobIndex.Batch batch = index.newBatch().putUpload(next);
                 SourceMarks.applied(batch, source);
+                named = true;
                 index.write(batch);
                 return Step.done(ChunkResult.of(ChunkResult.Status.ACCEPTED));
             }
@@ -188,9 +190,11 @@ final class ChunkedUploads {
             }
             return new Step(null, written, replaced, fresh ? null : upload.uploadId());
         } catch (IOException | RuntimeException e) {
-            if (fresh) {
+            if (fresh && !named) {
                 allocator.release(upload.pages()); // nothing names them yet
             }
+            // else, as for a refused publish: whether the entry landed is for the next open's recovery to say (RocksDB
+            // refuses every later write after such an error), so the pages are not granted again meanwhile
             throw e;
         }
     }

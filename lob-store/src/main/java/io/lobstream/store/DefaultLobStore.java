@@ -83,7 +83,11 @@ public final class DefaultLobStore implements LobStore {
      */
     private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
     private volatile boolean closed;
-    /** The first failed fsync: from then on nothing is written or synced, and every write and commit fails (see {@link #guarded}). */
+    /**
+     * The first failed fsync: from then on no version is written and nothing is synced, and every write and commit
+     * fails (see {@link #guarded}). The index may still take bookkeeping (a reclaim, an expired upload, a forgotten
+     * command id) until the store closes: this copy is never synced again, and is set aside and rebuilt on reopen.
+     */
     private volatile IOException syncFailure;
     /** The copies whose sync failed in this process, should their marker not have reached the disk (a rebuilt one is a new copy). */
     private static final java.util.Set<String> SYNC_FAILED_HERE = ConcurrentHashMap.newKeySet();
@@ -134,11 +138,14 @@ public final class DefaultLobStore implements LobStore {
             file.close();
             throw e;
         }
-        StoreMetrics metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
+        StoreMetrics metrics = null;
         try {
+            metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
             return recover(name, dir, descriptor.copyId(), config, file, index, metrics);
         } catch (IOException | RuntimeException e) {
-            metrics.close();
+            if (metrics != null) {
+                metrics.close();
+            }
             index.close();
             file.close();
             throw e;

@@ -84,22 +84,28 @@ final class GetCommand implements Callable<Integer> {
 
     /**
      * Into FILE.part, renamed to FILE once whole: a download that fails leaves no file that looks
-     * complete. Straight into FILE when it is not a regular file (a device, a pipe, a symlink).
+     * complete, and the old one as it was. FILE a symbolic link to a file: the same beside the file
+     * it names, so the link stays a link. Straight into FILE when it is not a regular file (a
+     * device, a pipe) or a link to nothing.
      */
     private long download(InputStream in, long length) throws IOException {
-        if (Files.exists(output, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(output, LinkOption.NOFOLLOW_LINKS)) {
-            try (OutputStream out = Files.newOutputStream(output)) {
+        Path target = output;
+        if (Files.isSymbolicLink(output) && Files.exists(output)) {
+            target = output.toRealPath();
+        }
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
+            try (OutputStream out = Files.newOutputStream(target)) {
                 return transfer(in, out, length);
             }
         }
-        Path part = output.resolveSibling(output.getFileName() + ".part");
+        Path part = target.resolveSibling(target.getFileName() + ".part");
         part.toFile().deleteOnExit(); // stopped by Ctrl-C or SIGTERM, where the catch below never runs (once renamed: nothing to delete)
         try {
             long n;
             try (OutputStream out = Files.newOutputStream(part)) {
                 n = transfer(in, out, length);
             }
-            Files.move(part, output, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            Files.move(part, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             return n;
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(part);

@@ -55,7 +55,7 @@ final class NodeHttp {
             return Optional.empty();
         }
         if (r.statusCode() != 200) {
-            throw new IOException("HEAD " + lobId + ": HTTP " + r.statusCode());
+            throw new IOException("it answered HEAD " + lobId + " with HTTP " + r.statusCode());
         }
         return r.headers().firstValue("ETag");
     }

@@ -46,12 +46,13 @@ final class Waits {
         }
     }
 
-    /** ", version V" or ", deleted" as a node serves it now; nothing if no node answers. */
+    /** ", version V" or ", deleted" as a node serves it now; why not, if the node did not say. */
     private static String version(NodeHttp http, String id) throws InterruptedException {
         try {
             return http.etag(id).map(v -> ", version " + v.replace("\"", "")).orElse(", deleted");
         } catch (IOException e) {
-            return " (no version: " + http.base() + " did not answer: " + (e.getMessage() != null ? e.getMessage()
+            // the message says which: no answer at all, or an answer that was not the version (a 503 while partitions move)
+            return " (no version from " + http.base() + ": " + (e.getMessage() != null ? e.getMessage()
                     : e.getClass().getSimpleName()) + ")";
         }
     }

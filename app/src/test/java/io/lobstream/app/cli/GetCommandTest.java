@@ -60,6 +60,20 @@ class GetCommandTest {
     }
 
     @Test
+    void aLinkToAFileKeepsItsFileWholeOnFailureAndStaysALink() throws IOException {
+        Path file = Files.write(dir.resolve("current-1.bin"), new byte[]{1, 2, 3});
+        Path link = Files.createSymbolicLink(dir.resolve("current.bin"), file.getFileName());
+
+        assertThat(getTo(link, servingHalfOf(1000))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(file).hasBinaryContent(new byte[]{1, 2, 3});
+        assertThat(dir.resolve("current-1.bin.part")).doesNotExist();
+
+        assertThat(getTo(link, servingWhole(1000))).isZero();
+        assertThat(Files.isSymbolicLink(link)).isTrue();
+        assertThat(Files.size(file)).isEqualTo(1000);
+    }
+
+    @Test
     void anOutputDirectoryThatIsNotThereIsNamedWithWhatIsWrong() throws IOException {
         Path out = dir.resolve("no-such-dir").resolve("doc-1.bin");
         assertThat(getTo(out, servingWhole(10))).isEqualTo(CommandLine.ExitCode.SOFTWARE);

@@ -16,6 +16,7 @@ import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -146,6 +147,17 @@ final class AppliedTracker implements AutoCloseable {
             } catch (InterruptedException e) {
                 break;
             } catch (KafkaException | ExecutionException | TimeoutException e) {
+                if ((e instanceof ExecutionException ? e.getCause() : e) instanceof AuthorizationException denied) {
+                    // no right to read the writer group's offsets or the dead letters: asking again will not change that,
+                    // so the waiting writes fail now with why, not after the caller's whole timeout as "not applied"
+                    log.error("cannot tell whether {} writes were applied: {}", waiting.size(), denied.toString());
+                    waiting.forEach(w -> w.outcome.completeExceptionally(new IllegalStateException(
+                            "cannot tell whether the write was applied: " + denied.getMessage()
+                                    + " (reading the writer group's committed offsets and the dead-letter topic needs Describe on the "
+                                    + "group and Read on the topic)", denied)));
+                    waiting.clear();
+                    continue;
+                }
                 log.warn("cannot tell yet whether {} writes were applied ({}); trying again", waiting.size(), e.toString());
                 sleep();
             } catch (RuntimeException e) {

@@ -25,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import java.util.zip.CRC32C;
 
 /**
@@ -173,10 +175,13 @@ public final class LobClient implements AutoCloseable {
         String uploadId = UUID.randomUUID().toString();
         int chunks = (int) ((length + chunkSize - 1) / chunkSize);
         CRC32C whole = new CRC32C();
-        List<CompletableFuture<RecordMetadata>> sent = new ArrayList<>(chunks);
+        Sent sent = new Sent(w);
         byte[] buffer = new byte[chunkSize]; // one for every chunk: see send()
         for (int i = 0; i < chunks; i++) {
             long offset = (long) i * chunkSize;
+            int before = i;
+            sent.stopIfAnyFailed(() -> "put " + lobId + ": stopped after " + before + " of " + chunks
+                    + " chunks, as one of them failed; the upload is incomplete and expires unapplied: the LOB is unchanged");
             int n = readExactly(value, buffer, (int) Math.min(chunkSize, length - offset), offset, length);
             whole.update(buffer, 0, n);
             LobCommand.Builder chunk = base(lobId, LobOp.PUT).setUploadId(uploadId).setChunkIndex(i).setChunkCount(chunks)
@@ -184,10 +189,10 @@ public final class LobClient implements AutoCloseable {
             if (i == chunks - 1) { // the upload's version is published with its last chunk, and takes that chunk's attributes
                 chunk.setCrc32c((int) whole.getValue()).setContentType(attributes.contentType()).setMetadata(attributes.metadata());
             }
-            sent.add(send(w, chunk.build()));
+            sent.send(chunk.build());
             progress.sent(offset + n);
         }
-        return completeWhen(w, sent);
+        return completeWhen(w, sent.futures);
     }
 
     private CompletableFuture<RecordMetadata> sendWhole(LobWrite w, byte[] data, Attributes attributes) {
@@ -225,17 +230,61 @@ public final class LobClient implements AutoCloseable {
 
     private LobWrite pieces(String lobId, LobOp op, long offset, InputStream data, long length, Progress progress) throws IOException {
         LobWrite w = begin(lobId);
-        List<CompletableFuture<RecordMetadata>> sent = new ArrayList<>();
+        Sent sent = new Sent(w);
         long done = 0;
         byte[] buffer = new byte[(int) Math.min(chunkSize, length)]; // one for every piece: see send()
         do {
-            int n = readExactly(data, buffer, (int) Math.min(chunkSize, length - done), done, length);
-            sent.add(send(w, base(lobId, op).setOffset(offset + done).setTotalLength(n).setCrc32c(crc(buffer, n))
-                    .setData(ByteBuffer.wrap(buffer, 0, n)).build()));
+            long before = done;
+            // each piece is applied on its own: those sent before a failure may be applied, so the message says so
+            String partly = "; the pieces before byte " + before + " were sent and may be applied (each piece applies on its own): "
+                    + "read the LOB before you retry";
+            sent.stopIfAnyFailed(() -> op.name().toLowerCase() + " " + lobId + ": stopped at byte " + before + " of " + length
+                    + ", as a piece failed" + partly);
+            int n;
+            try {
+                n = readExactly(data, buffer, (int) Math.min(chunkSize, length - done), done, length);
+            } catch (EOFException e) {
+                throw before == 0 ? e : new EOFException(e.getMessage() + partly);
+            }
+            sent.send(base(lobId, op).setOffset(offset + done).setTotalLength(n).setCrc32c(crc(buffer, n))
+                    .setData(ByteBuffer.wrap(buffer, 0, n)).build());
             done += n;
             progress.sent(done);
         } while (done < length);
-        return completeWhen(w, sent);
+        return completeWhen(w, sent.futures);
+    }
+
+    /**
+     * The records of one write handed to the producer so far. Once one failed the rest are not
+     * sent: with the broker gone, each further send would wait {@code max.block.ms} for buffer space
+     * and then fail too, and a 1 GiB put would crawl on for many minutes before saying anything.
+     */
+    private final class Sent {
+        private final LobWrite write;
+        private final List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        private final AtomicReference<Throwable> failed = new AtomicReference<>();
+
+        Sent(LobWrite write) {
+            this.write = write;
+        }
+
+        void send(LobCommand cmd) {
+            CompletableFuture<RecordMetadata> f = LobClient.this.send(write, cmd);
+            f.whenComplete((md, err) -> {
+                if (err != null) {
+                    failed.compareAndSet(null, err);
+                }
+            });
+            futures.add(f);
+        }
+
+        /** @throws IOException with {@code why} and the first failure as its cause, if a record sent so far failed */
+        void stopIfAnyFailed(Supplier<String> why) throws IOException {
+            Throwable t = failed.get();
+            if (t != null) {
+                throw new IOException(why.get() + ": " + t, t);
+            }
+        }
     }
 
     /**

@@ -1,0 +1,54 @@
+package io.lobstream.ingest.client;
+
+import io.lobstream.schema.LobStreamConfig;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A write of many records stops at the first that failed, and says what was sent: here no broker
+ * answers, so every send fails after {@code max.block.ms}. Sending on, a put of 100 chunks would
+ * take 100 times as long only to fail the same way (with 512 KiB chunks and a dead broker, a
+ * 1 GiB put crawled on for many minutes).
+ */
+class LobClientTest {
+    private static final int CHUNKS = 100;
+
+    @Test
+    void aPutStopsAtTheFirstChunkThatFailed() throws IOException {
+        try (LobClient client = new LobClient(unreachable())) {
+            byte[] value = new byte[CHUNKS * 1024];
+            assertThatThrownBy(() -> client.put("doc", new ByteArrayInputStream(value), value.length, null, LobClient.Progress.NONE))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("put doc: stopped after 1 of " + CHUNKS + " chunks")
+                    .hasMessageContaining("the LOB is unchanged");
+        }
+    }
+
+    @Test
+    void anAppendStopsAtTheFirstPieceThatFailedAndSaysWhatMayBeApplied() throws IOException {
+        try (LobClient client = new LobClient(unreachable())) {
+            byte[] data = new byte[CHUNKS * 1024];
+            assertThatThrownBy(() -> client.append("log", new ByteArrayInputStream(data), data.length, LobClient.Progress.NONE))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("append log: stopped at byte 1024 of " + data.length)
+                    .hasMessageContaining("the pieces before byte 1024 were sent and may be applied");
+        }
+    }
+
+    /** 1 KiB chunks, sends that give up after 200 ms, and a broker address where nothing listens. */
+    private static LobStreamConfig unreachable() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        return new LobStreamConfig(Map.of(LobStreamConfig.BOOTSTRAP.name(), "127.0.0.1:" + port,
+                LobStreamConfig.CHUNK_SIZE.name(), 1024, "max.block.ms", 200));
+    }
+}
