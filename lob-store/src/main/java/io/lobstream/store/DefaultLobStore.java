@@ -22,7 +22,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.channels.ClosedChannelException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -84,19 +83,18 @@ public final class DefaultLobStore implements LobStore {
     private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
     private volatile boolean closed;
     /**
-     * The first failed fsync: from then on no version is written and nothing is synced, and every write and commit
-     * fails (see {@link #guarded}). The index may still take bookkeeping (a reclaim, an expired upload, a forgotten
-     * command id) until the store closes: this copy is never synced again, and is set aside and rebuilt on reopen.
+     * Once a sync failed, no version is written and nothing is synced, and every write and commit fails. The index may
+     * still take bookkeeping (a reclaim, an expired upload, a forgotten command id) until the store closes: this copy
+     * is never synced again, and is set aside and rebuilt on reopen.
      */
-    private volatile IOException syncFailure;
-    /** The copies whose sync failed in this process, should their marker not have reached the disk (a rebuilt one is a new copy). */
-    private static final java.util.Set<String> SYNC_FAILED_HERE = ConcurrentHashMap.newKeySet();
+    private final SyncGuard syncs;
     private final String copyId;
 
     private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
                             Recovery recovered, VersionNumbers versions) {
         this.name = name;
         this.copyId = copyId;
+        this.syncs = new SyncGuard(name, dir, copyId);
         this.usage = recovered.usage();
         this.versions = versions;
         this.dir = dir;
@@ -107,8 +105,8 @@ public final class DefaultLobStore implements LobStore {
         this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), recovered.highWaterMark(), recovered.free(),
                 metrics);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
-        this.pageSync = new GroupSync(() -> guarded(file::force), config.groupCommitIntervalMs(), metrics::pageSync);
-        this.walSync = new GroupSync(() -> guarded(this::syncWalIfOpen), config.groupCommitIntervalMs(), metrics::walSync);
+        this.pageSync = new GroupSync(() -> syncs.run(file::force), config.groupCommitIntervalMs(), metrics::pageSync);
+        this.walSync = new GroupSync(() -> syncs.run(this::syncWalIfOpen), config.groupCommitIntervalMs(), metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pageSync, unpublished);
@@ -122,7 +120,7 @@ public final class DefaultLobStore implements LobStore {
             throw new TablespaceSyncFailedException(dir, "a sync failed (" + failed.get() + ")");
         }
         TablespaceDirs.Descriptor descriptor = TablespaceDirs.createOrRead(dir, config.pageSize());
-        if (descriptor.copyId() != null && SYNC_FAILED_HERE.contains(descriptor.copyId())) {
+        if (SyncGuard.failedHere(descriptor.copyId())) {
             throw new TablespaceSyncFailedException(dir, "a sync failed in this process (and its marker did not reach the disk)");
         }
         int pageSize = descriptor.pageSize();
@@ -663,7 +661,7 @@ public final class DefaultLobStore implements LobStore {
         VersionEntry old = moved.superseded().orElseThrow();
         if (config.sync()) {
             try (Latches.Held latch = openShared()) {
-                guarded(index::syncWal);
+                syncs.run(index::syncWal);
             }
             metrics.walSync();
         }
@@ -765,7 +763,7 @@ public final class DefaultLobStore implements LobStore {
             if (config.sync() && due.stream().anyMatch(p -> p.cause() == VersionEntry.Cause.RELOCATE)) {
                 // as relocate() does before it frees: the move's publish must be on disk before the old copy's pages can
                 // be written again, or a power loss would bring back the old copy as current over another's bytes
-                guarded(index::syncWal);
+                syncs.run(index::syncWal);
                 metrics.walSync();
             }
             for (VersionEntry pending : due) {
@@ -901,9 +899,9 @@ public final class DefaultLobStore implements LobStore {
             long writes = index.writeCount(); // read first: what is written after this is left for the next flush
             if (config.sync() && writes != syncedWrites) {
                 // pages first: the index entries synced next name them
-                guarded(file::force);
+                syncs.run(file::force);
                 metrics.pageSync();
-                guarded(index::syncWal);
+                syncs.run(index::syncWal);
                 metrics.walSync();
                 syncedWrites = writes;
             }
@@ -926,7 +924,7 @@ public final class DefaultLobStore implements LobStore {
             // The cut cannot be undone: the index writes that freed these pages must be durable before it, or a
             // crash could bring back a pending version whose pages no longer exist. Frees write the index before
             // they reach the allocator, so this sync covers every page the allocator holds free.
-            guarded(index::syncWal);
+            syncs.run(index::syncWal);
             file.truncate(pages);
         });
         if (given > 0) {
@@ -959,50 +957,9 @@ public final class DefaultLobStore implements LobStore {
         return dir;
     }
 
-    /**
-     * Runs a sync; if it fails, the store is failed for good. The kernel may have dropped the pages
-     * it could not write and report the next fsync of the file as a success (PostgreSQL's
-     * "fsyncgate"), so retrying would make a commit of lost writes. The store records the failure
-     * in its directory ({@link TablespaceDirs#SYNC_FAILED}, as far as the disk still takes a small
-     * write) and fails every later sync, so the writer's transaction aborts and the task restarts,
-     * finds the marker and rebuilds the partition from Kafka.
-     */
-    private void guarded(GroupSync.SyncAction sync) throws IOException {
-        refuseIfSyncFailed();
-        try {
-            sync.sync();
-        } catch (ClosedChannelException e) {
-            throw e; // the channel was closed under the sync (an interrupt, a close): not the disk, and a reopen is sound
-        } catch (IOException e) {
-            syncFailed(e);
-            throw new TablespaceSyncFailedException(dir, "a sync failed: " + e);
-        }
-    }
-
     /** Marks the store failed by {@code e}, as a failed sync does (tests stand in for a failing disk with it). */
     void syncFailed(IOException e) {
-        synchronized (this) {
-            if (syncFailure != null) {
-                return;
-            }
-            syncFailure = e;
-        }
-        log.error("{}: a sync failed; the tablespace will not be opened again and its partition is rebuilt from Kafka", name, e);
-        if (copyId != null) {
-            SYNC_FAILED_HERE.add(copyId);
-        }
-        try {
-            TablespaceDirs.markSyncFailed(dir, java.time.Instant.now() + " " + e);
-        } catch (IOException | RuntimeException markerFailed) {
-            log.error("{}: could not write {} either: {}", name, TablespaceDirs.SYNC_FAILED, markerFailed.toString());
-        }
-    }
-
-    private void refuseIfSyncFailed() throws TablespaceSyncFailedException {
-        IOException failed = syncFailure;
-        if (failed != null) {
-            throw new TablespaceSyncFailedException(dir, "a sync failed earlier: " + failed);
-        }
+        syncs.fail(e);
     }
 
     /** A quick check before a write waits for anything; what counts is the check under the latch (see {@link #openShared()}). */
@@ -1010,7 +967,7 @@ public final class DefaultLobStore implements LobStore {
         if (closed) {
             throw closedException();
         }
-        refuseIfSyncFailed();
+        syncs.refuseIfFailed();
     }
 
     private IOException closedException() {
@@ -1065,14 +1022,14 @@ public final class DefaultLobStore implements LobStore {
             }
             closed = true;
             try {
-                if (syncFailure != null) {
+                if (syncs.failed()) {
                     return; // nothing more is written or synced: the tablespace is rebuilt, not trusted
                 }
                 shrinkTail();
                 // preallocated pages past the last write are free space: make the file span them so the
                 // next open derives the same free space as the checkpoint below
                 file.extendTo(allocator.highWaterMark());
-                guarded(file::force);
+                syncs.run(file::force);
                 index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN);
             } finally {
                 // Whatever failed above, the index lets go of its lock and the file of its descriptor, or the
