@@ -296,28 +296,14 @@ class HttpApiIT {
         byte[] v = bytes(LEN, 3);
         client.put(id, v, null).get();
         awaitValue(a, id, v);
-        LobStore store = a.tablespaces().get(Nodes.partitionOf(a, id)).orElseThrow();
-        long root = store.current(id).orElseThrow().rootPage();
-        long at = root * store.config().pageSize() + store.config().pageSize() / 2;
-        ByteBuffer original = ByteBuffer.allocate(16);
-        try (FileChannel pages = FileChannel.open(store.directory().resolve(TablespaceDirs.PAGES), StandardOpenOption.READ,
-                StandardOpenOption.WRITE)) {
-            pages.read(original, at);
-            byte[] flipped = original.array().clone();
-            for (int i = 0; i < flipped.length; i++) {
-                flipped[i] ^= (byte) 0xFF;
+        long root = ownerStore(id).current(id).orElseThrow().rootPage();
+        whilePageCorrupt(id, root, () -> {
+            for (LobNode via : new LobNode[]{a, b}) {
+                HttpResponse<byte[]> r = get(via, id, null);
+                assertThat(r.statusCode()).as("via " + via.httpPort()).isEqualTo(500);
+                assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("page " + root);
             }
-            pages.write(ByteBuffer.wrap(flipped), at);
-            try {
-                for (LobNode via : new LobNode[]{a, b}) {
-                    HttpResponse<byte[]> r = get(via, id, null);
-                    assertThat(r.statusCode()).as("via " + via.httpPort()).isEqualTo(500);
-                    assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("page " + root);
-                }
-            } finally {
-                pages.write(original.flip(), at); // the replay test compares every value with the node's
-            }
-        }
+        });
         awaitValue(b, id, v);
     }
 
@@ -333,11 +319,36 @@ class HttpApiIT {
         byte[] v = bytes(300_000, 4);
         client.put(id, v, null).get();
         awaitValue(a, id, v);
-        LobStore store = a.tablespaces().get(Nodes.partitionOf(a, id)).orElseThrow();
-        VersionEntry entry = store.current(id).orElseThrow();
+        VersionEntry entry = ownerStore(id).current(id).orElseThrow();
         long last = entry.extents().get(entry.extents().size() - 1).endPage() - 1; // a data page, not the root
         assertThat(last).isNotEqualTo(entry.rootPage());
-        long at = last * store.config().pageSize() + store.config().pageSize() / 2;
+        whilePageCorrupt(id, last, () -> {
+            for (LobNode via : new LobNode[]{a, b}) {
+                // bounded here: HttpClient's request timeout ends at the response's headers, and the body would be
+                // waited for without end
+                var answer = Nodes.HTTP.sendAsync(HttpRequest.newBuilder(Nodes.uri(via, id)).build(),
+                        HttpResponse.BodyHandlers.ofByteArray());
+                assertThatThrownBy(() -> answer.get(20, TimeUnit.SECONDS))
+                        .as("via " + via.httpPort())
+                        .isInstanceOf(ExecutionException.class)
+                        .hasCauseInstanceOf(IOException.class);
+            }
+        });
+        awaitValue(b, id, v);
+    }
+
+    private LobStore ownerStore(String id) {
+        return a.tablespaces().get(Nodes.partitionOf(a, id)).orElseThrow();
+    }
+
+    private interface Check {
+        void run() throws Exception;
+    }
+
+    /** Runs {@code check} with 16 bytes in the middle of {@code page} of {@code id}'s tablespace flipped, then mends them. */
+    private void whilePageCorrupt(String id, long page, Check check) throws Exception {
+        LobStore store = ownerStore(id);
+        long at = page * store.config().pageSize() + store.config().pageSize() / 2;
         ByteBuffer original = ByteBuffer.allocate(16);
         try (FileChannel pages = FileChannel.open(store.directory().resolve(TablespaceDirs.PAGES), StandardOpenOption.READ,
                 StandardOpenOption.WRITE)) {
@@ -348,21 +359,11 @@ class HttpApiIT {
             }
             pages.write(ByteBuffer.wrap(flipped), at);
             try {
-                for (LobNode via : new LobNode[]{a, b}) {
-                    // bounded here: HttpClient's request timeout ends at the response's headers, and the body would be
-                    // waited for without end
-                    var answer = Nodes.HTTP.sendAsync(HttpRequest.newBuilder(Nodes.uri(via, id)).build(),
-                            HttpResponse.BodyHandlers.ofByteArray());
-                    assertThatThrownBy(() -> answer.get(20, TimeUnit.SECONDS))
-                            .as("via " + via.httpPort())
-                            .isInstanceOf(ExecutionException.class)
-                            .hasCauseInstanceOf(IOException.class);
-                }
+                check.run();
             } finally {
                 pages.write(original.flip(), at); // the replay test compares every value with the node's
             }
         }
-        awaitValue(b, id, v);
     }
 
     @Test
