@@ -590,7 +590,7 @@ public final class DefaultLobStore implements LobStore {
                 SourceMarks.recordApplied(index, source);
                 return ReclaimOutcome.REJECTED;
             }
-            if (pins.blocksReclaim(lobId, version)) {
+            if (pins.holds(e)) {
                 LobIndex.Batch batch = index.newBatch().putPending(e.withReclaimRequested());
                 SourceMarks.applied(batch, source);
                 index.write(batch);
@@ -666,8 +666,7 @@ public final class DefaultLobStore implements LobStore {
             metrics.walSync();
         }
         try (Latches.Held latch = openPublishing(old.lobId())) {
-            // pinned at all, not within a lease: a move adds no history, so a slow reader keeps its copy until it lets go
-            if (!pins.pinned(old.lobId(), old.version()) && index.pending(old.lobId(), old.version()).isPresent()) {
+            if (!pins.holds(old) && index.pending(old.lobId(), old.version()).isPresent()) {
                 freePending(old, null);
             }
         }
@@ -751,12 +750,7 @@ public final class DefaultLobStore implements LobStore {
             }
             List<VersionEntry> due = new ArrayList<>();
             for (VersionEntry pending : index.pendingOf(entry.lobId())) {
-                // a relocation's old copy waits for every pin, lease or not (as relocate() and reclaimPastPinLeases do):
-                // a move adds no history, so a slow reader keeps its copy until it lets go
-                boolean held = pending.cause() == VersionEntry.Cause.RELOCATE
-                        ? pins.pinned(pending.lobId(), pending.version())
-                        : pins.blocksReclaim(pending.lobId(), pending.version());
-                if (pending.reclaimRequested() && !held) {
+                if (pending.reclaimRequested() && !pins.holds(pending)) {
                     due.add(pending);
                 }
             }
@@ -787,8 +781,9 @@ public final class DefaultLobStore implements LobStore {
         for (VersionEntry e : deferred) {
             try (Latches.Held latch = openPublishing(e.lobId())) {
                 Optional<VersionEntry> still = index.pending(e.lobId(), e.version());
+                // a relocation's old copy is freed by its last reader's unpin, never under a reader
                 if (still.isPresent() && still.get().reclaimRequested() && still.get().cause() != VersionEntry.Cause.RELOCATE
-                        && !pins.blocksReclaim(e.lobId(), e.version())) {
+                        && !pins.holds(still.get())) {
                     log.warn("{}: a reader of {} has held its pin past lob.read.pin.max.ms; version {} is reclaimed under it "
                             + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
                     freePending(still.get(), null);

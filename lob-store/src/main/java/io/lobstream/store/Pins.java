@@ -1,5 +1,7 @@
 package io.lobstream.store;
 
+import io.lobstream.store.index.VersionEntry;
+
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
@@ -55,6 +57,18 @@ final class Pins {
     synchronized boolean pinned(String lobId, long version) {
         TreeMap<Long, ArrayDeque<Long>> versions = byLob.get(lobId);
         return versions != null && versions.floorKey(version) != null;
+    }
+
+    /**
+     * Whether a reader's pin keeps {@code pending}'s pages from being freed now. A relocation's old
+     * copy waits for every pin, lease or not: a move adds no history, so a slow reader keeps its copy
+     * until it lets go. A superseded or deleted version waits only for pins within their lease
+     * ({@link #blocksReclaim}), so one stuck reader cannot hold history back for ever.
+     */
+    synchronized boolean holds(VersionEntry pending) {
+        return pending.cause() == VersionEntry.Cause.RELOCATE
+                ? pinned(pending.lobId(), pending.version())
+                : blocksReclaim(pending.lobId(), pending.version());
     }
 
     /** Whether a reader may still read pages of version {@code version} of {@code lobId}, within its lease. */
