@@ -84,14 +84,20 @@ final class GetCommand implements Callable<Integer> {
 
     /**
      * Into FILE.part, renamed to FILE once whole: a download that fails leaves no file that looks
-     * complete, and the old one as it was. FILE a symbolic link to a file: the same beside the file
-     * it names, so the link stays a link. Straight into FILE when it is not a regular file (a
-     * device, a pipe) or a link to nothing.
+     * complete, and the old one as it was. FILE a symbolic link to a regular file: the same beside
+     * the file it names, so the link stays a link. Straight into FILE when it is not a regular file
+     * (a device, a pipe), a link to nothing, or one of the links under /dev and /proc
+     * ({@code -o /dev/stdout}: the shell's redirection, appending or not, is written through).
      */
     private long download(InputStream in, long length) throws IOException {
         Path target = output;
-        if (Files.isSymbolicLink(output) && Files.exists(output)) {
-            target = output.toRealPath();
+        Path absolute = output.toAbsolutePath();
+        if (Files.isSymbolicLink(output) && Files.isRegularFile(output) && !absolute.startsWith("/dev") && !absolute.startsWith("/proc")) {
+            try {
+                target = output.toRealPath();
+            } catch (IOException unresolvable) {
+                target = output; // written through, as before links were followed
+            }
         }
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
             try (OutputStream out = Files.newOutputStream(target)) {

@@ -6,10 +6,14 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -71,6 +75,24 @@ class GetCommandTest {
         assertThat(getTo(link, servingWhole(1000))).isZero();
         assertThat(Files.isSymbolicLink(link)).isTrue();
         assertThat(Files.size(file)).isEqualTo(1000);
+    }
+
+    /** As {@code -o /dev/stdout} into a pipe: a link to what is not a regular file is written through, not beside. */
+    @Test
+    void aLinkToAPipeIsWrittenThrough() throws Exception {
+        Path fifo = dir.resolve("fifo");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+        Path link = Files.createSymbolicLink(dir.resolve("out"), fifo.getFileName());
+        CompletableFuture<Integer> read = CompletableFuture.supplyAsync(() -> {
+            try (InputStream in = Files.newInputStream(fifo)) {
+                return in.readAllBytes().length;
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        assertThat(getTo(link, servingWhole(1000))).isZero();
+        assertThat(read.get(30, TimeUnit.SECONDS)).isEqualTo(1000);
+        assertThat(dir.resolve("fifo.part")).doesNotExist();
     }
 
     @Test

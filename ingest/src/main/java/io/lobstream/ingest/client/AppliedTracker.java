@@ -35,6 +35,7 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -151,10 +152,11 @@ final class AppliedTracker implements AutoCloseable {
                     // no right to read the writer group's offsets or the dead letters: asking again will not change that,
                     // so the waiting writes fail now with why, not after the caller's whole timeout as "not applied"
                     log.error("cannot tell whether {} writes were applied: {}", waiting.size(), denied.toString());
-                    waiting.forEach(w -> w.outcome.completeExceptionally(new IllegalStateException(
-                            "cannot tell whether the write was applied: " + denied.getMessage()
-                                    + " (reading the writer group's committed offsets and the dead-letter topic needs Describe on the "
-                                    + "group and Read on the topic)", denied)));
+                    IllegalStateException why = new IllegalStateException("cannot tell whether the write was applied: "
+                            + denied.getMessage() + " (reading the writer group's committed offsets and the dead-letter topic needs "
+                            + "Describe on the group and Read on the topic)", denied);
+                    // callbacks off this thread, as resolve() completes outcomes
+                    waiting.forEach(w -> ForkJoinPool.commonPool().execute(() -> w.outcome.completeExceptionally(why)));
                     waiting.clear();
                     continue;
                 }
