@@ -242,7 +242,7 @@ public final class LobNode implements AutoCloseable {
      * partitions to the other nodes at once instead (scale-in).
      */
     public void close(boolean leaveGroup) {
-        closeMembers();
+        closeMembers(leaveGroup);
         if (streams != null) {
             streams.close(CloseOptions.timeout(Duration.ofSeconds(30)).withGroupMembershipOperation(
                     leaveGroup ? GroupMembershipOperation.LEAVE_GROUP : GroupMembershipOperation.REMAIN_IN_GROUP));
@@ -252,7 +252,7 @@ public final class LobNode implements AutoCloseable {
 
     @Override
     public void close() {
-        closeMembers();
+        closeMembers(false);
         if (streams != null) {
             streams.close(Duration.ofSeconds(30));
         }
@@ -265,9 +265,9 @@ public final class LobNode implements AutoCloseable {
     }
 
     /** First: a stream thread that fails while the node closes keeps its member, as the others do. */
-    private void closeMembers() {
+    private void closeMembers(boolean leaving) {
         if (members != null) {
-            members.close();
+            members.close(leaving);
         }
     }
 

@@ -38,6 +38,8 @@ final class StaticMembers {
     private final String nodeId;
     private final Supplier<Set<String>> runningThreads;
     private final Set<Thread> removing = ConcurrentHashMap.newKeySet();
+    /** The members of replaced threads whose end a removal is waiting for. */
+    private final Set<String> awaitingDeath = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     /** @param runningThreads the names of the node's stream threads not dead (Kafka Streams gives a dead one's index to the next) */
@@ -50,11 +52,28 @@ final class StaticMembers {
     /**
      * Stops the removals not yet asked for: a node that is closing keeps its members, so that a
      * restart within the session timeout gets its partitions back. (One already sent to the group
-     * coordinator goes through.)
+     * coordinator goes through.) A node that leaves the group ({@code leaving}, scale-in) removes now
+     * the members of replaced threads whose end it was waiting for: Kafka Streams' leave takes out
+     * only the members of the threads it runs, and these would hold their partitions for the
+     * session timeout.
      */
-    void close() {
+    void close(boolean leaving) {
         closed = true;
         removing.forEach(Thread::interrupt);
+        List<String> dead = List.copyOf(awaitingDeath);
+        if (leaving && !dead.isEmpty()) {
+            try {
+                removeNow(dead, "of replaced stream threads, as the node leaves the group");
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownMemberIdException)) { // else gone already
+                    log.warn("could not remove static members {} of replaced stream threads ({}); they leave after the session "
+                            + "timeout", dead, e.getCause().toString());
+                }
+            } catch (Exception e) {
+                log.warn("could not remove static members {} of replaced stream threads ({}); they leave after the session timeout",
+                        dead, e.toString());
+            }
+        }
     }
 
     /**
@@ -89,14 +108,21 @@ final class StaticMembers {
             return;
         }
         String instanceId = nodeId + "-" + m.group(1);
+        awaitingDeath.add(instanceId);
         inBackground("lob-remove-member-" + instanceId, () -> {
-            dying.join(DEATH_WAIT.toMillis());
-            if (dying.isAlive()) {
-                log.warn("stream thread {} has not ended within {} s; its static member {} leaves the group after the session "
-                        + "timeout", dying.getName(), DEATH_WAIT.toSeconds(), instanceId);
-            } else if (!runningThreads.get().contains(dying.getName())) {
-                remove(instanceId, "of the replaced stream thread");
-            } // else Kafka Streams gave its index to a thread started since, which joins under the same member id
+            try {
+                dying.join(DEATH_WAIT.toMillis());
+                if (dying.isAlive()) {
+                    log.warn("stream thread {} has not ended within {} s; its static member {} leaves the group after the session "
+                            + "timeout", dying.getName(), DEATH_WAIT.toSeconds(), instanceId);
+                } else if (!runningThreads.get().contains(dying.getName())) {
+                    remove(instanceId, "of the replaced stream thread");
+                } // else Kafka Streams gave its index to a thread started since, which joins under the same member id
+            } finally {
+                if (!closed) {
+                    awaitingDeath.remove(instanceId); // closing: close() decides, whatever this thread got to
+                }
+            }
         });
     }
 
@@ -130,15 +156,18 @@ final class StaticMembers {
     }
 
     private void remove(String instanceId, String what) throws Exception {
-        if (closed) {
-            return;
+        if (!closed) {
+            removeNow(List.of(instanceId), what);
         }
+    }
+
+    private void removeNow(List<String> instanceIds, String what) throws Exception {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         try (Admin admin = admin()) {
-            admin.removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove(instanceId))))
-                    .all().get(30, TimeUnit.SECONDS);
+            admin.removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions(
+                    instanceIds.stream().map(MemberToRemove::new).toList())).all().get(30, TimeUnit.SECONDS);
         }
-        log.info("removed static member {} ({}) from group {}: its partitions move now", instanceId, what, group);
+        log.info("removed static members {} ({}) from group {}: their partitions move now", instanceIds, what, group);
     }
 
     private Admin admin() {
