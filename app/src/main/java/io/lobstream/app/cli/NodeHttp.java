@@ -12,44 +12,68 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /** A small client of a node's HTTP API. */
 final class NodeHttp {
     private final String base;
     /** How long a request waits for the response's headers (a body streams for as long as it takes, each read within it). */
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private final Duration timeout;
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).build();
 
     NodeHttp(String base) {
+        this(base, TIMEOUT);
+    }
+
+    NodeHttp(String base, Duration timeout) {
         this.base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+        this.timeout = timeout;
     }
 
     /** A LOB's value (or one range of it), its body streaming from the socket: see {@link StreamedResponse} for why not HttpClient. */
     StreamedResponse get(String lobId, String range) throws IOException {
         try {
             return StreamedResponse.send(lobUri(lobId), "GET", range == null ? Map.of() : Map.of("Range", "bytes=" + range),
-                    CONNECT_TIMEOUT, TIMEOUT);
+                    CONNECT_TIMEOUT, timeout);
         } catch (java.net.ConnectException e) {
             throw new IOException("no node answers at " + base, e);
         } catch (java.net.SocketTimeoutException e) {
-            throw new IOException("the node at " + base + " did not answer within " + TIMEOUT.toSeconds() + " s", e);
+            throw new IOException("the node at " + base + " did not answer within " + timeout.toSeconds() + " s", e);
         }
     }
 
+    /**
+     * Sends a request whose answer is small (a HEAD, {@code /status}), and waits for all of it within
+     * twice its timeout: HttpClient's own timeout ends at the response's headers, and a body
+     * that stalled after them would be waited for without end.
+     */
     private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> body) throws IOException, InterruptedException {
+        CompletableFuture<HttpResponse<T>> answer = http.sendAsync(request, body);
         try {
-            return http.send(request, body);
-        } catch (java.net.ConnectException | java.net.http.HttpConnectTimeoutException e) {
-            throw new IOException("no node answers at " + base, e);
-        } catch (java.net.http.HttpTimeoutException e) {
-            throw new IOException("the node at " + base + " did not answer within " + TIMEOUT.toSeconds() + " s", e);
+            return answer.get(2 * timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            answer.cancel(true);
+            throw new IOException("the node at " + base + " did not answer in full within " + 2 * timeout.toMillis() + " ms", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof java.net.ConnectException || cause instanceof java.net.http.HttpConnectTimeoutException) {
+                throw new IOException("no node answers at " + base, cause);
+            }
+            if (cause instanceof java.net.http.HttpTimeoutException) {
+                throw new IOException("the node at " + base + " did not answer within " + timeout.toSeconds() + " s", cause);
+            }
+            throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);
         }
     }
 
     /** The current version (ETag) of a LOB, empty if it has none. */
     Optional<String> etag(String lobId) throws IOException, InterruptedException {
-        HttpResponse<Void> r = send(HttpRequest.newBuilder(lobUri(lobId)).timeout(TIMEOUT).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse<Void> r = send(HttpRequest.newBuilder(lobUri(lobId)).timeout(timeout).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
                 HttpResponse.BodyHandlers.discarding());
         if (r.statusCode() == 404) {
             return Optional.empty();
@@ -61,7 +85,7 @@ final class NodeHttp {
     }
 
     String getText(String path) throws IOException, InterruptedException {
-        HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(base + path)).timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(base + path)).timeout(timeout).GET().build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) {
             throw new IOException("GET " + path + ": HTTP " + r.statusCode() + " " + r.body());
         }
