@@ -103,7 +103,8 @@ class StaticMembersIT {
     private static void join(String group, String instanceId) {
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrap(),
                 ConsumerConfig.GROUP_ID_CONFIG, group, ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceId,
-                ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 45_000), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 45_000, ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic"), // as Kafka Streams'
+                new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             c.subscribe(List.of(TOPIC));
             await().atMost(Duration.ofSeconds(60)).until(() -> {
                 c.poll(Duration.ofMillis(100));

@@ -69,6 +69,8 @@ final class StaticMembers {
                     log.warn("could not remove static members {} of replaced stream threads ({}); they leave after the session "
                             + "timeout", dead, e.getCause().toString());
                 }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // the rest of the close sees it
             } catch (Exception e) {
                 log.warn("could not remove static members {} of replaced stream threads ({}); they leave after the session timeout",
                         dead, e.toString());
@@ -164,8 +166,9 @@ final class StaticMembers {
     private void removeNow(List<String> instanceIds, String what) throws Exception {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         try (Admin admin = admin()) {
+            // the request's own timeout, not only the wait's: the admin's close waits for a request still pending
             admin.removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions(
-                    instanceIds.stream().map(MemberToRemove::new).toList())).all().get(30, TimeUnit.SECONDS);
+                    instanceIds.stream().map(MemberToRemove::new).toList()).timeoutMs(30_000)).all().get(35, TimeUnit.SECONDS);
         }
         log.info("removed static members {} ({}) from group {}: their partitions move now", instanceIds, what, group);
     }

@@ -56,9 +56,12 @@ final class NodeHttp {
         CompletableFuture<HttpResponse<T>> answer = http.sendAsync(request, body);
         try {
             return answer.get(2 * timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            answer.cancel(true);
+            throw e;
         } catch (TimeoutException e) {
             answer.cancel(true);
-            throw new IOException("the node at " + base + " did not answer in full within " + 2 * timeout.toMillis() + " ms", e);
+            throw new IOException("the node at " + base + " did not answer in full within " + 2 * timeout.toSeconds() + " s", e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof java.net.ConnectException || cause instanceof java.net.http.HttpConnectTimeoutException) {
