@@ -19,11 +19,14 @@ import java.util.concurrent.TimeoutException;
 
 /** A small client of a node's HTTP API. */
 final class NodeHttp {
-    private final String base;
-    /** How long a request waits for the response's headers (a body streams for as long as it takes, each read within it). */
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
-    private final Duration timeout;
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    private final String base;
+    /**
+     * How long a request waits for the response's headers; then a value's body streams for as long as
+     * it takes, each read within it, and a small answer's body must be in within as long again.
+     */
+    private final Duration timeout;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).build();
 
     NodeHttp(String base) {

@@ -22,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -235,16 +236,13 @@ public final class LobClient implements AutoCloseable {
         byte[] buffer = new byte[(int) Math.min(chunkSize, length)]; // one for every piece: see send()
         do {
             long before = done;
-            // each piece is applied on its own: those sent before a failure may be applied, so the message says so
-            String partly = "; the pieces before byte " + before + " were sent and may be applied (each piece applies on its own): "
-                    + "read the LOB before you retry";
-            sent.stopIfAnyFailed(() -> op.name().toLowerCase() + " " + lobId + ": stopped at byte " + before + " of " + length
-                    + ", as a piece failed" + partly);
+            sent.stopIfAnyFailed(() -> op.name().toLowerCase(Locale.ROOT) + " " + lobId + ": stopped at byte " + before + " of " + length
+                    + ", as a piece failed" + mayBeApplied(before));
             int n;
             try {
                 n = readExactly(data, buffer, (int) Math.min(chunkSize, length - done), done, length);
             } catch (EOFException e) {
-                throw before == 0 ? e : new EOFException(e.getMessage() + partly);
+                throw before == 0 ? e : new EOFException(e.getMessage() + mayBeApplied(before));
             }
             sent.send(base(lobId, op).setOffset(offset + done).setTotalLength(n).setCrc32c(crc(buffer, n))
                     .setData(ByteBuffer.wrap(buffer, 0, n)).build());
@@ -252,6 +250,12 @@ public final class LobClient implements AutoCloseable {
             progress.sent(done);
         } while (done < length);
         return completeWhen(w, sent.futures);
+    }
+
+    /** Each piece of a write or append is applied on its own: those sent before a failure may be applied. */
+    private static String mayBeApplied(long sentBefore) {
+        return "; the pieces before byte " + sentBefore + " were sent and may be applied (each piece applies on its own): "
+                + "read the LOB before you retry";
     }
 
     /**
