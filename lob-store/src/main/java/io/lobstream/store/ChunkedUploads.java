@@ -84,9 +84,10 @@ final class ChunkedUploads {
         if (problem != null) {
             // the rejection with the offset, in one batch: were they apart, a crash between would leave a chunk that
             // comes again taken for applied, its dead letter lost
-            LobIndex.Batch batch = index.newBatch();
-            SourceMarks.rejected(batch, source, new Rejection(Rejection.UPLOAD, problem));
-            index.write(batch);
+            try (LobIndex.Batch batch = index.newBatch()) {
+                SourceMarks.rejected(batch, source, new Rejection(Rejection.UPLOAD, problem));
+                index.write(batch);
+            }
             return Step.done(ChunkResult.rejected(problem));
         }
         UploadEntry upload = existing.isPresent() ? existing.get() : begin(chunk);
@@ -160,20 +161,22 @@ final class ChunkedUploads {
                 if (config.syncEachWrite()) {
                     pageSync.await(); // the chunk's pages before the entry that counts them done (a put forces its pages first too)
                 }
-                LobIndex.Batch batch = index.newBatch().putUpload(next);
-                SourceMarks.applied(batch, source);
-                named = true;
-                index.write(batch);
+                try (LobIndex.Batch batch = index.newBatch().putUpload(next)) {
+                    SourceMarks.applied(batch, source);
+                    named = true;
+                    index.write(batch);
+                }
                 return Step.done(ChunkResult.of(ChunkResult.Status.ACCEPTED));
             }
             if (chunk.crc32c() != null && chunk.crc32c() != next.crc32c()) {
                 String reason = new ValueChecksumException(upload.lobId(), chunk.crc32c(), next.crc32c()).getMessage();
-                LobIndex.Batch batch = index.newBatch();
-                if (!fresh) {
-                    batch.deleteUpload(upload.uploadId());
+                try (LobIndex.Batch batch = index.newBatch()) {
+                    if (!fresh) {
+                        batch.deleteUpload(upload.uploadId());
+                    }
+                    SourceMarks.rejected(batch, source, new Rejection(Rejection.CRC_MISMATCH, reason));
+                    index.write(batch);
                 }
-                SourceMarks.rejected(batch, source, new Rejection(Rejection.CRC_MISMATCH, reason));
-                index.write(batch);
                 allocator.release(upload.pages());
                 return Step.done(new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(), reason));
             }

@@ -427,8 +427,7 @@ public final class DefaultLobStore implements LobStore {
                         throw new IllegalStateException(written.lobId() + " changed under a partial update");
                     }
                 }
-                LobIndex.Batch batch = index.newBatch();
-                try {
+                try (LobIndex.Batch batch = index.newBatch()) {
                     batch.putCurrent(written);
                     if (finishedUpload != null) {
                         batch.deleteUpload(finishedUpload);
@@ -440,12 +439,9 @@ public final class DefaultLobStore implements LobStore {
                         batch.putPending(superseded.get());
                     }
                     SourceMarks.applied(batch, source);
-                } catch (Throwable e) {
-                    batch.discard(); // its native memory: only a written batch is closed by the write
-                    throw e;
+                    writing = true;
+                    index.write(batch);
                 }
-                writing = true;
-                index.write(batch);
             } catch (Throwable e) {
                 if (writing) {
                     // the index refused the batch: whether it wrote nothing is for the next open's recovery to say
@@ -554,13 +550,14 @@ public final class DefaultLobStore implements LobStore {
         Optional<VersionEntry> superseded;
         try (Latches.Held row = latches.write(lobId); Latches.Held latch = openPublishing(lobId)) {
             Optional<VersionEntry> old = index.current(lobId);
-            LobIndex.Batch batch = index.newBatch();
-            superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, SourceMarks.offsetOf(source)));
-            if (superseded.isPresent()) {
-                batch.deleteCurrent(lobId).putPending(superseded.get());
+            try (LobIndex.Batch batch = index.newBatch()) {
+                superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, SourceMarks.offsetOf(source)));
+                if (superseded.isPresent()) {
+                    batch.deleteCurrent(lobId).putPending(superseded.get());
+                }
+                SourceMarks.applied(batch, source);
+                index.write(batch);
             }
-            SourceMarks.applied(batch, source);
-            index.write(batch);
             superseded.ifPresent(s -> {
                 usage.deleted(s);
                 usage.pending(s);
@@ -591,9 +588,10 @@ public final class DefaultLobStore implements LobStore {
                 return ReclaimOutcome.REJECTED;
             }
             if (pins.holds(e)) {
-                LobIndex.Batch batch = index.newBatch().putPending(e.withReclaimRequested());
-                SourceMarks.applied(batch, source);
-                index.write(batch);
+                try (LobIndex.Batch batch = index.newBatch().putPending(e.withReclaimRequested())) {
+                    SourceMarks.applied(batch, source);
+                    index.write(batch);
+                }
                 return ReclaimOutcome.DEFERRED;
             }
             freePending(e, source);
@@ -603,9 +601,10 @@ public final class DefaultLobStore implements LobStore {
 
     /** Drops a pending version from the index, then hands its pages to the allocator. */
     private void freePending(VersionEntry e, Source source) throws IOException {
-        LobIndex.Batch batch = index.newBatch().deletePending(e.lobId(), e.version());
-        SourceMarks.applied(batch, source);
-        index.write(batch);
+        try (LobIndex.Batch batch = index.newBatch().deletePending(e.lobId(), e.version())) {
+            SourceMarks.applied(batch, source);
+            index.write(batch);
+        }
         // Only once no index entry names them may the pages be granted again.
         allocator.release(e.extents());
         usage.freed(e);
@@ -826,8 +825,7 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public void recordRejected(Source source, Rejection why) throws IOException {
-        try (Latches.Held latch = openShared()) {
-            LobIndex.Batch batch = index.newBatch();
+        try (Latches.Held latch = openShared(); LobIndex.Batch batch = index.newBatch()) {
             SourceMarks.rejected(batch, source, why);
             index.write(batch);
         }

@@ -41,9 +41,10 @@ final class SourceMarks {
      */
     static void recordApplied(LobIndex index, Source source) throws IOException {
         if (source != null && source.offset() > index.applied(source.name())) {
-            LobIndex.Batch batch = index.newBatch();
-            applied(batch, source);
-            index.write(batch);
+            try (LobIndex.Batch batch = index.newBatch()) {
+                applied(batch, source);
+                index.write(batch);
+            }
         }
     }
 

@@ -243,24 +243,23 @@ public final class LobIndex implements Closeable {
      * {@code rejectionsBeforeMillis} (both values begin with their time); returns how many.
      */
     public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException {
-        Batch b = newBatch();
         int n = 0;
-        for (ColumnFamilyHandle cf : List.of(commands, rejected)) {
-            long before = cf == commands ? idsBeforeMillis : rejectionsBeforeMillis;
-            try (RocksIterator it = db.newIterator(cf)) {
-                for (it.seekToFirst(); it.isValid(); it.next()) {
-                    if (bytesLong(it.value()) < before) {
-                        b.delete(cf, it.key());
-                        n++;
+        try (Batch b = newBatch()) {
+            for (ColumnFamilyHandle cf : List.of(commands, rejected)) {
+                long before = cf == commands ? idsBeforeMillis : rejectionsBeforeMillis;
+                try (RocksIterator it = db.newIterator(cf)) {
+                    for (it.seekToFirst(); it.isValid(); it.next()) {
+                        if (bytesLong(it.value()) < before) {
+                            b.delete(cf, it.key());
+                            n++;
+                        }
                     }
                 }
             }
+            if (n > 0) { // an empty write would still count as one: needsSync() would have an idle store sync at every commit
+                write(b);
+            }
         }
-        if (n == 0) {
-            b.discard(); // an empty write would still count as one: needsSync() would have an idle store sync at every commit
-            return 0;
-        }
-        write(b);
         return n;
     }
 
@@ -398,21 +397,23 @@ public final class LobIndex implements Closeable {
 
     /** Writes the free-space checkpoint and the clean flag together, synced. */
     public void checkpointFree(List<Extent> freeExtents, String cleanKey) throws IOException {
-        Batch b = newBatch();
-        try {
+        try (Batch b = newBatch()) {
             b.wb.deleteRange(free, longBytes(0), longBytes(Long.MAX_VALUE));
             for (Extent e : freeExtents) {
                 b.wb.put(free, longBytes(e.firstPage()), ByteBuffer.allocate(4).putInt(e.pageCount()).array());
             }
             b.wb.put(meta, cleanKey.getBytes(StandardCharsets.UTF_8), longBytes(1));
+            writeSync(b);
         } catch (RocksDBException e) {
             throw new IOException(e);
         }
-        writeSync(b);
     }
 
-    /** One command's changes, written atomically by {@link #write}. */
-    public final class Batch {
+    /**
+     * One command's changes, written atomically by {@link #write}, which frees the batch. A batch given up before its
+     * write is closed (try-with-resources): it holds native memory. Closing a batch twice does nothing.
+     */
+    public final class Batch implements AutoCloseable {
         private final WriteBatch wb = new WriteBatch();
 
         public Batch putCurrent(VersionEntry e) throws IOException {
@@ -478,8 +479,9 @@ public final class LobIndex implements Closeable {
             }
         }
 
-        /** Drops the batch unwritten. */
-        public void discard() {
+        /** Drops the batch if it is not written yet; a written one is freed already. */
+        @Override
+        public void close() {
             wb.close();
         }
     }
