@@ -1,5 +1,7 @@
 package io.lobstream.app;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.store.LobStore;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.avro.LobCommand;
@@ -24,6 +26,7 @@ import io.lobstream.store.index.VersionEntry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.EncoderFactory;
@@ -71,6 +74,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32C;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -509,6 +513,72 @@ class IngestIT {
         r.put("tenant", "t1");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> avro.send(new ProducerRecord<>(config.topics().commands(), "it-schema", r)).get())
                 .hasStackTraceContaining("Incompatible artifact: lob.commands-value");
+    }
+
+    /**
+     * A producer in another language, with none of LobStream's code: it registers the schema through the registry's
+     * Confluent-compatible API (what Confluent's serializers and librdkafka-based clients speak), frames the value by
+     * hand (byte 0, the id that API returned, the Avro binary) and sends bytes. Apicurio answers that API with content
+     * ids, which is what the node's deserializer reads; one content under two subjects first makes global and content
+     * ids differ, so a producer framing the wrong one would be dead-lettered, not pass by chance.
+     */
+    @Test
+    void aProducerInAnotherLanguageRegistersThroughTheConfluentApiAndIsApplied() throws Exception {
+        String registry = config.get(LobStreamConfig.REGISTRY_URL);
+        String ccompat = registry.replace("/apis/registry/v2", "/apis/ccompat/v7");
+        registerThroughConfluentApi(ccompat, "it-foreign-a-value", ReclaimRecord.getClassSchema().toString());
+        registerThroughConfluentApi(ccompat, "it-foreign-b-value", ReclaimRecord.getClassSchema().toString());
+        // the .avsc as another language holds it, with a property of its own: new content, so a new version and ids
+        Schema schema = new Schema.Parser().parse(LobCommand.getClassSchema().toString().replaceFirst("\\{", "{\"producer\":\"it-foreign\","));
+        int id = registerThroughConfluentApi(ccompat, config.topics().commands() + "-value", schema.toString());
+        JsonNode meta = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(registry + "/groups/default/artifacts/"
+                + config.topics().commands() + "-value/meta")).build(), HttpResponse.BodyHandlers.ofString()).body());
+        assertThat(meta.get("contentId").asInt()).as("the Confluent API's id").isEqualTo(id);
+        assertThat(meta.get("globalId").asInt()).as("ids that differ, so the test tells them apart").isNotEqualTo(id);
+
+        byte[] value = bytes(3000, 21);
+        CRC32C crc = new CRC32C();
+        crc.update(value);
+        GenericRecord command = new GenericData.Record(schema);
+        command.put("commandId", UUID.randomUUID().toString());
+        command.put("lobId", "it-foreign");
+        command.put("op", new GenericData.EnumSymbol(schema.getField("op").schema(), "PUT"));
+        command.put("uploadId", null);
+        command.put("chunkIndex", 0);
+        command.put("chunkCount", 1);
+        command.put("offset", 0L);
+        command.put("totalLength", (long) value.length);
+        command.put("crc32c", (int) crc.getValue());
+        command.put("data", ByteBuffer.wrap(value));
+        command.put("contentType", "application/x-foreign");
+        command.put("metadata", Map.of("from", "elsewhere"));
+        command.put("producedAt", System.currentTimeMillis());
+        ByteArrayOutputStream frame = new ByteArrayOutputStream();
+        frame.write(0);
+        frame.writeBytes(ByteBuffer.allocate(4).putInt(id).array());
+        BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(frame, null);
+        new GenericDatumWriter<GenericRecord>(schema).write(command, encoder);
+        encoder.flush();
+        try (KafkaProducer<byte[], byte[]> plain = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.ACKS_CONFIG, "all"),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            plain.send(new ProducerRecord<>(config.topics().commands(), "it-foreign".getBytes(StandardCharsets.UTF_8), frame.toByteArray())).get();
+        }
+        awaitValue("it-foreign", value);
+        HttpResponse<Void> head = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/lobs/it-foreign"))
+                .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.discarding());
+        assertThat(head.headers().firstValue("Content-Type")).hasValue("application/x-foreign");
+    }
+
+    /** Registers {@code schema} under {@code subject} as a Confluent client does; returns the id it answers. */
+    static int registerThroughConfluentApi(String ccompat, String subject, String schema) throws Exception {
+        ObjectMapper json = new ObjectMapper();
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(ccompat + "/subjects/" + subject + "/versions"))
+                .header("Content-Type", "application/vnd.schemaregistry.v1+json")
+                .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(Map.of("schema", schema)))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return json.readTree(r.body()).get("id").asInt();
     }
 
     /** A command written with a newer schema whose op enum has a symbol this writer does not know. */
