@@ -7,6 +7,7 @@ import io.lobstream.store.page.PageType;
 import io.lobstream.store.purge.PurgeReader;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -15,6 +16,7 @@ import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -68,20 +70,27 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final long MIN_BACKOFF_MS = 1_000;
     private static final long MAX_BACKOFF_MS = 60_000;
 
-    private final LobStreamConfig config;
+    /** Fences closer together than this lengthen the pause before the next producer. */
+    private static final long FENCE_WINDOW_NANOS = Duration.ofMinutes(10).toNanos();
+
     private final String workerId;
-    private final KafkaConsumer<String, byte[]> consumer;
-    private final Map<String, Object> producerConfig;
+    private final String transactionalId;
+    private final Consumer<String, byte[]> consumer;
+    private final Supplier<Producer<String, Object>> producers;
     /** Replaced when it fails for good ({@link #producerFailed}). */
-    private KafkaProducer<String, Object> producer;
+    private Producer<String, Object> producer;
     /**
-     * The producer failed in a way it does not recover from (an authorization error, a sequence gap:
-     * it then refuses every call, the abort too). The next turn of the loop replaces it, so a worker
-     * whose ACL is mended goes on without a restart.
+     * The producer failed in a way it does not recover from (an authorization error, a sequence gap,
+     * a fence: it then refuses every call, the abort too). The next turn of the loop replaces it, so a
+     * worker whose ACL is mended goes on without a restart.
      */
     private boolean producerFailed;
-    /** The pause before an unexpected failure is tried again: doubled at each in a row, up to a minute. */
+    /** The pause before an unexpected failure, or a producer failed for good, is tried again: doubled at each in a row, up to a minute. */
     private long unexpectedBackoffMs = MIN_BACKOFF_MS;
+    /** The pause before a fenced producer is replaced: doubled while fences come within {@link #FENCE_WINDOW_NANOS}. */
+    private long fenceBackoffMs = MIN_BACKOFF_MS;
+    private long lastFence;
+    private boolean fencedBefore;
     private final PurgeMetrics metrics;
     private final TablespaceReaders readers;
     private final UndoPurger purger;
@@ -91,7 +100,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     /** The partitions to purge, when following a node; null when subscribed to the group. */
     private final Supplier<Set<Integer>> following;
     private Set<Integer> followed = Set.of();
-    private long nextFollowCheck;
+    private long nextFollowCheck = System.nanoTime();
 
     /** A standalone worker: a subscribed member of the purge group. */
     public PurgeWorker(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos, MeterRegistry meters) {
@@ -119,12 +128,35 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     private PurgeWorker(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos, MeterRegistry meters,
                         Supplier<Set<Integer>> following) {
-        this.following = following;
-        this.config = config;
-        this.workerId = workerId;
-        this.undoTopic = config.topics().undoHistory();
-        this.metrics = new PurgeMetrics(meters, workerId);
+        this(config, workerId, newConsumer(config, workerId), producers(config, workerId),
+                new TablespaceReaders(config.dataDir(), storeConfig, readLatencyNanos, workerId), new PurgeMetrics(meters, workerId), following);
+    }
 
+    private PurgeWorker(LobStreamConfig config, String workerId, Consumer<String, byte[]> consumer, Supplier<Producer<String, Object>> producers,
+                        TablespaceReaders readers, PurgeMetrics metrics, Supplier<Set<Integer>> following) {
+        this(workerId, transactionalId(config, workerId), config.topics().undoHistory(), consumer, producers, readers,
+                new UndoPurger(workerId, config.topics().reclaim(), LobSerdes.valueDeserializer(config), readers, metrics, Clock.systemUTC()),
+                metrics, following);
+    }
+
+    /** The worker on clients and parts of the caller's choosing (tests: Kafka's mock clients). */
+    PurgeWorker(String workerId, String transactionalId, String undoTopic, Consumer<String, byte[]> consumer,
+                Supplier<Producer<String, Object>> producers, TablespaceReaders readers, UndoPurger purger, PurgeMetrics metrics,
+                Supplier<Set<Integer>> following) {
+        this.workerId = workerId;
+        this.transactionalId = transactionalId;
+        this.undoTopic = undoTopic;
+        this.consumer = consumer;
+        this.producers = producers;
+        this.producer = producers.get();
+        this.readers = readers;
+        this.purger = purger;
+        this.metrics = metrics;
+        this.following = following;
+        metrics.prefetch(readers::inFlight, readers::window);
+    }
+
+    private static KafkaConsumer<String, byte[]> newConsumer(LobStreamConfig config, String workerId) {
         // the user's client settings (e.g. session.timeout.ms, transaction.timeout.ms, security), so a deployment can
         // tune failure detection; the settings exactly-once depends on are put after, and win
         Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
@@ -135,19 +167,24 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         c.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
         c.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
-        this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
+        return new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
+    }
 
+    /**
+     * Named after the group (lobstream-purge-&lt;id&gt; by default): deployments that share a cluster under their own
+     * groups do not fence each other's workers of the same id.
+     */
+    private static String transactionalId(LobStreamConfig config, String workerId) {
+        return config.get(LobStreamConfig.PURGE_GROUP) + "-" + workerId;
+    }
+
+    /** Makes the worker's transactional producers: the first, and one for each that failed for good. */
+    private static Supplier<Producer<String, Object>> producers(LobStreamConfig config, String workerId) {
         Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
-        // named after the group (lobstream-purge-<id> by default): deployments that share a cluster under their own
-        // groups do not fence each other's workers of the same id
-        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, config.get(LobStreamConfig.PURGE_GROUP) + "-" + workerId);
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(config, workerId));
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
-        this.producerConfig = p;
-        this.producer = newProducer();
-        this.readers = new TablespaceReaders(config.dataDir(), storeConfig, readLatencyNanos, workerId);
-        this.purger = new UndoPurger(workerId, config.topics().reclaim(), LobSerdes.valueDeserializer(config), readers, metrics, Clock.systemUTC());
-        metrics.prefetch(readers::inFlight, readers::window);
+        return () -> new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
     }
 
     /** Versions turned into reclaim records so far, in committed transactions. */
@@ -176,7 +213,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 try {
                     if (producerFailed) {
                         producer.close(Duration.ZERO);
-                        producer = newProducer();
+                        producer = producers.get();
                         producerFailed = false;
                         transactional = false;
                     }
@@ -206,8 +243,14 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         Thread.sleep(MIN_BACKOFF_MS);
                     }
                     unexpectedBackoffMs = MIN_BACKOFF_MS;
-                } catch (WakeupException | ProducerFencedException e) {
+                } catch (WakeupException e) {
                     throw e;
+                } catch (ProducerFencedException e) {
+                    if (!running.get()) {
+                        break; // closing
+                    }
+                    fenced(e);
+                    reposition = true;
                 } catch (KafkaException e) {
                     // e.g. committed offsets not readable while a killed predecessor's transaction is still open (until
                     // transaction.timeout.ms): a worker that stopped here would leave history to grow unseen
@@ -215,13 +258,16 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         break; // closing
                     }
                     metrics.failures.increment();
+                    reposition = true;
                     if (producerFailed) {
-                        log.error("purge worker {}: its producer failed for good ({}); a new one in 1 s", workerId, e.toString());
+                        // an ACL missing, say: the pause grows, so a worker waiting for it does not log every second
+                        log.error("purge worker {}: its producer failed for good ({}); a new one in {} ms", workerId, e.toString(), unexpectedBackoffMs);
+                        Thread.sleep(unexpectedBackoffMs);
+                        unexpectedBackoffMs = Math.min(MAX_BACKOFF_MS, unexpectedBackoffMs * 2);
                     } else {
                         log.warn("purge worker {}: {}; trying again in 1 s", workerId, e.toString());
+                        Thread.sleep(MIN_BACKOFF_MS);
                     }
-                    reposition = true;
-                    Thread.sleep(MIN_BACKOFF_MS);
                 } catch (RuntimeException e) {
                     // not Kafka's (a bug, a record no check foresaw): a worker thread that ended here would stop purging its
                     // partitions with nothing in the log, in a node for good; logged (the trace once in a row), counted, and
@@ -244,8 +290,6 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             if (running.get()) {
                 throw e;
             }
-        } catch (ProducerFencedException e) {
-            log.error("purge worker {} was fenced by another instance with the same id; stopping", workerId);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
@@ -318,8 +362,24 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
-    private KafkaProducer<String, Object> newProducer() {
-        return new KafkaProducer<>(producerConfig, new StringSerializer(), LobSerdes.valueSerializer(config));
+    /**
+     * The producer was fenced: its epoch moved on. Either its transaction outlived
+     * {@code transaction.timeout.ms} (a coordinator away longer than that, a poll whose scans took that
+     * long) and the coordinator aborted it, or another worker started with the same id. A worker that
+     * stopped here would leave its partitions unpurged with nothing to restart it (in a node), so it
+     * takes a new producer, which fences the other one in turn; its uncommitted records come again.
+     * Fences that keep coming (the same id twice) are logged each time and spaced out up to a minute.
+     */
+    private void fenced(ProducerFencedException e) throws InterruptedException {
+        long now = System.nanoTime();
+        fenceBackoffMs = fencedBefore && now - lastFence < FENCE_WINDOW_NANOS ? Math.min(MAX_BACKOFF_MS, fenceBackoffMs * 2) : MIN_BACKOFF_MS;
+        fencedBefore = true;
+        lastFence = now;
+        metrics.failures.increment();
+        producerFailed = true;
+        log.error("purge worker {}: its producer was fenced ({}): a transaction that outlived transaction.timeout.ms, or another worker "
+                + "running with transactional id {}; a new producer in {} ms", workerId, e.getMessage(), transactionalId, fenceBackoffMs);
+        Thread.sleep(fenceBackoffMs);
     }
 
     /** A timeout is waited out with this producer; any other failure leaves it refusing every call (KafkaProducer's doc). */
@@ -361,7 +421,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
      */
     private boolean follow() {
         long now = System.nanoTime();
-        if (now >= nextFollowCheck) {
+        if (now - nextFollowCheck >= 0) { // nanoTime may be negative: compared by difference
             nextFollowCheck = now + 500_000_000L;
             Set<Integer> wanted = following.get();
             if (!wanted.equals(followed)) {

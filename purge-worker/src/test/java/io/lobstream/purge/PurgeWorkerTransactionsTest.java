@@ -1,0 +1,144 @@
+package io.lobstream.purge;
+
+import io.lobstream.store.index.VersionEntry;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The worker's transactions when Kafka refuses a step, on Kafka's mock clients and a real
+ * tablespace: whatever fails, the worker goes on, every undo record's reclaim is committed once,
+ * with its offset, and nothing of a failed transaction is committed.
+ */
+@Timeout(60)
+class PurgeWorkerTransactionsTest {
+    private static final TopicPartition UNDO_0 = new TopicPartition(PurgeFixture.UNDO_TOPIC, 0);
+    private static final int VERSIONS = 3;
+
+    @TempDir
+    Path dataDir;
+    private PurgeFixture f;
+    private final MockConsumer<String, byte[]> consumer = new MockConsumer<>("earliest");
+    /** Every producer the worker took, in order. */
+    private final List<MockProducer<String, Object>> producers = new ArrayList<>();
+    private final List<ConsumerRecord<String, byte[]>> undoRecords = new ArrayList<>();
+    private PurgeWorker worker;
+    private Thread thread;
+
+    @BeforeEach
+    void open() throws IOException {
+        f = new PurgeFixture(dataDir);
+        for (int i = 0; i < VERSIONS; i++) {
+            VersionEntry old = f.supersede("lob-" + i, 20_000);
+            undoRecords.add(PurgeFixture.record(i, PurgeFixture.encode(f.undo(old).build())));
+        }
+        f.store.flush(); // the pages on disk, where the worker's reader finds them
+        consumer.updateBeginningOffsets(Map.of(UNDO_0, 0L));
+        Supplier<Producer<String, Object>> newProducer = () -> {
+            MockProducer<String, Object> p = new MockProducer<>(false, null, (topic, key) -> new byte[0], (topic, value) -> new byte[0]);
+            producers.add(p);
+            return p;
+        };
+        worker = new PurgeWorker("w1", "lobstream-purge-w1", PurgeFixture.UNDO_TOPIC, consumer, newProducer, f.readers, f.purger, f.metrics,
+                () -> Set.of(0));
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        if (thread != null) {
+            worker.close();
+            thread.join(10_000);
+            assertThat(thread.isAlive()).as("the worker ended on close").isFalse();
+        }
+        f.close();
+    }
+
+    @Test
+    void aFencedProducerIsReplacedAndTheRecordsItDidNotCommitArePurgedByTheNext() {
+        consumer.schedulePollTask(() -> {
+            deliverUndoRecords();
+            producers.get(0).fenceProducer(); // its transaction outlived transaction.timeout.ms, say
+        });
+        consumer.schedulePollTask(this::deliverUndoRecords); // read again from the committed offset: none, so the beginning
+
+        start();
+
+        await().until(() -> producers.size() == 2 && producers.get(1).commitCount() == 1);
+        assertThat(producers.get(0).closed()).isTrue();
+        assertThat(producers.get(0).history()).isEmpty();
+        assertCommittedOnce(producers.get(1));
+        assertThat(thread.isAlive()).as("a fence does not end the worker").isTrue();
+    }
+
+    @Test
+    void aProducerThatRefusesToAbortIsReplaced() {
+        consumer.schedulePollTask(this::deliverUndoRecords);
+        consumer.schedulePollTask(this::deliverUndoRecords);
+        // taken in the constructor: the mock is there to set up before the worker runs
+        producers.get(0).commitTransactionException = new KafkaException("commit refused");
+        producers.get(0).abortTransactionException = new KafkaException("abort refused");
+
+        start();
+
+        await().until(() -> producers.size() == 2 && producers.get(1).commitCount() == 1);
+        assertThat(producers.get(0).closed()).isTrue();
+        assertThat(producers.get(0).history()).isEmpty();
+        assertCommittedOnce(producers.get(1));
+    }
+
+    @Test
+    void anAbortedTransactionIsReadAgainWithTheSameProducer() {
+        consumer.schedulePollTask(this::deliverUndoRecords);
+        consumer.schedulePollTask(() -> {
+            producers.get(0).sendOffsetsToTransactionException = null; // the coordinator back
+            deliverUndoRecords();
+        });
+        producers.get(0).sendOffsetsToTransactionException = new KafkaException("offsets refused");
+
+        start();
+
+        await().until(() -> producers.get(0).commitCount() == 1);
+        assertThat(producers).hasSize(1);
+        assertCommittedOnce(producers.get(0));
+        assertThat(f.metrics.failures.count()).isEqualTo(1);
+    }
+
+    private void start() {
+        thread = new Thread(worker, "purge-w1");
+        thread.start();
+    }
+
+    /** The partition's undo records, as a poll after a seek to the beginning returns them. */
+    private void deliverUndoRecords() {
+        undoRecords.forEach(consumer::addRecord);
+    }
+
+    /** One reclaim per version, and the offset past the last undo record, committed in one transaction. */
+    private void assertCommittedOnce(MockProducer<String, Object> producer) {
+        assertThat(producer.history()).hasSize(VERSIONS);
+        assertThat(producer.consumerGroupOffsetsHistory()).hasSize(1);
+        Map<TopicPartition, OffsetAndMetadata> offsets = producer.consumerGroupOffsetsHistory().get(0).values().iterator().next();
+        assertThat(offsets).containsEntry(UNDO_0, new OffsetAndMetadata(VERSIONS));
+    }
+}
