@@ -528,11 +528,15 @@ class IngestIT {
         String ccompat = registry.replace("/apis/registry/v2", "/apis/ccompat/v7");
         registerThroughConfluentApi(ccompat, "it-foreign-a-value", ReclaimRecord.getClassSchema().toString());
         registerThroughConfluentApi(ccompat, "it-foreign-b-value", ReclaimRecord.getClassSchema().toString());
-        // the .avsc as another language holds it, with a property of its own: new content, so a new version and ids
-        Schema schema = new Schema.Parser().parse(LobCommand.getClassSchema().toString().replaceFirst("\\{", "{\"producer\":\"it-foreign\","));
-        int id = registerThroughConfluentApi(ccompat, config.topics().commands() + "-value", schema.toString());
+        // the subject's latest schema (another test may have added an op symbol: BACKWARD would refuse a schema without
+        // it), with a property of its own: new content, so a new version and ids
+        String subject = config.topics().commands() + "-value";
+        String latest = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(ccompat + "/subjects/" + subject
+                + "/versions/latest")).build(), HttpResponse.BodyHandlers.ofString()).body()).get("schema").asText();
+        Schema schema = new Schema.Parser().parse(latest.replaceFirst("\\{", "{\"producer\":\"it-foreign\","));
+        int id = registerThroughConfluentApi(ccompat, subject, schema.toString());
         JsonNode meta = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(registry + "/groups/default/artifacts/"
-                + config.topics().commands() + "-value/meta")).build(), HttpResponse.BodyHandlers.ofString()).body());
+                + subject + "/meta")).build(), HttpResponse.BodyHandlers.ofString()).body());
         assertThat(meta.get("contentId").asInt()).as("the Confluent API's id").isEqualTo(id);
         assertThat(meta.get("globalId").asInt()).as("ids that differ, so the test tells them apart").isNotEqualTo(id);
 

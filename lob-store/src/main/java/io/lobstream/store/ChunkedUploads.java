@@ -161,7 +161,8 @@ final class ChunkedUploads {
                 if (config.syncEachWrite()) {
                     pageSync.await(); // the chunk's pages before the entry that counts them done (a put forces its pages first too)
                 }
-                try (LobIndex.Batch batch = index.newBatch().putUpload(next)) {
+                try (LobIndex.Batch batch = index.newBatch()) {
+                    batch.putUpload(next);
                     SourceMarks.applied(batch, source);
                     named = true;
                     index.write(batch);

@@ -588,7 +588,8 @@ public final class DefaultLobStore implements LobStore {
                 return ReclaimOutcome.REJECTED;
             }
             if (pins.holds(e)) {
-                try (LobIndex.Batch batch = index.newBatch().putPending(e.withReclaimRequested())) {
+                try (LobIndex.Batch batch = index.newBatch()) {
+                    batch.putPending(e.withReclaimRequested());
                     SourceMarks.applied(batch, source);
                     index.write(batch);
                 }
@@ -601,7 +602,8 @@ public final class DefaultLobStore implements LobStore {
 
     /** Drops a pending version from the index, then hands its pages to the allocator. */
     private void freePending(VersionEntry e, Source source) throws IOException {
-        try (LobIndex.Batch batch = index.newBatch().deletePending(e.lobId(), e.version())) {
+        try (LobIndex.Batch batch = index.newBatch()) {
+            batch.deletePending(e.lobId(), e.version());
             SourceMarks.applied(batch, source);
             index.write(batch);
         }

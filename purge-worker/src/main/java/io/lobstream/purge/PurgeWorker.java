@@ -37,6 +37,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -96,6 +98,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final UndoPurger purger;
     private long missingRetried = System.nanoTime();
     private final AtomicBoolean running = new AtomicBoolean(true);
+    /** Counted down by {@link #close()}: every pause waits on it, so a worker backing off for a minute still stops at once. */
+    private final CountDownLatch closing = new CountDownLatch(1);
     private final String undoTopic;
     /** The partitions to purge, when following a node; null when subscribed to the group. */
     private final Supplier<Set<Integer>> following;
@@ -228,7 +232,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         reposition = false;
                     }
                     if (following != null && !follow()) {
-                        Thread.sleep(200); // nothing to purge here (yet)
+                        pause(200); // nothing to purge here (yet)
                         continue;
                     }
                     if (System.nanoTime() - missingRetried > MISSING_RETRY.toNanos()) {
@@ -240,7 +244,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     if (!records.isEmpty() && !processInTransaction(records) && running.get()) {
                         // aborted (a registry away, a send refused): the records come again, after a pause, not at once
                         metrics.failures.increment();
-                        Thread.sleep(MIN_BACKOFF_MS);
+                        pause(MIN_BACKOFF_MS);
                     }
                     unexpectedBackoffMs = MIN_BACKOFF_MS;
                 } catch (WakeupException e) {
@@ -262,11 +266,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     if (producerFailed) {
                         // an ACL missing, say: the pause grows, so a worker waiting for it does not log every second
                         log.error("purge worker {}: its producer failed for good ({}); a new one in {} ms", workerId, e.toString(), unexpectedBackoffMs);
-                        Thread.sleep(unexpectedBackoffMs);
+                        pause(unexpectedBackoffMs);
                         unexpectedBackoffMs = Math.min(MAX_BACKOFF_MS, unexpectedBackoffMs * 2);
                     } else {
                         log.warn("purge worker {}: {}; trying again in 1 s", workerId, e.toString());
-                        Thread.sleep(MIN_BACKOFF_MS);
+                        pause(MIN_BACKOFF_MS);
                     }
                 } catch (RuntimeException e) {
                     // not Kafka's (a bug, a record no check foresaw): a worker thread that ended here would stop purging its
@@ -282,7 +286,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         log.error("purge worker {}: {} again; trying again in {} ms", workerId, e.toString(), unexpectedBackoffMs);
                     }
                     reposition = true;
-                    Thread.sleep(unexpectedBackoffMs);
+                    pause(unexpectedBackoffMs);
                     unexpectedBackoffMs = Math.min(MAX_BACKOFF_MS, unexpectedBackoffMs * 2);
                 }
             }
@@ -379,7 +383,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         producerFailed = true;
         log.error("purge worker {}: its producer was fenced ({}): a transaction that outlived transaction.timeout.ms, or another worker "
                 + "running with transactional id {}; a new producer in {} ms", workerId, e.getMessage(), transactionalId, fenceBackoffMs);
-        Thread.sleep(fenceBackoffMs);
+        pause(fenceBackoffMs);
     }
 
     /** A timeout is waited out with this producer; any other failure leaves it refusing every call (KafkaProducer's doc). */
@@ -487,10 +491,16 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
+    /** Waits {@code millis}, or less if the worker is closed meanwhile. */
+    private void pause(long millis) throws InterruptedException {
+        closing.await(millis, TimeUnit.MILLISECONDS);
+    }
+
     /** Stops the worker; {@link #run()} returns after its current transaction. */
     @Override
     public void close() {
         running.set(false);
+        closing.countDown();
         consumer.wakeup();
     }
 }

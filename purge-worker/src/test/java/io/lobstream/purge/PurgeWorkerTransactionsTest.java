@@ -8,6 +8,7 @@ import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -18,6 +19,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,7 +43,7 @@ class PurgeWorkerTransactionsTest {
     private PurgeFixture f;
     private final MockConsumer<String, byte[]> consumer = new MockConsumer<>("earliest");
     /** Every producer the worker took, in order. */
-    private final List<MockProducer<String, Object>> producers = new ArrayList<>();
+    private final List<MockProducer<String, Object>> producers = new CopyOnWriteArrayList<>(); // the worker adds, the test reads
     private final List<ConsumerRecord<String, byte[]>> undoRecords = new ArrayList<>();
     private PurgeWorker worker;
     private Thread thread;
@@ -84,11 +86,25 @@ class PurgeWorkerTransactionsTest {
 
         start();
 
-        await().until(() -> producers.size() == 2 && producers.get(1).commitCount() == 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> producers.size() == 2 && producers.get(1).commitCount() == 1);
         assertThat(producers.get(0).closed()).isTrue();
         assertThat(producers.get(0).history()).isEmpty();
         assertCommittedOnce(producers.get(1));
         assertThat(thread.isAlive()).as("a fence does not end the worker").isTrue();
+    }
+
+    @Test
+    void aProducerFencedAtItsCommitIsReplaced() {
+        consumer.schedulePollTask(this::deliverUndoRecords);
+        consumer.schedulePollTask(this::deliverUndoRecords);
+        producers.get(0).commitTransactionException = new ProducerFencedException("fenced at the commit");
+
+        start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> producers.size() == 2 && producers.get(1).commitCount() == 1);
+        assertThat(producers.get(0).closed()).isTrue();
+        assertThat(producers.get(0).history()).isEmpty();
+        assertCommittedOnce(producers.get(1));
     }
 
     @Test
@@ -101,7 +117,7 @@ class PurgeWorkerTransactionsTest {
 
         start();
 
-        await().until(() -> producers.size() == 2 && producers.get(1).commitCount() == 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> producers.size() == 2 && producers.get(1).commitCount() == 1);
         assertThat(producers.get(0).closed()).isTrue();
         assertThat(producers.get(0).history()).isEmpty();
         assertCommittedOnce(producers.get(1));
@@ -118,7 +134,7 @@ class PurgeWorkerTransactionsTest {
 
         start();
 
-        await().until(() -> producers.get(0).commitCount() == 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == 1);
         assertThat(producers).hasSize(1);
         assertCommittedOnce(producers.get(0));
         assertThat(f.metrics.failures.count()).isEqualTo(1);
