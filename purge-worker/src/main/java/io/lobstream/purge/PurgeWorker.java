@@ -40,6 +40,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -72,6 +73,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final long MIN_BACKOFF_MS = 1_000;
     private static final long MAX_BACKOFF_MS = 60_000;
 
+    /** Kafka's default transaction.timeout.ms (ProducerConfig names no constant for it). */
+    private static final long KAFKA_TRANSACTION_TIMEOUT_MS = 60_000;
     /** Fences closer together than this lengthen the pause before the next producer. */
     private static final long FENCE_WINDOW_NANOS = Duration.ofMinutes(10).toNanos();
 
@@ -79,6 +82,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final String transactionalId;
     private final Consumer<String, byte[]> consumer;
     private final Supplier<Producer<String, Object>> producers;
+    /** How long one transaction purges before it commits what it has: half the producer's transaction.timeout.ms. */
+    private final Duration transactionBudget;
     /** Replaced when it fails for good ({@link #producerFailed}). */
     private Producer<String, Object> producer;
     /**
@@ -138,20 +143,22 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     private PurgeWorker(LobStreamConfig config, String workerId, Consumer<String, byte[]> consumer, Supplier<Producer<String, Object>> producers,
                         TablespaceReaders readers, PurgeMetrics metrics, Supplier<Set<Integer>> following) {
-        this(workerId, transactionalId(config, workerId), config.topics().undoHistory(), consumer, producers, readers,
+        this(workerId, transactionalId(config, workerId), config.topics().undoHistory(), consumer, producers,
+                transactionTimeout(config).dividedBy(2), readers,
                 new UndoPurger(workerId, config.topics().reclaim(), LobSerdes.valueDeserializer(config), readers, metrics, Clock.systemUTC()),
                 metrics, following);
     }
 
     /** The worker on clients and parts of the caller's choosing (tests: Kafka's mock clients). */
     PurgeWorker(String workerId, String transactionalId, String undoTopic, Consumer<String, byte[]> consumer,
-                Supplier<Producer<String, Object>> producers, TablespaceReaders readers, UndoPurger purger, PurgeMetrics metrics,
-                Supplier<Set<Integer>> following) {
+                Supplier<Producer<String, Object>> producers, Duration transactionBudget, TablespaceReaders readers, UndoPurger purger,
+                PurgeMetrics metrics, Supplier<Set<Integer>> following) {
         this.workerId = workerId;
         this.transactionalId = transactionalId;
         this.undoTopic = undoTopic;
         this.consumer = consumer;
         this.producers = producers;
+        this.transactionBudget = transactionBudget;
         this.producer = producers.get();
         this.readers = readers;
         this.purger = purger;
@@ -180,6 +187,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
      */
     private static String transactionalId(LobStreamConfig config, String workerId) {
         return config.get(LobStreamConfig.PURGE_GROUP) + "-" + workerId;
+    }
+
+    /** The purge producers' transaction.timeout.ms: the user's, or Kafka's default (a minute). */
+    private static Duration transactionTimeout(LobStreamConfig config) {
+        Object set = config.clientConfig(ProducerConfig.configNames()).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
+        return Duration.ofMillis(set == null ? KAFKA_TRANSACTION_TIMEOUT_MS : Long.parseLong(set.toString().trim()));
     }
 
     /** Makes the worker's transactional producers: the first, and one for each that failed for good. */
@@ -307,11 +320,21 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private boolean processInTransaction(ConsumerRecords<String, byte[]> records) {
         try {
             producer.beginTransaction(); // in the try: a producer that failed for good says so here first
+            // past this, the transaction commits what it has and leaves the rest of the poll to the next one, before
+            // the coordinator would abort it (a fenced producer, and the same poll, as long, again)
+            long deadline = System.nanoTime() + transactionBudget.toNanos();
+            BooleanSupplier due = () -> System.nanoTime() - deadline >= 0;
             long versions = 0;
             long pages = 0;
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-            for (TopicPartition tp : records.partitions()) {
+            List<TopicPartition> partitions = new ArrayList<>(records.partitions());
+            for (int p = 0; p < partitions.size(); p++) {
+                TopicPartition tp = partitions.get(p);
                 List<ConsumerRecord<String, byte[]>> batch = records.records(tp);
+                if (!offsets.isEmpty() && due.getAsBoolean()) {
+                    readAgain(records, partitions.subList(p, partitions.size()));
+                    break;
+                }
                 PurgeReader reader = readers.reader(tp.partition());
                 if (reader == null) {
                     // No tablespace here: leave the records unconsumed for a worker that can see them.
@@ -319,10 +342,17 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     consumer.seek(tp, batch.get(0).offset());
                     continue;
                 }
-                UndoPurger.Purged purged = purger.purge(tp.partition(), reader, batch);
+                UndoPurger.Purged purged = purger.purge(tp.partition(), reader, batch, due);
                 purged.reclaims().forEach(producer::send);
                 versions += purged.reclaims().size();
                 pages += purged.pages();
+                if (purged.consumed() < batch.size()) {
+                    long rest = batch.get(purged.consumed()).offset();
+                    offsets.put(tp, new OffsetAndMetadata(rest));
+                    consumer.seek(tp, rest);
+                    readAgain(records, partitions.subList(p + 1, partitions.size()));
+                    break;
+                }
                 // the position, not last offset + 1: it is past any transaction marker that followed, so the
                 // group's lag reads 0 once everything is purged
                 offsets.put(tp, new OffsetAndMetadata(Math.max(consumer.position(tp), batch.get(batch.size() - 1).offset() + 1)));
@@ -384,6 +414,13 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         log.error("purge worker {}: its producer was fenced ({}): a transaction that outlived transaction.timeout.ms, or another worker "
                 + "running with transactional id {}; a new producer in {} ms", workerId, e.getMessage(), transactionalId, fenceBackoffMs);
         pause(fenceBackoffMs);
+    }
+
+    /** Seeks {@code partitions} back to their first record in {@code records}: the next poll returns them again. */
+    private void readAgain(ConsumerRecords<String, byte[]> records, List<TopicPartition> partitions) {
+        for (TopicPartition tp : partitions) {
+            consumer.seek(tp, records.records(tp).get(0).offset());
+        }
     }
 
     /** A timeout is waited out with this producer; any other failure leaves it refusing every call (KafkaProducer's doc). */

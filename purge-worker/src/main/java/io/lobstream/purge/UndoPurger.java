@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * Turns one partition's batch of undo records into reclaim records: decodes them, skips those it
@@ -48,21 +49,34 @@ final class UndoPurger {
         this.clock = clock;
     }
 
-    /** The reclaim records of a batch, and the pages they name. */
-    record Purged(List<ProducerRecord<String, Object>> reclaims, long pages) {
+    /**
+     * The reclaim records of a batch, and the pages they name; {@code consumed} records of the batch
+     * are done with (all of it, unless the purge was stopped): the rest must be read again.
+     */
+    record Purged(List<ProducerRecord<String, Object>> reclaims, long pages, int consumed) {
+    }
+
+    /** Purges the whole batch. */
+    Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
+        return purge(partition, reader, batch, () -> false);
     }
 
     /**
      * @param reader the partition's reader ({@link TablespaceReaders#reader})
+     * @param stop   asked before each version's pages are read but the first: true leaves the rest of the batch
+     *               unconsumed ({@link Purged#consumed()})
      * @throws RegistryUnavailableException if the schema registry did not answer: the batch must be read again
      */
-    Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
+    Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch, BooleanSupplier stop) {
         List<UndoRecord> undos = new ArrayList<>(batch.size());
         List<Long> undoTimes = new ArrayList<>(batch.size());
-        for (ConsumerRecord<String, byte[]> r : batch) {
+        List<Integer> undoIndex = new ArrayList<>(batch.size()); // where in the batch each decoded record is
+        for (int b = 0; b < batch.size(); b++) {
+            ConsumerRecord<String, byte[]> r = batch.get(b);
             try {
                 undos.add(LobSerdes.decode(undoReader, r.topic(), r.value(), UndoRecord.class));
                 undoTimes.add(r.timestamp());
+                undoIndex.add(b);
             } catch (RegistryUnavailableException e) {
                 throw e; // the transaction aborts and the batch is read again: the record may be good
             } catch (RuntimeException e) {
@@ -76,6 +90,7 @@ final class UndoPurger {
         }
         List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
         List<Long> timestamps = new ArrayList<>(batch.size());
+        List<Integer> requestIndex = new ArrayList<>(batch.size());
         for (int i = 0; i < undos.size(); i++) {
             UndoRecord undo = undos.get(i);
             if (!reader.ownCopy(undo.getCopyId())) {
@@ -97,9 +112,12 @@ final class UndoPurger {
             }
             requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(), retained));
             timestamps.add(undoTimes.get(i));
+            requestIndex.add(undoIndex.get(i));
         }
         long[] before = pagesRead(reader);
-        List<PurgeReader.Result> results = reader.scan(requests);
+        List<PurgeReader.Result> results = reader.scan(requests, stop);
+        // the records skipped above before the first version not scanned are done with too
+        int consumed = results.size() == requests.size() ? batch.size() : requestIndex.get(results.size());
         List<ProducerRecord<String, Object>> reclaims = new ArrayList<>(results.size());
         long pages = 0;
         for (int i = 0; i < results.size(); i++) {
@@ -127,7 +145,7 @@ final class UndoPurger {
                 metrics.pagesRead(t, after[t.ordinal()] - before[t.ordinal()]);
             }
         }
-        return new Purged(reclaims, pages);
+        return new Purged(reclaims, pages, consumed);
     }
 
     private static long[] pagesRead(PurgeReader reader) {

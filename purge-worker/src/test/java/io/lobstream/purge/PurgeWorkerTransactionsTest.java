@@ -45,6 +45,7 @@ class PurgeWorkerTransactionsTest {
     /** Every producer the worker took, in order. */
     private final List<MockProducer<String, Object>> producers = new CopyOnWriteArrayList<>(); // the worker adds, the test reads
     private final List<ConsumerRecord<String, byte[]>> undoRecords = new ArrayList<>();
+    private Supplier<Producer<String, Object>> newProducer;
     private PurgeWorker worker;
     private Thread thread;
 
@@ -57,13 +58,17 @@ class PurgeWorkerTransactionsTest {
         }
         f.store.flush(); // the pages on disk, where the worker's reader finds them
         consumer.updateBeginningOffsets(Map.of(UNDO_0, 0L));
-        Supplier<Producer<String, Object>> newProducer = () -> {
+        newProducer = () -> {
             MockProducer<String, Object> p = new MockProducer<>(false, null, (topic, key) -> new byte[0], (topic, value) -> new byte[0]);
             producers.add(p);
             return p;
         };
-        worker = new PurgeWorker("w1", "lobstream-purge-w1", PurgeFixture.UNDO_TOPIC, consumer, newProducer, f.readers, f.purger, f.metrics,
-                () -> Set.of(0));
+        worker = worker(Duration.ofMinutes(1));
+    }
+
+    private PurgeWorker worker(Duration transactionBudget) {
+        return new PurgeWorker("w1", "lobstream-purge-w1", PurgeFixture.UNDO_TOPIC, consumer, newProducer, transactionBudget, f.readers,
+                f.purger, f.metrics, () -> Set.of(0));
     }
 
     @AfterEach
@@ -135,6 +140,29 @@ class PurgeWorkerTransactionsTest {
         assertThat(producers).hasSize(1);
         assertCommittedOnce(producers.get(0));
         assertThat(f.metrics.failures.count()).isEqualTo(1);
+    }
+
+    /**
+     * A transaction that has purged for its budget (half of transaction.timeout.ms) commits what it has, before the
+     * coordinator would abort it, and leaves the rest of its poll to the next. With no budget at all: one version
+     * per transaction, each with its offset.
+     */
+    @Test
+    void aTransactionPastItsBudgetCommitsWhatItHasAndTheRestComesAgain() {
+        producers.clear(); // the worker made before each test never runs (closing it would wake the shared consumer)
+        worker = worker(Duration.ZERO);
+        for (int i = 0; i < VERSIONS; i++) {
+            consumer.schedulePollTask(this::deliverUndoRecords); // a poll returns those at or past the position
+        }
+
+        start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == VERSIONS);
+        MockProducer<String, Object> producer = producers.get(0);
+        assertThat(producer.history()).hasSize(VERSIONS);
+        assertThat(producer.consumerGroupOffsetsHistory()).extracting(o -> o.values().iterator().next().get(UNDO_0).offset())
+                .containsExactly(1L, 2L, 3L);
+        assertThat(f.metrics.failures.count()).isZero();
     }
 
     private void start() {

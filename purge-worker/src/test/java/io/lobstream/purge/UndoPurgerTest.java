@@ -105,6 +105,22 @@ class UndoPurgerTest {
     }
 
     @Test
+    void aPurgeStoppedEarlySaysHowMuchOfTheBatchItConsumed() throws IOException {
+        VersionEntry first = f.supersede("first", 20_000);
+        VersionEntry second = f.supersede("second", 20_000);
+        f.store.flush();
+        List<ConsumerRecord<String, byte[]>> batch = List.of(record("not avro".getBytes(StandardCharsets.UTF_8)),
+                record(PurgeFixture.encode(f.undo(first).build())), record(PurgeFixture.encode(f.undo(second).build())));
+
+        UndoPurger.Purged purged = f.purger.purge(0, f.readers.reader(0), batch, () -> true);
+
+        assertThat(purged.reclaims()).as("the first version is always scanned").hasSize(1);
+        assertReclaims(purged.reclaims().get(0), first);
+        assertThat(purged.consumed()).as("the undecodable record and the first version").isEqualTo(2);
+        assertThat(f.purger.purge(0, f.readers.reader(0), batch.subList(2, 3), () -> true).consumed()).isEqualTo(1);
+    }
+
+    @Test
     void aVersionReclaimedAlreadyIsStaleNotCorrupt() throws IOException {
         VersionEntry gone = f.supersede("gone", 20_000);
         f.store.reclaim(gone.lobId(), gone.version(), gone.extents(), null);

@@ -21,6 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 /**
  * The engine's page-reading API for purge: given superseded versions (lobId, version, root
@@ -109,9 +110,22 @@ public final class PurgeReader implements Closeable {
 
     /** Scans every request; results come back in request order. */
     public List<Result> scan(List<Request> requests) {
+        return scan(requests, () -> false);
+    }
+
+    /**
+     * Scans a prefix of the requests: all of them, unless {@code stop} says so before one is
+     * started (it is asked before each but the first, so at least one is scanned). Results come back
+     * in request order; those started before the stop (up to a prefetch window) are waited for and
+     * returned. A purge worker stops so, at a deadline, to commit before its transaction times out.
+     */
+    public List<Result> scan(List<Request> requests, BooleanSupplier stop) {
         List<Result> out = new ArrayList<>(requests.size());
         if (!prefetch) {
             for (Request r : requests) {
+                if (!out.isEmpty() && stop.getAsBoolean()) {
+                    break;
+                }
                 out.add(scanOne(r));
             }
             return out;
@@ -119,8 +133,8 @@ public final class PurgeReader implements Closeable {
         // keep up to `window` scans in flight ahead of the one being collected
         List<CompletableFuture<Result>> inFlight = new ArrayList<>();
         int next = 0;
-        for (int i = 0; i < requests.size(); i++) {
-            while (next < requests.size() && next < i + window) {
+        for (int i = 0; ; i++) {
+            while (next < requests.size() && next < i + window && (next == 0 || !stop.getAsBoolean())) {
                 Request r = requests.get(next++);
                 this.inFlight.incrementAndGet();
                 inFlight.add(CompletableFuture.supplyAsync(() -> {
@@ -130,6 +144,9 @@ public final class PurgeReader implements Closeable {
                         this.inFlight.decrementAndGet();
                     }
                 }, io));
+            }
+            if (i == next) {
+                break; // every scan started is collected
             }
             out.add(inFlight.get(i).join());
         }

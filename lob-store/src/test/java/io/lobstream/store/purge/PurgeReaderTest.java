@@ -104,6 +104,38 @@ class PurgeReaderTest {
     }
 
     /**
+     * A scan told to stop (a purge transaction at its deadline) returns a prefix, in order: at least the first
+     * request, and with prefetch those already started; never a gap. Told nothing, every request.
+     */
+    @Test
+    void aScanToldToStopReturnsAPrefixInOrder() throws IOException {
+        LobStoreConfig cfg = new LobStoreConfig(Map.of("lob.page.size", 4096));
+        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+            List<PurgeReader.Request> requests = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                put(store, "lob" + i, 20_000, i);
+                requests.add(LocalPurger.request(put(store, "lob" + i, 20_000, 100 + i).superseded().orElseThrow()));
+            }
+            store.flush();
+            for (boolean prefetch : new boolean[]{true, false}) {
+                LobStoreConfig c = cfg.with("lob.purge.prefetch", prefetch).with("lob.purge.prefetch.window", 4);
+                try (PurgeReader reader = new PurgeReader(dir, c, 0)) {
+                    assertThat(reader.scan(requests, () -> true)).as("prefetch %s: stopped at once", prefetch)
+                            .extracting(PurgeReader.Result::request).containsExactly(requests.get(0));
+                    int[] asked = {0};
+                    List<PurgeReader.Result> some = reader.scan(requests, () -> ++asked[0] > 5);
+                    assertThat(some).extracting(PurgeReader.Result::request).as("prefetch %s", prefetch)
+                            .containsExactlyElementsOf(requests.subList(0, some.size()));
+                    assertThat(some.size()).isBetween(2, 9);
+                    assertThat(some).allMatch(PurgeReader.Result::ok);
+                    assertThat(reader.scan(requests, () -> false)).hasSize(requests.size());
+                    assertThat(reader.inFlight()).isZero();
+                }
+            }
+        }
+    }
+
+    /**
      * An undo record seen again after its version was reclaimed: a root page that reads as zeros (cut by
      * a shrink, the file grown back over it) is stale, as one granted to another version is; one that is
      * neither stale nor intact is corrupt.
