@@ -78,14 +78,27 @@ class StaticMembersIT {
         assertThat(instanceIds("staying")).contains("staying-7");
     }
 
+    /** Once a thread started since runs under the dying one's name (its index given again), the member is that thread's. */
+    @Test
+    void aNodeThatLeavesKeepsTheMemberAThreadStartedSinceRunsAs() throws Exception {
+        StaticMembers members = membersOf("reused", "reused-7", Set.of("reused-StreamThread-7"));
+        members.close(true);
+        assertThat(instanceIds("reused")).contains("reused-7");
+    }
+
     /**
      * Node {@code nodeId}'s StaticMembers, waiting for the end of its stream thread 7, whose member
      * {@code instanceId} is in the node's writer group (a group of the test's own, named after the node).
      */
     private StaticMembers membersOf(String nodeId, String instanceId) throws Exception {
+        return membersOf(nodeId, instanceId, Set.of());
+    }
+
+    /** The same, {@code running} the names of the node's stream threads that run. */
+    private StaticMembers membersOf(String nodeId, String instanceId, Set<String> running) throws Exception {
         join(nodeId, instanceId);
         StaticMembers members = new StaticMembers(new LobStreamConfig(Map.of(LobStreamConfig.BOOTSTRAP.name(), kafka.bootstrap(),
-                LobStreamConfig.APPLICATION_ID.name(), nodeId)), nodeId, Set::of);
+                LobStreamConfig.APPLICATION_ID.name(), nodeId)), nodeId, () -> running);
         Thread dying = new Thread(() -> {
             try {
                 end.await();

@@ -259,8 +259,10 @@ public final class LobNode implements AutoCloseable {
         closeRest();
     }
 
+    /** The node's stream threads that run: neither dead nor on their way out (a failed one is PENDING_SHUTDOWN until it ends). */
     private java.util.Set<String> runningStreamThreads() {
-        return streams.metadataForLocalThreads().stream().filter(t -> !"DEAD".equals(t.threadState()))
+        return streams.metadataForLocalThreads().stream()
+                .filter(t -> !"DEAD".equals(t.threadState()) && !"PENDING_SHUTDOWN".equals(t.threadState()))
                 .map(org.apache.kafka.streams.ThreadMetadata::threadName).collect(java.util.stream.Collectors.toSet());
     }
 

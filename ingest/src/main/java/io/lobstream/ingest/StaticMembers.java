@@ -11,6 +11,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -38,11 +39,14 @@ final class StaticMembers {
     private final String nodeId;
     private final Supplier<Set<String>> runningThreads;
     private final Set<Thread> removing = ConcurrentHashMap.newKeySet();
-    /** The members of replaced threads whose end a removal is waiting for. */
-    private final Set<String> awaitingDeath = ConcurrentHashMap.newKeySet();
+    /** The members of replaced threads whose end a removal is waiting for, with their threads' names. */
+    private final Map<String, String> awaitingDeath = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    /** @param runningThreads the names of the node's stream threads not dead (Kafka Streams gives a dead one's index to the next) */
+    /**
+     * @param runningThreads the names of the node's stream threads that run, neither dead nor shutting down (Kafka Streams
+     *                       gives a dead one's index to the next, so a name may come back on another thread)
+     */
     StaticMembers(LobStreamConfig config, String nodeId, Supplier<Set<String>> runningThreads) {
         this.config = config;
         this.nodeId = nodeId;
@@ -60,7 +64,9 @@ final class StaticMembers {
     void close(boolean leaving) {
         closed = true;
         removing.forEach(Thread::interrupt);
-        List<String> dead = List.copyOf(awaitingDeath);
+        // not a member whose index a thread started since runs under: that thread is the member now (it leaves with the node)
+        Set<String> running = runningThreads.get();
+        List<String> dead = awaitingDeath.entrySet().stream().filter(e -> !running.contains(e.getValue())).map(Map.Entry::getKey).toList();
         if (leaving && !dead.isEmpty()) {
             try {
                 removeNow(dead, "of replaced stream threads, as the node leaves the group");
@@ -110,7 +116,7 @@ final class StaticMembers {
             return;
         }
         String instanceId = nodeId + "-" + m.group(1);
-        awaitingDeath.add(instanceId);
+        awaitingDeath.put(instanceId, dying.getName());
         inBackground("lob-remove-member-" + instanceId, () -> {
             try {
                 dying.join(DEATH_WAIT.toMillis());
