@@ -33,7 +33,8 @@ import java.util.concurrent.Callable;
         description = {"Run the whole pipeline on the embedded default: a KRaft broker, an Apicurio Registry, a writer node, "
                 + "purge workers and a load generator (PUT / update / DELETE over --ids ids, values --min-size..--max-size). "
                 + "After --duration it waits for purge to drain, runs fsck and prints a summary.",
-                "Exit status: 0 if fsck is clean and history drained, 1 otherwise."})
+                "Exit status: 0 if every command sent was acknowledged and applied (or dead-lettered), fsck is clean and history "
+                        + "drained; 1 otherwise."})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "60s", description = "How long to generate load (default: ${DEFAULT-VALUE}).")
     Duration duration;
@@ -118,6 +119,7 @@ final class DemoCommand implements Callable<Integer> {
                 running.add(purge);
                 MeterRegistry meters = node.meters();
                 long acked;
+                long failed;
                 try (LobClient client = new LobClient(cfg)) {
                     LoadGenerator load = new LoadGenerator(client, ids, minSize, maxSize, 0.1);
                     load.start(producers);
@@ -128,6 +130,7 @@ final class DemoCommand implements Callable<Integer> {
                     }
                     load.close();
                     acked = load.acked();
+                    failed = load.failed();
                     progress.say(String.format("load done: %d commands acknowledged (%d failed), %.1f MB", acked, load.failed(), load.bytes() / 1e6));
                 }
                 long deadline = System.nanoTime() + drainTimeout.toNanos();
@@ -163,7 +166,12 @@ final class DemoCommand implements Callable<Integer> {
                 summary.put("space_ratio", st.bytesLive() == 0 ? 0 : Math.round(1000.0 * st.tablespaceBytes() / st.bytesLive()) / 1000.0);
                 summary.put("fsck_ok", fsck.ok());
                 summary.put("elapsed_s", Math.round((System.nanoTime() - t0) / 1e8) / 10.0);
-                ok = fsck.ok() && st.historyLength() == 0;
+                boolean allApplied = handled(meters) >= acked;
+                if (failed > 0 || !allApplied) {
+                    System.err.printf("demo: %d commands failed to send, %d of %d acknowledged not applied within --drain-timeout%n",
+                            failed, Math.max(0, acked - handled(meters)), acked);
+                }
+                ok = fsck.ok() && st.historyLength() == 0 && failed == 0 && allApplied;
                 if (keepRunning) {
                     printSummary(summary);
                     System.err.printf("demo done; the broker, registry and node keep running (Ctrl-C to stop). Try:%n"

@@ -30,7 +30,19 @@ public final class LobStreamCli implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        int code;
+        try {
+            code = commandLine().execute(args);
+        } catch (Throwable e) {
+            // an Error, which picocli does not handle (a native library that will not load, out of memory): one line too,
+            // and an exit, not a JVM that non-daemon threads (an embedded broker's) keep alive
+            System.err.println("lobstream: " + e);
+            if (System.getenv("LOBSTREAM_DEBUG") != null) {
+                e.printStackTrace();
+            }
+            code = CommandLine.ExitCode.SOFTWARE;
+        }
+        System.exit(code);
     }
 
     /** The command line with its converters and error handling: what {@link #main} runs, and tests too. */

@@ -97,7 +97,7 @@ final class NodeCommand implements Runnable {
                 stopped.countDown();
             }, "node-shutdown"));
             stopped.await();
-        } catch (Exception e) {
+        } catch (Exception | Error e) { // an Error too: the embedded broker's threads would keep the JVM alive
             if (purge != null) {
                 purge.close();
             }
@@ -106,6 +106,9 @@ final class NodeCommand implements Runnable {
             }
             if (cluster != null) {
                 cluster.close();
+            }
+            if (e instanceof Error error) {
+                throw error;
             }
             throw new IllegalStateException("node failed to start: " + e.getMessage(), e);
         }

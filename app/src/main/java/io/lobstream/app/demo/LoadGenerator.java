@@ -1,6 +1,7 @@
 package io.lobstream.app.demo;
 
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.client.LobWrite;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 import java.util.ArrayList;
@@ -102,7 +103,17 @@ public final class LoadGenerator implements AutoCloseable {
             boolean delete = !inserts && rnd.nextDouble() < deleteShare;
             byte[] value = delete ? null : value(rnd, noise);
             long t0 = System.nanoTime();
-            var future = delete ? client.delete(id) : client.put(id, value, "application/octet-stream");
+            LobWrite future;
+            try {
+                future = delete ? client.delete(id) : client.put(id, value, "application/octet-stream");
+            } catch (RuntimeException e) {
+                // refused before it was sent (a closed producer, a registry away): counted, and its permit back, or
+                // close() would wait for it for ever
+                failed.incrementAndGet();
+                inFlight.release();
+                LockSupport.parkNanos(10_000_000); // no hot loop while every send fails
+                continue;
+            }
             sent.incrementAndGet();
             int size = delete ? 0 : value.length;
             future.whenComplete((md, err) -> {

@@ -200,15 +200,20 @@ final class ChildJvm implements AutoCloseable {
 
     /**
      * A {@code /bin/sh -c} script that runs {@code commandLine} (already quoted) and waits for it, so
-     * the shell's exit is the child's; a subshell holds our stdin meanwhile, and when this JVM dies,
-     * even by SIGKILL, the pipe closes, {@code read} returns and the child is killed: no orphan keeps
-     * its ports or files. Fd 3 keeps our stdin (an asynchronous list's own stdin is /dev/null).
+     * the shell's exit status is the child's; a subshell holds our stdin meanwhile, and when this JVM
+     * dies, even by SIGKILL, the pipe closes, {@code read} returns and the child is killed: no orphan
+     * keeps its ports or files. Fd 3 keeps our stdin (an asynchronous list's own stdin is /dev/null).
+     * The shell ignores SIGINT and SIGQUIT, as the child does (a background job): Ctrl-C reaches the
+     * whole process group, and a shell that died of it left this JVM's shutdown nothing to stop the
+     * child through. A child that ends first takes its guard with it, so the guard never signals
+     * another process that got the pid since.
      *
      * @param pidFile where the child's pid is written, or null
      */
     static String orphanGuard(String commandLine, Path pidFile) {
-        return "exec 3<&0; " + commandLine + " & child=$!; " + (pidFile == null ? "" : "echo $child > " + quote(pidFile.toString()) + "; ")
-                + "(read -r _ <&3; kill $child 2>/dev/null) & wait $child";
+        return "trap '' INT QUIT; exec 3<&0; " + commandLine + " & child=$!; "
+                + (pidFile == null ? "" : "echo $child > " + quote(pidFile.toString()) + "; ")
+                + "(read -r _ <&3; kill $child 2>/dev/null) & guard=$!; wait $child; rc=$?; kill $guard 2>/dev/null; exit $rc";
     }
 
     private static String quote(String s) {

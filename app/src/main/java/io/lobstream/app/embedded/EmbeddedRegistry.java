@@ -130,7 +130,8 @@ public final class EmbeddedRegistry implements AutoCloseable {
     private void destroy() {
         Process p = process;
         if (p != null && p.isAlive()) {
-            p.descendants().forEach(ProcessHandle::destroy);
+            List<ProcessHandle> descendants = p.descendants().toList(); // the registry's JVM among them
+            descendants.forEach(ProcessHandle::destroy);
             try {
                 p.getOutputStream().close(); // the shell's `read` returns and it stops the registry
             } catch (IOException ignored) {
@@ -138,9 +139,11 @@ public final class EmbeddedRegistry implements AutoCloseable {
             }
             try {
                 if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    descendants.forEach(ProcessHandle::destroyForcibly); // not only the shell: its JVM would live on
                     p.destroyForcibly().waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
                 }
             } catch (InterruptedException e) {
+                descendants.forEach(ProcessHandle::destroyForcibly);
                 p.destroyForcibly();
                 Thread.currentThread().interrupt();
             }
