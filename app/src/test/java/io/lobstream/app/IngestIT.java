@@ -35,6 +35,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -328,6 +329,32 @@ class IngestIT {
         assertThat(reasons.get("upload")).contains("u-unknown");
         assertThat(reasons.get("too-large")).contains("lob.value.max.bytes");
         assertThat(node.meters().find("lob_commands_dead_lettered").tag("kind", "undecodable").counter().count()).isGreaterThanOrEqualTo(2);
+    }
+
+    /**
+     * A record near Kafka's 1 MiB whose reason quotes a long lobId: its dead letter, value and reason together, would be
+     * over the limit, refused by the broker at every try, and the partition would stop. It goes without the value
+     * (which stays on lob.commands, where the letter's headers point), and the partition goes on.
+     */
+    @Test
+    void aDeadLetterThatWouldBeTooLargeForKafkaGoesWithoutTheValue() throws Exception {
+        String key = "it-dlq-huge";
+        LobCommand near1MiB = put("it-dlq-" + "x".repeat(30_000), bytes(1_000_000, 11)).build(); // not its key's lobId: invalid
+        avro.send(new ProducerRecord<>(config.topics().commands(), key, near1MiB)).get();
+        byte[] good = bytes(100, 12);
+        client.put(key, good, null).get(); // the same partition, after it
+        awaitValue(key, good);
+        List<ConsumerRecord<byte[], byte[]>> letters = new ArrayList<>();
+        Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> {
+            letters.clear();
+            seen.stream().filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).equals(key)).forEach(letters::add);
+            return !letters.isEmpty();
+        });
+        ConsumerRecord<byte[], byte[]> letter = letters.get(0);
+        assertThat(letter.value()).isNull();
+        assertThat(Long.parseLong(Nodes.header(letter, DeadLetters.VALUE_DROPPED))).isGreaterThan(1_000_000);
+        assertThat(Nodes.header(letter, DeadLetters.KIND)).isEqualTo("invalid");
+        assertThat(Nodes.header(letter, DeadLetters.REASON)).hasSizeLessThanOrEqualTo(1027);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.lobstream.ingest.writer;
 
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -7,6 +8,7 @@ import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 
 /**
  * Sends a record the writer cannot apply to the dead-letter topic: the original key and bytes
@@ -23,22 +25,64 @@ public final class DeadLetters {
     public static final String ORIGIN_TOPIC = "lob.dlq.topic";
     public static final String ORIGIN_PARTITION = "lob.dlq.partition";
     public static final String ORIGIN_OFFSET = "lob.dlq.offset";
+    /** Header: the original value's length, on a dead letter sent without it ({@link #MAX_LETTER_BYTES}). */
+    public static final String VALUE_DROPPED = "lob.dlq.value.dropped";
+    /** Header: the original key's length, on a dead letter sent without it. */
+    public static final String KEY_DROPPED = "lob.dlq.key.dropped";
+    /**
+     * The most a dead letter carries, key, value and headers together: under Kafka's default limits
+     * (a producer's max.request.size and a topic's max.message.bytes, 1 MiB), with room for the
+     * batch's own bytes. A record just under the limit on lob.commands would otherwise make a dead
+     * letter over it, which the broker refuses: the task would fail at every try, and the partition
+     * stop for good. Over it, the original's value (and a key too long) stay where the origin headers
+     * say, on lob.commands, which keeps every record.
+     */
+    static final int MAX_LETTER_BYTES = 1_000_000;
+    /** The longest reason a dead letter carries (one can quote a lobId of 64 KiB). */
+    static final int MAX_REASON_CHARS = 1024;
 
     private DeadLetters() {
     }
 
     static void send(ProcessorContext<Object, Object> context, Record<byte[], byte[]> record, String kind, String reason,
                      WriterMetrics metrics) {
+        context.forward(letter(record, context.recordMetadata(), kind, reason), SINK);
+        metrics.deadLettered(kind);
+    }
+
+    /** The dead letter of {@code record}: its key and value, its headers, then why and where from. */
+    static Record<Object, Object> letter(Record<byte[], byte[]> record, Optional<RecordMetadata> origin, String kind, String reason) {
         Headers headers = new RecordHeaders(record.headers().toArray());
         headers.add(KIND, bytes(kind));
-        headers.add(REASON, bytes(reason));
-        context.recordMetadata().ifPresent((RecordMetadata m) -> {
+        headers.add(REASON, bytes(reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS) + "..."));
+        origin.ifPresent(m -> {
             headers.add(ORIGIN_TOPIC, bytes(m.topic()));
             headers.add(ORIGIN_PARTITION, bytes(Integer.toString(m.partition())));
             headers.add(ORIGIN_OFFSET, bytes(Long.toString(m.offset())));
         });
-        context.forward(new Record<Object, Object>(record.key(), record.value(), record.timestamp(), headers), SINK);
-        metrics.deadLettered(kind);
+        byte[] key = record.key();
+        byte[] value = record.value();
+        if (length(key) + length(value) + length(headers) > MAX_LETTER_BYTES) {
+            headers.add(VALUE_DROPPED, bytes(Integer.toString(length(value))));
+            value = null;
+            if (length(key) + length(headers) > MAX_LETTER_BYTES) {
+                headers.add(KEY_DROPPED, bytes(Integer.toString(length(key))));
+                key = null;
+            }
+        }
+        return new Record<>(key, value, record.timestamp(), headers);
+    }
+
+    private static int length(byte[] b) {
+        return b == null ? 0 : b.length;
+    }
+
+    private static int length(Headers headers) {
+        int n = 0;
+        for (Header h : headers) {
+            n += h.key().length() * 3 + length(h.value()) + 10; // a UTF-8 char takes 3 bytes at most; varints
+        }
+        return n;
     }
 
     private static byte[] bytes(String s) {

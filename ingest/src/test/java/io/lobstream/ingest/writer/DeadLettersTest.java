@@ -1,0 +1,88 @@
+package io.lobstream.ingest.writer;
+
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What a dead letter carries: the original and why; never more than a broker with default limits takes. */
+class DeadLettersTest {
+    private static final Optional<RecordMetadata> ORIGIN = Optional.of(new RecordMetadata() {
+        @Override
+        public String topic() {
+            return "lob.commands";
+        }
+
+        @Override
+        public int partition() {
+            return 3;
+        }
+
+        @Override
+        public long offset() {
+            return 42;
+        }
+    });
+
+    @Test
+    void aLetterCarriesTheOriginalWithWhyAndWhereFrom() {
+        Headers own = new RecordHeaders().add("lob.write", bytes("w-1"));
+        Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("value"), 7L, own), ORIGIN, "invalid", "because");
+
+        assertThat((byte[]) letter.key()).isEqualTo(bytes("doc"));
+        assertThat((byte[]) letter.value()).isEqualTo(bytes("value"));
+        assertThat(letter.timestamp()).isEqualTo(7L);
+        assertThat(header(letter, "lob.write")).isEqualTo("w-1");
+        assertThat(header(letter, DeadLetters.KIND)).isEqualTo("invalid");
+        assertThat(header(letter, DeadLetters.REASON)).isEqualTo("because");
+        assertThat(header(letter, DeadLetters.ORIGIN_TOPIC)).isEqualTo("lob.commands");
+        assertThat(header(letter, DeadLetters.ORIGIN_PARTITION)).isEqualTo("3");
+        assertThat(header(letter, DeadLetters.ORIGIN_OFFSET)).isEqualTo("42");
+        assertThat(letter.headers().lastHeader(DeadLetters.VALUE_DROPPED)).isNull();
+    }
+
+    /** A record just under Kafka's 1 MiB on lob.commands: its letter would be over it, refused at every try. */
+    @Test
+    void aValueThatWouldTakeTheLetterPastTheLimitStaysOnLobCommands() {
+        Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), new byte[1_040_000], 7L, new RecordHeaders()), ORIGIN,
+                "crc-mismatch", "the value's CRC32C does not match");
+
+        assertThat(letter.value()).isNull();
+        assertThat(header(letter, DeadLetters.VALUE_DROPPED)).isEqualTo("1040000");
+        assertThat((byte[]) letter.key()).as("kept: a client matches its letters by key and offset").isEqualTo(bytes("doc"));
+        assertThat(header(letter, DeadLetters.ORIGIN_OFFSET)).isEqualTo("42");
+    }
+
+    @Test
+    void aKeyPastTheLimitGoesToo() {
+        Record<Object, Object> letter = DeadLetters.letter(new Record<>(new byte[1_100_000], bytes("v"), 7L, new RecordHeaders()), ORIGIN,
+                "invalid", "a lobId over 65,535 bytes");
+
+        assertThat(letter.key()).isNull();
+        assertThat(letter.value()).isNull();
+        assertThat(header(letter, DeadLetters.KEY_DROPPED)).isEqualTo("1100000");
+    }
+
+    @Test
+    void aLongReasonIsCut() {
+        String reason = "x".repeat(70_000);
+        Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L, new RecordHeaders()), ORIGIN,
+                "invalid", reason);
+
+        assertThat(header(letter, DeadLetters.REASON)).hasSize(DeadLetters.MAX_REASON_CHARS + 3).startsWith("xxx").endsWith("...");
+    }
+
+    private static String header(Record<Object, Object> r, String key) {
+        return new String(r.headers().lastHeader(key).value(), StandardCharsets.UTF_8);
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
