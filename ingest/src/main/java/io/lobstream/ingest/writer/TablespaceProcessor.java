@@ -39,6 +39,12 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         this.tablespace = context.getStateStore(LobStateStore.NAME);
     }
 
+    /** Each task's processor has a deserializer of its own, and with it a registry client: closed with the task. */
+    @Override
+    public void close() {
+        deserializer.close();
+    }
+
     @Override
     public final void process(Record<byte[], byte[]> record) {
         RecordMetadata meta = context.recordMetadata().orElseThrow();
