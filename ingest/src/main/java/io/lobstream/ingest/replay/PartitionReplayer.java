@@ -3,6 +3,7 @@ package io.lobstream.ingest.replay;
 import io.lobstream.store.LobStore;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.ingest.writer.CommandApplier;
+import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.serde.RegistryUnavailableException;
@@ -66,6 +67,7 @@ public final class PartitionReplayer {
         Deserializer<Object> values = LobSerdes.valueDeserializer(config);
         long uploadTimeoutMs = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
         long records = 0;
+        long partitionTime = -1; // the highest command time so far: a record without one takes it (CommandTime)
         long applied = 0;
         long rejected = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -98,17 +100,19 @@ public final class PartitionReplayer {
                     } catch (RuntimeException undecodable) {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
                     }
+                    long at = CommandTime.of(r.timestamp(), partitionTime); // as the writer's tasks read it
+                    partitionTime = Math.max(partitionTime, at);
                     if (cmd != null && cmd.getUploadId() != null) {
                         // before a chunk, as of its own time, as the writer does (CommandProcessor.apply): an upload idle for the
                         // timeout in the commands' time is gone
-                        store.expireUploads(r.timestamp(), Long.MAX_VALUE, uploadTimeoutMs);
+                        store.expireUploads(at, Long.MAX_VALUE, uploadTimeoutMs);
                     }
-                    Source source = new Source(tp.toString(), r.offset(), r.timestamp());
+                    Source source = new Source(tp.toString(), r.offset(), at);
                     if (cmd == null) {
                         store.recordSkipped(source); // as the writer does
                         o = new CommandApplier.Rejected("undecodable", "cannot decode");
                     } else {
-                        o = applier.apply(cmd, r.key(), tp.partition(), r.timestamp(), store, source);
+                        o = applier.apply(cmd, r.key(), tp.partition(), at, store, source);
                     }
                     if (o instanceof CommandApplier.Applied) {
                         applied++;
