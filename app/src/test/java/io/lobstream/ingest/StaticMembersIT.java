@@ -44,7 +44,8 @@ class StaticMembersIT {
 
     @BeforeAll
     static void start() throws Exception {
-        kafka = new EmbeddedKafka(dir, EmbeddedKafka.freePort(), EmbeddedKafka.freePort()).start();
+        int[] ports = EmbeddedKafka.freePorts(2);
+        kafka = new EmbeddedKafka(dir, ports[0], ports[1]).start();
         admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrap()));
         admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
     }

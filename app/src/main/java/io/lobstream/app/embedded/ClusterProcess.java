@@ -33,8 +33,9 @@ public final class ClusterProcess implements Cluster {
     /** The same, with these JVM options for the broker's JVM. */
     public static ClusterProcess start(Path dataDir, Path logDir, Duration timeout, List<String> jvmOptions)
             throws IOException, InterruptedException {
-        List<String> args = List.of("cluster", "--data-dir=" + dataDir.toAbsolutePath(), "--kafka-port=" + EmbeddedKafka.freePort(),
-                "--controller-port=" + EmbeddedKafka.freePort(), "--registry-port=" + EmbeddedKafka.freePort());
+        int[] ports = EmbeddedKafka.freePorts(3);
+        List<String> args = List.of("cluster", "--data-dir=" + dataDir.toAbsolutePath(), "--kafka-port=" + ports[0],
+                "--controller-port=" + ports[1], "--registry-port=" + ports[2]);
         ChildJvm jvm = ChildJvm.start("cluster", jvmOptions, JAVA_OPTS_ENV, args, logDir);
         long deadline = System.nanoTime() + timeout.toNanos();
         JsonNode ready;

@@ -28,9 +28,10 @@ public final class EmbeddedCluster implements Cluster {
     /** @param brokerSettings broker settings over the embedded broker's own (tests: an authorizer) */
     public static EmbeddedCluster start(Path dataDir, int kafkaPort, int controllerPort, int registryPort, Map<String, String> brokerSettings)
             throws Exception {
-        int kp = kafkaPort == 0 ? EmbeddedKafka.freePort() : kafkaPort;
-        int cp = controllerPort == 0 ? EmbeddedKafka.freePort() : controllerPort;
-        int rp = registryPort == 0 ? EmbeddedKafka.freePort() : registryPort;
+        int[] free = EmbeddedKafka.freePorts(3);
+        int kp = kafkaPort == 0 ? free[0] : kafkaPort;
+        int cp = controllerPort == 0 ? free[1] : controllerPort;
+        int rp = registryPort == 0 ? free[2] : registryPort;
         // Kafka halts the JVM when it cannot bind: say which port, and which option moves it, first
         requireFree(kp, "broker", "--kafka-port");
         requireFree(cp, "KRaft controller", "--controller-port");

@@ -112,8 +112,28 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
 
     public static int freePort() throws IOException {
-        try (var s = new java.net.ServerSocket(0, 0, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+        return freePorts(1)[0];
+    }
+
+    /**
+     * {@code n} loopback ports free now, all different: held open together while they are chosen (one at a time, the
+     * system could hand out a port just given back, and a broker given the same port twice halts its JVM).
+     */
+    public static int[] freePorts(int n) throws IOException {
+        java.net.ServerSocket[] sockets = new java.net.ServerSocket[n];
+        try {
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                sockets[i] = new java.net.ServerSocket(0, 0, java.net.InetAddress.getLoopbackAddress());
+                ports[i] = sockets[i].getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (java.net.ServerSocket s : sockets) {
+                if (s != null) {
+                    s.close();
+                }
+            }
         }
     }
 }
