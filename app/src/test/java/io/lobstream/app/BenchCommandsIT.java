@@ -19,10 +19,10 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The two benchmark commands that issues 4 and 5 ask to show, run as a user runs them (the CLI in
- * a JVM of its own, with its embedded broker, registry and node) but small and short: they finish
- * and end with the JSON keys the issues name. Only that is asserted, never a figure's size: a
- * benchmark's figures belong to a quiet machine, not to CI.
+ * The demo and the two benchmark commands that issues 4 and 5 ask to show, run as a user runs them
+ * (the CLI in a JVM of its own, with its embedded broker, registry and node) but small and short:
+ * they finish, exit 0 and end with the JSON keys the README and the issues name. Only that is
+ * asserted, never a figure's size: a benchmark's figures belong to a quiet machine, not to CI.
  */
 class BenchCommandsIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -52,6 +52,30 @@ class BenchCommandsIT {
                 .contains("updates_per_s", "history_p99_seconds", "drain_seconds", "space_ratio_end", "history_length_end");
         assertThat(j.get("updates_per_s").asDouble()).isPositive();
         assertThat(j.get("history_length_end").asLong()).isZero();
+    }
+
+    /** The README's first command, short: exit 0, fsck clean, history drained, and nothing left behind, directory or process. */
+    @Test
+    void theDemoEndsCleanAndLeavesNothingBehind() throws Exception {
+        JsonNode j = run("demo", "demo", "--duration", "5s", "--ids", "50", "--max-size", "65536", "--producers", "2", "--partitions", "2",
+                "--purge-workers", "1", "--json");
+        assertThat(j.fieldNames()).toIterable().contains("commands_acknowledged", "commands_applied", "commands_dead_lettered",
+                "versions_reclaimed", "lobs_live", "history_length", "pages_live", "pages_history", "pages_free", "bytes_live",
+                "tablespace_bytes", "space_ratio", "fsck_ok", "duration_s", "elapsed_s");
+        assertThat(j.get("fsck_ok").asBoolean()).isTrue();
+        assertThat(j.get("history_length").asLong()).isZero();
+        assertThat(j.get("commands_applied").asLong()).isPositive();
+        assertThat(j.get("commands_dead_lettered").asLong()).isZero();
+        Path tmp = dir.resolve("demo.tmp"); // the demo JVM's java.io.tmpdir, where its temporary data directory was
+        try (var left = Files.list(tmp)) {
+            assertThat(left.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith("lobstream-demo-"));
+        }
+        java.util.regex.Matcher registry = java.util.regex.Pattern.compile("Apicurio Registry on http://127\\.0\\.0\\.1:(\\d+)")
+                .matcher(Files.readString(dir.resolve("demo.err")));
+        assertThat(registry.find()).as("the demo logs its registry's port").isTrue();
+        String port = "-Dquarkus.http.port=" + registry.group(1);
+        assertThat(ProcessHandle.allProcesses().map(h -> h.info().commandLine().orElse("")))
+                .as("the registry stopped with the demo").noneMatch(c -> c.contains(port));
     }
 
     /** This JVM's classpath without the test classes, whose logback-test.xml would log to stdout, where the JSON goes. */
