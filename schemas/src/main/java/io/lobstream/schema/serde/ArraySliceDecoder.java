@@ -22,16 +22,23 @@ import java.nio.charset.StandardCharsets;
  * is allocated for it. Avro's decoder allocates what a count says (up to 2^31 items), so a record
  * of a few bytes claiming a huge array, map or string would end the writer's thread with an
  * {@link OutOfMemoryError} each time it read the record, where it has to be dead-lettered. An item
- * count may not exceed the bytes left because no item of LobStream's schemas encodes in zero bytes.
+ * count may not exceed the bytes left because no item of LobStream's schemas encodes in zero bytes;
+ * nor may all the counts of a record together, read or skipped, exceed its length: a writer schema
+ * registered with an array of nulls (items of zero bytes) and a record of many blocks, each
+ * claiming as many items as bytes are left, would keep the writer's thread skipping for hours.
  */
 final class ArraySliceDecoder extends Decoder {
     private final byte[] array;
     private final int end;
     private final BinaryDecoder in;
+    private final int length;
+    /** Array and map items this record has claimed so far, in every block read or skipped. */
+    private long items;
 
     ArraySliceDecoder(byte[] array, int offset, int length) {
         this.array = array;
         this.end = offset + length;
+        this.length = length;
         this.in = DecoderFactory.get().binaryDecoder(array, offset, length, null);
     }
 
@@ -60,6 +67,10 @@ final class ArraySliceDecoder extends Decoder {
         int left = end - position();
         if (items > left) {
             throw new IOException(what + " of " + items + " items overruns the record (" + left + " bytes left)");
+        }
+        this.items += items;
+        if (this.items > length) {
+            throw new IOException(this.items + " array and map items in all, more than the record's " + length + " bytes");
         }
         return items;
     }
@@ -148,7 +159,7 @@ final class ArraySliceDecoder extends Decoder {
 
     @Override
     public long skipArray() throws IOException {
-        return in.skipArray();
+        return checkedCount("array block", in.skipArray());
     }
 
     @Override
@@ -163,7 +174,7 @@ final class ArraySliceDecoder extends Decoder {
 
     @Override
     public long skipMap() throws IOException {
-        return in.skipMap();
+        return checkedCount("map block", in.skipMap());
     }
 
     @Override

@@ -97,6 +97,33 @@ class ArraySliceDecoderTest {
         assertThat(new SpecificDatumReader<>(ReclaimRecord.class).read(null, new ArraySliceDecoder(wire, 0, wire.length))).isEqualTo(sent);
     }
 
+    /**
+     * A writer schema someone registered with an array of nulls, whose items encode in no bytes: each block may claim
+     * as many items as bytes are left, and many blocks would keep the writer skipping for hours. All the counts of a
+     * record together may not pass its length.
+     */
+    @Test
+    void itemsClaimedInAllPastTheRecordsLengthAreAnError() throws IOException {
+        org.apache.avro.Schema writer = new org.apache.avro.Schema.Parser().parse(LobCommand.getClassSchema().toString()
+                .replaceFirst("\\]\\s*}\\s*$", ",{\"name\":\"junk\",\"type\":{\"type\":\"array\",\"items\":\"null\"},\"default\":[]}]}"));
+        assertThat(writer.getField("junk")).isNotNull();
+        LobCommand sent = LobCommand.newBuilder().setCommandId("c").setLobId("l").setOp(LobOp.PUT).setData(ByteBuffer.wrap(new byte[1]))
+                .build();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        BinaryEncoder enc = EncoderFactory.get().binaryEncoder(out, null);
+        new SpecificDatumWriter<>(LobCommand.class).write(sent, enc); // the fields before junk, as the writer schema has them
+        for (int block = 0; block < 2000; block++) {
+            enc.writeLong(1500); // no more than the bytes left after it: each block alone passes
+        }
+        enc.writeLong(0);
+        enc.flush();
+        byte[] wire = out.toByteArray();
+
+        assertThatThrownBy(() -> new SpecificDatumReader<LobCommand>(writer, LobCommand.getClassSchema())
+                .read(null, new ArraySliceDecoder(wire, 0, wire.length)))
+                .isInstanceOf(IOException.class).hasMessageContaining("items in all");
+    }
+
     private interface Writing {
         void to(BinaryEncoder enc) throws IOException;
     }
