@@ -41,6 +41,7 @@ class StaticMembersIT {
     static EmbeddedKafka kafka;
     static Admin admin;
     private final CountDownLatch end = new CountDownLatch(1);
+    private Thread dying;
 
     @BeforeAll
     static void start() throws Exception {
@@ -79,12 +80,25 @@ class StaticMembersIT {
         assertThat(instanceIds("staying")).contains("staying-7");
     }
 
-    /** Once a thread started since runs under the dying one's name (its index given again), the member is that thread's. */
+    /**
+     * Once the dying thread has ended and a thread started since runs under its name (its index given again), the member
+     * is that thread's: it leaves with the node, not before.
+     */
     @Test
     void aNodeThatLeavesKeepsTheMemberAThreadStartedSinceRunsAs() throws Exception {
         StaticMembers members = membersOf("reused", "reused-7", Set.of("reused-StreamThread-7"));
+        end.countDown();
+        dying.join(10_000);
         members.close(true);
         assertThat(instanceIds("reused")).contains("reused-7");
+    }
+
+    /** While the dying thread lives it is listed among the node's threads (not dead yet): its member goes all the same. */
+    @Test
+    void aDyingThreadStillListedDoesNotKeepItsMember() throws Exception {
+        StaticMembers members = membersOf("listed", "listed-7", Set.of("listed-StreamThread-7"));
+        members.close(true);
+        assertThat(instanceIds("listed")).doesNotContain("listed-7");
     }
 
     /**
@@ -100,7 +114,7 @@ class StaticMembersIT {
         join(nodeId, instanceId);
         StaticMembers members = new StaticMembers(new LobStreamConfig(Map.of(LobStreamConfig.BOOTSTRAP.name(), kafka.bootstrap(),
                 LobStreamConfig.APPLICATION_ID.name(), nodeId)), nodeId, () -> running);
-        Thread dying = new Thread(() -> {
+        dying = new Thread(() -> {
             try {
                 end.await();
             } catch (InterruptedException e) {

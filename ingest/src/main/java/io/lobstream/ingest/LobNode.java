@@ -261,10 +261,12 @@ public final class LobNode implements AutoCloseable {
         closeRest();
     }
 
-    /** The node's stream threads that run: neither dead nor on their way out (a failed one is PENDING_SHUTDOWN until it ends). */
+    /**
+     * The names of the node's stream threads not dead. A failed one stays listed until it ends, and under the state it
+     * last reported (ThreadMetadata's state is a snapshot, not the thread's own): the caller tells it apart by its Thread.
+     */
     private java.util.Set<String> runningStreamThreads() {
-        return streams.metadataForLocalThreads().stream()
-                .filter(t -> !"DEAD".equals(t.threadState()) && !"PENDING_SHUTDOWN".equals(t.threadState()))
+        return streams.metadataForLocalThreads().stream().filter(t -> !"DEAD".equals(t.threadState()))
                 .map(org.apache.kafka.streams.ThreadMetadata::threadName).collect(java.util.stream.Collectors.toSet());
     }
 

@@ -39,13 +39,13 @@ final class StaticMembers {
     private final String nodeId;
     private final Supplier<Set<String>> runningThreads;
     private final Set<Thread> removing = ConcurrentHashMap.newKeySet();
-    /** The members of replaced threads whose end a removal is waiting for, with their threads' names. */
-    private final Map<String, String> awaitingDeath = new ConcurrentHashMap<>();
+    /** The members of replaced threads whose end a removal is waiting for, with those threads. */
+    private final Map<String, Thread> awaitingDeath = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /**
-     * @param runningThreads the names of the node's stream threads that run, neither dead nor shutting down (Kafka Streams
-     *                       gives a dead one's index to the next, so a name may come back on another thread)
+     * @param runningThreads the names of the node's stream threads not dead (Kafka Streams gives a dead one's index to the
+     *                       next, so a name may come back on another thread)
      */
     StaticMembers(LobStreamConfig config, String nodeId, Supplier<Set<String>> runningThreads) {
         this.config = config;
@@ -64,9 +64,11 @@ final class StaticMembers {
     void close(boolean leaving) {
         closed = true;
         removing.forEach(Thread::interrupt);
-        // not a member whose index a thread started since runs under: that thread is the member now (it leaves with the node)
+        // not a member whose dying thread has ended and whose index a thread started since runs under: that thread is the
+        // member now, and leaves with the node (while the dying thread lives, no other thread is given its index)
         Set<String> running = runningThreads.get();
-        List<String> dead = awaitingDeath.entrySet().stream().filter(e -> !running.contains(e.getValue())).map(Map.Entry::getKey).toList();
+        List<String> dead = awaitingDeath.entrySet().stream()
+                .filter(e -> e.getValue().isAlive() || !running.contains(e.getValue().getName())).map(Map.Entry::getKey).toList();
         if (leaving && !dead.isEmpty()) {
             try {
                 removeNow(dead, "of replaced stream threads, as the node leaves the group");
@@ -116,7 +118,7 @@ final class StaticMembers {
             return;
         }
         String instanceId = nodeId + "-" + m.group(1);
-        awaitingDeath.put(instanceId, dying.getName());
+        awaitingDeath.put(instanceId, dying);
         inBackground("lob-remove-member-" + instanceId, () -> {
             try {
                 dying.join(DEATH_WAIT.toMillis());

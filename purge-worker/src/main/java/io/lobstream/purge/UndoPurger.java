@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -71,6 +72,9 @@ final class UndoPurger {
         List<UndoRecord> undos = new ArrayList<>(batch.size());
         List<Long> undoTimes = new ArrayList<>(batch.size());
         List<Integer> undoIndex = new ArrayList<>(batch.size()); // where in the batch each decoded record is
+        // what to count and log for the records skipped, by their place in the batch: only those before where a stopped
+        // purge ends are done with (the rest come again, and would be counted twice)
+        List<Map.Entry<Integer, Runnable>> skipped = new ArrayList<>();
         for (int b = 0; b < batch.size(); b++) {
             ConsumerRecord<String, byte[]> r = batch.get(b);
             try {
@@ -80,8 +84,10 @@ final class UndoPurger {
             } catch (RegistryUnavailableException e) {
                 throw e; // the transaction aborts and the batch is read again: the record may be good
             } catch (RuntimeException e) {
-                metrics.corrupt.increment();
-                log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
+                skipped.add(Map.entry(b, () -> {
+                    metrics.corrupt.increment();
+                    log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
+                }));
             }
         }
         PurgeReader own = reader;
@@ -96,7 +102,7 @@ final class UndoPurger {
             if (!reader.ownCopy(undo.getCopyId())) {
                 // produced by another copy of the partition (before it moved here); that copy's node, or this one's
                 // re-emission when it opens the tablespace, purges what is pending here
-                metrics.otherCopy.increment();
+                skipped.add(Map.entry(undoIndex.get(i), metrics.otherCopy::increment));
                 continue;
             }
             List<Extent> retained;
@@ -106,8 +112,10 @@ final class UndoPurger {
                 }
                 retained = Extents.fromAvro(undo.getRetained());
             } catch (IllegalArgumentException e) {
-                log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(), undo.getVersion(), e.getMessage());
-                metrics.corrupt.increment();
+                skipped.add(Map.entry(undoIndex.get(i), () -> {
+                    log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(), undo.getVersion(), e.getMessage());
+                    metrics.corrupt.increment();
+                }));
                 continue;
             }
             requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(), retained));
@@ -118,6 +126,7 @@ final class UndoPurger {
         List<PurgeReader.Result> results = reader.scan(requests, stop);
         // the records skipped above before the first version not scanned are done with too
         int consumed = results.size() == requests.size() ? batch.size() : requestIndex.get(results.size());
+        skipped.stream().filter(s -> s.getKey() < consumed).forEach(s -> s.getValue().run());
         List<ProducerRecord<String, Object>> reclaims = new ArrayList<>(results.size());
         long pages = 0;
         for (int i = 0; i < results.size(); i++) {

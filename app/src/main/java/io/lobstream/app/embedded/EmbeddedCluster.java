@@ -32,6 +32,10 @@ public final class EmbeddedCluster implements Cluster {
         int kp = kafkaPort == 0 ? free[0] : kafkaPort;
         int cp = controllerPort == 0 ? free[1] : controllerPort;
         int rp = registryPort == 0 ? free[2] : registryPort;
+        if (kp == cp || kp == rp || cp == rp) { // a free port may be one given for another role
+            throw new IllegalArgumentException("the broker, the KRaft controller and the registry need three different ports, not "
+                    + kp + ", " + cp + " and " + rp + " (--kafka-port, --controller-port, --registry-port)");
+        }
         // Kafka halts the JVM when it cannot bind: say which port, and which option moves it, first
         requireFree(kp, "broker", "--kafka-port");
         requireFree(cp, "KRaft controller", "--controller-port");

@@ -20,6 +20,7 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Applies LobCommands to the task's tablespace (through {@link CommandApplier}) and emits an
@@ -56,13 +57,21 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final UndoResender resender;
     /** Wall-clock time of the last command processed (or of the task's start): how long the partition has been quiet. */
     private long lastRecordAtMs;
+    /**
+     * Whether the task has read a command past the last one its tablespace had applied when it
+     * opened. Until then rejections are not forgotten: those of the commands an aborted transaction
+     * held (a crash) must refuse them again when they come, even after an outage longer than the
+     * window by which the clock forgets them.
+     */
+    private boolean pastOpenedOffset;
+    private Long openedAppliedOffset;
     /** The pending versions whose undo records the task produced again since it opened, and the last of them. */
     private int reemitted;
     private VersionEntry reemitAfter;
 
-    CommandProcessor(Deserializer<Object> deserializer, WriterMetrics metrics, long maxValueBytes, int partitions, long uploadTimeoutMs,
+    CommandProcessor(Supplier<Deserializer<Object>> deserializers, WriterMetrics metrics, long maxValueBytes, int partitions, long uploadTimeoutMs,
                      long dedupeWindowMs, Duration compactEvery, UndoResender resender) {
-        super(deserializer, LobCommand.class, metrics);
+        super(deserializers, LobCommand.class, metrics);
         this.resender = resender;
         this.applier = new CommandApplier(maxValueBytes, partitions, dedupeWindowMs);
         this.uploadTimeoutMs = uploadTimeoutMs;
@@ -74,6 +83,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     public void init(ProcessorContext<Object, Object> context) {
         super.init(context);
         lastRecordAtMs = context.currentSystemTimeMs();
+        pastOpenedOffset = false;
+        openedAppliedOffset = null;
         // often enough that an upload expires within about half its timeout after it is due
         Duration every = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploadTimeoutMs / 2)));
         context.schedule(every, PunctuationType.WALL_CLOCK_TIME, this::housekeeping);
@@ -162,7 +173,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             store.reclaimPastPinLeases();
             // ids in the commands' time, as duplicates are judged (a writer behind by more than the window keeps what it
             // needs); rejections by the clock they are stamped with, so that none is forgotten before its transaction ends
-            store.forgetCommandsBefore(context.currentStreamTimeMs() - dedupeWindowMs, now - dedupeWindowMs);
+            store.forgetCommandsBefore(context.currentStreamTimeMs() - dedupeWindowMs,
+                    pastOpenedOffset ? now - dedupeWindowMs : Long.MIN_VALUE);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -179,6 +191,12 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, LobStore store, Source source) throws IOException {
         lastRecordAtMs = context.currentSystemTimeMs();
+        if (!pastOpenedOffset) {
+            if (openedAppliedOffset == null) {
+                openedAppliedOffset = store.appliedOffset(source.name()); // before this command is recorded
+            }
+            pastOpenedOffset = source.offset() > openedAppliedOffset;
+        }
         if (cmd.getUploadId() != null) {
             // before a chunk, as of the chunk's own time, exactly as replay does (PartitionReplayer): whether a chunk finds
             // its upload must not hang on when housekeeping last ran, or a copy rebuilt from lob.commands would keep an

@@ -55,11 +55,11 @@ public final class DeadLetters {
         Headers headers = new RecordHeaders(record.headers().toArray());
         headers.add(KIND, bytes(kind));
         headers.add(REASON, bytes(reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS) + "..."));
-        origin.ifPresent(m -> {
-            headers.add(ORIGIN_TOPIC, bytes(m.topic()));
-            headers.add(ORIGIN_PARTITION, bytes(Integer.toString(m.partition())));
-            headers.add(ORIGIN_OFFSET, bytes(Long.toString(m.offset())));
-        });
+        if (origin.isPresent()) {
+            headers.add(ORIGIN_TOPIC, bytes(origin.get().topic()));
+            headers.add(ORIGIN_PARTITION, bytes(Integer.toString(origin.get().partition())));
+            headers.add(ORIGIN_OFFSET, bytes(Long.toString(origin.get().offset())));
+        }
         byte[] key = record.key();
         byte[] value = record.value();
         if (length(key) + length(value) + length(headers) > MAX_LETTER_BYTES) {
@@ -68,6 +68,15 @@ public final class DeadLetters {
             if (length(key) + length(headers) > MAX_LETTER_BYTES) {
                 headers.add(KEY_DROPPED, bytes(Integer.toString(length(key))));
                 key = null;
+            }
+            if (length(headers) > MAX_LETTER_BYTES) { // the original's own headers: only the letter's are kept
+                Headers own = new RecordHeaders();
+                for (Header h : headers) {
+                    if (h.key().startsWith("lob.dlq.")) {
+                        own.add(h);
+                    }
+                }
+                headers = own;
             }
         }
         return new Record<>(key, value, record.timestamp(), headers);

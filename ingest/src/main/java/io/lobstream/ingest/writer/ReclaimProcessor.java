@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Applies ReclaimRecords from purge workers to the task's tablespace. The store frees a
@@ -22,8 +23,8 @@ import java.util.List;
  */
 final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
 
-    ReclaimProcessor(Deserializer<Object> deserializer, WriterMetrics metrics) {
-        super(deserializer, ReclaimRecord.class, metrics);
+    ReclaimProcessor(Supplier<Deserializer<Object>> deserializers, WriterMetrics metrics) {
+        super(deserializers, ReclaimRecord.class, metrics);
     }
 
     @Override

@@ -12,6 +12,7 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.function.Supplier;
 
 /**
  * What the writer's processors share: decode the record (dead-letter it if that fails), name
@@ -21,14 +22,16 @@ import java.io.UncheckedIOException;
  * lost.
  */
 abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Object, Object> {
-    private final Deserializer<Object> deserializer;
+    private final Supplier<Deserializer<Object>> deserializers;
+    /** Made at each init, closed at each close: Kafka Streams may init a processor again after closing it (a task resumed). */
+    private Deserializer<Object> deserializer;
     private final Class<T> type;
     protected final WriterMetrics metrics;
     protected ProcessorContext<Object, Object> context;
     private LobStateStore tablespace;
 
-    TablespaceProcessor(Deserializer<Object> deserializer, Class<T> type, WriterMetrics metrics) {
-        this.deserializer = deserializer;
+    TablespaceProcessor(Supplier<Deserializer<Object>> deserializers, Class<T> type, WriterMetrics metrics) {
+        this.deserializers = deserializers;
         this.type = type;
         this.metrics = metrics;
     }
@@ -36,13 +39,17 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     @Override
     public void init(ProcessorContext<Object, Object> context) {
         this.context = context;
+        this.deserializer = deserializers.get();
         this.tablespace = context.getStateStore(LobStateStore.NAME);
     }
 
     /** Each task's processor has a deserializer of its own, and with it a registry client: closed with the task. */
     @Override
     public void close() {
-        deserializer.close();
+        if (deserializer != null) {
+            deserializer.close();
+            deserializer = null;
+        }
     }
 
     @Override

@@ -58,9 +58,9 @@ public final class WriterTopology {
         // pending until the undo record is re-sent (this overload is the one that takes an extractor)
         t.addSource(AutoOffsetReset.earliest(), RECLAIMS_SOURCE, new ReclaimsFirst(), new ByteArrayDeserializer(), new ByteArrayDeserializer(),
                 topics.reclaim());
-        t.addProcessor("apply-commands", () -> new CommandProcessor(LobSerdes.valueDeserializer(config), metrics, maxValue,
+        t.addProcessor("apply-commands", () -> new CommandProcessor(() -> LobSerdes.valueDeserializer(config), metrics, maxValue,
                 partitions, uploadTimeout, dedupeWindow, compactEvery, new UndoResender(resend)), "commands");
-        t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(LobSerdes.valueDeserializer(config), metrics), RECLAIMS_SOURCE);
+        t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(() -> LobSerdes.valueDeserializer(config), metrics), RECLAIMS_SOURCE);
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, catchUps), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");
         t.addSink(DeadLetters.SINK, topics.deadLetters(), new ByteArraySerializer(), new ByteArraySerializer(),

@@ -70,6 +70,16 @@ class DeadLettersTest {
     }
 
     @Test
+    void theOriginalsOwnHeadersGoLastWhenTheyAloneWouldPassTheLimit() {
+        Headers own = new RecordHeaders().add("junk", new byte[1_100_000]);
+        Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L, own), ORIGIN, "invalid", "why");
+
+        assertThat(letter.headers().lastHeader("junk")).isNull();
+        assertThat(header(letter, DeadLetters.KIND)).isEqualTo("invalid");
+        assertThat(header(letter, DeadLetters.ORIGIN_OFFSET)).isEqualTo("42");
+    }
+
+    @Test
     void aLongReasonIsCut() {
         String reason = "x".repeat(70_000);
         Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L, new RecordHeaders()), ORIGIN,
