@@ -11,6 +11,17 @@ public final class DataDirs {
     private DataDirs() {
     }
 
+    /**
+     * A new temporary directory, removed when this JVM exits if it is still there: a Ctrl-C runs no
+     * finally block, and a benchmark leaves gigabytes of broker log behind. Best effort: what still
+     * writes into it then is stopped by hooks of its own, at the same time.
+     */
+    public static Path temporary(String prefix) throws IOException {
+        Path dir = Files.createTempDirectory(prefix);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(dir), "remove-" + dir.getFileName()));
+        return dir;
+    }
+
     /** Deletes {@code dir} and everything under it, best effort (a temporary directory). */
     public static void deleteTree(Path dir) {
         if (dir == null || !Files.exists(dir)) {

@@ -111,7 +111,7 @@ public final class EngineBench implements Callable<Integer> {
         }
         noise = new byte[8 << 20 | blobSize.max()];
         new Random(42).nextBytes(noise);
-        Path root = options.dataDir != null ? Files.createDirectories(options.dataDir) : Files.createTempDirectory("lobstream-bench-");
+        Path root = options.dataDir != null ? Files.createDirectories(options.dataDir) : DataDirs.temporary("lobstream-bench-");
         BenchOutput out = new BenchOutput(System.err, List.of("workload", "blob_size", "switches", "threads", "tps", "p50_ms",
                 "p99_ms", "mb_per_s", "space_ratio", "syncs_per_write", "fsck_ok"));
         out.note(String.format("bench engine: %s, %s values, %s, %s per run, durability %s, page size %s",

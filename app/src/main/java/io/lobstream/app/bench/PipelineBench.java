@@ -159,7 +159,7 @@ public final class PipelineBench implements Callable<Integer> {
                     + chunkSize + " bytes): each command must be one record, as each raw-phase value is");
         }
         boolean temporary = options.dataDir == null;
-        Path dir = temporary ? Files.createTempDirectory("lobstream-bench-pipeline-") : Files.createDirectories(options.dataDir);
+        Path dir = temporary ? DataDirs.temporary("lobstream-bench-pipeline-") : Files.createDirectories(options.dataDir);
         BenchOutput out = new BenchOutput(System.err, List.of("phase", "second", "commands_per_s", "mb_per_s", "history_length"));
         out.note(String.format("bench pipeline: %s, %s values, %s, %d producers, %s measured per phase after %s warm-up, "
                         + "%d partitions, %d purge workers", workload.name().toLowerCase(), blobSize,

@@ -1,17 +1,14 @@
 package io.lobstream.app.embedded;
 
+import io.lobstream.app.DataDirs;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.stream.Stream;
 
 /**
  * The embedded default in one JVM, as demo and the benchmarks run it: a KRaft broker and a
@@ -38,7 +35,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
     /** Starts the broker, the registry and a node with {@code partitions} tablespaces; waits until the node runs. */
     public static EmbeddedPipeline start(Path dataDir, String tempPrefix, int partitions, Map<String, String> config) throws Exception {
         boolean temporary = dataDir == null;
-        Path dir = temporary ? Files.createTempDirectory(tempPrefix) : dataDir;
+        Path dir = temporary ? DataDirs.temporary(tempPrefix) : dataDir;
         EmbeddedCluster cluster = null;
         try {
             cluster = EmbeddedCluster.start(dir, 0, 0, 0);
@@ -57,7 +54,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 cluster.close();
             }
             if (temporary) {
-                deleteTree(dir);
+                DataDirs.deleteTree(dir);
             }
             throw e;
         }
@@ -92,16 +89,8 @@ public final class EmbeddedPipeline implements AutoCloseable {
         } finally {
             cluster.close();
             if (temporary) {
-                deleteTree(dir);
+                DataDirs.deleteTree(dir);
             }
-        }
-    }
-
-    public static void deleteTree(Path dir) {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // best effort: a temporary directory
         }
     }
 }
