@@ -34,8 +34,11 @@ import java.util.concurrent.Callable;
                 + "purge workers and a load generator (PUT / update / DELETE over --ids ids, values --min-size..--max-size). "
                 + "After --duration it waits for purge to drain, runs fsck and prints a summary.",
                 "Exit status: 0 if every command sent was acknowledged and applied (or dead-lettered), fsck is clean and history "
-                        + "drained; 1 otherwise."})
+                        + "drained; 1 otherwise. With --keep-running it ends at Ctrl-C (130), and the summary says how it went."})
 final class DemoCommand implements Callable<Integer> {
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--duration", defaultValue = "60s", description = "How long to generate load (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
@@ -80,7 +83,7 @@ final class DemoCommand implements Callable<Integer> {
         new LobStreamConfig(config); // an unknown lob.* key or a bad value: a usage error before anything starts
         new LobStoreConfig(config);
         if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 0) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 0");
         }
         boolean temporary = dataDir == null;

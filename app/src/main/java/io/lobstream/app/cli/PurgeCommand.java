@@ -25,6 +25,9 @@ import java.util.concurrent.TimeUnit;
                 "It reads the node's tablespaces read-only, so it must run on the host (or shared volume) that holds "
                         + "the node's data directory. Start more to purge faster; they split the partitions."})
 final class PurgeCommand implements Runnable {
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Mixin
     ClusterOptions cluster;
 
@@ -67,7 +70,7 @@ final class PurgeCommand implements Runnable {
                 metrics = MetricsEndpoint.serve(meters, metricsHost, metricsPort);
             } catch (java.io.IOException e) {
                 worker.close();
-                throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                         "cannot serve metrics on " + metricsHost + ":" + metricsPort + ": " + e.getMessage());
             }
             System.err.println("purge worker " + id + ": metrics at http://" + metricsHost + ":" + metrics.getAddress().getPort()
