@@ -57,11 +57,6 @@ final class UndoPurger {
     record Purged(List<ProducerRecord<String, Object>> reclaims, long pages, int consumed) {
     }
 
-    /** Purges the whole batch. */
-    Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch) {
-        return purge(partition, reader, batch, () -> false);
-    }
-
     /**
      * @param reader the partition's reader ({@link TablespaceReaders#reader})
      * @param stop   asked before each version's pages are read but the first: true leaves the rest of the batch

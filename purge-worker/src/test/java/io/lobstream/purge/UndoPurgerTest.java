@@ -159,7 +159,7 @@ class UndoPurgerTest {
         assertThat(f.store.copyId()).isNotEqualTo(oldReader.copyId());
         VersionEntry fresh = f.supersede("after", 20_000);
 
-        UndoPurger.Purged purged = f.purger.purge(0, oldReader, List.of(record(PurgeFixture.encode(f.undo(fresh).build()))));
+        UndoPurger.Purged purged = f.purger.purge(0, oldReader, List.of(record(PurgeFixture.encode(f.undo(fresh).build()))), () -> false);
 
         assertThat(purged.reclaims()).hasSize(1);
         assertReclaims(purged.reclaims().get(0), fresh);
@@ -189,7 +189,7 @@ class UndoPurgerTest {
         for (byte[] v : values) {
             batch.add(record(v));
         }
-        return f.purger.purge(0, f.readers.reader(0), batch);
+        return f.purger.purge(0, f.readers.reader(0), batch, () -> false);
     }
 
     private ConsumerRecord<String, byte[]> record(byte[] value) {
