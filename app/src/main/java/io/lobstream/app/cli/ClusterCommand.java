@@ -10,7 +10,6 @@ import picocli.CommandLine.Option;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * {@code ./lobstream cluster}: the embedded default on its own, for running nodes, purge workers
@@ -31,16 +30,17 @@ final class ClusterCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        EmbeddedCluster cluster = embedded.start(dataDir);
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            cluster.close();
-            stopped.countDown();
-        }, "cluster-shutdown"));
+        ShutdownHook shutdown = ShutdownHook.register("cluster-shutdown");
+        EmbeddedCluster cluster;
+        try {
+            cluster = shutdown.started(embedded.start(dataDir));
+        } finally {
+            shutdown.startEnded();
+        }
         System.err.printf("LobStream cluster ready: bootstrap %s, registry %s (Ctrl-C to stop)%n", cluster.bootstrap(), cluster.registryUrl());
         System.out.println(new ObjectMapper().writeValueAsString(Map.of("bootstrap", cluster.bootstrap(), "registry", cluster.registryUrl())));
         System.out.flush();
-        stopped.await();
+        shutdown.awaitClosed();
         return 0;
     }
 }

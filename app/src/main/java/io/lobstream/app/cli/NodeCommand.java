@@ -12,7 +12,6 @@ import picocli.CommandLine.Option;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 
 /** {@code ./lobstream node}: a writer node; with no --bootstrap, also the embedded broker and registry. */
 @Command(name = "node", mixinStandardHelpOptions = true,
@@ -51,10 +50,7 @@ final class NodeCommand implements Runnable {
 
     @Override
     public void run() {
-        EmbeddedCluster cluster = null;
-        PurgeWorkerPool purge = null;
-        LobNode node = null;
-        CountDownLatch stopped = new CountDownLatch(1);
+        ShutdownHook shutdown = ShutdownHook.register("node-shutdown");
         try {
             // an option given wins over the same key given with -c; one not given leaves the key to -c
             Map<String, Object> props = new HashMap<>(config);
@@ -68,45 +64,28 @@ final class NodeCommand implements Runnable {
                     System.err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + " is ignored without --bootstrap: the "
                             + "embedded broker comes with its own registry");
                 }
-                cluster = embedded.start(new LobStreamConfig(props).dataDir());
+                EmbeddedCluster cluster = shutdown.started(embedded.start(new LobStreamConfig(props).dataDir()));
                 props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
                 props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
             }
             LobStreamConfig cfg = new LobStreamConfig(props);
             LobStoreConfig storeCfg = new LobStoreConfig(config);
-            node = new LobNode(cfg, storeCfg).start();
+            LobNode node = shutdown.started(new LobNode(cfg, storeCfg).start());
             // A worker's id names its transactional id (lob.purge.group-ID). Derived from the node id, it is the same after a restart, so the new
             // worker aborts a killed predecessor's open transaction at once instead of waiting out its timeout. Without a
             // node id, random: not the pid, which nodes in containers share (all pid 1) and would fence each other with.
             String ids = "node-" + (cfg.get(LobStreamConfig.NODE_ID).isBlank() ? java.util.UUID.randomUUID().toString().substring(0, 8)
                     : cfg.get(LobStreamConfig.NODE_ID).strip());
             // each purges its share of the partitions this node owns, following the writers' rebalances
-            LobNode owner = node;
-            purge = PurgeWorkerPool.following(cfg, storeCfg, ids, node.meters(), () -> owner.tablespaces().all().keySet(), purgeWorkers);
+            shutdown.started(PurgeWorkerPool.following(cfg, storeCfg, ids, node.meters(), () -> node.tablespaces().all().keySet(),
+                    purgeWorkers));
             System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",
                     cfg.bootstrap(), cfg.get(LobStreamConfig.REGISTRY_URL), node.httpUrl());
-            LobNode n = node;
-            EmbeddedCluster c = cluster;
-            PurgeWorkerPool p = purge;
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                p.close();
-                n.close();
-                if (c != null) {
-                    c.close();
-                }
-                stopped.countDown();
-            }, "node-shutdown"));
-            stopped.await();
+            shutdown.startEnded();
+            shutdown.awaitClosed();
         } catch (Exception | Error e) { // an Error too: the embedded broker's threads would keep the JVM alive
-            if (purge != null) {
-                purge.close();
-            }
-            if (node != null) {
-                node.close();
-            }
-            if (cluster != null) {
-                cluster.close();
-            }
+            shutdown.closeAll();
+            shutdown.startEnded();
             if (e instanceof Error error) {
                 throw error;
             }

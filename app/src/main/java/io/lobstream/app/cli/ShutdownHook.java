@@ -1,0 +1,81 @@
+package io.lobstream.app.cli;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What a long-running command ({@code node}, {@code cluster}) has started, closed newest first by
+ * a shutdown hook registered before anything starts. A SIGTERM or Ctrl-C that comes during the
+ * 10–20 s start then waits for the step under way (up to {@link #START_GRACE}) and closes what
+ * has started; a hook registered only once started would leave the broker and the writer to the
+ * JVM's exit, which their files survive but their group and their clients do not notice until
+ * timeouts run out.
+ */
+final class ShutdownHook {
+    static final Duration START_GRACE = Duration.ofSeconds(60);
+
+    private final Deque<AutoCloseable> started = new ArrayDeque<>();
+    private final CountDownLatch startEnded = new CountDownLatch(1);
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private boolean closing;
+
+    ShutdownHook() { // tests: one not registered
+    }
+
+    static ShutdownHook register(String name) {
+        ShutdownHook hook = new ShutdownHook();
+        Runtime.getRuntime().addShutdownHook(new Thread(hook::onShutdown, name));
+        return hook;
+    }
+
+    /** Adds a resource just started; one started after the shutdown closed everything is closed at once. */
+    <T extends AutoCloseable> T started(T resource) {
+        synchronized (this) {
+            if (!closing) {
+                started.push(resource);
+                return resource;
+            }
+        }
+        closeQuietly(resource);
+        throw new IllegalStateException("stopping: the JVM is shutting down");
+    }
+
+    /** The start is over, done or failed: a shutdown waiting for it goes on. */
+    void startEnded() {
+        startEnded.countDown();
+    }
+
+    /** Until the shutdown hook has closed everything. */
+    void awaitClosed() throws InterruptedException {
+        closed.await();
+    }
+
+    /** Closes what has started, newest first; later calls close nothing more. */
+    synchronized void closeAll() {
+        closing = true;
+        while (!started.isEmpty()) {
+            closeQuietly(started.pop());
+        }
+    }
+
+    void onShutdown() {
+        try {
+            startEnded.await(START_GRACE.toSeconds(), TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        closeAll();
+        closed.countDown();
+    }
+
+    private static void closeQuietly(AutoCloseable resource) {
+        try {
+            resource.close();
+        } catch (Exception e) { // closing goes on with the rest
+            System.err.println("lobstream: closing " + resource.getClass().getSimpleName() + " failed: " + e);
+        }
+    }
+}

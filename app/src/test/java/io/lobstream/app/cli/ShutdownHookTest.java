@@ -1,0 +1,57 @@
+package io.lobstream.app.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ShutdownHookTest {
+    private final List<String> closed = Collections.synchronizedList(new ArrayList<>());
+
+    private AutoCloseable resource(String name) {
+        return () -> closed.add(name);
+    }
+
+    @Test
+    void closesNewestFirstAndGoesOnPastOneThatFails() {
+        ShutdownHook hook = new ShutdownHook();
+        hook.started(resource("cluster"));
+        hook.started(() -> {
+            throw new IllegalStateException("refused");
+        });
+        hook.started(resource("purge"));
+        hook.closeAll();
+        hook.closeAll();
+        assertThat(closed).containsExactly("purge", "cluster");
+    }
+
+    @Test
+    void aResourceStartedAfterTheShutdownIsClosedAtOnce() {
+        ShutdownHook hook = new ShutdownHook();
+        hook.closeAll();
+        assertThatThrownBy(() -> hook.started(resource("node"))).isInstanceOf(IllegalStateException.class).hasMessageContaining("stopping");
+        assertThat(closed).containsExactly("node");
+    }
+
+    /** A Ctrl-C during the start: the hook waits for the step under way, then closes it too. */
+    @Test
+    void aShutdownDuringTheStartWaitsForItThenClosesWhatStarted() throws Exception {
+        ShutdownHook hook = new ShutdownHook();
+        hook.started(resource("cluster"));
+        Thread shutdown = new Thread(hook::onShutdown);
+        shutdown.start();
+        shutdown.join(200);
+        assertThat(shutdown.isAlive()).as("waits for the start").isTrue();
+        assertThat(closed).isEmpty();
+        hook.started(resource("node"));
+        hook.startEnded();
+        shutdown.join(TimeUnit.SECONDS.toMillis(10));
+        assertThat(closed).containsExactly("node", "cluster");
+        hook.awaitClosed(); // returns: the main thread's wait ends
+    }
+}
