@@ -156,6 +156,44 @@ class HttpApiIT {
         }
     }
 
+    /** RFC 9110 13.1.1, 13.1.2: If-None-Match naming the current version is 304, If-Match naming another is 412, from either node. */
+    @Test
+    void ifMatchAndIfNoneMatchAreEvaluated() throws Exception {
+        for (LobNode via : new LobNode[]{a, b}) {
+            String etag = get(via, onB, null).headers().firstValue("ETag").orElseThrow();
+            HttpResponse<byte[]> notModified = Nodes.HTTP.send(HttpRequest.newBuilder(Nodes.uri(via, onB)).header("If-None-Match", etag).build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(notModified.statusCode()).isEqualTo(304);
+            assertThat(notModified.body()).isEmpty();
+            assertThat(notModified.headers().firstValue("ETag")).contains(etag);
+
+            HttpResponse<byte[]> stale = Nodes.HTTP.send(HttpRequest.newBuilder(Nodes.uri(via, onB)).header("If-Match", "\"c0.1\"").build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(stale.statusCode()).isEqualTo(412);
+            assertThat(stale.headers().firstValue("ETag")).contains(etag);
+
+            HttpResponse<byte[]> current = Nodes.HTTP.send(HttpRequest.newBuilder(Nodes.uri(via, onB)).header("If-Match", etag)
+                    .header("If-None-Match", "\"c0.1\"").build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(current.statusCode()).isEqualTo(200);
+            assertThat(current.body()).isEqualTo(valueB);
+        }
+    }
+
+    /** The node's other endpoints answer GET and HEAD (headers alone), and 405 to anything else. */
+    @Test
+    void statusAnswersHeadWithoutABodyAndRefusesOtherMethods() throws Exception {
+        URI status = URI.create("http://127.0.0.1:" + a.httpPort() + "/status");
+        HttpResponse<byte[]> head = Nodes.HTTP.send(HttpRequest.newBuilder(status).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(head.statusCode()).isEqualTo(200);
+        assertThat(head.body()).isEmpty();
+        assertThat(head.headers().firstValue("Content-Type")).contains("application/json");
+        HttpResponse<String> post = Nodes.HTTP.send(HttpRequest.newBuilder(status).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(post.statusCode()).isEqualTo(405);
+        assertThat(post.headers().firstValue("Allow")).contains("GET, HEAD");
+    }
+
     @Test
     void headSendsTheHeadersOfGetAndNoBody() throws Exception {
         for (LobNode via : new LobNode[]{a, b}) {
@@ -217,7 +255,7 @@ class HttpApiIT {
     }
 
     @Test
-    void emptyValueHasNoSatisfiableRange() throws Exception {
+    void emptyValueSatisfiesOnlyASuffixRange() throws Exception {
         String id = idOwnedBy(a, "empty-");
         client.put(id, new byte[0], null).get();
         awaitValue(b, id, new byte[0]);
@@ -226,7 +264,10 @@ class HttpApiIT {
             assertThat(whole.statusCode()).isEqualTo(200);
             assertThat(whole.headers().firstValue("Content-Length")).contains("0");
             assertUnsatisfiable(get(via, id, "bytes=0-0"), 0);
-            assertUnsatisfiable(get(via, id, "bytes=-5"), 0);
+            // RFC 9110 §14.1.2: a non-zero suffix is satisfiable on an empty value; it is all of it, which only a 200 can say
+            HttpResponse<byte[]> suffix = get(via, id, "bytes=-5");
+            assertThat(suffix.statusCode()).isEqualTo(200);
+            assertThat(suffix.body()).isEmpty();
         }
     }
 

@@ -10,7 +10,8 @@ import java.util.regex.Pattern;
  * Multiple ranges are not supported; the whole value is sent instead, as the RFC allows.
  */
 public record ByteRange(long first, long last) {
-    private static final Pattern SINGLE = Pattern.compile("bytes=\\s*(\\d*)\\s*-\\s*(\\d*)\\s*");
+    /** The unit is case-insensitive (§14.1). */
+    private static final Pattern SINGLE = Pattern.compile("bytes=\\s*(\\d*)\\s*-\\s*(\\d*)\\s*", Pattern.CASE_INSENSITIVE);
 
     /** Thrown for a syntactically valid range that selects nothing: 416. */
     public static final class Unsatisfiable extends Exception {
@@ -37,28 +38,30 @@ public record ByteRange(long first, long last) {
         }
         String a = m.group(1);
         String b = m.group(2);
-        try {
-            if (a.isEmpty() && b.isEmpty()) {
-                return Optional.empty();
-            }
-            if (a.isEmpty()) {
-                long suffix = Long.parseLong(b);
-                if (suffix == 0 || length == 0) {
-                    throw new Unsatisfiable(header);
-                }
-                return Optional.of(new ByteRange(Math.max(0, length - suffix), length - 1));
-            }
-            long first = Long.parseLong(a);
-            long last = b.isEmpty() ? length - 1 : Math.min(Long.parseLong(b), length - 1);
-            if (!b.isEmpty() && Long.parseLong(b) < first) {
-                return Optional.empty(); // invalid: ignore the header
-            }
-            if (first >= length) {
-                throw new Unsatisfiable(header);
-            }
-            return Optional.of(new ByteRange(first, last));
-        } catch (NumberFormatException e) {
+        if (a.isEmpty() && b.isEmpty()) {
             return Optional.empty();
         }
+        if (a.isEmpty()) {
+            long suffix = number(b);
+            if (suffix == 0) {
+                throw new Unsatisfiable(header);
+            }
+            // §14.1.2: on an empty value a non-zero suffix is satisfiable, and selects all of nothing: a 206 cannot say
+            // so (Content-Range has no empty range), so the answer is 200 with the whole, empty, value
+            return length == 0 ? Optional.empty() : Optional.of(new ByteRange(Math.max(0, length - suffix), length - 1));
+        }
+        long first = number(a);
+        if (!b.isEmpty() && number(b) < first) {
+            return Optional.empty(); // invalid: ignore the header
+        }
+        if (first >= length) {
+            throw new Unsatisfiable(header);
+        }
+        return Optional.of(new ByteRange(first, b.isEmpty() ? length - 1 : Math.min(number(b), length - 1)));
+    }
+
+    /** A position past what a long holds is past the end of any value: as large as a long goes. */
+    private static long number(String digits) {
+        return digits.length() > 18 ? Long.MAX_VALUE : Long.parseLong(digits);
     }
 }

@@ -147,9 +147,7 @@ public final class LobHttpServer implements AutoCloseable {
 
     private void lobs(HttpExchange ex) throws IOException {
         String method = ex.getRequestMethod();
-        if (!method.equals("GET") && !method.equals("HEAD")) {
-            ex.getResponseHeaders().add("Allow", "GET, HEAD");
-            Responses.text(ex, 405, "method not allowed\n");
+        if (!Responses.readOnly(ex)) {
             return;
         }
         // the path percent-decoded (a '+' stays a '+': form encoding is for queries, not paths)
@@ -167,10 +165,12 @@ public final class LobHttpServer implements AutoCloseable {
         }
         Optional<LobStore> local = registry.get(owner.partition());
         if (local.isEmpty() || !owner.activeHost().equals(hostInfo())) {
-            if (ex.getRequestHeaders().containsKey(OwnerProxy.FORWARDED) || owner.activeHost().equals(hostInfo())) {
-                Responses.text(ex, 503, "partition " + owner.partition() + " is not open here yet; retry\n");
+            String forwarder = ex.getRequestHeaders().getFirst(OwnerProxy.FORWARDED);
+            if (forwarder != null || owner.activeHost().equals(hostInfo())) { // a forwarded request is never forwarded again
+                Responses.text(ex, 503, "partition " + owner.partition() + " is not open here yet" + (forwarder == null ? ""
+                        : " (the request came through " + forwarder + ", whose metadata is older or newer than this node's)") + "; retry\n");
             } else {
-                proxy.forward(ex, owner.activeHost(), ex.getRequestURI().getRawPath());
+                proxy.forward(ex, hostInfo(), owner.activeHost(), ex.getRequestURI().getRawPath());
             }
             return;
         }
@@ -224,6 +224,22 @@ public final class LobHttpServer implements AutoCloseable {
             Attributes attributes = h.version().attributes();
             headers.add("Content-Type", attributes.contentType() != null ? attributes.contentType() : "application/octet-stream");
             attributes.metadata().forEach((k, v) -> headers.add(META + k, v));
+            switch (Preconditions.evaluate(ex.getRequestHeaders().getFirst("If-Match"), ex.getRequestHeaders().getFirst("If-None-Match"),
+                    etag)) {
+                case NOT_MODIFIED -> { // the 200's headers, its length too (RFC 9110 §15.4.5, §8.6), and no body
+                    headers.add("Content-Length", Long.toString(length));
+                    ex.sendResponseHeaders(304, -1);
+                    return;
+                }
+                case FAILED -> {
+                    headers.clear();
+                    headers.add("ETag", etag); // the version there is: a client that asked for another can tell
+                    Responses.text(ex, 412, "LOB " + id + " is at version " + etag + ", not one If-Match names\n");
+                    return;
+                }
+                case PROCEED -> {
+                }
+            }
             // RFC 9110 14.2: Range is defined for GET alone, and a server must ignore it on HEAD (so HEAD answers
             // 200 with the whole value's length). 13.1.5: a range asked for with If-Range is served only of that
             // version; otherwise the whole value (a resumed download must not splice two versions). A date cannot
@@ -258,6 +274,9 @@ public final class LobHttpServer implements AutoCloseable {
     // ---------------------------------------------------------------- /status, /fsck, /metrics
 
     private void status(HttpExchange ex) throws IOException {
+        if (!Responses.readOnly(ex)) {
+            return;
+        }
         ObjectNode root = JSON.createObjectNode();
         KafkaStreams s = streams;
         root.put("state", s == null ? "NOT_STARTED" : s.state().name());
@@ -289,6 +308,9 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     private void fsck(HttpExchange ex) throws IOException {
+        if (!Responses.readOnly(ex)) {
+            return;
+        }
         String query = ex.getRequestURI().getQuery();
         boolean data;
         if (query == null || query.equals("data=true")) {
@@ -330,10 +352,7 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     private static void sendJson(HttpExchange ex, Object node) throws IOException {
-        byte[] body = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node);
-        ex.getResponseHeaders().add("Content-Type", "application/json");
-        ex.sendResponseHeaders(200, body.length);
-        ex.getResponseBody().write(body);
+        Responses.send(ex, 200, "application/json", JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node));
     }
 
     @Override

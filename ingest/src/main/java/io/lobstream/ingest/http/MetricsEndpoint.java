@@ -31,10 +31,9 @@ public final class MetricsEndpoint implements HttpHandler {
     @Override
     public void handle(HttpExchange ex) throws IOException {
         try (ex) {
-            byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
-            ex.getResponseHeaders().add("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-            ex.sendResponseHeaders(200, body.length);
-            ex.getResponseBody().write(body);
+            if (Responses.readOnly(ex)) {
+                Responses.send(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape().getBytes(StandardCharsets.UTF_8));
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.net.Proxy;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.time.Duration;
@@ -31,7 +32,7 @@ final class OwnerProxy {
     /** How long a forwarded request waits for the owner's response headers, and then for each read of the body. */
     static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
-    private static final String[] REQUEST_HEADERS = {"Range", "If-Range"};
+    private static final String[] REQUEST_HEADERS = {"Range", "If-Range", "If-Match", "If-None-Match"};
     private static final String[] RESPONSE_HEADERS = {"ETag", "Content-Range", "Accept-Ranges", "Content-Type", "Retry-After"};
 
     private final Duration connectTimeout;
@@ -42,9 +43,12 @@ final class OwnerProxy {
         this.readTimeout = readTimeout;
     }
 
-    void forward(HttpExchange ex, HostInfo owner, String rawPath) throws IOException {
+    /** @param self this node, as the owner knows it: an owner that cannot serve the request names it in its answer */
+    void forward(HttpExchange ex, HostInfo self, HostInfo owner, String rawPath) throws IOException {
         Map<String, String> headers = new HashMap<>();
-        headers.put(FORWARDED, "1");
+        // RFC 9110 §7.6.3 would have a gateway send Via, but HttpURLConnection drops it (a restricted header) unless a
+        // JVM-wide property allows it: the node's own header names the forwarder instead, and keeps it from forwarding again
+        headers.put(FORWARDED, self.host() + ":" + self.port());
         for (String h : REQUEST_HEADERS) {
             String v = ex.getRequestHeaders().getFirst(h);
             if (v != null) {
@@ -53,7 +57,8 @@ final class OwnerProxy {
         }
         URI uri = URI.create("http://" + owner.host() + ":" + owner.port() + rawPath);
         boolean answered = false; // once the status line is sent, a failure can only cut the body short
-        try (StreamedResponse resp = StreamedResponse.send(uri, ex.getRequestMethod(), headers, connectTimeout, readTimeout)) {
+        // straight to the owner: a JVM-wide proxy (http.proxyHost, useSystemProxies) is for the way out, not between nodes
+        try (StreamedResponse resp = StreamedResponse.send(uri, ex.getRequestMethod(), headers, connectTimeout, readTimeout, Proxy.NO_PROXY)) {
             for (String h : RESPONSE_HEADERS) {
                 resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
             }
@@ -63,13 +68,14 @@ final class OwnerProxy {
                 }
             }
             ex.getResponseHeaders().add(SERVED_BY, owner.host() + ":" + owner.port());
-            long len = resp.contentLength().orElse(0);
-            boolean noBody = ex.getRequestMethod().equals("HEAD") || resp.statusCode() == 416;
-            if (noBody) {
+            long len = resp.contentLength().orElse(-1); // -1: the owner did not say, and the body goes on chunked
+            int status = resp.statusCode();
+            boolean noBody = ex.getRequestMethod().equals("HEAD") || status == 416 || status == 304;
+            if (noBody && len >= 0) {
                 ex.getResponseHeaders().add("Content-Length", Long.toString(len));
             }
             answered = true;
-            ex.sendResponseHeaders(resp.statusCode(), noBody || len == 0 ? -1 : len);
+            ex.sendResponseHeaders(status, noBody || len == 0 ? -1 : len < 0 ? 0 : len);
             if (!noBody) {
                 // not closed here but with the exchange (Responses.cutShort says why)
                 resp.body().transferTo(ex.getResponseBody());

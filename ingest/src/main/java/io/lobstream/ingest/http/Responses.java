@@ -6,14 +6,18 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
 /** How the node's endpoints answer: a short plain-text answer, and a body that cannot be finished. */
-final class Responses {
+public final class Responses {
     private Responses() {
     }
 
     /** An error's reason, or a hint to retry, as the whole answer. */
     static void text(HttpExchange ex, int status, String text) throws IOException {
-        byte[] body = text.getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().add("Content-Type", "text/plain; charset=utf-8");
+        send(ex, status, "text/plain; charset=utf-8", text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A whole answer; to a HEAD, its headers alone. */
+    public static void send(HttpExchange ex, int status, String contentType, byte[] body) throws IOException {
+        ex.getResponseHeaders().add("Content-Type", contentType);
         if (ex.getRequestMethod().equals("HEAD")) {
             // a HEAD response has the headers of the GET response and never a body (RFC 9110 §9.3.2)
             ex.getResponseHeaders().add("Content-Length", Integer.toString(body.length));
@@ -22,6 +26,17 @@ final class Responses {
         }
         ex.sendResponseHeaders(status, body.length);
         ex.getResponseBody().write(body);
+    }
+
+    /** Whether the request is a GET or a HEAD, the only methods the node answers; any other is answered 405 here. */
+    public static boolean readOnly(HttpExchange ex) throws IOException {
+        String method = ex.getRequestMethod();
+        if (method.equals("GET") || method.equals("HEAD")) {
+            return true;
+        }
+        ex.getResponseHeaders().add("Allow", "GET, HEAD");
+        text(ex, 405, "method " + method + " not allowed: GET or HEAD\n");
+        return false;
     }
 
     /**

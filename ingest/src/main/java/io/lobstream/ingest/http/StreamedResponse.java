@@ -43,7 +43,13 @@ public final class StreamedResponse implements Closeable {
      */
     public static StreamedResponse send(URI uri, String method, Map<String, String> headers, Duration connectTimeout,
                                         Duration readTimeout) throws IOException {
-        HttpURLConnection c = (HttpURLConnection) uri.toURL().openConnection();
+        return send(uri, method, headers, connectTimeout, readTimeout, null);
+    }
+
+    /** @param proxy how to reach {@code uri}; null: as the JVM's proxy settings say */
+    public static StreamedResponse send(URI uri, String method, Map<String, String> headers, Duration connectTimeout,
+                                        Duration readTimeout, java.net.Proxy proxy) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) (proxy == null ? uri.toURL().openConnection() : uri.toURL().openConnection(proxy));
         c.setRequestMethod(method);
         c.setInstanceFollowRedirects(false);
         c.setConnectTimeout((int) connectTimeout.toMillis());

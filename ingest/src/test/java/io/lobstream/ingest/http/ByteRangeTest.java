@@ -21,6 +21,23 @@ class ByteRangeTest {
         assertThat(parse("bytes=-10")).contains(new ByteRange(90, 99));
         assertThat(parse("bytes=-500")).contains(new ByteRange(0, 99));
         assertThat(parse("bytes=50-500")).contains(new ByteRange(50, 99));
+        assertThat(parse("Bytes=10-19")).as("the unit is case-insensitive").contains(new ByteRange(10, 19));
+    }
+
+    /** Positions past a long are past the end of any value, not a header to ignore. */
+    @Test
+    void positionsPastALongAreClampedNotIgnored() throws Exception {
+        assertThat(parse("bytes=0-99999999999999999999")).contains(new ByteRange(0, 99));
+        assertThat(parse("bytes=-99999999999999999999")).contains(new ByteRange(0, 99));
+        assertThatThrownBy(() -> parse("bytes=99999999999999999999-")).isInstanceOf(ByteRange.Unsatisfiable.class);
+    }
+
+    /** RFC 9110 §14.1.2: on an empty value only a non-zero suffix is satisfiable, and it is the whole (empty) value. */
+    @Test
+    void anEmptyValueSatisfiesOnlyANonZeroSuffix() throws Exception {
+        assertThat(ByteRange.parse("bytes=-5", 0)).isEmpty();
+        assertThatThrownBy(() -> ByteRange.parse("bytes=0-0", 0)).isInstanceOf(ByteRange.Unsatisfiable.class);
+        assertThatThrownBy(() -> ByteRange.parse("bytes=-0", 0)).isInstanceOf(ByteRange.Unsatisfiable.class);
     }
 
     @Test

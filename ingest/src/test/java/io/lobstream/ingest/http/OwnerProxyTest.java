@@ -65,7 +65,36 @@ class OwnerProxyTest {
         assertThat(c.getHeaderField(LobHttpServer.META + "Owner")).isEqualTo("alice");
         assertThat(c.getHeaderField("X-Not-For-Readers")).isNull();
         assertThat(c.getHeaderField(OwnerProxy.SERVED_BY)).isEqualTo(owner.host() + ":" + owner.port());
-        assertThat(ownerSaw).containsEntry("range", "bytes=1-3").containsEntry(OwnerProxy.FORWARDED.toLowerCase(java.util.Locale.ROOT), "1");
+        assertThat(ownerSaw).containsEntry("range", "bytes=1-3").containsEntry(OwnerProxy.FORWARDED.toLowerCase(java.util.Locale.ROOT), "front.example:8080");
+    }
+
+    /** An owner that does not say how long its body is: the client gets the body (chunked), not an empty 200. */
+    @Test
+    void aBodyOfUnknownLengthPassesThroughWhole() throws IOException {
+        HostInfo owner = owner(ex -> {
+            ex.sendResponseHeaders(200, 0); // chunked
+            ex.getResponseBody().write("abcdef".getBytes(StandardCharsets.US_ASCII));
+        });
+        HttpURLConnection c = request(front(owner), "GET", null);
+        assertThat(c.getResponseCode()).isEqualTo(200);
+        assertThat(new String(c.getInputStream().readAllBytes(), StandardCharsets.US_ASCII)).isEqualTo("abcdef");
+    }
+
+    /** Conditional reads are the owner's to decide: their headers go to it, and its 304 comes back with no body. */
+    @Test
+    void conditionalReadsReachTheOwnerAndItsNotModifiedComesBack() throws IOException {
+        HostInfo owner = owner(ex -> {
+            ex.getResponseHeaders().add("ETag", "\"c1.7\"");
+            ex.getResponseHeaders().add("Content-Length", "10");
+            ex.sendResponseHeaders(304, -1);
+        });
+        HttpURLConnection c = request(front(owner), "GET", null);
+        c.setRequestProperty("If-None-Match", "\"c1.7\"");
+        c.setRequestProperty("If-Match", "*");
+        assertThat(c.getResponseCode()).isEqualTo(304);
+        assertThat(c.getHeaderField("ETag")).isEqualTo("\"c1.7\"");
+        assertThat(c.getHeaderField("Content-Length")).isEqualTo("10");
+        assertThat(ownerSaw).containsEntry("if-none-match", "\"c1.7\"").containsEntry("if-match", "*");
     }
 
     @Test
@@ -164,7 +193,7 @@ class OwnerProxyTest {
 
     private HostInfo front(HostInfo owner, Duration readTimeout) throws IOException {
         OwnerProxy proxy = new OwnerProxy(Duration.ofSeconds(2), readTimeout);
-        return serve(ex -> proxy.forward(ex, owner, ex.getRequestURI().getRawPath()));
+        return serve(ex -> proxy.forward(ex, new HostInfo("front.example", 8080), owner, ex.getRequestURI().getRawPath()));
     }
 
     private interface Answer {
