@@ -44,6 +44,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 import static io.lobstream.app.Nodes.bytes;
 import static io.lobstream.app.Nodes.get;
@@ -383,6 +384,28 @@ class ScaleOutIT {
                     .describedGroups().get(group).get().members().stream().map(m -> m.groupInstanceId().orElse("")).toList())
                     .as("a's members: none of a thread index it no longer runs").filteredOn(id -> id.startsWith("scale-a-"))
                     .containsExactly("scale-a-1"));
+        }
+    }
+    /**
+     * A third node joins: it takes its share from the others, and neither of them gets a partition it did not have
+     * (which it would have to rebuild from lob.commands). Kafka Streams' default assignor, which takes the writer's tasks
+     * for stateless, deals partitions out by load alone and could swap some between a and b.
+     */
+    @Test
+    @Order(9)
+    void aNodeThatJoinsTakesItsShareWithoutMovingTheOthersPartitions() throws Exception {
+        Set<Integer> onA = Nodes.partitions(a);
+        Set<Integer> onB = Nodes.partitions(b);
+        LobNode c = Nodes.start(Nodes.config(cluster, dir.resolve("c"), 4, "scale-c", 1));
+        try {
+            await().atMost(Duration.ofSeconds(120)).until(() -> !Nodes.partitions(c).isEmpty()
+                    && Nodes.partitions(a).size() + Nodes.partitions(b).size() + Nodes.partitions(c).size() == 4
+                    && Stream.of(a, b, c).allMatch(n -> n.streams().state() == org.apache.kafka.streams.KafkaStreams.State.RUNNING));
+            assertThat(onA).containsAll(Nodes.partitions(a));
+            assertThat(onB).containsAll(Nodes.partitions(b));
+            assertAllReadable(a, b, c);
+        } finally {
+            c.close(true);
         }
     }
 }

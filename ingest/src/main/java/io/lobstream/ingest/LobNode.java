@@ -3,6 +3,7 @@ package io.lobstream.ingest;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.CommandTime;
+import io.lobstream.ingest.writer.TablespaceTaskAssignor;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.TablespaceRegistry;
 import io.lobstream.ingest.writer.UndoResender;
@@ -167,6 +168,8 @@ public final class LobNode implements AutoCloseable {
         // fetch brings up to 4 MiB of a partition: 16 records keep the stream thread fed.
         p.put(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG, 16);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), config.get(LobStreamConfig.SESSION_TIMEOUT_MS));
+        // a task stays where its tablespace is, as far as a balanced share allows (TablespaceTaskAssignor says why)
+        p.put(StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG, TablespaceTaskAssignor.class.getName());
         String nodeId = config.get(LobStreamConfig.NODE_ID);
         if (!nodeId.isBlank()) {
             // Static membership: Streams suffixes the id with the thread index, one member per stream thread.
@@ -252,13 +255,14 @@ public final class LobNode implements AutoCloseable {
         closeRest();
     }
 
+    /**
+     * Stops the node: a static member stays in the group (see {@link #close(boolean)}), a node without an id leaves it,
+     * so its partitions move at once. Kafka Streams' own {@code close()} leaves no group: its consumers do not send a
+     * LeaveGroup, and the partitions of a dynamic member would wait out its session timeout.
+     */
     @Override
     public void close() {
-        closeMembers(false);
-        if (streams != null) {
-            streams.close(Duration.ofSeconds(30));
-        }
-        closeRest();
+        close(config.get(LobStreamConfig.NODE_ID).isBlank());
     }
 
     /**
