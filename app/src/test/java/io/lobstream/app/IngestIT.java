@@ -444,6 +444,31 @@ class IngestIT {
     }
 
     /**
+     * A command naming a schema id the registry does not have is dead-lettered by the writer; a replay, meeting it, finds
+     * its letter on lob.commands.dlq and skips it as the writer did (DeadLetterLogTest has a replay that finds none).
+     */
+    @Test
+    void replaySkipsACommandOfAnUnknownSchemaThatTheWriterDeadLettered() throws Exception {
+        String id = "it-noschema";
+        try (KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            byte[] frame = ByteBuffer.allocate(9).put((byte) 0).putInt(987_654).putInt(42).array(); // magic byte, an id no schema has
+            raw.send(new ProducerRecord<>(config.topics().commands(), id.getBytes(StandardCharsets.UTF_8), frame)).get();
+        }
+        byte[] after = bytes(50, 61);
+        client.put(id, after, null).get();
+        awaitValue(id, after);
+        int p = Nodes.partitionOf(id, config.get(LobStreamConfig.PARTITIONS));
+        try (LobStore replayed = DefaultLobStore.open(dir.resolve("replay-noschema"), LobStoreConfig.defaults())) {
+            PartitionReplayer.Result r = new PartitionReplayer(config).replay(p, replayed);
+            assertThat(r.rejected()).isGreaterThanOrEqualTo(1);
+            try (LobReadHandle h = replayed.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                assertThat(in.readAllBytes()).isEqualTo(after);
+            }
+        }
+    }
+
+    /**
      * While the partition's last owner has a commit in flight (here a transaction with an offset
      * commit, left open) the writer group's committed offset is not stable, and a task's init
      * cannot tell whether its tablespace is current (it used to read "nothing committed", and

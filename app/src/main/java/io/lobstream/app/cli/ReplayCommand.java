@@ -149,12 +149,22 @@ final class ReplayCommand implements Callable<Integer> {
             System.err.printf("replayed partition %d: %d records, %d applied, %d rejected; %d LOBs; fsck %s%n", partition, r.records(),
                     r.applied(), r.rejected(), fsck.lobs(), fsck.ok() ? "clean" : "PROBLEMS " + fsck.problems());
             ok = fsck.ok();
+            if (!ok) {
+                ArrayNode problems = out.putArray("fsck_problems");
+                fsck.problems().forEach(problems::add);
+            }
             done = true;
             if (verify) {
                 ok &= verifyAgainstNode(store, out);
             }
         } finally {
-            if (done) {
+            if (done && !out.path("fsck_ok").asBoolean()) {
+                // not a tablespace a node should open: kept aside for a look, the next replay's place left free
+                Path failed = dir.resolveSibling(dir.getFileName() + ".replay-failed");
+                DataDirs.deleteTree(failed);
+                Files.move(staging, failed, StandardCopyOption.ATOMIC_MOVE);
+                System.err.println("fsck found problems in the replayed copy: kept at " + failed + ", not at " + dir);
+            } else if (done) {
                 // replayed and checked (whatever --verify finds or throws); the store is closed here, and its index holds no path
                 Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
             } else {

@@ -70,6 +70,7 @@ public final class PartitionReplayer {
         long partitionTime = -1; // the highest command time so far: a record without one takes it (CommandTime)
         long applied = 0;
         long rejected = 0;
+        DeadLetterLog letters = null; // read when a command first names a schema the registry does not have
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              LocalPurger purger = new LocalPurger(store, 256)) {
             consumer.assign(List.of(tp));
@@ -81,7 +82,12 @@ public final class PartitionReplayer {
                         + "this copy. Keep lob.commands with retention.ms=-1 to rebuild a partition from its topic.", tp, first, from, first);
             }
             consumer.seek(tp, Math.max(first, from));
-            long end = to >= 0 ? to : consumer.endOffsets(List.of(tp)).get(tp);
+            long logEnd = consumer.endOffsets(List.of(tp)).get(tp);
+            if (to > logEnd) { // the poll loop would wait for ever for offsets the log no longer has
+                throw new IOException("asked to replay " + tp + " up to offset " + to + ", past the end of its log (" + logEnd
+                        + "): the log lost records that were committed (an unclean leader election, a lost disk?)");
+            }
+            long end = to >= 0 ? to : logEnd;
             log.info("replaying {} offsets [{}, {})", tp, consumer.position(tp), end);
             long lastLog = System.nanoTime();
             while (consumer.position(tp) < end) {
@@ -99,6 +105,10 @@ public final class PartitionReplayer {
                         throw e; // the writer would have retried too, not skipped the command
                     } catch (RuntimeException undecodable) {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
+                        if (RegistryUnavailableException.isSchemaNotFound(undecodable)) {
+                            letters = letters != null ? letters : DeadLetterLog.read(config, tp);
+                            letters.requireLetter(r, config.get(LobStreamConfig.REGISTRY_URL), undecodable);
+                        }
                     }
                     long at = CommandTime.of(r.timestamp(), partitionTime); // as the writer's tasks read it
                     partitionTime = Math.max(partitionTime, at);

@@ -23,10 +23,7 @@ public final class RegistryUnavailableException extends KafkaException {
      */
     public static boolean isRegistryFailure(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof NotFoundException) {
-                return false;
-            }
-            if (t instanceof RestClientException r && r.getError() != null && Integer.valueOf(404).equals(r.getError().getErrorCode())) {
+            if (isNotFound(t)) {
                 return false;
             }
             // a network failure on the way to the registry; not an IOException of the decoder (a truncated record)
@@ -35,5 +32,24 @@ public final class RegistryUnavailableException extends KafkaException {
             }
         }
         return false;
+    }
+
+    /**
+     * Whether {@code e}, thrown while decoding, is the registry's "no such schema": the record names a schema id the
+     * registry does not have. The writer dead-letters such a record; a replay asks whether it did (a registry restored
+     * from an old backup, or another registry, would otherwise make a rebuild skip commands the writer applied).
+     */
+    public static boolean isSchemaNotFound(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (isNotFound(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isNotFound(Throwable t) {
+        return t instanceof NotFoundException
+                || t instanceof RestClientException r && r.getError() != null && Integer.valueOf(404).equals(r.getError().getErrorCode());
     }
 }
