@@ -373,8 +373,9 @@ public final class DefaultLobStore implements LobStore {
             return;
         }
         long delay = (long) (java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.historyMaxDelayMs()) * Math.min(1.0, excess));
+        long start = System.nanoTime();
         java.util.concurrent.locks.LockSupport.parkNanos(delay);
-        metrics.backpressure(delay);
+        metrics.backpressure(System.nanoTime() - start); // the time slept: a park may end early (an interrupt) or late
     }
 
     /** With lob.sync.each.write, waits for the index WAL sync (shared with concurrent writers) that covers this write. */

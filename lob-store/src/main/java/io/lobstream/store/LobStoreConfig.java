@@ -17,8 +17,8 @@ public final class LobStoreConfig {
     public static final ConfigKey<Integer> PAGE_SIZE = ConfigKey.integer("lob.page.size", 16 * 1024, 4 * 1024, 64 * 1024,
             "Tablespace page size in bytes (4 KiB to 64 KiB, a power of two). Fixed when a tablespace is created.");
     public static final ConfigKey<Boolean> PREALLOC = ConfigKey.bool("lob.prealloc", true,
-            "A writer is granted a batch of contiguous pages in one allocator latch acquisition and the file grows a batch "
-                    + "at a time. Off: one page per latch acquisition.");
+            "A writer is granted a batch of contiguous pages in one allocator latch acquisition (or a shorter hole, which is "
+                    + "filled before the file grows) and the file grows a batch at a time. Off: one page per latch acquisition.");
     public static final ConfigKey<Integer> PREALLOC_BATCH = ConfigKey.integer("lob.prealloc.data.batch.size", 8, 1, 32,
             "Pages per preallocation batch (1-32).");
     public static final ConfigKey<Boolean> LATCH_DOWNGRADE = ConfigKey.bool("lob.latch.downgrade", true,
@@ -68,8 +68,11 @@ public final class LobStoreConfig {
                     + "delayed as for lob.history.max, so the tablespace stays within about (1 + this) times the live data. "
                     + "0 = off (the default: in the pipeline the delayed thread is also the one that applies reclaims, so a tight "
                     + "limit starves purge; use it where purge runs elsewhere, e.g. an embedded engine with its own purger).");
-    public static final ConfigKey<Integer> HISTORY_MAX_DELAY_MS = ConfigKey.integer("lob.history.max.delay.ms", 50, 1, 10_000,
-            "The longest delay backpressure adds to one write (reached at twice lob.history.max).");
+    public static final ConfigKey<Integer> HISTORY_MAX_DELAY_MS = ConfigKey.integer("lob.history.max.delay.ms", 50, 1, 1_000,
+            "The longest delay backpressure adds to one write (reached at twice lob.history.max). In a node the delay is "
+                    + "spent inside the writer's open transaction, once per command of each of a stream thread's tasks between two "
+                    + "commit checks: at most 1 s, so that a thread's tasks together stay well within the transaction timeout "
+                    + "(10 s unless lob.streams.producer.transaction.timeout.ms says otherwise).");
 
     public static final ConfigKey<Integer> READ_PIN_MAX_MS = ConfigKey.integer("lob.read.pin.max.ms", 300_000, 0, Integer.MAX_VALUE,
             "How long a reader's pin holds back purge of the versions it may read (a partial update shares pages with later "

@@ -300,18 +300,8 @@ class DefaultLobStoreTest {
         byte[] v = bytes(5 * 4064 + 100, 1);
         try (DefaultLobStore store = DefaultLobStore.open(dir, config(4096, true))) {
             VersionEntry e = put(store, "a", v).written();
-            long pageNo;
-            try (PageFile file = PageFile.openReadOnly(dir.resolve(TablespaceDirs.PAGES), 4096)) {
-                pageNo = VersionReader.open(file, "a", e.version(), e.rootPage(), VersionReader.PageReadListener.NONE).dataPageNo(2);
-            }
             // the page as it could be left by an earlier write of the same place: right LOB, version, sequence and CRC; 10 bytes
-            try (FileChannel ch = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                ByteBuffer page = ByteBuffer.allocate(4096);
-                ch.read(page, pageNo * 4096);
-                PageHeader h = PageCodec.verify(page, pageNo);
-                PageCodec.seal(page, pageNo, new PageHeader(h.type(), h.lobIdHash(), h.version(), h.sequence(), 10));
-                ch.write(page, pageNo * 4096);
-            }
+            long pageNo = resealDataPage(e, 2, h -> new PageHeader(h.type(), h.lobIdHash(), h.version(), h.sequence(), 10));
             assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
                 assertThatThrownBy(() -> read(store, "a")).isInstanceOf(CorruptPageException.class)
                         .hasMessageContaining("page " + pageNo);
@@ -321,6 +311,38 @@ class DefaultLobStoreTest {
             });
             assertThat(store.fsck(true).problems()).anyMatch(p -> p.contains("page " + pageNo));
         }
+    }
+
+    /**
+     * A power loss took a data page's write, and the index entry that names it survived (its WAL written by the OS):
+     * the page still holds what an older version of the same LOB wrote at that place before the allocator reused it.
+     * The same LOB, sequence, length and a good CRC: only the version tells, and a whole value wrote every page itself.
+     */
+    @Test
+    void aWholeValuesPageLeftAsAnOlderVersionWroteItIsReportedNotRead() throws IOException {
+        byte[] v = bytes(5 * 4064, 1);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config(4096, true))) {
+            VersionEntry e = put(store, "a", v).written();
+            long pageNo = resealDataPage(e, 2, h -> new PageHeader(h.type(), h.lobIdHash(), h.version() - 1, h.sequence(), h.payloadLength()));
+            assertThatThrownBy(() -> read(store, "a")).isInstanceOf(io.lobstream.store.page.StalePageException.class)
+                    .hasMessageContaining("page " + pageNo);
+            assertThat(store.fsck(true).problems()).anyMatch(p -> p.contains("page " + pageNo));
+        }
+    }
+
+    /** Rewrites data page {@code index} of LOB "a"'s version {@code e} (4 KiB pages) under another header, sealed; returns its number. */
+    private long resealDataPage(VersionEntry e, int index, java.util.function.UnaryOperator<PageHeader> header) throws IOException {
+        long pageNo;
+        try (PageFile file = PageFile.openReadOnly(dir.resolve(TablespaceDirs.PAGES), 4096)) {
+            pageNo = VersionReader.open(file, "a", e.version(), e.rootPage(), VersionReader.PageReadListener.NONE).dataPageNo(index);
+        }
+        try (FileChannel ch = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer page = ByteBuffer.allocate(4096);
+            ch.read(page, pageNo * 4096);
+            PageCodec.seal(page, pageNo, header.apply(PageCodec.verify(page, pageNo)));
+            ch.write(page.rewind(), pageNo * 4096);
+        }
+        return pageNo;
     }
 
     @ParameterizedTest

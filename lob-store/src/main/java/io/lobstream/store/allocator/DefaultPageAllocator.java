@@ -46,13 +46,15 @@ public final class DefaultPageAllocator implements PageAllocator {
         int remaining = pages;
         while (remaining > 0) {
             int want = Math.min(remaining, batchSize);
+            Extent got;
             lockLatch();
             try {
-                granted.add(grant(want));
+                got = grant(want);
             } finally {
                 latch.unlock();
             }
-            remaining -= want;
+            granted.add(got);
+            remaining -= got.pageCount();
         }
         metrics.allocated(granted.size(), pages);
         return Extent.coalesce(granted);
@@ -103,7 +105,11 @@ public final class DefaultPageAllocator implements PageAllocator {
         }
     }
 
-    /** Under the latch: {@code want} contiguous pages, from a free run or by growing the file. */
+    /**
+     * Under the latch: up to {@code want} contiguous pages. The lowest free run that holds them all; else the lowest
+     * hole, whole (fewer pages: the caller asks again for the rest), since a file that grows while holes shorter than a
+     * batch stay free is the bloat this store exists to prevent; else the file's end, grown by a batch.
+     */
     private Extent grant(int want) {
         for (Map.Entry<Long, Integer> run : free.entrySet()) {
             if (run.getValue() >= want) {
@@ -117,9 +123,15 @@ public final class DefaultPageAllocator implements PageAllocator {
                 return new Extent(first, want);
             }
         }
-        // No run is long enough: take the pages at the end of the file and grow it by a batch.
-        // A free run that touches the end is used first so growth does not leave holes.
         Map.Entry<Long, Integer> last = free.lastEntry();
+        Map.Entry<Long, Integer> hole = free.firstEntry();
+        if (hole != null && hole.getKey() + hole.getValue() < highWaterMark) {
+            free.remove(hole.getKey());
+            freePages -= hole.getValue();
+            return new Extent(hole.getKey(), hole.getValue());
+        }
+        // Only the end is left: take the pages there and grow the file by a batch. A free run that touches the end is
+        // used first so growth does not leave holes.
         long first = highWaterMark;
         if (last != null && last.getKey() + last.getValue() == highWaterMark) {
             first = last.getKey();

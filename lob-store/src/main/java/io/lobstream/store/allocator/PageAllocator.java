@@ -10,7 +10,7 @@ import java.util.List;
  */
 public interface PageAllocator {
 
-    /** Grants {@code pages} pages, as few extents as free space allows. */
+    /** Grants {@code pages} pages: from free runs, lowest first (a run long enough for a batch, else a hole whole), and from the file's end only when no free run is left below it. */
     List<Extent> allocate(int pages);
 
     /**

@@ -145,7 +145,7 @@ public final class VersionReader {
                 }
                 file.read(p, page);
                 listener.pageRead(PageType.DATA);
-                PageCodec.verifyData(page, p, lobHash, version, index + 1, layout.bytesInDataPage(index));
+                PageCodec.verifyData(page, p, lobHash, version, !root.hasValueCrc(), index + 1, layout.bytesInDataPage(index));
             }
         }
     }
@@ -207,7 +207,7 @@ public final class VersionReader {
             long pageNo = dataPageNo(index);
             file.read(pageNo, page);
             listener.pageRead(PageType.DATA);
-            PageHeader h = PageCodec.verifyData(page, pageNo, lobHash, version, index + 1, layout.bytesInDataPage(index));
+            PageHeader h = PageCodec.verifyData(page, pageNo, lobHash, version, !root.hasValueCrc(), index + 1, layout.bytesInDataPage(index));
             int inPage = (int) (pos - (long) index * dataCap);
             window = page.duplicate().position(PageCodec.HEADER_SIZE + inPage).limit(PageCodec.HEADER_SIZE + h.payloadLength());
             if (!window.hasRemaining()) {

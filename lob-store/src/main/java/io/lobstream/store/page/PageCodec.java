@@ -112,20 +112,25 @@ public final class PageCodec {
     }
 
     /**
-     * Verifies a DATA page read for version {@code version}: a data page may have been written by an
-     * earlier version of the same LOB and shared since (partial updates), never by a later one. Its
-     * payload must be exactly the {@code payloadLength} bytes the version's layout puts in it: a
+     * Verifies a DATA page read for version {@code version}. A version that shares pages (a partial
+     * update) may find a page written by an earlier version of the same LOB, never by a later one; a
+     * version that shares none (a whole value: the root's {@code VALUE_CRC} says so) wrote every one
+     * of its pages itself, so only its own version will do. That exact check is what tells a page
+     * whose write a power loss took from the same LOB's older page at that place, which it would
+     * otherwise pass for (the same LOB, sequence and length: the allocator had reused the place).
+     * Its payload must be exactly the {@code payloadLength} bytes the version's layout puts in it: a
      * stale page that passes the other checks but holds fewer would end the value early.
      */
-    public static PageHeader verifyData(ByteBuffer page, long pageNo, long lobIdHash, long version, int sequence, int payloadLength)
-            throws CorruptPageException {
+    public static PageHeader verifyData(ByteBuffer page, long pageNo, long lobIdHash, long version, boolean sharesPages, int sequence,
+                                        int payloadLength) throws CorruptPageException {
         PageHeader h = verify(page, pageNo);
         if (h.type() != PageType.DATA) {
             throw new StalePageException(pageNo, "stale page: expected a DATA page, found " + h.type());
         }
-        if (h.lobIdHash() != lobIdHash || h.version() > version) {
+        if (h.lobIdHash() != lobIdHash || h.version() > version || !sharesPages && h.version() != version) {
             throw new StalePageException(pageNo, "stale page: belongs to lob hash " + Long.toHexString(h.lobIdHash())
-                    + " version " + h.version() + ", expected " + Long.toHexString(lobIdHash) + " version <= " + version);
+                    + " version " + h.version() + ", expected " + Long.toHexString(lobIdHash) + " version " + (sharesPages ? "<= " : "")
+                    + version);
         }
         if (h.sequence() != sequence) {
             throw new CorruptPageException(pageNo, "misplaced page: sequence " + h.sequence() + ", expected " + sequence);

@@ -56,11 +56,22 @@ class DefaultPageAllocatorTest {
         assertThat(a.shrinkTail(1, 8, cuts::add)).as("only the slack is left").isZero();
         assertThat(cuts).hasSize(1);
 
-        // the slack serves the next grant at the end; then the file grows from the cut
+        // the slack serves the next grant at the end; then the hole left below, then the file grows from the cut
         assertThat(a.allocate(8)).containsExactly(new Extent(10, 8));
         assertThat(a.allocate(8)).containsExactly(new Extent(30, 8));
-        assertThat(a.allocate(8)).containsExactly(new Extent(38, 8));
+        assertThat(a.allocate(8)).containsExactly(new Extent(18, 2), new Extent(38, 6));
         assertThat(a.highWaterMark()).isEqualTo(46);
+    }
+
+    /** Holes shorter than a batch (roots and tails freed by purge) are filled before the file grows, lowest first. */
+    @Test
+    void holesShorterThanABatchAreFilledBeforeTheFileGrows() {
+        // pages 0-39 used but holes 5-7, 12-13 and 30; the file ends at 40
+        DefaultPageAllocator a = allocator(40, List.of(new Extent(5, 3), new Extent(12, 2), new Extent(30, 1)));
+        assertThat(a.allocate(20)).containsExactly(new Extent(5, 3), new Extent(12, 2), new Extent(30, 1), new Extent(40, 14));
+        assertThat(a.holePages()).isZero();
+        assertThat(a.highWaterMark()).isEqualTo(56);
+        assertThat(a.freeExtents()).containsExactly(new Extent(54, 2));
     }
 
     @Test
