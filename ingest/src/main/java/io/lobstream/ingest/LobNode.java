@@ -86,6 +86,7 @@ public final class LobNode implements AutoCloseable {
                     config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
             catchUps = new TablespaceCatchUp(config, new WriterMetrics(meters));
             Properties streamsProperties = streamsProperties();
+            warnIfBackpressureCanOutlastTransactions(partitions, transactionTimeoutMs(streamsProperties));
             UndoResender.Settings resend = UndoResender.Settings.OFF;
             long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
             if (resendEvery > 0) {
@@ -184,6 +185,25 @@ public final class LobNode implements AutoCloseable {
             }
         });
         return p;
+    }
+
+    /**
+     * Backpressure sleeps on the stream thread inside its open transaction, once per command it processes between two
+     * commit checks: up to about 16 buffered commands per task, every task of the thread (all the partitions, on a node
+     * alone). Past the transaction timeout the coordinator aborts the transaction and fences the thread, whose tasks
+     * then move (a rebalance); with the defaults it is a few seconds at most.
+     */
+    private void warnIfBackpressureCanOutlastTransactions(int partitions, long transactionTimeoutMs) {
+        int threads = Math.max(1, config.get(LobStreamConfig.STREAM_THREADS));
+        long tasksPerThread = (partitions + threads - 1) / threads;
+        long worstMs = storeConfig.historyMaxDelayMs() * 16L * tasksPerThread;
+        if ((storeConfig.historyMax() > 0 || storeConfig.historyMaxRatio() > 0) && worstMs > transactionTimeoutMs / 2) {
+            log.warn("backpressure could sleep up to {} ms in one writer transaction ({}={} ms per command, up to 16 commands "
+                            + "per task, {} tasks per stream thread), more than half its timeout of {} ms: a transaction that outlasts "
+                            + "it is aborted and its thread fenced. Lower {}, or raise lob.streams.producer.transaction.timeout.ms",
+                    worstMs, LobStoreConfig.HISTORY_MAX_DELAY_MS.name(), storeConfig.historyMaxDelayMs(), tasksPerThread,
+                    transactionTimeoutMs, LobStoreConfig.HISTORY_MAX_DELAY_MS.name());
+        }
     }
 
     /** The writer's producers' transaction timeout: Kafka Streams' exactly-once default, or what the settings give. */

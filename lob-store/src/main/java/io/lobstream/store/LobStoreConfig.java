@@ -68,11 +68,10 @@ public final class LobStoreConfig {
                     + "delayed as for lob.history.max, so the tablespace stays within about (1 + this) times the live data. "
                     + "0 = off (the default: in the pipeline the delayed thread is also the one that applies reclaims, so a tight "
                     + "limit starves purge; use it where purge runs elsewhere, e.g. an embedded engine with its own purger).");
-    public static final ConfigKey<Integer> HISTORY_MAX_DELAY_MS = ConfigKey.integer("lob.history.max.delay.ms", 50, 1, 1_000,
+    public static final ConfigKey<Integer> HISTORY_MAX_DELAY_MS = ConfigKey.integer("lob.history.max.delay.ms", 50, 1, 10_000,
             "The longest delay backpressure adds to one write (reached at twice lob.history.max). In a node the delay is "
-                    + "spent inside the writer's open transaction, once per command of each of a stream thread's tasks between two "
-                    + "commit checks: at most 1 s, so that a thread's tasks together stay well within the transaction timeout "
-                    + "(10 s unless lob.streams.producer.transaction.timeout.ms says otherwise).");
+                    + "spent inside the writer's open transaction, for each command a stream thread processes between two commit "
+                    + "checks (up to 16 per task): the node warns at start when that could pass half the transaction timeout.");
 
     public static final ConfigKey<Integer> READ_PIN_MAX_MS = ConfigKey.integer("lob.read.pin.max.ms", 300_000, 0, Integer.MAX_VALUE,
             "How long a reader's pin holds back purge of the versions it may read (a partial update shares pages with later "

@@ -60,8 +60,9 @@ public record ByteRange(long first, long last) {
         return Optional.of(new ByteRange(first, b.isEmpty() ? length - 1 : Math.min(number(b), length - 1)));
     }
 
-    /** A position past what a long holds is past the end of any value: as large as a long goes. */
+    /** A position past what a long holds is past the end of any value: as large as a long goes. Leading zeros count for nothing. */
     private static long number(String digits) {
-        return digits.length() > 18 ? Long.MAX_VALUE : Long.parseLong(digits);
+        String significant = digits.replaceFirst("^0+(?=\\d)", "");
+        return significant.length() > 18 ? Long.MAX_VALUE : Long.parseLong(significant);
     }
 }

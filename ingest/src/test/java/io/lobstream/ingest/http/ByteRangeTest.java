@@ -30,6 +30,7 @@ class ByteRangeTest {
         assertThat(parse("bytes=0-99999999999999999999")).contains(new ByteRange(0, 99));
         assertThat(parse("bytes=-99999999999999999999")).contains(new ByteRange(0, 99));
         assertThatThrownBy(() -> parse("bytes=99999999999999999999-")).isInstanceOf(ByteRange.Unsatisfiable.class);
+        assertThat(parse("bytes=00000000000000000000010-")).as("leading zeros count for nothing").contains(new ByteRange(10, 99));
     }
 
     /** RFC 9110 §14.1.2: on an empty value only a non-zero suffix is satisfiable, and it is the whole (empty) value. */

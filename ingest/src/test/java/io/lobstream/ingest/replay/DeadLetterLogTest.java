@@ -23,22 +23,39 @@ class DeadLetterLogTest {
 
     @Test
     void aCommandTheWriterDeadLetteredIsSkipped() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), 0);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), new long[]{0}, 100);
         assertThatCode(() -> letters.requireLetter(command(7, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
     }
 
     @Test
     void aCommandWithoutALetterWhileLettersOfItsTimeAreKeptStopsTheReplay() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), 500);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), new long[]{500}, 100);
         assertThatThrownBy(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).isInstanceOf(IOException.class)
                 .hasMessageContaining("lob.commands-3 offset 8").hasMessageContaining("http://r").hasMessageContaining("did not dead-letter");
     }
 
     @Test
     void aCommandOlderThanEveryLetterKeptCannotBeToldAndIsSkipped() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(), 5_000);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(), new long[]{5_000}, 100);
         assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
-        DeadLetterLog allExpired = new DeadLetterLog(Set.of(), Long.MAX_VALUE);
+        DeadLetterLog allExpired = new DeadLetterLog(Set.of(), new long[]{Long.MAX_VALUE}, 100);
         assertThatCode(() -> allExpired.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
+    }
+
+    /** A command past the writer group's committed offset is not decided yet: no letter proves anything. */
+    @Test
+    void aCommandTheWriterHasNotDecidedYetIsSkipped() {
+        DeadLetterLog letters = new DeadLetterLog(Set.of(), new long[]{0}, 8);
+        assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
+    }
+
+    /** A letter goes to its key's partition of the dead-letter topic: that partition's retention is the one that counts. */
+    @Test
+    void theLettersPartitionIsTheKeys() {
+        long[] kept = new long[8];
+        int keysPartition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(new byte[0])) % 8;
+        kept[keysPartition] = 5_000; // trimmed past the command's time; the others keep everything
+        DeadLetterLog letters = new DeadLetterLog(Set.of(), kept, 100);
+        assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
     }
 }

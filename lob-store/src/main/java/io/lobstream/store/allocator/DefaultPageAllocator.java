@@ -46,15 +46,12 @@ public final class DefaultPageAllocator implements PageAllocator {
         int remaining = pages;
         while (remaining > 0) {
             int want = Math.min(remaining, batchSize);
-            Extent got;
             lockLatch();
             try {
-                got = grant(want);
+                remaining -= grant(want, granted);
             } finally {
                 latch.unlock();
             }
-            granted.add(got);
-            remaining -= got.pageCount();
         }
         metrics.allocated(granted.size(), pages);
         return Extent.coalesce(granted);
@@ -106,11 +103,11 @@ public final class DefaultPageAllocator implements PageAllocator {
     }
 
     /**
-     * Under the latch: up to {@code want} contiguous pages. The lowest free run that holds them all; else the lowest
-     * hole, whole (fewer pages: the caller asks again for the rest), since a file that grows while holes shorter than a
-     * batch stay free is the bloat this store exists to prevent; else the file's end, grown by a batch.
+     * Under the latch: {@code want} pages into {@code granted}, and how many. The lowest free run that holds them all,
+     * contiguous; else the holes, lowest first (a file that grows while holes shorter than a batch stay free is the
+     * bloat this store exists to prevent); and what they cannot hold, from the file's end, grown by a batch.
      */
-    private Extent grant(int want) {
+    private int grant(int want, List<Extent> granted) {
         for (Map.Entry<Long, Integer> run : free.entrySet()) {
             if (run.getValue() >= want) {
                 long first = run.getKey();
@@ -120,18 +117,28 @@ public final class DefaultPageAllocator implements PageAllocator {
                     free.put(first + want, left);
                 }
                 freePages -= want;
-                return new Extent(first, want);
+                granted.add(new Extent(first, want));
+                return want;
             }
         }
-        Map.Entry<Long, Integer> last = free.lastEntry();
-        Map.Entry<Long, Integer> hole = free.firstEntry();
-        if (hole != null && hole.getKey() + hole.getValue() < highWaterMark) {
+        int got = 0;
+        for (Map.Entry<Long, Integer> hole = free.firstEntry(); hole != null && got < want
+                && hole.getKey() + hole.getValue() < highWaterMark; hole = free.firstEntry()) {
+            int take = Math.min(hole.getValue(), want - got);
             free.remove(hole.getKey());
-            freePages -= hole.getValue();
-            return new Extent(hole.getKey(), hole.getValue());
+            if (hole.getValue() > take) {
+                free.put(hole.getKey() + take, hole.getValue() - take);
+            }
+            freePages -= take;
+            granted.add(new Extent(hole.getKey(), take));
+            got += take;
+        }
+        if (got > 0) {
+            return got; // the caller asks again for the rest, if any
         }
         // Only the end is left: take the pages there and grow the file by a batch. A free run that touches the end is
         // used first so growth does not leave holes.
+        Map.Entry<Long, Integer> last = free.lastEntry();
         long first = highWaterMark;
         if (last != null && last.getKey() + last.getValue() == highWaterMark) {
             first = last.getKey();
@@ -146,7 +153,8 @@ public final class DefaultPageAllocator implements PageAllocator {
             freePages += grownEnd - needEnd;
         }
         highWaterMark = Math.max(grownEnd, highWaterMark);
-        return new Extent(first, want);
+        granted.add(new Extent(first, want));
+        return want;
     }
 
     private static long roundUp(long n, int unit) {

@@ -28,6 +28,7 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0.sync-failed-T/     one moved aside at time T for that reason (a node rebuilds p-0)
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
  * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
+ * DATA_DIR/tablespaces/p-0.replay-failed/     a replay's tablespace that fsck found problems in, kept for a look
  * </pre>
  * Only {@code p-N} directories are tablespaces ({@link #partitions}).
  */

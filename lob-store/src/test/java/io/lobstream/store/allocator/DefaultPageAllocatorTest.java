@@ -72,6 +72,13 @@ class DefaultPageAllocatorTest {
         assertThat(a.holePages()).isZero();
         assertThat(a.highWaterMark()).isEqualTo(56);
         assertThat(a.freeExtents()).containsExactly(new Extent(54, 2));
+
+        // a hole longer than what is still wanted gives only that: the rest of it stays free
+        DefaultPageAllocator b = allocator(40, List.of(new Extent(5, 5), new Extent(12, 5)));
+        assertThat(b.allocate(8)).containsExactly(new Extent(5, 5), new Extent(12, 3));
+        assertThat(b.freeExtents()).containsExactly(new Extent(15, 2));
+        assertThat(b.freePages()).isEqualTo(2);
+        assertThat(b.highWaterMark()).isEqualTo(40);
     }
 
     @Test
