@@ -5,10 +5,12 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 class ShutdownHookTest {
     private final List<String> closed = Collections.synchronizedList(new ArrayList<>());
@@ -45,8 +47,8 @@ class ShutdownHookTest {
         hook.started(resource("cluster"));
         Thread shutdown = new Thread(hook::onShutdown);
         shutdown.start();
-        shutdown.join(200);
-        assertThat(shutdown.isAlive()).as("waits for the start").isTrue();
+        // parked in its wait for the start to end (nothing else in onShutdown waits), and has closed nothing
+        await().atMost(Duration.ofSeconds(10)).until(() -> shutdown.getState() == Thread.State.TIMED_WAITING);
         assertThat(closed).isEmpty();
         hook.started(resource("node"));
         hook.startEnded();

@@ -5,8 +5,6 @@ import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -14,7 +12,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.TopicPartition;
@@ -182,7 +179,8 @@ final class AppliedTracker implements AutoCloseable {
         Map<Integer, Long> committed = committed(partitions);
         // a dead letter lands on the partition of the command (the topics are co-partitioned by lobId);
         // the end is read after the offsets: a commit seen above has its dead letters below it
-        boolean readToEnd = readDeadLettersTo(uncommittedEnd(partitions));
+        boolean readToEnd = readDeadLettersTo(DeadLetters.uncommittedEnd(admin,
+                dlqPartitions.stream().filter(tp -> partitions.contains(tp.partition())).toList()));
         waiting.removeIf(w -> {
             WriteOutcome.DeadLetter dead = seen.get(w.write.writeId()); // kept: applied() may be asked again for this write
             if (dead != null) {
@@ -230,13 +228,8 @@ final class AppliedTracker implements AutoCloseable {
     }
 
     /**
-     * Reads the dead-letter partitions of {@code partitions} up to their end as of now, counting
-     * records of transactions still open; false if that took too long (asked again next round).
-     *
-     * <p>Why not the committed end: a transaction's commit markers reach its partitions one by
-     * one, so its offset commit can be visible while its dead letter, on another partition, is
-     * not yet. The dead letter was appended before the commit began, so it lies below the end
-     * read now, and a {@code read_committed} consumer gets past that end only once it is decided.
+     * Reads the dead-letter partitions up to {@code end}, their end as of now counting records of transactions still
+     * open ({@link DeadLetters#uncommittedEnd} says why); false if that took too long (asked again next round).
      */
     private boolean readDeadLettersTo(Map<TopicPartition, Long> end) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -252,21 +245,6 @@ final class AppliedTracker implements AutoCloseable {
             }
         }
         return true;
-    }
-
-    /** The dead-letter partitions' log end offsets, open transactions included. */
-    private Map<TopicPartition, Long> uncommittedEnd(Set<Integer> partitions)
-            throws ExecutionException, InterruptedException, TimeoutException {
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        for (TopicPartition tp : dlqPartitions) {
-            if (partitions.contains(tp.partition())) {
-                latest.put(tp, OffsetSpec.latest());
-            }
-        }
-        Map<TopicPartition, Long> end = new HashMap<>();
-        admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(10, TimeUnit.SECONDS)
-                .forEach((tp, info) -> end.put(tp, info.offset()));
-        return end;
     }
 
     private static String header(ConsumerRecord<?, ?> r, String name) {

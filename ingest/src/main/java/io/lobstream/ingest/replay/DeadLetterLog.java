@@ -55,26 +55,33 @@ final class DeadLetterLog {
         this.decidedBelow = decidedBelow;
     }
 
-    /** Reads the whole dead-letter topic once, keeping the letters of {@code commands}, and the writer group's offset of it. */
+    /**
+     * Reads the writer group's committed offset of {@code commands}, then the whole dead-letter topic, keeping the
+     * letters of {@code commands}: in that order, so that every command below the offset has its letter in what is read.
+     */
     static DeadLetterLog read(LobStreamConfig config, TopicPartition commands) throws IOException {
         Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         String topic = config.topics().deadLetters();
+        String group = config.get(LobStreamConfig.APPLICATION_ID);
         Set<Long> offsets = new HashSet<>();
-        long[] keptSince;
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+             KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            OffsetAndMetadata committed = admin.listConsumerGroupOffsets(group, new ListConsumerGroupOffsetsOptions().requireStable(true))
+                    .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).get(commands);
+            long decidedBelow = committed == null ? 0 : committed.offset();
             List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
                     .map(i -> new TopicPartition(topic, i.partition())).sorted(java.util.Comparator.comparingInt(TopicPartition::partition))
                     .collect(Collectors.toList());
-            keptSince = new long[partitions.size()];
+            long[] keptSince = new long[partitions.size()];
             Map<TopicPartition, Long> first = consumer.beginningOffsets(partitions);
             for (TopicPartition tp : partitions) {
                 keptSince[tp.partition()] = first.get(tp) == 0 ? 0 : Long.MAX_VALUE; // a trimmed one: its oldest letter kept, below
             }
+            Map<TopicPartition, Long> end = DeadLetters.uncommittedEnd(admin, partitions);
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
-            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
             long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
             while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
                 if (System.nanoTime() > deadline) {
@@ -92,24 +99,13 @@ final class DeadLetterLog {
                     }
                 }
             }
-        } catch (RuntimeException e) {
-            throw new IOException("cannot read the dead letters of " + commands + " from " + topic + ": " + e, e);
-        }
-        return new DeadLetterLog(offsets, keptSince, writerCommitted(config, commands));
-    }
-
-    /** The writer group's committed offset of {@code commands}: 0 when it has committed none. */
-    private static long writerCommitted(LobStreamConfig config, TopicPartition commands) throws IOException {
-        String group = config.get(LobStreamConfig.APPLICATION_ID);
-        try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
-            OffsetAndMetadata committed = admin.listConsumerGroupOffsets(group, new ListConsumerGroupOffsetsOptions().requireStable(true))
-                    .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).get(commands);
-            return committed == null ? 0 : committed.offset();
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IOException("cannot read the writer group " + group + "'s offset of " + commands + ": " + e, e);
+            return new DeadLetterLog(offsets, keptSince, decidedBelow);
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            throw new IOException("cannot read the dead letters of " + commands + " from " + topic + ", or the writer group "
+                    + group + "'s offset of it: " + e, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while reading the writer group's offset of " + commands, e);
+            throw new IOException("interrupted while reading the dead letters of " + commands, e);
         }
     }
 

@@ -1,5 +1,10 @@
 package io.lobstream.ingest.writer;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -8,7 +13,13 @@ import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Sends a record the writer cannot apply to the dead-letter topic: the original key and bytes
@@ -42,6 +53,23 @@ public final class DeadLetters {
     static final int MAX_REASON_CHARS = 1024;
 
     private DeadLetters() {
+    }
+
+    /**
+     * The end of each of {@code partitions} of the dead-letter topic, records of open transactions included: what a
+     * reader must read up to, with {@code read_committed}, to see every letter of the commands the writer group has
+     * committed past so far. Not the committed end: a transaction's commit markers reach its partitions one by one, so
+     * its offset commit can be visible while its letter is not yet; the letter was appended before the commit began,
+     * so it lies below this end, and a {@code read_committed} consumer gets past that end only once it is decided.
+     */
+    public static Map<TopicPartition, Long> uncommittedEnd(Admin admin, Collection<TopicPartition> partitions)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        partitions.forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+        Map<TopicPartition, Long> end = new HashMap<>();
+        admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(10, TimeUnit.SECONDS)
+                .forEach((tp, info) -> end.put(tp, info.offset()));
+        return end;
     }
 
     static void send(ProcessorContext<Object, Object> context, Record<byte[], byte[]> record, String kind, String reason,
