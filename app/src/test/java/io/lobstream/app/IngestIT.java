@@ -34,6 +34,7 @@ import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -439,6 +440,40 @@ class IngestIT {
                     node.tablespaces().get(p).orElseThrow().forEachCurrent(e -> onNode.add(e.lobId()));
                     assertThat(onNode).as("partition " + p).containsExactlyElementsOf(replayedIds);
                 });
+            }
+        }
+    }
+
+    /**
+     * A replay of a lob.commands whose first records retention deleted builds what is left and marks the copy incomplete
+     * before it applies anything: fsck says which offsets it misses, where a copy that looks whole would hide the loss.
+     */
+    @Test
+    void aReplayOfATopicThatRetentionTrimmedMarksItsCopyIncomplete() throws Exception {
+        LobStreamConfig trimmed = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "trimmed.");
+        int partitions = config.get(LobStreamConfig.PARTITIONS);
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; ids.size() < 4; i++) {
+            if (Nodes.partitionOf("it-trimmed-" + i, partitions) == 0) {
+                ids.add("it-trimmed-" + i);
+            }
+        }
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()));
+             LobClient writer = new LobClient(trimmed)) {
+            TopicSetup.ensureTopics(admin, trimmed);
+            for (int i = 0; i < ids.size(); i++) {
+                writer.put(ids.get(i), bytes(1000 + i, 70 + i), null).get(); // offsets 0 to 3: an idempotent producer, no markers
+            }
+            TopicPartition tp = new TopicPartition(trimmed.topics().commands(), 0);
+            admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(2))).all().get(); // as retention would
+            try (LobStore replayed = DefaultLobStore.open(dir.resolve("replay-trimmed"), LobStoreConfig.defaults())) {
+                PartitionReplayer.Result r = new PartitionReplayer(trimmed).replay(0, replayed);
+                assertThat(r.records()).isEqualTo(2);
+                assertThat(replayed.current(ids.get(0))).isEmpty();
+                assertThat(replayed.current(ids.get(3))).isPresent();
+                FsckReport fsck = replayed.fsck(true);
+                assertThat(fsck.ok()).isFalse();
+                assertThat(fsck.problems()).singleElement().asString().contains("offsets [0, 2) of " + tp);
             }
         }
     }

@@ -874,8 +874,8 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public FsckReport fsck(boolean readData) throws IOException {
         try (Latches.Held latch = openExclusive()) {
-            return new Fsck(file, index, allocator.freeExtents(), List.copyOf(unpublished.values()), allocator.highWaterMark(), readData)
-                    .run();
+            return Fsck.withMarkers(new Fsck(file, index, allocator.freeExtents(), List.copyOf(unpublished.values()),
+                    allocator.highWaterMark(), readData).run(), dir);
         }
     }
 

@@ -83,12 +83,26 @@ public final class Fsck {
                 }
                 end = Math.max(end, e.endPage());
             }
-            FsckReport report = new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData).run();
-            // its pages may check out and still not be what was applied: writes since the last good sync may be lost
-            Optional<String> failed = TablespaceDirs.syncFailure(tablespaceDir);
-            return failed.isPresent() ? report.withProblem(tablespaceDir + ": a sync failed (" + failed.get()
-                    + "); a writer node rebuilds it from lob.commands, or move it aside and replay the partition") : report;
+            return withMarkers(new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData).run(), tablespaceDir);
         }
+    }
+
+    /**
+     * {@code report} with what the markers in {@code tablespaceDir} say: its pages may all check out and the copy still not
+     * hold what was applied.
+     */
+    public static FsckReport withMarkers(FsckReport report, Path tablespaceDir) throws IOException {
+        Optional<String> failed = TablespaceDirs.syncFailure(tablespaceDir); // writes since the last good sync may be lost
+        if (failed.isPresent()) {
+            report = report.withProblem(tablespaceDir + ": a sync failed (" + failed.get()
+                    + "); a writer node rebuilds it from lob.commands, or move it aside and replay the partition");
+        }
+        Optional<String> incomplete = TablespaceDirs.incompleteness(tablespaceDir);
+        if (incomplete.isPresent()) {
+            report = report.withProblem(tablespaceDir + ": built without commands it needed (" + incomplete.get()
+                    + "); values those commands wrote and no later command rewrote are missing or older");
+        }
+        return report;
     }
 
     public FsckReport run() throws IOException {

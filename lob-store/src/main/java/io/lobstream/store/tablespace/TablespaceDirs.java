@@ -25,6 +25,8 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0/tablespace.properties   format, page size and copy id (read by purge
  *                                                   workers, which never open the index)
  * DATA_DIR/tablespaces/p-0/SYNC-FAILED        written when an fsync failed: the tablespace is not opened again
+ * DATA_DIR/tablespaces/p-0/INCOMPLETE         written when this copy was rebuilt from a lob.commands whose retention had
+ *                                             deleted commands it needed: one line per range lost; fsck reports it
  * DATA_DIR/tablespaces/p-0.sync-failed-T/     one moved aside at time T for that reason (a node rebuilds p-0)
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
  * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
@@ -38,6 +40,8 @@ public final class TablespaceDirs {
     public static final String DESCRIPTOR = "tablespace.properties";
     /** The marker of a failed sync (see {@link io.lobstream.store.TablespaceSyncFailedException}). */
     public static final String SYNC_FAILED = "SYNC-FAILED";
+    /** The marker of a copy that misses commands (see {@link #markIncomplete}). */
+    public static final String INCOMPLETE = "INCOMPLETE";
     private static final Pattern PARTITION = Pattern.compile("p-(\\d+)");
 
     private TablespaceDirs() {
@@ -84,8 +88,35 @@ public final class TablespaceDirs {
 
     /** What the marker of a failed sync in {@code tablespaceDir} says, if there is one. */
     public static Optional<String> syncFailure(Path tablespaceDir) throws IOException {
-        Path marker = tablespaceDir.resolve(SYNC_FAILED);
-        return Files.exists(marker) ? Optional.of(Files.readString(marker).strip()) : Optional.empty();
+        return marker(tablespaceDir.resolve(SYNC_FAILED));
+    }
+
+    /**
+     * Records that this copy of the partition was built without commands it needed ({@code why}: which, and why), for
+     * good: a copy that misses a command cannot tell which values it has wrong, so every fsck of it says so. Appended
+     * (a copy caught up twice over trimmed ranges misses both) and forced with its name before the caller applies
+     * anything past the gap, so no power loss leaves a copy that looks whole.
+     */
+    public static void markIncomplete(Path tablespaceDir, String why) throws IOException {
+        try (FileChannel out = FileChannel.open(tablespaceDir.resolve(INCOMPLETE), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.APPEND)) {
+            out.write(ByteBuffer.wrap((why + "\n").getBytes(StandardCharsets.UTF_8)));
+            out.force(true);
+        }
+        syncDirectory(tablespaceDir);
+    }
+
+    /** What the marker of an incomplete copy in {@code tablespaceDir} says (its lines joined by "; "), if there is one. */
+    public static Optional<String> incompleteness(Path tablespaceDir) throws IOException {
+        return marker(tablespaceDir.resolve(INCOMPLETE)).map(s -> s.replace("\n", "; "));
+    }
+
+    private static Optional<String> marker(Path marker) throws IOException {
+        try {
+            return Optional.of(Files.readString(marker).strip());
+        } catch (java.nio.file.NoSuchFileException none) {
+            return Optional.empty();
+        }
     }
 
     /** Where a tablespace whose sync failed is moved, out of the way of the one rebuilt in its place. */

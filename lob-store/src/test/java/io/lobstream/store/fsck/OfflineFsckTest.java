@@ -77,4 +77,27 @@ class OfflineFsckTest {
         assertThat(r.problems()).anyMatch(p -> p.contains("overlap"));
         assertThat(r.lobs()).isEqualTo(1);
     }
+
+    /** A copy rebuilt without commands retention deleted says so in every fsck, online and offline, for good. */
+    @Test
+    void aCopyMarkedIncompleteFailsFsckWithEveryRangeItMisses() throws Exception {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+            byte[] v = bytes(30_000, 3);
+            store.put("a", new ByteArrayInputStream(v), v.length, null, null);
+            assertThat(store.fsck(true).ok()).isTrue();
+            TablespaceDirs.markIncomplete(dir, "offsets [0, 7) of lob.commands-0");
+            TablespaceDirs.markIncomplete(dir, "offsets [9, 12) of lob.commands-0");
+            FsckReport online = store.fsck(true);
+            assertThat(online.ok()).isFalse();
+            assertThat(online.problems()).singleElement().asString()
+                    .contains("built without commands it needed", "[0, 7)", "[9, 12)");
+        }
+        FsckReport offline = Fsck.offline(dir, true);
+        assertThat(offline.ok()).isFalse();
+        assertThat(offline.problems()).singleElement().asString().contains("[0, 7) of lob.commands-0; offsets [9, 12)");
+        assertThat(offline.lobs()).as("the pages themselves check out").isEqualTo(1);
+        try (DefaultLobStore reopened = DefaultLobStore.open(dir, LobStoreConfig.defaults())) { // not refused: it serves what it has
+            assertThat(reopened.current("a")).isPresent();
+        }
+    }
 }
