@@ -76,6 +76,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     private final Map<String, Long> replayedTo = new ConcurrentHashMap<>();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    /**
+     * Asks {@link #check}'s question for every task's init, made at the first: one per check cost each task start a
+     * connection and a metadata round trip on its stream thread.
+     */
+    private Admin admin;
     private volatile boolean closed;
 
     public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
@@ -233,6 +238,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        synchronized (this) {
+            if (admin != null) {
+                admin.close(Duration.ofSeconds(1)); // a check still waiting fails, and so does its task's init: the node is closing
+            }
+        }
         threads.forEach(Thread::interrupt);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         for (Thread t : threads) {
@@ -248,12 +258,12 @@ public final class TablespaceCatchUp implements AutoCloseable {
     /** The writer group's committed offset of {@code tp} (-1: none) if it is stable now, else empty. */
     private OptionalLong stableCommittedOffsetNow(TopicPartition tp) throws IOException {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
-        Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
-        Duration closeWait = Duration.ofSeconds(5);
         try {
-            Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(
+            // the call's own timeout too: one not answered in time does not go on retrying in the shared client
+            Map<TopicPartition, OffsetAndMetadata> offsets = admin().listConsumerGroupOffsets(
                             Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
-                            new ListConsumerGroupOffsetsOptions().requireStable(true)).partitionsToOffsetAndMetadata(group)
+                            new ListConsumerGroupOffsetsOptions().requireStable(true).timeoutMs((int) CHECK_TIMEOUT.toMillis()))
+                    .partitionsToOffsetAndMetadata(group)
                     .get(CHECK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             if (!offsets.containsKey(tp)) {
                 return OptionalLong.empty(); // left out: its error (UNSTABLE_OFFSET_COMMIT) is only logged by the admin client
@@ -261,7 +271,6 @@ public final class TablespaceCatchUp implements AutoCloseable {
             OffsetAndMetadata o = offsets.get(tp); // null: no offset committed
             return OptionalLong.of(o == null ? -1 : o.offset());
         } catch (TimeoutException e) {
-            closeWait = Duration.ZERO; // the admin client would otherwise wait out the call it is still retrying
             return OptionalLong.empty();
         } catch (ExecutionException e) {
             // a coordinator moving, a broker away: the catch-up thread asks again until it is answered, where failing
@@ -272,9 +281,17 @@ public final class TablespaceCatchUp implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while reading committed offsets", e);
-        } finally {
-            admin.close(closeWait);
         }
+    }
+
+    private synchronized Admin admin() throws IOException {
+        if (closed) {
+            throw new IOException("the writer is closing");
+        }
+        if (admin == null) {
+            admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+        }
+        return admin;
     }
 
     /**
