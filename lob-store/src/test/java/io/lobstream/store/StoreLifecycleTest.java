@@ -175,4 +175,36 @@ class StoreLifecycleTest {
                 .hasMessageContaining("not opened again");
         assertThat(Fsck.offline(dir, true).problems()).anyMatch(p -> p.contains("a sync failed"));
     }
+
+    /**
+     * A tablespace a later release wrote (a page format or an index format above this one's) is refused by every reader,
+     * with both numbers, where reading it on would misread it.
+     */
+    @Test
+    void aTablespaceOfALaterFormatIsRefusedNotMisread() throws Exception {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            put(store, "a", bytes(10_000, 1));
+        }
+        try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.openReadOnly(dir.resolve(TablespaceDirs.INDEX))) {
+            assertThat(index.metaLong("format.version", -1)).as("written at open").isEqualTo(io.lobstream.store.index.LobIndex.FORMAT_VERSION);
+        }
+        try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) {
+            index.writeSync(index.newBatch().putMeta("format.version", io.lobstream.store.index.LobIndex.FORMAT_VERSION + 1));
+        }
+        String later = "of format " + (io.lobstream.store.index.LobIndex.FORMAT_VERSION + 1);
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config).close()).isInstanceOf(IOException.class).hasMessageContaining(later);
+        assertThatThrownBy(() -> Fsck.offline(dir, true)).isInstanceOf(IOException.class).hasMessageContaining(later);
+        try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.open(dir.resolve(TablespaceDirs.INDEX).resolveSibling("fresh"))) {
+            assertThat(index.metaLong("format.version", -1)).isEqualTo(io.lobstream.store.index.LobIndex.FORMAT_VERSION);
+        }
+
+        Path pages = dir.resolve("later");
+        TablespaceDirs.createOrRead(pages, 4096);
+        Path descriptor = pages.resolve(TablespaceDirs.DESCRIPTOR);
+        java.nio.file.Files.writeString(descriptor, java.nio.file.Files.readString(descriptor)
+                .replace("format.version=" + TablespaceDirs.FORMAT_VERSION, "format.version=" + (TablespaceDirs.FORMAT_VERSION + 1)));
+        assertThatThrownBy(() -> TablespaceDirs.read(pages)).isInstanceOf(IOException.class)
+                .hasMessageContaining("of format " + (TablespaceDirs.FORMAT_VERSION + 1));
+        assertThatThrownBy(() -> DefaultLobStore.open(pages, config).close()).isInstanceOf(IOException.class);
+    }
 }

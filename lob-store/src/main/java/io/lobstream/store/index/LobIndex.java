@@ -36,7 +36,7 @@ import java.util.function.Consumer;
  *   <li>{@code pending}: (lobId, version) → a superseded version waiting for purge</li>
  *   <li>{@code free}: firstPage → pageCount, a checkpoint of free space written at clean close</li>
  *   <li>{@code applied}: input source → offset of the last command applied from it</li>
- *   <li>{@code default}: format version, page size, reserved version numbers, clean-shutdown flag</li>
+ *   <li>{@code default}: the index's format version, reserved version numbers, clean-shutdown flag</li>
  * </ul>
  * Every command is one {@link Batch}: applied whole or not at all.
  */
@@ -47,7 +47,13 @@ public final class LobIndex implements Closeable {
         RocksDB.loadLibrary();
     }
 
+    /**
+     * The layout of the column families' keys and values this release reads and writes, kept in the index
+     * ({@value #FORMAT_KEY}): an index of a later format is refused at open, with both numbers, not misread. Raise it
+     * with any change an older release would misread, and have open migrate the formats below it.
+     */
     public static final int FORMAT_VERSION = 1;
+    static final String FORMAT_KEY = "format.version";
     private static final byte[] CURRENT = "current".getBytes(StandardCharsets.UTF_8);
     private static final byte[] PENDING = "pending".getBytes(StandardCharsets.UTF_8);
     private static final byte[] FREE = "free".getBytes(StandardCharsets.UTF_8);
@@ -111,7 +117,16 @@ public final class LobIndex implements Closeable {
         List<ColumnFamilyHandle> handles = new ArrayList<>();
         try {
             RocksDB db = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
-            return new LobIndex(db, options, handles);
+            LobIndex index = new LobIndex(db, options, handles);
+            try {
+                if (index.checkFormat(dir) < 0) { // new, or from before the key: format 1
+                    index.writeSync(index.newBatch().putMeta(FORMAT_KEY, FORMAT_VERSION));
+                }
+            } catch (IOException | RuntimeException e) {
+                index.close();
+                throw e;
+            }
+            return index;
         } catch (RocksDBException e) {
             options.forEach(AbstractNativeReference::close);
             String msg = e.getMessage() != null && e.getMessage().contains("lock")
@@ -153,12 +168,29 @@ public final class LobIndex implements Closeable {
                 int at = present.indexOf(d);
                 handles.add(at < 0 ? null : opened.get(at));
             }
-            return new LobIndex(db, List.of(dbOptions, cfOptions), handles);
+            LobIndex index = new LobIndex(db, List.of(dbOptions, cfOptions), handles);
+            try {
+                index.checkFormat(dir);
+            } catch (IOException e) {
+                index.close();
+                throw e;
+            }
+            return index;
         } catch (RocksDBException e) {
             dbOptions.close();
             cfOptions.close();
             throw new IOException("cannot open index " + dir + " to read it: " + e.getMessage(), e);
         }
+    }
+
+    /** The index's format version, -1 if it has none; refuses one this release does not read. */
+    private long checkFormat(Path dir) throws IOException {
+        long format = metaLong(FORMAT_KEY, -1);
+        if (format > FORMAT_VERSION) {
+            throw new IOException("index " + dir + " is of format " + format + ", written by a later LobStream release; this one reads "
+                    + "format " + FORMAT_VERSION + " and below (releases go forward only: run the one that wrote it)");
+        }
+        return format;
     }
 
     // ---- keys ----

@@ -155,6 +155,14 @@ public final class TablespaceDirs {
     public record Descriptor(int pageSize, String copyId) {
     }
 
+    /**
+     * The page file's format (page header and layout) this release reads and writes, in the descriptor's
+     * {@code format.version}: a tablespace of a later format is refused by every reader, purge workers too (which read
+     * the descriptor and never the index), not misread. The index has a format of its own
+     * ({@link io.lobstream.store.index.LobIndex#FORMAT_VERSION}).
+     */
+    public static final int FORMAT_VERSION = 1;
+
     /** Reads the descriptor of an existing tablespace. */
     public static Descriptor read(Path tablespaceDir) throws IOException {
         Path f = tablespaceDir.resolve(DESCRIPTOR);
@@ -164,6 +172,11 @@ public final class TablespaceDirs {
         Properties p = new Properties();
         try (Reader r = Files.newBufferedReader(f)) {
             p.load(r);
+        }
+        int format = Integer.parseInt(p.getProperty("format.version", "1"));
+        if (format > FORMAT_VERSION) {
+            throw new IOException("tablespace " + tablespaceDir + " is of format " + format + ", written by a later LobStream release; "
+                    + "this one reads format " + FORMAT_VERSION + " and below (releases go forward only: run the one that wrote it)");
         }
         return new Descriptor(Integer.parseInt(p.getProperty("page.size")), p.getProperty("copy.id"));
     }
@@ -186,7 +199,7 @@ public final class TablespaceDirs {
         Files.createDirectories(tablespaceDir);
         Descriptor made = new Descriptor(d.pageSize(), java.util.UUID.randomUUID().toString().substring(0, 8));
         Properties p = new Properties();
-        p.setProperty("format.version", "1");
+        p.setProperty("format.version", Integer.toString(FORMAT_VERSION));
         p.setProperty("page.size", Integer.toString(made.pageSize()));
         p.setProperty("copy.id", made.copyId());
         Path tmp = tablespaceDir.resolve(DESCRIPTOR + ".tmp");
