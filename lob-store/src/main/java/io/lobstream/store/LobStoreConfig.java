@@ -25,8 +25,9 @@ public final class LobStoreConfig {
             "Data pages are written with no exclusive latch held; the exclusive section covers only the index swap. "
                     + "Off: the tablespace latch is held exclusively across allocation, page writes and the index update.");
     public static final ConfigKey<Boolean> OPTIMISTIC_UPDATE = ConfigKey.bool("lob.optimistic.update", true,
-            "An update publishes its new version by compare-and-set on the LOB's index entry under a per-LOB latch. "
-                    + "Off: the pessimistic path under the tablespace-wide exclusive latch.");
+            "An update publishes its new version under the LOB's latch with the tablespace latch shared, checking that the "
+                    + "version it replaces is the one it read (compare-and-set; the LOB's write latch orders writes to one LOB, so a "
+                    + "conflict is counted, never expected). Off: every publish takes the tablespace latch exclusively.");
     public static final ConfigKey<Boolean> PURGE_PREFETCH = ConfigKey.bool("lob.purge.prefetch", true,
             "Purge reads ahead, asynchronously, the pages of the next undo records. Off: one synchronous read at a time.");
     public static final ConfigKey<Integer> PURGE_PREFETCH_WINDOW = ConfigKey.integer("lob.purge.prefetch.window", 16, 1, 1024,
