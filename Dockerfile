@@ -8,10 +8,16 @@ FROM eclipse-temurin:17-jre
 WORKDIR /opt/lobstream
 COPY --from=build /src/app/target/lobstream-app.jar /opt/lobstream/lobstream-app.jar
 COPY --from=build /src/app/target/lib /opt/lobstream/lib
+COPY deploy/docker-entrypoint.sh /opt/lobstream/docker-entrypoint.sh
+# not root: the node writes only under /data, which this user owns (a volume made by an image from before this
+# user is root's: chown it once, docker compose run --rm --user root --entrypoint chown node -R 10001 /data)
+RUN useradd --system --uid 10001 --no-create-home --home-dir /opt/lobstream lobstream && mkdir -p /data && chown lobstream /data
+USER lobstream
 VOLUME /data
-EXPOSE 8080
+# 8080: a node's HTTP API and /metrics; 9404: a purge worker's /metrics (--metrics-port 9404)
+EXPOSE 8080 9404
 # JAVA_OPTS sizes the JVM as with ./lobstream (e.g. JAVA_OPTS="-Xms2g -Xmx2g" in the compose file's environment).
 # The image lacks the embedded registry (app/target/apicurio-registry is not copied): run node with --bootstrap and --registry.
 ENV JAVA_OPTS=""
-ENTRYPOINT ["sh", "-c", "exec java $JAVA_OPTS -jar /opt/lobstream/lobstream-app.jar \"$@\"", "lobstream"]
+ENTRYPOINT ["sh", "/opt/lobstream/docker-entrypoint.sh"]
 CMD ["--help"]

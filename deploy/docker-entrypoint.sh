@@ -1,0 +1,15 @@
+#!/bin/sh
+# The image's entry point: the CLI on java, sized by JAVA_OPTS, with the arguments as given.
+# A purge worker without --worker-id takes the container's hostname (its container id), which a
+# restart of the container keeps and a random id would not: the restarted worker then fences the
+# transaction its predecessor left open, where lob.reclaim's readers would otherwise wait out that
+# transaction's timeout. Each replica (docker compose up --scale purge=N) has a hostname of its own.
+set -e
+if [ "${1:-}" = purge ]; then
+  case " $* " in
+    *" --worker-id"*) ;;
+    *) set -- "$@" "--worker-id=${HOSTNAME:-$(hostname)}" ;;
+  esac
+fi
+# shellcheck disable=SC2086 # JAVA_OPTS is a list of options, split on purpose
+exec java $JAVA_OPTS -jar /opt/lobstream/lobstream-app.jar "$@"
