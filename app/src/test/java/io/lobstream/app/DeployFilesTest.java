@@ -1,0 +1,71 @@
+package io.lobstream.app;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.lobstream.app.cli.LobStreamCli;
+import io.lobstream.schema.LobStreamConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+
+/**
+ * The compose files as Docker would run them, checked where CI's {@code docker compose config}, a schema check, cannot
+ * look: every LobStream service's command parses as the CLI parses it (options, durations, {@code -c} keys), and every
+ * file they mount from the repository is there. No Docker engine needed.
+ */
+class DeployFilesTest {
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize(); // tests run in app/
+    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+    @ParameterizedTest
+    @ValueSource(strings = {"docker-compose.yml", "docker-compose.scale-out.yml"})
+    void everyLobStreamServiceCommandParsesAndEveryMountedFileExists(String file) throws Exception {
+        JsonNode services = YAML.readTree(ROOT.resolve(file).toFile()).path("services");
+        assertThat(services.size()).as(file + " services").isPositive();
+        int lobstream = 0;
+        for (Map.Entry<String, JsonNode> s : services.properties()) {
+            JsonNode service = s.getValue();
+            if (service.path("image").asText().startsWith("lobstream") && service.has("command")) {
+                lobstream++;
+                List<String> args = new ArrayList<>();
+                service.path("command").forEach(a -> args.add(a.asText()));
+                CommandLine.ParseResult parsed = LobStreamCli.commandLine().parseArgs(args.toArray(String[]::new));
+                assertThat(parsed.hasSubcommand()).as(file + " " + s.getKey() + ": " + args).isTrue();
+                CommandLine.Model.OptionSpec c = parsed.subcommand().commandSpec().findOption("-c");
+                Map<String, String> keys = c == null ? Map.of() : c.getValue();
+                assertThatCode(() -> new LobStreamConfig(new HashMap<>(keys))).as(file + " " + s.getKey() + " -c").doesNotThrowAnyException();
+            }
+            for (JsonNode volume : service.path("volumes")) {
+                String source = volume.asText().split(":")[0];
+                if (source.startsWith("./")) {
+                    assertThat(ROOT.resolve(source)).as(file + " " + s.getKey() + " mounts").exists();
+                }
+            }
+        }
+        if (file.equals("docker-compose.yml")) {
+            assertThat(lobstream).as("node and purge").isEqualTo(2);
+        }
+    }
+
+    @Test
+    void everyFileTheImageCopiesFromTheRepositoryIsThere() throws Exception {
+        for (String line : Files.readAllLines(ROOT.resolve("Dockerfile"))) {
+            String[] words = line.trim().split("\\s+");
+            if (words[0].equals("COPY") && !line.contains("--from=") && !words[1].equals(".")) {
+                assertThat(ROOT.resolve(words[1])).as(line).exists();
+            }
+        }
+    }
+}
