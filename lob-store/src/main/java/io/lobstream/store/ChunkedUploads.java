@@ -38,18 +38,18 @@ final class ChunkedUploads {
     private final PageAllocator allocator;
     private final VersionNumbers versions;
     private final ThreadLocal<VersionWriter> writers;
-    private final GroupSync pageSync;
+    private final PagesFirst pagesFirst;
     /** The store's record of pages written but not yet named by the index (see {@link DefaultLobStore}). */
     private final Map<Long, List<Extent>> unpublished;
 
     ChunkedUploads(LobStoreConfig config, LobIndex index, PageAllocator allocator, VersionNumbers versions,
-                   ThreadLocal<VersionWriter> writers, GroupSync pageSync, Map<Long, List<Extent>> unpublished) {
+                   ThreadLocal<VersionWriter> writers, PagesFirst pagesFirst, Map<Long, List<Extent>> unpublished) {
         this.config = config;
         this.index = index;
         this.allocator = allocator;
         this.versions = versions;
         this.writers = writers;
-        this.pageSync = pageSync;
+        this.pagesFirst = pagesFirst;
         this.unpublished = unpublished;
     }
 
@@ -158,9 +158,7 @@ final class ChunkedUploads {
             UploadEntry next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkWrite.crc32c(), chunk.length()),
                     chunkWrite.partialPage(), chunk.sentAtMillis());
             if (!chunk.last()) {
-                if (config.syncEachWrite()) {
-                    pageSync.await(); // the chunk's pages before the entry that counts them done (a put forces its pages first too)
-                }
+                pagesFirst.beforeIndexNamesPages(); // the chunk's pages before the entry that counts them done, as a put's
                 try (LobIndex.Batch batch = index.newBatch()) {
                     batch.putUpload(next);
                     SourceMarks.applied(batch, source);
@@ -183,9 +181,7 @@ final class ChunkedUploads {
             }
             writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),
                     upload.indexExtents(), next.crc32c());
-            if (config.syncEachWrite()) {
-                pageSync.await();
-            }
+            pagesFirst.beforeIndexNamesPages();
             VersionEntry written = VersionEntry.current(upload.lobId(), upload.version(), upload.rootPage(), upload.totalLength(),
                     next.crc32c(), upload.pages(), chunk.attributes());
             Optional<VersionEntry> replaced = index.current(upload.lobId());

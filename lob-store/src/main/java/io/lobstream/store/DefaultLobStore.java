@@ -67,6 +67,7 @@ public final class DefaultLobStore implements LobStore {
     /** Group commits for lob.sync.each.write: pages before the index entry, the index WAL after. */
     private final GroupSync pageSync;
     private final GroupSync walSync;
+    private final PagesFirst pagesFirst;
 
     private final Latches latches;
     private final Pins pins;
@@ -109,7 +110,8 @@ public final class DefaultLobStore implements LobStore {
         this.walSync = new GroupSync(() -> syncs.run(this::syncWalIfOpen), config.groupCommitIntervalMs(), metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
-        this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pageSync, unpublished);
+        this.pagesFirst = new PagesFirst(config, pageSync);
+        this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, unpublished);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
     }
 
@@ -343,10 +345,12 @@ public final class DefaultLobStore implements LobStore {
             if (expectedCrc32c != null && expectedCrc32c != crc) {
                 throw new ValueChecksumException(lobId, expectedCrc32c, crc);
             }
-            if (config.syncEachWrite() || (placement.relocation() && config.sync())) {
-                // the pages must be on disk before an index entry names them (a relocation always: the
-                // version it replaces holds the same bytes and is freed as soon as this one is durable)
+            if (placement.relocation() && config.sync()) {
+                // a relocation's pages are on disk before its entry, in every mode: the version it replaces holds the
+                // same bytes and is freed as soon as this one is durable
                 pageSync.await();
+            } else {
+                pagesFirst.beforeIndexNamesPages();
             }
             List<Extent> own = Extent.coalesce(owned);
             owned.addAll(shared);
@@ -894,11 +898,13 @@ public final class DefaultLobStore implements LobStore {
             }
             long writes = index.writeCount(); // read first: what is written after this is left for the next flush
             if (config.sync() && writes != syncedWrites) {
-                // pages first: the index entries synced next name them
-                syncs.run(file::force);
-                metrics.pageSync();
-                syncs.run(index::syncWal);
-                metrics.walSync();
+                pagesFirst.flush(() -> {
+                    // pages first: the index entries synced next name them (and a writer's meanwhile, see PagesFirst)
+                    syncs.run(file::force);
+                    metrics.pageSync();
+                    syncs.run(index::syncWal);
+                    metrics.walSync();
+                });
                 syncedWrites = writes;
             }
             shrinkTail();
