@@ -474,6 +474,7 @@ class IngestIT {
                 FsckReport fsck = replayed.fsck(true);
                 assertThat(fsck.ok()).isFalse();
                 assertThat(fsck.problems()).singleElement().asString().contains("offsets [0, 2) of " + tp);
+                assertThat(replayed.incompleteness()).get().asString().contains("offsets [0, 2) of " + tp); // /status, the gauge
             }
         }
     }

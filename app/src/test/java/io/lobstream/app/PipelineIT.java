@@ -141,6 +141,20 @@ class PipelineIT {
         // a histogram (Prometheus buckets) of record timestamp -> applied, one sample per command applied
         assertThat(metrics()).contains("lob_command_apply_lag_seconds_bucket{");
         assertThat(applyLagCount()).isGreaterThanOrEqualTo(before + 1);
+        // buckets up to an hour: a writer far behind shows, where Micrometer's default stops at 30 s
+        assertThat(metrics()).contains("lob_command_apply_lag_seconds_bucket{le=\"3600.0\"");
+    }
+
+    /** What an operator alerts on besides history: disk, throttling ahead of time, a copy missing commands, a failed fsync, the JVM. */
+    @Test
+    void metricsTellDiskUseThrottlingTheTablespacesStateAndTheJvms() throws Exception {
+        client.put("it-gauges", bytes(10_000, 8), null).applied().get();
+        String m = metrics();
+        assertThat(m).containsPattern("(?m)^lob_tablespace_bytes\\{tablespace=\"p-\\d+\"} [1-9]");
+        assertThat(m).containsPattern("(?m)^lob_history_excess_ratio\\{tablespace=\"p-\\d+\"} 0\\.0$");
+        assertThat(m).containsPattern("(?m)^lob_tablespace_incomplete\\{tablespace=\"p-\\d+\"} 0\\.0$");
+        assertThat(m).containsPattern("(?m)^lob_tablespace_sync_failed\\{tablespace=\"p-\\d+\"} 0\\.0$");
+        assertThat(m).contains("jvm_memory_used_bytes{", "jvm_gc_max_data_size_bytes", "jvm_threads_live_threads", "process_uptime_seconds");
     }
 
     static String metrics() throws Exception {

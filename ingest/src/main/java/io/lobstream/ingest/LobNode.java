@@ -1,6 +1,7 @@
 package io.lobstream.ingest;
 
 import io.lobstream.ingest.http.LobHttpServer;
+import io.lobstream.ingest.http.MetricsEndpoint;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.ingest.writer.TablespaceTaskAssignor;
@@ -52,6 +53,7 @@ public final class LobNode implements AutoCloseable {
     private LobHttpServer http;
     private KafkaStreams streams;
     private KafkaStreamsMetrics streamsMetrics;
+    private final AutoCloseable processMetrics = MetricsEndpoint.bindProcessMetrics(meters);
     private TablespaceCatchUp catchUps;
     private AdminPurgeProgress purgeProgress;
     private StaticMembers members;
@@ -310,6 +312,11 @@ public final class LobNode implements AutoCloseable {
         }
         if (streamsMetrics != null) {
             streamsMetrics.close();
+        }
+        try {
+            processMetrics.close();
+        } catch (Exception e) {
+            log.debug("closing the JVM's meters", e);
         }
         if (http != null) {
             http.close();

@@ -68,6 +68,8 @@ public final class DefaultLobStore implements LobStore {
     private final GroupSync pageSync;
     private final GroupSync walSync;
     private final PagesFirst pagesFirst;
+    /** What {@link TablespaceDirs#INCOMPLETE} says, null if there is none. */
+    private volatile String incomplete;
 
     private final Latches latches;
     private final Pins pins;
@@ -167,6 +169,13 @@ public final class DefaultLobStore implements LobStore {
             store.freePending(e, null);
         }
         recovered.usage().registerGauges(metrics, store.allocator::freePages);
+        recovered.usage().registerLimitGauges(metrics, store.allocator::freePages, config.pageSize(), config.historyMax(),
+                config.historyMaxRatio());
+        store.incomplete = TablespaceDirs.incompleteness(dir).orElse(null);
+        metrics.gauge("lob_tablespace_incomplete", "1 if this copy was built without commands retention had deleted (INCOMPLETE; "
+                + "fsck reports it), else 0", null, () -> store.incomplete != null ? 1 : 0);
+        metrics.gauge("lob_tablespace_sync_failed", "1 once an fsync of this tablespace failed (SYNC-FAILED): it takes no more "
+                + "writes, and a node rebuilds its partition", null, () -> store.syncs.failed() ? 1 : 0);
         return store;
     }
 
@@ -952,6 +961,17 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public String copyId() {
         return copyId;
+    }
+
+    @Override
+    public void markIncomplete(String why) throws IOException {
+        TablespaceDirs.markIncomplete(dir, why);
+        incomplete = TablespaceDirs.incompleteness(dir).orElse(why);
+    }
+
+    @Override
+    public Optional<String> incompleteness() {
+        return Optional.ofNullable(incomplete);
     }
 
     @Override

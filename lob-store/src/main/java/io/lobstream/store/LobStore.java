@@ -218,6 +218,16 @@ public interface LobStore extends Closeable {
      */
     String copyId();
 
+    /**
+     * Records, for good, that this copy was built without commands it needed ({@code why}: which, and why): a copy that
+     * misses commands cannot tell which values they wrote, so every fsck of it reports it from then on. Forced to disk
+     * before it returns: call it before applying anything past the gap.
+     */
+    void markIncomplete(String why) throws IOException;
+
+    /** What {@link #markIncomplete} recorded (each call's {@code why}, joined by "; "), if anything. */
+    Optional<String> incompleteness();
+
     /** The tablespace directory (page file, index, descriptor). */
     Path directory();
 

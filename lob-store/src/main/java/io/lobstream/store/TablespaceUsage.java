@@ -78,6 +78,15 @@ final class TablespaceUsage {
         metrics.gauge("lob_lobs", "LOBs with a current version", null, lobs::get);
     }
 
+    /** Gauges of the tablespace's file size and how far history is past its limit (0 within it: no backpressure). */
+    void registerLimitGauges(StoreMetrics metrics, LongSupplier pagesFree, int pageSize, long historyMax, double historyMaxRatio) {
+        metrics.gauge("lob_tablespace_bytes", "Bytes of the page file: live, history and free pages", null,
+                () -> (pagesLive.get() + pagesHistory.get() + pagesFree.getAsLong()) * pageSize);
+        metrics.gauge("lob_history_excess_ratio", "How far history is past lob.history.max (or .ratio), as a share of it; above 0 "
+                + "writes are slowed (lob_backpressure_delay_seconds), reaching lob.history.max.delay.ms at 1", null,
+                () -> historyExcess(historyMax, historyMaxRatio));
+    }
+
     StoreStats stats(long pagesFree, int pageSize) {
         return new StoreStats(lobs.get(), bytesLive.get(), pagesLive.get(), pagesHistory.get(), pagesFree, historyLength.get(), pageSize);
     }

@@ -63,6 +63,7 @@ final class PurgeCommand implements Runnable {
             System.err.println("purge worker " + id + ": injecting " + readLatency.toNanos() / 1000 + " us per page read");
         }
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        MetricsEndpoint.bindProcessMetrics(meters); // for the process's life: nothing to close
         PurgeWorker worker = new PurgeWorker(cfg, cluster.storeConfig(), id, latency, meters);
         HttpServer metrics = null;
         if (metricsPort >= 0) {

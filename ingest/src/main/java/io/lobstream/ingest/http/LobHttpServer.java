@@ -287,8 +287,14 @@ public final class LobHttpServer implements AutoCloseable {
         for (Map.Entry<Integer, LobStore> e : registry.all().entrySet()) {
             ObjectNode p = statsJson(e.getValue().stats());
             p.put("partition", e.getKey());
-            // the last command applied: a producer that knows its record's offset can wait for it
-            p.put("applied_offset", e.getValue().appliedOffset(commandsTopic + "-" + e.getKey()));
+            try {
+                // the last command applied: a producer that knows its record's offset can wait for it
+                p.put("applied_offset", e.getValue().appliedOffset(commandsTopic + "-" + e.getKey()));
+            } catch (TablespaceClosedException moving) {
+                continue; // closed since the snapshot (its partition moving): not this node's now, and no reason to fail the rest
+            }
+            // a copy rebuilt without commands retention had deleted (fsck reports it too)
+            e.getValue().incompleteness().ifPresent(why -> p.put("incomplete", why));
             parts.add(p);
         }
         root.set("totals", statsJson(registry.totals()));

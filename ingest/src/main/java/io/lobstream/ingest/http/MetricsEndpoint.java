@@ -3,6 +3,13 @@ package io.lobstream.ingest.http;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
@@ -26,6 +33,22 @@ public final class MetricsEndpoint implements HttpHandler {
         server.createContext("/metrics", new MetricsEndpoint(registry));
         server.start();
         return server;
+    }
+
+    /**
+     * Binds the process's own meters (JVM memory, GC pauses, threads, classes, CPU, uptime: Micrometer's {@code jvm_*},
+     * {@code process_*}, {@code system_*}) to {@code registry}; close the result when the process's meters go, as the
+     * GC meter listens to the JVM until then.
+     */
+    public static AutoCloseable bindProcessMetrics(MeterRegistry registry) {
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        JvmGcMetrics gc = new JvmGcMetrics();
+        gc.bindTo(registry);
+        return gc;
     }
 
     @Override

@@ -9,7 +9,6 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.Source;
 import io.lobstream.store.purge.LocalPurger;
-import io.lobstream.store.tablespace.TablespaceDirs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -34,7 +33,7 @@ import java.util.Map;
  * Used offline ({@code ./lobstream replay}) and by a writer task that finds its tablespace
  * behind the group's committed offset ({@link io.lobstream.ingest.writer.TablespaceCatchUp}). A
  * replay from the start needs the topic's whole history ({@code retention.ms=-1}), see README; a copy
- * built without commands retention deleted is marked so ({@link TablespaceDirs#markIncomplete}), for fsck to report.
+ * built without commands retention deleted is marked so ({@link LobStore#markIncomplete}), for fsck to report.
  */
 public final class PartitionReplayer {
     private static final Logger log = LoggerFactory.getLogger(PartitionReplayer.class);
@@ -84,7 +83,7 @@ public final class PartitionReplayer {
                         + "this copy, and fsck of {} will say so. Keep lob.commands with retention.ms=-1 to rebuild a partition from "
                         + "its topic.", tp, first, from, first, store.directory());
                 // before anything past the gap is applied and its offset recorded: no crash leaves a copy that looks whole
-                TablespaceDirs.markIncomplete(store.directory(), "offsets [" + from + ", " + first + ") of " + tp
+                store.markIncomplete("offsets [" + from + ", " + first + ") of " + tp
                         + ", deleted by retention before this copy read them");
             }
             consumer.seek(tp, Math.max(first, from));

@@ -110,6 +110,11 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             // so the task's check finds it behind and the partition is rebuilt from lob.commands
             Path aside = TablespaceDirs.syncFailedAside(dir, System.currentTimeMillis());
             Files.move(dir, aside);
+            if (meters != null) {
+                io.micrometer.core.instrument.Counter.builder("lob_tablespaces_set_aside")
+                        .description("Tablespaces moved aside after a failed fsync (p-N.sync-failed-TIME; their partition rebuilt)")
+                        .register(meters).increment();
+            }
             log.error("partition {}: {}; moved it to {} and rebuilding the partition from {}", partition, e.getMessage(), aside,
                     "lob.commands");
             return DefaultLobStore.open(dir, config, meters, "p-" + partition);

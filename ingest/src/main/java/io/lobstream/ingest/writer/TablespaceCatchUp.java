@@ -204,6 +204,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 metrics.rebuilt(r.records());
             } catch (Throwable e) {
                 if (!closed) {
+                    metrics.rebuildFailed();
                     log.error("partition {}: catch-up from lob.commands failed; the task's next init starts another", partition, e);
                 }
             } finally {

@@ -21,9 +21,12 @@ public final class WriterMetrics {
         this.undoReemitted = Counter.builder("lob_undo_records_reemitted")
                 .description("Undo records produced again: for commands found applied after a crash, for the versions pending "
                         + "when a tablespace opens, and for versions still pending after purge consumed their undo records").register(registry);
+        // buckets up to an hour, not Micrometer's 30 s: a writer far behind is what these are watched for
         this.reclaimApplyLag = Timer.builder("lob_reclaim_apply_lag_seconds").publishPercentileHistogram()
+                .maximumExpectedValue(Duration.ofHours(1))
                 .description("From a purge worker producing a ReclaimRecord to the writer freeing its pages").register(registry);
         this.commandApplyLag = Timer.builder("lob_command_apply_lag_seconds").publishPercentileHistogram()
+                .maximumExpectedValue(Duration.ofHours(1))
                 .description("From a command's record timestamp (its producer's send time, or the broker's append time) to the "
                         + "writer applying it, each chunk of an upload counted: how far behind the writer is, in time").register(registry);
     }
@@ -73,12 +76,20 @@ public final class WriterMetrics {
                 .register(registry).increment();
     }
 
-    /** A catch-up finished, having replayed {@code records} records. */
+    /** A catch-up finished, having replayed {@code records} records (none: the tablespace was current after all). */
     public void rebuilt(long records) {
-        Counter.builder("lob_rebuilds_completed").description("Catch-ups of tablespaces behind the writer group completed")
+        Counter.builder("lob_rebuilds_completed").tag("outcome", records > 0 ? "replayed" : "current")
+                .description("Catch-ups of tablespaces behind the writer group (or not known to be current) completed: replayed, "
+                        + "or found current once the group's committed offset was stable")
                 .register(registry).increment();
         Counter.builder("lob_rebuild_records").description("Records of lob.commands replayed by catch-ups")
                 .register(registry).increment(records);
+    }
+
+    /** A catch-up failed (logged); the task's next start tries again. */
+    public void rebuildFailed() {
+        Counter.builder("lob_rebuild_failures").description("Catch-ups of tablespaces that failed (the task's next start tries again)")
+                .register(registry).increment();
     }
 
     /** {@code n} undo records produced again because purge had consumed them without a reclaim (counted as re-emitted too). */

@@ -25,7 +25,8 @@ public final class DefaultPageAllocator implements PageAllocator {
     /** firstPage → pageCount; never two adjacent or overlapping entries. */
     private final TreeMap<Long, Integer> free = new TreeMap<>();
     private long highWaterMark;
-    private long freePages;
+    /** Changed under the latch; read without it (metrics scrapes, stats), which must not wait behind a shrink's truncate. */
+    private volatile long freePages;
 
     public DefaultPageAllocator(boolean prealloc, int batchSize, long highWaterMark, Collection<Extent> freeExtents, StoreMetrics metrics) {
         this.batchSize = prealloc ? batchSize : 1;
@@ -255,12 +256,7 @@ public final class DefaultPageAllocator implements PageAllocator {
 
     @Override
     public long freePages() {
-        lockLatch();
-        try {
-            return freePages;
-        } finally {
-            latch.unlock();
-        }
+        return freePages;
     }
 
     @Override

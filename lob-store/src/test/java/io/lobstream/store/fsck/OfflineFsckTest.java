@@ -85,8 +85,10 @@ class OfflineFsckTest {
             byte[] v = bytes(30_000, 3);
             store.put("a", new ByteArrayInputStream(v), v.length, null, null);
             assertThat(store.fsck(true).ok()).isTrue();
-            TablespaceDirs.markIncomplete(dir, "offsets [0, 7) of lob.commands-0");
-            TablespaceDirs.markIncomplete(dir, "offsets [9, 12) of lob.commands-0");
+            assertThat(store.incompleteness()).isEmpty();
+            store.markIncomplete("offsets [0, 7) of lob.commands-0");
+            store.markIncomplete("offsets [9, 12) of lob.commands-0");
+            assertThat(store.incompleteness()).contains("offsets [0, 7) of lob.commands-0; offsets [9, 12) of lob.commands-0");
             FsckReport online = store.fsck(true);
             assertThat(online.ok()).isFalse();
             assertThat(online.problems()).singleElement().asString()
@@ -98,6 +100,7 @@ class OfflineFsckTest {
         assertThat(offline.lobs()).as("the pages themselves check out").isEqualTo(1);
         try (DefaultLobStore reopened = DefaultLobStore.open(dir, LobStoreConfig.defaults())) { // not refused: it serves what it has
             assertThat(reopened.current("a")).isPresent();
+            assertThat(reopened.incompleteness()).as("read at open").isPresent();
         }
     }
 }
