@@ -92,7 +92,7 @@ public final class LobNode implements AutoCloseable {
             UndoResender.Settings resend = UndoResender.Settings.OFF;
             long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
             if (resendEvery > 0) {
-                purgeProgress = new AdminPurgeProgress(config, partitions);
+                purgeProgress = new AdminPurgeProgress(config, partitions, meters);
                 resend = UndoResender.Settings.every(purgeProgress, resendEvery, transactionTimeoutMs(streamsProperties));
             }
             streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend),

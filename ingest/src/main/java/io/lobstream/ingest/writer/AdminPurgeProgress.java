@@ -1,6 +1,8 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.LobStreamConfig;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
@@ -59,9 +61,12 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     private final ScheduledExecutorService thread;
     private final Map<Integer, PartitionProgress> progress = new HashMap<>(); // the check thread's
     private final Map<Integer, Long> published = new ConcurrentHashMap<>();
+    /** Per partition, undo records the purge group has not consumed yet, as of the last check. */
+    private final Map<Integer, Long> purgeLag = new ConcurrentHashMap<>();
     private long lastWarning;
 
-    public AdminPurgeProgress(LobStreamConfig config, int partitions) {
+    /** @param meters where to register {@code lob_purge_lag_records{partition}}, which each check updates */
+    public AdminPurgeProgress(LobStreamConfig config, int partitions, MeterRegistry meters) {
         this.admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
         this.undoTopic = config.topics().undoHistory();
         this.reclaimTopic = config.topics().reclaim();
@@ -74,6 +79,13 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        for (int p = 0; p < partitions; p++) {
+            int partition = p;
+            Gauge.builder("lob_purge_lag_records", () -> purgeLag.getOrDefault(partition, 0L)).tag("partition", Integer.toString(p))
+                    .description("Undo records of the partition the purge group has not consumed (end offset of " + undoTopic
+                            + " minus the group's committed offset), as of the last check (lob.undo.resend.interval.ms)")
+                    .register(meters);
+        }
         thread.scheduleWithFixedDelay(this::check, every, every, TimeUnit.MILLISECONDS);
     }
 
@@ -101,6 +113,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                 if (ends.get(undo) == null || ends.get(reclaim) == null) {
                     continue;
                 }
+                purgeLag.put(p, Math.max(0, ends.get(undo).offset() - Math.max(0, offset(purged.get(undo)))));
                 long before = progress.computeIfAbsent(p, k -> new PartitionProgress())
                         .advance(now, offset(purged.get(undo)), ends.get(undo).offset(), ends.get(reclaim).offset(),
                                 offset(applied.get(reclaim)));
