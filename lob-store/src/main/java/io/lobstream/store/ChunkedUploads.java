@@ -39,17 +39,20 @@ final class ChunkedUploads {
     private final VersionNumbers versions;
     private final ThreadLocal<VersionWriter> writers;
     private final PagesFirst pagesFirst;
+    private final DurableFrees frees;
     /** The store's record of pages written but not yet named by the index (see {@link DefaultLobStore}). */
     private final Map<Long, List<Extent>> unpublished;
 
     ChunkedUploads(LobStoreConfig config, LobIndex index, PageAllocator allocator, VersionNumbers versions,
-                   ThreadLocal<VersionWriter> writers, PagesFirst pagesFirst, Map<Long, List<Extent>> unpublished) {
+                   ThreadLocal<VersionWriter> writers, PagesFirst pagesFirst, DurableFrees frees,
+                   Map<Long, List<Extent>> unpublished) {
         this.config = config;
         this.index = index;
         this.allocator = allocator;
         this.versions = versions;
         this.writers = writers;
         this.pagesFirst = pagesFirst;
+        this.frees = frees;
         this.unpublished = unpublished;
     }
 
@@ -176,7 +179,7 @@ final class ChunkedUploads {
                     SourceMarks.rejected(batch, source, new Rejection(Rejection.CRC_MISMATCH, reason));
                     index.write(batch);
                 }
-                allocator.release(upload.pages());
+                frees.release(upload.pages()); // after the write that drops the upload's entry
                 return Step.done(new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(), reason));
             }
             writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),

@@ -68,6 +68,7 @@ public final class DefaultLobStore implements LobStore {
     private final GroupSync pageSync;
     private final GroupSync walSync;
     private final PagesFirst pagesFirst;
+    private final DurableFrees frees;
     /** What {@link TablespaceDirs#INCOMPLETE} says, null if there is none. */
     private volatile String incomplete;
 
@@ -113,7 +114,8 @@ public final class DefaultLobStore implements LobStore {
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.pagesFirst = new PagesFirst(config, pageSync);
-        this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, unpublished);
+        this.frees = new DurableFrees(config, allocator);
+        this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
     }
 
@@ -168,8 +170,8 @@ public final class DefaultLobStore implements LobStore {
         for (VersionEntry e : recovered.deferredReclaims()) {
             store.freePending(e, null);
         }
-        recovered.usage().registerGauges(metrics, store.allocator::freePages);
-        recovered.usage().registerLimitGauges(metrics, store.allocator::freePages, config.pageSize(), config.historyMax(),
+        recovered.usage().registerGauges(metrics, store::freePages);
+        recovered.usage().registerLimitGauges(metrics, store::freePages, config.pageSize(), config.historyMax(),
                 config.historyMaxRatio());
         store.incomplete = TablespaceDirs.incompleteness(dir).orElse(null);
         metrics.gauge("lob_tablespace_incomplete", "1 if this copy was built without commands retention had deleted (INCOMPLETE; "
@@ -406,7 +408,7 @@ public final class DefaultLobStore implements LobStore {
     private void syncWalIfOpen() throws IOException {
         try (Latches.Held latch = latches.tablespaceShared()) {
             if (!closed) {
-                index.syncWal();
+                frees.syncThenRelease(index::syncWal);
             }
         }
     }
@@ -546,7 +548,7 @@ public final class DefaultLobStore implements LobStore {
                 Optional<UploadEntry> now = index.upload(u.uploadId());
                 if (now.isPresent() && idle.test(now.get())) {
                     index.write(index.newBatch().deleteUpload(u.uploadId()));
-                    allocator.release(u.pages());
+                    frees.release(u.pages());
                     expired.add(u.uploadId());
                     log.info("{}: upload {} of {} expired after {} of {} bytes; its {} pages are free again", name, u.uploadId(),
                             u.lobId(), u.bytesDone(), u.totalLength(), Extent.totalPages(u.pages()));
@@ -621,8 +623,8 @@ public final class DefaultLobStore implements LobStore {
             SourceMarks.applied(batch, source);
             index.write(batch);
         }
-        // Only once no index entry names them may the pages be granted again.
-        allocator.release(e.extents());
+        // Only once no index entry names them (durably, with lob.sync.each.write) may the pages be granted again.
+        frees.release(e.extents());
         usage.freed(e);
     }
 
@@ -881,14 +883,21 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public StoreStats stats() {
-        return usage.stats(allocator.freePages(), config.pageSize());
+        return usage.stats(freePages(), config.pageSize());
+    }
+
+    /** Free pages, those waiting for a WAL sync before writers may have them ({@link DurableFrees}) counted. */
+    private long freePages() {
+        return allocator.freePages() + frees.waitingPages();
     }
 
     @Override
     public FsckReport fsck(boolean readData) throws IOException {
         try (Latches.Held latch = openExclusive()) {
-            return Fsck.withMarkers(new Fsck(file, index, allocator.freeExtents(), List.copyOf(unpublished.values()),
-                    allocator.highWaterMark(), readData).run(), dir);
+            List<Extent> free = new ArrayList<>(allocator.freeExtents());
+            free.addAll(frees.waiting());
+            return Fsck.withMarkers(new Fsck(file, index, free, List.copyOf(unpublished.values()), allocator.highWaterMark(), readData)
+                    .run(), dir);
         }
     }
 
@@ -911,7 +920,7 @@ public final class DefaultLobStore implements LobStore {
                     // pages first: the index entries synced next name them (and a writer's meanwhile, see PagesFirst)
                     syncs.run(file::force);
                     metrics.pageSync();
-                    syncs.run(index::syncWal);
+                    frees.syncThenRelease(() -> syncs.run(index::syncWal));
                     metrics.walSync();
                 });
                 syncedWrites = writes;
@@ -1047,6 +1056,7 @@ public final class DefaultLobStore implements LobStore {
                 if (syncs.failed()) {
                     return; // nothing more is written or synced: the tablespace is rebuilt, not trusted
                 }
+                allocator.release(frees.takeAll()); // their index writes are synced before a cut (shrinkTail) and by the checkpoint
                 shrinkTail();
                 // preallocated pages past the last write are free space: make the file span them so the
                 // next open derives the same free space as the checkpoint below
