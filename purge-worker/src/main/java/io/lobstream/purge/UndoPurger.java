@@ -91,6 +91,7 @@ final class UndoPurger {
         }
         List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
         List<Long> timestamps = new ArrayList<>(batch.size());
+        List<Integer> pageCounts = new ArrayList<>(batch.size()); // what each request's undo record says the version owns
         List<Integer> requestIndex = new ArrayList<>(batch.size());
         for (int i = 0; i < undos.size(); i++) {
             UndoRecord undo = undos.get(i);
@@ -115,6 +116,7 @@ final class UndoPurger {
             }
             requests.add(new PurgeReader.Request(undo.getLobId(), undo.getVersion(), undo.getRootPage(), retained));
             timestamps.add(undoTimes.get(i));
+            pageCounts.add(undo.getPageCount());
             requestIndex.add(undoIndex.get(i));
         }
         long[] before = pagesRead(reader);
@@ -134,6 +136,15 @@ final class UndoPurger {
                     metrics.corrupt.increment();
                     log.error("cannot purge {}@{}: {}", q.lobId(), q.version(), result.failure().getMessage());
                 }
+                continue;
+            }
+            long found = Extent.totalPages(result.extents());
+            if (found != pageCounts.get(i)) {
+                // the root and index pages read do not describe the version the record names: the writer would refuse the
+                // reclaim (its extents must be the version's own); said here, where the record is
+                metrics.corrupt.increment();
+                log.error("cannot purge {}@{}: its undo record says it owns {} pages, its root and index pages name {}", q.lobId(),
+                        q.version(), pageCounts.get(i), found);
                 continue;
             }
             ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())

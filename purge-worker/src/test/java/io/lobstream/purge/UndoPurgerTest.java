@@ -91,16 +91,19 @@ class UndoPurgerTest {
         VersionEntry good = f.supersede("good", 20_000);
         VersionEntry other = f.supersede("other", 20_000);
         VersionEntry negative = f.supersede("negative", 20_000);
+        VersionEntry miscounted = f.supersede("miscounted", 20_000);
 
         UndoPurger.Purged purged = purge(
                 "not avro".getBytes(StandardCharsets.UTF_8),
                 PurgeFixture.encode(f.undo(other).setCopyId("another-copy").build()),
                 PurgeFixture.encode(f.undo(negative).setRootPage(-3).build()),
+                PurgeFixture.encode(f.undo(miscounted).setPageCount((int) miscounted.pageCount() + 1).build()),
                 PurgeFixture.encode(f.undo(good).build()));
 
         assertThat(purged.reclaims()).hasSize(1);
         assertReclaims(purged.reclaims().get(0), good);
-        assertThat(f.metrics.corrupt.count()).as("undecodable, and a negative root page").isEqualTo(2);
+        assertThat(f.metrics.corrupt.count()).as("undecodable, a negative root page, a page count its pages do not match")
+                .isEqualTo(3);
         assertThat(f.metrics.otherCopy.count()).isEqualTo(1);
     }
 
