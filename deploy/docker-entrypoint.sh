@@ -3,12 +3,13 @@
 # A purge worker without --worker-id takes the container's hostname (its container id), which a
 # restart of the container keeps and a random id would not: the restarted worker then fences the
 # transaction its predecessor left open, where lob.reclaim's readers would otherwise wait out that
-# transaction's timeout. Each replica (docker compose up --scale purge=N) has a hostname of its own.
+# transaction's timeout. Each replica (docker compose up --scale purge=N) has a hostname of its own,
+# unless the containers share one (network_mode: host, a fixed hostname:): give each --worker-id then.
 set -e
 if [ "${1:-}" = purge ]; then
   case " $* " in
     *" --worker-id"*) ;;
-    *) set -- "$@" "--worker-id=${HOSTNAME:-$(hostname)}" ;;
+    *) shift; set -- purge "--worker-id=${HOSTNAME:-$(hostname)}" "$@" ;; # right after the command, before any --
   esac
 fi
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options, split on purpose

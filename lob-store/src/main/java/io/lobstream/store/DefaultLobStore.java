@@ -95,12 +95,11 @@ public final class DefaultLobStore implements LobStore {
     private final String copyId;
 
     private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
-                            Recovery recovered, VersionNumbers versions) {
+                            Recovery recovered) throws IOException {
         this.name = name;
         this.copyId = copyId;
         this.syncs = new SyncGuard(name, dir, copyId);
         this.usage = recovered.usage();
-        this.versions = versions;
         this.dir = dir;
         this.config = config;
         this.file = file;
@@ -114,6 +113,7 @@ public final class DefaultLobStore implements LobStore {
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.pagesFirst = new PagesFirst(config, pageSync);
+        this.versions = new VersionNumbers(index, recovered.highestVersion(), write -> pagesFirst.syncWal(() -> syncs.run(file::force), write));
         this.frees = new DurableFrees(config, allocator);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
@@ -163,8 +163,7 @@ public final class DefaultLobStore implements LobStore {
     private static DefaultLobStore recover(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index,
                                            StoreMetrics metrics) throws IOException {
         Recovery recovered = Recovery.scan(name, file, index);
-        VersionNumbers versions = new VersionNumbers(index, recovered.highestVersion());
-        DefaultLobStore store = new DefaultLobStore(name, dir, copyId, config, file, index, metrics, recovered, versions);
+        DefaultLobStore store = new DefaultLobStore(name, dir, copyId, config, file, index, metrics, recovered);
         // From here on the free-space checkpoint is stale until the next clean close.
         index.writeSync(index.newBatch().deleteMeta(Recovery.META_CLEAN));
         for (VersionEntry e : recovered.deferredReclaims()) {
@@ -678,7 +677,7 @@ public final class DefaultLobStore implements LobStore {
         VersionEntry old = moved.superseded().orElseThrow();
         if (config.sync()) {
             try (Latches.Held latch = openShared()) {
-                syncs.run(index::syncWal);
+                syncWalNow();
             }
             metrics.walSync();
         }
@@ -774,7 +773,7 @@ public final class DefaultLobStore implements LobStore {
             if (config.sync() && due.stream().anyMatch(p -> p.cause() == VersionEntry.Cause.RELOCATE)) {
                 // as relocate() does before it frees: the move's publish must be on disk before the old copy's pages can
                 // be written again, or a power loss would bring back the old copy as current over another's bytes
-                syncs.run(index::syncWal);
+                syncWalNow();
                 metrics.walSync();
             }
             for (VersionEntry pending : due) {
@@ -929,6 +928,11 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
+    /** A WAL sync of its own (not a flush's, not the group commit's), ordered after other writers' pages ({@link PagesFirst}). */
+    private void syncWalNow() throws IOException {
+        pagesFirst.syncWal(() -> syncs.run(file::force), () -> syncs.run(index::syncWal));
+    }
+
     /**
      * Gives a long free run at the end of the page file back to the file system (lob.shrink.min.pages).
      * The allocator latch is held from the decision to the truncate, so no page in the cut can be
@@ -944,7 +948,7 @@ public final class DefaultLobStore implements LobStore {
             // The cut cannot be undone: the index writes that freed these pages must be durable before it, or a
             // crash could bring back a pending version whose pages no longer exist. Frees write the index before
             // they reach the allocator, so this sync covers every page the allocator holds free.
-            syncs.run(index::syncWal);
+            syncWalNow();
             file.truncate(pages);
         });
         if (given > 0) {

@@ -42,9 +42,16 @@ final class DurableFrees {
         }
     }
 
-    /** Runs a WAL sync, then gives the allocator the pages freed before it began (after a failed sync, none). */
+    /**
+     * Runs a WAL sync, then gives the allocator the pages freed before it began (after a failed sync, none). They stay in
+     * {@link #waitingPages()} until the allocator has them, so free space never reads low meanwhile.
+     */
     void syncThenRelease(GroupSync.SyncAction syncWal) throws IOException {
-        List<Extent> covered = takeAll();
+        List<Extent> covered;
+        synchronized (this) {
+            covered = List.copyOf(waiting);
+            waiting.clear();
+        }
         boolean synced = false;
         try {
             syncWal.sync();
@@ -52,23 +59,23 @@ final class DurableFrees {
         } finally {
             if (synced) {
                 allocator.release(covered);
+                synchronized (this) {
+                    waitingPages -= Extent.totalPages(covered);
+                }
             } else {
-                putBack(covered);
+                synchronized (this) {
+                    waiting.addAll(covered);
+                }
             }
         }
     }
 
-    /** The pages waiting for a sync, taken: the caller makes their index writes durable before the allocator hands them out. */
+    /** The pages waiting for a sync, taken (at close: the caller makes their index writes durable before anyone reuses them). */
     synchronized List<Extent> takeAll() {
         List<Extent> all = List.copyOf(waiting);
         waiting.clear();
         waitingPages = 0;
         return all;
-    }
-
-    private synchronized void putBack(List<Extent> extents) {
-        waiting.addAll(extents);
-        waitingPages += Extent.totalPages(extents);
     }
 
     /** Pages freed and waiting for a sync: free to fsck and statistics, not yet to writers. */

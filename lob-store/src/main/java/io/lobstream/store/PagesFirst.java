@@ -34,6 +34,22 @@ final class PagesFirst {
         }
     }
 
+    /**
+     * A WAL sync that is not a flush's (a relocation's, a version-number reservation's, a tail cut's): where writers name
+     * pages they have not forced, the page file is forced first, as a flush does, and the two run as a flush, so this sync
+     * makes no other writer's entry durable before its pages.
+     */
+    void syncWal(GroupSync.SyncAction forcePages, GroupSync.SyncAction syncWal) throws IOException {
+        if (sync && !eachWrite) {
+            flush(() -> {
+                forcePages.sync();
+                syncWal.sync();
+            });
+        } else {
+            syncWal.sync();
+        }
+    }
+
     /** Runs a flush's force of the page file and sync of the index WAL, {@code forceThenSync}, as a flush under way. */
     void flush(GroupSync.SyncAction forceThenSync) throws IOException {
         flushesUnderWay.incrementAndGet(); // before the force: a writer that looks later forces its own pages

@@ -1,6 +1,7 @@
 package io.lobstream.store;
 
 import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.tablespace.GroupSync;
 
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -15,13 +16,29 @@ final class VersionNumbers {
     static final String META_RESERVED = "version.reserved";
     private static final long RESERVE = 1 << 16;
 
+    /** Runs a synced index write as the store's other WAL syncs run (see {@link PagesFirst#syncWal}). */
+    @FunctionalInterface
+    interface SyncedWrites {
+        void run(GroupSync.SyncAction syncedWrite) throws IOException;
+    }
+
     private final LobIndex index;
+    private final SyncedWrites syncedWrites;
     private final AtomicLong next = new AtomicLong();
     private volatile long reserved;
 
     /** Starts past both the reservation recorded in {@code index} and {@code highestSeen}. */
     VersionNumbers(LobIndex index, long highestSeen) throws IOException {
+        this(index, highestSeen, GroupSync.SyncAction::sync);
+    }
+
+    /**
+     * @param syncedWrites how the reservation's synced write runs: its WAL sync makes every index write before it durable,
+     *                     other writers' too
+     */
+    VersionNumbers(LobIndex index, long highestSeen, SyncedWrites syncedWrites) throws IOException {
         this.index = index;
+        this.syncedWrites = syncedWrites;
         long from = Math.max(index.metaLong(META_RESERVED, 1), highestSeen + 1);
         next.set(from);
         reserve(from);
@@ -47,7 +64,7 @@ final class VersionNumbers {
 
     private synchronized void reserve(long from) throws IOException {
         long upTo = from + RESERVE;
-        index.writeSync(index.newBatch().putMeta(META_RESERVED, upTo));
+        syncedWrites.run(() -> index.writeSync(index.newBatch().putMeta(META_RESERVED, upTo)));
         reserved = upTo;
     }
 }

@@ -59,4 +59,22 @@ class PagesFirstTest {
         unsynced.flush(unsynced::beforeIndexNamesPages);
         assertThat(forces).as("lob.sync=false promises nothing").hasValue(1);
     }
+
+    /** A relocation's, a reservation's or a tail cut's WAL sync is ordered as a flush's: pages forced first, writers meanwhile force theirs. */
+    @Test
+    void aWalSyncOfItsOwnForcesThePagesFirstAndHoldsWritersToTheRule() throws Exception {
+        PagesFirst pagesFirst = new PagesFirst(new LobStoreConfig(Map.of()), pageSync);
+        java.util.List<String> order = new java.util.ArrayList<>();
+        pagesFirst.syncWal(() -> order.add("force"), () -> {
+            pagesFirst.beforeIndexNamesPages(); // another writer, naming its pages while this sync is under way
+            order.add("wal");
+        });
+        assertThat(order).containsExactly("force", "wal");
+        assertThat(forces).as("the writer forced its own pages").hasValue(1);
+
+        order.clear();
+        new PagesFirst(new LobStoreConfig(Map.of(LobStoreConfig.SYNC_EACH_WRITE.name(), true)), pageSync)
+                .syncWal(() -> order.add("force"), () -> order.add("wal"));
+        assertThat(order).as("each write forces its own pages already").containsExactly("wal");
+    }
 }

@@ -79,10 +79,11 @@ public final class PartitionReplayer {
                     consumer.partitionsFor(tp.topic()).size(), config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
             long first = consumer.beginningOffsets(List.of(tp)).get(tp);
             if (first > from) {
-                log.error("{} starts at offset {} (retention deleted the records before it): the commands in [{}, {}) are lost to "
-                        + "this copy, and fsck of {} will say so. Keep lob.commands with retention.ms=-1 to rebuild a partition from "
-                        + "its topic.", tp, first, from, first, store.directory());
+                log.error("{} starts at offset {} (retention deleted the records before it): the commands in [{}, {}), if any, are "
+                        + "lost to this copy, and fsck of {} will say so. Keep lob.commands with retention.ms=-1 to rebuild a "
+                        + "partition from its topic.", tp, first, from, first, store.directory());
                 // before anything past the gap is applied and its offset recorded: no crash leaves a copy that looks whole
+                // (offsets alone cannot tell a lost command from a transaction marker: the range may have held only markers)
                 store.markIncomplete("offsets [" + from + ", " + first + ") of " + tp
                         + ", deleted by retention before this copy read them");
             }

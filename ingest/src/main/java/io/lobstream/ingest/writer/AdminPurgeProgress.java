@@ -62,7 +62,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     private final Map<Integer, PartitionProgress> progress = new HashMap<>(); // the check thread's
     private final Map<Integer, Long> published = new ConcurrentHashMap<>();
     /** Per partition, undo records the purge group has not consumed yet, as of the last check. */
-    private final Map<Integer, Long> purgeLag = new ConcurrentHashMap<>();
+    private final Map<Integer, Double> purgeLag = new ConcurrentHashMap<>();
     private long lastWarning;
 
     /** @param meters where to register {@code lob_purge_lag_records{partition}}, which each check updates */
@@ -81,7 +81,8 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         });
         for (int p = 0; p < partitions; p++) {
             int partition = p;
-            Gauge.builder("lob_purge_lag_records", () -> purgeLag.getOrDefault(partition, 0L)).tag("partition", Integer.toString(p))
+            // NaN until a check has read it (and kept from the last check that did)
+            Gauge.builder("lob_purge_lag_records", () -> purgeLag.getOrDefault(partition, Double.NaN)).tag("partition", Integer.toString(p))
                     .description("Undo records of the partition the purge group has not consumed (end offset of " + undoTopic
                             + " minus the group's committed offset), as of the last check (lob.undo.resend.interval.ms)")
                     .register(meters);
@@ -113,7 +114,8 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                 if (ends.get(undo) == null || ends.get(reclaim) == null) {
                     continue;
                 }
-                purgeLag.put(p, Math.max(0, ends.get(undo).offset() - Math.max(0, offset(purged.get(undo)))));
+                // with no offset committed, every record kept counts (the end offset: an upper bound once retention trimmed the topic)
+                purgeLag.put(p, (double) Math.max(0, ends.get(undo).offset() - Math.max(0, offset(purged.get(undo)))));
                 long before = progress.computeIfAbsent(p, k -> new PartitionProgress())
                         .advance(now, offset(purged.get(undo)), ends.get(undo).offset(), ends.get(reclaim).offset(),
                                 offset(applied.get(reclaim)));

@@ -100,7 +100,7 @@ public final class Fsck {
         Optional<String> incomplete = TablespaceDirs.incompleteness(tablespaceDir);
         if (incomplete.isPresent()) {
             report = report.withProblem(tablespaceDir + ": built without commands it needed (" + incomplete.get()
-                    + "); values those commands wrote and no later command rewrote are missing or older");
+                    + "); values the commands there wrote, if it held any, and no later command rewrote are missing or older");
         }
         return report;
     }

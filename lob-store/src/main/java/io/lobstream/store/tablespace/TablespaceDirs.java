@@ -98,6 +98,9 @@ public final class TablespaceDirs {
      * anything past the gap, so no power loss leaves a copy that looks whole.
      */
     public static void markIncomplete(Path tablespaceDir, String why) throws IOException {
+        if (incompleteness(tablespaceDir).map(said -> ("; " + said + "; ").contains("; " + why + "; ")).orElse(false)) {
+            return; // said already (a catch-up tried again after one that failed)
+        }
         try (FileChannel out = FileChannel.open(tablespaceDir.resolve(INCOMPLETE), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.APPEND)) {
             out.write(ByteBuffer.wrap((why + "\n").getBytes(StandardCharsets.UTF_8)));
