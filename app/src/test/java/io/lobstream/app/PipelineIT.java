@@ -155,7 +155,7 @@ class PipelineIT {
         assertThat(m).containsPattern("(?m)^lob_tablespace_incomplete\\{tablespace=\"p-\\d+\"} 0\\.0$");
         assertThat(m).containsPattern("(?m)^lob_tablespace_sync_failed\\{tablespace=\"p-\\d+\"} 0\\.0$");
         assertThat(m).contains("jvm_memory_used_bytes{", "jvm_gc_max_data_size_bytes", "jvm_threads_live_threads", "process_uptime_seconds",
-                "lob_purge_lag_records{partition=\"0\"}");
+                "lob_purge_lag_records{partition=\"0\"}", "lob_rebuild_remaining_records 0.0");
     }
 
     static String metrics() throws Exception {

@@ -113,7 +113,7 @@ public final class LobNode implements AutoCloseable {
             streamsMetrics = new KafkaStreamsMetrics(streams);
             streamsMetrics.bindTo(meters);
             http.attach(streams);
-            http.attachCatchUps(catchUps::catchingUp);
+            http.attachCatchUps(catchUps::catchingUp, catchUps::remainingRecords);
             http.start();
             streams.start();
             if (members != null) {

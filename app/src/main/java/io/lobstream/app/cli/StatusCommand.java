@@ -112,6 +112,8 @@ final class StatusCommand implements Callable<Integer> {
         System.out.printf("writer: %s%n", s.path("state").asText());
         if (!s.path("catching_up").isEmpty()) {
             System.out.printf("catching up from lob.commands (their tasks start after): partitions %s%n", s.path("catching_up"));
+            s.path("catching_up_remaining").properties().forEach(e ->
+                    System.out.printf("  partition %s: %,d records left to replay%n", e.getKey(), e.getValue().asLong()));
         }
         System.out.printf("%-5s %10s %14s %10s %10s %10s %10s %10s%n", "part", "lobs", "bytes_live", "history", "purge_lag",
                 "pg_live", "pg_history", "pg_free");

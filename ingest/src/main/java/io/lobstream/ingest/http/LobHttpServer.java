@@ -66,6 +66,7 @@ public final class LobHttpServer implements AutoCloseable {
     private final OwnerProxy proxy = new OwnerProxy(OwnerProxy.CONNECT_TIMEOUT, OwnerProxy.READ_TIMEOUT);
     private volatile KafkaStreams streams;
     private volatile Supplier<? extends Collection<Integer>> catchingUp = List::of;
+    private volatile Supplier<? extends Map<Integer, Long>> catchUpRemaining = Map::of;
 
     private final String advertisedHost;
     private final String commandsTopic;
@@ -96,9 +97,13 @@ public final class LobHttpServer implements AutoCloseable {
         this.streams = streams;
     }
 
-    /** Which partitions are being caught up from lob.commands (shown by {@code GET /status}); set before {@link #start()}. */
-    public void attachCatchUps(Supplier<? extends Collection<Integer>> catchingUp) {
+    /**
+     * Which partitions are being caught up from lob.commands, and how many records each has left once its replay began
+     * (shown by {@code GET /status}); set before {@link #start()}.
+     */
+    public void attachCatchUps(Supplier<? extends Collection<Integer>> catchingUp, Supplier<? extends Map<Integer, Long>> remaining) {
         this.catchingUp = catchingUp;
+        this.catchUpRemaining = remaining;
     }
 
     public void start() {
@@ -283,6 +288,8 @@ public final class LobHttpServer implements AutoCloseable {
         // why a node reads REBALANCING for long: a partition's tablespace replaying lob.commands before its task starts
         ArrayNode catchUps = root.putArray("catching_up");
         catchingUp.get().forEach(catchUps::add);
+        ObjectNode left = root.putObject("catching_up_remaining"); // partition -> records of lob.commands still to replay
+        catchUpRemaining.get().forEach((p, n) -> left.put(Integer.toString(p), n));
         ArrayNode parts = root.putArray("partitions");
         StoreStats totals = StoreStats.empty();
         for (Map.Entry<Integer, LobStore> e : registry.all().entrySet()) {

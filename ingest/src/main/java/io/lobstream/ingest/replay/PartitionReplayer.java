@@ -43,6 +43,14 @@ public final class PartitionReplayer {
     public record Result(long records, long applied, long rejected, long endOffset) {
     }
 
+    /** Told, after each poll, how far a replay is: the next offset it reads, and the offset it stops at. */
+    @FunctionalInterface
+    public interface Progress {
+        Progress NONE = (offset, endOffset) -> { };
+
+        void at(long offset, long endOffset);
+    }
+
     private final LobStreamConfig config;
 
     public PartitionReplayer(LobStreamConfig config) {
@@ -59,6 +67,11 @@ public final class PartitionReplayer {
      * found at start.
      */
     public Result replay(int partition, LobStore store, long from, long to) throws IOException {
+        return replay(partition, store, from, to, Progress.NONE);
+    }
+
+    /** As {@link #replay(int, LobStore, long, long)}, telling {@code progress} how far it is after each poll. */
+    public Result replay(int partition, LobStore store, long from, long to, Progress progress) throws IOException {
         Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -139,6 +152,7 @@ public final class PartitionReplayer {
                 while (store.stats().historyLength() > 256 && purger.purgeOnce() > 0) {
                     // keep the rebuilt tablespace near its live size
                 }
+                progress.at(consumer.position(tp), end);
                 if (System.nanoTime() - lastLog > 5_000_000_000L) {
                     lastLog = System.nanoTime();
                     log.info("replaying {}: offset {} of {} ({} applied, {} rejected)", tp, consumer.position(tp), end, applied, rejected);

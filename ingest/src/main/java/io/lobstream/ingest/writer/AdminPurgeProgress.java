@@ -83,8 +83,8 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
             int partition = p;
             // NaN until a check has read it (and kept from the last check that did)
             Gauge.builder("lob_purge_lag_records", () -> purgeLag.getOrDefault(partition, Double.NaN)).tag("partition", Integer.toString(p))
-                    .description("Undo records of the partition the purge group has not consumed (end offset of " + undoTopic
-                            + " minus the group's committed offset), as of the last check (lob.undo.resend.interval.ms)")
+                    .description("Undo records of the partition the purge group has not consumed (last stable offset of "
+                            + undoTopic + " minus the group's committed offset), as of the last check (lob.undo.resend.interval.ms)")
                     .register(meters);
         }
         thread.scheduleWithFixedDelay(this::check, every, every, TimeUnit.MILLISECONDS);
@@ -108,14 +108,25 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                     admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all()
                             .get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             Map<TopicPartition, OffsetAndMetadata> applied = committed(writerGroup);
+            // the lag: up to the last stable offset, what a read_committed purge worker can consume (an open transaction's
+            // undo records are not lag yet)
+            Map<TopicPartition, OffsetSpec> stable = new HashMap<>();
+            for (int p = 0; p < partitions; p++) {
+                stable.put(new TopicPartition(undoTopic, p), OffsetSpec.latest());
+            }
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stableEnds =
+                    admin.listOffsets(stable, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
+                            .get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             for (int p = 0; p < partitions; p++) {
                 TopicPartition undo = new TopicPartition(undoTopic, p);
                 TopicPartition reclaim = new TopicPartition(reclaimTopic, p);
                 if (ends.get(undo) == null || ends.get(reclaim) == null) {
                     continue;
                 }
-                // with no offset committed, every record kept counts (the end offset: an upper bound once retention trimmed the topic)
-                purgeLag.put(p, (double) Math.max(0, ends.get(undo).offset() - Math.max(0, offset(purged.get(undo)))));
+                if (stableEnds.get(undo) != null) {
+                    // with no offset committed, every record kept counts (an upper bound once retention trimmed the topic)
+                    purgeLag.put(p, (double) Math.max(0, stableEnds.get(undo).offset() - Math.max(0, offset(purged.get(undo)))));
+                }
                 long before = progress.computeIfAbsent(p, k -> new PartitionProgress())
                         .advance(now, offset(purged.get(undo)), ends.get(undo).offset(), ends.get(reclaim).offset(),
                                 offset(applied.get(reclaim)));

@@ -24,7 +24,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.SortedSet;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -76,6 +78,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     private final Map<String, Long> replayedTo = new ConcurrentHashMap<>();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    /** Records of lob.commands each catch-up under way has still to replay, once it knows where it stops. */
+    private final Map<Integer, Long> remaining = new ConcurrentHashMap<>();
     /**
      * Asks {@link #check}'s question for every task's init, made at the first: one per check cost each task start a
      * connection and a metadata round trip on its stream thread.
@@ -86,6 +90,12 @@ public final class TablespaceCatchUp implements AutoCloseable {
     public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
         this.metrics = metrics;
+        metrics.rebuildRemaining(() -> remaining.values().stream().mapToLong(Long::longValue).sum());
+    }
+
+    /** Per partition being caught up, the records of lob.commands it has still to replay (once its replay began). */
+    public SortedMap<Integer, Long> remainingRecords() {
+        return new TreeMap<>(remaining);
     }
 
     /**
@@ -208,6 +218,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     log.error("partition {}: catch-up from lob.commands failed; the task's next init starts another", partition, e);
                 }
             } finally {
+                remaining.remove(partition);
                 threads.remove(Thread.currentThread());
                 done.complete(null);
             }
@@ -229,7 +240,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     committed);
             return new PartitionReplayer.Result(0, 0, 0, committed);
         }
-        PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed);
+        PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed,
+                (offset, end) -> remaining.put(partition, Math.max(0, end - offset)));
         log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
                 + "{} LOBs live", partition, committed, r.applied(), r.rejected(), store.stats().lobs());
         return r;

@@ -86,6 +86,12 @@ public final class WriterMetrics {
                 .register(registry).increment(records);
     }
 
+    /** Registers the gauge of the records catch-ups under way have still to replay. */
+    public void rebuildRemaining(java.util.function.Supplier<Number> records) {
+        io.micrometer.core.instrument.Gauge.builder("lob_rebuild_remaining_records", records)
+                .description("Records of lob.commands the catch-ups under way on this node have still to replay").register(registry);
+    }
+
     /** A catch-up failed (logged); the task's next start tries again. */
     public void rebuildFailed() {
         Counter.builder("lob_rebuild_failures").description("Catch-ups of tablespaces that failed (the task's next start tries again)")
