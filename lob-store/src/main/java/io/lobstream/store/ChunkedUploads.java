@@ -88,7 +88,7 @@ final class ChunkedUploads {
             // the rejection with the offset, in one batch: were they apart, a crash between would leave a chunk that
             // comes again taken for applied, its dead letter lost
             try (LobIndex.Batch batch = index.newBatch()) {
-                SourceMarks.rejected(batch, source, new Rejection(Rejection.UPLOAD, problem));
+                SourceMarks.rejected(index, batch, source, new Rejection(Rejection.UPLOAD, problem));
                 index.write(batch);
             }
             return Step.done(ChunkResult.rejected(problem));
@@ -176,7 +176,7 @@ final class ChunkedUploads {
                     if (!fresh) {
                         batch.deleteUpload(upload.uploadId());
                     }
-                    SourceMarks.rejected(batch, source, new Rejection(Rejection.CRC_MISMATCH, reason));
+                    SourceMarks.rejected(index, batch, source, new Rejection(Rejection.CRC_MISMATCH, reason));
                     index.write(batch);
                 }
                 frees.release(upload.pages()); // after the write that drops the upload's entry

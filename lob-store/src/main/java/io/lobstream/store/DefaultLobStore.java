@@ -843,7 +843,7 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public void recordRejected(Source source, Rejection why) throws IOException {
         try (Latches.Held latch = openShared(); LobIndex.Batch batch = index.newBatch()) {
-            SourceMarks.rejected(batch, source, why);
+            SourceMarks.rejected(index, batch, source, why);
             index.write(batch);
         }
     }

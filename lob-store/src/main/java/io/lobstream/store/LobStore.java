@@ -141,13 +141,14 @@ public interface LobStore extends Closeable {
     /**
      * Records that the command at {@code source} was not applied, and why, as applied from that
      * source: a command that comes again after a restart (its dead letter lost with an aborted
-     * transaction) is then rejected again for the same reason, though the store has moved on.
+     * transaction) is then rejected again for the same reason, though the store has moved on, or the
+     * writer's code, settings or registry changed in between. The applied offset only moves forward.
      */
     void recordRejected(Source source, Rejection why) throws IOException;
 
     /**
      * Records the record at {@code source} as applied, changing nothing else: one the writer skips
-     * (a command sent twice, a record that does not decode), so that the applied offset keeps up
+     * (a command sent twice), so that the applied offset keeps up
      * with the writer group's commits and a restart finds the tablespace current, with nothing to
      * catch up. Forward only: an offset at or below the one recorded changes nothing.
      */

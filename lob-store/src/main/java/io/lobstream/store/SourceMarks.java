@@ -26,11 +26,18 @@ final class SourceMarks {
         }
     }
 
-    /** Adds to {@code batch} that the command at {@code source} was refused, and why, as applied from there. */
-    static void rejected(LobIndex.Batch batch, Source source, Rejection why) throws IOException {
+    /**
+     * Adds to {@code batch} that the command at {@code source} was refused, and why, as applied from there. The
+     * applied offset only moves forward, as in {@link #recordApplied}: a command refused again when read again after a
+     * crash keeps its rejection without taking the offset back.
+     */
+    static void rejected(LobIndex index, LobIndex.Batch batch, Source source, Rejection why) throws IOException {
         if (source != null) {
             // the offset, not the commandId: the same command sent again later may well apply
-            batch.putApplied(source.name(), source.offset()).putRejected(source.name(), source.offset(), why, System.currentTimeMillis());
+            if (source.offset() > index.applied(source.name())) {
+                batch.putApplied(source.name(), source.offset());
+            }
+            batch.putRejected(source.name(), source.offset(), why, System.currentTimeMillis());
         }
     }
 

@@ -8,6 +8,7 @@ import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.Source;
+import io.lobstream.store.index.Rejection;
 import io.lobstream.store.purge.LocalPurger;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -118,12 +119,14 @@ public final class PartitionReplayer {
                     CommandApplier.Outcome o;
                     // the writer's name for this input, so the applied offsets agree with what its tasks record
                     LobCommand cmd;
+                    String undecodableWhy = null;
                     try {
                         cmd = LobSerdes.decode(values, r.topic(), r.value(), LobCommand.class);
                     } catch (RegistryUnavailableException e) {
                         throw e; // the writer would have retried too, not skipped the command
                     } catch (RuntimeException undecodable) {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
+                        undecodableWhy = "cannot decode a LobCommand: " + undecodable.getMessage();
                         if (RegistryUnavailableException.isSchemaNotFound(undecodable)) {
                             letters = letters != null ? letters : DeadLetterLog.read(config, tp);
                             letters.requireLetter(r, config.get(LobStreamConfig.REGISTRY_URL), undecodable);
@@ -138,8 +141,8 @@ public final class PartitionReplayer {
                     }
                     Source source = new Source(tp.toString(), r.offset(), at);
                     if (cmd == null) {
-                        store.recordSkipped(source); // as the writer does
-                        o = new CommandApplier.Rejected("undecodable", "cannot decode");
+                        store.recordRejected(source, new Rejection("undecodable", undecodableWhy)); // as the writer does
+                        o = new CommandApplier.Rejected("undecodable", undecodableWhy);
                     } else {
                         o = applier.apply(cmd, r.key(), tp.partition(), at, store, source);
                     }

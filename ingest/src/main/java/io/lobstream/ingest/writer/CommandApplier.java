@@ -88,7 +88,9 @@ public final class CommandApplier {
     public Outcome apply(LobCommand cmd, byte[] key, int partition, long timestamp, LobStore store, Source source) throws IOException {
         Rejected invalid = validate(cmd, key, partition);
         if (invalid != null) {
-            store.recordSkipped(source); // read again, it is refused again: the check needs nothing of the store
+            // recorded, not only skipped: read again after a crash (its dead letter aborted), it must be refused again
+            // though the check may then pass (a raised lob.value.max.bytes, a writer that knows a new op)
+            store.recordRejected(source, new Rejection(invalid.kind(), invalid.reason()));
             return invalid;
         }
         if (source.offset() <= store.appliedOffset(source.name())) {

@@ -4,6 +4,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.Source;
+import io.lobstream.store.index.Rejection;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -62,10 +63,12 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         } catch (RegistryUnavailableException e) {
             throw e; // not the record's fault: the task fails and resumes from its last commit
         } catch (RuntimeException e) {
-            deadLetter(record, "undecodable", "cannot decode a " + type.getSimpleName() + ": " + e.getMessage());
+            String reason = "cannot decode a " + type.getSimpleName() + ": " + e.getMessage();
+            deadLetter(record, "undecodable", reason);
             try {
-                // read again after a crash it decodes no better and is dead-lettered again, offset or not
-                tablespace.store().recordSkipped(source);
+                // read again after a crash (its dead letter aborted) it may decode (a registry restored, a writer
+                // upgraded): the rejection recorded makes the command that comes again a dead letter again, not skipped
+                tablespace.store().recordRejected(source, new Rejection("undecodable", reason));
             } catch (IOException io) {
                 throw new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), io);
             }

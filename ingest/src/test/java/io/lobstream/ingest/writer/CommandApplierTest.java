@@ -72,6 +72,38 @@ class CommandApplierTest {
         }
     }
 
+    /**
+     * A command refused by the checks that need no store, then read again after a crash (its dead letter aborted) by a
+     * writer that would take it (here a raised lob.value.max.bytes; as well a registry restored or a writer that knows a
+     * new op): refused again, not skipped as applied with no dead letter. And the rejection recorded again does not
+     * take the applied offset back below a later command's.
+     */
+    @Test
+    void aCommandRefusedBeforeACrashIsRefusedAgainByAWriterThatWouldTakeIt() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String source = TOPIC + p;
+        LobCommand tooLarge = command(id, LobOp.PUT, 0, new byte[100]);
+        LobCommand small = command(id, LobOp.PUT, 0, new byte[10]);
+        CommandApplier strict = new CommandApplier(50, PARTITIONS, WINDOW_MS);
+        CommandApplier.Outcome refused;
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            refused = strict.apply(tooLarge, key(id), p, 0, store, new Source(source, 5));
+            assertThat(refused).isInstanceOf(CommandApplier.Rejected.class);
+            assertThat(strict.apply(small, key(id), p, 0, store, new Source(source, 6))).isInstanceOf(CommandApplier.Applied.class);
+            store.flush();
+            // read again with the limit the writer had: refused again, and the offset stays at 6
+            assertThat(strict.apply(tooLarge, key(id), p, 0, store, new Source(source, 5))).isEqualTo(refused);
+            assertThat(store.appliedOffset(source)).isEqualTo(6);
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(tooLarge, key(id), p, 0, store, new Source(source, 5))).isEqualTo(refused);
+            assertThat(applier.apply(small, key(id), p, 0, store, new Source(source, 6))).isInstanceOf(CommandApplier.AlreadyApplied.class);
+            assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(10);
+            assertThat(store.appliedOffset(source)).isEqualTo(6);
+        }
+    }
+
     /** A command sent twice is applied once, and its second record still moves the applied offset (no catch-up at a restart). */
     @Test
     void aDuplicateIsSkippedAndItsOffsetRecorded() throws Exception {
