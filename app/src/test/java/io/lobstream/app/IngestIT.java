@@ -632,6 +632,11 @@ class IngestIT {
         CRC32C crc = new CRC32C();
         crc.update(value);
         GenericRecord command = new GenericData.Record(schema);
+        for (Schema.Field f : schema.getFields()) { // fields another test added, with their defaults
+            if (f.hasDefaultValue()) {
+                command.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
         command.put("commandId", UUID.randomUUID().toString());
         command.put("lobId", "it-foreign");
         command.put("op", new GenericData.EnumSymbol(schema.getField("op").schema(), "PUT"));
@@ -660,6 +665,42 @@ class IngestIT {
         HttpResponse<Void> head = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/lobs/it-foreign"))
                 .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.discarding());
         assertThat(head.headers().firstValue("Content-Type")).hasValue("application/x-foreign");
+    }
+
+    /**
+     * A newer producer registered a version of the commands' schema with a field more (with a default: compatible). A
+     * LobClient that does not register its schema (as production registries often require) is given the latest
+     * version's id: it refuses to frame its bytes with it (the writer would read them with the wrong schema), and
+     * sends them once told the version of its own schema.
+     */
+    @Test
+    void aClientThatDoesNotRegisterNeverFramesItsBytesWithAnotherSchemasId() throws Exception {
+        client.put("it-own-schema", new byte[1], null).get(60, TimeUnit.SECONDS); // registers this client's schema, if no test has
+        String own = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(config.get(LobStreamConfig.REGISTRY_URL)
+                + "/groups/default/artifacts/" + config.topics().commands() + "-value/meta?canonical=true"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(LobCommand.getClassSchema().toString())).build(),
+                HttpResponse.BodyHandlers.ofString()).body()).get("version").asText();
+        String ccompat = config.get(LobStreamConfig.REGISTRY_URL).replace("/apis/registry/v2", "/apis/ccompat/v7");
+        String subject = config.topics().commands() + "-value";
+        String latest = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(ccompat + "/subjects/" + subject
+                + "/versions/latest")).build(), HttpResponse.BodyHandlers.ofString()).body()).get("schema").asText();
+        Schema old = new Schema.Parser().parse(latest);
+        List<Schema.Field> fields = new ArrayList<>();
+        old.getFields().forEach(f -> fields.add(new Schema.Field(f, f.schema())));
+        fields.add(new Schema.Field("priority", Schema.create(Schema.Type.INT), null, 0));
+        Schema newer = Schema.createRecord(old.getName(), old.getDoc(), old.getNamespace(), false, fields);
+        registerThroughConfluentApi(ccompat, subject, newer.toString());
+        byte[] value = bytes(2000, 22);
+        LobStreamConfig registered = config.with("apicurio.registry.auto-register", "false");
+        try (LobClient unpinned = new LobClient(registered)) {
+            assertThatThrownBy(() -> unpinned.put("it-own-schema", value, "application/x-own"))
+                    .hasMessageContaining("is not io.lobstream.avro.LobCommand's as this client knows it");
+        }
+        try (LobClient pinned = new LobClient(registered.with("apicurio.registry.artifact.version", own))) {
+            pinned.put("it-own-schema", value, "application/x-own").get(60, TimeUnit.SECONDS);
+        }
+        awaitValue("it-own-schema", value);
     }
 
     /** Registers {@code schema} under {@code subject} as a Confluent client does; returns the id it answers. */

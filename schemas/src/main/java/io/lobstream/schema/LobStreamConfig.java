@@ -194,6 +194,8 @@ public final class LobStreamConfig {
         Map<String, Object> m = new HashMap<>();
         m.put("apicurio.registry.url", get(REGISTRY_URL));
         m.put("apicurio.registry.auto-register", "true");
+        // with auto-registering off, the subject's latest version unless apicurio.registry.artifact.version names one (the
+        // lookup by content finds nothing with Apicurio 2.6's client); LobAvroSerializer refuses an id of another schema
         m.put("apicurio.registry.find-latest", "true");
         m.put("apicurio.registry.headers.enabled", "false");
         m.put("apicurio.registry.as-confluent", "true");

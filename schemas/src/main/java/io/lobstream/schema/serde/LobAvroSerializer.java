@@ -5,10 +5,12 @@ import io.apicurio.registry.serde.avro.AvroKafkaSerializer;
 import io.apicurio.registry.serde.data.KafkaSerdeMetadata;
 import io.apicurio.registry.serde.data.KafkaSerdeRecord;
 import org.apache.avro.Schema;
+import org.apache.avro.SchemaNormalization;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Headers;
 
 import java.io.ByteArrayOutputStream;
@@ -69,9 +71,24 @@ public class LobAvroSerializer extends AvroKafkaSerializer<Object> {
         }
     }
 
+    /**
+     * The id the registry gives, for the class's own schema. The record is encoded with the class's schema, so the id
+     * must name that schema (up to what binary encoding ignores: docs, properties, defaults). With auto-registering
+     * off, the resolver answers with the subject's latest version ({@code apicurio.registry.find-latest}), which a
+     * newer producer may have registered: framed with its id, this client's bytes would be read with the wrong writer
+     * schema (dead-lettered at best, fields shifted at worst). Refused instead, saying why.
+     */
     private Prepared prepare(String topic, Headers headers, SpecificRecord record) {
         SchemaLookupResult<Schema> schema = getSchemaResolver()
                 .resolveSchema(new KafkaSerdeRecord<>(new KafkaSerdeMetadata(topic, isKey(), headers), record));
+        Schema resolved = schema.getParsedSchema() == null ? null : schema.getParsedSchema().getParsedSchema();
+        if (resolved != null
+                && SchemaNormalization.parsingFingerprint64(resolved) != SchemaNormalization.parsingFingerprint64(record.getSchema())) {
+            throw new SerializationException("the registry's schema for " + topic + " (" + schema.getArtifactId() + " version "
+                    + schema.getVersion() + ", content id " + schema.getContentId() + ") is not " + record.getSchema().getFullName()
+                    + "'s as this client knows it (with apicurio.registry.auto-register=false the latest version is used, and a "
+                    + "newer producer registered it): name the version of this client's schema with apicurio.registry.artifact.version");
+        }
         ByteArrayOutputStream prefix = new ByteArrayOutputStream();
         prefix.write(MAGIC_BYTE);
         try {

@@ -18,8 +18,10 @@ public final class RegistryUnavailableException extends KafkaException {
 
     /**
      * Whether {@code e}, thrown while decoding, is the registry's failure. A registry that answers
-     * "no such schema" (404) has spoken: the record names a schema that does not exist, so it is
-     * the record's fault.
+     * "no such schema" (404 with its own error body) has spoken: the record names a schema that does
+     * not exist, so it is the record's fault. A 404 without that body is not the registry's answer
+     * but a wrong URL's or a proxy's (a path left out of {@code lob.registry.url}, an ingress with
+     * no route): retried, or every good record would become a dead letter.
      */
     public static boolean isRegistryFailure(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
@@ -48,8 +50,13 @@ public final class RegistryUnavailableException extends KafkaException {
         return false;
     }
 
+    /**
+     * Apicurio's client turns the registry's error body into a typed {@link NotFoundException} (or, for a kind it does
+     * not know, an error whose name says "NotFound"); a body it cannot parse leaves the name empty.
+     */
     private static boolean isNotFound(Throwable t) {
         return t instanceof NotFoundException
-                || t instanceof RestClientException r && r.getError() != null && Integer.valueOf(404).equals(r.getError().getErrorCode());
+                || t instanceof RestClientException r && r.getError() != null && Integer.valueOf(404).equals(r.getError().getErrorCode())
+                && r.getError().getName() != null && r.getError().getName().endsWith("NotFoundException");
     }
 }

@@ -21,16 +21,34 @@ class RegistryUnavailableExceptionTest {
         return e;
     }
 
+    /** As the registry's own 404 body is parsed: with the error's name. */
+    private static Error notFound(String name) {
+        Error e = error(404);
+        e.setName(name);
+        return e;
+    }
+
     @Test
     void aRegistryThatDoesNotAnswerIsRetried() {
         assertThat(RegistryUnavailableException.isRegistryFailure(new IllegalStateException(new ConnectException("refused")))).isTrue();
         assertThat(RegistryUnavailableException.isRegistryFailure(new RestClientException(error(503)))).isTrue();
     }
 
+    /**
+     * A 404 whose body is not the registry's error (a URL missing its path, a proxy or ingress with no route): the
+     * client leaves the error unnamed. Not the record's fault: dead-lettered, every good command would be lost.
+     */
+    @Test
+    void aNotFoundThatIsNotTheRegistrysAnswerIsRetried() {
+        assertThat(RegistryUnavailableException.isRegistryFailure(new RestClientException(error(404)))).isTrue();
+        assertThat(RegistryUnavailableException.isSchemaNotFound(new RestClientException(error(404)))).isFalse();
+    }
+
     @Test
     void aSchemaTheRegistryDoesNotHaveOrBytesThatDoNotDecodeAreTheRecordsFault() {
         assertThat(RegistryUnavailableException.isRegistryFailure(new ArtifactNotFoundException(error(404)))).isFalse();
-        assertThat(RegistryUnavailableException.isRegistryFailure(new RestClientException(error(404)))).isFalse();
+        assertThat(RegistryUnavailableException.isRegistryFailure(new RestClientException(notFound("ContentNotFoundException")))).isFalse();
+        assertThat(RegistryUnavailableException.isSchemaNotFound(new ArtifactNotFoundException(notFound("ArtifactNotFoundException")))).isTrue();
         assertThat(RegistryUnavailableException.isRegistryFailure(new UncheckedIOException(new EOFException()))).isFalse();
         assertThat(RegistryUnavailableException.isRegistryFailure(new IllegalArgumentException("magic byte"))).isFalse();
     }
