@@ -70,7 +70,10 @@ final class SyncGuard {
         try {
             TablespaceDirs.markSyncFailed(dir, Instant.now() + " " + e);
         } catch (IOException | RuntimeException markerFailed) {
-            log.error("{}: could not write {} either: {}", name, TablespaceDirs.SYNC_FAILED, markerFailed.toString());
+            // a restarted node, finding no marker, would trust the tablespace: only the operator can stop that now
+            log.error("{}: could not write {} either ({}): before this node starts again, move {} aside (or write a file {} "
+                    + "in it), so that its partition is rebuilt from Kafka instead of trusting pages that may not be on disk",
+                    name, TablespaceDirs.SYNC_FAILED, markerFailed.toString(), dir, TablespaceDirs.SYNC_FAILED);
         }
     }
 

@@ -15,6 +15,7 @@ final class PurgeMetrics {
     final Counter pages;
     final Counter stale;
     final Counter corrupt;
+    final Counter readErrors;
     final Counter otherCopy;
     final Counter failures;
     private final MeterRegistry registry;
@@ -32,6 +33,9 @@ final class PurgeMetrics {
                 .description("Undo records of versions reclaimed already: their root page reused, cut, or never written since the file grew back").register(registry);
         this.corrupt = Counter.builder("lob_purge_corrupt_pages").tag("worker", workerId)
                 .description("Undo records skipped because they could not be decoded, named impossible pages, or a page failed verification, read twice").register(registry);
+        this.readErrors = Counter.builder("lob_purge_read_errors").tag("worker", workerId)
+                .description("Undo records skipped because reading their version's pages failed twice with an I/O error (not a "
+                        + "page that failed verification): the disk's, produced again by the writer's re-send").register(registry);
         this.otherCopy = Counter.builder("lob_purge_other_copy").tag("worker", workerId)
                 .description("Undo records skipped because another copy of the partition produced them (it moved)").register(registry);
         this.failures = Counter.builder("lob_purge_failures").tag("worker", workerId)

@@ -7,6 +7,7 @@ import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.page.PageType;
+import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.purge.PurgeReader;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -133,8 +134,9 @@ final class UndoPurger {
                 if (result.stale()) {
                     metrics.stale.increment(); // already reclaimed and the root page reused or cut: nothing to do
                 } else {
-                    metrics.corrupt.increment();
-                    log.error("cannot purge {}@{}: {}", q.lobId(), q.version(), result.failure().getMessage());
+                    // a page that failed verification, or the disk's error: the second an operator checks the disk for
+                    (result.failure() instanceof CorruptPageException ? metrics.corrupt : metrics.readErrors).increment();
+                    log.error("cannot purge {}@{} (partition {}): {}", q.lobId(), q.version(), partition, result.failure().getMessage());
                 }
                 continue;
             }
@@ -143,8 +145,8 @@ final class UndoPurger {
                 // the root and index pages read do not describe the version the record names: the writer would refuse the
                 // reclaim (its extents must be the version's own); said here, where the record is
                 metrics.corrupt.increment();
-                log.error("cannot purge {}@{}: its undo record says it owns {} pages, its root and index pages name {}", q.lobId(),
-                        q.version(), pageCounts.get(i), found);
+                log.error("cannot purge {}@{} (partition {}): its undo record says it owns {} pages, its root and index pages name {}",
+                        q.lobId(), q.version(), partition, pageCounts.get(i), found);
                 continue;
             }
             ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())

@@ -3,6 +3,7 @@ package io.lobstream.app.embedded;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.internals.Exit;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
 import org.apache.kafka.server.common.Feature;
@@ -48,6 +49,13 @@ public final class EmbeddedKafka implements AutoCloseable {
 
     public EmbeddedKafka start() throws Exception {
         Files.createDirectories(logDir);
+        // A broker whose only log directory fails (a full disk, an I/O error) halts the JVM (ReplicaManager), with no
+        // shutdown hook and no word but its own log's: say why, where an operator of the embedded default looks
+        Exit.setHaltProcedure((code, message) -> {
+            log.error("the embedded Kafka broker halts this JVM (exit {}): {}; its log directory is {} (a full disk, a failed disk?). "
+                    + "The tablespaces are crash-safe: start again once the disk has room", code, message, logDir);
+            Runtime.getRuntime().halt(code);
+        });
         Properties p = new Properties();
         p.put("process.roles", "broker,controller");
         p.put("node.id", Integer.toString(NODE_ID));

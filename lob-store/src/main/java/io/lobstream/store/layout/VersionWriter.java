@@ -211,9 +211,14 @@ public final class VersionWriter {
         void flush() throws IOException {
             if (pages > 0) {
                 io.position(0).limit(pages * pageSize);
-                file.write(first, io);
-                io.clear();
-                pages = 0;
+                try {
+                    file.write(first, io);
+                } finally {
+                    // also when the write failed (a full disk): slices of io are bounded by its limit, and the store
+                    // stays open for the next command, which must not fail on a limit left from this one
+                    io.clear();
+                    pages = 0;
+                }
             }
         }
     }

@@ -51,7 +51,12 @@ public final class PageFile implements Closeable {
         dst.clear();
         long pos = pageNo * pageSize;
         while (dst.hasRemaining()) {
-            int n = channel.read(dst, pos + dst.position());
+            int n;
+            try {
+                n = channel.read(dst, pos + dst.position());
+            } catch (IOException e) {
+                throw failed("reading page " + pageNo, e);
+            }
             if (n < 0) {
                 throw new EOFException("page " + pageNo + " is past the end of " + path + " (" + sizeInPages() + " pages)");
             }
@@ -68,9 +73,25 @@ public final class PageFile implements Closeable {
             throw new IllegalArgumentException("write of " + src.remaining() + " bytes is not a whole number of pages");
         }
         long pos = firstPage * pageSize;
-        while (src.hasRemaining()) {
-            pos += channel.write(src, pos);
+        int pages = src.remaining() / pageSize;
+        try {
+            while (src.hasRemaining()) {
+                pos += channel.write(src, pos);
+            }
+        } catch (IOException e) {
+            throw failed(pages == 1 ? "writing page " + firstPage : "writing pages " + firstPage + "-" + (firstPage + pages - 1), e);
         }
+    }
+
+    /**
+     * The JDK's message alone ("No space left on device", "Input/output error") names no file: the operator is told
+     * which file and pages. A closed channel is passed on as it is: callers tell it from a disk failure by its type.
+     */
+    private IOException failed(String what, IOException e) {
+        if (e instanceof java.nio.channels.ClosedChannelException) {
+            return e;
+        }
+        return new IOException(what + " of " + path + ": " + e.getMessage(), e);
     }
 
     /**
