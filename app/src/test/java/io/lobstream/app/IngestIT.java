@@ -8,6 +8,7 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.ClientHooks;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.ingest.client.WriteOutcome;
@@ -701,6 +702,33 @@ class IngestIT {
             pinned.put("it-own-schema", value, "application/x-own").get(60, TimeUnit.SECONDS);
         }
         awaitValue("it-own-schema", value);
+    }
+
+    /**
+     * More dead letters of one client's writes than its tracker keeps, read in one round: each write is still told it
+     * was dead-lettered. (Trimmed while it read, the tracker let go of the first ones before it looked, and the writes,
+     * their partition committed past them, were reported applied.)
+     */
+    @Test
+    void everyWriteIsToldItWasDeadLetteredThoughMoreCameThanTheClientKeeps() throws Exception {
+        try (LobClient small = ClientHooks.keepingDeadLetters(new LobClient(config), 3)) {
+            List<LobWrite> writes = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                writes.add(small.truncate("it-missing-" + i, 0)); // no such LOB: dead-lettered as not-found
+            }
+            for (LobWrite w : writes) {
+                // completed on the client's thread: a stage chained here may send or block without stalling the producer
+                assertThat(w.thenApply(md -> Thread.currentThread().getName()).get(60, TimeUnit.SECONDS))
+                        .doesNotStartWith("kafka-producer-network-thread");
+            }
+            // every letter there before the first applied(): the tracker reads them all in one round, not one per write
+            Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> seen.stream()
+                    .filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).startsWith("it-missing-")).count() >= 12);
+            for (LobWrite w : writes) {
+                WriteOutcome outcome = w.applied(Duration.ofSeconds(60)).get();
+                assertThat(outcome.deadLetter()).as(w.lobId()).hasValueSatisfying(d -> assertThat(d.kind()).isEqualTo("not-found"));
+            }
+        }
     }
 
     /** Registers {@code schema} under {@code subject} as a Confluent client does; returns the id it answers. */

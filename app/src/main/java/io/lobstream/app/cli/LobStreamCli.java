@@ -51,8 +51,11 @@ public final class LobStreamCli implements Runnable {
                 .registerConverter(java.time.Duration.class, Durations::parse)
                 .registerConverter(SizeRange.class, SizeRange::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
-                .setExecutionExceptionHandler((e, cmd, parsed) -> {
-                    // a clear one-line error; the stack trace only with LOBSTREAM_DEBUG set
+                .setExecutionExceptionHandler((thrown, cmd, parsed) -> {
+                    // a clear one-line error; the stack trace only with LOBSTREAM_DEBUG set. A failed write's future says
+                    // "ExecutionException: java.io.IOException: put x: stopped after ...": its cause says it plainly
+                    Throwable e = thrown instanceof java.util.concurrent.ExecutionException && thrown.getCause() != null
+                            ? thrown.getCause() : thrown;
                     Throwable root = e;
                     while (root.getCause() != null && root.getCause() != root) {
                         root = root.getCause();

@@ -52,16 +52,17 @@ import java.util.stream.Collectors;
  * round it reads the committed offsets of the partitions with writes waiting, then their
  * dead-letter partitions up to the end they had after that read; a write whose dead letter it
  * saw is dead-lettered, one whose partition is committed past it is applied. Dead letters are read from
- * the oldest waiting write's send time (less {@link #CLOCK_MARGIN}: the dead-letter topic may
- * stamp append time), found with the topic's time index, so a write asked about long after it
- * was sent is still told right.
+ * the oldest waiting write's time (its records' append time as the broker stamped them, less
+ * {@link #CLOCK_MARGIN}), found with the topic's time index, so a write asked about long after it
+ * was sent is still told right. The dead letters seen are kept for writes asked about again, at
+ * most {@link #SEEN_MAX} between rounds; a write older than the letters let go reads them again.
  */
 final class AppliedTracker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AppliedTracker.class);
     /** Slack between the producer's clock and the dead-letter topic's timestamps. */
     static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
-    /** Dead letters of this client's writes seen, kept at most (the oldest go first). */
-    private static final int SEEN_MAX = 10_000;
+    /** Dead letters of this client's writes seen, kept at most between rounds (the oldest go first). */
+    static final int SEEN_MAX = 10_000;
     private static final Duration ROUND = Duration.ofMillis(50);
 
     private record Waiting(LobWrite write, RecordMetadata last, CompletableFuture<WriteOutcome> outcome) {
@@ -74,12 +75,17 @@ final class AppliedTracker implements AutoCloseable {
     private final Admin admin;
     private final Set<TopicPartition> dlqPartitions;
     private final BlockingQueue<Waiting> incoming = new LinkedBlockingQueue<>();
-    private final Map<String, WriteOutcome.DeadLetter> seen = new LinkedHashMap<>(16, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, WriteOutcome.DeadLetter> eldest) {
-            return size() > SEEN_MAX;
-        }
-    };
+    private record Seen(WriteOutcome.DeadLetter letter, long timestampMs) {
+    }
+
+    /**
+     * By write id, in the order read. Trimmed only after a round has resolved its writes: trimmed while reading, a round
+     * that reads more than {@link #SEEN_MAX} letters would let go of a waiting write's before looking, and report it applied.
+     */
+    private final Map<String, Seen> seen = new LinkedHashMap<>();
+    private final int seenMax;
+    /** The latest timestamp of a dead letter let go of: a write from before it must read the topic again. */
+    private long forgottenThroughMs = Long.MIN_VALUE;
     private final Thread thread;
     private volatile boolean closed;
     /** Send time (ms) from which the dead-letter topic has been read; Long.MAX_VALUE before the first write. */
@@ -90,6 +96,11 @@ final class AppliedTracker implements AutoCloseable {
      * @throws IllegalStateException if the dead-letter topic does not exist: no writer node ever ran against the cluster
      */
     AppliedTracker(LobStreamConfig config, String writeIdPrefix) {
+        this(config, writeIdPrefix, SEEN_MAX);
+    }
+
+    AppliedTracker(LobStreamConfig config, String writeIdPrefix, int seenMax) {
+        this.seenMax = seenMax;
         this.writeIdPrefix = writeIdPrefix;
         this.commandsTopic = config.topics().commands();
         this.writerGroup = config.get(LobStreamConfig.APPLICATION_ID);
@@ -174,7 +185,12 @@ final class AppliedTracker implements AutoCloseable {
     }
 
     private void resolve(List<Waiting> waiting) throws ExecutionException, InterruptedException, TimeoutException {
-        rewindTo(waiting.stream().mapToLong(w -> w.write.sentAtMs()).min().orElseThrow() - CLOCK_MARGIN.toMillis());
+        long from = waiting.stream().mapToLong(w -> w.write.sentAtMs()).min().orElseThrow() - CLOCK_MARGIN.toMillis();
+        if (from <= forgottenThroughMs) {
+            readFromMs = Long.MAX_VALUE; // its letter may be among those let go of: read them again
+            forgottenThroughMs = Long.MIN_VALUE;
+        }
+        rewindTo(from);
         Set<Integer> partitions = waiting.stream().map(w -> w.last.partition()).collect(Collectors.toSet());
         Map<Integer, Long> committed = committed(partitions);
         // a dead letter lands on the partition of the command (the topics are co-partitioned by lobId);
@@ -182,9 +198,9 @@ final class AppliedTracker implements AutoCloseable {
         boolean readToEnd = readDeadLettersTo(DeadLetters.uncommittedEnd(admin,
                 dlqPartitions.stream().filter(tp -> partitions.contains(tp.partition())).toList()));
         waiting.removeIf(w -> {
-            WriteOutcome.DeadLetter dead = seen.get(w.write.writeId()); // kept: applied() may be asked again for this write
+            Seen dead = seen.get(w.write.writeId()); // kept: applied() may be asked again for this write
             if (dead != null) {
-                w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.of(dead))); // callbacks off this thread
+                w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.of(dead.letter()))); // callbacks off this thread
                 return true;
             }
             if (readToEnd && committed.getOrDefault(w.last.partition(), -1L) > w.last.offset()) {
@@ -193,6 +209,11 @@ final class AppliedTracker implements AutoCloseable {
             }
             return false;
         });
+        var eldest = seen.values().iterator();
+        while (seen.size() > seenMax) {
+            forgottenThroughMs = Math.max(forgottenThroughMs, eldest.next().timestampMs());
+            eldest.remove();
+        }
     }
 
     /** Makes sure the dead-letter topic is read from {@code fromMs} on (found through its time index). */
@@ -240,7 +261,8 @@ final class AppliedTracker implements AutoCloseable {
             for (ConsumerRecord<byte[], byte[]> r : deadLetters.poll(ROUND)) {
                 String writeId = header(r, LobClient.WRITE_HEADER);
                 if (writeId != null && writeId.startsWith(writeIdPrefix) && commandsTopic.equals(header(r, DeadLetters.ORIGIN_TOPIC))) {
-                    seen.putIfAbsent(writeId, new WriteOutcome.DeadLetter(header(r, DeadLetters.KIND), header(r, DeadLetters.REASON)));
+                    seen.putIfAbsent(writeId, new Seen(new WriteOutcome.DeadLetter(header(r, DeadLetters.KIND), header(r, DeadLetters.REASON)),
+                            r.timestamp()));
                 }
             }
         }
@@ -262,10 +284,15 @@ final class AppliedTracker implements AutoCloseable {
 
     @Override
     public void close() {
+        close(Duration.ofSeconds(20));
+    }
+
+    /** Stops the thread (which fails the writes still waiting), waiting for it at most {@code timeout} (and 20 s). */
+    void close(Duration timeout) {
         closed = true;
         thread.interrupt();
         try {
-            thread.join(TimeUnit.SECONDS.toMillis(20));
+            thread.join(Math.max(1, Math.min(timeout.toMillis(), TimeUnit.SECONDS.toMillis(20))));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -25,9 +25,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import java.util.zip.CRC32C;
 
 /**
@@ -46,11 +50,19 @@ import java.util.zip.CRC32C;
  * }
  * }</pre>
  *
- * <p>A lobId over {@link LobStore#MAX_ID_BYTES} (65,535 bytes) is refused with
- * {@link IllegalArgumentException}, before anything is sent.
+ * <p>Bad arguments are refused with {@link IllegalArgumentException} before anything is sent: a
+ * lobId over {@link LobStore#MAX_ID_BYTES} (65,535 bytes), a negative length or offset, a put over
+ * {@code lob.value.max.bytes} (the writer would dead-letter it after every chunk had crossed Kafka).
+ * Kafka's failures fail the returned {@link LobWrite}; an {@link IOException} thrown by a call is
+ * the input stream's.
+ *
+ * <p>One client may be shared by many threads, as a {@code KafkaProducer} may: each call has its
+ * own buffer of one chunk, and the producer's {@code buffer.memory} bounds the rest.
  *
  * <p>Every Kafka producer setting in the configuration is used (security, linger, compression);
- * idempotence and {@code acks=all} are always on, as chunked uploads depend on them.
+ * idempotence and {@code acks=all} are always on, as chunked uploads depend on them, and
+ * {@code transactional.id} is left out (each write is its own; a transactional producer would
+ * need a transaction around every send).
  */
 public final class LobClient implements AutoCloseable {
     /** Header on every record of a write, kept by its dead letters: the write's id ({@link LobWrite#writeId()}). */
@@ -77,10 +89,23 @@ public final class LobClient implements AutoCloseable {
     private final int chunkSize;
     /** Opened by the first {@link LobWrite#applied()} (or {@link #watchApplied()}). */
     private AppliedTracker tracker;
+    /** Dead letters the tracker keeps between rounds: {@link AppliedTracker#SEEN_MAX}; fewer in tests, before it opens. */
+    int trackerSeenMax = AppliedTracker.SEEN_MAX;
     private boolean closed;
     /** Writes' ids are this and a sequence number: the tracker keeps only this client's dead letters. */
     private final String clientId = UUID.randomUUID().toString();
     private final java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
+    private final long maxValueBytes;
+    /**
+     * Where writes complete: not the producer's network thread, where a stage that sends (and waits for buffer space
+     * only that thread frees) or joins another write would stall every write of the client. Threads as needed, idle
+     * ones end; after close, on the completing thread.
+     */
+    private final ExecutorService callbacks = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "lobstream-client-callbacks");
+        t.setDaemon(true);
+        return t;
+    });
 
     public LobClient(LobStreamConfig config) {
         Map<String, Object> p = config.clientConfig(ProducerConfig.configNames()); // the user's producer settings
@@ -88,10 +113,12 @@ public final class LobClient implements AutoCloseable {
         // what chunked uploads rely on: no chunk lost, duplicated or reordered by a retry
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG); // no transaction is begun: every send would fail
         this.producer = new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
         this.config = config;
         this.topic = config.topics().commands();
         this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
+        this.maxValueBytes = config.get(LobStreamConfig.VALUE_MAX_BYTES);
     }
 
     /** Told how many bytes of a value have been handed to the producer so far. */
@@ -119,6 +146,7 @@ public final class LobClient implements AutoCloseable {
      */
     public LobWrite put(String lobId, byte[] value, String contentType, Map<String, String> metadata) {
         Attributes attributes = checked(contentType, metadata);
+        checkLength(lobId, value.length);
         if (value.length <= chunkSize) {
             LobWrite w = begin(lobId);
             return completeWhen(w, List.of(sendWhole(w, value, attributes)));
@@ -138,6 +166,8 @@ public final class LobClient implements AutoCloseable {
      * the memory in use.
      *
      * @return completed when Kafka has acknowledged every chunk
+     * @throws IOException if reading {@code value} failed, or it ended before {@code length} bytes (a chunked upload
+     *                     begun is then left incomplete, and expires unapplied); bytes past {@code length} are left unread
      */
     public LobWrite put(String lobId, InputStream value, long length, String contentType, Progress progress)
             throws IOException {
@@ -165,6 +195,7 @@ public final class LobClient implements AutoCloseable {
     }
 
     private LobWrite put(String lobId, InputStream value, long length, Attributes attributes, Progress progress) throws IOException {
+        checkLength(lobId, length);
         LobWrite w = begin(lobId);
         if (length <= chunkSize) {
             byte[] data = new byte[(int) length];
@@ -181,8 +212,10 @@ public final class LobClient implements AutoCloseable {
         for (int i = 0; i < chunks; i++) {
             long offset = (long) i * chunkSize;
             int before = i;
-            sent.stopIfAnyFailed(() -> "put " + lobId + ": stopped after " + before + " of " + chunks
-                    + " chunks, as one of them failed; the upload is incomplete and expires unapplied: the LOB is unchanged");
+            if (sent.anyFailed()) {
+                return sent.stopped("put " + lobId + ": stopped after " + before + " of " + chunks
+                        + " chunks, as one of them failed; the upload is incomplete and expires unapplied: the LOB is unchanged");
+            }
             int n = readExactly(value, buffer, (int) Math.min(chunkSize, length - offset), offset, length);
             whole.update(buffer, 0, n);
             LobCommand.Builder chunk = base(lobId, LobOp.PUT).setUploadId(uploadId).setChunkIndex(i).setChunkCount(chunks)
@@ -212,13 +245,20 @@ public final class LobClient implements AutoCloseable {
         return pieces(lobId, LobOp.WRITE, offset, data, length, progress);
     }
 
-    /** Appends {@code length} bytes from {@code data}; in pieces of {@code lob.chunk.size}, like {@link #write}. */
+    /**
+     * Appends {@code length} bytes from {@code data}; in pieces of {@code lob.chunk.size}, like {@link #write}. Each
+     * piece appends at the end the LOB has when it is applied: another producer's append to the same LOB between two
+     * pieces lands between them.
+     */
     public LobWrite append(String lobId, InputStream data, long length, Progress progress) throws IOException {
         return pieces(lobId, LobOp.APPEND, 0, data, length, progress);
     }
 
     /** Cuts the LOB to {@code newLength} bytes. */
     public LobWrite truncate(String lobId, long newLength) {
+        if (newLength < 0) {
+            throw new IllegalArgumentException("truncate " + lobId + ": negative length " + newLength);
+        }
         LobWrite w = begin(lobId);
         return completeWhen(w, List.of(send(w, base(lobId, LobOp.TRUNCATE).setTotalLength(newLength).build())));
     }
@@ -230,19 +270,28 @@ public final class LobClient implements AutoCloseable {
     }
 
     private LobWrite pieces(String lobId, LobOp op, long offset, InputStream data, long length, Progress progress) throws IOException {
+        String name = op.name().toLowerCase(Locale.ROOT);
+        if (offset < 0 || length < 0) {
+            throw new IllegalArgumentException(name + " " + lobId + ": negative offset " + offset + " or length " + length);
+        }
         LobWrite w = begin(lobId);
         Sent sent = new Sent(w);
         long done = 0;
         byte[] buffer = new byte[(int) Math.min(chunkSize, length)]; // one for every piece: see send()
         do {
             long before = done;
-            sent.stopIfAnyFailed(() -> op.name().toLowerCase(Locale.ROOT) + " " + lobId + ": stopped at byte " + before + " of " + length
-                    + ", as a piece failed" + mayBeApplied(before));
+            if (sent.anyFailed()) {
+                return sent.stopped(name + " " + lobId + ": stopped at byte " + before + " of " + length + ", as a piece failed"
+                        + mayBeApplied(before));
+            }
             int n;
             try {
                 n = readExactly(data, buffer, (int) Math.min(chunkSize, length - done), done, length);
             } catch (EOFException e) {
                 throw before == 0 ? e : new EOFException(e.getMessage() + mayBeApplied(before));
+            } catch (IOException e) {
+                throw before == 0 ? e : new IOException(name + " " + lobId + ": reading the input failed at byte " + before
+                        + mayBeApplied(before) + ": " + e.getMessage(), e);
             }
             sent.send(base(lobId, op).setOffset(offset + done).setTotalLength(n).setCrc32c(crc(buffer, n))
                     .setData(ByteBuffer.wrap(buffer, 0, n)).build());
@@ -282,12 +331,20 @@ public final class LobClient implements AutoCloseable {
             futures.add(f);
         }
 
-        /** @throws IOException with {@code why} and the first failure as its cause, if a record sent so far failed */
-        void stopIfAnyFailed(Supplier<String> why) throws IOException {
+        boolean anyFailed() {
+            return failed.get() != null;
+        }
+
+        /**
+         * The write, failed with {@code why} and the first failure as its cause once the records sent so far are
+         * done (so that it completes after them, as a whole write does).
+         */
+        LobWrite stopped(String why) {
             Throwable t = failed.get();
-            if (t != null) {
-                throw new IOException(why.get() + ": " + t, t);
-            }
+            IOException stopped = new IOException(why + ": " + t, t);
+            CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new))
+                    .whenCompleteAsync((v, err) -> write.completeExceptionally(stopped), callbacks());
+            return write;
         }
     }
 
@@ -313,22 +370,47 @@ public final class LobClient implements AutoCloseable {
         return (int) crc.getValue();
     }
 
+    private void checkLength(String lobId, long length) {
+        if (length < 0) {
+            throw new IllegalArgumentException("put " + lobId + ": negative length " + length);
+        }
+        if (length > maxValueBytes) {
+            throw new IllegalArgumentException("put " + lobId + ": " + length + " bytes is over lob.value.max.bytes (" + maxValueBytes
+                    + "): the writer would dead-letter it");
+        }
+    }
+
     private LobWrite begin(String lobId) {
         LobStore.checkId("lobId", lobId); // the writer would dead-letter it
         return new LobWrite(this, lobId, clientId + "/" + writes.incrementAndGet(), System.currentTimeMillis());
     }
 
-    /** Completes {@code write} with the last record's metadata once all are acknowledged; fails it if any failed. */
-    private static LobWrite completeWhen(LobWrite write, List<CompletableFuture<RecordMetadata>> sent) {
-        CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).whenComplete((v, err) -> {
+    /**
+     * Completes {@code write} with the last record's metadata once all are acknowledged, on {@link #callbacks}; fails it
+     * if any failed.
+     */
+    private LobWrite completeWhen(LobWrite write, List<CompletableFuture<RecordMetadata>> sent) {
+        CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).whenCompleteAsync((v, err) -> {
             if (err != null) {
                 write.completeExceptionally(err instanceof java.util.concurrent.CompletionException && err.getCause() != null
                         ? err.getCause() : err);
             } else {
+                write.appendedAt(sent.stream().mapToLong(f -> f.join().timestamp()).min().orElse(-1));
                 write.complete(sent.get(sent.size() - 1).join());
             }
-        });
+        }, callbacks());
         return write;
+    }
+
+    /** {@link #callbacks}, or the completing thread once the client is closed. */
+    private Executor callbacks() {
+        return task -> {
+            try {
+                callbacks.execute(task);
+            } catch (RejectedExecutionException closed) {
+                task.run();
+            }
+        };
     }
 
     private static LobCommand.Builder base(String lobId, LobOp op) {
@@ -379,7 +461,7 @@ public final class LobClient implements AutoCloseable {
             throw new IllegalStateException("LobClient closed");
         }
         if (tracker == null) {
-            tracker = new AppliedTracker(config, clientId + "/");
+            tracker = new AppliedTracker(config, clientId + "/", trackerSeenMax);
         }
         return tracker;
     }
@@ -396,14 +478,24 @@ public final class LobClient implements AutoCloseable {
     /** Closes the producer (sending what it holds), then fails the {@link LobWrite#applied()} futures still waiting. */
     @Override
     public void close() {
-        producer.close();
+        close(Duration.ofMillis(Long.MAX_VALUE));
+    }
+
+    /**
+     * {@link #close()}, waiting at most about {@code timeout} for the producer to send what it holds (what it has not
+     * sent by then fails its writes) and for the tracker to stop. Safe to call again.
+     */
+    public void close(Duration timeout) {
+        long deadline = System.nanoTime() + (timeout.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1) : timeout).toNanos();
+        producer.close(timeout);
         AppliedTracker t;
         synchronized (this) {
             closed = true;
             t = tracker;
         }
         if (t != null) {
-            t.close();
+            t.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
         }
+        callbacks.shutdown();
     }
 }

@@ -2,17 +2,28 @@ package io.lobstream.ingest.client;
 
 import org.apache.kafka.clients.producer.RecordMetadata;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A write sent by {@link LobClient}: as a future, completed with its last record's metadata
  * once Kafka has acknowledged every record of it; {@link #applied()} for read-your-writes.
+ *
+ * <p>It fails with Kafka's exception; a write of several records (a chunked put, a long write or
+ * append) that stopped part-way fails with an {@link java.io.IOException} that says what was sent,
+ * caused by Kafka's. It completes on a thread of the client's, never on the producer's network
+ * thread: stages chained to it may block, or send more writes.
+ *
+ * <p>Completing or cancelling it yourself changes nothing on the wire: the write goes on.
  */
 public final class LobWrite extends CompletableFuture<RecordMetadata> {
     private final LobClient client;
     private final String lobId;
     private final String writeId;
     private final long sentAtMs;
+    /** The earliest timestamp Kafka gave the write's records (the broker's, on a topic that stamps append time); -1 before. */
+    private volatile long appendedAtMs = -1;
 
     LobWrite(LobClient client, String lobId, String writeId, long sentAtMs) {
         this.client = client;
@@ -30,17 +41,28 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
         return writeId;
     }
 
-    /** Wall-clock time before the first record was sent: no record or dead letter of the write is older. */
+    /**
+     * No record or dead letter of the write is older than this: the earliest timestamp Kafka acknowledged its records
+     * with (the broker's clock on lob.commands, which stamps append time, and its dead letters keep it); before that, or
+     * without one, the client's clock when it was sent.
+     */
     long sentAtMs() {
-        return sentAtMs;
+        long appended = appendedAtMs;
+        return appended >= 0 ? Math.min(appended, sentAtMs) : sentAtMs;
+    }
+
+    void appendedAt(long timestampMs) {
+        this.appendedAtMs = timestampMs;
     }
 
     /**
      * Read-your-writes: completes once the writer group has committed past the write's last
-     * record, with what the writer did. Any node then serves the new version. Never completes
-     * while no writer runs: bound the wait with {@code orTimeout} (which also stops the client's
-     * tracking of it) or {@code get(timeout, unit)}. Fails if Kafka did not acknowledge the write,
-     * or the client is closed first. Completed off the client's threads: callbacks may block.
+     * record, with what the writer did (check {@link WriteOutcome#applied()}: a write the writer
+     * dead-lettered completes too, with the reason). Any node then serves the new version. Never
+     * completes while no writer runs: bound the wait with {@link #applied(Duration)} (a
+     * {@code get(timeout, unit)} on this future bounds the caller's wait, not the client's tracking
+     * of the write). Fails if Kafka did not acknowledge the write, or the client is closed first.
+     * Completed off the client's threads: callbacks may block.
      */
     public CompletableFuture<WriteOutcome> applied() {
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
@@ -50,6 +72,10 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
                 outcome.completeExceptionally(failed);
                 return;
             }
+            if (last == null) {
+                outcome.completeExceptionally(new IllegalStateException("write " + writeId + " was completed by its caller, not by Kafka"));
+                return;
+            }
             try {
                 client.appliedTracker().track(this, last, outcome);
             } catch (RuntimeException e) {
@@ -57,5 +83,13 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
             }
         });
         return outcome;
+    }
+
+    /**
+     * {@link #applied()}, failed with a {@link java.util.concurrent.TimeoutException} if the writer has not committed past
+     * the write within {@code timeout}; the client stops tracking the write then.
+     */
+    public CompletableFuture<WriteOutcome> applied(Duration timeout) {
+        return applied().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 }

@@ -7,15 +7,19 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
 import java.util.Map;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A write of many records stops at the first that failed, and says what was sent: here no broker
  * answers, so every send fails after {@code max.block.ms}. Sending on, a put of 100 chunks would
  * take 100 times as long only to fail the same way (with 512 KiB chunks and a dead broker, a
- * 1 GiB put crawled on for many minutes).
+ * 1 GiB put crawled on for many minutes). Kafka's failure fails the returned write, as a
+ * producer's future; bad arguments are refused before anything is sent.
  */
 class LobClientTest {
     private static final int CHUNKS = 100;
@@ -24,10 +28,11 @@ class LobClientTest {
     void aPutStopsAtTheFirstChunkThatFailed() throws IOException {
         try (LobClient client = new LobClient(unreachable())) {
             byte[] value = new byte[CHUNKS * 1024];
-            assertThatThrownBy(() -> client.put("doc", new ByteArrayInputStream(value), value.length, null, LobClient.Progress.NONE))
-                    .isInstanceOf(IOException.class)
-                    .hasMessageContaining("put doc: stopped after 1 of " + CHUNKS + " chunks")
-                    .hasMessageContaining("the LOB is unchanged");
+            LobWrite write = client.put("doc", new ByteArrayInputStream(value), value.length, null, LobClient.Progress.NONE);
+            assertThat(write).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+                    .havingCause().isInstanceOf(IOException.class)
+                    .withMessageContaining("put doc: stopped after 1 of " + CHUNKS + " chunks")
+                    .withMessageContaining("the LOB is unchanged");
         }
     }
 
@@ -35,10 +40,25 @@ class LobClientTest {
     void anAppendStopsAtTheFirstPieceThatFailedAndSaysWhatMayBeApplied() throws IOException {
         try (LobClient client = new LobClient(unreachable())) {
             byte[] data = new byte[CHUNKS * 1024];
-            assertThatThrownBy(() -> client.append("log", new ByteArrayInputStream(data), data.length, LobClient.Progress.NONE))
-                    .isInstanceOf(IOException.class)
-                    .hasMessageContaining("append log: stopped at byte 1024 of " + data.length)
-                    .hasMessageContaining("the pieces before byte 1024 were sent and may be applied");
+            LobWrite write = client.append("log", new ByteArrayInputStream(data), data.length, LobClient.Progress.NONE);
+            assertThat(write).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+                    .havingCause().isInstanceOf(IOException.class)
+                    .withMessageContaining("append log: stopped at byte 1024 of " + data.length)
+                    .withMessageContaining("the pieces before byte 1024 were sent and may be applied");
+        }
+    }
+
+    @Test
+    void badArgumentsAreRefusedBeforeAnythingIsSent() throws IOException {
+        try (LobClient client = new LobClient(unreachable().with(LobStreamConfig.VALUE_MAX_BYTES.name(), 1000))) {
+            assertThatThrownBy(() -> client.put("doc", new byte[1001], null))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("over lob.value.max.bytes (1000)");
+            assertThatThrownBy(() -> client.put("doc", new ByteArrayInputStream(new byte[0]), -1, null, LobClient.Progress.NONE))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative length");
+            assertThatThrownBy(() -> client.write("doc", -5, new ByteArrayInputStream(new byte[1]), 1, LobClient.Progress.NONE))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative offset -5");
+            assertThatThrownBy(() -> client.truncate("doc", -1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative length");
         }
     }
 
