@@ -151,6 +151,11 @@ class IngestIT {
             assertThat(c.get("retention.bytes").value()).isEqualTo("-1");
             assertThat(c.get("message.timestamp.type").value()).isEqualTo("LogAppendTime");
             assertThat(TopicSetup.commandsTopicProblems(admin, fresh)).isEmpty();
+            // and its dead letters as long: replay and applied() read them for commands as old as any
+            ConfigResource letters = new ConfigResource(ConfigResource.Type.TOPIC, fresh.topics().deadLetters());
+            org.apache.kafka.clients.admin.Config d = admin.describeConfigs(List.of(letters)).all().get().get(letters);
+            assertThat(d.get("retention.ms").value()).isEqualTo("-1");
+            assertThat(d.get("retention.bytes").value()).isEqualTo("-1");
         }
     }
 

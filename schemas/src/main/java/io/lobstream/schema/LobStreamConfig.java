@@ -35,8 +35,9 @@ public final class LobStreamConfig {
             "Prefix of the four topics: commands, undo-history, reclaim, commands.dlq.");
     public static final ConfigKey<Integer> PARTITIONS = ConfigKey.integer("lob.topic.partitions", 8, 1, 10_000,
             "Partitions of each topic when LobStream creates them (= tablespaces).");
-    public static final ConfigKey<Integer> REPLICATION = ConfigKey.integer("lob.topic.replication.factor", 1, 1, 32,
-            "Replication factor of the topics when LobStream creates them.");
+    public static final ConfigKey<Integer> REPLICATION = ConfigKey.integer("lob.topic.replication.factor", -1, -1, 32,
+            "Replication factor of the topics when LobStream creates them; -1: the broker's default.replication.factor "
+                    + "(1 on the embedded broker; a cluster's own, commonly 3).");
     public static final ConfigKey<String> VALUE_SERIALIZER = ConfigKey.string("lob.value.serializer",
             "io.lobstream.schema.serde.LobAvroSerializer",
             "Serializer class of record values (Confluent wire format). The default is Apicurio's AvroKafkaSerializer encoding each "

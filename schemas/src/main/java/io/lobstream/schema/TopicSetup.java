@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 
@@ -63,12 +64,20 @@ public final class TopicSetup {
                 break;
             }
         }
-        short rf = config.get(LobStreamConfig.REPLICATION).shortValue();
+        int replication = config.get(LobStreamConfig.REPLICATION);
+        Optional<Short> rf = replication < 0 ? Optional.empty() : Optional.of((short) replication); // empty: the broker's default
         for (String t : topics.all()) {
             if (present.contains(t)) {
                 continue;
             }
-            NewTopic topic = new NewTopic(t, partitions, rf);
+            NewTopic topic = new NewTopic(t, Optional.of(partitions), rf);
+            if (t.equals(topics.deadLetters())) {
+                // kept as long as the commands: replay asks it whether the writer dead-lettered a command it cannot decode,
+                // and a client whether its write was; and a letter keeps its command's timestamp, so a time limit would
+                // delete at once the letters of a writer far behind
+                topic.configs(Map.of("retention.ms", Long.toString(config.get(LobStreamConfig.COMMANDS_RETENTION_MS)),
+                        "retention.bytes", "-1"));
+            }
             if (t.equals(topics.commands())) {
                 // the redo log: replay and the rebuild of a moved partition read it from the beginning, so neither time
                 // nor size may delete from it (a broker's log.retention.bytes would). Stamped by the broker: upload expiry

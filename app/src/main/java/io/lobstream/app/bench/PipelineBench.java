@@ -31,6 +31,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -413,7 +414,9 @@ public final class PipelineBench implements Callable<Integer> {
         live.add(topic);
         created.add(topic);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
-            admin.createTopics(List.of(new NewTopic(topic, partitions, cfg.get(LobStreamConfig.REPLICATION).shortValue()))).all().get();
+            int replication = cfg.get(LobStreamConfig.REPLICATION);
+            admin.createTopics(List.of(new NewTopic(topic, Optional.of(partitions),
+                    replication < 0 ? Optional.empty() : Optional.of((short) replication)))).all().get();
             KafkaTools.awaitLeaders(admin, List.of(topic), Duration.ofSeconds(60));
         }
         return topic;
