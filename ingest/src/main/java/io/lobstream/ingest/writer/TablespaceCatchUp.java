@@ -80,6 +80,12 @@ public final class TablespaceCatchUp implements AutoCloseable {
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     /** Records of lob.commands each catch-up under way has still to replay, once it knows where it stops. */
     private final Map<Integer, Long> remaining = new ConcurrentHashMap<>();
+    /** Per partition, the catch-ups that failed in a row, and when ({@link System#nanoTime()}) the next may start. */
+    private final Map<Integer, Integer> failedInARow = new ConcurrentHashMap<>();
+    private final Map<Integer, Long> nextTryAt = new ConcurrentHashMap<>();
+    /** The wait after the first failure; each further one in a row waits twice as long, up to {@link #RETRY_MAX}. */
+    static final Duration RETRY_FIRST = Duration.ofSeconds(5);
+    static final Duration RETRY_MAX = Duration.ofMinutes(5);
     /**
      * Asks {@link #check}'s question for every task's init, made at the first: one per check cost each task start a
      * connection and a metadata round trip on its stream thread.
@@ -101,7 +107,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
     /**
      * Returns when partition {@code partition} may be opened for its task, no catch-up of it
      * running; throws {@link LockException} while one runs. One that failed was logged; the
-     * init that follows finds the store still behind and starts another.
+     * init that follows finds the store still behind and starts another, after a wait that grows
+     * with the failures in a row (a full disk, a broker away: each try reopens the tablespace and
+     * reads from Kafka again, and would otherwise follow the last at once, at every task start).
      */
     public void awaitRebuilt(int partition) {
         CompletableFuture<Void> f = running.get(partition);
@@ -112,7 +120,19 @@ public final class TablespaceCatchUp implements AutoCloseable {
             throw new LockException("partition " + partition + ": its tablespace is being caught up from lob.commands on thread "
                     + "lob-rebuild-" + partition + "; the task starts once it is done");
         }
+        Long at = nextTryAt.get(partition);
+        long left = at == null ? 0 : at - System.nanoTime();
+        if (left > 0) {
+            throw new LockException("partition " + partition + ": its catch-up from lob.commands failed (" + failedInARow.get(partition)
+                    + " in a row, logged); the next starts in " + Duration.ofNanos(left).toSeconds() + " s");
+        }
         running.remove(partition, f);
+    }
+
+    /** How long to wait after {@code failures} catch-ups of a partition failed in a row. */
+    static Duration retryAfter(int failures) {
+        Duration wait = RETRY_FIRST.multipliedBy(1L << Math.min(failures - 1, 16));
+        return wait.compareTo(RETRY_MAX) > 0 ? RETRY_MAX : wait;
     }
 
     /** Partitions whose tablespace is being caught up now (their tasks wait for it). */
@@ -212,10 +232,16 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 }
                 replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
                 metrics.rebuilt(r.records());
+                failedInARow.remove(partition);
+                nextTryAt.remove(partition);
             } catch (Throwable e) {
                 if (!closed) {
                     metrics.rebuildFailed();
-                    log.error("partition {}: catch-up from lob.commands failed; the task's next init starts another", partition, e);
+                    int failures = failedInARow.merge(partition, 1, Integer::sum);
+                    Duration wait = retryAfter(failures);
+                    nextTryAt.put(partition, System.nanoTime() + wait.toNanos());
+                    log.error("partition {}: catch-up from lob.commands failed ({} in a row); the task's next init after {} s starts "
+                            + "another", partition, failures, wait.toSeconds(), e);
                 }
             } finally {
                 remaining.remove(partition);
