@@ -12,6 +12,7 @@ import io.lobstream.ingest.client.ClientHooks;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.ingest.client.WriteOutcome;
+import io.lobstream.ingest.replay.DeadLetterRedrive;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.DeadLetters;
@@ -75,6 +76,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
@@ -734,6 +736,23 @@ class IngestIT {
                 assertThat(outcome.deadLetter()).as(w.lobId()).hasValueSatisfying(d -> assertThat(d.kind()).isEqualTo("not-found"));
             }
         }
+    }
+
+    /** A command dead-lettered (a truncate of a LOB not yet there), sent back once the LOB exists, is applied. */
+    @Test
+    void aDeadLetterSentBackOnceItsCauseIsGoneIsApplied() throws Exception {
+        String id = "it-redrive";
+        assertThat(client.truncate(id, 3).applied(Duration.ofSeconds(60)).get().deadLetter())
+                .hasValueSatisfying(d -> assertThat(d.kind()).isEqualTo("not-found"));
+        byte[] value = bytes(10, 31);
+        assertThat(client.put(id, value, null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
+        int p = Nodes.partitionOf(id, 2);
+        long letter = Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60),
+                        seen -> seen.stream().anyMatch(r -> r.key() != null && id.equals(new String(r.key(), StandardCharsets.UTF_8))))
+                .stream().filter(r -> r.key() != null && id.equals(new String(r.key(), StandardCharsets.UTF_8))).findFirst().orElseThrow().offset();
+        assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, kind -> true, true).redriven()).as("a dry run").isEqualTo(1);
+        assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, "not-found"::equals, false).redriven()).isEqualTo(1);
+        awaitValue(id, Arrays.copyOf(value, 3));
     }
 
     /** Registers {@code schema} under {@code subject} as a Confluent client does; returns the id it answers. */

@@ -18,7 +18,7 @@ import java.nio.file.NotDirectoryException;
         description = "A store for large objects whose writes arrive as Kafka events; purge is a scalable consumer group.",
         subcommands = {DemoCommand.class, NodeCommand.class, PurgeCommand.class, WriteCommands.Put.class, GetCommand.class,
                 WriteCommands.Write.class, WriteCommands.Append.class, WriteCommands.Truncate.class, WriteCommands.Delete.class,
-                StatusCommand.class, FsckCommand.class, ReplayCommand.class, ConfigCommand.class, ClusterCommand.class, BenchCommand.class,
+                StatusCommand.class, FsckCommand.class, ReplayCommand.class, RedriveCommand.class, ConfigCommand.class, ClusterCommand.class, BenchCommand.class,
                 ClassDataTraining.class})
 public final class LobStreamCli implements Runnable {
     @CommandLine.Spec

@@ -1,0 +1,63 @@
+package io.lobstream.app.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.lobstream.ingest.replay.DeadLetterRedrive;
+import io.lobstream.schema.LobStreamConfig;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.concurrent.Callable;
+
+/** {@code ./lobstream redrive [--kind K]... [--partition P]... [--from-offset N] [--dry-run] [--json]}. */
+@Command(name = "redrive", mixinStandardHelpOptions = true,
+        description = {"Send the dead letters of lob.commands back to it, once what refused them is fixed (a registry restored, "
+                + "lob.value.max.bytes raised, a writer upgraded): each with its original key, bytes and headers, in order. The "
+                + "writer judges them again; one refused again is dead-lettered again, and one sent back twice is applied once "
+                + "(its commandId, within lob.command.dedupe.window.ms).",
+                "Exit status: 0 once every letter asked for was sent and acknowledged."})
+final class RedriveCommand implements Callable<Integer> {
+    @Mixin
+    ClusterOptions cluster;
+
+    @Option(names = "--kind", paramLabel = "KIND", description = "Only letters of this kind (lob.dlq.kind: undecodable, too-large, "
+            + "not-found, ...); repeatable. Default: every kind.")
+    Set<String> kinds = new LinkedHashSet<>();
+
+    @Option(names = "--partition", paramLabel = "P", description = "Only this partition of the dead-letter topic (a command's "
+            + "letter is on its own partition); repeatable. Default: all.")
+    Set<Integer> partitions = new LinkedHashSet<>();
+
+    @Option(names = "--from-offset", paramLabel = "N", defaultValue = "0",
+            description = "Start at this offset of each partition read (default: the beginning).")
+    long fromOffset;
+
+    @Option(names = "--dry-run", description = "Count what would be sent, send nothing.")
+    boolean dryRun;
+
+    @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
+    boolean json;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        if (fromOffset < 0 || partitions.stream().anyMatch(p -> p < 0)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--from-offset and --partition must be >= 0");
+        }
+        LobStreamConfig config = cluster.streamConfig(null);
+        BrokerCheck.requireAnswer(config, BrokerCheck.WAIT);
+        DeadLetterRedrive.Result r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() || kinds.contains(k), dryRun);
+        spec.commandLine().getErr().printf("redrive: %d dead letters read, %d %s to %s, %d left (another topic's, or another kind)%n",
+                r.read(), r.redriven(), dryRun ? "would be sent back" : "sent back", config.topics().commands(), r.left());
+        if (json) {
+            System.out.println(new ObjectMapper().createObjectNode().put("read", r.read()).put("redriven", r.redriven())
+                    .put("left", r.left()).put("dry_run", dryRun));
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,129 @@
+package io.lobstream.ingest.replay;
+
+import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.writer.DeadLetters;
+import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+/**
+ * Sends the dead letters of {@code lob.commands} back to it, once what refused them is gone: a
+ * registry restored, {@code lob.value.max.bytes} raised, a writer upgraded that knows a new op, a
+ * LOB created that a write named too early. Each goes with its original key, bytes and headers
+ * (the {@code lob.dlq.*} ones left out), fetched from {@code lob.commands} where the letter
+ * carries no value (it was too large to); in the order read, so the chunks of an upload arrive as
+ * they were sent. The writer judges each again as a new command; one that is refused again is
+ * dead-lettered again. A command re-driven twice keeps its commandId, so the writer applies it
+ * once within {@code lob.command.dedupe.window.ms}. Letters of other topics (reclaim records) are
+ * left: purge produces those again.
+ */
+public final class DeadLetterRedrive {
+    private static final Duration POLL = Duration.ofMillis(500);
+
+    /** What a run did: letters read, sent back, and left (another topic, or a kind not asked for). */
+    public record Result(long read, long redriven, long left) {
+    }
+
+    private DeadLetterRedrive() {
+    }
+
+    /**
+     * Re-drives the letters on the dead-letter topic's {@code partitions} (all when empty) as of now, from
+     * {@code fromOffset} (0: the beginning), whose kind {@code kinds} accepts; with {@code dryRun}, counts them only.
+     */
+    public static Result run(LobStreamConfig config, Set<Integer> partitions, long fromOffset, Predicate<String> kinds, boolean dryRun) {
+        String letters = config.topics().deadLetters();
+        String commands = config.topics().commands();
+        Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // an aborted transaction's letters were never final
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
+        LobClient.PRODUCER_DEFAULTS.forEach(p::putIfAbsent);
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        try (KafkaConsumer<byte[], byte[]> in = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+             KafkaConsumer<byte[], byte[]> originals = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+             KafkaProducer<byte[], byte[]> out = dryRun ? null : new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            List<TopicPartition> tps = in.partitionsFor(letters, Duration.ofSeconds(30)).stream()
+                    .filter(i -> partitions.isEmpty() || partitions.contains(i.partition()))
+                    .map(i -> new TopicPartition(letters, i.partition())).collect(Collectors.toList());
+            if (tps.isEmpty()) {
+                throw new IllegalStateException("no topic " + letters + (partitions.isEmpty() ? "" : " partition " + partitions)
+                        + " on " + config.bootstrap() + ": has a writer node run against this cluster (it creates the topics)?");
+            }
+            in.assign(tps);
+            Map<TopicPartition, Long> end = in.endOffsets(tps); // as of now: letters written by this run's commands are not read
+            tps.forEach(tp -> in.seek(tp, Math.max(fromOffset, in.beginningOffsets(List.of(tp)).get(tp))));
+            long read = 0;
+            long redriven = 0;
+            while (tps.stream().anyMatch(tp -> in.position(tp) < end.get(tp))) {
+                for (ConsumerRecord<byte[], byte[]> r : in.poll(POLL)) {
+                    if (r.offset() >= end.get(new TopicPartition(r.topic(), r.partition()))) {
+                        continue;
+                    }
+                    read++;
+                    if (!commands.equals(header(r, DeadLetters.ORIGIN_TOPIC)) || !kinds.test(header(r, DeadLetters.KIND))) {
+                        continue;
+                    }
+                    redriven++;
+                    if (out != null) {
+                        ConsumerRecord<byte[], byte[]> original = r.value() == null || r.key() == null ? original(originals, r) : r;
+                        RecordHeaders headers = new RecordHeaders();
+                        for (Header h : original.headers()) {
+                            if (!h.key().startsWith("lob.dlq.")) {
+                                headers.add(h);
+                            }
+                        }
+                        out.send(new ProducerRecord<>(commands, null, original.key(), original.value(), headers));
+                    }
+                }
+            }
+            if (out != null) {
+                out.flush();
+            }
+            return new Result(read, redriven, read - redriven);
+        }
+    }
+
+    /** The record a letter without its value (or key) was made of, read from where its origin headers say. */
+    private static ConsumerRecord<byte[], byte[]> original(KafkaConsumer<byte[], byte[]> originals, ConsumerRecord<byte[], byte[]> letter) {
+        TopicPartition tp = new TopicPartition(header(letter, DeadLetters.ORIGIN_TOPIC), Integer.parseInt(header(letter, DeadLetters.ORIGIN_PARTITION)));
+        long offset = Long.parseLong(header(letter, DeadLetters.ORIGIN_OFFSET));
+        originals.assign(List.of(tp));
+        originals.seek(tp, offset);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            for (ConsumerRecord<byte[], byte[]> r : originals.poll(POLL)) {
+                if (r.offset() == offset) {
+                    return r;
+                }
+            }
+        }
+        throw new IllegalStateException("the dead letter at " + letter.topic() + "-" + letter.partition() + "@" + letter.offset()
+                + " carries no value, and " + tp + "@" + offset + " (its command) could not be read: deleted by retention?");
+    }
+
+    private static String header(ConsumerRecord<?, ?> r, String name) {
+        Header h = r.headers().lastHeader(name);
+        return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+}
