@@ -78,6 +78,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
@@ -720,13 +721,16 @@ class IngestIT {
     void everyWriteIsToldItWasDeadLetteredThoughMoreCameThanTheClientKeeps() throws Exception {
         try (LobClient small = ClientHooks.keepingDeadLetters(new LobClient(config), 3)) {
             List<LobWrite> writes = new ArrayList<>();
+            List<CompletableFuture<String>> completedOn = new ArrayList<>();
             for (int i = 0; i < 12; i++) {
-                writes.add(small.truncate("it-missing-" + i, 0)); // no such LOB: dead-lettered as not-found
+                LobWrite w = small.truncate("it-missing-" + i, 0); // no such LOB: dead-lettered as not-found
+                // chained before Kafka acknowledges, so it runs where the write completes
+                completedOn.add(w.thenApply(md -> Thread.currentThread().getName()));
+                writes.add(w);
             }
-            for (LobWrite w : writes) {
-                // completed on the client's thread: a stage chained here may send or block without stalling the producer
-                assertThat(w.thenApply(md -> Thread.currentThread().getName()).get(60, TimeUnit.SECONDS))
-                        .doesNotStartWith("kafka-producer-network-thread");
+            for (CompletableFuture<String> thread : completedOn) {
+                // on the client's threads: a stage chained here may send or block without stalling the producer
+                assertThat(thread.get(60, TimeUnit.SECONDS)).doesNotStartWith("kafka-producer-network-thread");
             }
             // every letter there before the first applied(): the tracker reads them all in one round, not one per write
             Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> seen.stream()

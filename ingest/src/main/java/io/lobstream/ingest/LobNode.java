@@ -7,6 +7,7 @@ import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.ingest.writer.TablespaceTaskAssignor;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.TablespaceRegistry;
+import io.lobstream.ingest.writer.TaskRetries;
 import io.lobstream.ingest.writer.UndoResender;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
@@ -99,24 +100,17 @@ public final class LobNode implements AutoCloseable {
                     streamsProperties);
             String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
             members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
-            ThreadRestarts restarts = new ThreadRestarts();
             streams.setUncaughtExceptionHandler(e -> {
-                Duration wait = restarts.afterFailure(System.nanoTime());
-                if (ThreadRestarts.diskFull(e)) {
+                // replaced at once: a task that fails again and again waits at its next init (TaskRetries), not here, where
+                // the thread still holds its tasks, its group membership and an open transaction
+                if (TaskRetries.diskFull(e)) {
                     log.error("writer thread failed: the disk is full ({}); nothing was applied or dead-lettered, and the task "
-                            + "resumes from its last commit once there is room; replacing the thread in {} s (failure {} in a row)",
-                            ThreadRestarts.messages(e), wait.toSeconds(), restarts.inARow());
+                            + "resumes from its last commit once there is room; replacing the thread", TaskRetries.messages(e));
                 } else {
-                    log.error("writer thread failed; replacing it in {} s (failure {} in a row; the task resumes from its last commit)",
-                            wait.toSeconds(), restarts.inARow(), e);
+                    log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
                 }
                 if (members != null) {
                     members.removeWhenDead(Thread.currentThread());
-                }
-                try {
-                    Thread.sleep(wait.toMillis()); // on the failed thread, before it is replaced: a failure that comes back at once does not spin
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
                 }
                 return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
             });

@@ -113,7 +113,7 @@ public final class DefaultLobStore implements LobStore {
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.pagesFirst = new PagesFirst(config, pageSync);
-        this.versions = new VersionNumbers(index, recovered.highestVersion(), write -> pagesFirst.syncWal(() -> syncs.run(file::force), () -> syncs.run(write)));
+        this.versions = new VersionNumbers(index, recovered.highestVersion(), sync -> pagesFirst.syncWal(() -> syncs.run(file::force), () -> syncs.run(sync)));
         this.frees = new DurableFrees(config, allocator);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all

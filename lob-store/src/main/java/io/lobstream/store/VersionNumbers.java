@@ -16,10 +16,10 @@ final class VersionNumbers {
     static final String META_RESERVED = "version.reserved";
     private static final long RESERVE = 1 << 16;
 
-    /** Runs a synced index write as the store's other WAL syncs run (see {@link PagesFirst#syncWal}). */
+    /** Runs a sync of the index WAL as the store's other WAL syncs run (see {@link PagesFirst#syncWal}). */
     @FunctionalInterface
     interface SyncedWrites {
-        void run(GroupSync.SyncAction syncedWrite) throws IOException;
+        void run(GroupSync.SyncAction walSync) throws IOException;
     }
 
     private final LobIndex index;
@@ -64,7 +64,9 @@ final class VersionNumbers {
 
     private synchronized void reserve(long from) throws IOException {
         long upTo = from + RESERVE;
-        syncedWrites.run(() -> index.writeSync(index.newBatch().putMeta(META_RESERVED, upTo)));
+        // the write, then the sync: only a failed sync fences the tablespace (a full disk refusing the write loses nothing)
+        index.write(index.newBatch().putMeta(META_RESERVED, upTo));
+        syncedWrites.run(index::syncWal);
         reserved = upTo;
     }
 }

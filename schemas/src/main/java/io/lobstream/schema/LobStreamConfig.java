@@ -36,7 +36,7 @@ public final class LobStreamConfig {
     public static final ConfigKey<Integer> PARTITIONS = ConfigKey.integer("lob.topic.partitions", 8, 1, 10_000,
             "Partitions of each topic when LobStream creates them (= tablespaces).");
     public static final ConfigKey<Integer> REPLICATION = ConfigKey.integer("lob.topic.replication.factor", -1, -1, 32,
-            "Replication factor of the topics when LobStream creates them; -1: the broker's default.replication.factor "
+            "Replication factor of the topics when LobStream creates them; -1 (or 0): the broker's default.replication.factor "
                     + "(1 on the embedded broker; a cluster's own, commonly 3).");
     public static final ConfigKey<String> VALUE_SERIALIZER = ConfigKey.string("lob.value.serializer",
             "io.lobstream.schema.serde.LobAvroSerializer",

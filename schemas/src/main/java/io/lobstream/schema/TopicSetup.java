@@ -65,7 +65,7 @@ public final class TopicSetup {
             }
         }
         int replication = config.get(LobStreamConfig.REPLICATION);
-        Optional<Short> rf = replication < 0 ? Optional.empty() : Optional.of((short) replication); // empty: the broker's default
+        Optional<Short> rf = replication < 1 ? Optional.empty() : Optional.of((short) replication); // empty: the broker's default
         for (String t : topics.all()) {
             if (present.contains(t)) {
                 continue;

@@ -416,7 +416,7 @@ public final class PipelineBench implements Callable<Integer> {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             int replication = cfg.get(LobStreamConfig.REPLICATION);
             admin.createTopics(List.of(new NewTopic(topic, Optional.of(partitions),
-                    replication < 0 ? Optional.empty() : Optional.of((short) replication)))).all().get();
+                    replication < 1 ? Optional.empty() : Optional.of((short) replication)))).all().get();
             KafkaTools.awaitLeaders(admin, List.of(topic), Duration.ofSeconds(60));
         }
         return topic;

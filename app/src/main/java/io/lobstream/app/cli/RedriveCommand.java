@@ -17,7 +17,8 @@ import java.util.concurrent.Callable;
         description = {"Send the dead letters of lob.commands back to it, once what refused them is fixed (a registry restored, "
                 + "lob.value.max.bytes raised, a writer upgraded): each with its original key, bytes and headers, in order. The "
                 + "writer judges them again; one refused again is dead-lettered again, and one sent back twice is applied once "
-                + "(its commandId, within lob.command.dedupe.window.ms).",
+                + "(its commandId, within lob.command.dedupe.window.ms). A command sent back lands after every command sent "
+                + "since (a PUT replaces a newer value): choose with --kind and --from-offset what still makes sense.",
                 "Exit status: 0 once every letter asked for was sent and acknowledged."})
 final class RedriveCommand implements Callable<Integer> {
     @Mixin

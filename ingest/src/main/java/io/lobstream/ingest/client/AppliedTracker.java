@@ -145,13 +145,15 @@ final class AppliedTracker implements AutoCloseable {
         while (!closed) {
             try {
                 Waiting first = waiting.isEmpty() ? incoming.poll(1, TimeUnit.SECONDS) : incoming.poll(ROUND.toMillis(), TimeUnit.MILLISECONDS);
+                List<Waiting> fresh = new ArrayList<>();
                 if (first != null) {
-                    waiting.add(first);
+                    fresh.add(first);
                 }
-                incoming.drainTo(waiting);
+                incoming.drainTo(fresh);
+                waiting.addAll(fresh);
                 waiting.removeIf(w -> w.outcome.isDone()); // given up by the caller (timeout, cancel)
                 if (!waiting.isEmpty()) {
-                    resolve(waiting);
+                    resolve(waiting, fresh);
                 }
             } catch (InterruptedException e) {
                 break;
@@ -184,10 +186,13 @@ final class AppliedTracker implements AutoCloseable {
         deadLetters.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
 
-    private void resolve(List<Waiting> waiting) throws ExecutionException, InterruptedException, TimeoutException {
+    /** Resolves what it can of {@code waiting}, of which {@code fresh} came since the last round. */
+    private void resolve(List<Waiting> waiting, List<Waiting> fresh) throws ExecutionException, InterruptedException, TimeoutException {
         long from = waiting.stream().mapToLong(w -> w.write.sentAtMs()).min().orElseThrow() - CLOCK_MARGIN.toMillis();
-        if (from <= forgottenThroughMs) {
-            readFromMs = Long.MAX_VALUE; // its letter may be among those let go of: read them again
+        // a write that waited through a round has no letter among those read then; one that came since may have one among
+        // those let go of: read them again
+        if (fresh.stream().anyMatch(w -> w.write.sentAtMs() - CLOCK_MARGIN.toMillis() <= forgottenThroughMs)) {
+            readFromMs = Long.MAX_VALUE;
             forgottenThroughMs = Long.MIN_VALUE;
         }
         rewindTo(from);

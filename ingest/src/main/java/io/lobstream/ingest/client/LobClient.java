@@ -12,6 +12,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.EOFException;
@@ -403,7 +404,7 @@ public final class LobClient implements AutoCloseable {
     }
 
     /** {@link #callbacks}, or the completing thread once the client is closed. */
-    private Executor callbacks() {
+    Executor callbacks() {
         return task -> {
             try {
                 callbacks.execute(task);
@@ -435,13 +436,19 @@ public final class LobClient implements AutoCloseable {
     private CompletableFuture<RecordMetadata> send(LobWrite write, LobCommand cmd) {
         CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
         Headers headers = new RecordHeaders().add(WRITE_HEADER, write.writeId().getBytes(StandardCharsets.UTF_8));
-        producer.send(new ProducerRecord<>(topic, null, write.lobId(), cmd, headers), (md, err) -> {
-            if (err != null) {
-                f.completeExceptionally(err);
-            } else {
-                f.complete(md);
-            }
-        });
+        try {
+            producer.send(new ProducerRecord<>(topic, null, write.lobId(), cmd, headers), (md, err) -> {
+                if (err != null) {
+                    f.completeExceptionally(err);
+                } else {
+                    f.complete(md);
+                }
+            });
+        } catch (KafkaException e) {
+            // what send throws rather than hands its callback (the serializer's refusal, a registry away, a closed
+            // producer): the write's future fails with it, as with the others
+            f.completeExceptionally(e);
+        }
         return f;
     }
 

@@ -90,6 +90,13 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
      * the write within {@code timeout}; the client stops tracking the write then.
      */
     public CompletableFuture<WriteOutcome> applied(Duration timeout) {
-        return applied().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        // completed on the client's threads: orTimeout's own fires on the JDK's one scheduler thread, where a blocking
+        // callback would hold up every timeout of the JVM
+        return applied().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).handleAsync((outcome, failed) -> {
+            if (failed != null) {
+                throw failed instanceof java.util.concurrent.CompletionException c ? c : new java.util.concurrent.CompletionException(failed);
+            }
+            return outcome;
+        }, client.callbacks());
     }
 }

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
@@ -32,10 +33,14 @@ import java.util.stream.Collectors;
  * they were sent. The writer judges each again as a new command; one that is refused again is
  * dead-lettered again. A command re-driven twice keeps its commandId, so the writer applies it
  * once within {@code lob.command.dedupe.window.ms}. Letters of other topics (reclaim records) are
- * left: purge produces those again.
+ * left: purge produces those again. A command sent back lands after every command sent since: a
+ * PUT replaces a newer value, an APPEND appends at today's end; choose with {@code --kind} and
+ * {@code --from-offset} what still makes sense.
  */
 public final class DeadLetterRedrive {
     private static final Duration POLL = Duration.ofMillis(500);
+    /** How long a run waits for letters it knows are there before it gives up. */
+    private static final Duration STALLED = Duration.ofSeconds(60);
 
     /** What a run did: letters read, sent back, and left (another topic, or a kind not asked for). */
     public record Result(long read, long redriven, long left) {
@@ -72,10 +77,29 @@ public final class DeadLetterRedrive {
             }
             in.assign(tps);
             Map<TopicPartition, Long> end = in.endOffsets(tps); // as of now: letters written by this run's commands are not read
-            tps.forEach(tp -> in.seek(tp, Math.max(fromOffset, in.beginningOffsets(List.of(tp)).get(tp))));
+            Map<TopicPartition, Long> begin = in.beginningOffsets(tps);
+            // within [begin, end]: a position past the end would be out of range, and a consumer's auto.offset.reset start over
+            tps.forEach(tp -> in.seek(tp, Math.min(end.get(tp), Math.max(fromOffset, begin.get(tp)))));
+            AtomicReference<Exception> failed = new AtomicReference<>();
             long read = 0;
             long redriven = 0;
-            while (tps.stream().anyMatch(tp -> in.position(tp) < end.get(tp))) {
+            long lastProgress = System.nanoTime();
+            long lastPositions = -1;
+            while (true) {
+                List<TopicPartition> reading = tps.stream().filter(tp -> in.position(tp) < end.get(tp)).toList();
+                if (reading.isEmpty()) {
+                    break;
+                }
+                long positions = tps.stream().mapToLong(in::position).sum(); // moves past markers and aborted letters too
+                if (positions != lastPositions) {
+                    lastPositions = positions;
+                    lastProgress = System.nanoTime();
+                }
+                in.pause(tps.stream().filter(tp -> !reading.contains(tp)).toList()); // read to their end: fetched no more
+                if (System.nanoTime() - lastProgress > STALLED.toNanos()) {
+                    throw new IllegalStateException("redrive: no progress on " + reading + " for " + STALLED.toSeconds()
+                            + " s (a partition without a leader?); " + redriven + " letters were sent back so far");
+                }
                 for (ConsumerRecord<byte[], byte[]> r : in.poll(POLL)) {
                     if (r.offset() >= end.get(new TopicPartition(r.topic(), r.partition()))) {
                         continue;
@@ -93,12 +117,24 @@ public final class DeadLetterRedrive {
                                 headers.add(h);
                             }
                         }
-                        out.send(new ProducerRecord<>(commands, null, original.key(), original.value(), headers));
+                        out.send(new ProducerRecord<>(commands, null, original.key(), original.value(), headers), (md, e) -> {
+                            if (e != null) {
+                                failed.compareAndSet(null, e);
+                            }
+                        });
                     }
+                }
+                if (failed.get() != null) {
+                    break;
                 }
             }
             if (out != null) {
                 out.flush();
+            }
+            if (failed.get() != null) {
+                throw new IllegalStateException("redrive: a letter could not be sent back to " + commands + ": " + failed.get()
+                        + " (those read before it were sent; a run again sends every letter again, each applied once by its "
+                        + "commandId within lob.command.dedupe.window.ms)", failed.get());
             }
             return new Result(read, redriven, read - redriven);
         }

@@ -86,13 +86,9 @@ public final class CommandApplier {
      * {@code timestamp} (the record's), to the partition's tablespace.
      */
     public Outcome apply(LobCommand cmd, byte[] key, int partition, long timestamp, LobStore store, Source source) throws IOException {
-        Rejected invalid = validate(cmd, key, partition);
-        if (invalid != null) {
-            // recorded, not only skipped: read again after a crash (its dead letter aborted), it must be refused again
-            // though the check may then pass (a raised lob.value.max.bytes, a writer that knows a new op)
-            store.recordRejected(source, new Rejection(invalid.kind(), invalid.reason()));
-            return invalid;
-        }
+        // first what the store decided when it read the command before (a restart): applied, or refused and why. Judged
+        // again, a command applied before a crash could be refused by a writer with a lower limit (and a redrive then
+        // apply it twice), or one refused be taken by a writer with a higher one
         if (source.offset() <= store.appliedOffset(source.name())) {
             // came again after a restart: rejected again if it was rejected (its dead letter may have been
             // aborted with the transaction, and the store has moved on: the check would not say the same)
@@ -107,6 +103,12 @@ public final class CommandApplier {
                 }
             });
             return new AlreadyApplied(undo);
+        }
+        Rejected invalid = validate(cmd, key, partition);
+        if (invalid != null) {
+            // recorded, not only skipped: read again after a crash (its dead letter aborted), it is refused again
+            store.recordRejected(source, new Rejection(invalid.kind(), invalid.reason()));
+            return invalid;
         }
         if (cmd.getCommandId() != null && !cmd.getCommandId().isEmpty() && store.commandApplied(cmd.getCommandId(), timestamp - dedupeWindowMs)) {
             store.recordSkipped(source);

@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -73,6 +74,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     public void init(StateStoreContext context, StateStore root) {
         partition = context.taskId().partition();
         try {
+            registry.retries().awaitRetry(partition, System.nanoTime()); // LockException while a task that failed waits
             if (catchUp != null) {
                 catchUp.awaitRebuilt(partition); // LockException while a catch-up of this partition runs
             }
@@ -149,8 +151,21 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         try {
             store.flush();
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw failed(new UncheckedIOException("partition " + partition + ": commit", e));
         }
+    }
+
+    /**
+     * Records that this task failed on {@code e}, an I/O error of its tablespace: its next init waits (see {@link TaskRetries}).
+     * Returns {@code e}, to throw.
+     */
+    UncheckedIOException failed(UncheckedIOException e) {
+        Duration wait = registry.retries().failed(partition, System.nanoTime());
+        if (!wait.isZero()) {
+            log.error("partition {}: the task failed again ({}); its next start waits {} s", partition, TaskRetries.messages(e),
+                    wait.toSeconds());
+        }
+        return e;
     }
 
     /**
@@ -171,7 +186,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 store.flush(); // nothing to sync (a sibling's commit did it, or lob.sync is off): still shrink
             }
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw failed(new UncheckedIOException("partition " + partition + ": commit", e));
         }
     }
 

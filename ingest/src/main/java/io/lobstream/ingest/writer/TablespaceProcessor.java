@@ -63,22 +63,34 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         } catch (RegistryUnavailableException e) {
             throw e; // not the record's fault: the task fails and resumes from its last commit
         } catch (RuntimeException e) {
-            String reason = "cannot decode a " + type.getSimpleName() + ": " + e.getMessage();
-            deadLetter(record, "undecodable", reason);
             try {
-                // read again after a crash (its dead letter aborted) it may decode (a registry restored, a writer
-                // upgraded): the rejection recorded makes the command that comes again a dead letter again, not skipped
-                tablespace.store().recordRejected(source, new Rejection("undecodable", reason));
+                undecodable(record, source, "cannot decode a " + type.getSimpleName() + ": " + e.getMessage());
             } catch (IOException io) {
-                throw new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), io);
+                throw tablespace.failed(new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), io));
             }
             return;
         }
         try {
             apply(record, value, tablespace.store(), source);
         } catch (IOException e) {
-            throw new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), e);
+            throw tablespace.failed(new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), e));
         }
+    }
+
+    /**
+     * A record that does not decode. Read for the first time, it is dead-lettered and its rejection recorded: read again
+     * after a crash (its dead letter aborted) it may decode (a registry restored, a writer upgraded), and must be
+     * refused again, not skipped. Read again, what the store decided the first time stands: its rejection again, or
+     * nothing for a record the store applied (a writer rolled back, a registry that lost a schema, must not refuse it).
+     */
+    private void undecodable(Record<byte[], byte[]> record, Source source, String reason) throws IOException {
+        LobStore store = tablespace.store();
+        if (source.offset() <= store.appliedOffset(source.name())) {
+            store.rejection(source).ifPresent(r -> deadLetter(record, r.kind(), r.reason()));
+            return;
+        }
+        deadLetter(record, "undecodable", reason);
+        store.recordRejected(source, new Rejection("undecodable", reason));
     }
 
     protected LobStore store() {

@@ -27,6 +27,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class TablespaceRegistry {
     private final Map<Integer, LobStore> open = new ConcurrentHashMap<>();
     private final Set<LobStateStore> stateStores = ConcurrentHashMap.newKeySet();
+    /** When a task whose tablespace failed it may start again. */
+    private final TaskRetries retries = new TaskRetries();
     /** Runs the syncs of a commit side by side; idle threads go after a minute. */
     private final ExecutorService syncers = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "lob-sync");
@@ -140,5 +142,9 @@ public final class TablespaceRegistry {
             last = now;
         }
         return last;
+    }
+
+    TaskRetries retries() {
+        return retries;
     }
 }

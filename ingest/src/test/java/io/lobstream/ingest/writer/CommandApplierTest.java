@@ -104,6 +104,25 @@ class CommandApplierTest {
         }
     }
 
+    /**
+     * The other way round: a command applied before a crash, read again by a writer that would refuse it (a lower limit):
+     * applied it stays, not a dead letter (which a redrive would apply a second time).
+     */
+    @Test
+    void aCommandAppliedBeforeACrashStaysAppliedForAWriterThatWouldRefuseIt() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String source = TOPIC + p;
+        LobCommand put = command(id, LobOp.PUT, 0, new byte[100]);
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(put, key(id), p, 0, store, new Source(source, 5))).isInstanceOf(CommandApplier.Applied.class);
+            store.flush();
+            CommandApplier strict = new CommandApplier(50, PARTITIONS, WINDOW_MS);
+            assertThat(strict.apply(put, key(id), p, 0, store, new Source(source, 5))).isInstanceOf(CommandApplier.AlreadyApplied.class);
+            assertThat(store.rejection(new Source(source, 5))).isEmpty();
+        }
+    }
+
     /** A command sent twice is applied once, and its second record still moves the applied offset (no catch-up at a restart). */
     @Test
     void aDuplicateIsSkippedAndItsOffsetRecorded() throws Exception {

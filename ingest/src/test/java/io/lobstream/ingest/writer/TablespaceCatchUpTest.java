@@ -24,6 +24,7 @@ class TablespaceCatchUpTest {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         LobStreamConfig config = new LobStreamConfig(Map.of(LobStreamConfig.BOOTSTRAP.name(), "127.0.0.1:1"));
         try (TablespaceCatchUp catchUps = new TablespaceCatchUp(config, new WriterMetrics(meters))) {
+            long started = System.nanoTime();
             catchUps.rebuildInBackground(3, () -> {
                 throw new IOException("writing page 9 of /d/p-3/lobs.pages: No space left on device");
             });
@@ -32,8 +33,11 @@ class TablespaceCatchUpTest {
                 Thread.onSpinWait();
             }
             assertThat(meters.get("lob_rebuild_failures").counter().count()).isEqualTo(1);
-            assertThatThrownBy(() -> catchUps.awaitRebuilt(3)).isInstanceOf(LockException.class)
-                    .hasMessageContaining("partition 3: its catch-up from lob.commands failed (1 in a row, logged); the next starts in");
+            // asked within the wait (a machine so slow that it had passed proves nothing either way)
+            if (System.nanoTime() - started < TablespaceCatchUp.RETRY_FIRST.toNanos()) {
+                assertThatThrownBy(() -> catchUps.awaitRebuilt(3)).isInstanceOf(LockException.class)
+                        .hasMessageContaining("partition 3: its catch-up from lob.commands failed (1 in a row, logged); the next starts in");
+            }
         }
     }
 }

@@ -1,0 +1,88 @@
+package io.lobstream.ingest.writer;
+
+import org.apache.kafka.streams.errors.LockException;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * When a partition's task may start again after its tablespace failed it (an I/O error: a full
+ * disk, a disk that refuses). Kafka Streams replaces the failed thread at once, and the task would
+ * reopen the tablespace and fail on the same command again, many times a second, each time with
+ * a stack trace. The task's first retry is at once; each further failure in a row waits twice as
+ * long from {@link #FIRST}, up to {@link #MAX}; a partition quiet for {@link #QUIET} starts the
+ * count again. The wait is taken at the task's init ({@link LockException}, which Streams retries),
+ * not on the failed thread: that thread still holds its tasks, its group membership and an open
+ * transaction, which a wait there would keep from the rest of the group.
+ */
+public final class TaskRetries {
+    static final Duration FIRST = Duration.ofSeconds(1);
+    static final Duration MAX = Duration.ofSeconds(60);
+    static final Duration QUIET = Duration.ofMinutes(5);
+
+    private static final class Failures {
+        int inARow;
+        long lastNanos;
+        long notBeforeNanos;
+    }
+
+    private final Map<Integer, Failures> byPartition = new ConcurrentHashMap<>();
+
+    /** Records that partition {@code partition}'s task failed at {@code nowNanos} ({@link System#nanoTime()}); returns the wait. */
+    Duration failed(int partition, long nowNanos) {
+        Failures f = byPartition.computeIfAbsent(partition, p -> new Failures());
+        synchronized (f) {
+            if (f.inARow > 0 && nowNanos - f.lastNanos > QUIET.toNanos()) {
+                f.inARow = 0;
+            }
+            f.lastNanos = nowNanos;
+            f.inARow++;
+            Duration wait = waitAfter(f.inARow);
+            f.notBeforeNanos = nowNanos + wait.toNanos();
+            return wait;
+        }
+    }
+
+    /** @throws LockException if partition {@code partition}'s task must wait still */
+    void awaitRetry(int partition, long nowNanos) {
+        Failures f = byPartition.get(partition);
+        if (f == null) {
+            return;
+        }
+        synchronized (f) {
+            long left = f.notBeforeNanos - nowNanos;
+            if (left > 0) {
+                throw new LockException("partition " + partition + ": its task failed " + f.inARow + " times in a row (logged); it "
+                        + "starts again in " + Math.max(1, Duration.ofNanos(left).toSeconds()) + " s");
+            }
+        }
+    }
+
+    static Duration waitAfter(int failuresInARow) {
+        if (failuresInARow <= 1) {
+            return Duration.ZERO;
+        }
+        Duration wait = FIRST.multipliedBy(1L << Math.min(failuresInARow - 2, 20));
+        return wait.compareTo(MAX) > 0 ? MAX : wait;
+    }
+
+    /** The messages of {@code e} and its causes, in one line: the path and page of a full disk are in a cause. */
+    public static String messages(Throwable e) {
+        StringBuilder b = new StringBuilder(String.valueOf(e.getMessage()));
+        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+            b.append(": ").append(t.getMessage());
+        }
+        return b.toString();
+    }
+
+    /** Whether {@code e} or a cause of it is the disk's "no space left". */
+    public static boolean diskFull(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().contains("No space left on device")) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
