@@ -159,6 +159,13 @@ class IngestIT {
             org.apache.kafka.clients.admin.Config d = admin.describeConfigs(List.of(letters)).all().get().get(letters);
             assertThat(d.get("retention.ms").value()).isEqualTo("-1");
             assertThat(d.get("retention.bytes").value()).isEqualTo("-1");
+
+            // a dead-letter topic an older release made (with the broker's 7 days): said, for the node to warn of
+            LobStreamConfig old = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "old.");
+            admin.createTopics(List.of(new NewTopic(old.topics().deadLetters(), 2, (short) 1))).all().get();
+            assertThat(TopicSetup.ensureTopics(admin, old)).isEqualTo(2);
+            assertThat(TopicSetup.commandsTopicProblems(admin, old)).singleElement()
+                    .satisfies(p -> assertThat(p).startsWith("old.commands.dlq has retention.ms=604800000, not -1"));
         }
     }
 

@@ -113,28 +113,39 @@ public final class TopicSetup {
      * did not create (by hand, or by a broker on a producer's first send) keeps the broker's
      * defaults, 7 days of retention and producers' timestamps unless set. Empty when it keeps at
      * least what {@code lob.commands.retention.ms} asks, no size or compaction deletes from it, and
-     * the broker stamps its records. Needs DescribeConfigs on the topic.
+     * the broker stamps its records; and when {@code lob.commands.dlq} keeps its letters as long
+     * (one made before this release, or by hand, keeps the broker's 7 days). Needs DescribeConfigs
+     * on the topics.
      */
     public static List<String> commandsTopicProblems(Admin admin, LobStreamConfig config)
             throws InterruptedException, ExecutionException {
         String topic = config.topics().commands();
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Config c = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+        ConfigResource lettersResource = new ConfigResource(ConfigResource.Type.TOPIC, config.topics().deadLetters());
+        Map<ConfigResource, Config> configs = admin.describeConfigs(List.of(resource, lettersResource)).all().get();
+        Config c = configs.get(resource);
         List<String> problems = new ArrayList<>();
-        long wantedMs = config.get(LobStreamConfig.COMMANDS_RETENTION_MS);
-        String ms = value(c, "retention.ms");
-        boolean keepsLess = ms == null || (Long.parseLong(ms) >= 0 && (wantedMs < 0 || Long.parseLong(ms) < wantedMs));
         String everyCommand = "replay and the rebuild of a partition need every command";
-        expect(problems, topic, "retention.ms", ms, Long.toString(wantedMs), !keepsLess,
-                LobStreamConfig.COMMANDS_RETENTION_MS.name() + " is " + wantedMs + "; " + everyCommand);
-        expect(problems, topic, "retention.bytes", value(c, "retention.bytes"), "-1", "-1".equals(value(c, "retention.bytes")),
-                "a size limit deletes the oldest commands; " + everyCommand);
+        keepsWhatCommandsNeed(problems, config, topic, c, everyCommand);
         expect(problems, topic, "cleanup.policy", value(c, "cleanup.policy"), "delete", "delete".equals(value(c, "cleanup.policy")),
                 "compaction keeps one record per LOB, and partial writes are not last-value-wins; " + everyCommand);
         expect(problems, topic, TIMESTAMP_TYPE, value(c, TIMESTAMP_TYPE), LOG_APPEND_TIME, LOG_APPEND_TIME.equals(value(c, TIMESTAMP_TYPE)),
                 "upload expiry and the de-duplication window are measured in the commands' time; with CreateTime a producer's "
                         + "clock sets it, and one that runs ahead expires other producers' uploads");
+        keepsWhatCommandsNeed(problems, config, config.topics().deadLetters(), configs.get(lettersResource),
+                "replay and applied() read the letters of commands as old as any, and a letter keeps its command's timestamp");
         return problems;
+    }
+
+    /** Adds to {@code problems} what in {@code c}, {@code topic}'s configuration, keeps less than lob.commands.retention.ms. */
+    private static void keepsWhatCommandsNeed(List<String> problems, LobStreamConfig config, String topic, Config c, String why) {
+        long wantedMs = config.get(LobStreamConfig.COMMANDS_RETENTION_MS);
+        String ms = value(c, "retention.ms");
+        boolean keepsLess = ms == null || (Long.parseLong(ms) >= 0 && (wantedMs < 0 || Long.parseLong(ms) < wantedMs));
+        expect(problems, topic, "retention.ms", ms, Long.toString(wantedMs), !keepsLess,
+                LobStreamConfig.COMMANDS_RETENTION_MS.name() + " is " + wantedMs + "; " + why);
+        expect(problems, topic, "retention.bytes", value(c, "retention.bytes"), "-1", "-1".equals(value(c, "retention.bytes")),
+                "a size limit deletes the oldest records; " + why);
     }
 
     private static String value(Config c, String key) {
