@@ -15,6 +15,7 @@ import io.lobstream.ingest.client.WriteOutcome;
 import io.lobstream.ingest.replay.DeadLetterRedrive;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
+import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.LobSerdes;
@@ -765,6 +766,33 @@ class IngestIT {
         assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, kind -> true, true).redriven()).as("a dry run").isEqualTo(1);
         assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, "not-found"::equals, false).redriven()).isEqualTo(1);
         awaitValue(id, Arrays.copyOf(value, 3));
+    }
+
+    /**
+     * Purge lag on a partition the purge group never committed on counts from the log's start, not offset 0: after
+     * retention (here deleteRecords) trimmed it, the records it deleted are no lag.
+     */
+    @Test
+    void purgeLagOfAGroupThatNeverCommittedCountsFromTheLogStart() throws Exception {
+        LobStreamConfig lag = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "lag.")
+                .with(LobStreamConfig.PURGE_GROUP.name(), "it-lag-" + UUID.randomUUID())
+                .with(LobStreamConfig.UNDO_RESEND_INTERVAL_MS.name(), 200);
+        TopicPartition undo0 = new TopicPartition(lag.topics().undoHistory(), 0);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            int partitions = TopicSetup.ensureTopics(admin, lag);
+            try (KafkaProducer<byte[], byte[]> plain = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                    new ByteArraySerializer(), new ByteArraySerializer())) {
+                for (int i = 0; i < 10; i++) {
+                    plain.send(new ProducerRecord<>(undo0.topic(), 0, null, new byte[1])).get();
+                }
+            }
+            admin.deleteRecords(Map.of(undo0, RecordsToDelete.beforeOffset(6))).all().get();
+            SimpleMeterRegistry meters = new SimpleMeterRegistry();
+            try (AdminPurgeProgress progress = new AdminPurgeProgress(lag, partitions, meters)) {
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(meters.get("lob_purge_lag_records")
+                        .tag("partition", "0").gauge().value()).isEqualTo(4.0));
+            }
+        }
     }
 
     /** Registers {@code schema} under {@code subject} as a Confluent client does; returns the id it answers. */

@@ -84,7 +84,8 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
             // NaN until a check has read it (and kept from the last check that did)
             Gauge.builder("lob_purge_lag_records", () -> purgeLag.getOrDefault(partition, Double.NaN)).tag("partition", Integer.toString(p))
                     .description("Undo records of the partition the purge group has not consumed (last stable offset of "
-                            + undoTopic + " minus the group's committed offset), as of the last check (lob.undo.resend.interval.ms)")
+                            + undoTopic + " minus the group's committed offset, or the log's start where it never committed), as of "
+                            + "the last check (lob.undo.resend.interval.ms)")
                     .register(meters);
         }
         thread.scheduleWithFixedDelay(this::check, every, every, TimeUnit.MILLISECONDS);
@@ -117,6 +118,11 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
             Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stableEnds =
                     admin.listOffsets(stable, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
                             .get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            // where a group that never committed on a partition starts: the log's start, which retention may have moved
+            Map<TopicPartition, OffsetSpec> uncommitted = new HashMap<>();
+            stable.keySet().stream().filter(tp -> purged.get(tp) == null).forEach(tp -> uncommitted.put(tp, OffsetSpec.earliest()));
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> starts = uncommitted.isEmpty() ? Map.of()
+                    : admin.listOffsets(uncommitted).all().get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             for (int p = 0; p < partitions; p++) {
                 TopicPartition undo = new TopicPartition(undoTopic, p);
                 TopicPartition reclaim = new TopicPartition(reclaimTopic, p);
@@ -124,8 +130,9 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                     continue;
                 }
                 if (stableEnds.get(undo) != null) {
-                    // with no offset committed, every record kept counts (an upper bound once retention trimmed the topic)
-                    purgeLag.put(p, (double) Math.max(0, stableEnds.get(undo).offset() - Math.max(0, offset(purged.get(undo)))));
+                    // with no offset committed, every record kept counts
+                    long from = purged.get(undo) != null ? offset(purged.get(undo)) : starts.containsKey(undo) ? starts.get(undo).offset() : 0;
+                    purgeLag.put(p, (double) Math.max(0, stableEnds.get(undo).offset() - Math.max(0, from)));
                 }
                 long before = progress.computeIfAbsent(p, k -> new PartitionProgress())
                         .advance(now, offset(purged.get(undo)), ends.get(undo).offset(), ends.get(reclaim).offset(),
