@@ -13,4 +13,5 @@ if [ "${1:-}" = purge ]; then
   esac
 fi
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options, split on purpose
-exec java $JAVA_OPTS -jar /opt/lobstream/lobstream-app.jar "$@"
+# out of memory, the container ends (its restart policy starts it again) rather than run on with dead threads
+exec java -XX:+ExitOnOutOfMemoryError $JAVA_OPTS -jar /opt/lobstream/lobstream-app.jar "$@"
