@@ -15,12 +15,10 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -264,9 +262,10 @@ final class AppliedTracker implements AutoCloseable {
                 return false;
             }
             for (ConsumerRecord<byte[], byte[]> r : deadLetters.poll(ROUND)) {
-                String writeId = header(r, LobClient.WRITE_HEADER);
-                if (writeId != null && writeId.startsWith(writeIdPrefix) && commandsTopic.equals(header(r, DeadLetters.ORIGIN_TOPIC))) {
-                    seen.putIfAbsent(writeId, new Seen(new WriteOutcome.DeadLetter(header(r, DeadLetters.KIND), header(r, DeadLetters.REASON)),
+                String writeId = DeadLetters.header(r, LobClient.WRITE_HEADER);
+                if (writeId != null && writeId.startsWith(writeIdPrefix) && commandsTopic.equals(DeadLetters.header(r, DeadLetters.ORIGIN_TOPIC))) {
+                    seen.putIfAbsent(writeId, new Seen(new WriteOutcome.DeadLetter(DeadLetters.header(r, DeadLetters.KIND),
+                            DeadLetters.header(r, DeadLetters.REASON)),
                             r.timestamp()));
                 }
             }
@@ -274,10 +273,6 @@ final class AppliedTracker implements AutoCloseable {
         return true;
     }
 
-    private static String header(ConsumerRecord<?, ?> r, String name) {
-        Header h = r.headers().lastHeader(name);
-        return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
-    }
 
     private void sleep() {
         try {

@@ -109,17 +109,25 @@ public final class LobClient implements AutoCloseable {
     });
 
     public LobClient(LobStreamConfig config) {
-        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames()); // the user's producer settings
+        this.producer = new KafkaProducer<>(producerSettings(config), new StringSerializer(), LobSerdes.valueSerializer(config));
+        this.config = config;
+        this.topic = config.topics().commands();
+        this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
+        this.maxValueBytes = config.get(LobStreamConfig.VALUE_MAX_BYTES);
+    }
+
+    /**
+     * The settings of a producer of {@code lob.commands}: the user's producer settings, {@link #PRODUCER_DEFAULTS} where
+     * they say nothing, idempotence and {@code acks=all} always, never a {@code transactional.id}.
+     */
+    public static Map<String, Object> producerSettings(LobStreamConfig config) {
+        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
         PRODUCER_DEFAULTS.forEach(p::putIfAbsent);
         // what chunked uploads rely on: no chunk lost, duplicated or reordered by a retry
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG); // no transaction is begun: every send would fail
-        this.producer = new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
-        this.config = config;
-        this.topic = config.topics().commands();
-        this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
-        this.maxValueBytes = config.get(LobStreamConfig.VALUE_MAX_BYTES);
+        return p;
     }
 
     /** Told how many bytes of a value have been handed to the producer so far. */

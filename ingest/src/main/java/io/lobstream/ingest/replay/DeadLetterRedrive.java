@@ -7,7 +7,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
@@ -15,7 +14,6 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -60,11 +58,7 @@ public final class DeadLetterRedrive {
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // an aborted transaction's letters were never final
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         c.remove(ConsumerConfig.GROUP_ID_CONFIG);
-        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
-        LobClient.PRODUCER_DEFAULTS.forEach(p::putIfAbsent);
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        Map<String, Object> p = LobClient.producerSettings(config);
         try (KafkaConsumer<byte[], byte[]> in = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              KafkaConsumer<byte[], byte[]> originals = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              KafkaProducer<byte[], byte[]> out = dryRun ? null : new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
@@ -105,7 +99,8 @@ public final class DeadLetterRedrive {
                         continue;
                     }
                     read++;
-                    if (!commands.equals(header(r, DeadLetters.ORIGIN_TOPIC)) || !kinds.test(header(r, DeadLetters.KIND))) {
+                    if (!commands.equals(DeadLetters.header(r, DeadLetters.ORIGIN_TOPIC))
+                            || !kinds.test(DeadLetters.header(r, DeadLetters.KIND))) {
                         continue;
                     }
                     redriven++;
@@ -142,8 +137,9 @@ public final class DeadLetterRedrive {
 
     /** The record a letter without its value (or key) was made of, read from where its origin headers say. */
     private static ConsumerRecord<byte[], byte[]> original(KafkaConsumer<byte[], byte[]> originals, ConsumerRecord<byte[], byte[]> letter) {
-        TopicPartition tp = new TopicPartition(header(letter, DeadLetters.ORIGIN_TOPIC), Integer.parseInt(header(letter, DeadLetters.ORIGIN_PARTITION)));
-        long offset = Long.parseLong(header(letter, DeadLetters.ORIGIN_OFFSET));
+        TopicPartition tp = new TopicPartition(DeadLetters.header(letter, DeadLetters.ORIGIN_TOPIC),
+                Integer.parseInt(DeadLetters.header(letter, DeadLetters.ORIGIN_PARTITION)));
+        long offset = Long.parseLong(DeadLetters.header(letter, DeadLetters.ORIGIN_OFFSET));
         originals.assign(List.of(tp));
         originals.seek(tp, offset);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
@@ -158,8 +154,4 @@ public final class DeadLetterRedrive {
                 + " carries no value, and " + tp + "@" + offset + " (its command) could not be read: deleted by retention?");
     }
 
-    private static String header(ConsumerRecord<?, ?> r, String name) {
-        Header h = r.headers().lastHeader(name);
-        return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
-    }
 }

@@ -3,6 +3,7 @@ package io.lobstream.ingest.writer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
@@ -108,6 +109,12 @@ public final class DeadLetters {
             }
         }
         return new Record<>(key, value, record.timestamp(), headers);
+    }
+
+    /** The last value of header {@code name} of {@code r}, a letter or a command, as text; null without one. */
+    public static String header(ConsumerRecord<?, ?> r, String name) {
+        Header h = r.headers().lastHeader(name);
+        return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
 
     private static int length(byte[] b) {

@@ -131,8 +131,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
 
     /** How long to wait after {@code failures} catch-ups of a partition failed in a row. */
     static Duration retryAfter(int failures) {
-        Duration wait = RETRY_FIRST.multipliedBy(1L << Math.min(failures - 1, 16));
-        return wait.compareTo(RETRY_MAX) > 0 ? RETRY_MAX : wait;
+        return TaskRetries.doubled(RETRY_FIRST, failures - 1, RETRY_MAX);
     }
 
     /** Partitions whose tablespace is being caught up now (their tasks wait for it). */

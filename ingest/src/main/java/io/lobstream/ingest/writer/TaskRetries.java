@@ -60,11 +60,13 @@ public final class TaskRetries {
     }
 
     static Duration waitAfter(int failuresInARow) {
-        if (failuresInARow <= 1) {
-            return Duration.ZERO;
-        }
-        Duration wait = FIRST.multipliedBy(1L << Math.min(failuresInARow - 2, 20));
-        return wait.compareTo(MAX) > 0 ? MAX : wait;
+        return failuresInARow <= 1 ? Duration.ZERO : doubled(FIRST, failuresInARow - 2, MAX);
+    }
+
+    /** {@code first} doubled {@code times} times, at most {@code max}. */
+    static Duration doubled(Duration first, int times, Duration max) {
+        Duration wait = first.multipliedBy(1L << Math.min(times, 30));
+        return wait.compareTo(max) > 0 ? max : wait;
     }
 
     /** The messages of {@code e} and its causes, in one line: the path and page of a full disk are in a cause. */
