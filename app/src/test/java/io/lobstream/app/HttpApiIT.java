@@ -435,6 +435,19 @@ class HttpApiIT {
         assertThat(put.err).contains(id + ": applied, version");
         assertThat(get(b, id, null).body()).as("readable as soon as put returns").isEqualTo(value);
 
+        byte[] tail = bytes(100, 22);
+        Path tailFile = dir.resolve("cli-tail");
+        Files.write(tailFile, tail);
+        for (int run = 0; run < 2; run++) { // run again, as after a timeout: with its idempotency key, applied once
+            Cli append = cli("append", id, tailFile.toString(), "--idempotency-key", "job-" + id, "--node", viaA);
+            assertThat(append.exit).as(append.err).isZero();
+        }
+        byte[] appended = java.util.Arrays.copyOf(value, value.length + tail.length);
+        System.arraycopy(tail, 0, appended, value.length, tail.length);
+        assertThat(get(b, id, null).body()).isEqualTo(appended);
+        Cli emptyKey = cli("append", id, tailFile.toString(), "--idempotency-key", "");
+        assertThat(emptyKey.exit).as(emptyKey.err).isEqualTo(2);
+
         Cli truncate = cli("truncate", id, "--length", "999999", "--node", viaA);
         assertThat(truncate.exit).as(truncate.err).isEqualTo(4);
         assertThat(truncate.err).contains("dead-lettered", "out-of-range");

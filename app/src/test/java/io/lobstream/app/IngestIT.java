@@ -268,6 +268,46 @@ class IngestIT {
         awaitValue("it-twice", second);
     }
 
+    /**
+     * A write retried with its idempotency key is applied once, by another client too: a put the first try left
+     * part-way (its input failed after the first chunk was sent) resumes where it stopped, and a put and an append
+     * retried after they were applied change nothing.
+     */
+    @Test
+    void aWriteRetriedWithItsIdempotencyKeyIsAppliedOnce() throws Exception {
+        String id = "it-idempotent";
+        byte[] v = bytes(1_200_000, 11); // three chunks
+        InputStream failsAfterTheFirstChunk = new java.io.SequenceInputStream(new ByteArrayInputStream(v, 0, 600_000),
+                new InputStream() {
+                    @Override
+                    public int read() throws java.io.IOException {
+                        throw new java.io.IOException("the disk went away");
+                    }
+                });
+        double duplicatesBefore = skipped("duplicate-command-id");
+        assertThatThrownBy(() -> client.idempotent("job-1").put(id, failsAfterTheFirstChunk, v.length, null, Map.of(),
+                LobClient.Progress.NONE)).hasMessageContaining("the disk went away");
+        byte[] more = bytes(1000, 12);
+        try (LobClient restarted = new LobClient(config)) {
+            assertThat(restarted.idempotent("job-1").put(id, new ByteArrayInputStream(v), v.length, null, Map.of(),
+                    LobClient.Progress.NONE).applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
+            assertThat(restarted.idempotent("job-2").append(id, new ByteArrayInputStream(more), more.length,
+                    LobClient.Progress.NONE).applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
+            String version = get(id).headers().firstValue("ETag").orElseThrow();
+
+            assertThat(restarted.idempotent("job-1").put(id, v, null, Map.of()).applied().get(60, TimeUnit.SECONDS).applied())
+                    .isTrue();
+            assertThat(restarted.idempotent("job-2").append(id, new ByteArrayInputStream(more), more.length,
+                    LobClient.Progress.NONE).applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
+            assertThat(get(id).headers().firstValue("ETag")).as("no new version").hasValue(version);
+        }
+        byte[] whole = Arrays.copyOf(v, v.length + more.length);
+        System.arraycopy(more, 0, whole, v.length, more.length);
+        assertThat(nodeSha(id)).isEqualTo(sha256(new ByteArrayInputStream(whole)));
+        // the first try's chunk; the second put's three chunks; the second append
+        assertThat(skipped("duplicate-command-id") - duplicatesBefore).isEqualTo(5);
+    }
+
     @Test
     void anUploadWhoseProducerStopsExpiresAndFreesItsPages() throws Exception {
         double expiredBefore = uploadsExpired();

@@ -2,6 +2,7 @@ package io.lobstream.app.cli;
 
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.client.LobWrite;
+import io.lobstream.ingest.client.LobWrites;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.index.Attributes;
@@ -30,13 +31,13 @@ final class WriteCommands {
     /** What a write command sends. */
     @FunctionalInterface
     interface Send {
-        LobWrite send(LobClient client) throws Exception;
+        LobWrite send(LobWrites client) throws Exception;
     }
 
     /** What a write command that carries bytes sends, given the input's stream, length and a progress bar. */
     @FunctionalInterface
     interface SendBytes {
-        LobWrite send(LobClient client, java.io.InputStream in, long length, ProgressBar progress)
+        LobWrite send(LobWrites client, java.io.InputStream in, long length, ProgressBar progress)
                 throws Exception;
     }
 
@@ -51,15 +52,24 @@ final class WriteCommands {
         @Parameters(index = "0", paramLabel = "ID", description = "The LOB id.")
         String id;
 
+        @Option(names = "--idempotency-key", paramLabel = "KEY",
+                description = "Makes the command safe to run again: run with the same KEY (and the same ID, FILE and options) "
+                        + "within lob.command.dedupe.window.ms (an hour), it is applied once; a put that stopped part-way goes on "
+                        + "where it stopped. Default: every run is a new write.")
+        String idempotencyKey;
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
-        /** An id the index cannot hold (the writer would dead-letter it) is a bad argument. */
+        /** An id the index cannot hold (the writer would dead-letter it) is a bad argument, as is an empty key. */
         private void checkId() {
             try {
                 LobStore.checkId("the LOB id", id);
             } catch (IllegalArgumentException tooLong) {
                 throw new CommandLine.ParameterException(spec.commandLine(), tooLong.getMessage());
+            }
+            if (idempotencyKey != null && idempotencyKey.isEmpty()) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--idempotency-key must not be empty");
             }
         }
 
@@ -73,7 +83,7 @@ final class WriteCommands {
                 if (wait.waitApplied) {
                     client.watchApplied(); // no writer ever ran (no dead-letter topic): said before anything is sent
                 }
-                LobWrite write = send.send(client);
+                LobWrite write = send.send(idempotencyKey == null ? client : client.idempotent(idempotencyKey));
                 acknowledged(write.get());
                 return wait.waitApplied
                         ? Waits.untilApplied(write, client.writerGroup(), new NodeHttp(wait.node), wait.timeout, spec.commandLine().getErr())

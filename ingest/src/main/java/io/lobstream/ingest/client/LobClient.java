@@ -65,7 +65,7 @@ import java.util.zip.CRC32C;
  * {@code transactional.id} is left out (each write is its own; a transactional producer would
  * need a transaction around every send).
  */
-public final class LobClient implements AutoCloseable {
+public final class LobClient implements LobWrites, AutoCloseable {
     /** Header on every record of a write, kept by its dead letters: the write's id ({@link LobWrite#writeId()}). */
     public static final String WRITE_HEADER = "lob.write";
 
@@ -139,36 +139,96 @@ public final class LobClient implements AutoCloseable {
     }
 
     /**
-     * Sends a whole value held in memory. Up to {@code lob.chunk.size} bytes the array itself is
-     * serialized (no copy); the producer has encoded it by the time this returns, so the caller
-     * may reuse it.
+     * Writes that may be retried. Each call on the returned object sends the records of its write with ids derived from
+     * {@code key}, the LOB and the operation, where a {@code LobClient}'s own calls give each write new ones. The same call
+     * made again with the same key (after its {@link LobWrite} failed or timed out, or after the caller restarted) sends
+     * the same ids, and the writer applies each record once: a write the first try delivered is not applied again, an
+     * append does not append twice, and a chunked put the first try left part-way resumes at the first chunk the writer
+     * lacks. The writer remembers applied commands for {@code lob.command.dedupe.window.ms} (an hour), in the commands'
+     * time: retry within it. A chunked put's upload expires {@code lob.upload.timeout.ms} after its last chunk arrived;
+     * retried later, its remaining chunks are dead-lettered as chunks of an unknown upload. A multi-record write is split
+     * by the client's {@code lob.chunk.size}: retry it with the same.
+     *
+     * <p>A key names one write: the same key with the same LOB and operation but other bytes is still taken for the
+     * first write, and not applied. A write that was dead-lettered is judged again when retried.
+     *
+     * @param key the caller's name for the write, such as the id of the request or job it carries out
      */
-    public LobWrite put(String lobId, byte[] value, String contentType) {
-        return put(lobId, value, contentType, Map.of());
+    public LobWrites idempotent(String key) {
+        if (key == null || key.isEmpty()) {
+            throw new IllegalArgumentException("an idempotency key must not be empty");
+        }
+        return new Idempotent(key);
+    }
+
+    /** {@link #idempotent(String)}'s writes: LobClient's, with ids derived from the key. */
+    private final class Idempotent implements LobWrites {
+        private final String key;
+
+        Idempotent(String key) {
+            this.key = key;
+        }
+
+        @Override
+        public LobWrite put(String lobId, byte[] value, String contentType, Map<String, String> metadata) {
+            return putBytes(key, lobId, value, checked(contentType, metadata));
+        }
+
+        @Override
+        public LobWrite put(String lobId, InputStream value, long length, String contentType, Map<String, String> metadata,
+                            Progress progress) throws IOException {
+            return putStream(key, lobId, value, length, checked(contentType, metadata), progress);
+        }
+
+        @Override
+        public LobWrite write(String lobId, long offset, InputStream data, long length, Progress progress) throws IOException {
+            return pieces(new CommandIds(key, lobId, LobOp.WRITE), offset, data, length, progress);
+        }
+
+        @Override
+        public LobWrite append(String lobId, InputStream data, long length, Progress progress) throws IOException {
+            return pieces(new CommandIds(key, lobId, LobOp.APPEND), 0, data, length, progress);
+        }
+
+        @Override
+        public LobWrite truncate(String lobId, long newLength) {
+            return LobClient.this.truncate(new CommandIds(key, lobId, LobOp.TRUNCATE), newLength);
+        }
+
+        @Override
+        public LobWrite delete(String lobId) {
+            return LobClient.this.delete(new CommandIds(key, lobId, LobOp.DELETE));
+        }
     }
 
     /**
-     * {@link #put(String, byte[], String)} with user metadata, which a node serves back as
-     * {@code X-LobStream-Meta-KEY} headers.
+     * Sends a whole value held in memory, with user metadata, which a node serves back as {@code X-LobStream-Meta-KEY}
+     * headers. Up to {@code lob.chunk.size} bytes the array itself is serialized (no copy); the producer has encoded it by
+     * the time this returns, so the caller may reuse it.
      *
      * @throws IllegalArgumentException if the content type or metadata cannot travel in HTTP headers ({@link Attributes#problem()})
      */
+    @Override
     public LobWrite put(String lobId, byte[] value, String contentType, Map<String, String> metadata) {
-        Attributes attributes = checked(contentType, metadata);
+        return putBytes(null, lobId, value, checked(contentType, metadata));
+    }
+
+    private LobWrite putBytes(String key, String lobId, byte[] value, Attributes attributes) {
         checkLength(lobId, value.length);
         if (value.length <= chunkSize) {
             LobWrite w = begin(lobId);
-            return completeWhen(w, List.of(sendWhole(w, value, attributes)));
+            return completeWhen(w, List.of(sendWhole(w, new CommandIds(key, lobId, LobOp.PUT), value, attributes)));
         }
         try {
-            return put(lobId, new java.io.ByteArrayInputStream(value), value.length, attributes, Progress.NONE);
+            return putStream(key, lobId, new java.io.ByteArrayInputStream(value), value.length, attributes, Progress.NONE);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e); // not from a byte array
         }
     }
 
     /**
-     * Sends {@code length} bytes from {@code value} as the LOB's new value. Up to
+     * Sends {@code length} bytes from {@code value} as the LOB's new value, with user metadata, which a node serves back
+     * as {@code X-LobStream-Meta-KEY} headers. Up to
      * {@code lob.chunk.size} bytes go as one PUT; a larger value goes as one upload of chunks of
      * that size (same key, so same partition, in order), the last carrying the whole value's
      * CRC32C. The value is read chunk by chunk, never held whole; the producer's buffer bounds
@@ -177,21 +237,12 @@ public final class LobClient implements AutoCloseable {
      * @return completed when Kafka has acknowledged every chunk
      * @throws IOException if reading {@code value} failed, or it ended before {@code length} bytes (a chunked upload
      *                     begun is then left incomplete, and expires unapplied); bytes past {@code length} are left unread
-     */
-    public LobWrite put(String lobId, InputStream value, long length, String contentType, Progress progress)
-            throws IOException {
-        return put(lobId, value, length, contentType, Map.of(), progress);
-    }
-
-    /**
-     * {@link #put(String, InputStream, long, String, Progress)} with user metadata, which a node
-     * serves back as {@code X-LobStream-Meta-KEY} headers.
-     *
      * @throws IllegalArgumentException if the content type or metadata cannot travel in HTTP headers ({@link Attributes#problem()})
      */
+    @Override
     public LobWrite put(String lobId, InputStream value, long length, String contentType, Map<String, String> metadata, Progress progress)
             throws IOException {
-        return put(lobId, value, length, checked(contentType, metadata), progress);
+        return putStream(null, lobId, value, length, checked(contentType, metadata), progress);
     }
 
     private static Attributes checked(String contentType, Map<String, String> metadata) {
@@ -203,17 +254,19 @@ public final class LobClient implements AutoCloseable {
         return attributes;
     }
 
-    private LobWrite put(String lobId, InputStream value, long length, Attributes attributes, Progress progress) throws IOException {
+    private LobWrite putStream(String key, String lobId, InputStream value, long length, Attributes attributes, Progress progress)
+            throws IOException {
         checkLength(lobId, length);
         LobWrite w = begin(lobId);
+        CommandIds ids = new CommandIds(key, lobId, LobOp.PUT);
         if (length <= chunkSize) {
             byte[] data = new byte[(int) length];
             readExactly(value, data, data.length, 0, length);
-            CompletableFuture<RecordMetadata> sent = sendWhole(w, data, attributes);
+            CompletableFuture<RecordMetadata> sent = sendWhole(w, ids, data, attributes);
             progress.sent(length);
             return completeWhen(w, List.of(sent));
         }
-        String uploadId = UUID.randomUUID().toString();
+        String uploadId = ids.uploadId();
         int chunks = (int) ((length + chunkSize - 1) / chunkSize);
         CRC32C whole = new CRC32C();
         Sent sent = new Sent(w);
@@ -227,7 +280,7 @@ public final class LobClient implements AutoCloseable {
             }
             int n = readExactly(value, buffer, (int) Math.min(chunkSize, length - offset), offset, length);
             whole.update(buffer, 0, n);
-            LobCommand.Builder chunk = base(lobId, LobOp.PUT).setUploadId(uploadId).setChunkIndex(i).setChunkCount(chunks)
+            LobCommand.Builder chunk = base(ids, i).setUploadId(uploadId).setChunkIndex(i).setChunkCount(chunks)
                     .setOffset(offset).setTotalLength(length).setData(ByteBuffer.wrap(buffer, 0, n));
             if (i == chunks - 1) { // the upload's version is published with its last chunk, and takes that chunk's attributes
                 chunk.setCrc32c((int) whole.getValue()).setContentType(attributes.contentType()).setMetadata(attributes.metadata());
@@ -238,8 +291,8 @@ public final class LobClient implements AutoCloseable {
         return completeWhen(w, sent.futures);
     }
 
-    private CompletableFuture<RecordMetadata> sendWhole(LobWrite w, byte[] data, Attributes attributes) {
-        return send(w, base(w.lobId(), LobOp.PUT).setTotalLength(data.length).setCrc32c(crc(data)).setData(ByteBuffer.wrap(data))
+    private CompletableFuture<RecordMetadata> sendWhole(LobWrite w, CommandIds ids, byte[] data, Attributes attributes) {
+        return send(w, base(ids, 0).setTotalLength(data.length).setCrc32c(crc(data)).setData(ByteBuffer.wrap(data))
                 .setContentType(attributes.contentType()).setMetadata(attributes.metadata()).build());
     }
 
@@ -249,9 +302,10 @@ public final class LobClient implements AutoCloseable {
      * offsets: each is applied atomically, the whole is not (a reader may see the first ones
      * applied before the last).
      */
+    @Override
     public LobWrite write(String lobId, long offset, InputStream data, long length, Progress progress)
             throws IOException {
-        return pieces(lobId, LobOp.WRITE, offset, data, length, progress);
+        return pieces(CommandIds.fresh(lobId, LobOp.WRITE), offset, data, length, progress);
     }
 
     /**
@@ -259,33 +313,46 @@ public final class LobClient implements AutoCloseable {
      * piece appends at the end the LOB has when it is applied: another producer's append to the same LOB between two
      * pieces lands between them.
      */
+    @Override
     public LobWrite append(String lobId, InputStream data, long length, Progress progress) throws IOException {
-        return pieces(lobId, LobOp.APPEND, 0, data, length, progress);
+        return pieces(CommandIds.fresh(lobId, LobOp.APPEND), 0, data, length, progress);
     }
 
     /** Cuts the LOB to {@code newLength} bytes. */
+    @Override
     public LobWrite truncate(String lobId, long newLength) {
+        return truncate(CommandIds.fresh(lobId, LobOp.TRUNCATE), newLength);
+    }
+
+    private LobWrite truncate(CommandIds ids, long newLength) {
         if (newLength < 0) {
-            throw new IllegalArgumentException("truncate " + lobId + ": negative length " + newLength);
+            throw new IllegalArgumentException("truncate " + ids.lobId() + ": negative length " + newLength);
         }
-        LobWrite w = begin(lobId);
-        return completeWhen(w, List.of(send(w, base(lobId, LobOp.TRUNCATE).setTotalLength(newLength).build())));
+        LobWrite w = begin(ids.lobId());
+        return completeWhen(w, List.of(send(w, base(ids, 0).setTotalLength(newLength).build())));
     }
 
     /** Deletes the LOB; its last version becomes history for purge. Deleting a LOB that does not exist is applied and changes nothing. */
+    @Override
     public LobWrite delete(String lobId) {
-        LobWrite w = begin(lobId);
-        return completeWhen(w, List.of(send(w, base(lobId, LobOp.DELETE).build())));
+        return delete(CommandIds.fresh(lobId, LobOp.DELETE));
     }
 
-    private LobWrite pieces(String lobId, LobOp op, long offset, InputStream data, long length, Progress progress) throws IOException {
-        String name = op.name().toLowerCase(Locale.ROOT);
+    private LobWrite delete(CommandIds ids) {
+        LobWrite w = begin(ids.lobId());
+        return completeWhen(w, List.of(send(w, base(ids, 0).build())));
+    }
+
+    private LobWrite pieces(CommandIds ids, long offset, InputStream data, long length, Progress progress) throws IOException {
+        String lobId = ids.lobId();
+        String name = ids.op().name().toLowerCase(Locale.ROOT);
         if (offset < 0 || length < 0) {
             throw new IllegalArgumentException(name + " " + lobId + ": negative offset " + offset + " or length " + length);
         }
         LobWrite w = begin(lobId);
         Sent sent = new Sent(w);
         long done = 0;
+        int piece = 0;
         byte[] buffer = new byte[(int) Math.min(chunkSize, length)]; // one for every piece: see send()
         do {
             long before = done;
@@ -302,7 +369,7 @@ public final class LobClient implements AutoCloseable {
                 throw before == 0 ? e : new IOException(name + " " + lobId + ": reading the input failed at byte " + before
                         + mayBeApplied(before) + ": " + e.getMessage(), e);
             }
-            sent.send(base(lobId, op).setOffset(offset + done).setTotalLength(n).setCrc32c(crc(buffer, n))
+            sent.send(base(ids, piece++).setOffset(offset + done).setTotalLength(n).setCrc32c(crc(buffer, n))
                     .setData(ByteBuffer.wrap(buffer, 0, n)).build());
             done += n;
             progress.sent(done);
@@ -422,11 +489,12 @@ public final class LobClient implements AutoCloseable {
         };
     }
 
-    private static LobCommand.Builder base(String lobId, LobOp op) {
+    /** The command of the write's {@code record}-th record, with its ids, but no data yet. */
+    private static LobCommand.Builder base(CommandIds ids, int record) {
         return LobCommand.newBuilder()
-                .setCommandId(UUID.randomUUID().toString())
-                .setLobId(lobId)
-                .setOp(op)
+                .setCommandId(ids.commandId(record))
+                .setLobId(ids.lobId())
+                .setOp(ids.op())
                 .setData(ByteBuffer.allocate(0))
                 .setMetadata(Map.of())
                 .setProducedAt(Instant.now());

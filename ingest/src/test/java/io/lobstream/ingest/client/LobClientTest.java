@@ -1,5 +1,6 @@
 package io.lobstream.ingest.client;
 
+import io.lobstream.avro.LobOp;
 import io.lobstream.schema.LobStreamConfig;
 import org.junit.jupiter.api.Test;
 
@@ -59,6 +60,21 @@ class LobClientTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative offset -5");
             assertThatThrownBy(() -> client.truncate("doc", -1))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative length");
+        }
+    }
+
+    @Test
+    void anIdempotentWriteSendsTheSameIdsEveryTimeAndNoOtherWriteSendsThem() throws IOException {
+        CommandIds put = new CommandIds("job-1", "doc", LobOp.PUT);
+        assertThat(put.commandId(2)).isEqualTo(new CommandIds("job-1", "doc", LobOp.PUT).commandId(2)).isNotEqualTo(put.commandId(1));
+        assertThat(put.uploadId()).isEqualTo(new CommandIds("job-1", "doc", LobOp.PUT).uploadId());
+        assertThat(put.commandId(0)).isNotEqualTo(new CommandIds("job-1", "doc2", LobOp.PUT).commandId(0))
+                .isNotEqualTo(new CommandIds("job-1", "doc", LobOp.DELETE).commandId(0))
+                .isNotEqualTo(new CommandIds("job-", "1doc", LobOp.PUT).commandId(0)); // the parts are not just joined
+        CommandIds fresh = CommandIds.fresh("doc", LobOp.PUT);
+        assertThat(fresh.commandId(0)).isNotEqualTo(fresh.commandId(0));
+        try (LobClient client = new LobClient(unreachable())) {
+            assertThatThrownBy(() -> client.idempotent("")).isInstanceOf(IllegalArgumentException.class);
         }
     }
 
