@@ -339,6 +339,32 @@ class ScaleOutIT {
     }
 
     /**
+     * A tablespace that has applied offsets past lob.commands' end (here: marked so while its node was down; in life, the
+     * topic or an embedded broker's directory made anew) is not a copy of this log: trusted, it took each new command at
+     * an offset it had applied for one applied already and dropped it, silently. Its node moves it aside and rebuilds the
+     * partition, so the commands sent while it was down are applied.
+     */
+    @Test
+    @Order(7)
+    void aTablespaceAheadOfTheLogIsMovedAsideAndRebuiltNotTrustedWithNewCommands() throws Exception {
+        int p = Nodes.partitions(a).iterator().next();
+        Path ahead = TablespaceDirs.partitionDir(configA.dataDir(), p);
+        a.close(false);
+        try (LobStore store = DefaultLobStore.open(ahead, LobStoreConfig.defaults())) {
+            store.recordSkipped(new io.lobstream.store.Source(configA.topics().commands() + "-" + p, 1_000_000_000L, null));
+        }
+        writeRound();
+        a = Nodes.start(configA);
+        awaitSplit();
+        assertThat(Nodes.partitions(a)).contains(p);
+        assertAllReadable(a, b);
+        try (var siblings = Files.list(ahead.getParent())) {
+            assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-" + p + ".ahead-of-log-"));
+        }
+        assertFsckClean(a);
+    }
+
+    /**
      * A sync that fails in a running node, on a partition it caught up in this process with no
      * command since: the new, empty tablespace must be found behind and rebuilt. The catch-up used
      * to remember how far it had replayed each partition, not each copy, and took the empty copy
@@ -346,7 +372,7 @@ class ScaleOutIT {
      * were gone.
      */
     @Test
-    @Order(7)
+    @Order(8)
     void aSyncFailureInARunningNodeRebuildsAPartitionItCaughtUpBefore() throws Exception {
         int p = Nodes.partitions(a).iterator().next();
         a.close(false);
@@ -372,7 +398,7 @@ class ScaleOutIT {
      * member of thread 2, whose partitions would otherwise wait for its session to time out.
      */
     @Test
-    @Order(8)
+    @Order(9)
     void aRestartAfterAThreadWasReplacedGetsEveryPartitionBack() throws Exception {
         a.close(false);
         a = Nodes.start(configA);
@@ -392,7 +418,7 @@ class ScaleOutIT {
      * for stateless, deals partitions out by load alone and could swap some between a and b.
      */
     @Test
-    @Order(9)
+    @Order(10)
     void aNodeThatJoinsTakesItsShareWithoutMovingTheOthersPartitions() throws Exception {
         Set<Integer> onA = Nodes.partitions(a);
         Set<Integer> onB = Nodes.partitions(b);

@@ -79,7 +79,18 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 catchUp.awaitRebuilt(partition); // LockException while a catch-up of this partition runs
             }
             store = open();
-            if (catchUp != null && catchUp.check(partition, store) != TablespaceCatchUp.Check.CURRENT) {
+            TablespaceCatchUp.Check check = catchUp == null ? TablespaceCatchUp.Check.CURRENT : catchUp.check(partition, store);
+            if (check == TablespaceCatchUp.Check.AHEAD) {
+                // trusted, it would take every new command at an offset it applied for one it applied already, and drop it
+                Path dir = store.directory();
+                store.close();
+                store = null;
+                moveAside(dir, TablespaceDirs.SetAside.AHEAD_OF_LOG, "it has applied commands of lob.commands past the topic's "
+                        + "end (the topic, or the broker's log, was made anew)");
+                store = open();
+                check = catchUp.check(partition, store);
+            }
+            if (check != TablespaceCatchUp.Check.CURRENT) {
                 // checked and caught up on a thread of its own (see TablespaceCatchUp); this init gives way and is retried
                 store.close();
                 store = null;
@@ -108,19 +119,26 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         try {
             return DefaultLobStore.open(dir, config, meters, "p-" + partition);
         } catch (TablespaceSyncFailedException e) {
-            // kept for a look at what the disk did, under a name that is not a tablespace's; the new one starts empty,
-            // so the task's check finds it behind and the partition is rebuilt from lob.commands
-            Path aside = TablespaceDirs.syncFailedAside(dir, System.currentTimeMillis());
-            Files.move(dir, aside);
-            if (meters != null) {
-                io.micrometer.core.instrument.Counter.builder("lob_tablespaces_set_aside")
-                        .description("Tablespaces moved aside after a failed fsync (p-N.sync-failed-TIME; their partition rebuilt)")
-                        .register(meters).increment();
-            }
-            log.error("partition {}: {}; moved it to {} and rebuilding the partition from {}", partition, e.getMessage(), aside,
-                    "lob.commands");
+            moveAside(dir, TablespaceDirs.SetAside.SYNC_FAILED, e.getMessage());
             return DefaultLobStore.open(dir, config, meters, "p-" + partition);
         }
+    }
+
+    /**
+     * Moves the tablespace at {@code dir} aside, kept for a look under a name that is not a tablespace's. The one opened in
+     * its place starts empty, so the task's check finds it behind and the partition is rebuilt from lob.commands.
+     */
+    private void moveAside(Path dir, TablespaceDirs.SetAside why, String problem) throws IOException {
+        Path aside = why.path(dir, System.currentTimeMillis());
+        Files.move(dir, aside);
+        TablespaceDirs.syncDirectory(dir.getParent()); // the move, made durable before a new p-N is filled in its place
+        if (meters != null) {
+            io.micrometer.core.instrument.Counter.builder("lob_tablespaces_set_aside").tag("reason", why.suffix())
+                    .description("Tablespaces moved aside (p-N.REASON-TIME; their partition rebuilt): after a failed fsync "
+                            + "(sync-failed), or as they had applied commands past lob.commands' end (ahead-of-log)")
+                    .register(meters).increment();
+        }
+        log.error("partition {}: {}; moved it to {} and rebuilding the partition from lob.commands", partition, problem, aside);
     }
 
     public LobStore store() {

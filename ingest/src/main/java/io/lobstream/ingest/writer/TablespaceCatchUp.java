@@ -7,6 +7,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -156,7 +158,14 @@ public final class TablespaceCatchUp implements AutoCloseable {
          * in flight (a node that died mid-transaction leaves it open until its transaction times out),
          * or the group coordinator did not answer in time. The catch-up thread waits for it.
          */
-        UNKNOWN
+        UNKNOWN,
+        /**
+         * It has applied offsets of {@code lob.commands} past the topic's end: it is a copy of another log than the one
+         * there is now (the topic deleted and made again, an embedded broker's directory deleted, a broker's log that lost
+         * its tail). Trusted, it would take each new command at an offset it has applied for one applied already and
+         * drop it. It is moved aside and the partition rebuilt.
+         */
+        AHEAD
     }
 
     /**
@@ -190,6 +199,17 @@ public final class TablespaceCatchUp implements AutoCloseable {
         }
         long committed = stable.getAsLong();
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
+        if (applied >= 0) {
+            OptionalLong end = logEndNow(tp);
+            if (end.isEmpty()) {
+                return Check.UNKNOWN;
+            }
+            if (applied >= end.getAsLong()) {
+                log.error("partition {}: the tablespace has applied {} up to offset {}, but the topic ends at offset {}",
+                        partition, tp.topic(), applied, end.getAsLong());
+                return Check.AHEAD;
+            }
+        }
         if (current(store, applied, committed)) {
             return Check.CURRENT;
         }
@@ -319,6 +339,23 @@ public final class TablespaceCatchUp implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while reading committed offsets", e);
+        }
+    }
+
+    /** The end offset of {@code tp}, or empty when the broker did not answer in time. */
+    private OptionalLong logEndNow(TopicPartition tp) throws IOException {
+        try {
+            return OptionalLong.of(admin().listOffsets(Map.of(tp, OffsetSpec.latest()),
+                            new ListOffsetsOptions().timeoutMs((int) CHECK_TIMEOUT.toMillis()))
+                    .partitionResult(tp).get(CHECK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).offset());
+        } catch (TimeoutException e) {
+            return OptionalLong.empty();
+        } catch (ExecutionException e) {
+            log.warn("{}: cannot read the topic's end offset now ({}); asking again on a thread of its own", tp, e.getCause().toString());
+            return OptionalLong.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while reading the end offset of " + tp, e);
         }
     }
 

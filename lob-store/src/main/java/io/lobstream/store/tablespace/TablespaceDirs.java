@@ -28,6 +28,8 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0/INCOMPLETE         written when this copy was rebuilt from a lob.commands whose retention had
  *                                             deleted commands it needed: one line per range lost; fsck reports it
  * DATA_DIR/tablespaces/p-0.sync-failed-T/     one moved aside at time T for that reason (a node rebuilds p-0)
+ * DATA_DIR/tablespaces/p-0.ahead-of-log-T/    one moved aside at time T as it had applied commands lob.commands does not
+ *                                             have (the topic or the broker's log made anew; a node rebuilds p-0)
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
  * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
  * DATA_DIR/tablespaces/p-0.replay-failed/     a replay's tablespace that fsck found problems in, kept for a look
@@ -122,9 +124,27 @@ public final class TablespaceDirs {
         }
     }
 
-    /** Where a tablespace whose sync failed is moved, out of the way of the one rebuilt in its place. */
-    public static Path syncFailedAside(Path partitionDir, long atMillis) {
-        return partitionDir.resolveSibling(partitionDir.getFileName() + ".sync-failed-" + atMillis);
+    /** Why a node moved a tablespace aside, out of the way of the one rebuilt in its place: the suffix of its new name. */
+    public enum SetAside {
+        /** Its fsync failed ({@link #SYNC_FAILED}): what it holds may not be what it was told to hold. */
+        SYNC_FAILED("sync-failed"),
+        /** It had applied offsets of lob.commands past the topic's end: it is not a copy of the log there is now. */
+        AHEAD_OF_LOG("ahead-of-log");
+
+        private final String suffix;
+
+        SetAside(String suffix) {
+            this.suffix = suffix;
+        }
+
+        public String suffix() {
+            return suffix;
+        }
+
+        /** Where the tablespace at {@code partitionDir} is moved at {@code atMillis}: p-N.SUFFIX-TIME. */
+        public Path path(Path partitionDir, long atMillis) {
+            return partitionDir.resolveSibling(partitionDir.getFileName() + "." + suffix + "-" + atMillis);
+        }
     }
 
     /** Partitions that have a tablespace under {@code dataDir}, sorted. */
