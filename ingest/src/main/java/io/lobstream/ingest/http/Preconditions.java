@@ -10,8 +10,12 @@ import java.util.regex.Pattern;
  * {@code If-Range} belongs to the range (§13.1.5) and is evaluated with it.
  */
 final class Preconditions {
-    /** An entity tag in a list: optional weakness, then the quoted opaque part (§8.8.3). */
-    private static final Pattern TAG = Pattern.compile("\\s*(W/)?(\"[^\"]*\")\\s*(,|$)");
+    /**
+     * An entity tag in a list: optional weakness, then the quoted opaque part (§8.8.3). Possessive quantifiers, matched
+     * only where the last tag ended ({@code lookingAt}): searching on from every position took time quadratic in the
+     * length of a value of many spaces.
+     */
+    private static final Pattern TAG = Pattern.compile("\\s*+(W/)?(\"[^\"]*+\")\\s*+(,|$)");
 
     enum Outcome {
         /** Serve the value. */
@@ -51,7 +55,7 @@ final class Preconditions {
         }
         Matcher m = TAG.matcher(header);
         int at = 0;
-        while (at < header.length() && m.find(at) && m.start() == at) {
+        while (at < header.length() && m.region(at, header.length()).lookingAt()) {
             if ((weak || m.group(1) == null) && m.group(2).equals(etag)) {
                 return true;
             }

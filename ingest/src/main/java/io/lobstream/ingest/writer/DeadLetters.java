@@ -1,5 +1,6 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.ingest.client.LobClient;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -29,6 +30,8 @@ import java.util.concurrent.TimeoutException;
  */
 public final class DeadLetters {
     static final String SINK = "dead-letters";
+    /** What the names of the headers a dead letter adds begin with. */
+    public static final String OWN = "lob.dlq.";
     /** Header: why the record was not applied, for people. */
     public static final String REASON = "lob.dlq.reason";
     /** Header: the kind of problem, for programs (see {@link CommandApplier}). */
@@ -79,9 +82,18 @@ public final class DeadLetters {
         metrics.deadLettered(kind);
     }
 
-    /** The dead letter of {@code record}: its key and value, its headers, then why and where from. */
+    /**
+     * The dead letter of {@code record}: its key and value, its headers, then why and where from. Headers of the original
+     * named like the letter's own ({@code lob.dlq.*}) are left out: no command of LobStream's carries them ({@code redrive}
+     * strips them), and forged ones could not be told from the letter's, nor be dropped to keep it under the limit.
+     */
     static Record<Object, Object> letter(Record<byte[], byte[]> record, Optional<RecordMetadata> origin, String kind, String reason) {
-        Headers headers = new RecordHeaders(record.headers().toArray());
+        Headers headers = new RecordHeaders();
+        for (Header h : record.headers()) {
+            if (!h.key().startsWith(OWN)) {
+                headers.add(h);
+            }
+        }
         headers.add(KIND, bytes(kind));
         headers.add(REASON, bytes(reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS) + "..."));
         if (origin.isPresent()) {
@@ -98,10 +110,14 @@ public final class DeadLetters {
                 headers.add(KEY_DROPPED, bytes(Integer.toString(length(key))));
                 key = null;
             }
-            if (length(headers) > MAX_LETTER_BYTES) { // the original's own headers: only the letter's are kept
+            if (length(headers) > MAX_LETTER_BYTES) { // the original's own headers: only the letter's, and its write's id, are kept
                 Headers own = new RecordHeaders();
+                Header write = headers.lastHeader(LobClient.WRITE_HEADER);
+                if (write != null && length(write.value()) <= MAX_REASON_CHARS) {
+                    own.add(write); // the client that sent it learns it was dead-lettered
+                }
                 for (Header h : headers) {
-                    if (h.key().startsWith("lob.dlq.")) {
+                    if (h.key().startsWith(OWN)) {
                         own.add(h);
                     }
                 }

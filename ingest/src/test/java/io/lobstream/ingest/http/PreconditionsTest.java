@@ -3,7 +3,10 @@ package io.lobstream.ingest.http;
 import io.lobstream.ingest.http.Preconditions.Outcome;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
+
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /** RFC 9110 §13.1.1, §13.1.2 and §13.2.2 for a value whose entity tag is {@code "c1.7"}. */
 class PreconditionsTest {
@@ -11,6 +14,16 @@ class PreconditionsTest {
 
     private static Outcome evaluate(String ifMatch, String ifNoneMatch) {
         return Preconditions.evaluate(ifMatch, ifNoneMatch, ETAG);
+    }
+
+    /** As {@code ByteRangeTest}'s: a list that does not parse is refused without searching on from every position. */
+    @Test
+    void aLongHostileListIsRefusedWithoutBacktracking() {
+        String spaces = " ".repeat(400_000);
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+            assertThat(Preconditions.matches("x" + spaces + "y", ETAG, true)).isFalse();
+            assertThat(Preconditions.matches(spaces + "\"c1.6\"," + spaces + ETAG + spaces, ETAG, false)).isTrue();
+        });
     }
 
     @Test

@@ -69,6 +69,27 @@ class DeadLettersTest {
         assertThat(header(letter, DeadLetters.KEY_DROPPED)).isEqualTo("1100000");
     }
 
+    /**
+     * Headers named like the letter's own, forged on a command: they used to be kept as the letter's, so a letter of a
+     * few MB went to a producer that refuses it, and the task failed at that record at every try, for good.
+     */
+    @Test
+    void headersNamedLikeTheLettersOwnAreNotTakenFromTheOriginal() {
+        Headers forged = new RecordHeaders().add("lob.dlq.pad", new byte[2_000_000]).add(DeadLetters.ORIGIN_OFFSET, bytes("999"))
+                .add("lob.write", bytes("w-9")).add("junk", new byte[600_000]).add("junk", new byte[600_000]);
+        Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L, forged), ORIGIN, "undecodable", "x");
+
+        assertThat(letter.headers().lastHeader("lob.dlq.pad")).isNull();
+        assertThat(letter.headers().headers(DeadLetters.ORIGIN_OFFSET)).hasSize(1);
+        assertThat(header(letter, DeadLetters.ORIGIN_OFFSET)).isEqualTo("42");
+        assertThat(header(letter, "lob.write")).as("kept: its client learns the write was dead-lettered").isEqualTo("w-9");
+        int bytes = 0;
+        for (var h : letter.headers()) {
+            bytes += h.key().length() + h.value().length;
+        }
+        assertThat(bytes).isLessThan(DeadLetters.MAX_LETTER_BYTES);
+    }
+
     @Test
     void theOriginalsOwnHeadersGoLastWhenTheyAloneWouldPassTheLimit() {
         Headers own = new RecordHeaders().add("junk", new byte[1_100_000]);
