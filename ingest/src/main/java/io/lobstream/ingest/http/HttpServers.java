@@ -16,18 +16,41 @@ import java.net.InetSocketAddress;
  * about 20 answers a second instead of 200, and each small read over the API paid the same. The
  * JDK has no per-server setting for this, only {@code sun.net.httpserver.nodelay}, read once when
  * the first server of the JVM is made; it is set here unless the JVM was started with it.
+ *
+ * <p>The same goes for two limits the JDK leaves off. The server reads a request's line and
+ * headers on a thread of the handler's executor, with no time limit: a client that sends one byte
+ * and no more held a thread for good, and as many such clients as threads stopped every request,
+ * {@code /status} and {@code /metrics} included. {@value #MAX_REQUEST_TIME} gives a request
+ * {@value #MAX_REQUEST_SECONDS} seconds to arrive whole (the time it takes to send a response is
+ * not limited: a download of a large value takes as long as it takes). And
+ * {@value #MAX_CONNECTIONS} bounds the open connections, which take file descriptors from the
+ * same budget as RocksDB, the tablespaces and Kafka's clients.
  */
 public final class HttpServers {
     static final String NO_DELAY = "sun.net.httpserver.nodelay";
+    /** In seconds, in every JDK's code (some JDKs' documentation says milliseconds). */
+    static final String MAX_REQUEST_TIME = "sun.net.httpserver.maxReqTime";
+    static final int MAX_REQUEST_SECONDS = 30;
+    static final String MAX_CONNECTIONS = "jdk.httpserver.maxConnections";
+    static final int MAX_CONNECTIONS_DEFAULT = 1024;
 
     private HttpServers() {
     }
 
-    /** {@link HttpServer#create(InetSocketAddress, int)}, with {@code TCP_NODELAY} on every connection it accepts. */
+    /**
+     * {@link HttpServer#create(InetSocketAddress, int)}, with {@code TCP_NODELAY} on every connection it accepts, and
+     * the limits above, unless the JVM was started with settings of its own for them.
+     */
     public static HttpServer create(InetSocketAddress address, int backlog) throws IOException {
-        if (System.getProperty(NO_DELAY) == null) {
-            System.setProperty(NO_DELAY, "true");
-        }
+        setUnlessSet(NO_DELAY, "true");
+        setUnlessSet(MAX_REQUEST_TIME, Integer.toString(MAX_REQUEST_SECONDS));
+        setUnlessSet(MAX_CONNECTIONS, Integer.toString(MAX_CONNECTIONS_DEFAULT));
         return HttpServer.create(address, backlog);
+    }
+
+    private static void setUnlessSet(String property, String value) {
+        if (System.getProperty(property) == null) {
+            System.setProperty(property, value);
+        }
     }
 }

@@ -63,6 +63,11 @@ public final class LobHttpServer implements AutoCloseable {
      */
     private static final int READ_THREADS = THREADS - 4;
     private final Semaphore reads = new Semaphore(READ_THREADS);
+    /**
+     * One {@code /fsck} at a time: each holds every tablespace's latch exclusively while it checks it, so writes and reads
+     * of that partition wait, and a client asking again and again would keep the writer waiting most of the time.
+     */
+    private final Semaphore fscks = new Semaphore(1);
     private final OwnerProxy proxy = new OwnerProxy(OwnerProxy.CONNECT_TIMEOUT, OwnerProxy.READ_TIMEOUT);
     private volatile KafkaStreams streams;
     private volatile Supplier<? extends Collection<Integer>> catchingUp = List::of;
@@ -337,6 +342,19 @@ public final class LobHttpServer implements AutoCloseable {
             Responses.text(ex, 400, "the one parameter is data=true|false (check the data pages' checksums too; default true), not " + query + "\n");
             return;
         }
+        if (!fscks.tryAcquire()) {
+            ex.getResponseHeaders().add("Retry-After", "10");
+            Responses.text(ex, 503, "an fsck is running on this node; retry once it is done\n");
+            return;
+        }
+        try {
+            fsckAll(ex, data);
+        } finally {
+            fscks.release();
+        }
+    }
+
+    private void fsckAll(HttpExchange ex, boolean data) throws IOException {
         FsckReport total = FsckReport.empty();
         ObjectNode root = JSON.createObjectNode();
         ArrayNode parts = root.putArray("partitions");
