@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -133,6 +134,12 @@ public final class DefaultLobStore implements LobStore {
         if (pageSize != config.pageSize()) {
             log.info("tablespace {} was created with {}-byte pages; using that, not the configured {}", dir, pageSize, config.pageSize());
             config = config.with(LobStoreConfig.PAGE_SIZE.name(), pageSize);
+        }
+        if (!Files.exists(dir.resolve(TablespaceDirs.PAGES)) && Files.exists(dir.resolve(TablespaceDirs.INDEX))) {
+            // the page file is made before the index: an index without one lost it, and an empty file in its place would
+            // leave every value the index names unreadable while its commands count as applied
+            throw new IOException("tablespace " + dir + " has an index but no " + TablespaceDirs.PAGES + ": restore it with "
+                    + "the rest, or move the directory aside to have the partition rebuilt");
         }
         PageFile file = PageFile.openReadWrite(dir.resolve(TablespaceDirs.PAGES), pageSize);
         LobIndex index;

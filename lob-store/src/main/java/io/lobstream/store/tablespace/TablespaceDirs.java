@@ -211,10 +211,18 @@ public final class TablespaceDirs {
 
     /**
      * Writes the descriptor of a new tablespace, or reads that of an existing one; either way with a
-     * copy id (one from before copy ids gets one now).
+     * copy id (one from before copy ids gets one now). The descriptor is written before the page file
+     * and the index are made, so a directory that has either but no descriptor lost it (a restore
+     * that left it out): refused, not given a new one with the configured page size, under which
+     * free space would be counted in other units and live pages handed out again.
      */
     public static Descriptor createOrRead(Path tablespaceDir, int pageSize) throws IOException {
         Path f = tablespaceDir.resolve(DESCRIPTOR);
+        if (!Files.exists(f) && (Files.exists(tablespaceDir.resolve(PAGES)) || Files.exists(tablespaceDir.resolve(INDEX)))) {
+            throw new IOException("tablespace " + tablespaceDir + " has a page file or an index but no " + DESCRIPTOR
+                    + ", which says its page size: restore that file with the rest, or move the directory aside to have the "
+                    + "partition rebuilt");
+        }
         Descriptor d = Files.exists(f) ? read(tablespaceDir) : new Descriptor(pageSize, null);
         if (d.copyId() != null) {
             return d;
