@@ -57,31 +57,32 @@ final class FsckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "fsck: give the directory once, as DIR or as --data-dir, not both");
         }
         Path dir = dirArgument != null ? dirArgument : dataDir != null ? dataDir : Path.of(LobStreamConfig.DATA_DIR.defaultValue());
+        ObjectMapper mapper = new ObjectMapper();
         if (!Files.isDirectory(dir)) {
-            System.err.println("fsck: " + dir + " is not a directory");
-            return 2;
+            return cannotCheck(mapper, dir + " is not a directory");
         }
         List<Integer> partitions = TablespaceDirs.partitions(dir);
         boolean single = partitions.isEmpty() && Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR));
         if (partitions.isEmpty() && !single) {
-            System.err.println("fsck: no tablespaces under " + dir);
-            return 2;
+            return cannotCheck(mapper, "no tablespaces under " + dir);
         }
-        ObjectMapper mapper = new ObjectMapper();
         ObjectNode root = mapper.createObjectNode();
         ArrayNode parts = root.putArray("partitions");
+        ArrayNode held = mapper.createArrayNode();
         FsckReport total = FsckReport.empty();
         for (Integer p : single ? List.of(-1) : partitions) {
             Path ts = single ? dir : TablespaceDirs.partitionDir(dir, p);
             FsckReport r;
-            if (heldByANode(ts)) {
-                System.err.println("fsck: " + ts + " is open in a running node; stop it first (GET /fsck checks a running node)");
-                return 2;
-            }
-            try {
+            try (NodeLock lock = NodeLock.take(ts)) {
+                if (lock == null) {
+                    System.err.println("fsck: " + ts + " is open in a running node: not checked (stop the node first; GET /fsck "
+                            + "checks a running node)");
+                    held.add(p);
+                    continue;
+                }
                 r = Fsck.offline(ts, !noData); // read-only, no recovery: what is on disk, as it is
             } catch (java.nio.file.NoSuchFileException missing) {
-                r = FsckReport.empty().withProblem(ts + ": no index (" + missing.getMessage() + ")");
+                r = FsckReport.empty().withProblem(ts + ": missing: " + missing.getMessage());
             } catch (IOException | RuntimeException e) {
                 r = FsckReport.empty().withProblem(ts + ": cannot be read: " + e.getMessage());
             }
@@ -97,26 +98,62 @@ final class FsckCommand implements Callable<Integer> {
             }
         }
         root.setAll(LobHttpServer.fsckJson(total));
+        root.set("held_by_a_node", held);
         if (json) {
             System.out.println(mapper.writeValueAsString(root));
-        } else {
+        } else if (held.isEmpty()) {
             System.out.println(total.ok() ? "fsck: clean" : "fsck: " + total.problems().size() + " problem(s)");
+        } else {
+            System.out.println("fsck: " + (total.ok() ? "no problems" : total.problems().size() + " problem(s)") + " in what was checked; "
+                    + held.size() + " tablespace(s) open in a running node not checked");
         }
-        return total.ok() ? 0 : 1;
+        return !held.isEmpty() ? 2 : total.ok() ? 0 : 1;
+    }
+
+    /** Exit 2 with {@code why}: on stderr, and with --json as the one JSON object on stdout too. */
+    private int cannotCheck(ObjectMapper mapper, String why) throws java.io.IOException {
+        System.err.println("fsck: " + why);
+        if (json) {
+            System.out.println(mapper.writeValueAsString(mapper.createObjectNode().put("fsck_ok", false).put("error", why)));
+        }
+        return 2;
     }
 
     /**
-     * Whether a process holds the index's RocksDB lock (a POSIX lock, as Java's), i.e. a node has
-     * the tablespace open. A lock file that cannot be opened for writing (a read-only mount, another
-     * user's directory) says nothing: the check goes on, read-only. The lock is not kept while
-     * checking (a node may not be started meanwhile; what it changed would show as problems).
+     * The index's RocksDB lock (a POSIX lock, as Java's), which a node holds while it has the tablespace open, held by
+     * fsck while it checks: a node started meanwhile fails to open the tablespace (and its task retries) instead of
+     * reusing pages under the check, which would report problems the tablespace does not have.
      */
-    private static boolean heldByANode(Path ts) {
-        try (FileChannel lock = FileChannel.open(ts.resolve(TablespaceDirs.INDEX).resolve("LOCK"), StandardOpenOption.WRITE);
-             FileLock held = lock.tryLock()) {
-            return held == null;
-        } catch (IOException | java.nio.channels.OverlappingFileLockException e) {
-            return false;
+    private record NodeLock(FileChannel channel, FileLock lock) implements AutoCloseable {
+        /**
+         * The lock, or null when a process holds it. A lock file that cannot be opened for writing (a read-only mount,
+         * another user's directory, no index) says nothing: the check goes on, read-only, without it.
+         */
+        static NodeLock take(Path ts) throws IOException {
+            FileChannel channel;
+            try {
+                channel = FileChannel.open(ts.resolve(TablespaceDirs.INDEX).resolve("LOCK"), StandardOpenOption.WRITE);
+            } catch (IOException cannotOpen) {
+                return new NodeLock(null, null);
+            }
+            try {
+                FileLock lock = channel.tryLock();
+                if (lock == null) {
+                    channel.close();
+                    return null;
+                }
+                return new NodeLock(channel, lock);
+            } catch (IOException | RuntimeException e) {
+                channel.close();
+                return new NodeLock(null, null);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (channel != null) {
+                channel.close(); // releases the lock
+            }
         }
     }
 }

@@ -84,5 +84,8 @@ class FsckCommandTest {
     @Test
     void aDirectoryWithoutTablespacesCannotBeChecked(@TempDir Path empty) {
         assertThat(fsck("--data-dir", empty.toString())).isEqualTo(2); // "no tablespaces under ...", not "clean"
+        String out = stdout(() -> assertThat(fsck("--data-dir", empty.toString(), "--json")).isEqualTo(2));
+        assertThat(out).as("--json: one JSON object on stdout, whatever the exit").contains("\"fsck_ok\":false")
+                .contains("\"error\":\"no tablespaces under");
     }
 }
