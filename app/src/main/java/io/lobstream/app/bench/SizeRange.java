@@ -40,12 +40,12 @@ public record SizeRange(int min, int max) {
         }
         String digits = unit == 1 ? t : t.substring(0, t.length() - 1);
         try {
-            long n = Long.parseLong(digits) * unit;
+            long n = Math.multiplyExact(Long.parseLong(digits), unit); // not wrapped round into a small size
             if (n < 0 || n > Integer.MAX_VALUE) {
                 throw new NumberFormatException();
             }
             return (int) n;
-        } catch (NumberFormatException e) {
+        } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException("not a size: '" + s + "' (use e.g. 16k, 1m, 300000)");
         }
     }

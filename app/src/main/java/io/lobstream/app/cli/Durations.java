@@ -4,9 +4,14 @@ import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses "250us", "500ms", "30s", "2m", "1h", or ISO-8601 ("PT30S"); formats the short way. */
+/**
+ * Parses "250us", "500ms", "30s", "2m", "1h", or ISO-8601 ("PT30S"); formats the short way. A negative duration, or one
+ * over {@link #MAX} (which a nanosecond count holds with room to spare), is not a duration any option takes: refused,
+ * where it used to overflow into a negative one, or fail later as an error that was not a usage error.
+ */
 final class Durations {
-    private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(us|ms|s|m|h)?");
+    static final Duration MAX = Duration.ofDays(365);
+    private static final Pattern SIMPLE = Pattern.compile("(\\d{1,18})\\s*(us|ms|s|m|h)?");
 
     private Durations() {
     }
@@ -22,12 +27,25 @@ final class Durations {
     }
 
     static Duration parse(String s) {
+        Duration d;
+        try {
+            d = parseAny(s);
+        } catch (ArithmeticException tooLong) {
+            d = MAX.plusDays(1);
+        }
+        if (d.isNegative() || d.compareTo(MAX) > 0) {
+            throw new IllegalArgumentException("not a duration from 0 to 365 days: '" + s + "'");
+        }
+        return d;
+    }
+
+    private static Duration parseAny(String s) {
         Matcher m = SIMPLE.matcher(s.trim().toLowerCase());
         if (m.matches()) {
             long n = Long.parseLong(m.group(1));
             String unit = m.group(2) == null ? "s" : m.group(2);
             return switch (unit) {
-                case "us" -> Duration.ofNanos(n * 1000);
+                case "us" -> Duration.ofMillis(n / 1000).plusNanos(n % 1000 * 1000);
                 case "ms" -> Duration.ofMillis(n);
                 case "m" -> Duration.ofMinutes(n);
                 case "h" -> Duration.ofHours(n);
@@ -36,7 +54,7 @@ final class Durations {
         }
         try {
             return Duration.parse(s);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException e) { // ArithmeticException too: past what a Duration holds
             throw new IllegalArgumentException("not a duration: '" + s + "' (use e.g. 250us, 500ms, 30s, 2m)");
         }
     }

@@ -152,6 +152,6 @@ final class DeadLetterLog {
     /** The last value of {@code name}: a letter copies its original's headers first, a letter's own come after them. */
     private static String header(ConsumerRecord<?, ?> record, String name) {
         Header h = record.headers().lastHeader(name);
-        return h == null ? "" : new String(h.value(), StandardCharsets.UTF_8);
+        return h == null || h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8);
     }
 }
