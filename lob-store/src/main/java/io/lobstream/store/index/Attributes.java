@@ -108,7 +108,7 @@ public record Attributes(String contentType, Map<String, String> metadata) {
 
     static Attributes read(DataInputStream in) throws IOException {
         String type = readString(in);
-        int n = in.readInt();
+        int n = ExtentCodec.count(in, in.readInt(), 8); // two string lengths each
         Map<String, String> meta = new TreeMap<>();
         for (int i = 0; i < n; i++) {
             meta.put(readString(in), readString(in));
@@ -124,7 +124,7 @@ public record Attributes(String contentType, Map<String, String> metadata) {
     }
 
     private static String readString(DataInputStream in) throws IOException {
-        byte[] b = new byte[in.readInt()];
+        byte[] b = new byte[ExtentCodec.count(in, in.readInt(), 1)];
         in.readFully(b);
         return new String(b, StandardCharsets.UTF_8);
     }

@@ -22,11 +22,23 @@ final class ExtentCodec {
     }
 
     static List<Extent> read(DataInputStream in) throws IOException {
-        int n = in.readInt();
+        int n = count(in, in.readInt(), 12);
         List<Extent> extents = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             extents.add(new Extent(in.readLong(), in.readInt()));
         }
         return extents;
+    }
+
+    /**
+     * {@code n} items of at least {@code itemBytes} bytes each, read from an index value (whose input knows how many
+     * bytes are left), if that many fit in what is left. A corrupt or hand-edited entry's count is refused, not
+     * allocated for: a count of 2^31 made a node allocate gigabytes, and exit, at every read of that entry.
+     */
+    static int count(DataInputStream in, int n, int itemBytes) throws IOException {
+        if (n < 0 || (long) n * itemBytes > in.available()) {
+            throw new IOException("corrupt index entry: a count of " + n + " with " + in.available() + " bytes left");
+        }
+        return n;
     }
 }

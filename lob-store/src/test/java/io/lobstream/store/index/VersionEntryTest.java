@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Index entries round-trip, attributes included, and entries written before attributes existed still read. */
 class VersionEntryTest {
@@ -28,6 +29,26 @@ class VersionEntryTest {
 
     @Test
     void anEntryOfFormat2ReadsWithoutAttributes() throws IOException {
+        VersionEntry e = VersionEntry.decode(format2(1));
+        assertThat(e.extents()).containsExactly(new Extent(40, 2));
+        assertThat(e.attributes()).isSameAs(Attributes.NONE);
+        assertThat(VersionEntry.decode(e.encode())).isEqualTo(e);
+    }
+
+    /** A corrupt count is refused, not allocated for: 2^31 extents took gigabytes, and the node exited, at every read. */
+    @Test
+    void aCountPastTheEntrysEndIsCorruptionNotAnAllocation() throws IOException {
+        byte[] corrupt = format2(0x7FFFFFF0);
+        assertThatThrownBy(() -> VersionEntry.decode(corrupt)).hasStackTraceContaining("corrupt index entry: a count of 2147483632");
+        VersionEntry withType = VersionEntry.current("doc", 7, 40, 10, 99, List.of(new Extent(40, 1)), new Attributes("image/png", Map.of()));
+        byte[] b = withType.encode();
+        int at = new String(b, java.nio.charset.StandardCharsets.ISO_8859_1).indexOf("image/png") - 4; // its length before it
+        java.nio.ByteBuffer.wrap(b).putInt(at, 0x7FFFFFF0);
+        assertThatThrownBy(() -> VersionEntry.decode(b)).hasStackTraceContaining("corrupt index entry");
+    }
+
+    /** An entry as the release before attributes wrote it, with {@code extents} as its extent count. */
+    private static byte[] format2(int extents) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(2);
@@ -41,15 +62,12 @@ class VersionEntryTest {
             out.writeLong(-1);
             out.writeLong(0);
             out.writeBoolean(false);
-            out.writeInt(1);     // extents
+            out.writeInt(extents);
             out.writeLong(40);
             out.writeInt(2);
             out.writeInt(0);     // retained
         }
-        VersionEntry e = VersionEntry.decode(bytes.toByteArray());
-        assertThat(e.extents()).containsExactly(new Extent(40, 2));
-        assertThat(e.attributes()).isSameAs(Attributes.NONE);
-        assertThat(VersionEntry.decode(e.encode())).isEqualTo(e);
+        return bytes.toByteArray();
     }
 
     @Test
