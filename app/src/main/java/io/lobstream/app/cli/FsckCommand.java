@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lobstream.app.DataDirs;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.fsck.Fsck;
@@ -63,7 +64,8 @@ final class FsckCommand implements Callable<Integer> {
         }
         List<Integer> partitions = TablespaceDirs.partitions(dir);
         boolean single = partitions.isEmpty() && Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR));
-        if (partitions.isEmpty() && !single) {
+        List<Path> others = single ? List.of() : TablespaceDirs.notTablespaces(dir);
+        if (partitions.isEmpty() && !single && others.isEmpty()) {
             return cannotCheck(mapper, "no tablespaces under " + dir);
         }
         ObjectNode root = mapper.createObjectNode();
@@ -97,8 +99,26 @@ final class FsckCommand implements Callable<Integer> {
                 r.problems().forEach(pr -> System.out.println("  " + pr));
             }
         }
+        ArrayNode keptAside = mapper.createArrayNode();
+        for (Path other : others) {
+            if (other.getFileName().toString().matches("p-\\d+")) {
+                String problem = other + ": no " + TablespaceDirs.DESCRIPTOR + ", so not a tablespace any node opens "
+                        + "(a restore that left it out?); a node given this partition refuses it";
+                total = total.withProblem(problem);
+                if (!json) {
+                    System.out.println(problem);
+                }
+            } else {
+                long bytes = DataDirs.size(other);
+                keptAside.add(mapper.createObjectNode().put("path", other.toString()).put("bytes", bytes));
+                if (!json) {
+                    System.out.printf("%s: kept aside (%d MB), not checked: look, then remove it%n", other, bytes >> 20);
+                }
+            }
+        }
         root.setAll(LobHttpServer.fsckJson(total));
         root.set("held_by_a_node", held);
+        root.set("kept_aside", keptAside);
         if (json) {
             System.out.println(mapper.writeValueAsString(root));
         } else if (held.isEmpty()) {

@@ -163,10 +163,12 @@ final class ReplayCommand implements Callable<Integer> {
                 Path failed = dir.resolveSibling(dir.getFileName() + ".replay-failed");
                 DataDirs.deleteTree(failed);
                 Files.move(staging, failed, StandardCopyOption.ATOMIC_MOVE);
+                TablespaceDirs.syncDirectory(dir.getParent());
                 System.err.println("fsck found problems in the replayed copy: kept at " + failed + ", not at " + dir);
             } else if (done) {
                 // replayed and checked (whatever --verify finds or throws); the store is closed here, and its index holds no path
                 Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
+                TablespaceDirs.syncDirectory(dir.getParent()); // the move survives a power loss, as the exit status says
             } else {
                 DataDirs.deleteTree(staging); // half a tablespace: removed, so the command can simply run again
             }

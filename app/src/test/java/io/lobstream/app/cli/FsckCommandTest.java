@@ -68,6 +68,26 @@ class FsckCommandTest {
         assertThat(fsck(dataDir.toString(), "--no-data")).as("data pages not read").isZero();
     }
 
+    /**
+     * Copies a node or a replay kept aside are listed with their size (nothing removes them), and a p-N that lost its
+     * descriptor, which every open refuses, is a problem: fsck used to pass over both in silence.
+     */
+    @Test
+    void copiesKeptAsideAreListedAndAPartitionWithoutADescriptorIsAProblem(@TempDir Path dataDir) throws Exception {
+        try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, 0), LobStoreConfig.defaults())) {
+            store.put("a", new ByteArrayInputStream(new byte[40_000]), 40_000, null, null);
+        }
+        Path aside = TablespaceDirs.SetAside.SYNC_FAILED.path(TablespaceDirs.partitionDir(dataDir, 0), 1234);
+        java.nio.file.Files.createDirectories(aside);
+        java.nio.file.Files.write(aside.resolve(TablespaceDirs.PAGES), new byte[3 << 20]);
+        String out = stdout(() -> assertThat(fsck(dataDir.toString(), "--json")).isZero());
+        assertThat(out).contains("\"kept_aside\":[{\"path\":\"" + aside + "\",\"bytes\":" + (3 << 20) + "}]");
+
+        java.nio.file.Files.createDirectories(TablespaceDirs.partitionDir(dataDir, 1).resolve(TablespaceDirs.INDEX));
+        out = stdout(() -> assertThat(fsck(dataDir.toString())).isEqualTo(1));
+        assertThat(out).contains("p-1: no " + TablespaceDirs.DESCRIPTOR).contains("kept aside (3 MB)");
+    }
+
     /** What {@code run} prints to System.out, where the commands print their reports. */
     private static String stdout(Runnable run) {
         PrintStream was = System.out;

@@ -167,6 +167,29 @@ public final class TablespaceDirs {
     }
 
     /**
+     * What else is under {@code dataDir}'s tablespaces, sorted by name: copies a node or a replay kept aside
+     * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.replay-failed}, a replay's staging left by a
+     * replay that was stopped) and {@code p-N} directories without a descriptor. Nothing removes them: fsck lists
+     * them, for the operator to look at and remove.
+     */
+    public static List<Path> notTablespaces(Path dataDir) throws IOException {
+        Path root = dataDir.resolve("tablespaces");
+        List<Path> out = new ArrayList<>();
+        if (!Files.isDirectory(root)) {
+            return out;
+        }
+        try (var s = Files.list(root)) {
+            s.filter(Files::isDirectory).forEach(p -> {
+                if (!(PARTITION.matcher(p.getFileName().toString()).matches() && Files.exists(p.resolve(DESCRIPTOR)))) {
+                    out.add(p);
+                }
+            });
+        }
+        out.sort(null);
+        return out;
+    }
+
+    /**
      * What the descriptor says of a tablespace.
      *
      * @param copyId this copy of the partition's data, random, made when the tablespace is created:
@@ -227,7 +250,10 @@ public final class TablespaceDirs {
         if (d.copyId() != null) {
             return d;
         }
-        Files.createDirectories(tablespaceDir);
+        if (!Files.isDirectory(tablespaceDir)) {
+            Files.createDirectories(tablespaceDir);
+            syncDirectory(tablespaceDir.toAbsolutePath().getParent()); // its name, as the descriptor's below
+        }
         Descriptor made = new Descriptor(d.pageSize(), java.util.UUID.randomUUID().toString().substring(0, 8));
         Properties p = new Properties();
         p.setProperty("format.version", Integer.toString(FORMAT_VERSION));
