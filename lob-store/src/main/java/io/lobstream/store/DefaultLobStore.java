@@ -141,10 +141,14 @@ public final class DefaultLobStore implements LobStore {
             throw new IOException("tablespace " + dir + " has an index but no " + TablespaceDirs.PAGES + ": restore it with "
                     + "the rest, or move the directory aside to have the partition rebuilt");
         }
+        boolean made = !Files.exists(dir.resolve(TablespaceDirs.INDEX));
         PageFile file = PageFile.openReadWrite(dir.resolve(TablespaceDirs.PAGES), pageSize);
         LobIndex index;
         try {
             index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX));
+            if (made) {
+                TablespaceDirs.syncDirectory(dir); // the names of both: an index without its page file is refused above
+            }
         } catch (IOException e) {
             file.close();
             throw e;

@@ -121,7 +121,6 @@ class StoreLifecycleTest {
         }
     }
 
-    /** Gauges registered again under the same id used to stay bound to the first store: frozen, and it never collected. */
     /**
      * A directory restored without its descriptor, opened under another page size: it used to get a new descriptor with
      * the configured size, and free space counted in those units handed live pages out again. Without its page file, an
@@ -129,27 +128,29 @@ class StoreLifecycleTest {
      */
     @Test
     void aTablespaceThatLostItsDescriptorOrPageFileIsRefusedNotMadeAnew() throws IOException {
-        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+        Path ts = this.dir.resolve("t"); // what is moved out of it stays in the test's directory
+        try (DefaultLobStore store = DefaultLobStore.open(ts, config)) {
             put(store, "a", bytes(10_000, 1));
         }
-        Path descriptor = dir.resolve(TablespaceDirs.DESCRIPTOR);
-        Path kept = dir.resolveSibling("kept-descriptor");
+        Path descriptor = ts.resolve(TablespaceDirs.DESCRIPTOR);
+        Path kept = ts.resolveSibling("kept-descriptor");
         java.nio.file.Files.move(descriptor, kept);
         LobStoreConfig other = config.with(LobStoreConfig.PAGE_SIZE.name(), 8192);
-        assertThatThrownBy(() -> DefaultLobStore.open(dir, other).close()).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> DefaultLobStore.open(ts, other).close()).isInstanceOf(IOException.class)
                 .hasMessageContaining("no " + TablespaceDirs.DESCRIPTOR);
         assertThat(descriptor).doesNotExist();
         java.nio.file.Files.move(kept, descriptor);
 
-        java.nio.file.Files.move(dir.resolve(TablespaceDirs.PAGES), dir.resolveSibling("kept-pages"));
-        assertThatThrownBy(() -> DefaultLobStore.open(dir, config).close()).isInstanceOf(IOException.class)
+        java.nio.file.Files.move(ts.resolve(TablespaceDirs.PAGES), ts.resolveSibling("kept-pages"));
+        assertThatThrownBy(() -> DefaultLobStore.open(ts, config).close()).isInstanceOf(IOException.class)
                 .hasMessageContaining("no " + TablespaceDirs.PAGES);
-        java.nio.file.Files.move(dir.resolveSibling("kept-pages"), dir.resolve(TablespaceDirs.PAGES));
-        try (DefaultLobStore store = DefaultLobStore.open(dir, other)) {
+        java.nio.file.Files.move(ts.resolveSibling("kept-pages"), ts.resolve(TablespaceDirs.PAGES));
+        try (DefaultLobStore store = DefaultLobStore.open(ts, other)) {
             assertThat(store.current("a")).isPresent();
         }
     }
 
+    /** Gauges registered again under the same id used to stay bound to the first store: frozen, and it never collected. */
     @Test
     void aReopenedStoreReportsThroughItsOwnMeters() throws IOException {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();

@@ -65,7 +65,7 @@ final class FsckCommand implements Callable<Integer> {
         List<Integer> partitions = TablespaceDirs.partitions(dir);
         boolean single = partitions.isEmpty() && Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR));
         List<Path> others = single ? List.of() : TablespaceDirs.notTablespaces(dir);
-        if (partitions.isEmpty() && !single && others.isEmpty()) {
+        if (partitions.isEmpty() && !single && others.stream().noneMatch(FsckCommand::lostItsDescriptor)) {
             return cannotCheck(mapper, "no tablespaces under " + dir);
         }
         ObjectNode root = mapper.createObjectNode();
@@ -101,7 +101,7 @@ final class FsckCommand implements Callable<Integer> {
         }
         ArrayNode keptAside = mapper.createArrayNode();
         for (Path other : others) {
-            if (other.getFileName().toString().matches("p-\\d+")) {
+            if (lostItsDescriptor(other)) {
                 String problem = other + ": no " + TablespaceDirs.DESCRIPTOR + ", so not a tablespace any node opens "
                         + "(a restore that left it out?); a node given this partition refuses it";
                 total = total.withProblem(problem);
@@ -110,9 +110,11 @@ final class FsckCommand implements Callable<Integer> {
                 }
             } else {
                 long bytes = DataDirs.size(other);
-                keptAside.add(mapper.createObjectNode().put("path", other.toString()).put("bytes", bytes));
+                boolean replaying = replayRunning(other);
+                keptAside.add(mapper.createObjectNode().put("path", other.toString()).put("bytes", bytes).put("replay_running", replaying));
                 if (!json) {
-                    System.out.printf("%s: kept aside (%d MB), not checked: look, then remove it%n", other, bytes >> 20);
+                    System.out.printf("%s: %s (%d MB), not checked%s%n", other, replaying ? "a replay is building it" : "kept aside",
+                            bytes >> 20, replaying ? "" : ": look, then remove it");
                 }
             }
         }
@@ -127,7 +129,26 @@ final class FsckCommand implements Callable<Integer> {
             System.out.println("fsck: " + (total.ok() ? "no problems" : total.problems().size() + " problem(s)") + " in what was checked; "
                     + held.size() + " tablespace(s) open in a running node not checked");
         }
-        return !held.isEmpty() ? 2 : total.ok() ? 0 : 1;
+        return !total.ok() ? 1 : held.isEmpty() ? 0 : 2; // problems found come first: what a script must not miss
+    }
+
+    private static boolean lostItsDescriptor(Path dir) {
+        return dir.getFileName().toString().matches("p-\\d+");
+    }
+
+    /** Whether {@code dir} is the staging directory of a replay that runs now (it holds its lock file). */
+    private static boolean replayRunning(Path dir) {
+        String name = dir.getFileName().toString();
+        if (!name.endsWith(".replaying")) {
+            return false;
+        }
+        Path partitionDir = dir.resolveSibling(name.substring(0, name.length() - ".replaying".length()));
+        try (FileChannel lock = FileChannel.open(TablespaceDirs.replayLock(partitionDir), StandardOpenOption.WRITE);
+             FileLock held = lock.tryLock()) {
+            return held == null;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     /** Exit 2 with {@code why}: on stderr, and with --json as the one JSON object on stdout too. */

@@ -55,7 +55,7 @@ final class WriteCommands {
         @Option(names = "--idempotency-key", paramLabel = "KEY",
                 description = "Makes the command safe to run again: run with the same KEY (and the same ID, FILE and options) "
                         + "within lob.command.dedupe.window.ms (an hour), it is applied once; a put that stopped part-way goes on "
-                        + "where it stopped. Default: every run is a new write.")
+                        + "where it stopped (from the start once its upload expired). Default: every run is a new write.")
         String idempotencyKey;
 
         @CommandLine.Spec

@@ -145,12 +145,13 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * the same ids, and the writer applies each record once: a write the first try delivered is not applied again, an
      * append does not append twice, and a chunked put the first try left part-way resumes at the first chunk the writer
      * lacks. The writer remembers applied commands for {@code lob.command.dedupe.window.ms} (an hour), in the commands'
-     * time: retry within it. A chunked put's upload expires {@code lob.upload.timeout.ms} after its last chunk arrived;
-     * retried later, its remaining chunks are dead-lettered as chunks of an unknown upload. A multi-record write is split
-     * by the client's {@code lob.chunk.size}: retry it with the same.
+     * time: retry within it. A chunked put whose upload expired ({@code lob.upload.timeout.ms} after its last chunk came)
+     * starts again from its first chunk. A multi-record write is split by the client's {@code lob.chunk.size}: retry it
+     * with the same.
      *
-     * <p>A key names one write: the same key with the same LOB and operation but other bytes is still taken for the
-     * first write, and not applied. A write that was dead-lettered is judged again when retried.
+     * <p>A key names one write: the returned object makes one (a second call throws {@link IllegalStateException}), and
+     * the same key with the same LOB and operation but other bytes is still taken for the first write, and not applied.
+     * A write that was dead-lettered is judged again when retried.
      *
      * @param key the caller's name for the write, such as the id of the request or job it carries out
      */
@@ -161,43 +162,55 @@ public final class LobClient implements LobWrites, AutoCloseable {
         return new Idempotent(key);
     }
 
-    /** {@link #idempotent(String)}'s writes: LobClient's, with ids derived from the key. */
+    /**
+     * {@link #idempotent(String)}'s write: LobClient's, with ids derived from the key. One: two appends under one key would
+     * send the same ids, and the writer would take the second for the first sent again, and drop it with no word.
+     */
     private final class Idempotent implements LobWrites {
         private final String key;
+        private final java.util.concurrent.atomic.AtomicBoolean used = new java.util.concurrent.atomic.AtomicBoolean();
 
         Idempotent(String key) {
             this.key = key;
         }
 
+        private String key() {
+            if (used.getAndSet(true)) {
+                throw new IllegalStateException("idempotency key " + key + " names one write, made already: call idempotent(key) "
+                        + "with a key of its own for each write");
+            }
+            return key;
+        }
+
         @Override
         public LobWrite put(String lobId, byte[] value, String contentType, Map<String, String> metadata) {
-            return putBytes(key, lobId, value, checked(contentType, metadata));
+            return putBytes(key(), lobId, value, checked(contentType, metadata));
         }
 
         @Override
         public LobWrite put(String lobId, InputStream value, long length, String contentType, Map<String, String> metadata,
                             Progress progress) throws IOException {
-            return putStream(key, lobId, value, length, checked(contentType, metadata), progress);
+            return putStream(key(), lobId, value, length, checked(contentType, metadata), progress);
         }
 
         @Override
         public LobWrite write(String lobId, long offset, InputStream data, long length, Progress progress) throws IOException {
-            return pieces(new CommandIds(key, lobId, LobOp.WRITE), offset, data, length, progress);
+            return pieces(new CommandIds(key(), lobId, LobOp.WRITE), offset, data, length, progress);
         }
 
         @Override
         public LobWrite append(String lobId, InputStream data, long length, Progress progress) throws IOException {
-            return pieces(new CommandIds(key, lobId, LobOp.APPEND), 0, data, length, progress);
+            return pieces(new CommandIds(key(), lobId, LobOp.APPEND), 0, data, length, progress);
         }
 
         @Override
         public LobWrite truncate(String lobId, long newLength) {
-            return LobClient.this.truncate(new CommandIds(key, lobId, LobOp.TRUNCATE), newLength);
+            return LobClient.this.truncate(new CommandIds(key(), lobId, LobOp.TRUNCATE), newLength);
         }
 
         @Override
         public LobWrite delete(String lobId) {
-            return LobClient.this.delete(new CommandIds(key, lobId, LobOp.DELETE));
+            return LobClient.this.delete(new CommandIds(key(), lobId, LobOp.DELETE));
         }
     }
 

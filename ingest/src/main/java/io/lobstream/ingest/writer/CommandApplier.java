@@ -110,7 +110,8 @@ public final class CommandApplier {
             store.recordRejected(source, new Rejection(invalid.kind(), invalid.reason()));
             return invalid;
         }
-        if (cmd.getCommandId() != null && !cmd.getCommandId().isEmpty() && store.commandApplied(cmd.getCommandId(), timestamp - dedupeWindowMs)) {
+        String applied = appliedMark(cmd, true);
+        if (applied != null && store.commandApplied(applied, timestamp - dedupeWindowMs)) {
             store.recordSkipped(source);
             return new Duplicate(cmd.getCommandId());
         }
@@ -123,7 +124,7 @@ public final class CommandApplier {
 
     /** Applies a command the store has not seen: its checks against the store's state, then the change. */
     private Outcome applyNew(LobCommand cmd, long timestamp, LobStore store, Source source) throws IOException {
-        Source tagged = source.withCommandId(emptyToNull(cmd.getCommandId()));
+        Source tagged = source.withCommandId(appliedMark(cmd, false));
         String id = cmd.getLobId();
         // the command's bytes are read where Avro decoded them, not copied again
         ByteBuffer data = cmd.getData().duplicate();
@@ -322,6 +323,28 @@ public final class CommandApplier {
             }
         };
     }
+
+    /**
+     * What the store remembers of {@code cmd} once it is applied, for {@code lob.command.dedupe.window.ms}: a command's
+     * commandId, so that the same command sent again is a duplicate; for a chunk of an upload, the upload's id once its
+     * last chunk published it, and nothing before (the upload's own entry tells a chunk sent again while it is open).
+     * Not each chunk's commandId: an upload that expired or whose checksum failed would then keep refusing a retry that
+     * sends its chunks with the same ids ({@code LobClient.idempotent}) as duplicates up to where the first try got, and
+     * dead-letter the rest as chunks of an unknown upload; as it is, the retry starts the upload again.
+     *
+     * @param asked {@code true} for the mark to look up for any chunk; {@code false} for the one to record, only on the last
+     * @return null if nothing is remembered
+     */
+    private static String appliedMark(LobCommand cmd, boolean asked) {
+        if (cmd.getUploadId() != null) {
+            return asked || cmd.getChunkIndex() == cmd.getChunkCount() - 1 ? UPLOAD_FINISHED + cmd.getUploadId() : null;
+        }
+        String id = emptyToNull(cmd.getCommandId());
+        return id != null && id.startsWith(UPLOAD_FINISHED) ? "\0" + id : id; // never an upload's mark
+    }
+
+    /** Before an upload's id in what the store remembers of applied commands; a commandId that begins so is told apart. */
+    static final String UPLOAD_FINISHED = "upload finished ";
 
     private static String emptyToNull(String s) {
         return s == null || s.isEmpty() ? null : s;

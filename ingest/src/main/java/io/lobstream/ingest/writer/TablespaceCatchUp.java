@@ -160,10 +160,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
          */
         UNKNOWN,
         /**
-         * It has applied offsets of {@code lob.commands} past the topic's end: it is a copy of another log than the one
-         * there is now (the topic deleted and made again, an embedded broker's directory deleted, a broker's log that lost
-         * its tail). Trusted, it would take each new command at an offset it has applied for one applied already and
-         * drop it. It is moved aside and the partition rebuilt.
+         * It has applied offsets of {@code lob.commands} past the topic's end, and the writer group has committed no
+         * offset past it: it is a copy of another log than the one there is now (the topic deleted and made again, an
+         * embedded broker's directory deleted). Trusted, it would take each new command at an offset it has applied for
+         * one applied already and drop it. It is moved aside and the partition rebuilt.
          */
         AHEAD
     }
@@ -204,7 +204,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
             if (end.isEmpty()) {
                 return Check.UNKNOWN;
             }
-            if (applied >= end.getAsLong()) {
+            // and the group's offset is in the log: past its end, the log lost records the group committed (an unclean
+            // leader election): the catch-up says so, and waits for the operator, rather than this guess at what to keep
+            if (applied >= end.getAsLong() && committed <= end.getAsLong()) {
                 log.error("partition {}: the tablespace has applied {} up to offset {}, but the topic ends at offset {}",
                         partition, tp.topic(), applied, end.getAsLong());
                 return Check.AHEAD;

@@ -75,6 +75,9 @@ class LobClientTest {
         assertThat(fresh.commandId(0)).isNotEqualTo(fresh.commandId(0));
         try (LobClient client = new LobClient(unreachable())) {
             assertThatThrownBy(() -> client.idempotent("")).isInstanceOf(IllegalArgumentException.class);
+            LobWrites once = client.idempotent("job-2");
+            once.truncate("doc", 0);
+            assertThatThrownBy(() -> once.delete("doc")).as("one write per key").isInstanceOf(IllegalStateException.class);
         }
     }
 

@@ -166,6 +166,61 @@ class CommandApplierTest {
         }
     }
 
+    /**
+     * An upload sent again with the same ids (an idempotent retry): a chunk of the published upload is a duplicate; an
+     * upload whose checksum failed starts again from its first chunk. Each chunk's commandId used to be remembered, so
+     * the retry's chunks were duplicates up to where the first try got and the rest dead-lettered as an unknown upload's,
+     * for the whole de-duplication window.
+     */
+    @Test
+    void anUploadSentAgainWithItsIdsIsADuplicateOncePublishedAndStartsAgainAfterItFailed() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        byte[] value = new byte[20];
+        java.util.Arrays.fill(value, (byte) 7);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(value);
+        long offset = 0;
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            for (int i = 0; i < 2; i++) { // the first try: its checksum does not match
+                applier.apply(chunk(id, "u1", i, value, i == 1 ? 12345 : null), key(id), p, 0, store, new Source(TOPIC + p, offset++));
+            }
+            assertThat(store.current(id)).isEmpty();
+            for (int i = 0; i < 2; i++) { // the retry, same ids, the right checksum
+                assertThat(applier.apply(chunk(id, "u1", i, value, i == 1 ? (int) crc.getValue() : null), key(id), p, 0, store,
+                        new Source(TOPIC + p, offset++))).isNotInstanceOf(CommandApplier.Rejected.class);
+            }
+            assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(20);
+            long version = store.current(id).orElseThrow().version();
+            for (int i = 0; i < 2; i++) { // and once more, after it was published
+                assertThat(applier.apply(chunk(id, "u1", i, value, i == 1 ? (int) crc.getValue() : null), key(id), p, 0, store,
+                        new Source(TOPIC + p, offset++))).isInstanceOf(CommandApplier.Duplicate.class);
+            }
+            assertThat(store.current(id).orElseThrow().version()).isEqualTo(version);
+            // a commandId that reads like an upload's mark is not taken for it
+            LobCommand named = command(id, LobOp.PUT, 0, new byte[3]);
+            named.setCommandId(CommandApplier.UPLOAD_FINISHED + "u2");
+            assertThat(applier.apply(named, key(id), p, 0, store, new Source(TOPIC + p, offset++))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(applier.apply(chunk(id, "u2", 0, new byte[3], (int) crc(new byte[3])), key(id), p, 0, store,
+                    new Source(TOPIC + p, offset))).isInstanceOf(CommandApplier.Applied.class);
+        }
+    }
+
+    /** Chunk {@code index} of two of upload {@code upload}, each 10 bytes of {@code value} (all of it, in an upload of one). */
+    private static LobCommand chunk(String id, String upload, int index, byte[] value, Integer crc32c) {
+        int count = value.length > 10 ? 2 : 1;
+        int length = count == 1 ? value.length : 10;
+        return LobCommand.newBuilder().setCommandId(upload + "/" + index).setLobId(id).setOp(LobOp.PUT).setUploadId(upload)
+                .setChunkIndex(index).setChunkCount(count).setOffset(index * 10L).setTotalLength(value.length).setCrc32c(crc32c)
+                .setData(ByteBuffer.wrap(value, index * 10, length)).setMetadata(Map.of()).setProducedAt(Instant.now()).build();
+    }
+
+    private static long crc(byte[] data) {
+        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        c.update(data);
+        return c.getValue();
+    }
+
     @Test
     void aRefusedChunkDeliveredAgainIsRefusedAgain() throws Exception {
         String id = "doc";

@@ -125,7 +125,7 @@ public record UploadEntry(String uploadId, String lobId, long version, long tota
                 return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, nextChunk, bytesDone, crc, rootPage, data, index,
                         started, touched, null, touched);
             }
-            byte[] partial = in.readNBytes(in.readInt());
+            byte[] partial = in.readNBytes(ExtentCodec.count(in, in.readInt(), 1));
             return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, nextChunk, bytesDone, crc, rootPage, data, index,
                     started, touched, partial, in.readLong());
         } catch (IOException e) {

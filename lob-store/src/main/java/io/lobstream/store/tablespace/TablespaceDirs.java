@@ -45,6 +45,8 @@ public final class TablespaceDirs {
     /** The marker of a copy that misses commands (see {@link #markIncomplete}). */
     public static final String INCOMPLETE = "INCOMPLETE";
     private static final Pattern PARTITION = Pattern.compile("p-(\\d+)");
+    /** A copy of a partition's tablespace by another name: p-N.REASON-TIME, p-N.replay-failed, p-N.replaying. */
+    private static final Pattern KEPT_ASIDE = Pattern.compile("p-\\d+\\..+");
 
     private TablespaceDirs() {
     }
@@ -180,7 +182,9 @@ public final class TablespaceDirs {
         }
         try (var s = Files.list(root)) {
             s.filter(Files::isDirectory).forEach(p -> {
-                if (!(PARTITION.matcher(p.getFileName().toString()).matches() && Files.exists(p.resolve(DESCRIPTOR)))) {
+                String name = p.getFileName().toString();
+                boolean partition = PARTITION.matcher(name).matches();
+                if (partition ? !Files.exists(p.resolve(DESCRIPTOR)) : KEPT_ASIDE.matcher(name).matches()) {
                     out.add(p);
                 }
             });
