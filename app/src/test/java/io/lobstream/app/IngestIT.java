@@ -25,6 +25,7 @@ import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.avro.Schema;
@@ -300,6 +301,10 @@ class IngestIT {
             assertThat(restarted.idempotent("job-2").append(id, new ByteArrayInputStream(more), more.length,
                     LobClient.Progress.NONE).applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
             assertThat(get(id).headers().firstValue("ETag")).as("no new version").hasValue(version);
+            // the key reused for another write: told, not dropped in silence
+            assertThat(restarted.idempotent("job-2").append(id, new ByteArrayInputStream(new byte[7]), 7, LobClient.Progress.NONE)
+                    .applied().get(60, TimeUnit.SECONDS).deadLetter())
+                    .hasValueSatisfying(d -> assertThat(d.kind()).isEqualTo(Rejection.ID_CONFLICT));
         }
         byte[] whole = Arrays.copyOf(v, v.length + more.length);
         System.arraycopy(more, 0, whole, v.length, more.length);

@@ -29,6 +29,7 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
@@ -831,9 +832,10 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
-    public boolean commandApplied(String commandId, long sinceMillis) throws IOException {
+    public OptionalLong commandApplied(String commandId, long sinceMillis) throws IOException {
         try (Latches.Held latch = openShared()) {
-            return index.commandApplied(commandId).filter(at -> at >= sinceMillis).isPresent();
+            return index.commandApplied(commandId).filter(c -> c.atMillis() >= sinceMillis)
+                    .map(c -> OptionalLong.of(c.fingerprint())).orElse(OptionalLong.empty());
         }
     }
 

@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 
 /**
@@ -121,8 +122,10 @@ public interface LobStore extends Closeable {
      * Whether a command with this id (see {@link Source#commandId()}) was applied, at a time
      * ({@link Source#atMillis()}) not before {@code sinceMillis}: the de-duplication window, measured
      * in the commands' time, so that it does not matter when {@link #forgetCommandsBefore} last ran.
+     *
+     * @return its {@link Source#fingerprint()} (0 when none was recorded), or empty if it was not applied within the window
      */
-    boolean commandApplied(String commandId, long sinceMillis) throws IOException;
+    OptionalLong commandApplied(String commandId, long sinceMillis) throws IOException;
 
     /**
      * Forgets the ids of commands applied at times ({@link Source#atMillis()}) before

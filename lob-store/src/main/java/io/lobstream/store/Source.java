@@ -10,8 +10,11 @@ package io.lobstream.store;
  * @param atMillis  the command's time in its input (a Kafka record's timestamp), which the store
  *                  keeps with the command id and the de-duplication window is measured in, so that
  *                  a replay of the input decides as the writer did; {@link #UNKNOWN_TIME}: the clock
+ * @param fingerprint what the command asked for, in a number, kept with its id: the same id sent again
+ *                  with another fingerprint is another command under a reused id, not the same one sent
+ *                  twice ({@link LobStore#commandApplied}); 0 for none
  */
-public record Source(String name, long offset, String commandId, long atMillis) {
+public record Source(String name, long offset, String commandId, long atMillis, long fingerprint) {
     public static final long UNKNOWN_TIME = Long.MIN_VALUE;
 
     public Source(String name, long offset) {
@@ -26,9 +29,13 @@ public record Source(String name, long offset, String commandId, long atMillis) 
         this(name, offset, null, atMillis);
     }
 
-    /** The same source, with the command's id. */
-    public Source withCommandId(String id) {
-        return new Source(name, offset, id, atMillis);
+    public Source(String name, long offset, String commandId, long atMillis) {
+        this(name, offset, commandId, atMillis, 0);
+    }
+
+    /** The same source, with the command's id and fingerprint. */
+    public Source withCommandId(String id, long fingerprint) {
+        return new Source(name, offset, id, atMillis, fingerprint);
     }
 
     /** The command's time, or the clock's when the input gave none. */

@@ -21,7 +21,7 @@ final class SourceMarks {
         if (source != null) {
             batch.putApplied(source.name(), source.offset());
             if (source.commandId() != null) {
-                batch.putCommand(source.commandId(), source.atMillisOrNow());
+                batch.putCommand(source.commandId(), source.atMillisOrNow(), source.fingerprint());
             }
         }
     }

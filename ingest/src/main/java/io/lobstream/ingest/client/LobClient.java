@@ -150,8 +150,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * with the same.
      *
      * <p>A key names one write: the returned object makes one (a second call throws {@link IllegalStateException}), and
-     * the same key with the same LOB and operation but other bytes is still taken for the first write, and not applied.
-     * A write that was dead-lettered is judged again when retried.
+     * the same key with the same LOB and operation but other bytes, offset or length is dead-lettered as
+     * {@code id-conflict}. A write that was dead-lettered is judged again when retried.
      *
      * @param key the caller's name for the write, such as the id of the request or job it carries out
      */

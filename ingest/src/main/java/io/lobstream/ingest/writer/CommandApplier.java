@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.zip.CRC32C;
 
 /**
@@ -110,8 +111,16 @@ public final class CommandApplier {
             store.recordRejected(source, new Rejection(invalid.kind(), invalid.reason()));
             return invalid;
         }
-        String applied = appliedMark(cmd, true);
-        if (applied != null && store.commandApplied(applied, timestamp - dedupeWindowMs)) {
+        String mark = appliedMark(cmd, true);
+        OptionalLong before = mark == null ? OptionalLong.empty() : store.commandApplied(mark, timestamp - dedupeWindowMs);
+        if (before.isPresent()) {
+            if (before.getAsLong() != 0 && comparable(cmd) && before.getAsLong() != fingerprint(cmd)) {
+                Rejected conflict = new Rejected(Rejection.ID_CONFLICT, (cmd.getUploadId() != null ? "upload " + cmd.getUploadId()
+                        : "commandId " + cmd.getCommandId()) + " was applied before as another write (other bytes, offset or "
+                        + "length): an id, or an idempotency key, names one write; a new write needs a new one");
+                store.recordRejected(source, new Rejection(conflict.kind(), conflict.reason()));
+                return conflict;
+            }
             store.recordSkipped(source);
             return new Duplicate(cmd.getCommandId());
         }
@@ -124,7 +133,7 @@ public final class CommandApplier {
 
     /** Applies a command the store has not seen: its checks against the store's state, then the change. */
     private Outcome applyNew(LobCommand cmd, long timestamp, LobStore store, Source source) throws IOException {
-        Source tagged = source.withCommandId(appliedMark(cmd, false));
+        Source tagged = source.withCommandId(appliedMark(cmd, false), fingerprint(cmd));
         String id = cmd.getLobId();
         // the command's bytes are read where Avro decoded them, not copied again
         ByteBuffer data = cmd.getData().duplicate();
@@ -341,6 +350,26 @@ public final class CommandApplier {
         }
         String id = emptyToNull(cmd.getCommandId());
         return id != null && id.startsWith(UPLOAD_FINISHED) ? "\0" + id : id; // never an upload's mark
+    }
+
+    /**
+     * What {@code cmd} asks for, in a number kept with what the store remembers of it: the op, where, how long, and the
+     * CRC32C its sender gave its bytes (which the writer checked). Sent again as it was, a command has the same; a
+     * command that reuses the id of another (a key reused for another write) most likely not. For an upload, its last
+     * chunk's: the whole value's length and CRC32C.
+     */
+    static long fingerprint(LobCommand cmd) {
+        long h = 1125899906842597L;
+        for (long v : new long[]{cmd.getOp().ordinal(), cmd.getOffset(), cmd.getTotalLength(), cmd.getData().remaining(),
+                cmd.getCrc32c() == null ? -1 : cmd.getCrc32c() & 0xffffffffL}) {
+            h = 31 * h + v;
+        }
+        return h == 0 ? 1 : h; // 0 says none
+    }
+
+    /** Whether {@code cmd}'s fingerprint is that of what its mark remembers: a command's own; an upload's last chunk's. */
+    private static boolean comparable(LobCommand cmd) {
+        return cmd.getUploadId() == null || cmd.getChunkIndex() == cmd.getChunkCount() - 1;
     }
 
     /** Before an upload's id in what the store remembers of applied commands; a commandId that begins so is told apart. */

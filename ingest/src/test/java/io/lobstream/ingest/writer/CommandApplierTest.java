@@ -206,6 +206,29 @@ class CommandApplierTest {
         }
     }
 
+    /**
+     * An id applied before, sent again as another write (an idempotency key reused): dead-lettered as such, where it was
+     * taken for the first sent again, and dropped with no word. The same command sent again is still a duplicate.
+     */
+    @Test
+    void anIdSentAgainWithOtherContentIsAConflictNotADuplicate() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        LobCommand first = command(id, LobOp.APPEND, 0, new byte[5]);
+        first.setCrc32c((int) crc(new byte[5]));
+        LobCommand reused = command(id, LobOp.APPEND, 0, new byte[]{1, 2, 3, 4, 5});
+        reused.setCommandId(first.getCommandId());
+        reused.setCrc32c((int) crc(new byte[]{1, 2, 3, 4, 5}));
+        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(first, key(id), p, 0, store, new Source(TOPIC + p, 0))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(applier.apply(first, key(id), p, 0, store, new Source(TOPIC + p, 1))).isInstanceOf(CommandApplier.Duplicate.class);
+            assertThat(applier.apply(reused, key(id), p, 0, store, new Source(TOPIC + p, 2)))
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("id-conflict"));
+            assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(5);
+            assertThat(store.rejection(new Source(TOPIC + p, 2))).isPresent(); // refused again if read again after a crash
+        }
+    }
+
     /** Chunk {@code index} of two of upload {@code upload}, each 10 bytes of {@code value} (all of it, in an upload of one). */
     private static LobCommand chunk(String id, String upload, int index, byte[] value, Integer crc32c) {
         int count = value.length > 10 ? 2 : 1;

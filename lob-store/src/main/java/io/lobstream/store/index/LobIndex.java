@@ -250,11 +250,19 @@ public final class LobIndex implements Closeable {
         forEach(uploads, v -> action.accept(UploadEntry.decode(v)));
     }
 
-    /** The time of the command (its {@code Source#atMillis}), if it was applied and is not yet forgotten. */
-    public Optional<Long> commandApplied(String commandId) throws IOException {
+    /** A command applied: when (its {@code Source#atMillis}), and its fingerprint (0: none recorded, as before fingerprints). */
+    public record AppliedCommand(long atMillis, long fingerprint) {
+    }
+
+    /** The command with this id, if it was applied and is not yet forgotten. */
+    public Optional<AppliedCommand> commandApplied(String commandId) throws IOException {
         try {
             byte[] v = db.get(commands, commandId.getBytes(StandardCharsets.UTF_8));
-            return v == null ? Optional.empty() : Optional.of(bytesLong(v));
+            if (v == null) {
+                return Optional.empty();
+            }
+            ByteBuffer b = ByteBuffer.wrap(v);
+            return Optional.of(new AppliedCommand(b.getLong(), b.remaining() >= 8 ? b.getLong() : 0));
         } catch (RocksDBException e) {
             throw new IOException(e);
         }
@@ -476,8 +484,10 @@ public final class LobIndex implements Closeable {
             return delete(uploads, uploadId.getBytes(StandardCharsets.UTF_8));
         }
 
-        public Batch putCommand(String commandId, long appliedAtMillis) throws IOException {
-            return put(commands, commandId.getBytes(StandardCharsets.UTF_8), longBytes(appliedAtMillis));
+        /** The time first, as {@link #forgetCommandsBefore} reads it; then the fingerprint, unless there is none. */
+        public Batch putCommand(String commandId, long appliedAtMillis, long fingerprint) throws IOException {
+            byte[] v = fingerprint == 0 ? longBytes(appliedAtMillis) : ByteBuffer.allocate(16).putLong(appliedAtMillis).putLong(fingerprint).array();
+            return put(commands, commandId.getBytes(StandardCharsets.UTF_8), v);
         }
 
         /** Records why the command at {@code offset} of {@code source} was not applied (forgotten with the command ids). */

@@ -14,6 +14,8 @@ public record Rejection(String kind, String reason) {
     /** The kinds the store itself records, for chunks it refuses (in the batch that records them applied). */
     public static final String UPLOAD = "upload";
     public static final String CRC_MISMATCH = "crc-mismatch";
+    /** A commandId (or an upload's id) applied before, sent again as another write: a reused id or idempotency key. */
+    public static final String ID_CONFLICT = "id-conflict";
 
     byte[] encode(long atMillis) {
         byte[] k = kind.getBytes(StandardCharsets.UTF_8);
