@@ -147,12 +147,18 @@ public final class DefaultLobStore implements LobStore {
         LobIndex index;
         try {
             index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX));
-            if (made) {
-                TablespaceDirs.syncDirectory(dir); // the names of both: an index without its page file is refused above
-            }
         } catch (IOException e) {
             file.close();
             throw e;
+        }
+        if (made) {
+            try {
+                TablespaceDirs.syncDirectory(dir); // the names of both: an index without its page file is refused above
+            } catch (IOException e) {
+                index.close();
+                file.close();
+                throw e;
+            }
         }
         StoreMetrics metrics = null;
         try {

@@ -65,7 +65,8 @@ final class FsckCommand implements Callable<Integer> {
         List<Integer> partitions = TablespaceDirs.partitions(dir);
         boolean single = partitions.isEmpty() && Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR));
         List<Path> others = single ? List.of() : TablespaceDirs.notTablespaces(dir);
-        if (partitions.isEmpty() && !single && others.stream().noneMatch(FsckCommand::lostItsDescriptor)) {
+        boolean nothingToCheck = partitions.isEmpty() && !single && others.stream().noneMatch(FsckCommand::lostItsDescriptor);
+        if (nothingToCheck && others.isEmpty()) {
             return cannotCheck(mapper, "no tablespaces under " + dir);
         }
         ObjectNode root = mapper.createObjectNode();
@@ -110,11 +111,13 @@ final class FsckCommand implements Callable<Integer> {
                 }
             } else {
                 long bytes = DataDirs.size(other);
-                boolean replaying = replayRunning(other);
-                keptAside.add(mapper.createObjectNode().put("path", other.toString()).put("bytes", bytes).put("replay_running", replaying));
+                // not asked whether a replay holds its lock: asking takes the lock for a moment, and a replay starting then fails
+                boolean staging = other.getFileName().toString().endsWith(".replaying");
+                keptAside.add(mapper.createObjectNode().put("path", other.toString()).put("bytes", bytes).put("replay_staging", staging));
                 if (!json) {
-                    System.out.printf("%s: %s (%d MB), not checked%s%n", other, replaying ? "a replay is building it" : "kept aside",
-                            bytes >> 20, replaying ? "" : ": look, then remove it");
+                    System.out.printf("%s: %s (%d MB), not checked%n", other, staging
+                            ? "a replay's staging (one running builds it; one stopped left it, and the next replay removes it)"
+                            : "kept aside: look, then remove it", bytes >> 20);
                 }
             }
         }
@@ -123,32 +126,19 @@ final class FsckCommand implements Callable<Integer> {
         root.set("kept_aside", keptAside);
         if (json) {
             System.out.println(mapper.writeValueAsString(root));
+        } else if (nothingToCheck) {
+            System.out.println("fsck: no tablespace under " + dir + " to check");
         } else if (held.isEmpty()) {
             System.out.println(total.ok() ? "fsck: clean" : "fsck: " + total.problems().size() + " problem(s)");
         } else {
             System.out.println("fsck: " + (total.ok() ? "no problems" : total.problems().size() + " problem(s)") + " in what was checked; "
                     + held.size() + " tablespace(s) open in a running node not checked");
         }
-        return !total.ok() ? 1 : held.isEmpty() ? 0 : 2; // problems found come first: what a script must not miss
+        return !total.ok() ? 1 : held.isEmpty() && !nothingToCheck ? 0 : 2; // problems found come first: what a script must not miss
     }
 
     private static boolean lostItsDescriptor(Path dir) {
         return dir.getFileName().toString().matches("p-\\d+");
-    }
-
-    /** Whether {@code dir} is the staging directory of a replay that runs now (it holds its lock file). */
-    private static boolean replayRunning(Path dir) {
-        String name = dir.getFileName().toString();
-        if (!name.endsWith(".replaying")) {
-            return false;
-        }
-        Path partitionDir = dir.resolveSibling(name.substring(0, name.length() - ".replaying".length()));
-        try (FileChannel lock = FileChannel.open(TablespaceDirs.replayLock(partitionDir), StandardOpenOption.WRITE);
-             FileLock held = lock.tryLock()) {
-            return held == null;
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
     }
 
     /** Exit 2 with {@code why}: on stderr, and with --json as the one JSON object on stdout too. */

@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.ingest.replay.DeadLetterRedrive;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.index.Rejection;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,7 +26,8 @@ final class RedriveCommand implements Callable<Integer> {
     ClusterOptions cluster;
 
     @Option(names = "--kind", paramLabel = "KIND", description = "Only letters of this kind (lob.dlq.kind: undecodable, too-large, "
-            + "not-found, ...); repeatable. Default: every kind.")
+            + "not-found, ...); repeatable. Default: every kind but id-conflict (a write its sender was told failed, and has "
+            + "likely sent again under an id of its own).")
     Set<String> kinds = new LinkedHashSet<>();
 
     @Option(names = "--partition", paramLabel = "P", description = "Only this partition of the dead-letter topic (a command's "
@@ -52,7 +54,7 @@ final class RedriveCommand implements Callable<Integer> {
         }
         LobStreamConfig config = cluster.streamConfig(null);
         BrokerCheck.requireAnswer(config, BrokerCheck.WAIT);
-        DeadLetterRedrive.Result r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() || kinds.contains(k), dryRun);
+        DeadLetterRedrive.Result r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() ? !Rejection.ID_CONFLICT.equals(k) : kinds.contains(k), dryRun);
         spec.commandLine().getErr().printf("redrive: %d dead letters read, %d %s to %s, %d left (another topic's, or another kind)%n",
                 r.read(), r.redriven(), dryRun ? "would be sent back" : "sent back", config.topics().commands(), r.left());
         if (json) {

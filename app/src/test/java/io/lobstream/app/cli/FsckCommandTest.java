@@ -81,7 +81,7 @@ class FsckCommandTest {
         java.nio.file.Files.createDirectories(aside);
         java.nio.file.Files.write(aside.resolve(TablespaceDirs.PAGES), new byte[3 << 20]);
         String out = stdout(() -> assertThat(fsck(dataDir.toString(), "--json")).isZero());
-        assertThat(out).contains("\"kept_aside\":[{\"path\":\"" + aside + "\",\"bytes\":" + (3 << 20) + ",\"replay_running\":false}]");
+        assertThat(out).contains("\"kept_aside\":[{\"path\":\"" + aside + "\",\"bytes\":" + (3 << 20) + ",\"replay_staging\":false}]");
 
         java.nio.file.Files.createDirectories(TablespaceDirs.partitionDir(dataDir, 1).resolve(TablespaceDirs.INDEX));
         out = stdout(() -> assertThat(fsck(dataDir.toString())).isEqualTo(1));

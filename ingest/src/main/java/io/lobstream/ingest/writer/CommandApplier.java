@@ -33,8 +33,8 @@ import java.util.zip.CRC32C;
  * <p>Every command is checked before it touches the store; a command that cannot be applied is
  * {@link Rejected} with a kind (the dead-letter header {@code lob.dlq.kind}) and a reason:
  * {@code invalid}, {@code too-large}, {@code out-of-range}, {@code not-found},
- * {@code crc-mismatch}, {@code upload} (a chunk that does not continue its upload) or
- * {@code unsupported}.
+ * {@code crc-mismatch}, {@code upload} (a chunk that does not continue its upload),
+ * {@code unsupported} or {@code id-conflict} (an id applied before, sent again as another write).
  */
 public final class CommandApplier {
     private static final Logger log = LoggerFactory.getLogger(CommandApplier.class);
@@ -113,6 +113,11 @@ public final class CommandApplier {
         }
         String mark = appliedMark(cmd, true);
         OptionalLong before = mark == null ? OptionalLong.empty() : store.commandApplied(mark, timestamp - dedupeWindowMs);
+        if (before.isEmpty() && cmd.getUploadId() != null && cmd.getCommandId() != null && !cmd.getCommandId().isEmpty()) {
+            // the release before remembered each chunk by its commandId, not its upload by its id: a chunk it applied
+            // within the window, sent again, is still a duplicate (else its upload would begin again, and publish twice)
+            before = store.commandApplied(cmd.getCommandId(), timestamp - dedupeWindowMs);
+        }
         if (before.isPresent()) {
             if (before.getAsLong() != 0 && comparable(cmd) && before.getAsLong() != fingerprint(cmd)) {
                 Rejected conflict = new Rejected(Rejection.ID_CONFLICT, (cmd.getUploadId() != null ? "upload " + cmd.getUploadId()
@@ -349,7 +354,8 @@ public final class CommandApplier {
             return asked || cmd.getChunkIndex() == cmd.getChunkCount() - 1 ? UPLOAD_FINISHED + cmd.getUploadId() : null;
         }
         String id = emptyToNull(cmd.getCommandId());
-        return id != null && id.startsWith(UPLOAD_FINISHED) ? "\0" + id : id; // never an upload's mark
+        // never an upload's mark, and one to one: what begins with the mark's prefix or with the escape is escaped
+        return id != null && (id.startsWith(UPLOAD_FINISHED) || id.startsWith("\0")) ? "\0" + id : id;
     }
 
     /**
@@ -360,8 +366,9 @@ public final class CommandApplier {
      */
     static long fingerprint(LobCommand cmd) {
         long h = 1125899906842597L;
-        for (long v : new long[]{cmd.getOp().ordinal(), cmd.getOffset(), cmd.getTotalLength(), cmd.getData().remaining(),
-                cmd.getCrc32c() == null ? -1 : cmd.getCrc32c() & 0xffffffffL}) {
+        boolean chunk = cmd.getUploadId() != null; // the whole value's, not how lob.chunk.size cut it
+        for (long v : new long[]{cmd.getOp().ordinal(), chunk ? 0 : cmd.getOffset(), cmd.getTotalLength(),
+                chunk ? 0 : cmd.getData().remaining(), cmd.getCrc32c() == null ? -1 : cmd.getCrc32c() & 0xffffffffL}) {
             h = 31 * h + v;
         }
         return h == 0 ? 1 : h; // 0 says none

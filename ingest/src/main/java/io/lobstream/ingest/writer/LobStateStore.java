@@ -90,6 +90,11 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 store = open();
                 check = catchUp.check(partition, store);
             }
+            if (check == TablespaceCatchUp.Check.LOG_LOST) {
+                // said by the check; the next init waits, as after any failure, and asks again
+                throw failed(new UncheckedIOException(new IOException("partition " + partition + ": " + "lob.commands lost records "
+                        + "the writer group committed; the task waits for its offset to be reset (logged above)")));
+            }
             if (check != TablespaceCatchUp.Check.CURRENT) {
                 // checked and caught up on a thread of its own (see TablespaceCatchUp); this init gives way and is retried
                 store.close();

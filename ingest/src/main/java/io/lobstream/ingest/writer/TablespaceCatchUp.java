@@ -165,7 +165,26 @@ public final class TablespaceCatchUp implements AutoCloseable {
          * embedded broker's directory deleted). Trusted, it would take each new command at an offset it has applied for
          * one applied already and drop it. It is moved aside and the partition rebuilt.
          */
-        AHEAD
+        AHEAD,
+        /**
+         * It has applied offsets past the topic's end, and the writer group committed offsets past it too: the log lost
+         * records that were committed (an unclean leader election, a broker's lost disk). Neither the tablespace nor the
+         * group's offset is a place to go on from (the consumer would start past the end, and new commands at the offsets
+         * the tablespace applied would be taken for applied ones): the task does not start until an operator resets the
+         * group's offset ({@link #logLost}), after which the tablespace is {@link #AHEAD}.
+         */
+        LOG_LOST
+    }
+
+    /** What the operator is told when a partition's log lost records the writer group committed ({@link Check#LOG_LOST}). */
+    public String logLost(int partition, long applied, long committed, long end) {
+        String topic = config.topics().commands();
+        return "partition " + partition + ": " + topic + " ends at offset " + end + ", but the tablespace applied up to " + applied
+                + " and the writer group committed " + committed + ": the log lost records that were committed (an unclean "
+                + "leader election, a lost disk?). The task does not start. To go on with the log there is, stop the writer "
+                + "nodes and reset the group's offset to the log's end (kafka-consumer-groups --bootstrap-server ... --group "
+                + config.get(LobStreamConfig.APPLICATION_ID) + " --topic " + topic + ":" + partition
+                + " --reset-offsets --to-latest --execute); a node then moves the tablespace aside and rebuilds it from the log";
     }
 
     /**
@@ -204,9 +223,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
             if (end.isEmpty()) {
                 return Check.UNKNOWN;
             }
-            // and the group's offset is in the log: past its end, the log lost records the group committed (an unclean
-            // leader election): the catch-up says so, and waits for the operator, rather than this guess at what to keep
-            if (applied >= end.getAsLong() && committed <= end.getAsLong()) {
+            if (applied >= end.getAsLong()) {
+                if (committed > end.getAsLong()) { // the group's offset is past the end too: no guess at what to keep
+                    log.error(logLost(partition, applied, committed, end.getAsLong()));
+                    return Check.LOG_LOST;
+                }
                 log.error("partition {}: the tablespace has applied {} up to offset {}, but the topic ends at offset {}",
                         partition, tp.topic(), applied, end.getAsLong());
                 return Check.AHEAD;

@@ -197,6 +197,16 @@ class CommandApplierTest {
                         new Source(TOPIC + p, offset++))).isInstanceOf(CommandApplier.Duplicate.class);
             }
             assertThat(store.current(id).orElseThrow().version()).isEqualTo(version);
+            // the same value sent again in one chunk (another lob.chunk.size): the same write, not a conflict
+            LobCommand whole = LobCommand.newBuilder().setCommandId("u1/0").setLobId(id).setOp(LobOp.PUT).setUploadId("u1")
+                    .setChunkIndex(0).setChunkCount(1).setOffset(0).setTotalLength(value.length).setCrc32c((int) crc.getValue())
+                    .setData(ByteBuffer.wrap(value)).setMetadata(Map.of()).setProducedAt(Instant.now()).build();
+            assertThat(applier.apply(whole, key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                    .isInstanceOf(CommandApplier.Duplicate.class);
+            // a chunk the release before applied, remembered by its commandId alone: still a duplicate after an upgrade
+            store.recordSkipped(new Source(TOPIC + p, offset++, "u9/0"));
+            assertThat(applier.apply(chunk(id, "u9", 0, value, null), key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                    .isInstanceOf(CommandApplier.Duplicate.class);
             // a commandId that reads like an upload's mark is not taken for it
             LobCommand named = command(id, LobOp.PUT, 0, new byte[3]);
             named.setCommandId(CommandApplier.UPLOAD_FINISHED + "u2");
