@@ -115,9 +115,9 @@ final class FsckCommand implements Callable<Integer> {
                 boolean staging = other.getFileName().toString().endsWith(".replaying");
                 keptAside.add(mapper.createObjectNode().put("path", other.toString()).put("bytes", bytes).put("replay_staging", staging));
                 if (!json) {
-                    System.out.printf("%s: %s (%d MB), not checked%n", other, staging
-                            ? "a replay's staging (one running builds it; one stopped left it, and the next replay removes it)"
-                            : "kept aside: look, then remove it", bytes >> 20);
+                    System.out.printf("%s: %s (%d MB), not checked: %s%n", other, staging ? "a replay's staging" : "kept aside",
+                            bytes >> 20, staging ? "a replay running builds it, or one stopped left it (the next replay removes it)"
+                                    : "look, then remove it");
                 }
             }
         }

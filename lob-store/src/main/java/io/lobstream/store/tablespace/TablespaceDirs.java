@@ -151,18 +151,12 @@ public final class TablespaceDirs {
 
     /** Partitions that have a tablespace under {@code dataDir}, sorted. */
     public static List<Integer> partitions(Path dataDir) throws IOException {
-        Path root = dataDir.resolve("tablespaces");
         List<Integer> out = new ArrayList<>();
-        if (!Files.isDirectory(root)) {
-            return out;
-        }
-        try (var s = Files.list(root)) {
-            s.forEach(p -> {
-                Matcher m = PARTITION.matcher(p.getFileName().toString());
-                if (m.matches() && Files.exists(p.resolve(DESCRIPTOR))) {
-                    out.add(Integer.parseInt(m.group(1)));
-                }
-            });
+        for (Path p : directories(dataDir)) {
+            Matcher m = PARTITION.matcher(p.getFileName().toString());
+            if (m.matches() && Files.exists(p.resolve(DESCRIPTOR))) {
+                out.add(Integer.parseInt(m.group(1)));
+            }
         }
         out.sort(null);
         return out;
@@ -170,27 +164,30 @@ public final class TablespaceDirs {
 
     /**
      * What else is under {@code dataDir}'s tablespaces, sorted by name: copies a node or a replay kept aside
-     * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.replay-failed}, a replay's staging left by a
-     * replay that was stopped) and {@code p-N} directories without a descriptor. Nothing removes them: fsck lists
+     * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.replay-failed}, a replay's staging) and
+     * {@code p-N} directories without a descriptor. Nothing removes them (but the next replay its staging): fsck lists
      * them, for the operator to look at and remove.
      */
     public static List<Path> notTablespaces(Path dataDir) throws IOException {
-        Path root = dataDir.resolve("tablespaces");
         List<Path> out = new ArrayList<>();
+        for (Path p : directories(dataDir)) {
+            String name = p.getFileName().toString();
+            if (PARTITION.matcher(name).matches() ? !Files.exists(p.resolve(DESCRIPTOR)) : KEPT_ASIDE.matcher(name).matches()) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    /** The directories under {@code dataDir}'s tablespaces, sorted by name (none if it has none). */
+    private static List<Path> directories(Path dataDir) throws IOException {
+        Path root = dataDir.resolve("tablespaces");
         if (!Files.isDirectory(root)) {
-            return out;
+            return List.of();
         }
         try (var s = Files.list(root)) {
-            s.filter(Files::isDirectory).forEach(p -> {
-                String name = p.getFileName().toString();
-                boolean partition = PARTITION.matcher(name).matches();
-                if (partition ? !Files.exists(p.resolve(DESCRIPTOR)) : KEPT_ASIDE.matcher(name).matches()) {
-                    out.add(p);
-                }
-            });
+            return s.filter(Files::isDirectory).sorted().toList();
         }
-        out.sort(null);
-        return out;
     }
 
     /**
