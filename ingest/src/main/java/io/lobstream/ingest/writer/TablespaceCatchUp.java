@@ -226,6 +226,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
             if (applied >= end.getAsLong()) {
                 if (committed > end.getAsLong()) { // the group's offset is past the end too: no guess at what to keep
                     log.error(logLost(partition, applied, committed, end.getAsLong()));
+                    metrics.logLost(partition);
                     return Check.LOG_LOST;
                 }
                 log.error("partition {}: the tablespace has applied {} up to offset {}, but the topic ends at offset {}",

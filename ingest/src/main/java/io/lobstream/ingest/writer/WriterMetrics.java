@@ -98,6 +98,17 @@ public final class WriterMetrics {
                 .register(registry).increment();
     }
 
+    /**
+     * A task's start found its partition's log shorter than both its tablespace and the writer group's committed offset
+     * (an unclean leader election): the task does not start until an operator resets the group's offset (logged).
+     */
+    public void logLost(int partition) {
+        Counter.builder("lob_log_lost_checks").tag("partition", Integer.toString(partition))
+                .description("Task starts refused as lob.commands lost records the writer group committed (reset the group's "
+                        + "offset: logged)")
+                .register(registry).increment();
+    }
+
     /** {@code n} undo records produced again because purge had consumed them without a reclaim (counted as re-emitted too). */
     public void undoResent(int n) {
         Counter.builder("lob_undo_records_resent")

@@ -1,0 +1,97 @@
+package io.lobstream.app;
+
+import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.client.LobClient;
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.Source;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import static io.lobstream.app.Nodes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A log that lost records the writer group committed (an unclean leader election; here the group's offset and the
+ * tablespace moved past the log's end while the node was down): the partition's task does not start, where it used to
+ * start with the tablespace taken for current and take new commands at offsets it had applied for applied ones. Once
+ * the operator resets the group's offset to the log's end, as the node logs, the tablespace is found ahead of the log,
+ * moved aside, and the partition rebuilt from what the log has.
+ */
+class LogLostIT {
+    @TempDir
+    static Path dir;
+
+    @Test
+    void aLogThatLostCommittedRecordsHoldsThePartitionUntilItsOffsetIsResetThenItIsRebuilt() throws Exception {
+        try (EmbeddedCluster cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0);
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            LobStreamConfig config = Nodes.config(cluster, dir.resolve("node"), 1, "log-lost", 1);
+            byte[] a = bytes(1000, 1);
+            byte[] b = bytes(2000, 2);
+            LobNode node = Nodes.start(config);
+            try (LobClient client = new LobClient(config)) {
+                assertThat(client.put("a", a, null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
+                assertThat(client.put("b", b, null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
+            }
+            node.close(true);
+
+            String group = config.get(LobStreamConfig.APPLICATION_ID);
+            TopicPartition tp = new TopicPartition(config.topics().commands(), 0);
+            long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
+            setGroupOffset(admin, group, tp, end + 100);
+            try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(config.dataDir(), 0), LobStoreConfig.defaults())) {
+                store.recordSkipped(new Source(tp.topic() + "-0", end + 99, null));
+            }
+            LobNode held = new LobNode(config, LobStoreConfig.defaults()).start();
+            try {
+                await().atMost(Duration.ofSeconds(90)).until(() -> {
+                    var refused = held.meters().find("lob_log_lost_checks").counter();
+                    return refused != null && refused.count() >= 2; // refused, and again when the task tried again
+                });
+                assertThat(held.tablespaces().all()).as("the partition is not served").doesNotContainKey(0);
+            } finally {
+                held.close(true);
+            }
+
+            setGroupOffset(admin, group, tp, end); // kafka-consumer-groups --reset-offsets --to-latest, as the node logged
+            node = Nodes.start(config);
+            try {
+                LobNode rebuilt = node;
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                    assertThat(Nodes.get(rebuilt, "a", null).body()).isEqualTo(a);
+                    assertThat(Nodes.get(rebuilt, "b", null).body()).isEqualTo(b);
+                });
+                try (var siblings = Files.list(TablespaceDirs.partitionDir(config.dataDir(), 0).getParent())) {
+                    assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-0.ahead-of-log-"));
+                }
+                assertThat(Nodes.fsck(rebuilt).problems()).isEmpty();
+            } finally {
+                node.close(true);
+            }
+        }
+    }
+
+    /** Commits {@code offset} for the group, once its last member has left (an empty group's offsets only can be altered). */
+    private static void setGroupOffset(Admin admin, String group, TopicPartition tp, long offset) {
+        await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
+            admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(offset))).all().get();
+            return true;
+        });
+    }
+}
