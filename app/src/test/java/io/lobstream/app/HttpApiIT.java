@@ -5,6 +5,7 @@ import io.lobstream.app.cli.LobStreamCli;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.app.embedded.EmbeddedKafka;
 import io.lobstream.ingest.LobNode;
+import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -17,6 +18,7 @@ import picocli.CommandLine;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -67,7 +69,8 @@ class HttpApiIT {
     @BeforeAll
     static void start() throws Exception {
         cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0);
-        a = Nodes.start(Nodes.config(cluster, dir.resolve("a"), 4, "http-a", 1));
+        // a cuts a response its client stopped reading after 3 s (60 s by default), for the test of it
+        a = Nodes.start(Nodes.config(cluster, dir.resolve("a"), 4, "http-a", 1).with(LobStreamConfig.HTTP_STALL_TIMEOUT_MS.name(), 3000));
         b = Nodes.start(Nodes.config(cluster, dir.resolve("b"), 4, "http-b", 1));
         Nodes.awaitSplit(a, b, 4); // settled: which node owns each id is chosen once, below
         client = new LobClient(Nodes.config(cluster, dir.resolve("client"), 4, "", 1));
@@ -298,28 +301,31 @@ class HttpApiIT {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("content type");
     }
 
-    /** Slow readers of large values hold at most 28 of a node's 32 HTTP threads: the rest answer /status at once. */
+    /**
+     * Slow readers of large values hold at most 28 of a node's 32 HTTP threads: the rest answer /status at once. On b, which
+     * cuts a stalled response after the default 60 s, not a's 3 s.
+     */
     @Test
     void slowReadersLeaveThreadsForStatus() throws Exception {
-        String big = idOwnedBy(a, "slow-");
+        String big = idOwnedBy(b, "slow-");
         byte[] value = bytes(8 << 20, 11);
         client.put(big, value, null).get();
-        awaitValue(a, big, value);
+        awaitValue(b, big, value);
         List<Socket> readers = new ArrayList<>();
         try {
             for (int i = 0; i < 28; i++) { // each asks for the value and reads nothing: its thread blocks in the write
                 Socket s = new Socket();
                 s.setReceiveBufferSize(4096);
-                s.connect(new java.net.InetSocketAddress("127.0.0.1", a.httpPort()));
+                s.connect(new java.net.InetSocketAddress("127.0.0.1", b.httpPort()));
                 s.getOutputStream().write(("GET /lobs/" + big + " HTTP/1.1\r\nHost: x\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
                 readers.add(s);
             }
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-                HttpResponse<byte[]> more = get(a, big, "bytes=0-0");
+                HttpResponse<byte[]> more = get(b, big, "bytes=0-0");
                 assertThat(more.statusCode()).isEqualTo(503);
                 assertThat(more.headers().firstValue("Retry-After")).contains("1");
             });
-            HttpResponse<String> status = Nodes.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort() + "/status"))
+            HttpResponse<String> status = Nodes.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + b.httpPort() + "/status"))
                     .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(status.statusCode()).isEqualTo(200);
         } finally {
@@ -327,7 +333,7 @@ class HttpApiIT {
                 s.close();
             }
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> get(a, big, "bytes=0-0").statusCode() == 206);
+        await().atMost(Duration.ofSeconds(30)).until(() -> get(b, big, "bytes=0-0").statusCode() == 206);
     }
 
     /** A read that fails before its status line is answered, with why: a corrupt page by its number. */
@@ -414,6 +420,33 @@ class HttpApiIT {
         assertThat(proxied.body()).isEqualTo(valueA);
         assertThat(proxied.headers().firstValue("X-LobStream-Served-By")).contains("127.0.0.1:" + a.httpPort());
         assertThat(get(a, onA, null).headers().firstValue("X-LobStream-Served-By")).isEmpty();
+    }
+
+    /**
+     * A client that stops reading a large value: the node closes its connection after lob.http.stall.timeout.ms, where it
+     * held a thread, and one of its value reads, for as long as the client kept the connection open. The client finds
+     * the body cut short; the node serves the next read.
+     */
+    @Test
+    void aClientThatStopsReadingIsCutOff() throws Exception {
+        String id = idOwnedBy(a, "stalled-");
+        byte[] value = bytes(16 << 20, 41);
+        client.put(id, value, null).applied(Duration.ofSeconds(60)).get();
+        double before = stalled(a);
+        try (Socket socket = new Socket()) {
+            socket.setReceiveBufferSize(8192); // before connecting: a small window, so the node's writes block soon
+            socket.connect(new InetSocketAddress("127.0.0.1", a.httpPort()));
+            socket.getOutputStream().write(("GET /lobs/" + id + " HTTP/1.1\r\nHost: test\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            await().atMost(Duration.ofSeconds(60)).until(() -> stalled(a) > before); // read nothing meanwhile
+            long got = socket.getInputStream().transferTo(java.io.OutputStream.nullOutputStream()); // to the close
+            assertThat(got).as("headers and the bytes buffered before the node stopped").isLessThan(value.length);
+        }
+        assertThat(get(a, id, null).body()).isEqualTo(value);
+    }
+
+    private static double stalled(LobNode node) {
+        var c = node.meters().find("lob_http_stalled_responses").counter();
+        return c == null ? 0 : c.count();
     }
 
     /**

@@ -86,7 +86,8 @@ public final class LobNode implements AutoCloseable {
         }
         try {
             http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
-                    config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters);
+                    config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters,
+                    java.time.Duration.ofMillis(config.get(LobStreamConfig.HTTP_STALL_TIMEOUT_MS)));
             catchUps = new TablespaceCatchUp(config, new WriterMetrics(meters));
             Properties streamsProperties = streamsProperties();
             warnIfBackpressureCanOutlastTransactions(partitions, transactionTimeoutMs(streamsProperties));

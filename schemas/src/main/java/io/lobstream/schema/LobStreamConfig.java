@@ -55,6 +55,10 @@ public final class LobStreamConfig {
             "Host name other nodes use to reach this node's HTTP API (empty = lob.http.host).");
     public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", DEFAULT_HTTP_PORT, 0, 65535,
             "Port of the node's HTTP read API (0 = any free port).");
+    public static final ConfigKey<Integer> HTTP_STALL_TIMEOUT_MS = ConfigKey.integer("lob.http.stall.timeout.ms", 60_000, 1000,
+            Integer.MAX_VALUE, "A value's response whose client read nothing for this long is cut (its connection closed): a "
+                    + "client that stopped reading held a thread, and one of the node's 28 value reads, for as long as it kept "
+                    + "the connection open. A slow client that still reads is not cut.");
     public static final ConfigKey<String> APPLICATION_ID = ConfigKey.string("lob.writer.application.id", "lobstream-writer",
             "Kafka Streams application id of the writer nodes (also their consumer group).");
     public static final ConfigKey<Integer> STREAM_THREADS = ConfigKey.integer("lob.writer.threads", 2, 1, 64,
@@ -105,7 +109,7 @@ public final class LobStreamConfig {
                     + "0: never; otherwise at least 100.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
-            VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, APPLICATION_ID, STREAM_THREADS,
+            VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, HTTP_STALL_TIMEOUT_MS, APPLICATION_ID, STREAM_THREADS,
             COMMIT_INTERVAL_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS, COMPACT_INTERVAL_MS,
             COMMANDS_RETENTION_MS, PURGE_GROUP, UNDO_RESEND_INTERVAL_MS);
     /** The names of this class's keys and of the engine's ({@code LobStoreConfig}), which come in the same settings. */

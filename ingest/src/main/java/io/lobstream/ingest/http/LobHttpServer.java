@@ -23,6 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.channels.ClosedChannelException;
@@ -68,7 +69,9 @@ public final class LobHttpServer implements AutoCloseable {
      * of that partition wait, and a client asking again and again would keep the writer waiting most of the time.
      */
     private final Semaphore fscks = new Semaphore(1);
-    private final OwnerProxy proxy = new OwnerProxy(OwnerProxy.CONNECT_TIMEOUT, OwnerProxy.READ_TIMEOUT);
+    /** Closes the connection of a value's response its client stopped reading ({@code lob.http.stall.timeout.ms}). */
+    private final StallWatchdog stalls;
+    private final OwnerProxy proxy;
     private volatile KafkaStreams streams;
     private volatile Supplier<? extends Collection<Integer>> catchingUp = List::of;
     private volatile Supplier<? extends Map<Integer, Long>> catchUpRemaining = Map::of;
@@ -77,7 +80,11 @@ public final class LobHttpServer implements AutoCloseable {
     private final String commandsTopic;
 
     public LobHttpServer(String host, String advertisedHost, int port, String commandsTopic, TablespaceRegistry registry,
-                         PrometheusMeterRegistry prometheus) throws IOException {
+                         PrometheusMeterRegistry prometheus, Duration stallTimeout) throws IOException {
+        io.micrometer.core.instrument.Counter stalled = io.micrometer.core.instrument.Counter.builder("lob_http_stalled_responses")
+                .description("Value responses cut as their client read nothing for lob.http.stall.timeout.ms").register(prometheus);
+        this.stalls = new StallWatchdog(stallTimeout, stalled::increment);
+        this.proxy = new OwnerProxy(OwnerProxy.CONNECT_TIMEOUT, OwnerProxy.READ_TIMEOUT, stalls);
         this.advertisedHost = advertisedHost == null || advertisedHost.isEmpty() ? host : advertisedHost;
         this.commandsTopic = commandsTopic;
         this.registry = registry;
@@ -274,9 +281,9 @@ public final class LobHttpServer implements AutoCloseable {
                 return;
             }
             ex.sendResponseHeaders(status, count == 0 ? -1 : count);
-            try (InputStream in = h.stream(from, from + count)) {
+            try (InputStream in = h.stream(from, from + count); StallWatchdog.Watch w = stalls.watch(ex)) {
                 // the body stream is closed with the exchange, never before it (Responses.cutShort says why)
-                in.transferTo(ex.getResponseBody());
+                in.transferTo(w.body());
             }
         }
     }
@@ -393,5 +400,6 @@ public final class LobHttpServer implements AutoCloseable {
     public void close() {
         server.stop(0);
         executor.shutdownNow();
+        stalls.close();
     }
 }

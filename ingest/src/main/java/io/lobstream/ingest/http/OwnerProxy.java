@@ -37,10 +37,17 @@ final class OwnerProxy {
 
     private final Duration connectTimeout;
     private final Duration readTimeout;
+    /** Watches the bodies this node sends on, to a client that may stop reading; null: none. */
+    private final StallWatchdog stalls;
 
     OwnerProxy(Duration connectTimeout, Duration readTimeout) {
+        this(connectTimeout, readTimeout, null);
+    }
+
+    OwnerProxy(Duration connectTimeout, Duration readTimeout, StallWatchdog stalls) {
         this.connectTimeout = connectTimeout;
         this.readTimeout = readTimeout;
+        this.stalls = stalls;
     }
 
     /** @param self this node, as the owner knows it: an owner that cannot serve the request names it in its answer */
@@ -78,7 +85,13 @@ final class OwnerProxy {
             ex.sendResponseHeaders(status, noBody || len == 0 ? -1 : len < 0 ? 0 : len);
             if (!noBody) {
                 // not closed here but with the exchange (Responses.cutShort says why)
-                resp.body().transferTo(ex.getResponseBody());
+                if (stalls == null) {
+                    resp.body().transferTo(ex.getResponseBody());
+                } else {
+                    try (StallWatchdog.Watch w = stalls.watch(ex)) {
+                        resp.body().transferTo(w.body());
+                    }
+                }
             }
         } catch (IOException e) {
             if (answered) {

@@ -1,0 +1,116 @@
+package io.lobstream.ingest.http;
+
+import com.sun.net.httpserver.HttpExchange;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Closes the connection of a response whose body made no progress for {@code lob.http.stall.timeout.ms}: a client that
+ * stopped reading. The JDK server writes a body with blocking writes and no time limit, so such a client held its
+ * thread, and one of the node's value reads, for as long as it kept the connection open; as many of them as reads
+ * stopped every read of the node. A slow client that still reads is not cut: the time counts from the last write that
+ * went through, and a write is at most {@link #PIECE} bytes.
+ *
+ * <p>The close runs on a thread of its own: closing an exchange may flush (a chunked body), and a flush to a client
+ * that does not read would block the watchdog. It makes the blocked write fail, and the read ends as any read cut short.
+ */
+final class StallWatchdog implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(StallWatchdog.class);
+    /** The most one write hands the socket: progress is seen at least this often while the client reads. */
+    static final int PIECE = 64 * 1024;
+
+    private final long stallNanos;
+    private final Runnable onStall;
+    private final Set<Watch> watched = ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "lob-http-stall-watchdog");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** @param onStall told of each response cut (a metric) */
+    StallWatchdog(Duration stall, Runnable onStall) {
+        this.stallNanos = stall.toNanos();
+        this.onStall = onStall;
+        long period = Math.max(100, stall.toMillis() / 4);
+        timer.scheduleWithFixedDelay(this::check, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /** Watches the body of {@code ex} written through {@link Watch#body()} until the watch is closed. */
+    Watch watch(HttpExchange ex) {
+        Watch w = new Watch(ex);
+        watched.add(w);
+        return w;
+    }
+
+    private void check() {
+        long now = System.nanoTime();
+        for (Watch w : watched) {
+            if (now - w.lastProgress > stallNanos && watched.remove(w)) {
+                log.warn("{} {}: the client read nothing for {} ms; connection closed", w.ex.getRequestMethod(), w.ex.getRequestURI(),
+                        TimeUnit.NANOSECONDS.toMillis(stallNanos));
+                onStall.run();
+                Thread closer = new Thread(() -> {
+                    try {
+                        w.ex.close();
+                    } catch (RuntimeException ignored) {
+                        // the connection is being closed either way
+                    }
+                }, "lob-http-stall-close");
+                closer.setDaemon(true);
+                closer.start();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+
+    /** One response body under watch. */
+    final class Watch implements AutoCloseable {
+        private final HttpExchange ex;
+        private volatile long lastProgress = System.nanoTime();
+
+        private Watch(HttpExchange ex) {
+            this.ex = ex;
+        }
+
+        /**
+         * The exchange's body, written in pieces of at most {@link #PIECE} bytes, each counted as progress. Closing it
+         * does not close the exchange's (it is closed with the exchange, as {@link Responses#cutShort} says why).
+         */
+        OutputStream body() {
+            return new FilterOutputStream(ex.getResponseBody()) {
+                @Override
+                public void write(byte[] b, int off, int len) throws IOException {
+                    for (int at = off, end = off + len; at < end; at += PIECE) {
+                        out.write(b, at, Math.min(PIECE, end - at));
+                        lastProgress = System.nanoTime();
+                    }
+                }
+
+                @Override
+                public void close() {
+                    // the exchange's stream stays open: see body()
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+            watched.remove(this);
+        }
+    }
+}
