@@ -27,16 +27,15 @@ final class Durations {
     }
 
     static Duration parse(String s) {
-        Duration d;
         try {
-            d = parseAny(s);
-        } catch (ArithmeticException tooLong) {
-            d = MAX.plusDays(1);
+            Duration d = parseAny(s);
+            if (!d.isNegative() && d.compareTo(MAX) <= 0) {
+                return d;
+            }
+        } catch (ArithmeticException pastWhatADurationHolds) {
+            // out of range, as below
         }
-        if (d.isNegative() || d.compareTo(MAX) > 0) {
-            throw new IllegalArgumentException("not a duration from 0 to 365 days: '" + s + "'");
-        }
-        return d;
+        throw new IllegalArgumentException("not a duration from 0 to 365 days: '" + s + "'");
     }
 
     private static Duration parseAny(String s) {

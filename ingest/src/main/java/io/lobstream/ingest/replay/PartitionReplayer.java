@@ -4,6 +4,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.ingest.writer.CommandApplier;
 import io.lobstream.ingest.writer.CommandTime;
+import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.serde.RegistryUnavailableException;
@@ -105,11 +106,8 @@ public final class PartitionReplayer {
             long logEnd = consumer.endOffsets(List.of(tp)).get(tp);
             if (to > logEnd) { // the poll loop would wait for ever for offsets the log no longer has
                 throw new IOException("asked to replay " + tp + " up to offset " + to + ", past the end of its log (" + logEnd
-                        + "): the log lost records that were committed (an unclean leader election, a lost disk?). To go on with "
-                        + "the log there is, stop the writer nodes and reset the writer group's offset of this partition to the "
-                        + "log's end (kafka-consumer-groups --group GROUP --topic " + tp.topic() + ":" + tp.partition()
-                        + " --reset-offsets --to-latest --execute): a node then moves its tablespace aside, as ahead of the "
-                        + "log, and rebuilds it from what the log has");
+                        + "): the log lost records that were committed (an unclean leader election, a lost disk?). "
+                        + TablespaceCatchUp.offsetReset(config, tp));
             }
             long end = to >= 0 ? to : logEnd;
             log.info("replaying {} offsets [{}, {})", tp, consumer.position(tp), end);

@@ -177,14 +177,22 @@ public final class TablespaceCatchUp implements AutoCloseable {
     }
 
     /** What the operator is told when a partition's log lost records the writer group committed ({@link Check#LOG_LOST}). */
-    public String logLost(int partition, long applied, long committed, long end) {
-        String topic = config.topics().commands();
-        return "partition " + partition + ": " + topic + " ends at offset " + end + ", but the tablespace applied up to " + applied
-                + " and the writer group committed " + committed + ": the log lost records that were committed (an unclean "
-                + "leader election, a lost disk?). The task does not start. To go on with the log there is, stop the writer "
-                + "nodes and reset the group's offset to the log's end (kafka-consumer-groups --bootstrap-server ... --group "
-                + config.get(LobStreamConfig.APPLICATION_ID) + " --topic " + topic + ":" + partition
-                + " --reset-offsets --to-latest --execute); a node then moves the tablespace aside and rebuilds it from the log";
+    private String logLost(int partition, long applied, long committed, long end) {
+        TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
+        return "partition " + partition + ": " + tp.topic() + " ends at offset " + end + ", but the tablespace applied up to "
+                + applied + " and the writer group committed " + committed + ": the log lost records that were committed (an "
+                + "unclean leader election, a lost disk?). The task does not start. " + offsetReset(config, tp);
+    }
+
+    /**
+     * How an operator goes on with a log that lost records the writer group committed: said by a task's check and by a
+     * catch-up or replay asked to go past the log's end.
+     */
+    public static String offsetReset(LobStreamConfig config, TopicPartition tp) {
+        return "To go on with the log there is, stop the writer nodes and reset the writer group's offset of " + tp + " to the "
+                + "log's end (kafka-consumer-groups --bootstrap-server ... --group " + config.get(LobStreamConfig.APPLICATION_ID)
+                + " --topic " + tp.topic() + ":" + tp.partition() + " --reset-offsets --to-latest --execute): a node then rebuilds "
+                + "the partition's tablespace from what the log has";
     }
 
     /**
