@@ -10,6 +10,8 @@ import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
@@ -30,6 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.net.http.HttpResponse;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -315,27 +320,53 @@ class ScaleOutIT {
     }
 
     /**
-     * A tablespace whose fsync failed (here: its marker, as the store writes it) is not opened again:
-     * its node moves it aside and rebuilds the partition from lob.commands, commands applied while
+     * A tablespace whose fsync failed (here: its marker, as the store writes it) is not opened again,
+     * nor one a power loss left with a version whose pages did not reach the disk (here: what the
+     * loss leaves, an unclean index whose last flush covered no version, and a root page of zeros):
+     * its node moves each aside and rebuilds the partition from lob.commands, commands applied while
      * it was down included.
      */
     @Test
     @Order(6)
-    void aTablespaceWhoseSyncFailedIsMovedAsideAndRebuiltFromKafka() throws Exception {
-        int p = Nodes.partitions(a).iterator().next();
+    void aTablespaceWhoseSyncFailedOrThatLostPagesIsMovedAsideAndRebuiltFromKafka() throws Exception {
+        List<Integer> mine = List.copyOf(Nodes.partitions(a));
+        assertThat(mine).hasSizeGreaterThan(1);
+        int p = mine.get(0);
+        int q = mine.get(1);
         Path failed = TablespaceDirs.partitionDir(configA.dataDir(), p);
         a.close(false);
         Files.writeString(failed.resolve(TablespaceDirs.SYNC_FAILED), "simulated: Input/output error");
+        loseARootPageInAPowerLoss(TablespaceDirs.partitionDir(configA.dataDir(), q));
         writeRound();
         a = Nodes.start(configA);
         awaitSplit();
-        assertThat(Nodes.partitions(a)).contains(p);
+        assertThat(Nodes.partitions(a)).contains(p, q);
         assertAllReadable(a, b);
         assertThat(failed.resolve(TablespaceDirs.SYNC_FAILED)).doesNotExist();
         try (var siblings = Files.list(failed.getParent())) {
-            assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-" + p + ".sync-failed-"));
+            assertThat(siblings.map(f -> f.getFileName().toString()).toList())
+                    .anyMatch(n -> n.startsWith("p-" + p + ".sync-failed-")).anyMatch(n -> n.startsWith("p-" + q + ".torn-writes-"));
         }
         assertFsckClean(a);
+    }
+
+    /**
+     * What a power loss between two flushes can leave: an index without its clean-shutdown flag, whose last flush's
+     * frontier (SyncedFrontier: the next version number, no version unsettled) covers no version, and a live version's
+     * root page that never reached the disk.
+     */
+    private static void loseARootPageInAPowerLoss(Path tablespace) throws IOException {
+        List<VersionEntry> live = new ArrayList<>();
+        try (LobIndex index = LobIndex.open(tablespace.resolve(TablespaceDirs.INDEX))) {
+            index.forEachCurrent(live::add);
+            index.writeSync(index.newBatch().deleteMeta("clean.shutdown")
+                    .putMeta("synced.frontier", ByteBuffer.allocate(12).putLong(0).putInt(0).array()));
+        }
+        assertThat(live).isNotEmpty();
+        int pageSize = TablespaceDirs.read(tablespace).pageSize();
+        try (FileChannel pages = FileChannel.open(tablespace.resolve(TablespaceDirs.PAGES), StandardOpenOption.WRITE)) {
+            pages.write(ByteBuffer.allocate(pageSize), live.get(0).rootPage() * pageSize);
+        }
     }
 
     /**

@@ -180,6 +180,7 @@ final class ChunkedUploads {
                     index.write(batch);
                 }
                 frees.release(upload.pages()); // after the write that drops the upload's entry
+                versions.settled(upload.version());
                 return Step.done(new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(), reason));
             }
             writers.get().finishChunked(upload.lobId(), upload.version(), layout, upload.rootPage(), upload.dataExtents(),
@@ -195,6 +196,7 @@ final class ChunkedUploads {
         } catch (IOException | RuntimeException e) {
             if (fresh && !named) {
                 allocator.release(upload.pages()); // nothing names them yet
+                versions.settled(upload.version());
             }
             // else, as for a refused publish: whether the entry landed is for the next open's recovery to say (RocksDB
             // refuses every later write after such an error), so the pages are not granted again meanwhile

@@ -115,7 +115,8 @@ public final class DefaultLobStore implements LobStore {
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.pagesFirst = new PagesFirst(config, pageSync);
-        this.versions = new VersionNumbers(index, recovered.highestVersion(), sync -> pagesFirst.syncWal(() -> syncs.run(file::force), () -> syncs.run(sync)));
+        this.versions = new VersionNumbers(index, recovered.highestVersion(), recovered.uploadVersions(),
+                sync -> pagesFirst.syncWal(() -> syncs.run(file::force), () -> syncs.run(sync)));
         this.frees = new DurableFrees(config, allocator);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
@@ -181,6 +182,9 @@ public final class DefaultLobStore implements LobStore {
     private static DefaultLobStore recover(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index,
                                            StoreMetrics metrics) throws IOException {
         Recovery recovered = Recovery.scan(name, file, index);
+        if (!recovered.tornWrites().isEmpty()) {
+            throw new TablespaceTornException(dir, recovered.tornWrites());
+        }
         DefaultLobStore store = new DefaultLobStore(name, dir, copyId, config, file, index, metrics, recovered);
         // From here on the free-space checkpoint is stale until the next clean close.
         index.writeSync(index.newBatch().deleteMeta(Recovery.META_CLEAN));
@@ -346,6 +350,7 @@ public final class DefaultLobStore implements LobStore {
                                     Placement placement, List<Extent> shared) throws IOException {
         VersionLayout layout = VersionLayout.plan(config.pageSize(), value.length());
         List<Extent> allocated = List.of();
+        long issued = -1;
         try {
             BitSet sharedPages = value.sharedPages(layout, base.map(Base::reader));
             int fresh = layout.dataPages() - sharedPages.cardinality();
@@ -368,6 +373,7 @@ public final class DefaultLobStore implements LobStore {
             owned.addAll(indexExtents);
             allocated = List.copyOf(owned); // never the shared pages: they stay the base's if this fails
             long version = versions.next();
+            issued = version;
             long rootPage = pages.get(0).firstPage();
             int crc = writers.get().write(lobId, version, layout, rootPage, dataExtents, sharedPages, indexExtents, value.bytes());
             if (expectedCrc32c != null && expectedCrc32c != crc) {
@@ -388,6 +394,9 @@ public final class DefaultLobStore implements LobStore {
         } catch (IOException | RuntimeException e) {
             if (!allocated.isEmpty()) {
                 allocator.release(allocated);
+            }
+            if (issued >= 0) {
+                versions.settled(issued); // nothing names its pages: none is left to check after a crash
             }
             throw e;
         }
@@ -486,6 +495,7 @@ public final class DefaultLobStore implements LobStore {
                 throw e;
             }
             unpublished.remove(written.version()); // the index names them now (under the latch, which fsck excludes)
+            versions.settled(written.version());
             usage.published(written, old);
             superseded.ifPresent(usage::pending);
             return superseded;
@@ -501,6 +511,7 @@ public final class DefaultLobStore implements LobStore {
     private void unpublish(long version, Throwable cause) {
         List<Extent> own = unpublished.remove(version);
         if (own != null) {
+            versions.settled(version); // (an upload with an entry stays as it was, unsettled)
             try {
                 allocator.release(own);
             } catch (RuntimeException e) {
@@ -566,6 +577,7 @@ public final class DefaultLobStore implements LobStore {
                 if (now.isPresent() && idle.test(now.get())) {
                     index.write(index.newBatch().deleteUpload(u.uploadId()));
                     frees.release(u.pages());
+                    versions.settled(u.version());
                     expired.add(u.uploadId());
                     log.info("{}: upload {} of {} expired after {} of {} bytes; its {} pages are free again", name, u.uploadId(),
                             u.lobId(), u.bytesDone(), u.totalLength(), Extent.totalPages(u.pages()));
@@ -934,11 +946,12 @@ public final class DefaultLobStore implements LobStore {
             }
             long writes = index.writeCount(); // read first: what is written after this is left for the next flush
             if (config.sync() && writes != syncedWrites) {
+                SyncedFrontier frontier = versions.frontier(); // before the force: what it covers, recorded by the sync after it
                 pagesFirst.flush(() -> {
                     // pages first: the index entries synced next name them (and a writer's meanwhile, see PagesFirst)
                     syncs.run(file::force);
                     metrics.pageSync();
-                    frees.syncThenRelease(() -> syncs.run(index::syncWal));
+                    frees.syncThenRelease(() -> syncs.run(() -> index.syncWalWith(frontier.batch(index))));
                     metrics.walSync();
                 });
                 syncedWrites = writes;
@@ -1089,12 +1102,26 @@ public final class DefaultLobStore implements LobStore {
             } finally {
                 // Whatever failed above, the index lets go of its lock and the file of its descriptor, or the
                 // tablespace could not be opened again in this process; and a reopen registers its own meters.
-                metrics.close();
-                try {
-                    index.close();
-                } finally {
-                    file.close();
-                }
+                release();
+            }
+        }
+    }
+
+    private void release() throws IOException {
+        metrics.close();
+        try {
+            index.close();
+        } finally {
+            file.close();
+        }
+    }
+
+    /** Closes as a crash of the process would: nothing forced, no clean flag (tests stand in for a SIGKILL with it). */
+    void crash() throws IOException {
+        try (Latches.Held latch = latches.tablespaceExclusive()) {
+            if (!closed) {
+                closed = true;
+                release();
             }
         }
     }

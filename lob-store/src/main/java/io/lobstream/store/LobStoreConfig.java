@@ -36,7 +36,9 @@ public final class LobStoreConfig {
             "Purge never reads DATA pages; it frees them by the page numbers in root and index pages. "
                     + "Off: every data page is read and its header checked before it is freed.");
     public static final ConfigKey<Boolean> SYNC = ConfigKey.bool("lob.sync", true,
-            "flush() forces the page file and syncs the index WAL (called at every Kafka Streams commit). "
+            "flush() forces the page file and syncs the index WAL (called at every Kafka Streams commit), recording which "
+                    + "versions the force covered: an open after a crash checks the pages of the others, and refuses the "
+                    + "tablespace if a power loss took some (a node rebuilds it). "
                     + "Off: rely on the OS page cache; Kafka, the redo log, replays what a power loss takes.");
     public static final ConfigKey<Boolean> SYNC_EACH_WRITE = ConfigKey.bool("lob.sync.each.write", false,
             "Each write returns only when durable: its pages are forced before its index entry is written, and the index WAL "

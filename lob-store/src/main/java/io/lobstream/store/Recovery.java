@@ -10,6 +10,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What opening a tablespace derives from its index and page file; nothing of it is stored.
@@ -22,19 +23,30 @@ import java.util.List;
  * written, or cut away by a shrink). The free-space checkpoint a clean close writes is only
  * compared with what is derived, never trusted.
  *
+ * <p>After an unclean shutdown the versions the last flush did not cover are checked too ({@link TornWrites}).
+ *
  * @param usage            live and pending counts, for the store's statistics and backpressure
  * @param highWaterMark    the tablespace's length in pages
  * @param free             the pages no entry names, below the high-water mark
  * @param highestVersion   the highest version number any entry holds (0 if none)
  * @param deferredReclaims pending versions whose reclaim had arrived but waited for a reader: no
  *                         reader survives a restart, so the store frees them on open
+ * @param uploadVersions   the versions of the uploads in progress: their pages are still being written
+ * @param tornWrites       after an unclean shutdown, the versions the last flush did not cover whose pages do not
+ *                         verify (a power loss took them); empty after a clean one
  */
-record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, long highestVersion, List<VersionEntry> deferredReclaims) {
+record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, long highestVersion, List<VersionEntry> deferredReclaims,
+                List<Long> uploadVersions, List<String> tornWrites) {
     private static final Logger log = LoggerFactory.getLogger(Recovery.class);
     /** Set by a clean close, deleted by the open after it: the free-space checkpoint is current only while it is set. */
     static final String META_CLEAN = "clean.shutdown";
 
     static Recovery scan(String name, PageFile file, LobIndex index) throws IOException {
+        boolean clean = index.metaLong(META_CLEAN, 0) == 1;
+        // none: a clean shutdown, a tablespace no flush has synced, or one an earlier release wrote (not checked)
+        Optional<SyncedFrontier> uncovered = clean ? Optional.empty() : SyncedFrontier.read(index);
+        TornWrites torn = new TornWrites(file);
+        List<Long> uploadVersions = new ArrayList<>();
         List<Extent> referenced = new ArrayList<>();
         TablespaceUsage usage = new TablespaceUsage();
         long[] maxVersion = {0};
@@ -43,6 +55,9 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             usage.recoveredCurrent(e);
             maxVersion[0] = Math.max(maxVersion[0], e.version());
             referenced.addAll(e.extents());
+            if (uncovered.isPresent() && uncovered.get().uncovered(e.version())) {
+                torn.version(e);
+            }
         });
         index.forEachPending(e -> {
             usage.pending(e);
@@ -51,10 +66,17 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             if (e.reclaimRequested()) {
                 deferred.add(e);
             }
+            if (uncovered.isPresent() && uncovered.get().uncovered(e.version())) {
+                torn.version(e);
+            }
         });
         index.forEachUpload(u -> {
             maxVersion[0] = Math.max(maxVersion[0], u.version());
             referenced.addAll(u.pages());
+            uploadVersions.add(u.version());
+            if (uncovered.isPresent() && uncovered.get().uncovered(u.version())) {
+                torn.upload(u);
+            }
         });
         long referencedEnd = 0;
         for (Extent e : referenced) {
@@ -68,7 +90,6 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         } catch (IllegalArgumentException overlap) {
             throw new IOException("index of " + name + " is inconsistent, run fsck: " + overlap.getMessage(), overlap);
         }
-        boolean clean = index.metaLong(META_CLEAN, 0) == 1;
         if (clean) {
             List<Extent> checkpoint = Extent.coalesce(index.freeCheckpoint());
             if (!checkpoint.equals(Extent.coalesce(free)) && !checkpoint.isEmpty()) {
@@ -77,6 +98,15 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         } else if (hwm > 0) {
             log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
         }
-        return new Recovery(usage, hwm, free, maxVersion[0], deferred);
+        List<String> tornWrites = List.of();
+        if (uncovered.isPresent()) {
+            long start = System.nanoTime();
+            TornWrites.Result checked = torn.check();
+            tornWrites = checked.problems();
+            log.info("{}: checked the pages of {} versions and {} uploads the last flush did not cover: {} pages read in {} ms, {}", name,
+                    checked.versions(), checked.uploads(), checked.pagesRead(), (System.nanoTime() - start) / 1_000_000,
+                    tornWrites.isEmpty() ? "all on disk" : tornWrites.size() + " not");
+        }
+        return new Recovery(usage, hwm, free, maxVersion[0], deferred, uploadVersions, tornWrites);
     }
 }

@@ -38,4 +38,26 @@ class VersionNumbersTest {
             assertThat(new VersionNumbers(index, 5_000_000).next()).isGreaterThan(5_000_000);
         }
     }
+
+    /** A flush's frontier: every number issued is below it, and those whose pages are still being written are named. */
+    @Test
+    void theFrontierNamesTheNumbersNotSettled() throws Exception {
+        try (LobIndex index = LobIndex.open(dir)) {
+            VersionNumbers versions = new VersionNumbers(index, 0, java.util.List.of(-7L), walSync -> walSync.sync());
+            long a = versions.next();
+            long b = versions.next();
+            versions.settled(a);
+            SyncedFrontier frontier = versions.frontier();
+            assertThat(frontier.issuedBelow()).isEqualTo(b + 1);
+            assertThat(frontier.unsettled()).containsExactly(-7L, b);
+            assertThat(frontier.uncovered(a)).isFalse();
+            assertThat(frontier.uncovered(b)).isTrue();
+            assertThat(frontier.uncovered(b + 1)).isTrue();
+
+            index.syncWalWith(frontier.batch(index));
+            SyncedFrontier read = SyncedFrontier.read(index).orElseThrow();
+            assertThat(read.issuedBelow()).isEqualTo(frontier.issuedBelow());
+            assertThat(read.unsettled()).containsExactly(frontier.unsettled());
+        }
+    }
 }

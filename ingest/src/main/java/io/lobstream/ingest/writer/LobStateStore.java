@@ -4,6 +4,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.TablespaceSyncFailedException;
+import io.lobstream.store.TablespaceTornException;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.TopicPartition;
@@ -126,6 +127,9 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         } catch (TablespaceSyncFailedException e) {
             moveAside(dir, TablespaceDirs.SetAside.SYNC_FAILED, e.getMessage());
             return DefaultLobStore.open(dir, config, meters, "p-" + partition);
+        } catch (TablespaceTornException e) {
+            moveAside(dir, TablespaceDirs.SetAside.TORN_WRITES, e.getMessage());
+            return DefaultLobStore.open(dir, config, meters, "p-" + partition);
         }
     }
 
@@ -140,7 +144,8 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         if (meters != null) {
             io.micrometer.core.instrument.Counter.builder("lob_tablespaces_set_aside").tag("reason", why.suffix())
                     .description("Tablespaces moved aside (p-N.REASON-TIME; their partition rebuilt): after a failed fsync "
-                            + "(sync-failed), or as they had applied commands past lob.commands' end (ahead-of-log)")
+                            + "(sync-failed), as they had applied commands past lob.commands' end (ahead-of-log), or as a crash "
+                            + "left versions without their pages (torn-writes)")
                     .register(meters).increment();
         }
         log.error("partition {}: {}; moved it to {} and rebuilding the partition from lob.commands", partition, problem, aside);

@@ -36,7 +36,8 @@ import java.util.function.Consumer;
  *   <li>{@code pending}: (lobId, version) → a superseded version waiting for purge</li>
  *   <li>{@code free}: firstPage → pageCount, a checkpoint of free space written at clean close</li>
  *   <li>{@code applied}: input source → offset of the last command applied from it</li>
- *   <li>{@code default}: the index's format version, reserved version numbers, clean-shutdown flag</li>
+ *   <li>{@code default}: the index's format version, reserved version numbers, clean-shutdown flag, the last flush's
+ *   frontier ({@code SyncedFrontier})</li>
  * </ul>
  * Every command is one {@link Batch}: applied whole or not at all.
  */
@@ -385,6 +386,15 @@ public final class LobIndex implements Closeable {
         }
     }
 
+    /** The bytes kept under {@code key} in the index's own column family, empty if there are none. */
+    public Optional<byte[]> metaBytes(String key) throws IOException {
+        try {
+            return Optional.ofNullable(db.get(meta, key.getBytes(StandardCharsets.UTF_8)));
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
     public List<Extent> freeCheckpoint() {
         List<Extent> out = new ArrayList<>();
         try (RocksIterator it = db.newIterator(free)) {
@@ -421,6 +431,18 @@ public final class LobIndex implements Closeable {
         try (WriteBatch wb = batch.wb) {
             db.write(syncWrite, wb);
             writes.incrementAndGet();
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    /**
+     * Writes {@code batch} and syncs the WAL, making every write so far durable with it, as {@link #syncWal} does: a
+     * sync's record of itself, not counted among the writes (a store that wrote nothing else has nothing to sync).
+     */
+    public void syncWalWith(Batch batch) throws IOException {
+        try (WriteBatch wb = batch.wb) {
+            db.write(syncWrite, wb);
         } catch (RocksDBException e) {
             throw new IOException(e);
         }
@@ -497,6 +519,10 @@ public final class LobIndex implements Closeable {
 
         public Batch putMeta(String key, long value) throws IOException {
             return put(meta, key.getBytes(StandardCharsets.UTF_8), longBytes(value));
+        }
+
+        public Batch putMeta(String key, byte[] value) throws IOException {
+            return put(meta, key.getBytes(StandardCharsets.UTF_8), value);
         }
 
         public Batch deleteMeta(String key) throws IOException {

@@ -150,6 +150,25 @@ public final class VersionReader {
         }
     }
 
+    /**
+     * Verifies the data pages a chunked upload in progress has written, those its first {@code bytesDone} bytes fill (the
+     * page the last chunk left partial waits in the upload's entry): each of {@code version}, in its place. Returns how
+     * many it read.
+     */
+    public static int verifyUploadedPages(PageFile file, String lobId, long version, VersionLayout layout, List<Extent> dataExtents,
+                                          long bytesDone) throws IOException {
+        long hash = PageCodec.lobIdHash(lobId);
+        int written = bytesDone >= layout.dataBytes() ? layout.dataPages() : (int) (bytesDone / layout.dataCapacity());
+        ByteBuffer page = ByteBuffer.allocate(file.pageSize());
+        Extent.Cursor pages = new Extent.Cursor(dataExtents);
+        for (int i = 0; i < written; i++) {
+            long p = pages.next();
+            file.read(p, page);
+            PageCodec.verifyData(page, p, hash, version, false, i + 1, layout.bytesInDataPage(i));
+        }
+        return written;
+    }
+
     private static boolean contains(List<Extent> runs, long pageNo) {
         for (Extent e : runs) {
             if (e.contains(pageNo)) {

@@ -30,6 +30,7 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0.sync-failed-T/     one moved aside at time T for that reason (a node rebuilds p-0)
  * DATA_DIR/tablespaces/p-0.ahead-of-log-T/    one moved aside at time T as it had applied commands lob.commands does not
  *                                             have (the topic or the broker's log made anew; a node rebuilds p-0)
+ * DATA_DIR/tablespaces/p-0.torn-writes-T/     one moved aside at time T as a crash left versions without their pages
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
  * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
  * DATA_DIR/tablespaces/p-0.replay-failed/     a replay's tablespace that fsck found problems in, kept for a look
@@ -131,7 +132,9 @@ public final class TablespaceDirs {
         /** Its fsync failed ({@link #SYNC_FAILED}): what it holds may not be what it was told to hold. */
         SYNC_FAILED("sync-failed"),
         /** It had applied offsets of lob.commands past the topic's end: it is not a copy of the log there is now. */
-        AHEAD_OF_LOG("ahead-of-log");
+        AHEAD_OF_LOG("ahead-of-log"),
+        /** A crash left versions written since its last flush without their pages ({@code TablespaceTornException}). */
+        TORN_WRITES("torn-writes");
 
         private final String suffix;
 
@@ -164,7 +167,7 @@ public final class TablespaceDirs {
 
     /**
      * What else is under {@code dataDir}'s tablespaces, sorted by name: copies a node or a replay kept aside
-     * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.replay-failed}, a replay's staging) and
+     * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.torn-writes-T}, {@code p-N.replay-failed}, a replay's staging) and
      * {@code p-N} directories without a descriptor. Nothing removes them (but the next replay its staging): fsck lists
      * them, for the operator to look at and remove.
      */

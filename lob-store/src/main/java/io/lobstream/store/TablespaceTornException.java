@@ -1,0 +1,18 @@
+package io.lobstream.store;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * An unclean open found versions whose index entries reached the disk and whose pages did not ({@link TornWrites}): a
+ * power loss between two flushes, the kernel having written the index's WAL back before the page file. Their commands
+ * count as applied, so the tablespace would never mend them: it is not opened. A writer node moves it aside and
+ * rebuilds the partition from {@code lob.commands}, as after a failed sync.
+ */
+public class TablespaceTornException extends IOException {
+    public TablespaceTornException(Path dir, List<String> problems) {
+        super("tablespace " + dir + ": versions written since its last flush lost pages in a crash (" + String.join("; ", problems)
+                + "); it is not opened (a writer node moves it aside and rebuilds the partition from lob.commands)");
+    }
+}

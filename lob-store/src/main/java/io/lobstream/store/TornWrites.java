@@ -1,0 +1,72 @@
+package io.lobstream.store;
+
+import io.lobstream.store.index.UploadEntry;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.layout.VersionLayout;
+import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.tablespace.PageFile;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The check an unclean open makes of the versions the last flush did not cover ({@link SyncedFrontier}): that their
+ * pages are on disk. Each one's root, index and data pages are read and verified as a read would (header, CRC, version,
+ * place), and an upload's pages written so far. After a crash of the process alone they all are (the kernel kept them)
+ * and the check reads them from its cache: at most the versions of one commit interval, and the uploads then in
+ * progress. After a power loss one may fail: its index entry reached the disk and its pages did not, so the tablespace
+ * holds a version it cannot read while its command counts as applied.
+ */
+final class TornWrites {
+    /** Problems reported at most; the first is enough to refuse the tablespace. */
+    private static final int MAX_REPORTED = 20;
+
+    private final PageFile file;
+    private final List<VersionEntry> versions = new ArrayList<>();
+    private final List<UploadEntry> uploads = new ArrayList<>();
+
+    TornWrites(PageFile file) {
+        this.file = file;
+    }
+
+    void version(VersionEntry e) {
+        versions.add(e);
+    }
+
+    void upload(UploadEntry u) {
+        uploads.add(u);
+    }
+
+    /** What checked: how many versions and uploads, pages read, and the problems found (each names its page). */
+    record Result(int versions, int uploads, long pagesRead, List<String> problems) {
+    }
+
+    Result check() {
+        List<String> problems = new ArrayList<>();
+        long[] pagesRead = {0};
+        for (VersionEntry e : versions) {
+            try {
+                VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead[0]++);
+                r.verifyDataPages(e.retained());
+            } catch (IOException | RuntimeException ex) {
+                report(problems, e.lobId() + "@" + e.version() + ": " + ex.getMessage());
+            }
+        }
+        for (UploadEntry u : uploads) {
+            try {
+                pagesRead[0] += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
+                        VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), u.bytesDone());
+            } catch (IOException | RuntimeException ex) {
+                report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + ex.getMessage());
+            }
+        }
+        return new Result(versions.size(), uploads.size(), pagesRead[0], problems);
+    }
+
+    private static void report(List<String> problems, String problem) {
+        if (problems.size() < MAX_REPORTED) {
+            problems.add(problem);
+        }
+    }
+}
