@@ -377,20 +377,29 @@ class ScaleOutIT {
      */
     @Test
     @Order(7)
-    void aTablespaceAheadOfTheLogIsMovedAsideAndRebuiltNotTrustedWithNewCommands() throws Exception {
-        int p = Nodes.partitions(a).iterator().next();
+    void aTablespaceAheadOfTheLogOrOfAnotherTopicIsMovedAsideAndRebuiltNotTrustedWithNewCommands() throws Exception {
+        List<Integer> mine = List.copyOf(Nodes.partitions(a));
+        int p = mine.get(0);
+        int q = mine.get(1);
         Path ahead = TablespaceDirs.partitionDir(configA.dataDir(), p);
         a.close(false);
         try (LobStore store = DefaultLobStore.open(ahead, LobStoreConfig.defaults())) {
             store.recordSkipped(new io.lobstream.store.Source(configA.topics().commands() + "-" + p, 1_000_000_000L, null));
         }
+        // a copy of a topic of the same name deleted since: its offsets, below the end of this one, are another log's
+        try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(configA.dataDir(), q), LobStoreConfig.defaults())) {
+            String source = configA.topics().commands() + "-" + q;
+            assertThat(store.logId(source)).as("recorded at the task's first check").isPresent();
+            store.recordLogId(source, org.apache.kafka.common.Uuid.randomUuid().toString());
+        }
         writeRound();
         a = Nodes.start(configA);
         awaitSplit();
-        assertThat(Nodes.partitions(a)).contains(p);
+        assertThat(Nodes.partitions(a)).contains(p, q);
         assertAllReadable(a, b);
         try (var siblings = Files.list(ahead.getParent())) {
-            assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-" + p + ".ahead-of-log-"));
+            assertThat(siblings.map(f -> f.getFileName().toString()).toList())
+                    .anyMatch(n -> n.startsWith("p-" + p + ".ahead-of-log-")).anyMatch(n -> n.startsWith("p-" + q + ".other-topic-"));
         }
         assertFsckClean(a);
     }

@@ -55,6 +55,8 @@ import java.util.function.Consumer;
  */
 public final class DefaultLobStore implements LobStore {
     private static final Logger log = LoggerFactory.getLogger(DefaultLobStore.class);
+    /** The index meta key of a source's {@link #logId}, after this prefix. */
+    private static final String LOG_ID_PREFIX = "log.id.";
 
     private final String name;
     private final Path dir;
@@ -846,6 +848,20 @@ public final class DefaultLobStore implements LobStore {
     public long appliedOffset(String source) throws IOException {
         try (Latches.Held latch = openShared()) {
             return index.applied(source);
+        }
+    }
+
+    @Override
+    public Optional<String> logId(String source) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.metaBytes(LOG_ID_PREFIX + source).map(b -> new String(b, java.nio.charset.StandardCharsets.UTF_8));
+        }
+    }
+
+    @Override
+    public void recordLogId(String source, String logId) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            index.write(index.newBatch().putMeta(LOG_ID_PREFIX + source, logId.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
         }
     }
 

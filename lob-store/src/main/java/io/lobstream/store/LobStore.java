@@ -119,6 +119,15 @@ public interface LobStore extends Closeable {
     long appliedOffset(String source) throws IOException;
 
     /**
+     * The id of the log {@code source}'s offsets are offsets of (a Kafka topic's id: a topic deleted and made again under
+     * its name has another), as {@link #recordLogId} recorded it; empty if none was.
+     */
+    Optional<String> logId(String source) throws IOException;
+
+    /** Records which log {@code source}'s offsets are offsets of (see {@link #logId}). */
+    void recordLogId(String source, String logId) throws IOException;
+
+    /**
      * Whether a command with this id (see {@link Source#commandId()}) was applied, at a time
      * ({@link Source#atMillis()}) not before {@code sinceMillis}: the de-duplication window, measured
      * in the commands' time, so that it does not matter when {@link #forgetCommandsBefore} last ran.

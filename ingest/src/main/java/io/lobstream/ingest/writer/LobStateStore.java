@@ -81,13 +81,18 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             }
             store = open();
             TablespaceCatchUp.Check check = catchUp == null ? TablespaceCatchUp.Check.CURRENT : catchUp.check(partition, store);
-            if (check == TablespaceCatchUp.Check.AHEAD) {
+            if (check == TablespaceCatchUp.Check.AHEAD || check == TablespaceCatchUp.Check.OTHER_TOPIC) {
                 // trusted, it would take every new command at an offset it applied for one it applied already, and drop it
                 Path dir = store.directory();
                 store.close();
                 store = null;
-                moveAside(dir, TablespaceDirs.SetAside.AHEAD_OF_LOG, "it has applied commands of lob.commands past the topic's "
-                        + "end (the topic, or the broker's log, was made anew)");
+                if (check == TablespaceCatchUp.Check.AHEAD) {
+                    moveAside(dir, TablespaceDirs.SetAside.AHEAD_OF_LOG, "it has applied commands of lob.commands past the topic's "
+                            + "end (the topic, or the broker's log, was made anew)");
+                } else {
+                    moveAside(dir, TablespaceDirs.SetAside.OTHER_TOPIC, "it has applied commands of a lob.commands that was deleted "
+                            + "since");
+                }
                 store = open();
                 check = catchUp.check(partition, store);
             }
@@ -144,8 +149,8 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         if (meters != null) {
             io.micrometer.core.instrument.Counter.builder("lob_tablespaces_set_aside").tag("reason", why.suffix())
                     .description("Tablespaces moved aside (p-N.REASON-TIME; their partition rebuilt): after a failed fsync "
-                            + "(sync-failed), as they had applied commands past lob.commands' end (ahead-of-log), or as a crash "
-                            + "left versions without their pages (torn-writes)")
+                            + "(sync-failed), as they had applied commands past lob.commands' end (ahead-of-log) or of a "
+                            + "lob.commands deleted since (other-topic), or as a crash left versions without their pages (torn-writes)")
                     .register(meters).increment();
         }
         log.error("partition {}: {}; moved it to {} and rebuilding the partition from lob.commands", partition, problem, aside);

@@ -5,15 +5,18 @@ import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.errors.LockException;
@@ -24,6 +27,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.SortedMap;
@@ -167,6 +171,12 @@ public final class TablespaceCatchUp implements AutoCloseable {
          */
         AHEAD,
         /**
+         * It has applied commands of a topic of the same name that was deleted since (its topic id, recorded when it was
+         * first checked, is not the topic's now): its offsets are another log's, as an {@link #AHEAD} one's. It is moved
+         * aside and the partition rebuilt.
+         */
+        OTHER_TOPIC,
+        /**
          * It has applied offsets past the topic's end, and the writer group committed offsets past it too: the log lost
          * records that were committed (an unclean leader election, a broker's lost disk). Neither the tablespace nor the
          * group's offset is a place to go on from (the consumer would start past the end, and new commands at the offsets
@@ -225,7 +235,22 @@ public final class TablespaceCatchUp implements AutoCloseable {
             return Check.UNKNOWN;
         }
         long committed = stable.getAsLong();
-        long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
+        String source = tp.topic() + "-" + tp.partition();
+        Optional<String> topicId = topicIdNow(tp);
+        if (topicId.isEmpty()) {
+            return Check.UNKNOWN;
+        }
+        Optional<String> logId = store.logId(source);
+        if (logId.isPresent() && !logId.get().equals(topicId.get())) {
+            log.error("partition {}: the tablespace applied commands of {} when the topic's id was {}; it is {} now (the topic "
+                    + "was deleted and made again)", partition, tp.topic(), logId.get(), topicId.get());
+            return Check.OTHER_TOPIC;
+        }
+        if (logId.isEmpty()) {
+            // a new tablespace, or one of a release before topic ids were recorded: its offsets are taken for this topic's
+            store.recordLogId(source, topicId.get());
+        }
+        long applied = store.appliedOffset(source);
         if (applied >= 0) {
             OptionalLong end = logEndNow(tp);
             if (end.isEmpty()) {
@@ -348,46 +373,50 @@ public final class TablespaceCatchUp implements AutoCloseable {
     /** The writer group's committed offset of {@code tp} (-1: none) if it is stable now, else empty. */
     private OptionalLong stableCommittedOffsetNow(TopicPartition tp) throws IOException {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
-        try {
-            // the call's own timeout too: one not answered in time does not go on retrying in the shared client
-            Map<TopicPartition, OffsetAndMetadata> offsets = admin().listConsumerGroupOffsets(
-                            Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
-                            new ListConsumerGroupOffsetsOptions().requireStable(true).timeoutMs((int) CHECK_TIMEOUT.toMillis()))
-                    .partitionsToOffsetAndMetadata(group)
-                    .get(CHECK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            if (!offsets.containsKey(tp)) {
-                return OptionalLong.empty(); // left out: its error (UNSTABLE_OFFSET_COMMIT) is only logged by the admin client
-            }
-            OffsetAndMetadata o = offsets.get(tp); // null: no offset committed
-            return OptionalLong.of(o == null ? -1 : o.offset());
-        } catch (TimeoutException e) {
-            return OptionalLong.empty();
-        } catch (ExecutionException e) {
-            // a coordinator moving, a broker away: the catch-up thread asks again until it is answered, where failing
-            // the init would fail the stream thread, and with it every task the thread has
-            log.warn("partition {}: cannot read the committed offsets of group {} now ({}); asking again on a thread of its own",
-                    tp.partition(), group, e.getCause().toString());
-            return OptionalLong.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while reading committed offsets", e);
+        // the call's own timeout too: one not answered in time does not go on retrying in the shared client
+        Optional<Map<TopicPartition, OffsetAndMetadata>> answer = answerNow(tp, "the committed offsets of group " + group,
+                admin().listConsumerGroupOffsets(Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
+                        new ListConsumerGroupOffsetsOptions().requireStable(true).timeoutMs((int) CHECK_TIMEOUT.toMillis()))
+                        .partitionsToOffsetAndMetadata(group));
+        if (answer.isEmpty() || !answer.get().containsKey(tp)) {
+            return OptionalLong.empty(); // left out: its error (UNSTABLE_OFFSET_COMMIT) is only logged by the admin client
         }
+        OffsetAndMetadata o = answer.get().get(tp); // null: no offset committed
+        return OptionalLong.of(o == null ? -1 : o.offset());
     }
 
     /** The end offset of {@code tp}, or empty when the broker did not answer in time. */
     private OptionalLong logEndNow(TopicPartition tp) throws IOException {
+        Optional<ListOffsetsResult.ListOffsetsResultInfo> answer = answerNow(tp, "the topic's end offset",
+                admin().listOffsets(Map.of(tp, OffsetSpec.latest()), new ListOffsetsOptions().timeoutMs((int) CHECK_TIMEOUT.toMillis()))
+                        .partitionResult(tp));
+        return answer.isEmpty() ? OptionalLong.empty() : OptionalLong.of(answer.get().offset());
+    }
+
+    /** The id of {@code tp}'s topic (a topic deleted and made again has another), or empty when the broker did not answer in time. */
+    private Optional<String> topicIdNow(TopicPartition tp) throws IOException {
+        return answerNow(tp, "the topic's id", admin().describeTopics(List.of(tp.topic()),
+                        new DescribeTopicsOptions().timeoutMs((int) CHECK_TIMEOUT.toMillis())).topicNameValues().get(tp.topic()))
+                .map(d -> d.topicId().toString());
+    }
+
+    /**
+     * What the admin client answers within {@link #CHECK_TIMEOUT}, or empty. A coordinator moving, a broker away: the
+     * catch-up thread asks again until it is answered, where failing the init would fail the stream thread, and with it
+     * every task the thread has.
+     */
+    private <T> Optional<T> answerNow(TopicPartition tp, String what, KafkaFuture<T> answer) throws IOException {
         try {
-            return OptionalLong.of(admin().listOffsets(Map.of(tp, OffsetSpec.latest()),
-                            new ListOffsetsOptions().timeoutMs((int) CHECK_TIMEOUT.toMillis()))
-                    .partitionResult(tp).get(CHECK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).offset());
+            return Optional.of(answer.get(CHECK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
         } catch (TimeoutException e) {
-            return OptionalLong.empty();
+            return Optional.empty();
         } catch (ExecutionException e) {
-            log.warn("{}: cannot read the topic's end offset now ({}); asking again on a thread of its own", tp, e.getCause().toString());
-            return OptionalLong.empty();
+            log.warn("partition {}: cannot read {} now ({}); asking again on a thread of its own", tp.partition(), what,
+                    e.getCause().toString());
+            return Optional.empty();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while reading the end offset of " + tp, e);
+            throw new IOException("interrupted while reading " + what + " of " + tp, e);
         }
     }
 

@@ -30,6 +30,8 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0.sync-failed-T/     one moved aside at time T for that reason (a node rebuilds p-0)
  * DATA_DIR/tablespaces/p-0.ahead-of-log-T/    one moved aside at time T as it had applied commands lob.commands does not
  *                                             have (the topic or the broker's log made anew; a node rebuilds p-0)
+ * DATA_DIR/tablespaces/p-0.other-topic-T/     one moved aside at time T as it had applied commands of a lob.commands
+ *                                             deleted since (its topic id recorded at its first check is not the topic's)
  * DATA_DIR/tablespaces/p-0.torn-writes-T/     one moved aside at time T as a crash left versions without their pages
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
  * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
@@ -133,6 +135,8 @@ public final class TablespaceDirs {
         SYNC_FAILED("sync-failed"),
         /** It had applied offsets of lob.commands past the topic's end: it is not a copy of the log there is now. */
         AHEAD_OF_LOG("ahead-of-log"),
+        /** It had applied commands of a lob.commands deleted since (another topic id): not a copy of the log there is now. */
+        OTHER_TOPIC("other-topic"),
         /** A crash left versions written since its last flush without their pages ({@code TablespaceTornException}). */
         TORN_WRITES("torn-writes");
 
@@ -167,7 +171,7 @@ public final class TablespaceDirs {
 
     /**
      * What else is under {@code dataDir}'s tablespaces, sorted by name: copies a node or a replay kept aside
-     * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.torn-writes-T}, {@code p-N.replay-failed}, a replay's staging) and
+     * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.other-topic-T}, {@code p-N.torn-writes-T}, {@code p-N.replay-failed}, a replay's staging) and
      * {@code p-N} directories without a descriptor. Nothing removes them (but the next replay its staging): fsck lists
      * them, for the operator to look at and remove.
      */
