@@ -188,8 +188,16 @@ public final class DefaultLobStore implements LobStore {
             throw new TablespaceTornException(dir, recovered.tornWrites());
         }
         DefaultLobStore store = new DefaultLobStore(name, dir, copyId, config, file, index, metrics, recovered);
-        // From here on the free-space checkpoint is stale until the next clean close.
-        index.writeSync(index.newBatch().deleteMeta(Recovery.META_CLEAN));
+        // From here on the free-space checkpoint is stale until the next clean close. And every version the index names
+        // now is on disk (checked, if the last run ended uncleanly) once the page file is forced: the frontier this open
+        // records covers them all, so that one made or upgraded now is checked after a crash before its first flush too.
+        // Without lob.sync nothing is forced, and no frontier is kept.
+        SyncedFrontier frontier = store.versions.frontier();
+        if (config.sync()) {
+            file.force();
+        }
+        index.writeSync(config.sync() ? frontier.put(index.newBatch().deleteMeta(Recovery.META_CLEAN))
+                : index.newBatch().deleteMeta(Recovery.META_CLEAN).deleteMeta(SyncedFrontier.META_KEY));
         for (VersionEntry e : recovered.deferredReclaims()) {
             store.freePending(e, null);
         }
@@ -967,7 +975,7 @@ public final class DefaultLobStore implements LobStore {
                     // pages first: the index entries synced next name them (and a writer's meanwhile, see PagesFirst)
                     syncs.run(file::force);
                     metrics.pageSync();
-                    frees.syncThenRelease(() -> syncs.run(() -> index.syncWalWith(frontier.batch(index))));
+                    frees.syncThenRelease(() -> syncs.run(() -> index.syncWalWith(frontier.put(index.newBatch()))));
                     metrics.walSync();
                 });
                 syncedWrites = writes;

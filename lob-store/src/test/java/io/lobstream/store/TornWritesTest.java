@@ -61,6 +61,33 @@ class TornWritesTest {
                 .hasMessageContaining("b@").hasMessageContaining("page " + page);
     }
 
+    /** The open records a frontier too: a tablespace made (or upgraded) is covered before its first flush. */
+    @Test
+    void aVersionWrittenBeforeTheFirstFlushIsChecked() throws IOException {
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        put(store, "a", bytes(5 * CAPACITY, 1));
+        long lost = dataPage(store, "a");
+        store.crash();
+        zero(lost);
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
+                .hasMessageContaining("a@").hasMessageContaining("page " + lost);
+    }
+
+    /** Without lob.sync nothing is forced: an open drops the frontier an earlier run recorded, and nothing is checked. */
+    @Test
+    void withoutSyncNothingIsChecked() throws IOException {
+        DefaultLobStore.open(dir, config).close(); // a frontier recorded with lob.sync on
+        LobStoreConfig unsynced = config.with(LobStoreConfig.SYNC.name(), false);
+        DefaultLobStore store = DefaultLobStore.open(dir, unsynced);
+        put(store, "a", bytes(5 * CAPACITY, 1));
+        long lost = dataPage(store, "a");
+        store.crash();
+        zero(lost);
+        try (DefaultLobStore again = DefaultLobStore.open(dir, unsynced)) {
+            assertThatThrownBy(() -> read(again, "a")).hasMessageContaining("page " + lost);
+        }
+    }
+
     @Test
     void versionsTheLastFlushCoveredAreNotReadAgain() throws IOException {
         DefaultLobStore store = DefaultLobStore.open(dir, config);

@@ -54,7 +54,7 @@ class VersionNumbersTest {
             assertThat(frontier.uncovered(b)).isTrue();
             assertThat(frontier.uncovered(b + 1)).isTrue();
 
-            index.syncWalWith(frontier.batch(index));
+            index.syncWalWith(frontier.put(index.newBatch()));
             SyncedFrontier read = SyncedFrontier.read(index).orElseThrow();
             assertThat(read.issuedBelow()).isEqualTo(frontier.issuedBelow());
             assertThat(read.unsettled()).containsExactly(frontier.unsettled());
