@@ -11,6 +11,7 @@ import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -18,6 +19,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.errors.LockException;
 import org.slf4j.Logger;
@@ -236,19 +238,16 @@ public final class TablespaceCatchUp implements AutoCloseable {
         }
         long committed = stable.getAsLong();
         String source = tp.topic() + "-" + tp.partition();
-        Optional<String> topicId = topicIdNow(tp);
+        Optional<Uuid> topicId = topicIdNow(tp);
         if (topicId.isEmpty()) {
             return Check.UNKNOWN;
         }
+        boolean known = !topicId.get().equals(Uuid.ZERO_UUID); // a broker without topic ids (before Kafka 2.8) says zero
         Optional<String> logId = store.logId(source);
-        if (logId.isPresent() && !logId.get().equals(topicId.get())) {
+        if (known && logId.isPresent() && !logId.get().equals(topicId.get().toString())) {
             log.error("partition {}: the tablespace applied commands of {} when the topic's id was {}; it is {} now (the topic "
                     + "was deleted and made again)", partition, tp.topic(), logId.get(), topicId.get());
             return Check.OTHER_TOPIC;
-        }
-        if (logId.isEmpty()) {
-            // a new tablespace, or one of a release before topic ids were recorded: its offsets are taken for this topic's
-            store.recordLogId(source, topicId.get());
         }
         long applied = store.appliedOffset(source);
         if (applied >= 0) {
@@ -266,6 +265,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
                         partition, tp.topic(), applied, end.getAsLong());
                 return Check.AHEAD;
             }
+        }
+        if (known && logId.isEmpty()) {
+            // a new tablespace, or one of a release before topic ids were recorded: its offsets are taken for this topic's
+            store.recordLogId(source, topicId.get().toString());
         }
         if (current(store, applied, committed)) {
             return Check.CURRENT;
@@ -394,10 +397,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
     }
 
     /** The id of {@code tp}'s topic (a topic deleted and made again has another), or empty when the broker did not answer in time. */
-    private Optional<String> topicIdNow(TopicPartition tp) throws IOException {
+    private Optional<Uuid> topicIdNow(TopicPartition tp) throws IOException {
         return answerNow(tp, "the topic's id", admin().describeTopics(List.of(tp.topic()),
                         new DescribeTopicsOptions().timeoutMs((int) CHECK_TIMEOUT.toMillis())).topicNameValues().get(tp.topic()))
-                .map(d -> d.topicId().toString());
+                .map(TopicDescription::topicId);
     }
 
     /**
