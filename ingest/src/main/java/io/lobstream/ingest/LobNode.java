@@ -14,6 +14,7 @@ import io.lobstream.ingest.writer.WriterTopology;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
 import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.index.IndexMemory;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.core.instrument.config.MeterFilter;
@@ -119,6 +120,10 @@ public final class LobNode implements AutoCloseable {
             Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
                     .description("Versions superseded and not yet reclaimed, all tablespaces open on this node "
                             + "(lob_history_length has them per tablespace)").register(meters);
+            IndexMemory indexMemory = IndexMemory.shared(storeConfig.indexMemoryBytes());
+            Gauge.builder("lob_index_memory_used_bytes", indexMemory, IndexMemory::usedBytes).baseUnit("bytes")
+                    .description("Memory outside the heap the RocksDB indexes of this node's tablespaces use together (block "
+                            + "cache and memtables), of lob.index.memory.bytes").register(meters);
             streamsMetrics = new KafkaStreamsMetrics(streams);
             streamsMetrics.bindTo(meters);
             http.attach(streams);

@@ -6,6 +6,7 @@ import io.lobstream.store.allocator.PageAllocator;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.Attributes;
+import io.lobstream.store.index.IndexMemory;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.UploadEntry;
@@ -149,7 +150,7 @@ public final class DefaultLobStore implements LobStore {
         PageFile file = PageFile.openReadWrite(dir.resolve(TablespaceDirs.PAGES), pageSize);
         LobIndex index;
         try {
-            index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX));
+            index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX), IndexMemory.shared(config.indexMemoryBytes()));
         } catch (IOException e) {
             file.close();
             throw e;

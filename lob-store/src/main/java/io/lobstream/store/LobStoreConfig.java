@@ -1,6 +1,7 @@
 package io.lobstream.store;
 
 import io.lobstream.store.config.ConfigKey;
+import io.lobstream.store.index.IndexMemory;
 import io.lobstream.store.layout.VersionLayout;
 
 import java.util.HashMap;
@@ -82,10 +83,16 @@ public final class LobStoreConfig {
                     + "history grows without bound): a slow or stuck reader cannot grow the history of a LOB its writers update; if "
                     + "pages it still reads are reused it fails with a page error, never with other bytes. 0 = pins never lapse.");
 
+    public static final ConfigKey<Long> INDEX_MEMORY_BYTES = ConfigKey.longValue("lob.index.memory.bytes", IndexMemory.DEFAULT_BYTES,
+            16L << 20, 1L << 40,
+            "Memory outside the heap for the RocksDB indexes of all tablespaces in the process together, however many "
+                    + "partitions it holds: one block cache of this size, to which the memtables are charged (half of it at most; "
+                    + "past that the largest is flushed early). The first tablespace opened sets it for the process.");
+
     public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
             OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC, SYNC_EACH_WRITE,
             GROUP_COMMIT_INTERVAL_MS, SHRINK_MIN_PAGES, COMPACT_MIN_FREE_RATIO, COMPACT_MAX_PAGES, HISTORY_MAX, HISTORY_MAX_RATIO, HISTORY_MAX_DELAY_MS,
-            READ_PIN_MAX_MS);
+            READ_PIN_MAX_MS, INDEX_MEMORY_BYTES);
 
     /** Every key's value, validated: what {@link #get} reads, and what {@link #with} copies. */
     private final Map<String, Object> values;
@@ -145,6 +152,7 @@ public final class LobStoreConfig {
     public int purgePrefetchWindow() { return get(PURGE_PREFETCH_WINDOW); }
     public boolean purgeSkipLoad() { return get(PURGE_SKIP_LOAD); }
     public boolean sync() { return get(SYNC); }
+    public long indexMemoryBytes() { return get(INDEX_MEMORY_BYTES); }
     /** Needs lob.sync: without it, off whatever it is set to. */
     public boolean syncEachWrite() { return get(SYNC_EACH_WRITE) && sync(); }
     public int groupCommitIntervalMs() { return get(GROUP_COMMIT_INTERVAL_MS); }

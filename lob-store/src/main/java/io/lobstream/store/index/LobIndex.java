@@ -9,7 +9,6 @@ import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.DBOptions;
 import org.rocksdb.FlushOptions;
-import org.rocksdb.LRUCache;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
@@ -95,24 +94,28 @@ public final class LobIndex implements Closeable {
         this.rejected = handles.get(7);
     }
 
+    /** Opens (creating if needed) the index in {@code dir}, its memory shared with the process's other indexes at the default size. */
     public static LobIndex open(Path dir) throws IOException {
+        return open(dir, IndexMemory.shared(IndexMemory.DEFAULT_BYTES));
+    }
+
+    public static LobIndex open(Path dir, IndexMemory memory) throws IOException {
         Files.createDirectories(dir);
         // Index entries are small; keep memtables small so many partitions fit one heap-light process.
         // Bloom filters: a command's de-duplication (commandApplied) looks up an id that is almost always
         // absent. Without them that search walks both memtables and reads a block of every SST file that
         // might hold the id: 5.0 µs a lookup among 300,000 ids, against 1.15 µs with them. The memtable's
-        // filter costs 5 % of its size, so only the commands' column family has one. The block cache, shared
-        // by the column families, is the size RocksDB gives one by default (32 MiB since RocksDB 8); a
-        // RocksJava table config without one would bring 8 MiB.
+        // filter costs 5 % of its size, so only the commands' column family has one. The block cache and the
+        // memtables' budget are the process's, shared by every index (IndexMemory).
         BloomFilter bloom = new BloomFilter(10);
-        LRUCache blockCache = new LRUCache(32L << 20);
         ColumnFamilyOptions cfOptions = new ColumnFamilyOptions().setWriteBufferSize(4L << 20).setMaxWriteBufferNumber(2)
-                .setTableFormatConfig(new BlockBasedTableConfig().setFilterPolicy(bloom).setBlockCache(blockCache));
+                .setTableFormatConfig(new BlockBasedTableConfig().setFilterPolicy(bloom).setBlockCache(memory.cache));
         ColumnFamilyOptions commandsOptions = new ColumnFamilyOptions(cfOptions)
                 .setMemtablePrefixBloomSizeRatio(0.05).setMemtableWholeKeyFiltering(true);
         DBOptions dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
-                .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(org.rocksdb.InfoLogLevel.WARN_LEVEL);
-        List<AbstractNativeReference> options = List.of(dbOptions, cfOptions, commandsOptions, bloom, blockCache);
+                .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(org.rocksdb.InfoLogLevel.WARN_LEVEL)
+                .setWriteBufferManager(memory.writeBuffers);
+        List<AbstractNativeReference> options = List.of(dbOptions, cfOptions, commandsOptions, bloom);
         // `rejected` is created in an index from before it
         List<ColumnFamilyDescriptor> descriptors = descriptors(cfOptions, commandsOptions);
         List<ColumnFamilyHandle> handles = new ArrayList<>();
@@ -372,6 +375,15 @@ public final class LobIndex implements Closeable {
         try {
             byte[] v = db.get(applied, source.getBytes(StandardCharsets.UTF_8));
             return v == null ? -1 : bytesLong(v);
+        } catch (RocksDBException e) {
+            throw new IOException(e);
+        }
+    }
+
+    /** Bytes in the memtables of every column family now. */
+    long memtableBytes() throws IOException {
+        try {
+            return db.getAggregatedLongProperty("rocksdb.cur-size-all-mem-tables");
         } catch (RocksDBException e) {
             throw new IOException(e);
         }
