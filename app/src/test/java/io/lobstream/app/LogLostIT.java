@@ -11,6 +11,7 @@ import io.lobstream.store.Source;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -84,6 +85,38 @@ class LogLostIT {
                 assertThat(Nodes.fsck(rebuilt).problems()).isEmpty();
             } finally {
                 node.close(true);
+            }
+        }
+    }
+
+    /**
+     * Partitions added to the topics (all four, as co-partitioning asks) while the node was down: a LOB's partition is its
+     * key's hash modulo the count, so LOBs may now be written to other partitions than their history's. The old
+     * partitions' tasks do not start, and the node says why, where they used to go on as if nothing had changed.
+     */
+    @Test
+    void partitionsAddedToTheTopicsHoldTheTablespacesMadeBefore() throws Exception {
+        try (EmbeddedCluster cluster = EmbeddedCluster.start(dir.resolve("cluster-2"), 0, 0, 0);
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            LobStreamConfig config = Nodes.config(cluster, dir.resolve("node-2"), 1, "partitions-added", 1);
+            LobNode node = Nodes.start(config);
+            try (LobClient client = new LobClient(config)) {
+                assertThat(client.put("a", bytes(1000, 1), null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
+            }
+            node.close(true);
+
+            Map<String, NewPartitions> twoEach = new java.util.HashMap<>();
+            config.topics().all().forEach(t -> twoEach.put(t, NewPartitions.increaseTo(2)));
+            admin.createPartitions(twoEach).all().get();
+            LobNode held = new LobNode(config, LobStoreConfig.defaults()).start();
+            try {
+                await().atMost(Duration.ofSeconds(90)).dontCatchUncaughtExceptions().until(() -> {
+                    var refused = held.meters().find("lob_partition_count_changed_checks").tag("partition", "0").counter();
+                    return refused != null && refused.count() >= 1;
+                });
+                assertThat(held.tablespaces().all()).as("the partition made with one is not served").doesNotContainKey(0);
+            } finally {
+                held.close(true);
             }
         }
     }

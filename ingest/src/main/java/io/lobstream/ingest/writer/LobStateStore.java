@@ -101,6 +101,10 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 throw failed(new UncheckedIOException(new IOException("partition " + partition + ": " + "lob.commands lost records "
                         + "the writer group committed; the task waits for its offset to be reset (logged above)")));
             }
+            if (check == TablespaceCatchUp.Check.PARTITIONS_CHANGED) {
+                throw failed(new UncheckedIOException(new IOException("partition " + partition + ": lob.commands has another "
+                        + "partition count than when its tablespace was made; the task does not start (logged above)")));
+            }
             if (check != TablespaceCatchUp.Check.CURRENT) {
                 // checked and caught up on a thread of its own (see TablespaceCatchUp); this init gives way and is retried
                 store.close();

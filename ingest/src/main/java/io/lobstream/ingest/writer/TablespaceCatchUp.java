@@ -19,7 +19,6 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.errors.LockException;
 import org.slf4j.Logger;
@@ -179,6 +178,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
          */
         OTHER_TOPIC,
         /**
+         * Its topic has another partition count than when the tablespace was made (partitions were added): LOBs written
+         * since may be in other partitions than their history. The task does not start; the node logs why.
+         */
+        PARTITIONS_CHANGED,
+        /**
          * It has applied offsets past the topic's end, and the writer group committed offsets past it too: the log lost
          * records that were committed (an unclean leader election, a broker's lost disk). Neither the tablespace nor the
          * group's offset is a place to go on from (the consumer would start past the end, and new commands at the offsets
@@ -238,16 +242,24 @@ public final class TablespaceCatchUp implements AutoCloseable {
         }
         long committed = stable.getAsLong();
         String source = tp.topic() + "-" + tp.partition();
-        Optional<Uuid> topicId = topicIdNow(tp);
-        if (topicId.isEmpty()) {
+        Optional<CommandsLog> now = topicNow(tp).map(CommandsLog::of);
+        if (now.isEmpty()) {
             return Check.UNKNOWN;
         }
-        boolean known = !topicId.get().equals(Uuid.ZERO_UUID); // a broker without topic ids (before Kafka 2.8) says zero
-        Optional<String> logId = store.logId(source);
-        if (known && logId.isPresent() && !logId.get().equals(topicId.get().toString())) {
+        Optional<CommandsLog> recorded = store.logId(source).map(CommandsLog::decode);
+        if (recorded.isPresent() && recorded.get().otherTopicThan(now.get())) {
             log.error("partition {}: the tablespace applied commands of {} when the topic's id was {}; it is {} now (the topic "
-                    + "was deleted and made again)", partition, tp.topic(), logId.get(), topicId.get());
+                    + "was deleted and made again)", partition, tp.topic(), recorded.get().topicId(), now.get().topicId());
             return Check.OTHER_TOPIC;
+        }
+        if (recorded.isPresent() && recorded.get().otherPartitionCountThan(now.get())) {
+            log.error("partition {}: {} has {} partitions; it had {} when this tablespace was made. A LOB's partition is its "
+                    + "key's hash modulo the count, so LOBs written since may be in other partitions than their history, and "
+                    + "the task does not start. Kafka cannot take partitions away: copy the topics to ones of {} partitions "
+                    + "(or start anew), and point the nodes at them", partition, tp.topic(), now.get().partitions(),
+                    recorded.get().partitions(), recorded.get().partitions());
+            metrics.partitionCountChanged(partition);
+            return Check.PARTITIONS_CHANGED;
         }
         long applied = store.appliedOffset(source);
         if (applied >= 0) {
@@ -266,9 +278,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 return Check.AHEAD;
             }
         }
-        if (known && logId.isEmpty()) {
-            // a new tablespace, or one of a release before topic ids were recorded: its offsets are taken for this topic's
-            store.recordLogId(source, topicId.get().toString());
+        CommandsLog completed = recorded.map(r -> r.completedBy(now.get())).orElse(now.get());
+        if (!recorded.equals(Optional.of(completed))) {
+            // a new tablespace, or one of a release before this was recorded: its offsets are taken for this topic's
+            store.recordLogId(source, completed.encode());
         }
         if (current(store, applied, committed)) {
             return Check.CURRENT;
@@ -396,11 +409,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
         return answer.isEmpty() ? OptionalLong.empty() : OptionalLong.of(answer.get().offset());
     }
 
-    /** The id of {@code tp}'s topic (a topic deleted and made again has another), or empty when the broker did not answer in time. */
-    private Optional<Uuid> topicIdNow(TopicPartition tp) throws IOException {
-        return answerNow(tp, "the topic's id", admin().describeTopics(List.of(tp.topic()),
-                        new DescribeTopicsOptions().timeoutMs((int) CHECK_TIMEOUT.toMillis())).topicNameValues().get(tp.topic()))
-                .map(TopicDescription::topicId);
+    /** {@code tp}'s topic (its id and partitions), or empty when the broker did not answer in time. */
+    private Optional<TopicDescription> topicNow(TopicPartition tp) throws IOException {
+        return answerNow(tp, "the topic's id and partitions", admin().describeTopics(List.of(tp.topic()),
+                new DescribeTopicsOptions().timeoutMs((int) CHECK_TIMEOUT.toMillis())).topicNameValues().get(tp.topic()));
     }
 
     /**

@@ -109,6 +109,14 @@ public final class WriterMetrics {
                 .register(registry).increment();
     }
 
+    /** A task's start found its topic with another partition count than its tablespace was made with (logged). */
+    public void partitionCountChanged(int partition) {
+        Counter.builder("lob_partition_count_changed_checks").tag("partition", Integer.toString(partition))
+                .description("Task starts refused as lob.commands has another partition count than when the partition's "
+                        + "tablespace was made (partitions were added: LOBs moved away from their history; logged)")
+                .register(registry).increment();
+    }
+
     /** {@code n} undo records produced again because purge had consumed them without a reclaim (counted as re-emitted too). */
     public void undoResent(int n) {
         Counter.builder("lob_undo_records_resent")
