@@ -86,8 +86,10 @@ public final class LobStoreConfig {
     public static final ConfigKey<Long> INDEX_MEMORY_BYTES = ConfigKey.longValue("lob.index.memory.bytes", IndexMemory.DEFAULT_BYTES,
             16L << 20, 1L << 40,
             "Memory outside the heap for the RocksDB indexes of all tablespaces in the process together, however many "
-                    + "partitions it holds: one block cache of this size, to which the memtables are charged (half of it at most; "
-                    + "past that the largest is flushed early). The first tablespace opened sets it for the process.");
+                    + "partitions it holds: one block cache of this size, which holds the index and filter blocks too, and to "
+                    + "which the memtables are charged (past half of it, the index being written flushes its oldest memtable "
+                    + "early). A target, not a hard cap: writes are not stalled, and the cache may run over rather than fail a "
+                    + "read. The first tablespace opened sets it for the process.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
             OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC, SYNC_EACH_WRITE,

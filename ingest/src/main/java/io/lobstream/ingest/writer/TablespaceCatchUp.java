@@ -243,8 +243,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
         long committed = stable.getAsLong();
         String source = tp.topic() + "-" + tp.partition();
         Optional<CommandsLog> now = topicNow(tp).map(CommandsLog::of);
-        if (now.isEmpty()) {
-            return Check.UNKNOWN;
+        if (now.isEmpty() || now.get().partitions() <= partition) {
+            return Check.UNKNOWN; // no answer, or a broker whose metadata is behind the partitions added (asked again)
         }
         Optional<CommandsLog> recorded = store.logId(source).map(CommandsLog::decode);
         if (recorded.isPresent() && recorded.get().otherTopicThan(now.get())) {
@@ -255,9 +255,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
         if (recorded.isPresent() && recorded.get().otherPartitionCountThan(now.get())) {
             log.error("partition {}: {} has {} partitions; it had {} when this tablespace was made. A LOB's partition is its "
                     + "key's hash modulo the count, so LOBs written since may be in other partitions than their history, and "
-                    + "the task does not start. Kafka cannot take partitions away: copy the topics to ones of {} partitions "
-                    + "(or start anew), and point the nodes at them", partition, tp.topic(), now.get().partitions(),
-                    recorded.get().partitions(), recorded.get().partitions());
+                    + "the task does not start. Kafka cannot take partitions away: copy the commands to new topics of {} "
+                    + "partitions and start the nodes on them with empty data directories, which they rebuild from the copy "
+                    + "(or start anew)", partition, tp.topic(), now.get().partitions(), recorded.get().partitions(),
+                    recorded.get().partitions());
             metrics.partitionCountChanged(partition);
             return Check.PARTITIONS_CHANGED;
         }

@@ -7,10 +7,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The off-heap memory of every RocksDB index in the process, together: one block cache, to which the memtables of all
- * indexes are charged (a {@link WriteBufferManager} allowed half of it, which flushes the largest memtable early once they
- * reach that), as Kafka Streams bounds its stores' memory. Before it each tablespace had a 32 MiB cache and up to 64 MiB of
- * memtables of its own, so a node's memory outside the heap grew with the partitions it held.
+ * The off-heap memory of every RocksDB index in the process, together, as Kafka Streams bounds its stores' memory: one
+ * block cache, which holds the SST files' index and filter blocks too (a tenth of it at high priority), and to which the
+ * memtables of all indexes are charged (a {@link WriteBufferManager} allowed half of it). A target, not a hard cap: once
+ * the memtables together pass it, the index being written flushes its oldest memtable early (writes are not stalled), and
+ * the cache may run over rather than fail a read. Before it each tablespace had a 32 MiB cache and up to 64 MiB of
+ * memtables of its own, and its SST files' index and filter blocks beside them, so a node's memory outside the heap grew
+ * with the partitions it held.
  *
  * <p>Made once per process, by the first open, with that open's size ({@code lob.index.memory.bytes}); never closed: open
  * indexes use it, and the process ends with it.
@@ -25,6 +28,7 @@ public final class IndexMemory {
     }
 
     private static IndexMemory shared;
+    private static boolean warned;
 
     private final long bytes;
     final LRUCache cache;
@@ -32,7 +36,7 @@ public final class IndexMemory {
 
     private IndexMemory(long bytes) {
         this.bytes = bytes;
-        this.cache = new LRUCache(bytes);
+        this.cache = new LRUCache(bytes, -1, false, 0.1);
         this.writeBuffers = new WriteBufferManager(bytes / 2, cache);
     }
 
@@ -40,7 +44,8 @@ public final class IndexMemory {
     public static synchronized IndexMemory shared(long bytes) {
         if (shared == null) {
             shared = new IndexMemory(bytes);
-        } else if (shared.bytes != bytes) {
+        } else if (shared.bytes != bytes && !warned) {
+            warned = true;
             log.warn("lob.index.memory.bytes={} asked for, but the indexes of this process share {} bytes already: the first "
                     + "tablespace opened sets it", bytes, shared.bytes);
         }
