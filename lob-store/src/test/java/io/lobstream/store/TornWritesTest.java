@@ -43,11 +43,11 @@ class TornWritesTest {
         put(store, "a", bytes(5 * CAPACITY, 1));
         store.flush();
         put(store, "b", bytes(5 * CAPACITY, 2));
-        long lost = dataPage(store, "b");
         store.crash();
 
         DefaultLobStore.open(dir, config).close(); // a crash alone: the pages are there, the open checks them and goes on
 
+        long lost;
         try (DefaultLobStore again = DefaultLobStore.open(dir, config)) {
             put(again, "c", bytes(5 * CAPACITY, 3));
             again.flush();
@@ -55,10 +55,7 @@ class TornWritesTest {
             lost = dataPage(again, "b");
             again.crash();
         }
-        zero(lost);
-        long page = lost;
-        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
-                .hasMessageContaining("b@").hasMessageContaining("page " + page);
+        assertLosingRefuses(lost, "b@");
     }
 
     /** The open records a frontier too: a tablespace made (or upgraded) is covered before its first flush. */
@@ -68,9 +65,7 @@ class TornWritesTest {
         put(store, "a", bytes(5 * CAPACITY, 1));
         long lost = dataPage(store, "a");
         store.crash();
-        zero(lost);
-        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
-                .hasMessageContaining("a@").hasMessageContaining("page " + lost);
+        assertLosingRefuses(lost, "a@");
     }
 
     /** Without lob.sync nothing is forced: an open drops the frontier an earlier run recorded, and nothing is checked. */
@@ -111,7 +106,6 @@ class TornWritesTest {
         chunk(store, value, 1, 3 * CAPACITY, 6 * CAPACITY);
         store.crash();
 
-        long lost;
         try (DefaultLobStore again = DefaultLobStore.open(dir, config)) { // the chunks' pages are there: the upload goes on
             chunk(again, value, 2, 6 * CAPACITY, value.length);
             assertSameBytes(read(again, "big"), value);
@@ -121,18 +115,12 @@ class TornWritesTest {
         }
         try (DefaultLobStore again = DefaultLobStore.open(dir, config)) {
             assertSameBytes(read(again, "big"), value);
-            again.putChunk(new Chunk("u2", "big", value.length, 0, 3, 0, 3 * CAPACITY, null),
-                    new ByteArrayInputStream(value, 0, 3 * CAPACITY), null);
+            chunk(again, "u2", value, 0, 0, 3 * CAPACITY); // the value again, as another upload
             again.flush();
-            again.putChunk(new Chunk("u2", "big", value.length, 1, 3, 3 * CAPACITY, 3 * CAPACITY, null),
-                    new ByteArrayInputStream(value, 3 * CAPACITY, 3 * CAPACITY), null);
+            chunk(again, "u2", value, 1, 3 * CAPACITY, 6 * CAPACITY);
             again.crash();
         }
-        lost = uploadDataPage("u2", 4); // written by the chunk after the flush
-        zero(lost);
-        long page = lost;
-        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
-                .hasMessageContaining("upload u2").hasMessageContaining("page " + page);
+        assertLosingRefuses(uploadDataPage("u2", 4), "upload u2"); // written by the chunk after the flush
     }
 
     /** An upload begun before an open is still unsettled after it: a flush then does not cover its later chunks. */
@@ -150,10 +138,7 @@ class TornWritesTest {
             again.flush();
             again.crash();
         }
-        long lost = uploadDataPage("u", 4);
-        zero(lost);
-        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
-                .hasMessageContaining("upload u").hasMessageContaining("page " + lost);
+        assertLosingRefuses(uploadDataPage("u", 4), "upload u");
     }
 
     @Test
@@ -171,8 +156,19 @@ class TornWritesTest {
         }
     }
 
+    /** {@code page} lost, as a power loss loses it: the next open refuses the tablespace, naming {@code what} and the page. */
+    private void assertLosingRefuses(long page, String what) throws IOException {
+        zero(page);
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
+                .hasMessageContaining(what).hasMessageContaining("page " + page);
+    }
+
     private static void chunk(LobStore store, byte[] value, int index, int from, int to) throws IOException {
-        ChunkResult r = store.putChunk(new Chunk("u", "big", value.length, index, 3, from, to - from, null),
+        chunk(store, "u", value, index, from, to);
+    }
+
+    private static void chunk(LobStore store, String uploadId, byte[] value, int index, int from, int to) throws IOException {
+        ChunkResult r = store.putChunk(new Chunk(uploadId, "big", value.length, index, 3, from, to - from, null),
                 new ByteArrayInputStream(value, from, to - from), null);
         assertThat(r.status()).isIn(ChunkResult.Status.ACCEPTED, ChunkResult.Status.PUBLISHED);
     }
