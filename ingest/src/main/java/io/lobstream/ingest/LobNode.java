@@ -15,6 +15,7 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.IndexMemory;
+import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.core.instrument.config.MeterFilter;
@@ -33,7 +34,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeoutException;
@@ -67,6 +70,13 @@ public final class LobNode implements AutoCloseable {
 
     /** Creates the topics if needed, binds the HTTP port and starts the writer. */
     public LobNode start() throws IOException, InterruptedException {
+        List<Path> keptAside = TablespaceDirs.notTablespaces(config.dataDir());
+        if (!keptAside.isEmpty()) {
+            // nothing removes them: said at each start, so that a disk filling with them is not a surprise
+            log.warn("{} directories under {} are not tablespaces (copies kept aside, see fsck; nothing removes them): {}",
+                    keptAside.size(), config.dataDir().resolve("tablespaces"),
+                    keptAside.stream().map(p -> p.getFileName().toString()).toList());
+        }
         int partitions;
         try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
             partitions = TopicSetup.ensureTopics(admin, config);

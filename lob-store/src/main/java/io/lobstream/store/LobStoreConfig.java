@@ -66,7 +66,8 @@ public final class LobStoreConfig {
     public static final ConfigKey<Integer> HISTORY_MAX = ConfigKey.integer("lob.history.max", 1_000, 0, Integer.MAX_VALUE,
             "Backpressure, like innodb_max_purge_lag but on by default: when more versions than this wait for purge, each "
                     + "write is delayed (up to lob.history.max.delay.ms, growing with the excess) so that purge catches up and "
-                    + "space stays bounded. 0 = off.");
+                    + "space stays bounded while purge runs (with no purge at all, writes go on at the delayed rate and history "
+                    + "grows). 0 = off.");
     public static final ConfigKey<Double> HISTORY_MAX_RATIO = ConfigKey.decimal("lob.history.max.ratio", 0, 0, 100,
             "Backpressure by space: when the pages of versions waiting for purge pass this share of the live pages, writes are "
                     + "delayed as for lob.history.max, so the tablespace stays within about (1 + this) times the live data. "

@@ -64,6 +64,11 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         this.meters = meters;
         this.registry = registry;
         this.catchUp = catchUp;
+        if (meters != null) {
+            for (TablespaceDirs.SetAside why : TablespaceDirs.SetAside.values()) {
+                setAsideCounter(meters, why); // at 0 from the start: a rate or increase() sees the first one
+            }
+        }
     }
 
     @Override
@@ -151,13 +156,17 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         Files.move(dir, aside);
         TablespaceDirs.syncDirectory(dir.getParent()); // the move, made durable before a new p-N is filled in its place
         if (meters != null) {
-            io.micrometer.core.instrument.Counter.builder("lob_tablespaces_set_aside").tag("reason", why.suffix())
-                    .description("Tablespaces moved aside (p-N.REASON-TIME; their partition rebuilt): after a failed fsync "
-                            + "(sync-failed), as they had applied commands past lob.commands' end (ahead-of-log) or of a "
-                            + "lob.commands deleted since (other-topic), or as a crash left versions without their pages (torn-writes)")
-                    .register(meters).increment();
+            setAsideCounter(meters, why).increment();
         }
         log.error("partition {}: {}; moved it to {} and rebuilding the partition from lob.commands", partition, problem, aside);
+    }
+
+    private static io.micrometer.core.instrument.Counter setAsideCounter(MeterRegistry meters, TablespaceDirs.SetAside why) {
+        return io.micrometer.core.instrument.Counter.builder("lob_tablespaces_set_aside").tag("reason", why.suffix())
+                .description("Tablespaces moved aside (p-N.REASON-TIME; their partition rebuilt): after a failed fsync "
+                        + "(sync-failed), as they had applied commands past lob.commands' end (ahead-of-log) or of a "
+                        + "lob.commands deleted since (other-topic), or as a crash left versions without their pages (torn-writes)")
+                .register(meters);
     }
 
     public LobStore store() {
@@ -193,10 +202,10 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     }
 
     /**
-     * Records that this task failed on {@code e}, an I/O error of its tablespace: its next init waits (see {@link TaskRetries}).
-     * Returns {@code e}, to throw.
+     * Records that this task failed on {@code e} (an I/O error of its tablespace, a registry that does not answer, a log
+     * that went back under it): its next init waits (see {@link TaskRetries}). Returns {@code e}, to throw.
      */
-    UncheckedIOException failed(UncheckedIOException e) {
+    <E extends RuntimeException> E failed(E e) {
         Duration wait = registry.retries().failed(partition, System.nanoTime());
         if (!wait.isZero()) {
             log.error("partition {}: the task failed again ({}); its next start waits {} s", partition, TaskRetries.messages(e),

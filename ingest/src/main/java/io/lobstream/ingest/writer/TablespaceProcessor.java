@@ -30,6 +30,8 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     protected final WriterMetrics metrics;
     protected ProcessorContext<Object, Object> context;
     private LobStateStore tablespace;
+    /** The offset of the last record this processor saw since its init: within one, offsets only go up. */
+    private long lastOffset;
 
     TablespaceProcessor(Supplier<Deserializer<Object>> deserializers, Class<T> type, WriterMetrics metrics) {
         this.deserializers = deserializers;
@@ -42,6 +44,7 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         this.context = context;
         this.deserializer = deserializers.get();
         this.tablespace = context.getStateStore(LobStateStore.NAME);
+        this.lastOffset = -1; // a task resumed starts again from its last commit
     }
 
     /** Each task's processor has a deserializer of its own, and with it a registry client: closed with the task. */
@@ -56,12 +59,21 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     @Override
     public final void process(Record<byte[], byte[]> record) {
         RecordMetadata meta = context.recordMetadata().orElseThrow();
+        if (meta.offset() <= lastOffset) {
+            // The consumer went back: its position was past the log's end (the log was cut under it, as an unclean leader
+            // election cuts it) and it was reset. New commands at offsets this tablespace applied would be skipped as
+            // applied: the task restarts instead, and its start checks the tablespace against the log (LOG_LOST, AHEAD).
+            throw tablespace.failed(new IllegalStateException("partition " + meta.partition() + ": " + meta.topic() + " went back "
+                    + "from offset " + lastOffset + " to " + meta.offset() + " under a running task (the log was cut: an unclean "
+                    + "leader election?); the task restarts to check its tablespace against the log"));
+        }
+        lastOffset = meta.offset();
         Source source = new Source(meta.topic() + "-" + meta.partition(), meta.offset(), record.timestamp());
         T value;
         try {
             value = LobSerdes.decode(deserializer, meta.topic(), record.value(), type);
         } catch (RegistryUnavailableException e) {
-            throw e; // not the record's fault: the task fails and resumes from its last commit
+            throw tablespace.failed(e); // not the record's fault: the task fails, waits, and resumes from its last commit
         } catch (RuntimeException e) {
             try {
                 undecodable(record, source, "cannot decode a " + type.getSimpleName() + ": " + e.getMessage());
