@@ -32,7 +32,8 @@ import static org.awaitility.Awaitility.await;
  * tablespace moved past the log's end while the node was down): the partition's task does not start, where it used to
  * start with the tablespace taken for current and take new commands at offsets it had applied for applied ones. Once
  * the operator resets the group's offset to the log's end, as the node logs, the tablespace is found ahead of the log,
- * moved aside, and the partition rebuilt from what the log has.
+ * moved aside, and the partition rebuilt from what the log has. A tablespace marked as one whose log was cut under its
+ * running task (LOG-CUT) is moved aside and rebuilt too, though the log is longer than what it applied.
  */
 class LogLostIT {
     @TempDir
@@ -83,6 +84,24 @@ class LogLostIT {
                     assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-0.ahead-of-log-"));
                 }
                 assertThat(Nodes.fsck(rebuilt).problems()).isEmpty();
+            } finally {
+                node.close(true);
+            }
+
+            // a log cut under the running task, as its processor marks it (TablespaceProcessorTest): though the log is
+            // longer than what the tablespace applied, the next start moves it aside and rebuilds the partition
+            TablespaceDirs.markLogCut(TablespaceDirs.partitionDir(config.dataDir(), 0), "simulated: went back from offset 9 to 0");
+            node = Nodes.start(config);
+            try {
+                LobNode rebuilt = node;
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                    assertThat(Nodes.get(rebuilt, "a", null).body()).isEqualTo(a);
+                    assertThat(Nodes.get(rebuilt, "b", null).body()).isEqualTo(b);
+                });
+                try (var siblings = Files.list(TablespaceDirs.partitionDir(config.dataDir(), 0).getParent())) {
+                    assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-0.log-cut-"));
+                }
+                assertThat(TablespaceDirs.logCut(TablespaceDirs.partitionDir(config.dataDir(), 0))).isEmpty();
             } finally {
                 node.close(true);
             }

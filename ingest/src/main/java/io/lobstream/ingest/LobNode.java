@@ -73,7 +73,8 @@ public final class LobNode implements AutoCloseable {
         List<Path> keptAside = TablespaceDirs.notTablespaces(config.dataDir());
         if (!keptAside.isEmpty()) {
             // nothing removes them: said at each start, so that a disk filling with them is not a surprise
-            log.warn("{} directories under {} are not tablespaces (copies kept aside, see fsck; nothing removes them): {}",
+            log.warn("{} directories under {} are not tablespaces (copies kept aside, or a p-N without its descriptor: see "
+                    + "fsck; nothing removes them): {}",
                     keptAside.size(), config.dataDir().resolve("tablespaces"),
                     keptAside.stream().map(p -> p.getFileName().toString()).toList());
         }

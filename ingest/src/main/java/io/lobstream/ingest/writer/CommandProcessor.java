@@ -6,6 +6,7 @@ import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.schema.Extents;
 import io.lobstream.store.Source;
+import io.lobstream.store.tablespace.TablespaceDirs;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.Cancellable;
@@ -186,6 +187,16 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      */
     private void applyLag(Record<byte[], byte[]> record) {
         metrics.commandApplyLag(Duration.ofMillis(System.currentTimeMillis() - record.timestamp()));
+    }
+
+    /**
+     * The tablespace applied offsets of lob.commands the log may now hold other commands at: marked (LOG-CUT), so that the
+     * task's start moves it aside and rebuilds the partition, whatever the log's end is by then. (A cut lob.reclaim only
+     * delays purge: its records come again from the undo records the writer re-sends.)
+     */
+    @Override
+    protected void logWentBack(String why) throws IOException {
+        TablespaceDirs.markLogCut(store().directory(), why);
     }
 
     @Override

@@ -86,7 +86,8 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             }
             store = open();
             TablespaceCatchUp.Check check = catchUp == null ? TablespaceCatchUp.Check.CURRENT : catchUp.check(partition, store);
-            if (check == TablespaceCatchUp.Check.AHEAD || check == TablespaceCatchUp.Check.OTHER_TOPIC) {
+            if (check == TablespaceCatchUp.Check.AHEAD || check == TablespaceCatchUp.Check.OTHER_TOPIC
+                    || check == TablespaceCatchUp.Check.LOG_CUT) {
                 // trusted, it would take every new command at an offset it applied for one it applied already, and drop it
                 Path dir = store.directory();
                 store.close();
@@ -94,9 +95,12 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 if (check == TablespaceCatchUp.Check.AHEAD) {
                     moveAside(dir, TablespaceDirs.SetAside.AHEAD_OF_LOG, "it has applied commands of lob.commands past the topic's "
                             + "end (the topic, or the broker's log, was made anew)");
-                } else {
+                } else if (check == TablespaceCatchUp.Check.OTHER_TOPIC) {
                     moveAside(dir, TablespaceDirs.SetAside.OTHER_TOPIC, "it has applied commands of a lob.commands that was deleted "
                             + "since");
+                } else {
+                    moveAside(dir, TablespaceDirs.SetAside.LOG_CUT, "lob.commands went back under its task: it applied offsets the "
+                            + "log may now hold other commands at");
                 }
                 store = open();
                 check = catchUp.check(partition, store);
@@ -164,8 +168,9 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     private static io.micrometer.core.instrument.Counter setAsideCounter(MeterRegistry meters, TablespaceDirs.SetAside why) {
         return io.micrometer.core.instrument.Counter.builder("lob_tablespaces_set_aside").tag("reason", why.suffix())
                 .description("Tablespaces moved aside (p-N.REASON-TIME; their partition rebuilt): after a failed fsync "
-                        + "(sync-failed), as they had applied commands past lob.commands' end (ahead-of-log) or of a "
-                        + "lob.commands deleted since (other-topic), or as a crash left versions without their pages (torn-writes)")
+                        + "(sync-failed), as they had applied commands past lob.commands' end (ahead-of-log), of a "
+                        + "lob.commands deleted since (other-topic) or at offsets of a log cut under them (log-cut), or as a crash "
+                        + "left versions without their pages (torn-writes)")
                 .register(meters);
     }
 

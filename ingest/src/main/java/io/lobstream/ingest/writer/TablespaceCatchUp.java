@@ -1,6 +1,7 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.store.LobStore;
+import io.lobstream.store.tablespace.TablespaceDirs;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.admin.Admin;
@@ -178,6 +179,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
          */
         OTHER_TOPIC,
         /**
+         * Its commands log went back under its running task ({@code LOG-CUT}, marked by the task): it applied offsets the
+         * log may now hold other commands at, though the log has grown past them since. Moved aside and rebuilt.
+         */
+        LOG_CUT,
+        /**
          * Its topic has another partition count than when the tablespace was made (partitions were added): LOBs written
          * since may be in other partitions than their history. The task does not start; the node logs why.
          */
@@ -263,16 +269,22 @@ public final class TablespaceCatchUp implements AutoCloseable {
             return Check.PARTITIONS_CHANGED;
         }
         long applied = store.appliedOffset(source);
+        Optional<String> cut = TablespaceDirs.logCut(store.directory());
         if (applied >= 0) {
             OptionalLong end = logEndNow(tp);
             if (end.isEmpty()) {
                 return Check.UNKNOWN;
             }
-            if (applied >= end.getAsLong()) {
+            if (applied >= end.getAsLong() || cut.isPresent()) {
                 if (committed > end.getAsLong()) { // the group's offset is past the end too: no guess at what to keep
                     log.error(logLost(partition, applied, committed, end.getAsLong()));
                     metrics.logLost(partition);
                     return Check.LOG_LOST;
+                }
+                if (cut.isPresent()) {
+                    log.error("partition {}: {}; the tablespace applied {} up to offset {}, which the log may now hold other "
+                            + "commands at", partition, cut.get(), tp.topic(), applied);
+                    return Check.LOG_CUT;
                 }
                 log.error("partition {}: the tablespace has applied {} up to offset {}, but the topic ends at offset {}",
                         partition, tp.topic(), applied, end.getAsLong());

@@ -59,13 +59,19 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     @Override
     public final void process(Record<byte[], byte[]> record) {
         RecordMetadata meta = context.recordMetadata().orElseThrow();
-        if (meta.offset() <= lastOffset) {
+        if (meta.offset() < lastOffset) { // (the same record again, after a timeout, is not going back)
             // The consumer went back: its position was past the log's end (the log was cut under it, as an unclean leader
             // election cuts it) and it was reset. New commands at offsets this tablespace applied would be skipped as
-            // applied: the task restarts instead, and its start checks the tablespace against the log (LOG_LOST, AHEAD).
-            throw tablespace.failed(new IllegalStateException("partition " + meta.partition() + ": " + meta.topic() + " went back "
-                    + "from offset " + lastOffset + " to " + meta.offset() + " under a running task (the log was cut: an unclean "
-                    + "leader election?); the task restarts to check its tablespace against the log"));
+            // applied: the task restarts instead, and its start checks the tablespace against the log.
+            String why = meta.topic() + " went back from offset " + lastOffset + " to " + meta.offset() + " under a running task "
+                    + "(the log was cut: an unclean leader election?)";
+            try {
+                logWentBack(why);
+            } catch (IOException e) {
+                throw tablespace.failed(new UncheckedIOException("partition " + meta.partition() + ": " + why, e));
+            }
+            throw tablespace.failed(new IllegalStateException("partition " + meta.partition() + ": " + why + "; the task restarts "
+                    + "to check its tablespace against the log"));
         }
         lastOffset = meta.offset();
         Source source = new Source(meta.topic() + "-" + meta.partition(), meta.offset(), record.timestamp());
@@ -103,6 +109,10 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         }
         deadLetter(record, "undecodable", reason);
         store.recordRejected(source, new Rejection("undecodable", reason));
+    }
+
+    /** What the log going back under the task means for its tablespace, before the task fails: nothing, by default. */
+    protected void logWentBack(String why) throws IOException {
     }
 
     protected LobStore store() {

@@ -7,8 +7,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * When a partition's task may start again after its tablespace failed it (an I/O error: a full
- * disk, a disk that refuses). Kafka Streams replaces the failed thread at once, and the task would
+ * When a partition's task may start again after it failed (an I/O error of its tablespace: a full
+ * disk, a disk that refuses; a schema registry that does not answer; its log cut under it; a check
+ * that refuses it). Kafka Streams replaces the failed thread at once, and the task would
  * reopen the tablespace and fail on the same command again, many times a second, each time with
  * a stack trace. The task's first retry is at once; each further failure in a row waits twice as
  * long from {@link #FIRST}, up to {@link #MAX}; a partition quiet for {@link #QUIET} starts the

@@ -1,6 +1,7 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -16,46 +18,73 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * A processor's records come in offset order from one init to the next. A record below the last one means the consumer
  * was reset under the running task (its position past a log that was cut, as an unclean leader election cuts it): new
- * commands at offsets the tablespace applied would be skipped as applied, so the task fails, to be checked at its start.
+ * commands at offsets the tablespace applied would be skipped as applied, so the task fails, and a commands processor
+ * marks the tablespace (LOG-CUT) for its start to move it aside and rebuild it, whatever the log's end is by then.
  */
 class TablespaceProcessorTest {
+    private static final Deserializer<Object> UNDECODABLE = (topic, bytes) -> {
+        throw new IllegalArgumentException("not a record of ours");
+    };
+
     @TempDir
     Path dir;
 
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private final TablespaceRegistry registry = new TablespaceRegistry();
+    private final MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+
     @Test
-    void aRecordBelowTheLastOffsetFailsTheTaskUntilItStartsAgain() throws Exception {
-        SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        TablespaceRegistry registry = new TablespaceRegistry();
-        LobStateStore tablespace = new LobStateStore(dir, LobStoreConfig.defaults(), meters, registry, null);
-        MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-        context.setCurrentSystemTimeMs(1_000L);
-        tablespace.init(context.getStateStoreContext(), tablespace);
-        context.addStateStore(tablespace);
-        Deserializer<Object> undecodable = (topic, bytes) -> {
-            throw new IllegalArgumentException("not a reclaim");
-        };
-        ReclaimProcessor processor = new ReclaimProcessor(() -> undecodable, new WriterMetrics(meters));
+    void aCommandBelowTheLastOffsetMarksTheTablespaceAndFailsTheTask() throws Exception {
+        TablespaceProcessor<?> processor = new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1, 60_000,
+                60_000, Duration.ofHours(1), new UndoResender(UndoResender.Settings.OFF));
+        LobStateStore tablespace = open();
         try {
             processor.init(context);
-            process(processor, context, 5);
-            process(processor, context, 6);
-            assertThat(context.forwarded()).as("dead-lettered: the records themselves are bad").hasSize(2);
-            assertThatThrownBy(() -> process(processor, context, 3)).isInstanceOf(IllegalStateException.class)
+            process(processor, "lob.commands", 5);
+            process(processor, "lob.commands", 5); // the same record again (a timeout): not going back
+            process(processor, "lob.commands", 6);
+            assertThat(context.forwarded()).as("dead-lettered: the records themselves are bad").hasSize(3);
+            assertThatThrownBy(() -> process(processor, "lob.commands", 3)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("went back from offset 6 to 3");
-
-            processor.close();
-            processor.init(context); // the task started again, its tablespace checked against the log (not here)
-            process(processor, context, 3);
-            process(processor, context, 7);
-            assertThat(context.forwarded()).as("3 counts as applied: the start's check is what finds a log cut").hasSize(3);
+            assertThat(TablespaceDirs.logCut(tablespace.store().directory())).get().asString().contains("went back from offset 6 to 3");
         } finally {
             processor.close();
             tablespace.close();
         }
     }
 
-    private static void process(ReclaimProcessor processor, MockProcessorContext<Object, Object> context, long offset) {
-        context.setRecordMetadata("lob.reclaim", 0, offset);
+    @Test
+    void aReclaimBelowTheLastOffsetFailsTheTaskOnlyUntilItStartsAgain() throws Exception {
+        TablespaceProcessor<?> processor = new ReclaimProcessor(() -> UNDECODABLE, new WriterMetrics(meters));
+        LobStateStore tablespace = open();
+        try {
+            processor.init(context);
+            process(processor, "lob.reclaim", 5);
+            process(processor, "lob.reclaim", 6);
+            assertThatThrownBy(() -> process(processor, "lob.reclaim", 3)).isInstanceOf(IllegalStateException.class);
+            assertThat(TablespaceDirs.logCut(tablespace.store().directory())).as("a cut lob.reclaim only delays purge").isEmpty();
+
+            processor.close();
+            processor.init(context); // the task started again
+            process(processor, "lob.reclaim", 3);
+            process(processor, "lob.reclaim", 7);
+            assertThat(context.forwarded()).as("3 counts as applied here; 7 is dead-lettered").hasSize(3);
+        } finally {
+            processor.close();
+            tablespace.close();
+        }
+    }
+
+    private LobStateStore open() {
+        context.setCurrentSystemTimeMs(1_000L);
+        LobStateStore tablespace = new LobStateStore(dir, LobStoreConfig.defaults(), meters, registry, null);
+        tablespace.init(context.getStateStoreContext(), tablespace);
+        context.addStateStore(tablespace);
+        return tablespace;
+    }
+
+    private void process(TablespaceProcessor<?> processor, String topic, long offset) {
+        context.setRecordMetadata(topic, 0, offset);
         processor.process(new Record<>(new byte[] {1}, new byte[] {2}, 1_000L));
     }
 }

@@ -97,6 +97,11 @@ public final class Fsck {
             report = report.withProblem(tablespaceDir + ": a sync failed (" + failed.get()
                     + "); a writer node rebuilds it from lob.commands, or move it aside and replay the partition");
         }
+        Optional<String> cut = TablespaceDirs.logCut(tablespaceDir);
+        if (cut.isPresent()) {
+            report = report.withProblem(tablespaceDir + ": " + cut.get() + "; it applied offsets the log may now hold other commands "
+                    + "at: a writer node moves it aside and rebuilds the partition from lob.commands");
+        }
         Optional<String> incomplete = TablespaceDirs.incompleteness(tablespaceDir);
         if (incomplete.isPresent()) {
             report = report.withProblem(tablespaceDir + ": built without commands it needed (" + incomplete.get()

@@ -25,6 +25,7 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0/tablespace.properties   format, page size and copy id (read by purge
  *                                                   workers, which never open the index)
  * DATA_DIR/tablespaces/p-0/SYNC-FAILED        written when an fsync failed: the tablespace is not opened again
+ * DATA_DIR/tablespaces/p-0/LOG-CUT            written when lob.commands went back under the running task (a cut log)
  * DATA_DIR/tablespaces/p-0/INCOMPLETE         written when this copy was rebuilt from a lob.commands whose retention had
  *                                             deleted commands it needed: one line per range lost; fsck reports it
  * DATA_DIR/tablespaces/p-0.sync-failed-T/     one moved aside at time T for that reason (a node rebuilds p-0)
@@ -45,6 +46,8 @@ public final class TablespaceDirs {
     public static final String DESCRIPTOR = "tablespace.properties";
     /** The marker of a failed sync (see {@link io.lobstream.store.TablespaceSyncFailedException}). */
     public static final String SYNC_FAILED = "SYNC-FAILED";
+    /** The marker of a copy whose log was cut under it (see {@link #markLogCut}). */
+    public static final String LOG_CUT = "LOG-CUT";
     /** The marker of a copy that misses commands (see {@link #markIncomplete}). */
     public static final String INCOMPLETE = "INCOMPLETE";
     private static final Pattern PARTITION = Pattern.compile("p-(\\d+)");
@@ -85,12 +88,31 @@ public final class TablespaceDirs {
      * are forced to disk, as far as the disk still takes a small write.
      */
     public static void markSyncFailed(Path tablespaceDir, String why) throws IOException {
-        try (FileChannel out = FileChannel.open(tablespaceDir.resolve(SYNC_FAILED), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        writeMarker(tablespaceDir.resolve(SYNC_FAILED), why);
+    }
+
+    /**
+     * Marks {@code tablespaceDir} as one whose commands log went back under its running task ({@code why}): it applied
+     * offsets the log may now hold other commands at, so it is no copy of the log any more; a node's next check moves it
+     * aside and rebuilds the partition.
+     */
+    public static void markLogCut(Path tablespaceDir, String why) throws IOException {
+        writeMarker(tablespaceDir.resolve(LOG_CUT), why);
+    }
+
+    /** What the marker of a log cut under {@code tablespaceDir}'s task says, if there is one. */
+    public static Optional<String> logCut(Path tablespaceDir) throws IOException {
+        return marker(tablespaceDir.resolve(LOG_CUT));
+    }
+
+    /** Writes a marker saying {@code why}: it and its name are forced to disk, as far as the disk still takes a small write. */
+    private static void writeMarker(Path marker, String why) throws IOException {
+        try (FileChannel out = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             out.write(ByteBuffer.wrap((why + "\n").getBytes(StandardCharsets.UTF_8)));
             out.force(true);
         }
-        syncDirectory(tablespaceDir); // the marker's name too: a power loss must not take it
+        syncDirectory(marker.getParent()); // the marker's name too: a power loss must not take it
     }
 
     /** What the marker of a failed sync in {@code tablespaceDir} says, if there is one. */
@@ -137,6 +159,8 @@ public final class TablespaceDirs {
         AHEAD_OF_LOG("ahead-of-log"),
         /** It had applied commands of a lob.commands deleted since (another topic id): not a copy of the log there is now. */
         OTHER_TOPIC("other-topic"),
+        /** Its commands log went back under its running task ({@link #LOG_CUT}): it applied offsets the log holds others at. */
+        LOG_CUT("log-cut"),
         /** A crash left versions written since its last flush without their pages ({@code TablespaceTornException}). */
         TORN_WRITES("torn-writes");
 
