@@ -73,38 +73,31 @@ class LogLostIT {
             }
 
             setGroupOffset(admin, group, tp, end); // kafka-consumer-groups --reset-offsets --to-latest, as the node logged
-            node = Nodes.start(config);
-            try {
-                LobNode rebuilt = node;
-                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-                    assertThat(Nodes.get(rebuilt, "a", null).body()).isEqualTo(a);
-                    assertThat(Nodes.get(rebuilt, "b", null).body()).isEqualTo(b);
-                });
-                try (var siblings = Files.list(TablespaceDirs.partitionDir(config.dataDir(), 0).getParent())) {
-                    assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-0.ahead-of-log-"));
-                }
-                assertThat(Nodes.fsck(rebuilt).problems()).isEmpty();
-            } finally {
-                node.close(true);
-            }
+            assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b), "p-0.ahead-of-log-");
 
             // a log cut under the running task, as its processor marks it (TablespaceProcessorTest): though the log is
             // longer than what the tablespace applied, the next start moves it aside and rebuilds the partition
             TablespaceDirs.markLogCut(TablespaceDirs.partitionDir(config.dataDir(), 0), "simulated: went back from offset 9 to 0");
-            node = Nodes.start(config);
-            try {
-                LobNode rebuilt = node;
-                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-                    assertThat(Nodes.get(rebuilt, "a", null).body()).isEqualTo(a);
-                    assertThat(Nodes.get(rebuilt, "b", null).body()).isEqualTo(b);
-                });
-                try (var siblings = Files.list(TablespaceDirs.partitionDir(config.dataDir(), 0).getParent())) {
-                    assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-0.log-cut-"));
+            assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b), "p-0.log-cut-");
+        }
+    }
+
+    /** Starts a node on {@code config}: partition 0 is moved aside ({@code asidePrefix}) and rebuilt, its values identical. */
+    private static void assertRebuiltAfterMovingAside(LobStreamConfig config, Map<String, byte[]> values, String asidePrefix)
+            throws Exception {
+        LobNode node = Nodes.start(config);
+        try {
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                for (Map.Entry<String, byte[]> v : values.entrySet()) {
+                    assertThat(Nodes.get(node, v.getKey(), null).body()).isEqualTo(v.getValue());
                 }
-                assertThat(TablespaceDirs.logCut(TablespaceDirs.partitionDir(config.dataDir(), 0))).isEmpty();
-            } finally {
-                node.close(true);
+            });
+            try (var siblings = Files.list(TablespaceDirs.partitionDir(config.dataDir(), 0).getParent())) {
+                assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith(asidePrefix));
             }
+            assertThat(Nodes.fsck(node).problems()).isEmpty(); // the LOG-CUT marker went with the copy
+        } finally {
+            node.close(true);
         }
     }
 
