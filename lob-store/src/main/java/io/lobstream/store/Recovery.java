@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.LongPredicate;
 
 /**
  * What opening a tablespace derives from its index and page file; nothing of it is stored.
@@ -44,7 +45,8 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
     static Recovery scan(String name, PageFile file, LobIndex index) throws IOException {
         boolean clean = index.metaLong(META_CLEAN, 0) == 1;
         // none: a clean shutdown, a tablespace no flush has synced, or one an earlier release wrote (not checked)
-        Optional<SyncedFrontier> uncovered = clean ? Optional.empty() : SyncedFrontier.read(index);
+        Optional<SyncedFrontier> frontier = clean ? Optional.empty() : SyncedFrontier.read(index);
+        LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> false);
         TornWrites torn = new TornWrites(file);
         List<Long> uploadVersions = new ArrayList<>();
         List<Extent> referenced = new ArrayList<>();
@@ -55,7 +57,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             usage.recoveredCurrent(e);
             maxVersion[0] = Math.max(maxVersion[0], e.version());
             referenced.addAll(e.extents());
-            if (uncovered.isPresent() && uncovered.get().uncovered(e.version())) {
+            if (uncovered.test(e.version())) {
                 torn.version(e);
             }
         });
@@ -66,7 +68,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             if (e.reclaimRequested()) {
                 deferred.add(e);
             }
-            if (uncovered.isPresent() && uncovered.get().uncovered(e.version())) {
+            if (uncovered.test(e.version())) {
                 torn.version(e);
             }
         });
@@ -74,7 +76,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             maxVersion[0] = Math.max(maxVersion[0], u.version());
             referenced.addAll(u.pages());
             uploadVersions.add(u.version());
-            if (uncovered.isPresent() && uncovered.get().uncovered(u.version())) {
+            if (uncovered.test(u.version())) {
                 torn.upload(u);
             }
         });
@@ -99,7 +101,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
         }
         List<String> tornWrites = List.of();
-        if (uncovered.isPresent()) {
+        if (frontier.isPresent()) {
             long start = System.nanoTime();
             TornWrites.Result checked = torn.check();
             tornWrites = checked.problems();

@@ -86,22 +86,18 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             }
             store = open();
             TablespaceCatchUp.Check check = catchUp == null ? TablespaceCatchUp.Check.CURRENT : catchUp.check(partition, store);
-            if (check == TablespaceCatchUp.Check.AHEAD || check == TablespaceCatchUp.Check.OTHER_TOPIC
-                    || check == TablespaceCatchUp.Check.LOG_CUT) {
+            TablespaceDirs.SetAside notThisLog = switch (check) {
+                case AHEAD -> TablespaceDirs.SetAside.AHEAD_OF_LOG;
+                case OTHER_TOPIC -> TablespaceDirs.SetAside.OTHER_TOPIC;
+                case LOG_CUT -> TablespaceDirs.SetAside.LOG_CUT;
+                default -> null;
+            };
+            if (notThisLog != null) {
                 // trusted, it would take every new command at an offset it applied for one it applied already, and drop it
                 Path dir = store.directory();
                 store.close();
                 store = null;
-                if (check == TablespaceCatchUp.Check.AHEAD) {
-                    moveAside(dir, TablespaceDirs.SetAside.AHEAD_OF_LOG, "it has applied commands of lob.commands past the topic's "
-                            + "end (the topic, or the broker's log, was made anew)");
-                } else if (check == TablespaceCatchUp.Check.OTHER_TOPIC) {
-                    moveAside(dir, TablespaceDirs.SetAside.OTHER_TOPIC, "it has applied commands of a lob.commands that was deleted "
-                            + "since");
-                } else {
-                    moveAside(dir, TablespaceDirs.SetAside.LOG_CUT, "lob.commands went back under its task: it applied offsets the "
-                            + "log may now hold other commands at");
-                }
+                moveAside(dir, notThisLog, "it is no copy of the lob.commands there is now (" + check + ", logged above)");
                 store = open();
                 check = catchUp.check(partition, store);
             }

@@ -393,12 +393,7 @@ public final class LobIndex implements Closeable {
     }
 
     public long metaLong(String key, long absent) throws IOException {
-        try {
-            byte[] v = db.get(meta, key.getBytes(StandardCharsets.UTF_8));
-            return v == null ? absent : bytesLong(v);
-        } catch (RocksDBException e) {
-            throw new IOException(e);
-        }
+        return metaBytes(key).map(LobIndex::bytesLong).orElse(absent);
     }
 
     /** The bytes kept under {@code key} in the index's own column family, empty if there are none. */
@@ -443,12 +438,8 @@ public final class LobIndex implements Closeable {
 
     /** Writes and syncs the WAL before returning. */
     public void writeSync(Batch batch) throws IOException {
-        try (WriteBatch wb = batch.wb) {
-            db.write(syncWrite, wb);
-            writes.incrementAndGet();
-        } catch (RocksDBException e) {
-            throw new IOException(e);
-        }
+        syncWalWith(batch);
+        writes.incrementAndGet();
     }
 
     /**
