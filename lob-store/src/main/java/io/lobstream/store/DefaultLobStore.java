@@ -400,6 +400,9 @@ public final class DefaultLobStore implements LobStore {
             List<Extent> own = Extent.coalesce(owned);
             owned.addAll(shared);
             VersionEntry written = VersionEntry.current(lobId, version, rootPage, value.length(), crc, Extent.coalesce(owned), attributes);
+            if (!shared.isEmpty()) {
+                written = written.madeFrom(base.get().entry().version()); // which of its pages it wrote itself, for TornWrites
+            }
             unpublished.put(version, own); // until publish() names them, or gives them back
             return written;
         } catch (IOException | RuntimeException e) {

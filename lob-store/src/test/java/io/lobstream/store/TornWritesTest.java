@@ -3,6 +3,7 @@ package io.lobstream.store;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.UploadEntry;
+import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.page.PageCodec;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.junit.jupiter.api.Test;
@@ -14,6 +15,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 import static io.lobstream.store.DefaultLobStoreTest.assertSameBytes;
@@ -141,6 +144,56 @@ class TornWritesTest {
         assertLosingRefuses(uploadDataPage("u", 4), "upload u");
     }
 
+    /**
+     * The place a partial update's page was written to held the same LOB's page at that position of the value: the
+     * older version's, with its version, sequence and length. A version that shares pages accepts older pages in the
+     * ones it shares; the pages it wrote itself must carry its own version.
+     */
+    @Test
+    void aPartialUpdatesPageLeftHoldingTheLobsOlderPageIsRefused() throws IOException {
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        put(store, "a", bytes(5 * CAPACITY, 1));
+        store.flush();
+        byte[] patch = bytes(CAPACITY, 2);
+        store.write("a", 2L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null); // a new third data page
+        VersionEntry base = pendingOf(store, "a");
+        VersionEntry made = store.current("a").orElseThrow();
+        long basePage = ownDataPage(base);
+        long madePage = Extent.subtract(ownDataPages(made), base.retained()).get(0).firstPage();
+        store.crash();
+
+        rewriteAt(basePage, madePage);
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
+                .hasMessageContaining("a@" + made.version()).hasMessageContaining("page " + madePage);
+    }
+
+    /** Versions made from versions made since the flush: each page is checked against the version that wrote it. */
+    @Test
+    void aChainOfPartialUpdatesSinceTheLastFlushOpensClean() throws IOException {
+        byte[] value = bytes(6 * CAPACITY + 10, 1);
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        put(store, "a", bytes(100, 9));
+        store.flush();
+        put(store, "a", value);
+        byte[] patch = bytes(CAPACITY + 20, 2);
+        store.write("a", CAPACITY - 10L, new ByteArrayInputStream(patch), patch.length, null);
+        System.arraycopy(patch, 0, value, CAPACITY - 10, patch.length);
+        byte[] tail = bytes(2 * CAPACITY, 3);
+        store.append("a", new ByteArrayInputStream(tail), tail.length, null);
+        value = java.util.Arrays.copyOf(value, value.length + tail.length);
+        System.arraycopy(tail, 0, value, value.length - tail.length, tail.length);
+        store.truncate("a", value.length - CAPACITY / 2, null);
+        value = java.util.Arrays.copyOf(value, value.length - CAPACITY / 2);
+        store.write("a", 4L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null);
+        System.arraycopy(patch, 0, value, 4 * CAPACITY, patch.length);
+        assertThat(store.current("a").orElseThrow().baseVersion()).isPositive();
+        store.crash();
+
+        try (DefaultLobStore again = DefaultLobStore.open(dir, config)) {
+            assertSameBytes(read(again, "a"), value);
+        }
+    }
+
     @Test
     void aCleanCloseLeavesNothingToCheck() throws IOException {
         try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
@@ -180,10 +233,42 @@ class TornWritesTest {
         return first.firstPage() + 2;
     }
 
+    private static VersionEntry pendingOf(LobStore store, String lobId) {
+        List<VersionEntry> pending = new ArrayList<>();
+        store.forEachPending(e -> {
+            if (e.lobId().equals(lobId)) {
+                pending.add(e);
+            }
+        });
+        assertThat(pending).hasSize(1);
+        return pending.get(0);
+    }
+
+    /** The data pages {@code e} owns: its extents without its root page. */
+    private static List<Extent> ownDataPages(VersionEntry e) {
+        return Extent.subtract(e.extents(), List.of(new Extent(e.rootPage(), 1)));
+    }
+
+    private static long ownDataPage(VersionEntry e) {
+        List<Extent> pages = ownDataPages(e);
+        assertThat(Extent.totalPages(pages)).isEqualTo(1);
+        return pages.get(0).firstPage();
+    }
+
     private long uploadDataPage(String uploadId, int dataPage) throws IOException {
         try (LobIndex index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) {
             UploadEntry u = index.upload(uploadId).orElseThrow();
             return Extent.pageAt(u.dataExtents(), dataPage);
+        }
+    }
+
+    /** The page at {@code from} as it would be had it been written at {@code to}: its CRC covers its place. */
+    private void rewriteAt(long from, long to) throws IOException {
+        try (FileChannel f = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer page = ByteBuffer.allocate(PAGE);
+            f.read(page, from * PAGE);
+            PageCodec.seal(page, to, PageCodec.verify(page, from));
+            f.write(page, to * PAGE); // (seal leaves the whole page to write)
         }
     }
 

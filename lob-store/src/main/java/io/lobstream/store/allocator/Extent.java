@@ -95,6 +95,22 @@ public record Extent(long firstPage, int pageCount) {
         return coalesce(out);
     }
 
+    /** The pages in both {@code a} and {@code b}, coalesced. */
+    public static List<Extent> intersect(Collection<Extent> a, Collection<Extent> b) {
+        List<Extent> out = new ArrayList<>();
+        List<Extent> x = coalesce(a);
+        List<Extent> y = coalesce(b);
+        for (int i = 0, j = 0; i < x.size() && j < y.size(); ) {
+            addRun(out, Math.max(x.get(i).firstPage(), y.get(j).firstPage()), Math.min(x.get(i).endPage(), y.get(j).endPage()));
+            if (x.get(i).endPage() < y.get(j).endPage()) {
+                i++;
+            } else {
+                j++;
+            }
+        }
+        return out;
+    }
+
     /**
      * Appends page {@code pageNo} to {@code runs} in value order (not sorted): it extends the last
      * run if it directly follows it.

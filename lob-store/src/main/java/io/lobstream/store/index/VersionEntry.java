@@ -26,11 +26,15 @@ import java.util.List;
  *                     purge frees the version's pages minus these
  * @param valueCrc32c  the whole value's CRC32C, or 0 for a version made by a partial update (see {@code RootPage})
  * @param attributes   its content type and user metadata
+ * @param baseVersion  for a version that shares pages (made by a partial update), the version it was made from, whose
+ *                     {@code retained} pages are the ones it shares; 0 for one that shares none, or when not recorded
+ *                     (before this field existed). Every other data page the version wrote itself: that is what tells a
+ *                     page a power loss took from the same LOB's older page at that place ({@code TornWrites})
  */
 public record VersionEntry(String lobId, long version, long rootPage, long byteLength, int valueCrc32c,
                            List<Extent> extents, long createdAtMillis,
                            Cause cause, long sourceOffset, long supersededAtMillis, boolean reclaimRequested,
-                           List<Extent> retained, Attributes attributes) {
+                           List<Extent> retained, Attributes attributes, long baseVersion) {
 
     /**
      * Why a version was superseded. {@code RELOCATE}: compaction moved its bytes to a new version; the
@@ -38,7 +42,11 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
      */
     public enum Cause { UPDATE, DELETE, RELOCATE }
 
-    /** 1: no retained pages; 2: adds them; 3: adds the attributes (written only when there are any). All are read. */
+    /**
+     * 1: no retained pages; 2: adds them; 3: adds the attributes (written only when there are any, or a base version).
+     * All are read. The base version trails format 3, written only when there is one: the release before reads the
+     * fields it knows and ignores it, so a tablespace stays readable by it.
+     */
     private static final byte FORMAT = 3;
 
     public VersionEntry {
@@ -50,11 +58,17 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     public static VersionEntry current(String lobId, long version, long rootPage, long byteLength, int crc, List<Extent> extents,
                                        Attributes attributes) {
         return new VersionEntry(lobId, version, rootPage, byteLength, crc, extents, System.currentTimeMillis(), null, -1, 0, false,
-                List.of(), attributes);
+                List.of(), attributes, 0);
     }
 
     public static VersionEntry current(String lobId, long version, long rootPage, long byteLength, int crc, List<Extent> extents) {
         return current(lobId, version, rootPage, byteLength, crc, extents, Attributes.NONE);
+    }
+
+    /** This version, made by a partial update of {@code base} and sharing its pages. */
+    public VersionEntry madeFrom(long base) {
+        return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, extents, createdAtMillis, cause, sourceOffset,
+                supersededAtMillis, reclaimRequested, retained, attributes, base);
     }
 
     public VersionEntry superseded(Cause why, long bySourceOffset) {
@@ -65,12 +79,12 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     public VersionEntry superseded(Cause why, long bySourceOffset, List<Extent> shared) {
         List<Extent> owned = shared.isEmpty() ? extents : Extent.subtract(extents, shared);
         return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, owned, createdAtMillis, why, bySourceOffset,
-                System.currentTimeMillis(), false, Extent.coalesce(shared), attributes);
+                System.currentTimeMillis(), false, Extent.coalesce(shared), attributes, baseVersion);
     }
 
     public VersionEntry withReclaimRequested() {
         return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, extents, createdAtMillis, cause, sourceOffset,
-                supersededAtMillis, true, retained, attributes);
+                supersededAtMillis, true, retained, attributes, baseVersion);
     }
 
     public long pageCount() {
@@ -81,7 +95,8 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + 12 * extents.size());
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             // format 2 while there is nothing of format 3's: a tablespace without attributes stays readable by the release before
-            out.writeByte(attributes.equals(Attributes.NONE) ? 2 : FORMAT);
+            boolean format2 = attributes.equals(Attributes.NONE) && baseVersion == 0;
+            out.writeByte(format2 ? 2 : FORMAT);
             out.writeUTF(lobId);
             out.writeLong(version);
             out.writeLong(rootPage);
@@ -94,8 +109,11 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             out.writeBoolean(reclaimRequested);
             ExtentCodec.write(out, extents);
             ExtentCodec.write(out, retained);
-            if (!attributes.equals(Attributes.NONE)) {
+            if (!format2) {
                 attributes.write(out);
+            }
+            if (baseVersion != 0) {
+                out.writeLong(baseVersion);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -122,9 +140,10 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             List<Extent> extents = ExtentCodec.read(in);
             List<Extent> retained = format == 1 ? List.of() : ExtentCodec.read(in);
             Attributes attributes = format < 3 ? Attributes.NONE : Attributes.read(in);
+            long base = format >= 3 && in.available() >= Long.BYTES ? in.readLong() : 0;
             Cause cause = causeCode == 0 ? null : Cause.values()[causeCode - 1];
             return new VersionEntry(lobId, version, root, length, crc, extents, created, cause, sourceOffset, supersededAt, reclaimRequested,
-                    retained, attributes);
+                    retained, attributes, base);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongUnaryOperator;
 
 /**
  * Reads one version: its root page, its index pages, and then (on demand) its data as a stream.
@@ -135,6 +136,15 @@ public final class VersionReader {
      * check: once the successor is reclaimed they may hold anything.
      */
     public void verifyDataPages(List<Extent> handedOver) throws IOException {
+        verifyDataPages(handedOver, pageNo -> 0);
+    }
+
+    /**
+     * As {@link #verifyDataPages(List)}, where {@code writtenBy} names the version that wrote a page, when that is known
+     * (0 when not): the page must carry exactly that version. A version that shares pages otherwise accepts any earlier
+     * version of the LOB in a page, and so cannot tell a page it wrote from the older page a power loss left in its place.
+     */
+    public void verifyDataPages(List<Extent> handedOver, LongUnaryOperator writtenBy) throws IOException {
         ByteBuffer page = ByteBuffer.allocate(file.pageSize());
         List<Extent> skip = Extent.coalesce(handedOver);
         int index = 0;
@@ -145,7 +155,9 @@ public final class VersionReader {
                 }
                 file.read(p, page);
                 listener.pageRead(PageType.DATA);
-                PageCodec.verifyData(page, p, lobHash, version, !root.hasValueCrc(), index + 1, layout.bytesInDataPage(index));
+                long writer = writtenBy.applyAsLong(p);
+                PageCodec.verifyData(page, p, lobHash, writer > 0 ? writer : version, writer == 0 && !root.hasValueCrc(), index + 1,
+                        layout.bytesInDataPage(index));
             }
         }
     }

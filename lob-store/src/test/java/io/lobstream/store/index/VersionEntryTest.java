@@ -27,6 +27,17 @@ class VersionEntryTest {
         assertThat(VersionEntry.current("doc", 7, 40, 10, 99, List.of(new Extent(40, 1))).encode()[0]).isEqualTo((byte) 2);
     }
 
+    /** The base version trails format 3: the fields before it are what the release before reads, and all it reads. */
+    @Test
+    void aBaseVersionTrailsTheFieldsTheReleaseBeforeReads() {
+        VersionEntry e = VersionEntry.current("doc", 9, 40, 10, 0, List.of(new Extent(40, 3))).madeFrom(7)
+                .superseded(VersionEntry.Cause.UPDATE, 12, List.of(new Extent(41, 1)));
+        byte[] b = e.encode();
+        assertThat(b[0]).as("format").isEqualTo((byte) 3);
+        assertThat(VersionEntry.decode(b)).isEqualTo(e);
+        assertThat(VersionEntry.decode(java.util.Arrays.copyOf(b, b.length - Long.BYTES))).isEqualTo(e.madeFrom(0));
+    }
+
     @Test
     void anEntryOfFormat2ReadsWithoutAttributes() throws IOException {
         VersionEntry e = VersionEntry.decode(format2(1));
