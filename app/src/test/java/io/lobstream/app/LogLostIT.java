@@ -128,6 +128,16 @@ class LogLostIT {
                     return refused != null && refused.count() >= 1;
                 });
                 assertThat(held.tablespaces().all()).as("the partition made with one is not served").doesNotContainKey(0);
+                // and status says why
+                await().atMost(Duration.ofSeconds(30)).dontCatchUncaughtExceptions().untilAsserted(() -> {
+                    var status = new com.fasterxml.jackson.databind.ObjectMapper().readTree(Nodes.HTTP.send(
+                            java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + held.httpPort() + "/status"))
+                                    .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body());
+                    var waiting = status.path("waiting_after_failure").get(0);
+                    assertThat(waiting.path("partition").asInt()).isZero();
+                    assertThat(waiting.path("stage").asText()).isEqualTo("task");
+                    assertThat(waiting.path("last_error").asText()).contains("another partition count");
+                });
                 // the added partition's task starts on a new tablespace (nothing records it as added): as README says
                 await().atMost(Duration.ofSeconds(60)).dontCatchUncaughtExceptions()
                         .until(() -> held.tablespaces().all().containsKey(1));

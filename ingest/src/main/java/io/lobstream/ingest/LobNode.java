@@ -138,7 +138,7 @@ public final class LobNode implements AutoCloseable {
             streamsMetrics = new KafkaStreamsMetrics(streams);
             streamsMetrics.bindTo(meters);
             http.attach(streams);
-            http.attachCatchUps(catchUps::catchingUp, catchUps::remainingRecords);
+            http.attachCatchUps(catchUps::catchingUp, catchUps::remainingRecords, catchUps::waiting);
             http.start();
             streams.start();
             if (members != null) {

@@ -115,6 +115,11 @@ final class StatusCommand implements Callable<Integer> {
             s.path("catching_up_remaining").properties().forEach(e ->
                     System.out.printf("  partition %s: %,d records left to replay%n", e.getKey(), e.getValue().asLong()));
         }
+        for (JsonNode w : s.path("waiting_after_failure")) {
+            System.out.printf("partition %s: its %s failed %d time(s) in a row; next try in %d s. Last: %s%n", w.path("partition").asText(),
+                    w.path("stage").asText(), w.path("failures_in_a_row").asInt(), w.path("next_try_in_s").asLong(),
+                    w.path("last_error").asText());
+        }
         System.out.printf("%-5s %10s %14s %10s %10s %10s %10s %10s%n", "part", "lobs", "bytes_live", "history", "purge_lag",
                 "pg_live", "pg_history", "pg_free");
         for (JsonNode p : s.path("partitions")) {

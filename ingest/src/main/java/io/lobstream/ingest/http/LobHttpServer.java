@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import io.lobstream.store.LobStore;
 import io.lobstream.ingest.writer.LobStateStore;
+import io.lobstream.ingest.writer.TaskFailure;
 import io.lobstream.ingest.writer.TablespaceRegistry;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.StoreStats;
@@ -27,7 +28,9 @@ import java.time.Duration;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.channels.ClosedChannelException;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -75,6 +78,7 @@ public final class LobHttpServer implements AutoCloseable {
     private volatile KafkaStreams streams;
     private volatile Supplier<? extends Collection<Integer>> catchingUp = List::of;
     private volatile Supplier<? extends Map<Integer, Long>> catchUpRemaining = Map::of;
+    private volatile Supplier<? extends List<TaskFailure>> catchUpsWaiting = List::of;
 
     private final String advertisedHost;
     private final String commandsTopic;
@@ -110,12 +114,14 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     /**
-     * Which partitions are being caught up from lob.commands, and how many records each has left once its replay began
-     * (shown by {@code GET /status}); set before {@link #start()}.
+     * Which partitions are being caught up from lob.commands, how many records each has left once its replay began, and
+     * which wait after a catch-up that failed (shown by {@code GET /status}); set before {@link #start()}.
      */
-    public void attachCatchUps(Supplier<? extends Collection<Integer>> catchingUp, Supplier<? extends Map<Integer, Long>> remaining) {
+    public void attachCatchUps(Supplier<? extends Collection<Integer>> catchingUp, Supplier<? extends Map<Integer, Long>> remaining,
+                               Supplier<? extends List<TaskFailure>> waiting) {
         this.catchingUp = catchingUp;
         this.catchUpRemaining = remaining;
+        this.catchUpsWaiting = waiting;
     }
 
     public void start() {
@@ -302,6 +308,15 @@ public final class LobHttpServer implements AutoCloseable {
         catchingUp.get().forEach(catchUps::add);
         ObjectNode left = root.putObject("catching_up_remaining"); // partition -> records of lob.commands still to replay
         catchUpRemaining.get().forEach((p, n) -> left.put(Integer.toString(p), n));
+        // why an assigned partition is neither listed nor catching up: its task, or its catch-up, failed and waits to try again
+        List<TaskFailure> waiting = new ArrayList<>(registry.waitingTasks());
+        waiting.addAll(catchUpsWaiting.get());
+        waiting.sort(Comparator.comparingInt(TaskFailure::partition));
+        ArrayNode failed = root.putArray("waiting_after_failure");
+        for (TaskFailure f : waiting) {
+            failed.addObject().put("partition", f.partition()).put("stage", f.stage()).put("failures_in_a_row", f.failuresInARow())
+                    .put("next_try_in_s", f.nextTryIn().toSeconds()).put("last_error", f.lastError());
+        }
         ArrayNode parts = root.putArray("partitions");
         StoreStats totals = StoreStats.empty();
         for (Map.Entry<Integer, LobStore> e : registry.all().entrySet()) {

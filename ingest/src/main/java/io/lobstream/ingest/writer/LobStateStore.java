@@ -103,12 +103,12 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             }
             if (check == TablespaceCatchUp.Check.LOG_LOST) {
                 // said by the check; the next init waits, as after any failure, and asks again
-                throw failed(new UncheckedIOException(new IOException("partition " + partition + ": " + "lob.commands lost records "
-                        + "the writer group committed; the task waits for its offset to be reset (logged above)")));
+                throw new UncheckedIOException(new IOException("partition " + partition + ": " + "lob.commands lost records "
+                        + "the writer group committed; the task waits for its offset to be reset (logged above)"));
             }
             if (check == TablespaceCatchUp.Check.PARTITIONS_CHANGED) {
-                throw failed(new UncheckedIOException(new IOException("partition " + partition + ": lob.commands has another "
-                        + "partition count than when its tablespace was made; the task does not start (logged above)")));
+                throw new UncheckedIOException(new IOException("partition " + partition + ": lob.commands has another "
+                        + "partition count than when its tablespace was made; the task does not start (logged above)"));
             }
             if (check != TablespaceCatchUp.Check.CURRENT) {
                 // checked and caught up on a thread of its own (see TablespaceCatchUp); this init gives way and is retried
@@ -125,13 +125,17 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 }
                 store = null;
             }
-            throw e instanceof RuntimeException re ? re : new UncheckedIOException("cannot open tablespace of partition " + partition, (IOException) e);
+            RuntimeException thrown = e instanceof RuntimeException re ? re
+                    : new UncheckedIOException("cannot open tablespace of partition " + partition, (IOException) e);
+            // a LockException gives way (a wait, a catch-up) and is retried by Streams; anything else is a failure to start
+            throw thrown instanceof LockException ? thrown : failed(thrown);
         }
         context.register(root, (key, value) -> {
             // no changelog: nothing to restore from Kafka Streams' side
         });
         registry.register(partition, store);
         registry.register(this);
+        registry.retries().started(partition);
     }
 
     private LobStore open() throws IOException {
@@ -207,7 +211,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
      * that went back under it): its next init waits (see {@link TaskRetries}). Returns {@code e}, to throw.
      */
     <E extends RuntimeException> E failed(E e) {
-        Duration wait = registry.retries().failed(partition, System.nanoTime());
+        Duration wait = registry.retries().failed(partition, e, System.nanoTime());
         if (!wait.isZero()) {
             log.error("partition {}: the task failed again ({}); its next start waits {} s", partition, TaskRetries.messages(e),
                     wait.toSeconds());

@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -89,8 +90,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
     /** Records of lob.commands each catch-up under way has still to replay, once it knows where it stops. */
     private final Map<Integer, Long> remaining = new ConcurrentHashMap<>();
     /** Per partition, the catch-ups that failed in a row, and when ({@link System#nanoTime()}) the next may start. */
-    private final Map<Integer, Integer> failedInARow = new ConcurrentHashMap<>();
-    private final Map<Integer, Long> nextTryAt = new ConcurrentHashMap<>();
+    /** Per partition whose last catch-up failed: how many failed in a row, and when the next may start. */
+    private final Map<Integer, Retry> retries = new ConcurrentHashMap<>();
+
+    private record Retry(int inARow, long notBeforeNanos, String lastError) {
+    }
     /** The wait after the first failure; each further one in a row waits twice as long, up to {@link #RETRY_MAX}. */
     static final Duration RETRY_FIRST = Duration.ofSeconds(5);
     static final Duration RETRY_MAX = Duration.ofMinutes(5);
@@ -128,10 +132,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
             throw new LockException("partition " + partition + ": its tablespace is being caught up from lob.commands on thread "
                     + "lob-rebuild-" + partition + "; the task starts once it is done");
         }
-        Long at = nextTryAt.get(partition);
-        long left = at == null ? 0 : at - System.nanoTime();
+        Retry retry = retries.get(partition);
+        long left = retry == null ? 0 : retry.notBeforeNanos() - System.nanoTime();
         if (left > 0) {
-            throw new LockException("partition " + partition + ": its catch-up from lob.commands failed (" + failedInARow.get(partition)
+            throw new LockException("partition " + partition + ": its catch-up from lob.commands failed (" + retry.inARow()
                     + " in a row, logged); the next starts in " + Duration.ofNanos(left).toSeconds() + " s");
         }
         running.remove(partition, f);
@@ -140,6 +144,23 @@ public final class TablespaceCatchUp implements AutoCloseable {
     /** How long to wait after {@code failures} catch-ups of a partition failed in a row. */
     static Duration retryAfter(int failures) {
         return TaskRetries.doubled(RETRY_FIRST, failures - 1, RETRY_MAX);
+    }
+
+    /**
+     * Partitions whose last catch-up failed, none running now, unless their next try is {@link TaskRetries#OVERDUE} (the
+     * partition went to another node).
+     */
+    public List<TaskFailure> waiting() {
+        long now = System.nanoTime();
+        SortedSet<Integer> running = catchingUp();
+        List<TaskFailure> waiting = new ArrayList<>();
+        retries.forEach((partition, r) -> {
+            if (!running.contains(partition) && now - r.notBeforeNanos() <= TaskRetries.OVERDUE.toNanos()) {
+                waiting.add(new TaskFailure(partition, "catch-up", r.inARow(), r.lastError(),
+                        Duration.ofNanos(Math.max(0, r.notBeforeNanos() - now))));
+            }
+        });
+        return waiting;
     }
 
     /** Partitions whose tablespace is being caught up now (their tasks wait for it). */
@@ -337,14 +358,14 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 }
                 replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
                 metrics.rebuilt(r.records());
-                failedInARow.remove(partition);
-                nextTryAt.remove(partition);
+                retries.remove(partition);
             } catch (Throwable e) {
                 if (!closed) {
                     metrics.rebuildFailed();
-                    int failures = failedInARow.merge(partition, 1, Integer::sum);
+                    Retry last = retries.get(partition);
+                    int failures = last == null ? 1 : last.inARow() + 1;
                     Duration wait = retryAfter(failures);
-                    nextTryAt.put(partition, System.nanoTime() + wait.toNanos());
+                    retries.put(partition, new Retry(failures, System.nanoTime() + wait.toNanos(), TaskRetries.messages(e)));
                     log.error("partition {}: catch-up from lob.commands failed ({} in a row); the task's next init after {} s starts "
                             + "another", partition, failures, wait.toSeconds(), e);
                 }

@@ -147,4 +147,9 @@ public final class TablespaceRegistry {
     TaskRetries retries() {
         return retries;
     }
+
+    /** The partitions whose task failed here and has not started since (see {@link TaskRetries#waiting}). */
+    public List<TaskFailure> waitingTasks() {
+        return retries.waiting(System.nanoTime());
+    }
 }

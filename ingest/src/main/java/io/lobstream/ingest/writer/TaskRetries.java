@@ -3,6 +3,8 @@ package io.lobstream.ingest.writer;
 import org.apache.kafka.streams.errors.LockException;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -21,23 +23,30 @@ public final class TaskRetries {
     static final Duration FIRST = Duration.ofSeconds(1);
     static final Duration MAX = Duration.ofSeconds(60);
     static final Duration QUIET = Duration.ofMinutes(5);
+    /** How late a partition's next try may be and still be coming (see {@link #waiting}). */
+    static final Duration OVERDUE = Duration.ofMinutes(1);
 
     private static final class Failures {
         int inARow;
         long lastNanos;
         long notBeforeNanos;
+        String lastError;
+        /** the task started since its last failure: it is not waiting */
+        boolean startedSince;
     }
 
     private final Map<Integer, Failures> byPartition = new ConcurrentHashMap<>();
 
-    /** Records that partition {@code partition}'s task failed at {@code nowNanos} ({@link System#nanoTime()}); returns the wait. */
-    Duration failed(int partition, long nowNanos) {
+    /** Records that partition {@code partition}'s task failed on {@code e} at {@code nowNanos} ({@link System#nanoTime()}); returns the wait. */
+    Duration failed(int partition, Throwable e, long nowNanos) {
         Failures f = byPartition.computeIfAbsent(partition, p -> new Failures());
         synchronized (f) {
             if (f.inARow > 0 && nowNanos - f.lastNanos > QUIET.toNanos()) {
                 f.inARow = 0;
             }
             f.lastNanos = nowNanos;
+            f.lastError = messages(e);
+            f.startedSince = false;
             f.inARow++;
             Duration wait = waitAfter(f.inARow);
             f.notBeforeNanos = nowNanos + wait.toNanos();
@@ -58,6 +67,36 @@ public final class TaskRetries {
                         + "starts again in " + Math.max(1, Duration.ofNanos(left).toSeconds()) + " s");
             }
         }
+    }
+
+    /**
+     * Records that partition {@code partition}'s task started. Its failures in a row still count: a task that fails on
+     * its first command after each start must wait longer each time too.
+     */
+    void started(int partition) {
+        Failures f = byPartition.get(partition);
+        if (f != null) {
+            synchronized (f) {
+                f.startedSince = true;
+            }
+        }
+    }
+
+    /**
+     * The partitions whose task failed and has not started since, unless their next try is {@link #OVERDUE}: Streams tries
+     * a waiting task's init again and again, so a try that late is not coming (the partition went to another node).
+     */
+    public List<TaskFailure> waiting(long nowNanos) {
+        List<TaskFailure> waiting = new ArrayList<>();
+        byPartition.forEach((partition, f) -> {
+            synchronized (f) {
+                if (f.inARow > 0 && !f.startedSince && nowNanos - f.notBeforeNanos <= OVERDUE.toNanos()) {
+                    waiting.add(new TaskFailure(partition, "task", f.inARow, f.lastError,
+                            Duration.ofNanos(Math.max(0, f.notBeforeNanos - nowNanos))));
+                }
+            }
+        });
+        return waiting;
     }
 
     static Duration waitAfter(int failuresInARow) {

@@ -13,25 +13,42 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class TaskRetriesTest {
     private static final long S = 1_000_000_000L;
+    private static final RuntimeException DISK = new UncheckedIOException("partition 3: commit", new IOException("No space left on device"));
 
     @Test
     void aTaskThatFailsAgainAndAgainWaitsLongerAtItsInitAndAQuietSpellStartsAgain() {
         TaskRetries retries = new TaskRetries();
         long now = 0;
-        assertThat(retries.failed(3, now)).isEqualTo(Duration.ZERO);
+        assertThat(retries.failed(3, DISK, now)).isEqualTo(Duration.ZERO);
         assertThatCode(() -> retries.awaitRetry(3, 0)).doesNotThrowAnyException();
-        assertThat(retries.failed(3, now += S)).isEqualTo(Duration.ofSeconds(1));
-        assertThat(retries.failed(3, now += S)).isEqualTo(Duration.ofSeconds(2));
+        assertThat(retries.failed(3, DISK, now += S)).isEqualTo(Duration.ofSeconds(1));
+        assertThat(retries.failed(3, DISK, now += S)).isEqualTo(Duration.ofSeconds(2));
         long at = now;
         assertThatThrownBy(() -> retries.awaitRetry(3, at + S)).isInstanceOf(LockException.class)
                 .hasMessage("partition 3: its task failed 3 times in a row (logged); it starts again in 1 s");
         assertThatCode(() -> retries.awaitRetry(3, at + 2 * S)).doesNotThrowAnyException();
         assertThatCode(() -> retries.awaitRetry(4, at)).as("another partition").doesNotThrowAnyException();
         for (int i = 0; i < 40; i++) {
-            retries.failed(3, now += S);
+            retries.failed(3, DISK, now += S);
         }
-        assertThat(retries.failed(3, now += S)).isEqualTo(TaskRetries.MAX);
-        assertThat(retries.failed(3, now + TaskRetries.QUIET.toNanos() + 1)).isEqualTo(Duration.ZERO);
+        assertThat(retries.failed(3, DISK, now += S)).isEqualTo(TaskRetries.MAX);
+        assertThat(retries.failed(3, DISK, now + TaskRetries.QUIET.toNanos() + 1)).isEqualTo(Duration.ZERO);
+    }
+
+    /** What {@code status} shows: a partition whose task failed and has not started since, with why and when it tries again. */
+    @Test
+    void aTaskWaitsFromItsFailureToItsNextStart() {
+        TaskRetries retries = new TaskRetries();
+        retries.failed(3, DISK, 0);
+        retries.failed(3, DISK, S);
+        assertThat(retries.waiting(S)).containsExactly(new TaskFailure(3, "task", 2, "partition 3: commit: No space left on device",
+                Duration.ofSeconds(1)));
+        assertThat(retries.waiting(3 * S)).extracting(TaskFailure::nextTryIn).containsExactly(Duration.ZERO);
+        retries.started(3);
+        assertThat(retries.waiting(3 * S)).isEmpty();
+        assertThat(retries.failed(3, DISK, 4 * S)).as("still in a row").isEqualTo(Duration.ofSeconds(2));
+        assertThat(retries.waiting(4 * S)).hasSize(1);
+        assertThat(retries.waiting(4 * S + TaskRetries.QUIET.toNanos() + 1)).as("moved to another node").isEmpty();
     }
 
     @Test
