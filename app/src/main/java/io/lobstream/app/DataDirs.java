@@ -22,15 +22,6 @@ public final class DataDirs {
         return dir;
     }
 
-    /** The bytes of the regular files under {@code dir}, best effort (a file deleted meanwhile counts 0). */
-    public static long size(Path dir) {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            return walk.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
-        } catch (IOException | java.io.UncheckedIOException e) {
-            return 0;
-        }
-    }
-
     /** Deletes {@code dir} and everything under it, best effort (a temporary directory). */
     public static void deleteTree(Path dir) {
         if (dir == null || !Files.exists(dir)) {

@@ -95,6 +95,7 @@ class LogLostIT {
             try (var siblings = Files.list(TablespaceDirs.partitionDir(config.dataDir(), 0).getParent())) {
                 assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith(asidePrefix));
             }
+            assertThat(node.meters().get("lob_tablespaces_kept_aside_bytes").gauge().value()).as("the copy's disk, shown").isPositive();
             assertThat(Nodes.fsck(node).problems()).isEmpty(); // the LOG-CUT marker went with the copy
         } finally {
             node.close(true);

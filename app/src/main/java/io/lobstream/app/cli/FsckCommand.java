@@ -3,7 +3,6 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.lobstream.app.DataDirs;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.fsck.Fsck;
@@ -110,7 +109,7 @@ final class FsckCommand implements Callable<Integer> {
                     System.out.println(problem);
                 }
             } else {
-                long bytes = DataDirs.size(other);
+                long bytes = TablespaceDirs.bytesUnder(other);
                 // not asked whether a replay holds its lock: asking takes the lock for a moment, and a replay starting then fails
                 boolean staging = other.getFileName().toString().endsWith(".replaying");
                 keptAside.add(mapper.createObjectNode().put("path", other.toString()).put("bytes", bytes).put("replay_staging", staging));

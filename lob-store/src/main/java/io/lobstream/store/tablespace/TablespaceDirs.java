@@ -210,6 +210,24 @@ public final class TablespaceDirs {
         return out;
     }
 
+    /** The bytes of what {@link #notTablespaces} lists, best effort: what copies kept aside hold on the data directory's disk. */
+    public static long notTablespacesBytes(Path dataDir) {
+        try {
+            return notTablespaces(dataDir).stream().mapToLong(TablespaceDirs::bytesUnder).sum();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return 0;
+        }
+    }
+
+    /** The bytes of the regular files under {@code dir}, best effort (a file deleted meanwhile counts 0). */
+    public static long bytesUnder(Path dir) {
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+            return walk.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return 0;
+        }
+    }
+
     /** The directories under {@code dataDir}'s tablespaces, sorted by name (none if it has none). */
     private static List<Path> directories(Path dataDir) throws IOException {
         Path root = dataDir.resolve("tablespaces");
