@@ -102,6 +102,12 @@ public final class LobNode implements AutoCloseable {
                     java.time.Duration.ofMillis(config.get(LobStreamConfig.HTTP_STALL_TIMEOUT_MS)));
             catchUps = new TablespaceCatchUp(config, new WriterMetrics(meters));
             Properties streamsProperties = streamsProperties();
+            if (!StreamsConfig.EXACTLY_ONCE_V2.equals(streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
+                log.warn("the writer runs with processing.guarantee={} (set by {}processing.guarantee): a crash may emit an undo "
+                                + "record twice or lose one until it is re-sent, and a torn-write check may miss a page; exactly_once_v2 "
+                                + "is what LobStream promises", streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG),
+                        LobStreamConfig.STREAMS_PREFIX);
+            }
             warnIfBackpressureCanOutlastTransactions(partitions, transactionTimeoutMs(streamsProperties));
             UndoResender.Settings resend = UndoResender.Settings.OFF;
             long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);

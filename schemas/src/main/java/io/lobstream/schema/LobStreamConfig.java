@@ -132,6 +132,12 @@ public final class LobStreamConfig {
                 throw new ConfigException("unknown configuration key " + k + " (./lobstream config lists them)");
             }
         }
+        if (props.containsKey(STREAMS_PREFIX + "processing.exception.handler")) {
+            // the writer dead-letters a bad command itself and goes on; what it throws is a failure that must stop the task
+            // (a log cut under it, a tablespace's I/O error), which a handler that continues would turn into a skipped command
+            throw new ConfigException(STREAMS_PREFIX + "processing.exception.handler is not taken: the writer dead-letters bad "
+                    + "commands itself (lob.commands.dlq), and an exception it throws must stop its task, not skip a command");
+        }
         for (ConfigKey<?> key : KEYS) {
             key.from(props); // validate every key up front
         }

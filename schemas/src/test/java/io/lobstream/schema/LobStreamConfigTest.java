@@ -52,4 +52,12 @@ class LobStreamConfigTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessage("unknown configuration key lob.chunk.sise (./lobstream config lists them)");
     }
+
+    /** A handler that continues would turn the writer's failures (a log cut under it, a disk error) into skipped commands. */
+    @Test
+    void aProcessingExceptionHandlerForTheWriterIsRefused() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.processing.exception.handler",
+                "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("must stop its task, not skip a command");
+    }
 }
