@@ -47,7 +47,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         // none: a clean shutdown, a tablespace no flush has synced, or one an earlier release wrote (not checked)
         Optional<SyncedFrontier> frontier = clean ? Optional.empty() : SyncedFrontier.read(index);
         LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> false);
-        TornWrites torn = new TornWrites(file, index);
+        TornWrites torn = new TornWrites(file, index, uncovered);
         List<Long> uploadVersions = new ArrayList<>();
         List<Extent> referenced = new ArrayList<>();
         TablespaceUsage usage = new TablespaceUsage();

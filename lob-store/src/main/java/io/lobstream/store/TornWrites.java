@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.LongPredicate;
 import java.util.function.LongUnaryOperator;
 
 /**
@@ -36,12 +37,15 @@ final class TornWrites {
 
     private final PageFile file;
     private final LobIndex index;
+    /** Whether the last flush did not cover a version: its pages may be lost. */
+    private final LongPredicate uncovered;
     private final List<VersionEntry> versions = new ArrayList<>();
     private final List<UploadEntry> uploads = new ArrayList<>();
 
-    TornWrites(PageFile file, LobIndex index) {
+    TornWrites(PageFile file, LobIndex index, LongPredicate uncovered) {
         this.file = file;
         this.index = index;
+        this.uncovered = uncovered;
     }
 
     void version(VersionEntry e) {
@@ -82,16 +86,17 @@ final class TornWrites {
      * Which version wrote each data page of {@code e}, as far as the index says: a version that shares pages names the
      * version it was made from ({@link VersionEntry#baseVersion()}), which is pending purge and whose {@code retained}
      * pages are the shared ones; it wrote the others itself. The shared ones the base in turn shares with its own base,
-     * or wrote. The chain ends at a version that shares none, and so wrote all it has (known by its whole-value CRC),
-     * or at one whose base is not known: its pages are then only known to be the LOB's of that version or an earlier one
-     * (0). Under exactly-once a base is not reclaimed before the flush that covers the version made from it, so the
-     * chain of an uncovered version is whole.
+     * or wrote. The chain ends at a version the last flush covered (its pages are on disk: they are only known to be the
+     * LOB's of that version or an earlier one, 0), at a version that shares none, and so wrote all it has (known by its
+     * whole-value CRC), or at one whose base is not in the index: not recorded (an entry an earlier release wrote), or
+     * reclaimed already (possible only without exactly-once, or in the embedded engine, whose purge is local). Its pages
+     * then count as 0 too: the check is as lenient as a read's, never stricter than what is known.
      */
     private LongUnaryOperator writers(VersionEntry e, VersionReader r) throws IOException {
         TreeMap<Long, long[]> written = new TreeMap<>(); // first page -> {end page, version}
         List<Extent> inherited = Extent.coalesce(r.dataExtents());
         VersionEntry at = e;
-        while (!inherited.isEmpty()) {
+        while (!inherited.isEmpty() && uncovered.test(at.version())) {
             // (a base is older than what was made from it: a corrupt entry naming a later one ends the chain)
             Optional<VersionEntry> base = at.baseVersion() <= 0 || at.baseVersion() >= at.version() ? Optional.empty()
                     : index.pending(e.lobId(), at.baseVersion());

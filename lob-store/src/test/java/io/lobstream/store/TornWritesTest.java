@@ -167,6 +167,45 @@ class TornWritesTest {
                 .hasMessageContaining("a@" + made.version()).hasMessageContaining("page " + madePage);
     }
 
+    /** A page a version made since the flush wrote, and shares with the version made from it, is held to its writer too. */
+    @Test
+    void aPageWrittenByAnIntermediateVersionIsHeldToItsWriter() throws IOException {
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        put(store, "a", bytes(5 * CAPACITY, 1));
+        store.flush();
+        byte[] patch = bytes(CAPACITY, 2);
+        store.write("a", 2L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null); // a new third page
+        VersionEntry first = pendingOf(store, "a");
+        long firstsThirdPage = ownDataPage(first);
+        long written = Extent.subtract(ownDataPages(store.current("a").orElseThrow()), first.retained()).get(0).firstPage();
+        store.write("a", 4L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null); // shares the third
+        VersionEntry last = store.current("a").orElseThrow();
+        store.crash();
+
+        rewriteAt(firstsThirdPage, written);
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
+                .hasMessageContaining("a@" + last.version()).hasMessageContaining("page " + written);
+    }
+
+    /** A base gone from the index (reclaimed before the crash): its successor's pages are held to what is known only. */
+    @Test
+    void aVersionWhoseBaseWasReclaimedOpensClean() throws IOException {
+        byte[] value = bytes(5 * CAPACITY, 1);
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        put(store, "a", value);
+        store.flush();
+        byte[] patch = bytes(CAPACITY, 2);
+        store.write("a", 2L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null);
+        System.arraycopy(patch, 0, value, 2 * CAPACITY, patch.length);
+        VersionEntry base = pendingOf(store, "a");
+        assertThat(store.reclaim("a", base.version(), base.extents(), null)).isEqualTo(ReclaimOutcome.APPLIED);
+        store.crash();
+
+        try (DefaultLobStore again = DefaultLobStore.open(dir, config)) {
+            assertSameBytes(read(again, "a"), value);
+        }
+    }
+
     /** Versions made from versions made since the flush: each page is checked against the version that wrote it. */
     @Test
     void aChainOfPartialUpdatesSinceTheLastFlushOpensClean() throws IOException {

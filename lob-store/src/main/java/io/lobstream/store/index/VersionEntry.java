@@ -45,7 +45,8 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     /**
      * 1: no retained pages; 2: adds them; 3: adds the attributes (written only when there are any, or a base version).
      * All are read. The base version trails format 3, written only when there is one: the release before reads the
-     * fields it knows and ignores it, so a tablespace stays readable by it.
+     * fields it knows and ignores it, so a tablespace stays readable by it (and an entry it rewrites loses the base).
+     * The field has no tag: a later field must come after it, and with it always written.
      */
     private static final byte FORMAT = 3;
 
