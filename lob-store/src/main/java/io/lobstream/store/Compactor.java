@@ -51,8 +51,8 @@ final class Compactor {
 
     /** @return the pages moved */
     long run() throws IOException {
-        boolean idle = store.versionsIssued() == versionsSeen;
-        versionsSeen = store.versionsIssued();
+        boolean idle = store.nextVersion() == versionsSeen;
+        versionsSeen = store.nextVersion();
         if (!idle || maxPages <= 0 || store.holePages() < Math.max(minFreePages, minFreeRatio * store.stats().pagesLive())) {
             return 0;
         }

@@ -23,16 +23,21 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The engine. A write allocates pages, streams the value into them, then publishes the new
@@ -42,16 +47,22 @@ import java.util.function.Consumer;
  *   <li>{@code lob.latch.downgrade} on: pages are written under the tablespace latch in shared
  *       mode; only the publish is exclusive (per LOB or tablespace-wide). Off: the tablespace
  *       latch is held exclusively from allocation to publish.</li>
- *   <li>{@code lob.optimistic.update} on: publish is a compare-and-set of the LOB's index entry
- *       under a per-LOB latch. Off: publish takes the tablespace latch exclusively.</li>
+ *   <li>{@code lob.optimistic.update} on: publish takes a per-LOB latch only, trusting the LOB's
+ *       write latch to have kept its index entry as the write found it (a mismatch is counted, and
+ *       refused if the new version shares pages). Off: publish takes the tablespace latch
+ *       exclusively.</li>
  *   <li>{@code lob.prealloc}: see {@link DefaultPageAllocator}.</li>
  * </ul>
- * Readers pin the version they read; a reclaim of a pinned version waits for the last unpin.
+ * Readers pin the version they read; a reclaim of a pinned version waits for its unpin, up to
+ * {@code lob.read.pin.max.ms} (a relocation's old copy, for the last unpin however long).
  *
- * <p>Its parts: {@link Recovery} derives free space and counts on open, {@link VersionNumbers}
- * issues version numbers, {@link ChunkedUploads} applies the chunks of an upload, {@link Latches}
- * and {@link Pins} order writers and readers, {@link Compactor} moves versions down to shrink the
- * file, and {@link TablespaceUsage} counts what backpressure and the statistics read. This
+ * <p>Its parts: {@link Recovery} derives free space and counts on open (and {@link TornWrites} checks
+ * what the last flush did not cover), {@link VersionNumbers} issues version numbers, {@link ChunkedUploads}
+ * applies the chunks of an upload, {@link Latches} and {@link Pins} order writers and readers,
+ * {@link PagesFirst} keeps pages on disk before the index entries that name them, {@link DurableFrees}
+ * keeps the pages an index write stopped naming from reuse until that write is durable, {@link SyncGuard} stops every write once a
+ * sync failed, {@link SourceMarks} records what each command did, {@link Compactor} moves versions down
+ * to shrink the file, and {@link TablespaceUsage} counts what backpressure and the statistics read. This
  * class is the transaction around them: allocate, write, publish in one index batch, release.
  */
 public final class DefaultLobStore implements LobStore {
@@ -69,7 +80,10 @@ public final class DefaultLobStore implements LobStore {
     private final ThreadLocal<VersionWriter> writers;
     /** The index write count the last flush made durable (see {@link #needsSync()}). */
     private volatile long syncedWrites;
-    /** Group commits for lob.sync.each.write: pages before the index entry, the index WAL after. */
+    /**
+     * Group commits of the page file's force and the index WAL's sync: for lob.sync.each.write, for a flush's pages
+     * before its index entries ({@link PagesFirst}), and for a relocation's pages before its publish.
+     */
     private final GroupSync pageSync;
     private final GroupSync walSync;
     private final PagesFirst pagesFirst;
@@ -96,14 +110,14 @@ public final class DefaultLobStore implements LobStore {
      * still take bookkeeping (a reclaim, an expired upload, a forgotten command id) until the store closes: this copy
      * is never synced again, and is set aside and rebuilt on reopen.
      */
-    private final SyncGuard syncs;
+    private final SyncGuard syncGuard;
     private final String copyId;
 
     private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
                             Recovery recovered) throws IOException {
         this.name = name;
         this.copyId = copyId;
-        this.syncs = new SyncGuard(name, dir, copyId);
+        this.syncGuard = new SyncGuard(name, dir, copyId);
         this.usage = recovered.usage();
         this.dir = dir;
         this.config = config;
@@ -113,13 +127,13 @@ public final class DefaultLobStore implements LobStore {
         this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), recovered.highWaterMark(), recovered.free(),
                 metrics);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
-        this.pageSync = new GroupSync(() -> syncs.run(file::force), config.groupCommitIntervalMs(), metrics::pageSync);
-        this.walSync = new GroupSync(() -> syncs.run(this::syncWalIfOpen), config.groupCommitIntervalMs(), metrics::walSync);
+        this.pageSync = new GroupSync(() -> syncGuard.run(file::force), config.groupCommitIntervalMs(), metrics::pageSync);
+        this.walSync = new GroupSync(() -> syncGuard.run(this::syncWalIfOpen), config.groupCommitIntervalMs(), metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.pagesFirst = new PagesFirst(config, pageSync);
         this.versions = new VersionNumbers(index, recovered.highestVersion(), recovered.uploadVersions(),
-                sync -> pagesFirst.syncWal(() -> syncs.run(file::force), () -> syncs.run(sync)));
+                sync -> pagesFirst.syncWal(() -> syncGuard.run(file::force), () -> syncGuard.run(sync)));
         this.frees = new DurableFrees(config, allocator);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
@@ -209,7 +223,7 @@ public final class DefaultLobStore implements LobStore {
         metrics.gauge("lob_tablespace_incomplete", "1 if this copy was built without commands retention had deleted (INCOMPLETE; "
                 + "fsck reports it), else 0", null, () -> store.incomplete != null ? 1 : 0);
         metrics.gauge("lob_tablespace_sync_failed", "1 once an fsync of this tablespace failed (SYNC-FAILED): it takes no more "
-                + "writes, and a node rebuilds its partition", null, () -> store.syncs.failed() ? 1 : 0);
+                + "writes, and a node rebuilds its partition", null, () -> store.syncGuard.failed() ? 1 : 0);
         return store;
     }
 
@@ -225,26 +239,26 @@ public final class DefaultLobStore implements LobStore {
         if (problem != null) {
             throw new IllegalArgumentException("lob " + lobId + ": " + problem);
         }
-        return writeVersion(lobId, false, base -> NewValue.whole(length, value), expectedCrc32c, attributes, source, appending);
+        return writeVersion(lobId, false, base -> NewValue.whole(length, value), expectedCrc32c, attributes, source, anywhere);
     }
 
     @Override
     public WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException {
         return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), offset, data, length), null, null, source,
-                appending);
+                anywhere);
     }
 
     @Override
     public WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException {
         return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
-                null, null, source, appending);
+                null, null, source, anywhere);
     }
 
     @Override
     public WriteResult truncate(String lobId, long newLength, Source source) throws IOException {
         return writeVersion(lobId, true, base -> NewValue.truncate(lobId,
-                base.orElseThrow(() -> new java.util.NoSuchElementException("no LOB " + lobId + " to truncate")).reader(), newLength),
-                null, null, source, appending);
+                base.orElseThrow(() -> new NoSuchElementException("no LOB " + lobId + " to truncate")).reader(), newLength),
+                null, null, source, anywhere);
     }
 
     /** The current version a write starts from, open for reading its unchanged bytes. */
@@ -280,7 +294,7 @@ public final class DefaultLobStore implements LobStore {
     }
 
     /** Commands: pages from anywhere, the file grows if it must; the replaced version waits for purge. */
-    private final Placement appending = new Placement() {
+    private final Placement anywhere = new Placement() {
         @Override
         public List<Extent> allocate(int pages) {
             return allocator.allocate(pages);
@@ -317,10 +331,11 @@ public final class DefaultLobStore implements LobStore {
      * still current when it publishes; writes to different LOBs proceed in parallel as far as the
      * switches allow.
      *
-     * @param partial    the edit keeps bytes of the current version: open it, and share its unchanged pages
+     * @param readsBase  the edit reads the current version (a partial update keeps its bytes and shares its unchanged
+     *                   pages; a relocation copies them): open it
      * @param attributes the new version's; null: the current version's (a partial update, a move)
      */
-    private WriteResult writeVersion(String lobId, boolean partial, Edit edit, Integer expectedCrc32c, Attributes attributes, Source source,
+    private WriteResult writeVersion(String lobId, boolean readsBase, Edit edit, Integer expectedCrc32c, Attributes attributes, Source source,
                                      Placement placement) throws IOException {
         checkOpen();
         LobStore.checkId("lobId", lobId);
@@ -338,7 +353,7 @@ public final class DefaultLobStore implements LobStore {
             try (Latches.Held downgraded = config.latchDowngrade() ? openShared() : null) {
                 baseEntry = index.current(lobId);
                 // a whole-value PUT neither reads nor shares anything of the version it replaces
-                Optional<Base> base = baseEntry.isEmpty() || !partial ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
+                Optional<Base> base = baseEntry.isEmpty() || !readsBase ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
                         VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
                 NewValue value = edit.apply(base);
                 ValueTooLargeException.check(config, lobId, value.length());
@@ -348,7 +363,7 @@ public final class DefaultLobStore implements LobStore {
             superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
         }
         awaitDurable();
-        metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+        metrics.writeLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         return new WriteResult(written, superseded);
     }
 
@@ -427,9 +442,9 @@ public final class DefaultLobStore implements LobStore {
         if (excess <= 0) {
             return;
         }
-        long delay = (long) (java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.historyMaxDelayMs()) * Math.min(1.0, excess));
+        long delay = (long) (TimeUnit.MILLISECONDS.toNanos(config.historyMaxDelayMs()) * Math.min(1.0, excess));
         long start = System.nanoTime();
-        java.util.concurrent.locks.LockSupport.parkNanos(delay);
+        LockSupport.parkNanos(delay);
         metrics.backpressure(System.nanoTime() - start); // the time slept: a park may end early (an interrupt) or late
     }
 
@@ -523,9 +538,9 @@ public final class DefaultLobStore implements LobStore {
      * upload's entry (never in the map), which stays as it was.
      */
     private void unpublish(long version, Throwable cause) {
-        List<Extent> own = unpublished.remove(version);
+        List<Extent> own = unpublished.remove(version); // (an upload with an entry is not in it: it stays as it was, unsettled)
         if (own != null) {
-            versions.settled(version); // (an upload with an entry stays as it was, unsettled)
+            versions.settled(version);
             try {
                 allocator.release(own);
             } catch (RuntimeException e) {
@@ -567,14 +582,14 @@ public final class DefaultLobStore implements LobStore {
             awaitDurable(); // its progress, as a write's publish: a resumed upload must not count on a chunk the WAL lost
         } else if (result.status() == ChunkResult.Status.PUBLISHED) {
             awaitDurable();
-            metrics.writeLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+            metrics.writeLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
         return result;
     }
 
     @Override
     public List<String> expireUploads(long asOfMillis, long wallClockMillis, long idleMillis) throws IOException {
-        java.util.function.Predicate<UploadEntry> idle = ChunkedUploads.idle(asOfMillis, wallClockMillis, idleMillis);
+        Predicate<UploadEntry> idle = ChunkedUploads.idle(asOfMillis, wallClockMillis, idleMillis);
         List<UploadEntry> stale = new ArrayList<>();
         try (Latches.Held latch = openShared()) {
             index.forEachUpload(u -> {
@@ -680,7 +695,7 @@ public final class DefaultLobStore implements LobStore {
     }
 
     /** The next version number to issue: it moves with every write, upload and relocation (compaction's sign of writes). */
-    long versionsIssued() {
+    long nextVersion() {
         return versions.issued();
     }
 
@@ -695,8 +710,8 @@ public final class DefaultLobStore implements LobStore {
      * last page, and as every move lowers one, repeated runs converge.) The new pages are forced
      * before it is published, the index WAL is synced after, and only then is the old version freed
      * (its pages may be granted again at once), unless a reader pins it, in which case the last
-     * unpin frees it. The publishing
-     * batch records the old version's reclaim as requested, so after a crash the next open frees it:
+     * unpin frees it. The publishing batch records the old version's reclaim as requested, so after
+     * a crash the next open frees it:
      * no undo record is involved, since no value changed. A LOB with versions pending purge is left
      * where it is: those may name pages the current version owns (shared by a partial update).
      *
@@ -759,7 +774,7 @@ public final class DefaultLobStore implements LobStore {
         }
         try {
             VersionReader reader = VersionReader.open(file, lobId, entry.version(), entry.rootPage(), metrics::pageRead);
-            metrics.readLatency().record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+            metrics.readLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             return Optional.of(new PinnedHandle(entry, reader));
         } catch (IOException | RuntimeException e) {
             unpin(entry);
@@ -866,14 +881,14 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public Optional<String> logId(String source) throws IOException {
         try (Latches.Held latch = openShared()) {
-            return index.metaBytes(LOG_ID_PREFIX + source).map(b -> new String(b, java.nio.charset.StandardCharsets.UTF_8));
+            return index.metaBytes(LOG_ID_PREFIX + source).map(b -> new String(b, StandardCharsets.UTF_8));
         }
     }
 
     @Override
     public void recordLogId(String source, String logId) throws IOException {
         try (Latches.Held latch = openShared()) {
-            index.write(index.newBatch().putMeta(LOG_ID_PREFIX + source, logId.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            index.write(index.newBatch().putMeta(LOG_ID_PREFIX + source, logId.getBytes(StandardCharsets.UTF_8)));
         }
     }
 
@@ -935,7 +950,7 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public List<VersionEntry> pendingToPurge(VersionEntry after, int max) {
         try (Latches.Held latch = openSharedUnchecked()) {
-            return index.pending(after, max, e -> !e.reclaimRequested());
+            return index.pendingPage(after, max, e -> !e.reclaimRequested());
         }
     }
 
@@ -977,9 +992,9 @@ public final class DefaultLobStore implements LobStore {
                 SyncedFrontier frontier = versions.frontier(); // before the force: what it covers, recorded by the sync after it
                 pagesFirst.flush(() -> {
                     // pages first: the index entries synced next name them (and a writer's meanwhile, see PagesFirst)
-                    syncs.run(file::force);
+                    syncGuard.run(file::force);
                     metrics.pageSync();
-                    frees.syncThenRelease(() -> syncs.run(() -> index.syncWalWith(frontier.put(index.newBatch()))));
+                    frees.syncThenRelease(() -> syncGuard.run(() -> index.syncWalWith(frontier.put(index.newBatch()))));
                     metrics.walSync();
                 });
                 syncedWrites = writes;
@@ -990,7 +1005,7 @@ public final class DefaultLobStore implements LobStore {
 
     /** A WAL sync of its own (not a flush's, not the group commit's), ordered after other writers' pages ({@link PagesFirst}). */
     private void syncWalNow() throws IOException {
-        pagesFirst.syncWal(() -> syncs.run(file::force), () -> syncs.run(index::syncWal));
+        pagesFirst.syncWal(() -> syncGuard.run(file::force), () -> syncGuard.run(index::syncWal));
     }
 
     /**
@@ -1054,7 +1069,7 @@ public final class DefaultLobStore implements LobStore {
 
     /** Marks the store failed by {@code e}, as a failed sync does (tests stand in for a failing disk with it). */
     void syncFailed(IOException e) {
-        syncs.fail(e);
+        syncGuard.fail(e);
     }
 
     /** A quick check before a write waits for anything; what counts is the check under the latch (see {@link #openShared()}). */
@@ -1062,7 +1077,7 @@ public final class DefaultLobStore implements LobStore {
         if (closed) {
             throw closedException();
         }
-        syncs.refuseIfFailed();
+        syncGuard.refuseIfFailed();
     }
 
     private IOException closedException() {
@@ -1071,7 +1086,8 @@ public final class DefaultLobStore implements LobStore {
 
     /**
      * The tablespace latch, shared, of an open store. Every entry point holds it, or it exclusively,
-     * or a publish latch (each taken through these methods), while it uses the index: close takes it
+     * or a publish latch (taken through these methods, or directly and then checking {@link #closed}),
+     * while it uses the index: close takes it
      * exclusively and sets {@link #closed} under it, so nothing reaches RocksDB once it is closed
      * (which would crash the JVM), and fsck, exclusive too, sees no change while it runs.
      *
@@ -1117,7 +1133,7 @@ public final class DefaultLobStore implements LobStore {
             }
             closed = true;
             try {
-                if (syncs.failed()) {
+                if (syncGuard.failed()) {
                     return; // nothing more is written or synced: the tablespace is rebuilt, not trusted
                 }
                 allocator.release(frees.takeAll()); // their index writes are synced before a cut (shrinkTail) and by the checkpoint
@@ -1125,7 +1141,7 @@ public final class DefaultLobStore implements LobStore {
                 // preallocated pages past the last write are free space: make the file span them so the
                 // next open derives the same free space as the checkpoint below
                 file.extendTo(allocator.highWaterMark());
-                syncs.run(file::force);
+                syncGuard.run(file::force);
                 index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN);
             } finally {
                 // Whatever failed above, the index lets go of its lock and the file of its descriptor, or the

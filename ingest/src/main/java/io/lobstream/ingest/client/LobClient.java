@@ -9,29 +9,34 @@ import io.lobstream.store.index.Attributes;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
 
+import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32C;
 
@@ -95,7 +100,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
     private boolean closed;
     /** Writes' ids are this and a sequence number: the tracker keeps only this client's dead letters. */
     private final String clientId = UUID.randomUUID().toString();
-    private final java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong writes = new AtomicLong();
     private final long maxValueBytes;
     /**
      * Where writes complete: not the producer's network thread, where a stage that sends (and waits for buffer space
@@ -168,7 +173,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
      */
     private final class Idempotent implements LobWrites {
         private final String key;
-        private final java.util.concurrent.atomic.AtomicBoolean used = new java.util.concurrent.atomic.AtomicBoolean();
+        private final AtomicBoolean used = new AtomicBoolean();
 
         Idempotent(String key) {
             this.key = key;
@@ -233,9 +238,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
             return completeWhen(w, List.of(sendWhole(w, new CommandIds(key, lobId, LobOp.PUT), value, attributes)));
         }
         try {
-            return putStream(key, lobId, new java.io.ByteArrayInputStream(value), value.length, attributes, Progress.NONE);
+            return putStream(key, lobId, new ByteArrayInputStream(value), value.length, attributes, Progress.NONE);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e); // not from a byte array
+            throw new UncheckedIOException(e); // not from a byte array
         }
     }
 
@@ -481,7 +486,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
     private LobWrite completeWhen(LobWrite write, List<CompletableFuture<RecordMetadata>> sent) {
         CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).whenCompleteAsync((v, err) -> {
             if (err != null) {
-                write.completeExceptionally(err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                write.completeExceptionally(err instanceof CompletionException && err.getCause() != null
                         ? err.getCause() : err);
             } else {
                 write.appendedAt(sent.stream().mapToLong(f -> f.join().timestamp()).min().orElse(-1));

@@ -9,6 +9,8 @@ import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.DBOptions;
 import org.rocksdb.FlushOptions;
+import org.rocksdb.InfoLogLevel;
+import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
@@ -24,9 +26,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The RocksDB index of one tablespace. It holds metadata only, never LOB bytes:
@@ -35,8 +39,11 @@ import java.util.function.Consumer;
  *   <li>{@code pending}: (lobId, version) → a superseded version waiting for purge</li>
  *   <li>{@code free}: firstPage → pageCount, a checkpoint of free space written at clean close</li>
  *   <li>{@code applied}: input source → offset of the last command applied from it</li>
+ *   <li>{@code uploads}: uploadId → a chunked upload in progress ({@link UploadEntry})</li>
+ *   <li>{@code commands}: commandId → when it was applied, for de-duplicating re-sent commands</li>
+ *   <li>{@code rejected}: (source, offset) → a command not applied, and why ({@link Rejection})</li>
  *   <li>{@code default}: the index's format version, reserved version numbers, clean-shutdown flag, the last flush's
- *   frontier ({@code SyncedFrontier})</li>
+ *   frontier ({@code SyncedFrontier}), the id of each source's log ({@code log.id.}source)</li>
  * </ul>
  * Every command is one {@link Batch}: applied whole or not at all.
  */
@@ -116,7 +123,7 @@ public final class LobIndex implements Closeable {
         ColumnFamilyOptions commandsOptions = new ColumnFamilyOptions(cfOptions)
                 .setMemtablePrefixBloomSizeRatio(0.05).setMemtableWholeKeyFiltering(true);
         DBOptions dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
-                .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(org.rocksdb.InfoLogLevel.WARN_LEVEL)
+                .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
                 .setWriteBufferManager(memory.writeBuffers);
         List<AbstractNativeReference> options = List.of(dbOptions, cfOptions, commandsOptions, bloom);
         // `rejected` is created in an index from before it
@@ -162,12 +169,12 @@ public final class LobIndex implements Closeable {
      */
     public static LobIndex openReadOnly(Path dir) throws IOException {
         ColumnFamilyOptions cfOptions = new ColumnFamilyOptions();
-        DBOptions dbOptions = new DBOptions().setInfoLogLevel(org.rocksdb.InfoLogLevel.WARN_LEVEL);
-        try (org.rocksdb.Options listing = new org.rocksdb.Options()) {
+        DBOptions dbOptions = new DBOptions().setInfoLogLevel(InfoLogLevel.WARN_LEVEL);
+        try (Options listing = new Options()) {
             List<byte[]> existing = RocksDB.listColumnFamilies(listing, dir.toString());
             List<ColumnFamilyDescriptor> all = descriptors(cfOptions, cfOptions);
             List<ColumnFamilyDescriptor> present = all.stream()
-                    .filter(d -> existing.stream().anyMatch(name -> java.util.Arrays.equals(name, d.getName()))).toList();
+                    .filter(d -> existing.stream().anyMatch(name -> Arrays.equals(name, d.getName()))).toList();
             List<ColumnFamilyHandle> opened = new ArrayList<>();
             RocksDB db = RocksDB.openReadOnly(dbOptions, dir.toString(), present, opened);
             List<ColumnFamilyHandle> handles = new ArrayList<>();
@@ -208,13 +215,17 @@ public final class LobIndex implements Closeable {
 
     /** (lobId, version) sorted by lobId then version: a 2-byte length keeps ids that prefix each other apart. */
     static byte[] pendingKey(String lobId, long version) {
-        byte[] id = lobKey(lobId);
-        return ByteBuffer.allocate(2 + id.length + 8).putShort((short) id.length).put(id).putLong(version).array();
+        return lengthPrefixed(lobId, 8).putLong(version).array();
     }
 
     static byte[] sourceOffsetKey(String source, long offset) {
-        byte[] s = source.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(2 + s.length + 8).putShort((short) s.length).put(s).putLong(offset).array();
+        return lengthPrefixed(source, 8).putLong(offset).array();
+    }
+
+    /** A key's start: {@code s}'s UTF-8 length (2 bytes) and bytes, with room for {@code more} bytes after. */
+    private static ByteBuffer lengthPrefixed(String s, int more) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(2 + b.length + more).putShort((short) b.length).put(b);
     }
 
     private static byte[] longBytes(long v) {
@@ -236,21 +247,20 @@ public final class LobIndex implements Closeable {
     }
 
     private Optional<VersionEntry> get(ColumnFamilyHandle cf, byte[] key) throws IOException {
+        return read(cf, key).map(VersionEntry::decode);
+    }
+
+    /** The value under {@code key}, empty if there is none. */
+    private Optional<byte[]> read(ColumnFamilyHandle cf, byte[] key) throws IOException {
         try {
-            byte[] v = db.get(cf, key);
-            return v == null ? Optional.empty() : Optional.of(VersionEntry.decode(v));
+            return Optional.ofNullable(db.get(cf, key));
         } catch (RocksDBException e) {
             throw new IOException(e);
         }
     }
 
     public Optional<UploadEntry> upload(String uploadId) throws IOException {
-        try {
-            byte[] v = db.get(uploads, uploadId.getBytes(StandardCharsets.UTF_8));
-            return v == null ? Optional.empty() : Optional.of(UploadEntry.decode(v));
-        } catch (RocksDBException e) {
-            throw new IOException(e);
-        }
+        return read(uploads, uploadId.getBytes(StandardCharsets.UTF_8)).map(UploadEntry::decode);
     }
 
     public void forEachUpload(Consumer<UploadEntry> action) {
@@ -263,26 +273,15 @@ public final class LobIndex implements Closeable {
 
     /** The command with this id, if it was applied and is not yet forgotten. */
     public Optional<AppliedCommand> commandApplied(String commandId) throws IOException {
-        try {
-            byte[] v = db.get(commands, commandId.getBytes(StandardCharsets.UTF_8));
-            if (v == null) {
-                return Optional.empty();
-            }
+        return read(commands, commandId.getBytes(StandardCharsets.UTF_8)).map(v -> {
             ByteBuffer b = ByteBuffer.wrap(v);
-            return Optional.of(new AppliedCommand(b.getLong(), b.remaining() >= 8 ? b.getLong() : 0));
-        } catch (RocksDBException e) {
-            throw new IOException(e);
-        }
+            return new AppliedCommand(b.getLong(), b.remaining() >= 8 ? b.getLong() : 0);
+        });
     }
 
     /** Why the command at {@code offset} of {@code source} was not applied, if that was recorded and not yet forgotten. */
     public Optional<Rejection> rejection(String source, long offset) throws IOException {
-        try {
-            byte[] v = db.get(rejected, sourceOffsetKey(source, offset));
-            return v == null ? Optional.empty() : Optional.of(Rejection.decode(v));
-        } catch (RocksDBException e) {
-            throw new IOException(e);
-        }
+        return read(rejected, sourceOffsetKey(source, offset)).map(Rejection::decode);
     }
 
     /**
@@ -310,16 +309,11 @@ public final class LobIndex implements Closeable {
         return n;
     }
 
-    /** Up to {@code max} versions pending purge that {@code filter} accepts, in key order. */
-    public List<VersionEntry> pending(int max, java.util.function.Predicate<VersionEntry> filter) {
-        return pending(null, max, filter);
-    }
-
     /**
      * Up to {@code max} versions pending purge that {@code filter} accepts, in key order (lobId's
      * length, lobId, version), starting after {@code after} (null: from the first).
      */
-    public List<VersionEntry> pending(VersionEntry after, int max, java.util.function.Predicate<VersionEntry> filter) {
+    public List<VersionEntry> pendingPage(VersionEntry after, int max, Predicate<VersionEntry> filter) {
         List<VersionEntry> out = new ArrayList<>();
         try (RocksIterator it = db.newIterator(pending)) {
             if (after == null) {
@@ -343,8 +337,7 @@ public final class LobIndex implements Closeable {
 
     /** The versions of {@code lobId} pending purge, oldest first. */
     public List<VersionEntry> pendingOf(String lobId) {
-        byte[] id = lobKey(lobId);
-        byte[] prefix = ByteBuffer.allocate(2 + id.length).putShort((short) id.length).put(id).array();
+        byte[] prefix = lengthPrefixed(lobId, 0).array();
         List<VersionEntry> out = new ArrayList<>();
         try (RocksIterator it = db.newIterator(pending)) {
             for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
@@ -355,7 +348,7 @@ public final class LobIndex implements Closeable {
     }
 
     private static boolean startsWith(byte[] key, byte[] prefix) {
-        return key.length >= prefix.length && java.util.Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
+        return key.length >= prefix.length && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
     }
 
     public void forEachCurrent(Consumer<VersionEntry> action) {
@@ -375,12 +368,7 @@ public final class LobIndex implements Closeable {
     }
 
     public long applied(String source) throws IOException {
-        try {
-            byte[] v = db.get(applied, source.getBytes(StandardCharsets.UTF_8));
-            return v == null ? -1 : bytesLong(v);
-        } catch (RocksDBException e) {
-            throw new IOException(e);
-        }
+        return read(applied, source.getBytes(StandardCharsets.UTF_8)).map(LobIndex::bytesLong).orElse(-1L);
     }
 
     /** Bytes in the memtables of every column family now. */
@@ -398,11 +386,7 @@ public final class LobIndex implements Closeable {
 
     /** The bytes kept under {@code key} in the index's own column family, empty if there are none. */
     public Optional<byte[]> metaBytes(String key) throws IOException {
-        try {
-            return Optional.ofNullable(db.get(meta, key.getBytes(StandardCharsets.UTF_8)));
-        } catch (RocksDBException e) {
-            throw new IOException(e);
-        }
+        return read(meta, key.getBytes(StandardCharsets.UTF_8));
     }
 
     public List<Extent> freeCheckpoint() {
@@ -563,7 +547,7 @@ public final class LobIndex implements Closeable {
     @Override
     public void close() {
         try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
-            db.flush(fo, handles.stream().filter(java.util.Objects::nonNull).toList());
+            db.flush(fo, handles.stream().filter(Objects::nonNull).toList());
         } catch (RocksDBException ignored) {
             // the WAL still holds everything
         }
