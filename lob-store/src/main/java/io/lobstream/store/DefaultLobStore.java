@@ -76,6 +76,8 @@ public final class DefaultLobStore implements LobStore {
     private final PageFile file;
     private final LobIndex index;
     private final PageAllocator allocator;
+    /** Where a command's new versions go (compaction places its own, {@link Placement#below}). */
+    private final Placement anywhere;
     private final StoreMetrics metrics;
     private final ThreadLocal<VersionWriter> writers;
     /** The index write count the last flush made durable (see {@link #needsSync()}). */
@@ -126,6 +128,7 @@ public final class DefaultLobStore implements LobStore {
         this.metrics = metrics;
         this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), recovered.highWaterMark(), recovered.free(),
                 metrics);
+        this.anywhere = Placement.anywhere(allocator);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
         this.pageSync = new GroupSync(() -> syncGuard.run(file::force), config.groupCommitIntervalMs(), metrics::pageSync);
         this.walSync = new GroupSync(() -> syncGuard.run(this::syncWalIfOpen), config.groupCommitIntervalMs(), metrics::walSync);
@@ -270,59 +273,11 @@ public final class DefaultLobStore implements LobStore {
         NewValue apply(Optional<Base> base) throws IOException;
     }
 
-    /** Where a new version's pages come from, and what its publish does with the version it replaces. */
-    private interface Placement {
-        /** {@code pages} pages for the new version; throws {@link NoRoom} if they cannot be had where wanted. */
-        List<Extent> allocate(int pages);
-
-        /** Whether the replaced version is freed by the engine itself (a relocation), not by purge. */
-        boolean relocation();
-    }
-
-    /** Thrown by a {@link Placement} that cannot place a version where it must go. */
-    private static final class NoRoom extends RuntimeException {
-        NoRoom() {
-            super(null, null, false, false);
-        }
-    }
-
     /** Thrown by a relocation's edit that finds the LOB changed, or with history: nothing to move. */
     private static final class NotMovable extends RuntimeException {
         NotMovable() {
             super(null, null, false, false);
         }
-    }
-
-    /** Commands: pages from anywhere, the file grows if it must; the replaced version waits for purge. */
-    private final Placement anywhere = new Placement() {
-        @Override
-        public List<Extent> allocate(int pages) {
-            return allocator.allocate(pages);
-        }
-
-        @Override
-        public boolean relocation() {
-            return false;
-        }
-    };
-
-    /** Compaction: pages below {@code limit} only; the replaced version (same bytes) is freed by {@link #relocate}. */
-    private Placement below(long limit) {
-        return new Placement() {
-            @Override
-            public List<Extent> allocate(int pages) {
-                List<Extent> got = allocator.allocateBelow(pages, limit);
-                if (got.isEmpty() && pages > 0) {
-                    throw new NoRoom();
-                }
-                return got;
-            }
-
-            @Override
-            public boolean relocation() {
-                return true;
-            }
-        };
     }
 
     /**
@@ -727,10 +682,10 @@ public final class DefaultLobStore implements LobStore {
                 }
                 long length = base.get().reader().byteLength();
                 return NewValue.whole(length, base.get().reader().stream(0, length));
-            }, null, null, null, below(end));
+            }, null, null, null, Placement.below(allocator, end));
         } catch (NotMovable changed) {
             return 0;
-        } catch (NoRoom noRoom) {
+        } catch (Placement.NoRoom noRoom) {
             return -1;
         }
         VersionEntry old = moved.superseded().orElseThrow();

@@ -70,8 +70,6 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);
     /** How often partitions paused for lack of a tablespace are tried again. */
     private static final Duration MISSING_RETRY = Duration.ofSeconds(10);
-    private static final long MIN_BACKOFF_MS = 1_000;
-    private static final long MAX_BACKOFF_MS = 60_000;
 
     /** Kafka's default transaction.timeout.ms (ProducerConfig names no constant for it). */
     private static final long KAFKA_TRANSACTION_TIMEOUT_MS = 60_000;
@@ -92,10 +90,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
      * worker whose ACL is mended goes on without a restart.
      */
     private boolean producerFailed;
-    /** The pause before an unexpected failure, or a producer failed for good, is tried again: doubled at each in a row, up to a minute. */
-    private long unexpectedBackoffMs = MIN_BACKOFF_MS;
-    /** The pause before a fenced producer is replaced: doubled while fences come within {@link #FENCE_WINDOW_NANOS}. */
-    private long fenceBackoffMs = MIN_BACKOFF_MS;
+    /** The pause before an unexpected failure, or a producer failed for good, is tried again. */
+    private final Backoff unexpectedBackoff = new Backoff();
+    /** The pause before a fenced producer is replaced: it grows while fences come within {@link #FENCE_WINDOW_NANOS}. */
+    private final Backoff fenceBackoff = new Backoff();
     private long lastFence;
     private boolean fencedBefore;
     private final PurgeMetrics metrics;
@@ -168,7 +166,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     }
 
     private static KafkaConsumer<String, byte[]> newConsumer(LobStreamConfig config, String workerId) {
-        // the user's client settings (e.g. session.timeout.ms, transaction.timeout.ms, security), so a deployment can
+        // the user's client settings (e.g. session.timeout.ms, security), so a deployment can
         // tune failure detection; the settings exactly-once depends on are put after, and win
         Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
         c.put(ConsumerConfig.GROUP_ID_CONFIG, config.get(LobStreamConfig.PURGE_GROUP));
@@ -257,9 +255,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     if (!records.isEmpty() && !processInTransaction(records) && running.get()) {
                         // aborted (a registry away, a send refused): the records come again, after a pause, not at once
                         metrics.failures.increment();
-                        pause(MIN_BACKOFF_MS);
+                        pause(Backoff.MIN_MS);
                     }
-                    unexpectedBackoffMs = MIN_BACKOFF_MS;
+                    unexpectedBackoff.reset();
                 } catch (WakeupException e) {
                     throw e;
                 } catch (ProducerFencedException e) {
@@ -278,12 +276,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     reposition = true;
                     if (producerFailed) {
                         // an ACL missing, say: the pause grows, so a worker waiting for it does not log every second
-                        log.error("purge worker {}: its producer failed for good ({}); a new one in {} ms", workerId, e.toString(), unexpectedBackoffMs);
-                        pause(unexpectedBackoffMs);
-                        unexpectedBackoffMs = Math.min(MAX_BACKOFF_MS, unexpectedBackoffMs * 2);
+                        long wait = unexpectedBackoff.next();
+                        log.error("purge worker {}: its producer failed for good ({}); a new one in {} ms", workerId, e.toString(), wait);
+                        pause(wait);
                     } else {
-                        log.warn("purge worker {}: {}; trying again in 1 s", workerId, e.toString());
-                        pause(MIN_BACKOFF_MS);
+                        log.warn("purge worker {}: {}; trying again in {} ms", workerId, e.toString(), Backoff.MIN_MS);
+                        pause(Backoff.MIN_MS);
                     }
                 } catch (RuntimeException e) {
                     // not Kafka's (a bug, a record no check foresaw): a worker thread that ended here would stop purging its
@@ -293,14 +291,14 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         break; // closing
                     }
                     metrics.failures.increment();
-                    if (unexpectedBackoffMs == MIN_BACKOFF_MS) {
-                        log.error("purge worker {}: {}; trying again in {} ms", workerId, e.toString(), unexpectedBackoffMs, e);
+                    long wait = unexpectedBackoff.next();
+                    if (wait == Backoff.MIN_MS) {
+                        log.error("purge worker {}: {}; trying again in {} ms", workerId, e.toString(), wait, e);
                     } else {
-                        log.error("purge worker {}: {} again; trying again in {} ms", workerId, e.toString(), unexpectedBackoffMs);
+                        log.error("purge worker {}: {} again; trying again in {} ms", workerId, e.toString(), wait);
                     }
                     reposition = true;
-                    pause(unexpectedBackoffMs);
-                    unexpectedBackoffMs = Math.min(MAX_BACKOFF_MS, unexpectedBackoffMs * 2);
+                    pause(wait);
                 }
             }
         } catch (WakeupException e) {
@@ -406,14 +404,17 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
      */
     private void fenced(ProducerFencedException e) throws InterruptedException {
         long now = System.nanoTime();
-        fenceBackoffMs = fencedBefore && now - lastFence < FENCE_WINDOW_NANOS ? Math.min(MAX_BACKOFF_MS, fenceBackoffMs * 2) : MIN_BACKOFF_MS;
+        if (!fencedBefore || now - lastFence >= FENCE_WINDOW_NANOS) {
+            fenceBackoff.reset();
+        }
+        long wait = fenceBackoff.next();
         fencedBefore = true;
         lastFence = now;
         metrics.failures.increment();
         producerFailed = true;
         log.error("purge worker {}: its producer was fenced ({}): a transaction that outlived transaction.timeout.ms, or another worker "
-                + "running with transactional id {}; a new producer in {} ms", workerId, e.getMessage(), transactionalId, fenceBackoffMs);
-        pause(fenceBackoffMs);
+                + "running with transactional id {}; a new producer in {} ms", workerId, e.getMessage(), transactionalId, wait);
+        pause(wait);
     }
 
     /** Seeks {@code partitions} back to their first record in {@code records}: the next poll returns them again. */
