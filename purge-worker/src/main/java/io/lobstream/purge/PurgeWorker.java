@@ -105,8 +105,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final CountDownLatch closing = new CountDownLatch(1);
     private final String undoTopic;
     /** The partitions to purge, when following a node; null when subscribed to the group. */
-    private final Supplier<Set<Integer>> following;
-    private Set<Integer> followed = Set.of();
+    private final Supplier<Set<Integer>> nodePartitions;
+    /** Those assigned to the consumer now, when following a node. */
+    private Set<Integer> assigned = Set.of();
     private long nextFollowCheck = System.nanoTime();
 
     /** A standalone worker: a subscribed member of the purge group. */
@@ -134,23 +135,23 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     }
 
     private PurgeWorker(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos, MeterRegistry meters,
-                        Supplier<Set<Integer>> following) {
+                        Supplier<Set<Integer>> nodePartitions) {
         this(config, workerId, newConsumer(config, workerId), producers(config, workerId),
-                new TablespaceReaders(config.dataDir(), storeConfig, readLatencyNanos, workerId), new PurgeMetrics(meters, workerId), following);
+                new TablespaceReaders(config.dataDir(), storeConfig, readLatencyNanos, workerId), new PurgeMetrics(meters, workerId), nodePartitions);
     }
 
     private PurgeWorker(LobStreamConfig config, String workerId, Consumer<String, byte[]> consumer, Supplier<Producer<String, Object>> producers,
-                        TablespaceReaders readers, PurgeMetrics metrics, Supplier<Set<Integer>> following) {
+                        TablespaceReaders readers, PurgeMetrics metrics, Supplier<Set<Integer>> nodePartitions) {
         this(workerId, transactionalId(config, workerId), config.topics().undoHistory(), consumer, producers,
                 transactionTimeout(config).dividedBy(2), readers,
                 new UndoPurger(workerId, config.topics().reclaim(), LobSerdes.valueDeserializer(config), readers, metrics, Clock.systemUTC()),
-                metrics, following);
+                metrics, nodePartitions);
     }
 
     /** The worker on clients and parts of the caller's choosing (tests: Kafka's mock clients). */
     PurgeWorker(String workerId, String transactionalId, String undoTopic, Consumer<String, byte[]> consumer,
                 Supplier<Producer<String, Object>> producers, Duration transactionBudget, TablespaceReaders readers, UndoPurger purger,
-                PurgeMetrics metrics, Supplier<Set<Integer>> following) {
+                PurgeMetrics metrics, Supplier<Set<Integer>> nodePartitions) {
         this.workerId = workerId;
         this.transactionalId = transactionalId;
         this.undoTopic = undoTopic;
@@ -161,7 +162,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.readers = readers;
         this.purger = purger;
         this.metrics = metrics;
-        this.following = following;
+        this.nodePartitions = nodePartitions;
         metrics.prefetch(readers::inFlight, readers::window);
     }
 
@@ -219,7 +220,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     @Override
     public void run() {
         try {
-            if (following == null) {
+            if (nodePartitions == null) {
                 consumer.subscribe(List.of(undoTopic), new Rebalance());
             }
             boolean reposition = false;
@@ -242,7 +243,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         rewind();
                         reposition = false;
                     }
-                    if (following != null && !follow()) {
+                    if (nodePartitions != null && !follow()) {
                         pause(200); // nothing to purge here (yet)
                         continue;
                     }
@@ -355,10 +356,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 // group's lag reads 0 once everything is purged
                 offsets.put(tp, new OffsetAndMetadata(Math.max(consumer.position(tp), batch.get(batch.size() - 1).offset() + 1)));
             }
-            if (following != null) {
+            if (nodePartitions != null) {
                 // a partition the node gave up meanwhile: its undo records are left to the new owner's worker (the
                 // reclaims sent for them here name this copy's pages; the writer ignores or rejects them)
-                offsets.keySet().retainAll(following.get().stream().map(p -> new TopicPartition(undoTopic, p)).toList());
+                offsets.keySet().retainAll(nodePartitions.get().stream().map(p -> new TopicPartition(undoTopic, p)).toList());
             }
             producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
             commit();
@@ -465,25 +466,25 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         long now = System.nanoTime();
         if (now - nextFollowCheck >= 0) { // nanoTime may be negative: compared by difference
             nextFollowCheck = now + 500_000_000L;
-            Set<Integer> wanted = following.get();
-            if (!wanted.equals(followed)) {
+            Set<Integer> wanted = nodePartitions.get();
+            if (!wanted.equals(assigned)) {
                 List<TopicPartition> added = new ArrayList<>();
                 for (int p : wanted) {
-                    if (!followed.contains(p)) {
+                    if (!assigned.contains(p)) {
                         added.add(new TopicPartition(undoTopic, p));
                     }
                 }
-                for (int p : followed) {
+                for (int p : assigned) {
                     if (!wanted.contains(p)) {
                         readers.close(p);
                     }
                 }
                 consumer.assign(wanted.stream().map(p -> new TopicPartition(undoTopic, p)).toList());
-                followed = Set.copyOf(wanted);
+                assigned = Set.copyOf(wanted);
                 try {
                     seekToCommitted(added);
                 } catch (KafkaException e) {
-                    followed = Set.of(); // assign and seek again at the next check
+                    assigned = Set.of(); // assign and seek again at the next check
                     nextFollowCheck = now + 1_000_000_000L;
                     throw e;
                 }
@@ -492,7 +493,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             // a partition paused because its tablespace was not there yet (the node still opening it): try again
             consumer.resume(consumer.paused());
         }
-        return !followed.isEmpty();
+        return !assigned.isEmpty();
     }
 
     /** After an aborted transaction: go back to the committed offsets of every assigned partition. */
