@@ -1,6 +1,5 @@
 package io.lobstream.store;
 
-import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.UploadEntry;
 import io.lobstream.store.index.VersionEntry;
@@ -11,11 +10,7 @@ import io.lobstream.store.tablespace.PageFile;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.TreeMap;
 import java.util.function.LongPredicate;
-import java.util.function.LongUnaryOperator;
 
 /**
  * The check an unclean open makes of the versions the last flush did not cover ({@link SyncedFrontier}): that their
@@ -29,7 +24,7 @@ import java.util.function.LongUnaryOperator;
  * header's LOB, version or sequence check, unless it was the same LOB's page at the same place in the value. A version
  * of a whole value wrote every page itself and accepts only its own version in each, so that page fails too. A version
  * that shares pages (a partial update) accepts an earlier version in a shared page; which pages it shares the index
- * says ({@link #writers}), and the others must carry its own version.
+ * says ({@link PageWriters}), and the others must carry its own version.
  */
 final class TornWrites {
     /** Problems reported at most; the first is enough to refuse the tablespace. */
@@ -66,7 +61,7 @@ final class TornWrites {
         for (VersionEntry e : versions) {
             try {
                 VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead[0]++);
-                r.verifyDataPages(e.retained(), writers(e, r));
+                r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, uncovered));
             } catch (IOException | RuntimeException ex) {
                 report(problems, e.lobId() + "@" + e.version() + ": " + ex.getMessage());
             }
@@ -80,42 +75,6 @@ final class TornWrites {
             }
         }
         return new Result(versions.size(), uploads.size(), pagesRead[0], problems);
-    }
-
-    /**
-     * Which version wrote each data page of {@code e}, as far as the index says: a version that shares pages names the
-     * version it was made from ({@link VersionEntry#baseVersion()}), which is pending purge and whose {@code retained}
-     * pages are the shared ones; it wrote the others itself. The shared ones the base in turn shares with its own base,
-     * or wrote. The chain ends at a version the last flush covered (its pages are on disk: they are only known to be the
-     * LOB's of that version or an earlier one, 0), at a version that shares none, and so wrote all it has (known by its
-     * whole-value CRC), or at one whose base is not in the index: not recorded (an entry an earlier release wrote), or
-     * reclaimed already (possible only without exactly-once, or in the embedded engine, whose purge is local). Its pages
-     * then count as 0 too: the check is as lenient as a read's, never stricter than what is known.
-     */
-    private LongUnaryOperator writers(VersionEntry e, VersionReader r) throws IOException {
-        TreeMap<Long, long[]> written = new TreeMap<>(); // first page -> {end page, version}
-        List<Extent> inherited = Extent.coalesce(r.dataExtents());
-        VersionEntry at = e;
-        while (!inherited.isEmpty() && uncovered.test(at.version())) {
-            // (a base is older than what was made from it: a corrupt entry naming a later one ends the chain)
-            Optional<VersionEntry> base = at.baseVersion() <= 0 || at.baseVersion() >= at.version() ? Optional.empty()
-                    : index.pending(e.lobId(), at.baseVersion());
-            List<Extent> shared = Extent.intersect(inherited, base.map(VersionEntry::retained).orElse(List.of()));
-            if (base.isPresent() || at.valueCrc32c() != 0) {
-                for (Extent own : Extent.subtract(inherited, shared)) {
-                    written.put(own.firstPage(), new long[] {own.endPage(), at.version()});
-                }
-            }
-            if (base.isEmpty()) {
-                break;
-            }
-            inherited = shared;
-            at = base.get();
-        }
-        return pageNo -> {
-            Map.Entry<Long, long[]> run = written.floorEntry(pageNo);
-            return run != null && pageNo < run.getValue()[0] ? run.getValue()[1] : 0;
-        };
     }
 
     private static void report(List<String> problems, String problem) {

@@ -187,6 +187,31 @@ class TornWritesTest {
                 .hasMessageContaining("a@" + last.version()).hasMessageContaining("page " + written);
     }
 
+    /**
+     * Without lob.sync an open checks nothing, and a read passes the LOB's older page in a shared version's page: fsck
+     * holds each page to the version that wrote it, and reports it.
+     */
+    @Test
+    void fsckFindsAPartialUpdatesPageHoldingTheLobsOlderPage() throws IOException {
+        LobStoreConfig unsynced = config.with(LobStoreConfig.SYNC.name(), false);
+        long basePage;
+        long madePage;
+        try (DefaultLobStore store = DefaultLobStore.open(dir, unsynced)) {
+            put(store, "a", bytes(5 * CAPACITY, 1));
+            byte[] patch = bytes(CAPACITY, 2);
+            store.write("a", 2L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null);
+            VersionEntry base = pendingOf(store, "a");
+            basePage = ownDataPage(base);
+            madePage = Extent.subtract(ownDataPages(store.current("a").orElseThrow()), base.retained()).get(0).firstPage();
+            store.crash();
+        }
+        rewriteAt(basePage, madePage);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, unsynced)) {
+            assertThat(read(store, "a")).as("a read cannot tell").hasSize(5 * CAPACITY);
+            assertThat(store.fsck(true).problems()).anyMatch(p -> p.contains("page " + madePage) && p.contains("stale"));
+        }
+    }
+
     /** A base gone from the index (reclaimed before the crash): its successor's pages are held to what is known only. */
     @Test
     void aVersionWhoseBaseWasReclaimedOpensClean() throws IOException {

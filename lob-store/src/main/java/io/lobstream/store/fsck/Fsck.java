@@ -1,5 +1,6 @@
 package io.lobstream.store.fsck;
 
+import io.lobstream.store.PageWriters;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
@@ -174,7 +175,8 @@ public final class Fsck {
                         + e.retained() + "), index says it owns " + e.extents());
             }
             if (readData) {
-                r.verifyDataPages(e.retained());
+                // each page held to the version that wrote it, where the index says (a stale page a read would pass)
+                r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, version -> true));
             }
             if (readData && e.retained().isEmpty()) { // its whole value is still its own to read
                 CRC32C crc = new CRC32C();
