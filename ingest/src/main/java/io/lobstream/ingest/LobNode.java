@@ -104,8 +104,9 @@ public final class LobNode implements AutoCloseable {
             Properties streamsProperties = streamsProperties();
             if (!StreamsConfig.EXACTLY_ONCE_V2.equals(streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
                 log.warn("the writer runs with processing.guarantee={} (set by {}processing.guarantee): a crash may emit an undo "
-                                + "record twice or lose one until it is re-sent, and a torn-write check may miss a page; exactly_once_v2 "
-                                + "is what LobStream promises", streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG),
+                                + "record or a dead letter twice, and the torn-write check after a power loss may pass a lost page of a "
+                                + "partial update whose base purge reclaimed before the flush; exactly_once_v2 is what LobStream "
+                                + "promises", streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG),
                         LobStreamConfig.STREAMS_PREFIX);
             }
             warnIfBackpressureCanOutlastTransactions(partitions, transactionTimeoutMs(streamsProperties));

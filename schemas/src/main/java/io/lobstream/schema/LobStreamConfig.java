@@ -118,6 +118,9 @@ public final class LobStreamConfig {
 
     /** Kafka Streams settings of the writer, given as {@code lob.streams.<setting>} (e.g. {@code lob.streams.num.standby.replicas}). */
     public static final String STREAMS_PREFIX = "lob.streams.";
+    /** Kafka Streams' exception handlers the writer refuses (see the constructor). */
+    private static final List<String> WRITER_HANDLERS = List.of("processing.exception.handler", "production.exception.handler",
+            "default.production.exception.handler");
 
     private final Map<String, Object> props;
 
@@ -132,11 +135,14 @@ public final class LobStreamConfig {
                 throw new ConfigException("unknown configuration key " + k + " (./lobstream config lists them)");
             }
         }
-        if (props.containsKey(STREAMS_PREFIX + "processing.exception.handler")) {
-            // the writer dead-letters a bad command itself and goes on; what it throws is a failure that must stop the task
-            // (a log cut under it, a tablespace's I/O error), which a handler that continues would turn into a skipped command
-            throw new ConfigException(STREAMS_PREFIX + "processing.exception.handler is not taken: the writer dead-letters bad "
-                    + "commands itself (lob.commands.dlq), and an exception it throws must stop its task, not skip a command");
+        for (String handler : WRITER_HANDLERS) {
+            if (props.containsKey(STREAMS_PREFIX + handler)) {
+                // the writer dead-letters a bad command itself and goes on; what it throws, or fails to send, is a failure
+                // that must stop the task (a log cut under it, a disk error, a dead letter not written), which a handler
+                // that continues would turn into a command skipped, or lost with its dead letter
+                throw new ConfigException(STREAMS_PREFIX + handler + " is not taken: the writer dead-letters bad commands itself "
+                        + "(lob.commands.dlq), and a failure to process or to send must stop its task, not skip a command");
+            }
         }
         for (ConfigKey<?> key : KEYS) {
             key.from(props); // validate every key up front

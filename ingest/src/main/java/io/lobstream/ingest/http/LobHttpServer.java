@@ -315,7 +315,7 @@ public final class LobHttpServer implements AutoCloseable {
         ArrayNode failed = root.putArray("waiting_after_failure");
         for (TaskFailure f : waiting) {
             failed.addObject().put("partition", f.partition()).put("stage", f.stage()).put("failures_in_a_row", f.failuresInARow())
-                    .put("next_try_in_s", f.nextTryIn().toSeconds()).put("last_error", f.lastError());
+                    .put("next_try_in_s", (f.nextTryIn().toMillis() + 999) / 1000).put("last_error", f.lastError());
         }
         ArrayNode parts = root.putArray("partitions");
         StoreStats totals = StoreStats.empty();

@@ -114,6 +114,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 // checked and caught up on a thread of its own (see TablespaceCatchUp); this init gives way and is retried
                 store.close();
                 store = null;
+                registry.retries().started(partition); // past the checks that refuse it: catching up, not waiting
                 throw catchUp.rebuildInBackground(partition, this::open);
             }
         } catch (IOException | RuntimeException e) {
@@ -136,6 +137,9 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         registry.register(partition, store);
         registry.register(this);
         registry.retries().started(partition);
+        if (catchUp != null) {
+            catchUp.started(partition);
+        }
     }
 
     private LobStore open() throws IOException {

@@ -146,6 +146,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
         return TaskRetries.doubled(RETRY_FIRST, failures - 1, RETRY_MAX);
     }
 
+    /** Partition {@code partition}'s task started: its tablespace is current, and no catch-up of it waits. */
+    public void started(int partition) {
+        retries.remove(partition);
+    }
+
     /**
      * Partitions whose last catch-up failed, none running now, unless their next try is {@link TaskRetries#OVERDUE} (the
      * partition went to another node).

@@ -24,7 +24,7 @@ public final class TaskRetries {
     static final Duration MAX = Duration.ofSeconds(60);
     static final Duration QUIET = Duration.ofMinutes(5);
     /** How late a partition's next try may be and still be coming (see {@link #waiting}). */
-    static final Duration OVERDUE = Duration.ofMinutes(1);
+    static final Duration OVERDUE = Duration.ofSeconds(30);
 
     private static final class Failures {
         int inARow;
@@ -70,8 +70,9 @@ public final class TaskRetries {
     }
 
     /**
-     * Records that partition {@code partition}'s task started. Its failures in a row still count: a task that fails on
-     * its first command after each start must wait longer each time too.
+     * Records that partition {@code partition}'s task got past its start: it runs, or its tablespace is being caught up.
+     * Its failures in a row still count: a task that fails on its first command after each start must wait longer each
+     * time too.
      */
     void started(int partition) {
         Failures f = byPartition.get(partition);
@@ -84,7 +85,8 @@ public final class TaskRetries {
 
     /**
      * The partitions whose task failed and has not started since, unless their next try is {@link #OVERDUE}: Streams tries
-     * a waiting task's init again and again, so a try that late is not coming (the partition went to another node).
+     * a waiting task's init again and again, so a try that late is not coming (the partition went to another node, which
+     * therefore stays listed here until then).
      */
     public List<TaskFailure> waiting(long nowNanos) {
         List<TaskFailure> waiting = new ArrayList<>();

@@ -47,8 +47,8 @@ class TaskRetriesTest {
         retries.started(3);
         assertThat(retries.waiting(3 * S)).isEmpty();
         assertThat(retries.failed(3, DISK, 4 * S)).as("still in a row").isEqualTo(Duration.ofSeconds(2));
-        assertThat(retries.waiting(4 * S)).hasSize(1);
-        assertThat(retries.waiting(4 * S + TaskRetries.QUIET.toNanos() + 1)).as("moved to another node").isEmpty();
+        assertThat(retries.waiting(6 * S + TaskRetries.OVERDUE.toNanos())).hasSize(1);
+        assertThat(retries.waiting(6 * S + TaskRetries.OVERDUE.toNanos() + 1)).as("moved to another node").isEmpty();
     }
 
     @Test
