@@ -138,7 +138,8 @@ public final class LobNode implements AutoCloseable {
             Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
                     .description("Versions superseded and not yet reclaimed, all tablespaces open on this node "
                             + "(lob_history_length has them per tablespace)").register(meters);
-            Gauge.builder("lob_tablespaces_kept_aside_bytes", config.dataDir(), TablespaceDirs::notTablespacesBytes).baseUnit("bytes")
+            Path dataDir = config.dataDir(); // (a supplier, held strongly: a gauge holds its state object weakly, and lost this Path)
+            Gauge.builder("lob_tablespaces_kept_aside_bytes", () -> TablespaceDirs.notTablespacesBytes(dataDir)).baseUnit("bytes")
                     .description("Disk the copies kept aside under the data directory hold (p-N.REASON-TIME, listed by fsck): "
                             + "nothing removes them").register(meters);
             IndexMemory indexMemory = IndexMemory.shared(storeConfig.indexMemoryBytes());
