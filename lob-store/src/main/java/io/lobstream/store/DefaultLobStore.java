@@ -210,7 +210,7 @@ public final class DefaultLobStore implements LobStore {
         // now is on disk (checked, if the last run ended uncleanly) once the page file is forced: the frontier this open
         // records covers them all, so that one made or upgraded now is checked after a crash before its first flush too.
         // Without lob.sync nothing is forced, and no frontier is kept.
-        SyncedFrontier frontier = store.versions.frontier();
+        SyncedFrontier frontier = store.versions.frontier().withUploadsOf(index);
         if (config.sync()) {
             file.force();
         }
@@ -944,7 +944,9 @@ public final class DefaultLobStore implements LobStore {
             }
             long writes = index.writeCount(); // read first: what is written after this is left for the next flush
             if (config.sync() && writes != syncedWrites) {
-                SyncedFrontier frontier = versions.frontier(); // before the force: what it covers, recorded by the sync after it
+                // before the force: what it covers, recorded by the sync after it (an upload's entry counts bytes once their
+                // pages are written: what it counts now is forced next)
+                SyncedFrontier frontier = versions.frontier().withUploadsOf(index);
                 pagesFirst.flush(() -> {
                     // pages first: the index entries synced next name them (and a writer's meanwhile, see PagesFirst)
                     syncGuard.run(file::force);

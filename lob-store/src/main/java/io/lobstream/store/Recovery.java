@@ -77,7 +77,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             referenced.addAll(u.pages());
             uploadVersions.add(u.version());
             if (uncovered.test(u.version())) {
-                torn.upload(u);
+                torn.upload(u, frontier.map(f -> f.uploadBytesCovered(u.version())).orElse(0L));
             }
         });
         long referencedEnd = 0;

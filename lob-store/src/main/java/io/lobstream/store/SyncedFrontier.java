@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * Which versions a flush's force of the page file covered, recorded in the index by the WAL sync that follows the force
@@ -16,12 +17,15 @@ import java.util.Optional;
  * the kernel holds both). The versions a flush covered need no check after that: every one numbered below
  * {@code issuedBelow} whose pages were all written before the force, which is each one not {@code unsettled} then
  * (not yet published, or an upload with chunks to come). Any other may have an entry without its pages, and an
- * unclean open checks its pages ({@link TornWrites}).
+ * unclean open checks its pages ({@link TornWrites}). Of an upload in progress, the flush covered the data pages its
+ * entry counted as written when the flush began: those are not read again, however large the upload.
  *
  * @param issuedBelow the next version number to issue when the flush began
  * @param unsettled   the versions issued then whose pages were still being written, ascending
+ * @param uploads     the versions of the uploads in progress then, ascending, and (at the same index in
+ *                    {@code uploadBytes}) how many of their bytes their entries counted as written
  */
-record SyncedFrontier(long issuedBelow, long[] unsettled) {
+record SyncedFrontier(long issuedBelow, long[] unsettled, long[] uploads, long[] uploadBytes) {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(SyncedFrontier.class);
     static final String META_KEY = "synced.frontier";
 
@@ -30,8 +34,22 @@ record SyncedFrontier(long issuedBelow, long[] unsettled) {
         return version >= issuedBelow || Arrays.binarySearch(unsettled, version) >= 0;
     }
 
+    /** How many bytes of the upload of {@code version} the flush covered: its data pages they fill are on disk. */
+    long uploadBytesCovered(long version) {
+        int at = Arrays.binarySearch(uploads, version);
+        return at >= 0 ? uploadBytes[at] : 0;
+    }
+
+    /** This frontier, covering also the bytes written so far of the uploads in progress in {@code index}. */
+    SyncedFrontier withUploadsOf(LobIndex index) {
+        TreeMap<Long, Long> progress = new TreeMap<>();
+        index.forEachUpload(u -> progress.put(u.version(), u.bytesDone()));
+        return new SyncedFrontier(issuedBelow, unsettled, progress.keySet().stream().mapToLong(Long::longValue).toArray(),
+                progress.values().stream().mapToLong(Long::longValue).toArray());
+    }
+
     /** One that covers no version. */
-    static final SyncedFrontier NONE = new SyncedFrontier(0, new long[0]);
+    static final SyncedFrontier NONE = new SyncedFrontier(0, new long[0], new long[0], new long[0]);
 
     /**
      * The frontier the index records, if an open or a flush recorded one (none: a tablespace of an earlier release that
@@ -43,23 +61,45 @@ record SyncedFrontier(long issuedBelow, long[] unsettled) {
             return Optional.empty();
         }
         ByteBuffer b = ByteBuffer.wrap(bytes.get());
-        if (b.remaining() < 12 || (b.remaining() - 12) % 8 != 0 || b.getInt(8) != (b.remaining() - 12) / 8) {
-            log.warn("index meta {} does not decode ({} bytes): checking the pages of every version", META_KEY, bytes.get().length);
+        try {
+            long issuedBelow = b.getLong();
+            long[] unsettled = longs(b, b.getInt(), 1)[0];
+            // the uploads' bytes trail what the release before wrote (and it took a frontier with them for undecodable)
+            long[][] uploads = b.hasRemaining() ? longs(b, b.getInt(), 2) : new long[][] {new long[0], new long[0]};
+            if (b.hasRemaining()) {
+                throw new IllegalArgumentException(b.remaining() + " bytes past its end");
+            }
+            return Optional.of(new SyncedFrontier(issuedBelow, unsettled, uploads[0], uploads[1]));
+        } catch (RuntimeException e) {
+            log.warn("index meta {} does not decode ({} bytes: {}): checking the pages of every version", META_KEY, bytes.get().length,
+                    e.toString());
             return Optional.of(NONE);
         }
-        long issuedBelow = b.getLong();
-        long[] unsettled = new long[b.getInt()];
-        for (int i = 0; i < unsettled.length; i++) {
-            unsettled[i] = b.getLong();
+    }
+
+    /** {@code count} rows of {@code width} longs from {@code b}, as {@code width} columns. */
+    private static long[][] longs(ByteBuffer b, int count, int width) {
+        if (count < 0 || (long) count * width * Long.BYTES > b.remaining()) {
+            throw new IllegalArgumentException("a count of " + count);
         }
-        return Optional.of(new SyncedFrontier(issuedBelow, unsettled));
+        long[][] columns = new long[width][count];
+        for (int i = 0; i < count; i++) {
+            for (int c = 0; c < width; c++) {
+                columns[c][i] = b.getLong();
+            }
+        }
+        return columns;
     }
 
     /** Adds this frontier to {@code batch}, which the WAL sync after the force writes. */
     LobIndex.Batch put(LobIndex.Batch batch) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(12 + 8 * unsettled.length).putLong(issuedBelow).putInt(unsettled.length);
+        ByteBuffer b = ByteBuffer.allocate(16 + 8 * unsettled.length + 16 * uploads.length).putLong(issuedBelow).putInt(unsettled.length);
         for (long v : unsettled) {
             b.putLong(v);
+        }
+        b.putInt(uploads.length);
+        for (int i = 0; i < uploads.length; i++) {
+            b.putLong(uploads[i]).putLong(uploadBytes[i]);
         }
         return batch.putMeta(META_KEY, b.array());
     }

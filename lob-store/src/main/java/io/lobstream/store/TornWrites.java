@@ -36,6 +36,8 @@ final class TornWrites {
     private final LongPredicate uncovered;
     private final List<VersionEntry> versions = new ArrayList<>();
     private final List<UploadEntry> uploads = new ArrayList<>();
+    /** Of each upload, the bytes the last flush covered. */
+    private final List<Long> uploadsCovered = new ArrayList<>();
 
     TornWrites(PageFile file, LobIndex index, LongPredicate uncovered) {
         this.file = file;
@@ -47,8 +49,10 @@ final class TornWrites {
         versions.add(e);
     }
 
-    void upload(UploadEntry u) {
+    /** Checks the pages of {@code u} but those its first {@code bytesCovered} bytes filled, which the last flush forced. */
+    void upload(UploadEntry u, long bytesCovered) {
         uploads.add(u);
+        uploadsCovered.add(bytesCovered);
     }
 
     /** What checked: how many versions and uploads, pages read, and the problems found (each names its page). */
@@ -66,10 +70,11 @@ final class TornWrites {
                 report(problems, e.lobId() + "@" + e.version() + ": " + ex.getMessage());
             }
         }
-        for (UploadEntry u : uploads) {
+        for (int i = 0; i < uploads.size(); i++) {
+            UploadEntry u = uploads.get(i);
             try {
                 pagesRead[0] += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
-                        VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), u.bytesDone());
+                        VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), uploadsCovered.get(i), u.bytesDone());
             } catch (IOException | RuntimeException ex) {
                 report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + ex.getMessage());
             }

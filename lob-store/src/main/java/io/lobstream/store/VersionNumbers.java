@@ -80,7 +80,7 @@ final class VersionNumbers {
 
     /** Taken before a flush's force of the page file: what the force covers once it is done. */
     synchronized SyncedFrontier frontier() {
-        return new SyncedFrontier(next, unsettled.stream().mapToLong(Long::longValue).toArray());
+        return new SyncedFrontier(next, unsettled.stream().mapToLong(Long::longValue).toArray(), new long[0], new long[0]);
     }
 
     private void reserve(long from) throws IOException {

@@ -164,21 +164,30 @@ public final class VersionReader {
 
     /**
      * Verifies the data pages a chunked upload in progress has written, those its first {@code bytesDone} bytes fill (the
-     * page the last chunk left partial waits in the upload's entry): each of {@code version}, in its place. Returns how
-     * many it read.
+     * page the last chunk left partial waits in the upload's entry), but those its first {@code bytesKnown} bytes filled
+     * (known to be on disk): each of {@code version}, in its place. Returns how many it read.
      */
     public static int verifyUploadedPages(PageFile file, String lobId, long version, VersionLayout layout, List<Extent> dataExtents,
-                                          long bytesDone) throws IOException {
+                                          long bytesKnown, long bytesDone) throws IOException {
         long hash = PageCodec.lobIdHash(lobId);
-        int written = bytesDone >= layout.dataBytes() ? layout.dataPages() : (int) (bytesDone / layout.dataCapacity());
+        int written = filledPages(layout, bytesDone);
         ByteBuffer page = ByteBuffer.allocate(file.pageSize());
         Extent.Cursor pages = new Extent.Cursor(dataExtents);
-        for (int i = 0; i < written; i++) {
+        int read = 0;
+        for (int i = 0, known = filledPages(layout, bytesKnown); i < written; i++) {
             long p = pages.next();
-            file.read(p, page);
-            PageCodec.verifyData(page, p, hash, version, false, i + 1, layout.bytesInDataPage(i));
+            if (i >= known) {
+                file.read(p, page);
+                PageCodec.verifyData(page, p, hash, version, false, i + 1, layout.bytesInDataPage(i));
+                read++;
+            }
         }
-        return written;
+        return read;
+    }
+
+    /** The data pages the value's first {@code bytes} bytes fill whole. */
+    private static int filledPages(VersionLayout layout, long bytes) {
+        return bytes >= layout.dataBytes() ? layout.dataPages() : (int) (bytes / layout.dataCapacity());
     }
 
     private static boolean contains(List<Extent> runs, long pageNo) {
