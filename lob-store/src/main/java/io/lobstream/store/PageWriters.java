@@ -21,6 +21,12 @@ import java.util.function.LongUnaryOperator;
  * which passes every other check ({@link TornWrites}, fsck).
  */
 public final class PageWriters {
+    /**
+     * Bases followed at most: fsck follows every chain, and a LOB appended to n times while purge is away has n versions
+     * whose chains reach back through all of them. Pages shared from further back are not known.
+     */
+    static final int MAX_CHAIN = 64;
+
     private PageWriters() {
     }
 
@@ -28,8 +34,9 @@ public final class PageWriters {
      * Which version wrote each of {@code e}'s data pages ({@code dataPages}, as its root references them): a page's
      * writer, or 0 where it is not known and the page need only be the LOB's of {@code e}'s version or an earlier one.
      * The chain ends at a version {@code through} does not accept, at one that shares no page and so wrote all it has
-     * (known by its whole-value CRC), or at one whose base is not in the index: not recorded (an entry an earlier
-     * release wrote), or reclaimed already. Its pages are then not known: never stricter than what is known.
+     * (known by its whole-value CRC), at one whose base is not in the index (not recorded: an entry an earlier release
+     * wrote; or reclaimed already), or {@link #MAX_CHAIN} bases back. Its pages are then not known: never stricter than
+     * what is known.
      *
      * @param through the versions whose pages the chain follows (the torn-write check: those the last flush did not
      *                cover, as the others are on disk)
@@ -38,7 +45,7 @@ public final class PageWriters {
         TreeMap<Long, long[]> written = new TreeMap<>(); // first page -> {end page, version}
         List<Extent> inherited = Extent.coalesce(dataPages);
         VersionEntry at = e;
-        while (!inherited.isEmpty() && through.test(at.version())) {
+        for (int depth = 0; !inherited.isEmpty() && through.test(at.version()) && depth <= MAX_CHAIN; depth++) {
             // (a base is older than what was made from it: a corrupt entry naming a later one ends the chain)
             Optional<VersionEntry> base = at.baseVersion() <= 0 || at.baseVersion() >= at.version() ? Optional.empty()
                     : index.pending(e.lobId(), at.baseVersion());

@@ -87,6 +87,9 @@ record SyncedFrontier(long issuedBelow, long[] unsettled, long[] uploads, long[]
             for (int c = 0; c < width; c++) {
                 columns[c][i] = b.getLong();
             }
+            if (i > 0 && columns[0][i] <= columns[0][i - 1]) { // looked up by binary search: out of order, one would be missed
+                throw new IllegalArgumentException("versions not ascending at " + i);
+            }
         }
         return columns;
     }

@@ -52,7 +52,7 @@ final class TornWrites {
     /** Checks the pages of {@code u} but those its first {@code bytesCovered} bytes filled, which the last flush forced. */
     void upload(UploadEntry u, long bytesCovered) {
         uploads.add(u);
-        uploadsCovered.add(bytesCovered);
+        uploadsCovered.add(bytesCovered <= u.bytesDone() ? bytesCovered : 0); // more than it has done: not this upload's, read all
     }
 
     /** What checked: how many versions and uploads, pages read, and the problems found (each names its page). */

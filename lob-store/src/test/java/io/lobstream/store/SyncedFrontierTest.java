@@ -46,9 +46,12 @@ class SyncedFrontierTest {
     void oneThatDoesNotDecodeCoversNothing() throws Exception {
         try (LobIndex index = LobIndex.open(dir)) {
             index.syncWalWith(index.newBatch().putMeta(SyncedFrontier.META_KEY,
-                    ByteBuffer.allocate(21).putLong(10).putInt(1).putLong(7).array())); // a byte past its end
+                    ByteBuffer.allocate(25).putLong(10).putInt(1).putLong(7).putInt(0).array())); // a byte past its end
             SyncedFrontier read = SyncedFrontier.read(index).orElseThrow();
             assertThat(read.uncovered(0)).isTrue();
+            index.syncWalWith(index.newBatch().putMeta(SyncedFrontier.META_KEY,
+                    ByteBuffer.allocate(28).putLong(10).putInt(2).putLong(7).putLong(3).array())); // not ascending
+            assertThat(SyncedFrontier.read(index).orElseThrow().uncovered(0)).isTrue();
             index.syncWalWith(index.newBatch().putMeta(SyncedFrontier.META_KEY, ByteBuffer.allocate(12).putLong(10).putInt(-1).array()));
             assertThat(SyncedFrontier.read(index).orElseThrow().uncovered(0)).isTrue();
         }

@@ -136,12 +136,24 @@ class TornWritesTest {
         chunk(store, value, 1, 3 * CAPACITY, 6 * CAPACITY);
         store.crash();
         long covered = uploadDataPage("u", 1); // filled by the chunk before the flush
-        zero(covered); // not what a power loss does to a flushed page: a failing disk, which reads and fsck report
+        zero(covered); // not what a power loss does to a flushed page: a failing disk, which the value's reads report
 
         try (DefaultLobStore again = DefaultLobStore.open(dir, config)) {
             chunk(again, value, 2, 6 * CAPACITY, value.length);
             assertThatThrownBy(() -> read(again, "big")).hasMessageContaining("page " + covered);
         }
+    }
+
+    /** A chunk that ended mid-page before the flush: that page, filled after it, is read. */
+    @Test
+    void anUploadsPageLeftPartialAtTheFlushIsChecked() throws IOException {
+        byte[] value = bytes(8 * CAPACITY + 100, 6);
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        chunk(store, value, 0, 0, 5 * CAPACITY / 2);
+        store.flush();
+        chunk(store, value, 1, 5 * CAPACITY / 2, 6 * CAPACITY);
+        store.crash();
+        assertLosingRefuses(uploadDataPage("u", 2), "upload u");
     }
 
     /** An upload begun before an open is still unsettled after it: a flush then does not cover its later chunks. */
