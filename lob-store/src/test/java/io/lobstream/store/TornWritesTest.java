@@ -102,12 +102,7 @@ class TornWritesTest {
 
     @Test
     void anUploadsChunksSinceTheLastFlushAreChecked() throws IOException {
-        byte[] value = bytes(8 * CAPACITY + 100, 5);
-        DefaultLobStore store = DefaultLobStore.open(dir, config);
-        chunk(store, value, 0, 0, 3 * CAPACITY);
-        store.flush();
-        chunk(store, value, 1, 3 * CAPACITY, 6 * CAPACITY);
-        store.crash();
+        byte[] value = twoChunksAcrossAFlushThenACrash();
 
         try (DefaultLobStore again = DefaultLobStore.open(dir, config)) { // the chunks' pages are there: the upload goes on
             chunk(again, value, 2, 6 * CAPACITY, value.length);
@@ -129,12 +124,7 @@ class TornWritesTest {
     /** The pages an upload's chunks filled before the flush are on disk: an unclean open reads only those written after. */
     @Test
     void anUploadsPagesTheLastFlushCoveredAreNotReadAgain() throws IOException {
-        byte[] value = bytes(8 * CAPACITY + 100, 5);
-        DefaultLobStore store = DefaultLobStore.open(dir, config);
-        chunk(store, value, 0, 0, 3 * CAPACITY);
-        store.flush();
-        chunk(store, value, 1, 3 * CAPACITY, 6 * CAPACITY);
-        store.crash();
+        byte[] value = twoChunksAcrossAFlushThenACrash();
         long covered = uploadDataPage("u", 1); // filled by the chunk before the flush
         zero(covered); // not what a power loss does to a flushed page: a failing disk, which the value's reads report
 
@@ -181,39 +171,22 @@ class TornWritesTest {
     @Test
     void aPartialUpdatesPageLeftHoldingTheLobsOlderPageIsRefused() throws IOException {
         DefaultLobStore store = DefaultLobStore.open(dir, config);
-        put(store, "a", bytes(5 * CAPACITY, 1));
-        store.flush();
-        byte[] patch = bytes(CAPACITY, 2);
-        store.write("a", 2L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null); // a new third data page
-        VersionEntry base = pendingOf(store, "a");
+        Patched patched = patchThirdPage(store);
         VersionEntry made = store.current("a").orElseThrow();
-        long basePage = ownDataPage(base);
-        long madePage = Extent.subtract(ownDataPages(made), base.retained()).get(0).firstPage();
         store.crash();
-
-        rewriteAt(basePage, madePage);
-        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
-                .hasMessageContaining("a@" + made.version()).hasMessageContaining("page " + madePage);
+        assertRefusedHoldingTheBasesPage(patched, made.version());
     }
 
     /** A page a version made since the flush wrote, and shares with the version made from it, is held to its writer too. */
     @Test
     void aPageWrittenByAnIntermediateVersionIsHeldToItsWriter() throws IOException {
         DefaultLobStore store = DefaultLobStore.open(dir, config);
-        put(store, "a", bytes(5 * CAPACITY, 1));
-        store.flush();
-        byte[] patch = bytes(CAPACITY, 2);
-        store.write("a", 2L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null); // a new third page
-        VersionEntry first = pendingOf(store, "a");
-        long firstsThirdPage = ownDataPage(first);
-        long written = Extent.subtract(ownDataPages(store.current("a").orElseThrow()), first.retained()).get(0).firstPage();
+        Patched patched = patchThirdPage(store);
+        byte[] patch = bytes(CAPACITY, 3);
         store.write("a", 4L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null); // shares the third
         VersionEntry last = store.current("a").orElseThrow();
         store.crash();
-
-        rewriteAt(firstsThirdPage, written);
-        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
-                .hasMessageContaining("a@" + last.version()).hasMessageContaining("page " + written);
+        assertRefusedHoldingTheBasesPage(patched, last.version());
     }
 
     /**
@@ -223,21 +196,15 @@ class TornWritesTest {
     @Test
     void fsckFindsAPartialUpdatesPageHoldingTheLobsOlderPage() throws IOException {
         LobStoreConfig unsynced = config.with(LobStoreConfig.SYNC.name(), false);
-        long basePage;
-        long madePage;
+        Patched patched;
         try (DefaultLobStore store = DefaultLobStore.open(dir, unsynced)) {
-            put(store, "a", bytes(5 * CAPACITY, 1));
-            byte[] patch = bytes(CAPACITY, 2);
-            store.write("a", 2L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null);
-            VersionEntry base = pendingOf(store, "a");
-            basePage = ownDataPage(base);
-            madePage = Extent.subtract(ownDataPages(store.current("a").orElseThrow()), base.retained()).get(0).firstPage();
+            patched = patchThirdPage(store);
             store.crash();
         }
-        rewriteAt(basePage, madePage);
+        rewriteAt(patched.basePage(), patched.madePage());
         try (DefaultLobStore store = DefaultLobStore.open(dir, unsynced)) {
             assertThat(read(store, "a")).as("a read cannot tell").hasSize(5 * CAPACITY);
-            assertThat(store.fsck(true).problems()).anyMatch(p -> p.contains("page " + madePage) && p.contains("stale"));
+            assertThat(store.fsck(true).problems()).anyMatch(p -> p.contains("page " + patched.madePage()) && p.contains("stale"));
         }
     }
 
@@ -324,6 +291,39 @@ class TornWritesTest {
         Extent first = store.current(lobId).orElseThrow().extents().get(0);
         assertThat(first.pageCount()).isGreaterThan(2);
         return first.firstPage() + 2;
+    }
+
+    /** Upload "u" of "big": its first chunk, a flush, its second chunk, a crash. Returns the whole value. */
+    private byte[] twoChunksAcrossAFlushThenACrash() throws IOException {
+        byte[] value = bytes(8 * CAPACITY + 100, 5);
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        chunk(store, value, 0, 0, 3 * CAPACITY);
+        store.flush();
+        chunk(store, value, 1, 3 * CAPACITY, 6 * CAPACITY);
+        store.crash();
+        return value;
+    }
+
+    /** A partial update's page, and the page its base had at that place in the value. */
+    private record Patched(long basePage, long madePage) {
+    }
+
+    /** The patched page left holding its base's page, as a power loss leaves it: the next open refuses, naming {@code reader}. */
+    private void assertRefusedHoldingTheBasesPage(Patched patched, long reader) throws IOException {
+        rewriteAt(patched.basePage(), patched.madePage());
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceTornException.class)
+                .hasMessageContaining("a@" + reader).hasMessageContaining("page " + patched.madePage());
+    }
+
+    /** Puts a five-page "a", flushes, and overwrites its third data page: a partial update that shares the other four. */
+    private static Patched patchThirdPage(DefaultLobStore store) throws IOException {
+        put(store, "a", bytes(5 * CAPACITY, 1));
+        store.flush();
+        byte[] patch = bytes(CAPACITY, 2);
+        store.write("a", 2L * CAPACITY, new ByteArrayInputStream(patch), patch.length, null);
+        VersionEntry base = pendingOf(store, "a");
+        long made = Extent.subtract(ownDataPages(store.current("a").orElseThrow()), base.retained()).get(0).firstPage();
+        return new Patched(ownDataPage(base), made);
     }
 
     private static VersionEntry pendingOf(LobStore store, String lobId) {
