@@ -45,7 +45,7 @@ public final class PageWriters {
         TreeMap<Long, long[]> written = new TreeMap<>(); // first page -> {end page, version}
         List<Extent> inherited = Extent.coalesce(dataPages);
         VersionEntry at = e;
-        for (int depth = 0; !inherited.isEmpty() && through.test(at.version()) && depth <= MAX_CHAIN; depth++) {
+        for (int depth = 0; !inherited.isEmpty() && through.test(at.version()) && depth < MAX_CHAIN; depth++) {
             // (a base is older than what was made from it: a corrupt entry naming a later one ends the chain)
             Optional<VersionEntry> base = at.baseVersion() <= 0 || at.baseVersion() >= at.version() ? Optional.empty()
                     : index.pending(e.lobId(), at.baseVersion());

@@ -18,6 +18,9 @@ record Placement(PageAllocator allocator, long limit) {
     }
 
     static Placement below(PageAllocator allocator, long limit) {
+        if (limit < 0) {
+            throw new IllegalArgumentException("a limit of " + limit); // (a negative one means anywhere)
+        }
         return new Placement(allocator, limit);
     }
 

@@ -104,7 +104,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     /** Counted down by {@link #close()}: every pause waits on it, so a worker backing off for a minute still stops at once. */
     private final CountDownLatch closing = new CountDownLatch(1);
     private final String undoTopic;
-    /** The partitions to purge, when following a node; null when subscribed to the group. */
+    /** The partitions to purge, when following a node (this worker's share of the node's); null when subscribed to the group. */
     private final Supplier<Set<Integer>> nodePartitions;
     /** Those assigned to the consumer now, when following a node. */
     private Set<Integer> assigned = Set.of();

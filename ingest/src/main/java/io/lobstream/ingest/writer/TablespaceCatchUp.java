@@ -89,7 +89,6 @@ public final class TablespaceCatchUp implements AutoCloseable {
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     /** Records of lob.commands each catch-up under way has still to replay, once it knows where it stops. */
     private final Map<Integer, Long> remaining = new ConcurrentHashMap<>();
-    /** Per partition, the catch-ups that failed in a row, and when ({@link System#nanoTime()}) the next may start. */
     /** Per partition whose last catch-up failed: how many failed in a row, and when the next may start. */
     private final Map<Integer, Retry> retries = new ConcurrentHashMap<>();
 

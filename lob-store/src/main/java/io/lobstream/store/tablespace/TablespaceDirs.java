@@ -3,6 +3,7 @@ package io.lobstream.store.tablespace;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +16,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Where a tablespace lives in a data directory, and its small descriptor file.
@@ -214,16 +216,16 @@ public final class TablespaceDirs {
     public static long notTablespacesBytes(Path dataDir) {
         try {
             return notTablespaces(dataDir).stream().mapToLong(TablespaceDirs::bytesUnder).sum();
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             return 0;
         }
     }
 
     /** The bytes of the regular files under {@code dir}, best effort (a file deleted meanwhile counts 0). */
     public static long bytesUnder(Path dir) {
-        try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+        try (Stream<Path> walk = Files.walk(dir)) {
             return walk.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             return 0;
         }
     }
