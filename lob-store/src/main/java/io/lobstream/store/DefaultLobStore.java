@@ -135,7 +135,7 @@ public final class DefaultLobStore implements LobStore {
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.pagesFirst = new PagesFirst(config, pageSync);
-        this.versions = new VersionNumbers(index, recovered.highestVersion(), recovered.uploadVersions(),
+        this.versions = new VersionNumbers(index, recovered.highestVersion(), recovered.uploads().keySet(),
                 sync -> pagesFirst.syncWal(() -> syncGuard.run(file::force), () -> syncGuard.run(sync)));
         this.frees = new DurableFrees(config, allocator);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished);
@@ -210,12 +210,13 @@ public final class DefaultLobStore implements LobStore {
         // now is on disk (checked, if the last run ended uncleanly) once the page file is forced: the frontier this open
         // records covers them all, so that one made or upgraded now is checked after a crash before its first flush too.
         // Without lob.sync nothing is forced, and no frontier is kept.
-        SyncedFrontier frontier = store.versions.frontier().withUploadsOf(index);
         if (config.sync()) {
+            SyncedFrontier frontier = store.versions.frontier().withUploads(recovered.uploads()); // the scan read the uploads
             file.force();
+            index.writeSync(frontier.put(index.newBatch().deleteMeta(Recovery.META_CLEAN)));
+        } else {
+            index.writeSync(index.newBatch().deleteMeta(Recovery.META_CLEAN).deleteMeta(SyncedFrontier.META_KEY));
         }
-        index.writeSync(config.sync() ? frontier.put(index.newBatch().deleteMeta(Recovery.META_CLEAN))
-                : index.newBatch().deleteMeta(Recovery.META_CLEAN).deleteMeta(SyncedFrontier.META_KEY));
         for (VersionEntry e : recovered.deferredReclaims()) {
             store.freePending(e, null);
         }

@@ -11,6 +11,8 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.function.LongPredicate;
 
 /**
@@ -32,12 +34,13 @@ import java.util.function.LongPredicate;
  * @param highestVersion   the highest version number any entry holds (0 if none)
  * @param deferredReclaims pending versions whose reclaim had arrived but waited for a reader: no
  *                         reader survives a restart, so the store frees them on open
- * @param uploadVersions   the versions of the uploads in progress: their pages are still being written
+ * @param uploads          the uploads in progress, by version: how many bytes of each its entry counts as written (its
+ *                         pages are still being written)
  * @param tornWrites       after an unclean shutdown, the versions the last flush did not cover whose pages do not
  *                         verify (a power loss took them); empty after a clean one
  */
 record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, long highestVersion, List<VersionEntry> deferredReclaims,
-                List<Long> uploadVersions, List<String> tornWrites) {
+                SortedMap<Long, Long> uploads, List<String> tornWrites) {
     private static final Logger log = LoggerFactory.getLogger(Recovery.class);
     /** Set by a clean close, deleted by the open after it: the free-space checkpoint is current only while it is set. */
     static final String META_CLEAN = "clean.shutdown";
@@ -48,7 +51,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         Optional<SyncedFrontier> frontier = clean ? Optional.empty() : SyncedFrontier.read(index);
         LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> false);
         TornWrites torn = new TornWrites(file, index, uncovered);
-        List<Long> uploadVersions = new ArrayList<>();
+        SortedMap<Long, Long> uploads = new TreeMap<>();
         List<Extent> referenced = new ArrayList<>();
         TablespaceUsage usage = new TablespaceUsage();
         long[] maxVersion = {0};
@@ -75,7 +78,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         index.forEachUpload(u -> {
             maxVersion[0] = Math.max(maxVersion[0], u.version());
             referenced.addAll(u.pages());
-            uploadVersions.add(u.version());
+            uploads.put(u.version(), u.bytesDone());
             if (uncovered.test(u.version())) {
                 torn.upload(u, frontier.map(f -> f.uploadBytesCovered(u.version())).orElse(0L));
             }
@@ -109,6 +112,6 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
                     checked.versions(), checked.uploads(), checked.pagesRead(), (System.nanoTime() - start) / 1_000_000,
                     tornWrites.isEmpty() ? "all on disk" : tornWrites.size() + " not");
         }
-        return new Recovery(usage, hwm, free, maxVersion[0], deferred, uploadVersions, tornWrites);
+        return new Recovery(usage, hwm, free, maxVersion[0], deferred, uploads, tornWrites);
     }
 }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
@@ -44,6 +45,11 @@ record SyncedFrontier(long issuedBelow, long[] unsettled, long[] uploads, long[]
     SyncedFrontier withUploadsOf(LobIndex index) {
         TreeMap<Long, Long> progress = new TreeMap<>();
         index.forEachUpload(u -> progress.put(u.version(), u.bytesDone()));
+        return withUploads(progress);
+    }
+
+    /** This frontier, covering also the bytes written so far of the uploads in progress: bytes done, by version. */
+    SyncedFrontier withUploads(SortedMap<Long, Long> progress) {
         return new SyncedFrontier(issuedBelow, unsettled, progress.keySet().stream().mapToLong(Long::longValue).toArray(),
                 progress.values().stream().mapToLong(Long::longValue).toArray());
     }

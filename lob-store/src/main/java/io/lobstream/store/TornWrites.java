@@ -35,9 +35,11 @@ final class TornWrites {
     /** Whether the last flush did not cover a version: its pages may be lost. */
     private final LongPredicate uncovered;
     private final List<VersionEntry> versions = new ArrayList<>();
-    private final List<UploadEntry> uploads = new ArrayList<>();
-    /** Of each upload, the bytes the last flush covered. */
-    private final List<Long> uploadsCovered = new ArrayList<>();
+    /** Uploads in progress, each with the bytes of it the last flush covered. */
+    private final List<Upload> uploads = new ArrayList<>();
+
+    private record Upload(UploadEntry entry, long bytesCovered) {
+    }
 
     TornWrites(PageFile file, LobIndex index, LongPredicate uncovered) {
         this.file = file;
@@ -51,8 +53,7 @@ final class TornWrites {
 
     /** Checks the pages of {@code u} but those its first {@code bytesCovered} bytes filled, which the last flush forced. */
     void upload(UploadEntry u, long bytesCovered) {
-        uploads.add(u);
-        uploadsCovered.add(bytesCovered <= u.bytesDone() ? bytesCovered : 0); // more than it has done: not this upload's, read all
+        uploads.add(new Upload(u, bytesCovered <= u.bytesDone() ? bytesCovered : 0)); // more than it has done: not its, read all
     }
 
     /** What checked: how many versions and uploads, pages read, and the problems found (each names its page). */
@@ -70,11 +71,11 @@ final class TornWrites {
                 report(problems, e.lobId() + "@" + e.version() + ": " + ex.getMessage());
             }
         }
-        for (int i = 0; i < uploads.size(); i++) {
-            UploadEntry u = uploads.get(i);
+        for (Upload upload : uploads) {
+            UploadEntry u = upload.entry();
             try {
                 pagesRead[0] += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
-                        VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), uploadsCovered.get(i), u.bytesDone());
+                        VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), upload.bytesCovered(), u.bytesDone());
             } catch (IOException | RuntimeException ex) {
                 report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + ex.getMessage());
             }
