@@ -6,7 +6,6 @@ import io.lobstream.store.allocator.PageAllocator;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.Attributes;
-import io.lobstream.store.index.IndexMemory;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.UploadEntry;
@@ -24,7 +23,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -56,13 +54,14 @@ import java.util.function.Predicate;
  * Readers pin the version they read; a reclaim of a pinned version waits for its unpin, up to
  * {@code lob.read.pin.max.ms} (a relocation's old copy, for the last unpin however long).
  *
- * <p>Its parts: {@link Recovery} derives free space and counts on open (and {@link TornWrites} checks
- * what the last flush did not cover), {@link VersionNumbers} issues version numbers, {@link ChunkedUploads}
- * applies the chunks of an upload, {@link Latches} and {@link Pins} order writers and readers,
- * {@link PagesFirst} keeps pages on disk before the index entries that name them, {@link DurableFrees}
- * keeps the pages an index write stopped naming from reuse until that write is durable, {@link SyncGuard} stops every write once a
- * sync failed, {@link SourceMarks} records what each command did, {@link Compactor} moves versions down
- * to shrink the file, and {@link TablespaceUsage} counts what backpressure and the statistics read. This
+ * <p>Its parts: {@link TablespaceFiles} checks and opens its files, {@link Recovery} derives free space and
+ * counts on open (and {@link TornWrites} checks what the last flush did not cover), {@link VersionNumbers}
+ * issues version numbers, {@link ChunkedUploads} applies the chunks of an upload, {@link Latches} and
+ * {@link Pins} order writers and readers, {@link PagesFirst} keeps pages on disk before the index entries
+ * that name them, {@link DurableFrees} keeps the pages an index write stopped naming from reuse until that
+ * write is durable, {@link SyncGuard} stops every write once a sync failed, {@link SourceMarks} records
+ * what each command did, {@link Compactor} moves versions down to shrink the file, and
+ * {@link TablespaceUsage} counts what backpressure and the statistics read. This
  * class is the transaction around them: allocate, write, publish in one index batch, release.
  */
 public final class DefaultLobStore implements LobStore {
@@ -144,53 +143,16 @@ public final class DefaultLobStore implements LobStore {
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
     public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name) throws IOException {
-        Optional<String> failed = TablespaceDirs.syncFailure(dir);
-        if (failed.isPresent()) {
-            throw new TablespaceSyncFailedException(dir, "a sync failed (" + failed.get() + ")");
-        }
-        TablespaceDirs.Descriptor descriptor = TablespaceDirs.createOrRead(dir, config.pageSize());
-        if (SyncGuard.failedHere(descriptor.copyId())) {
-            throw new TablespaceSyncFailedException(dir, "a sync failed in this process (and its marker did not reach the disk)");
-        }
-        int pageSize = descriptor.pageSize();
-        if (pageSize != config.pageSize()) {
-            log.info("tablespace {} was created with {}-byte pages; using that, not the configured {}", dir, pageSize, config.pageSize());
-            config = config.with(LobStoreConfig.PAGE_SIZE.name(), pageSize);
-        }
-        if (!Files.exists(dir.resolve(TablespaceDirs.PAGES)) && Files.exists(dir.resolve(TablespaceDirs.INDEX))) {
-            // the page file is made before the index: an index without one lost it, and an empty file in its place would
-            // leave every value the index names unreadable while its commands count as applied
-            throw new IOException("tablespace " + dir + " has an index but no " + TablespaceDirs.PAGES + ": restore it with "
-                    + "the rest, or move the directory aside to have the partition rebuilt");
-        }
-        boolean made = !Files.exists(dir.resolve(TablespaceDirs.INDEX));
-        PageFile file = PageFile.openReadWrite(dir.resolve(TablespaceDirs.PAGES), pageSize);
-        LobIndex index;
-        try {
-            index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX), IndexMemory.shared(config.indexMemoryBytes()));
-        } catch (IOException e) {
-            file.close();
-            throw e;
-        }
-        if (made) {
-            try {
-                TablespaceDirs.syncDirectory(dir); // the names of both: an index without its page file is refused above
-            } catch (IOException e) {
-                index.close();
-                file.close();
-                throw e;
-            }
-        }
+        TablespaceFiles files = TablespaceFiles.open(dir, config);
         StoreMetrics metrics = null;
         try {
             metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
-            return recover(name, dir, descriptor.copyId(), config, file, index, metrics);
+            return recover(name, files, metrics);
         } catch (IOException | RuntimeException e) {
             if (metrics != null) {
                 metrics.close();
             }
-            index.close();
-            file.close();
+            files.close();
             throw e;
         }
     }
@@ -199,13 +161,16 @@ public final class DefaultLobStore implements LobStore {
         return open(dir, config, null, dir.getFileName().toString());
     }
 
-    private static DefaultLobStore recover(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index,
-                                           StoreMetrics metrics) throws IOException {
+    private static DefaultLobStore recover(String name, TablespaceFiles files, StoreMetrics metrics) throws IOException {
+        Path dir = files.dir();
+        LobStoreConfig config = files.config();
+        PageFile file = files.pages();
+        LobIndex index = files.index();
         Recovery recovered = Recovery.scan(name, file, index);
         if (!recovered.tornWrites().isEmpty()) {
             throw new TablespaceTornException(dir, recovered.tornWrites());
         }
-        DefaultLobStore store = new DefaultLobStore(name, dir, copyId, config, file, index, metrics, recovered);
+        DefaultLobStore store = new DefaultLobStore(name, dir, files.copyId(), config, file, index, metrics, recovered);
         // From here on the free-space checkpoint is stale until the next clean close. And every version the index names
         // now is on disk (checked, if the last run ended uncleanly) once the page file is forced: the frontier this open
         // records covers them all, so that one made or upgraded now is checked after a crash before its first flush too.

@@ -101,14 +101,14 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 store = open();
                 check = catchUp.check(partition, store);
             }
-            if (check == TablespaceCatchUp.Check.LOG_LOST) {
-                // said by the check; the next init waits, as after any failure, and asks again
-                throw new UncheckedIOException(new IOException("partition " + partition + ": " + "lob.commands lost records "
-                        + "the writer group committed; the task waits for its offset to be reset (logged above)"));
-            }
-            if (check == TablespaceCatchUp.Check.PARTITIONS_CHANGED) {
-                throw new UncheckedIOException(new IOException("partition " + partition + ": lob.commands has another "
-                        + "partition count than when its tablespace was made; the task does not start (logged above)"));
+            String refused = switch (check) {
+                case LOG_LOST -> "lob.commands lost records the writer group committed; the task waits for its offset to be reset";
+                case PARTITIONS_CHANGED -> "lob.commands has another partition count than when its tablespace was made; the task "
+                        + "does not start";
+                default -> null;
+            };
+            if (refused != null) { // said by the check; the next init waits, as after any failure, and asks again
+                throw new UncheckedIOException(new IOException("partition " + partition + ": " + refused + " (logged above)"));
             }
             if (check != TablespaceCatchUp.Check.CURRENT) {
                 // checked and caught up on a thread of its own (see TablespaceCatchUp); this init gives way and is retried
