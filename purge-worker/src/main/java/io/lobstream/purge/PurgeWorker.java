@@ -8,23 +8,15 @@ import io.lobstream.store.purge.PurgeReader;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,8 +63,6 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     /** How often partitions paused for lack of a tablespace are tried again. */
     private static final Duration MISSING_RETRY = Duration.ofSeconds(10);
 
-    /** Kafka's default transaction.timeout.ms (ProducerConfig names no constant for it). */
-    private static final long KAFKA_TRANSACTION_TIMEOUT_MS = 60_000;
     /** Fences closer together than this lengthen the pause before the next producer. */
     private static final long FENCE_WINDOW_NANOS = Duration.ofMinutes(10).toNanos();
 
@@ -136,14 +126,14 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     private PurgeWorker(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos, MeterRegistry meters,
                         Supplier<Set<Integer>> nodePartitions) {
-        this(config, workerId, newConsumer(config, workerId), producers(config, workerId),
+        this(config, workerId, PurgeClients.consumer(config, workerId), PurgeClients.producers(config, workerId),
                 new TablespaceReaders(config.dataDir(), storeConfig, readLatencyNanos, workerId), new PurgeMetrics(meters, workerId), nodePartitions);
     }
 
     private PurgeWorker(LobStreamConfig config, String workerId, Consumer<String, byte[]> consumer, Supplier<Producer<String, Object>> producers,
                         TablespaceReaders readers, PurgeMetrics metrics, Supplier<Set<Integer>> nodePartitions) {
-        this(workerId, transactionalId(config, workerId), config.topics().undoHistory(), consumer, producers,
-                transactionTimeout(config).dividedBy(2), readers,
+        this(workerId, PurgeClients.transactionalId(config, workerId), config.topics().undoHistory(), consumer, producers,
+                PurgeClients.transactionTimeout(config).dividedBy(2), readers,
                 new UndoPurger(workerId, config.topics().reclaim(), LobSerdes.valueDeserializer(config), readers, metrics, Clock.systemUTC()),
                 metrics, nodePartitions);
     }
@@ -164,43 +154,6 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.metrics = metrics;
         this.nodePartitions = nodePartitions;
         metrics.prefetch(readers::inFlight, readers::window);
-    }
-
-    private static KafkaConsumer<String, byte[]> newConsumer(LobStreamConfig config, String workerId) {
-        // the user's client settings (e.g. session.timeout.ms, security), so a deployment can
-        // tune failure detection; the settings exactly-once depends on are put after, and win
-        Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
-        c.put(ConsumerConfig.GROUP_ID_CONFIG, config.get(LobStreamConfig.PURGE_GROUP));
-        c.put(ConsumerConfig.CLIENT_ID_CONFIG, "purge-" + workerId);
-        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        c.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
-        c.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
-        return new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
-    }
-
-    /**
-     * Named after the group (lobstream-purge-&lt;id&gt; by default): deployments that share a cluster under their own
-     * groups do not fence each other's workers of the same id.
-     */
-    private static String transactionalId(LobStreamConfig config, String workerId) {
-        return config.get(LobStreamConfig.PURGE_GROUP) + "-" + workerId;
-    }
-
-    /** The purge producers' transaction.timeout.ms: the user's, or Kafka's default (a minute). */
-    private static Duration transactionTimeout(LobStreamConfig config) {
-        Object set = config.clientConfig(ProducerConfig.configNames()).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
-        return Duration.ofMillis(set == null ? KAFKA_TRANSACTION_TIMEOUT_MS : Long.parseLong(set.toString().trim()));
-    }
-
-    /** Makes the worker's transactional producers: the first, and one for each that failed for good. */
-    private static Supplier<Producer<String, Object>> producers(LobStreamConfig config, String workerId) {
-        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
-        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(config, workerId));
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
-        return () -> new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
     }
 
     /** Versions turned into reclaim records so far, in committed transactions. */

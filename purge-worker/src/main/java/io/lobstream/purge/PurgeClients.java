@@ -1,0 +1,66 @@
+package io.lobstream.purge;
+
+import io.lobstream.schema.LobSerdes;
+import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * A purge worker's Kafka clients: a consumer of the undo-history topic in the purge group, and the transactional
+ * producers of its reclaim records, with the settings exactly-once depends on put over the user's.
+ */
+final class PurgeClients {
+    /** Kafka's default transaction.timeout.ms (ProducerConfig names no constant for it). */
+    private static final long KAFKA_TRANSACTION_TIMEOUT_MS = 60_000;
+
+    private PurgeClients() {
+    }
+
+    static KafkaConsumer<String, byte[]> consumer(LobStreamConfig config, String workerId) {
+        // the user's client settings (e.g. session.timeout.ms, security), so a deployment can
+        // tune failure detection; the settings exactly-once depends on are put after, and win
+        Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
+        c.put(ConsumerConfig.GROUP_ID_CONFIG, config.get(LobStreamConfig.PURGE_GROUP));
+        c.put(ConsumerConfig.CLIENT_ID_CONFIG, "purge-" + workerId);
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        c.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+        c.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
+        return new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
+    }
+
+    /**
+     * Named after the group (lobstream-purge-&lt;id&gt; by default): deployments that share a cluster under their own
+     * groups do not fence each other's workers of the same id.
+     */
+    static String transactionalId(LobStreamConfig config, String workerId) {
+        return config.get(LobStreamConfig.PURGE_GROUP) + "-" + workerId;
+    }
+
+    /** The purge producers' transaction.timeout.ms: the user's, or Kafka's default (a minute). */
+    static Duration transactionTimeout(LobStreamConfig config) {
+        Object set = config.clientConfig(ProducerConfig.configNames()).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
+        return Duration.ofMillis(set == null ? KAFKA_TRANSACTION_TIMEOUT_MS : Long.parseLong(set.toString().trim()));
+    }
+
+    /** Makes the worker's transactional producers: the first, and one for each that failed for good. */
+    static Supplier<Producer<String, Object>> producers(LobStreamConfig config, String workerId) {
+        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(config, workerId));
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
+        return () -> new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
+    }
+}
