@@ -100,7 +100,7 @@ class HttpApiIT {
     }
 
     static void awaitValue(LobNode node, String id, byte[] expected) {
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
             HttpResponse<byte[]> r = get(node, id, null);
             assertThat(r.statusCode()).isEqualTo(200);
             assertThat(Arrays.mismatch(r.body(), expected)).as("first differing byte").isEqualTo(-1);
@@ -249,7 +249,7 @@ class HttpApiIT {
         client.put(gone, bytes(300, 5), null).get();
         awaitValue(b, gone, bytes(300, 5));
         client.delete(gone).get();
-        await().atMost(Duration.ofSeconds(30)).until(() -> get(a, gone, null).statusCode() == 404);
+        await().atMost(Duration.ofSeconds(60)).until(() -> get(a, gone, null).statusCode() == 404);
         for (LobNode via : new LobNode[]{a, b}) {
             assertThat(get(via, gone, null).statusCode()).isEqualTo(404);
             assertThat(get(via, gone, "bytes=0-0").statusCode()).isEqualTo(404);
@@ -320,6 +320,7 @@ class HttpApiIT {
                 s.getOutputStream().write(("GET /lobs/" + big + " HTTP/1.1\r\nHost: x\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
                 readers.add(s);
             }
+            // well within b's 60 s stall timeout, which would start cutting the readers
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 HttpResponse<byte[]> more = get(b, big, "bytes=0-0");
                 assertThat(more.statusCode()).isEqualTo(503);
@@ -333,7 +334,7 @@ class HttpApiIT {
                 s.close();
             }
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> get(b, big, "bytes=0-0").statusCode() == 206);
+        await().atMost(Duration.ofSeconds(60)).until(() -> get(b, big, "bytes=0-0").statusCode() == 206);
     }
 
     /** A read that fails before its status line is answered, with why: a corrupt page by its number. */

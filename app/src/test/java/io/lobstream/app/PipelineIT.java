@@ -87,7 +87,7 @@ class PipelineIT {
     }
 
     static void awaitValue(String id, byte[] expected) {
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
             HttpResponse<byte[]> r = get(id, null);
             assertThat(r.statusCode()).isEqualTo(200);
             assertThat(java.util.Arrays.mismatch(r.body(), expected)).as("first differing byte").isEqualTo(-1);
@@ -130,14 +130,14 @@ class PipelineIT {
         assertThat(head.headers().firstValue("Content-Length")).contains("200000");
 
         client.delete("it-put").get();
-        await().atMost(Duration.ofSeconds(30)).until(() -> get("it-put", null).statusCode() == 404);
+        await().atMost(Duration.ofSeconds(60)).until(() -> get("it-put", null).statusCode() == 404);
         assertThat(get("never-written", null).statusCode()).isEqualTo(404);
     }
 
     @Test
     void metricsTellHowFarBehindTheWriterIs() throws Exception {
         double before = applyLagCount();
-        client.put("it-lag", bytes(10_000, 7), null).applied().get();
+        client.put("it-lag", bytes(10_000, 7), null).applied(Duration.ofSeconds(60)).get();
         // a histogram (Prometheus buckets) of record timestamp -> applied, one sample per command applied
         assertThat(metrics()).contains("lob_command_apply_lag_seconds_bucket{");
         assertThat(applyLagCount()).isGreaterThanOrEqualTo(before + 1);
@@ -148,7 +148,7 @@ class PipelineIT {
     /** What an operator alerts on besides history: disk, throttling ahead of time, a copy missing commands, a failed fsync, the JVM. */
     @Test
     void metricsTellDiskUseThrottlingTheTablespacesStateAndTheJvms() throws Exception {
-        client.put("it-gauges", bytes(10_000, 8), null).applied().get();
+        client.put("it-gauges", bytes(10_000, 8), null).applied(Duration.ofSeconds(60)).get();
         String m = metrics();
         assertThat(m).containsPattern("(?m)^lob_tablespace_bytes\\{tablespace=\"p-\\d+\"} [1-9]");
         assertThat(m).containsPattern("(?m)^lob_history_excess_ratio\\{tablespace=\"p-\\d+\"} 0\\.0$");
@@ -191,7 +191,7 @@ class PipelineIT {
         byte[] v = bytes(70_000, 5);
         client.put("it-sync", v, null).get();
         awaitValue("it-sync", v);
-        await().atMost(Duration.ofSeconds(30)).until(() -> pageSyncs() > before);
+        await().atMost(Duration.ofSeconds(60)).until(() -> pageSyncs() > before);
     }
 
     static double pageSyncs() {
@@ -253,7 +253,7 @@ class PipelineIT {
             p.send(new ProducerRecord<>(config.topics().reclaim(), "it-dup", forged)).get();
             p.send(new ProducerRecord<>(config.topics().reclaim(), "it-dup", forged)).get();
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> reclaims("ignored") >= ignoredBefore + 2);
+        await().atMost(Duration.ofSeconds(60)).until(() -> reclaims("ignored") >= ignoredBefore + 2);
         awaitValue("it-dup", v);
         assertThat(fsck().problems()).isEmpty();
     }

@@ -94,7 +94,7 @@ class UndoResendIT {
     private static void putThreeVersionsOf(String... ids) throws Exception {
         for (int i = 0; i < 3; i++) {
             for (String id : ids) {
-                pipeline.client.put(id, TestPipeline.bytes(30_000 + i, id.hashCode() + i), null).applied().get();
+                pipeline.client.put(id, TestPipeline.bytes(30_000 + i, id.hashCode() + i), null).applied(Duration.ofSeconds(60)).get();
             }
         }
     }

@@ -36,11 +36,13 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
@@ -187,10 +189,14 @@ class DefaultLobStoreTest {
         try (DefaultLobStore store = DefaultLobStore.open(dir, leased)) {
             byte[] v1 = bytes(200_000, 1);
             put(store, "a", v1);
+            long pinned = System.nanoTime();
             LobReadHandle slow = store.open("a").orElseThrow();
             WriteResult v2 = put(store, "a", bytes(200_000, 2));
             VersionEntry old = v2.superseded().orElseThrow();
-            assertThat(store.reclaim("a", old.version(), old.extents(), null)).isEqualTo(ReclaimOutcome.DEFERRED);
+            ReclaimOutcome first = store.reclaim("a", old.version(), old.extents(), null);
+            assumeTrue(System.nanoTime() - pinned < TimeUnit.MILLISECONDS.toNanos(1500),
+                    "a write and a reclaim took most of the 2 s lease (a stalled machine): the lease may have ended already");
+            assertThat(first).isEqualTo(ReclaimOutcome.DEFERRED);
             Thread.sleep(2100); // past the lease whatever the machine's speed
             assertThat(store.reclaimPastPinLeases()).as("past it").isEqualTo(1);
             assertThat(store.stats().historyLength()).isZero();

@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class HttpServersTest {
     private static final int REQUESTS = 25;
+    private static final int ROUNDS = 5;
 
     /**
      * Requests over one keep-alive connection against as many on fresh connections, in one run:
@@ -36,10 +37,16 @@ class HttpServersTest {
             URL url = new URL("http://127.0.0.1:" + server.getAddress().getPort() + "/status");
             timeRequests(url, true); // warm both paths up
             timeRequests(url, false);
-            long keepAlive = timeRequests(url, true);
-            long fresh = timeRequests(url, false);
-            assertThat(keepAlive).as("%d requests on one connection: %d µs; on fresh connections: %d µs", REQUESTS,
-                    keepAlive / 1000, fresh / 1000).isLessThan(3 * fresh);
+            // the best of several alternating rounds: one pause of the machine (a busy CI, a safepoint) in a round of a
+            // few milliseconds would decide a single comparison, while Nagle's 40 ms is in every keep-alive round
+            long keepAlive = Long.MAX_VALUE;
+            long fresh = Long.MAX_VALUE;
+            for (int round = 0; round < ROUNDS; round++) {
+                keepAlive = Math.min(keepAlive, timeRequests(url, true));
+                fresh = Math.min(fresh, timeRequests(url, false));
+            }
+            assertThat(keepAlive).as("%d requests on one connection: %d µs; on fresh connections: %d µs (best of %d rounds)",
+                    REQUESTS, keepAlive / 1000, fresh / 1000, ROUNDS).isLessThan(3 * fresh);
         } finally {
             server.stop(0);
         }

@@ -36,7 +36,7 @@ class IndexMemoryTest {
                 }
             }
             // the flushes the budget asks for run in the background
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
                 long total = 0;
                 for (LobIndex index : indexes) {
                     total += index.memtableBytes();
