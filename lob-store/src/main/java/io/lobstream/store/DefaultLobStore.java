@@ -149,11 +149,9 @@ public final class DefaultLobStore implements LobStore {
             metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
             return recover(name, files, metrics);
         } catch (IOException | RuntimeException e) {
-            if (metrics != null) {
-                metrics.close();
+            try (files; StoreMetrics registered = metrics) { // closed as the failure leaves, the meters first
+                throw e;
             }
-            files.close();
-            throw e;
         }
     }
 

@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  * that the store that opens the tablespace next registers its own (a registry hands out the meter
  * already registered under an id: gauges would go on reading, and holding, the closed store).
  */
-public final class StoreMetrics {
+public final class StoreMetrics implements AutoCloseable {
     private final MeterRegistry registry;
     private final Tags tags;
     private final Map<String, Timer> latchWaits = new ConcurrentHashMap<>();

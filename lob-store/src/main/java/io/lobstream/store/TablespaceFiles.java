@@ -55,11 +55,9 @@ record TablespaceFiles(Path dir, String copyId, LobStoreConfig config, PageFile 
                 TablespaceDirs.syncDirectory(dir); // the names of both: an index without its page file is refused above
             }
         } catch (IOException | RuntimeException e) {
-            if (index != null) {
-                index.close();
+            try (pages; LobIndex opened = index) { // closed as the failure leaves, the index first
+                throw e;
             }
-            pages.close();
-            throw e;
         }
         return new TablespaceFiles(dir, descriptor.copyId(), config, pages, index);
     }
