@@ -33,7 +33,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -60,9 +59,10 @@ import java.util.function.Predicate;
  * {@link Pins} order writers and readers, {@link PagesFirst} keeps pages on disk before the index entries
  * that name them, {@link DurableFrees} keeps the pages an index write stopped naming from reuse until that
  * write is durable, {@link SyncGuard} stops every write once a sync failed, {@link SourceMarks} records
- * what each command did, {@link Compactor} moves versions down to shrink the file, and
- * {@link TablespaceUsage} counts what backpressure and the statistics read. This
- * class is the transaction around them: allocate, write, publish in one index batch, release.
+ * what each command did, {@link Compactor} moves versions down to shrink the file,
+ * {@link TablespaceUsage} counts what the statistics read, and {@link Backpressure} slows writes while the
+ * history it counts is past its limit. This class is the transaction around them: allocate, write, publish
+ * in one index batch, release.
  */
 public final class DefaultLobStore implements LobStore {
     private static final Logger log = LoggerFactory.getLogger(DefaultLobStore.class);
@@ -96,6 +96,7 @@ public final class DefaultLobStore implements LobStore {
     private final Pins pins;
     private final Compactor compactor;
     private final TablespaceUsage usage;
+    private final Backpressure backpressure;
 
     private final VersionNumbers versions;
     private final ChunkedUploads uploads;
@@ -138,6 +139,8 @@ public final class DefaultLobStore implements LobStore {
                 sync -> pagesFirst.syncWal(() -> syncGuard.run(file::force), () -> syncGuard.run(sync)));
         this.frees = new DurableFrees(config, allocator);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished);
+        this.backpressure = new Backpressure(() -> usage.historyExcess(config.historyMax(), config.historyMaxRatio()),
+                config.historyMaxDelayMs(), metrics::backpressure);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
     }
 
@@ -260,7 +263,7 @@ public final class DefaultLobStore implements LobStore {
         LobStore.checkId("lobId", lobId);
         long start = System.nanoTime();
         if (!placement.relocation()) {
-            throttle();
+            backpressure.await();
         }
         VersionEntry written;
         Optional<VersionEntry> superseded;
@@ -348,23 +351,6 @@ public final class DefaultLobStore implements LobStore {
             }
             throw e;
         }
-    }
-
-    /**
-     * Backpressure: past lob.history.max versions, or lob.history.max.ratio of the live pages,
-     * waiting for purge, a write first sleeps in proportion to the excess (no latch held), up to
-     * lob.history.max.delay.ms at twice the limit. Writers thereby slow to the rate purge
-     * reclaims, and space stays bounded.
-     */
-    private void throttle() {
-        double excess = usage.historyExcess(config.historyMax(), config.historyMaxRatio());
-        if (excess <= 0) {
-            return;
-        }
-        long delay = (long) (TimeUnit.MILLISECONDS.toNanos(config.historyMaxDelayMs()) * Math.min(1.0, excess));
-        long start = System.nanoTime();
-        LockSupport.parkNanos(delay);
-        metrics.backpressure(System.nanoTime() - start); // the time slept: a park may end early (an interrupt) or late
     }
 
     /** With lob.sync.each.write, waits for the index WAL sync (shared with concurrent writers) that covers this write. */
@@ -481,7 +467,7 @@ public final class DefaultLobStore implements LobStore {
         }
         long start = System.nanoTime();
         if (chunk.chunkIndex() == 0) {
-            throttle(); // the chunk that begins an upload waits as a write does: before any latch
+            backpressure.await(); // the chunk that begins an upload waits as a write does: before any latch
         }
         ChunkResult result;
         try (Latches.Held row = latches.write(chunk.lobId())) {
@@ -539,7 +525,7 @@ public final class DefaultLobStore implements LobStore {
     public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
         checkOpen();
         LobStore.checkId("lobId", lobId);
-        throttle();
+        backpressure.await();
         Optional<VersionEntry> superseded;
         try (Latches.Held row = latches.write(lobId); Latches.Held latch = openPublishing(lobId)) {
             Optional<VersionEntry> old = index.current(lobId);
