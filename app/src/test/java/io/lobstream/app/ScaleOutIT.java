@@ -42,6 +42,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -263,17 +264,48 @@ class ScaleOutIT {
         assertFsckClean(a);
     }
 
+    /**
+     * b's old copies miss the commands a applied meanwhile. Each that catches up takes a new copy id first: b cannot
+     * tell an old copy from one restored from a backup, whose version numbers, issued again, could go to other values
+     * under ETags it gave out before.
+     */
     @Test
     @Order(4)
     void aNodeThatComesBackCatchesUpItsStaleTablespaces() throws Exception {
         writeRound();
-        b = Nodes.start(configB); // its old tablespaces miss the commands a applied meanwhile
+        Map<Integer, String> before = copyIdsOnDisk(configB);
+        b = Nodes.start(configB);
         awaitSplit();
         assertAllReadable(a, b);
+        Set<Integer> caughtUp = new HashSet<>(Nodes.partitions(b));
+        caughtUp.retainAll(before.keySet());
+        assertThat(caughtUp).as("partitions b got back, with an old copy").isNotEmpty();
+        for (int p : caughtUp) {
+            assertThat(b.tablespaces().get(p).orElseThrow().copyId()).as("p-" + p + "'s copy id after its catch-up")
+                    .isNotEqualTo(before.get(p)).isEqualTo(copyIdsOnDisk(configB).get(p));
+        }
+        for (Map.Entry<String, byte[]> e : expected.entrySet()) {
+            if (e.getValue() != null) {
+                assertThat(get(b, e.getKey(), null).headers().firstValue("ETag").orElseThrow()).as(e.getKey() + "'s ETag")
+                        .doesNotContain(before.values().toArray(String[]::new));
+            }
+        }
         writeRound();
         assertAllReadable(a, b);
         assertFsckClean(a);
         assertFsckClean(b);
+    }
+
+    /** The copy id in each tablespace descriptor of a node's data directory, by partition. */
+    static Map<Integer, String> copyIdsOnDisk(LobStreamConfig config) throws IOException {
+        Map<Integer, String> ids = new HashMap<>();
+        for (int p = 0; p < 4; p++) {
+            Path d = TablespaceDirs.partitionDir(Path.of(config.get(LobStreamConfig.DATA_DIR)), p);
+            if (Files.exists(d.resolve(TablespaceDirs.DESCRIPTOR))) {
+                ids.put(p, TablespaceDirs.read(d).copyId());
+            }
+        }
+        return ids;
     }
 
     /**
@@ -306,9 +338,16 @@ class ScaleOutIT {
         }
         assertThat(purgeMetersA.find("lob_purge_other_copy").counter().count())
                 .as("b's undo records, naming pages of b's copies, skipped by a's worker, not read in a's").isPositive();
+        Map<Integer, String> copies = copyIdsOnDisk(configB);
         b = Nodes.start(configB); // no command since it left: its copies are current
         startPurgeB();
         awaitSplit();
+        for (int p : Nodes.partitions(b)) {
+            if (copies.containsKey(p)) {
+                assertThat(b.tablespaces().get(p).orElseThrow().copyId()).as("p-" + p + ", current, keeps its copy id")
+                        .isEqualTo(copies.get(p));
+            }
+        }
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
             assertThat(a.tablespaces().totals().historyLength()).as("history on a").isZero();
             assertThat(b.tablespaces().totals().historyLength()).as("history on b").isZero();

@@ -113,7 +113,8 @@ public final class DefaultLobStore implements LobStore {
      * is never synced again, and is set aside and rebuilt on reopen.
      */
     private final SyncGuard syncGuard;
-    private final String copyId;
+    /** Changed only by {@link #renewCopyId()}, before a catch-up applies commands, while nothing else uses the store. */
+    private volatile String copyId;
 
     private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
                             Recovery recovered) throws IOException {
@@ -956,6 +957,15 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public String copyId() {
         return copyId;
+    }
+
+    @Override
+    public void renewCopyId() throws IOException {
+        try (Latches.Held latch = openExclusive()) {
+            syncGuard.refuseIfFailed(); // a failed copy is rebuilt, not renamed: its id must stay where FAILED_HERE has it
+            copyId = TablespaceDirs.renewCopyId(dir).copyId();
+            syncGuard.copyRenewed(copyId);
+        }
     }
 
     @Override

@@ -232,6 +232,16 @@ public interface LobStore extends Closeable {
     String copyId();
 
     /**
+     * Gives this copy a new {@link #copyId()}, on disk before it returns. For a copy about to apply commands that a copy of
+     * its id may have applied before: one restored from a backup, or an old copy of a partition that other nodes wrote
+     * since. Its version numbers, issued again from where the copy stands, may then go to other values than they went to
+     * the first time (compaction takes numbers too), and under a new id no {@code ETag} a client kept can match them.
+     * The undo records produced under the old id are skipped by purge as another copy's: the writer produces those of
+     * its pending versions again when its task opens the tablespace.
+     */
+    void renewCopyId() throws IOException;
+
+    /**
      * Records, for good, that this copy was built without commands it needed ({@code why}: which, and why): a copy that
      * misses commands cannot tell which values they wrote, so every fsck of it reports it from then on. Forced to disk
      * before it returns: call it before applying anything past the gap.

@@ -27,7 +27,7 @@ final class SyncGuard {
 
     private final String name;
     private final Path dir;
-    private final String copyId;
+    private volatile String copyId;
     /** The first failed sync: from then on nothing is synced. */
     private volatile IOException failure;
 
@@ -35,6 +35,11 @@ final class SyncGuard {
         this.name = name;
         this.dir = dir;
         this.copyId = copyId;
+    }
+
+    /** The copy took a new id ({@link LobStore#renewCopyId()}): a failure from now on is recorded under it. */
+    void copyRenewed(String renewed) {
+        this.copyId = renewed;
     }
 
     /** Whether a sync of this copy of a tablespace failed in this process (its marker may not be on disk). */

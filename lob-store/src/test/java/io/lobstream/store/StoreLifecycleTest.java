@@ -206,6 +206,32 @@ class StoreLifecycleTest {
     }
 
     /**
+     * A renewed copy id is the store's and its descriptor's at once, and the next open's; the values and the version
+     * numbers go on as they were. A failed copy keeps its id: it is rebuilt, not renamed.
+     */
+    @Test
+    void aRenewedCopyIdIsOnDiskAndTheValuesStay() throws IOException {
+        String renewed;
+        long version;
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            version = put(store, "a", bytes(9000, 1)).written().version();
+            String was = store.copyId();
+            store.renewCopyId();
+            renewed = store.copyId();
+            assertThat(renewed).isNotEqualTo(was);
+            assertThat(TablespaceDirs.read(dir)).isEqualTo(new TablespaceDirs.Descriptor(config.pageSize(), renewed));
+            assertThat(put(store, "a", bytes(9000, 2)).written().version()).isGreaterThan(version);
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            assertThat(store.copyId()).isEqualTo(renewed);
+            assertSameBytes(read(store, "a"), bytes(9000, 2));
+            store.syncFailed(new IOException("Input/output error (simulated)"));
+            assertThatThrownBy(store::renewCopyId).isInstanceOf(TablespaceSyncFailedException.class);
+            assertThat(store.copyId()).isEqualTo(renewed);
+        }
+    }
+
+    /**
      * A tablespace a later release wrote (a page format or an index format above this one's) is refused by every reader,
      * with both numbers, where reading it on would misread it.
      */

@@ -51,6 +51,10 @@ public final class PartitionReplayer {
         Progress NONE = (offset, endOffset) -> { };
 
         void at(long offset, long endOffset);
+
+        /** Told once, before the replay's first record changes the store: a replay that reads none leaves the store as it was. */
+        default void firstRecord(long offset) throws IOException {
+        }
     }
 
     private final LobStreamConfig config;
@@ -117,7 +121,9 @@ public final class PartitionReplayer {
                     if (r.offset() >= end) {
                         break;
                     }
-                    records++;
+                    if (records++ == 0) {
+                        progress.firstRecord(r.offset());
+                    }
                     CommandApplier.Outcome o;
                     // the writer's name for this input, so the applied offsets agree with what its tasks record
                     LobCommand cmd;

@@ -397,10 +397,34 @@ public final class TablespaceCatchUp implements AutoCloseable {
             return new PartitionReplayer.Result(0, 0, 0, committed);
         }
         PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed,
-                (offset, end) -> remaining.put(partition, Math.max(0, end - offset)));
+                new PartitionReplayer.Progress() {
+                    @Override
+                    public void at(long offset, long end) {
+                        remaining.put(partition, Math.max(0, end - offset));
+                    }
+
+                    @Override
+                    public void firstRecord(long offset) throws IOException {
+                        renewCopyId(partition, store, offset);
+                    }
+                });
         log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
                 + "{} LOBs live", partition, committed, r.applied(), r.rejected(), store.stats().lobs());
         return r;
+    }
+
+    /**
+     * Gives a copy about to apply commands again a new id. Whether a copy of its id applied them before cannot be told from
+     * here: it may have been restored from a backup, or lost writes it had synced with lob.sync off, or be an old copy of a
+     * partition that moved and came back. Its version numbers, issued again from where it stands, may then name other
+     * values than the first time, and under a new copy id no ETag a client kept matches them.
+     */
+    private void renewCopyId(int partition, LobStore store, long offset) throws IOException {
+        String was = store.copyId();
+        store.renewCopyId();
+        log.info("partition {}: catching up from offset {} of {} as copy {} (was {}): a copy of the old id may have applied "
+                + "these commands before (restored from a backup?), and no ETag it gave out must match a version made now",
+                partition, offset, config.topics().commands(), store.copyId(), was);
     }
 
     /** Stops the catch-ups still running (a replay resumes from what its tablespace recorded) and waits for them, 30 s at most. */

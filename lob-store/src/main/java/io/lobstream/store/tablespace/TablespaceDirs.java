@@ -306,11 +306,31 @@ public final class TablespaceDirs {
             Files.createDirectories(tablespaceDir);
             syncDirectory(tablespaceDir.toAbsolutePath().getParent()); // its name, as the descriptor's below
         }
-        Descriptor made = new Descriptor(d.pageSize(), java.util.UUID.randomUUID().toString().substring(0, 8));
+        Descriptor made = new Descriptor(d.pageSize(), newCopyId());
+        write(tablespaceDir, made);
+        return made;
+    }
+
+    /**
+     * Gives an existing tablespace a new copy id, its page size kept; on disk before it returns. For a copy about to
+     * apply commands again that a copy of the same id may have applied before (see {@code LobStore#renewCopyId}).
+     */
+    public static Descriptor renewCopyId(Path tablespaceDir) throws IOException {
+        Descriptor renewed = new Descriptor(read(tablespaceDir).pageSize(), newCopyId());
+        write(tablespaceDir, renewed);
+        return renewed;
+    }
+
+    private static String newCopyId() {
+        return java.util.UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /** Replaces the descriptor atomically: a power loss leaves the old one or the new one, both forced. */
+    private static void write(Path tablespaceDir, Descriptor d) throws IOException {
         Properties p = new Properties();
         p.setProperty("format.version", Integer.toString(FORMAT_VERSION));
-        p.setProperty("page.size", Integer.toString(made.pageSize()));
-        p.setProperty("copy.id", made.copyId());
+        p.setProperty("page.size", Integer.toString(d.pageSize()));
+        p.setProperty("copy.id", d.copyId());
         Path tmp = tablespaceDir.resolve(DESCRIPTOR + ".tmp");
         StringWriter text = new StringWriter();
         p.store(text, "LobStream tablespace");
@@ -318,8 +338,7 @@ public final class TablespaceDirs {
             out.write(ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8))); // as read() reads it
             out.force(true); // before the rename: a power loss must not leave an empty descriptor, which no open accepts
         }
-        Files.move(tmp, f, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(tmp, tablespaceDir.resolve(DESCRIPTOR), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         syncDirectory(tablespaceDir);
-        return made;
     }
 }
