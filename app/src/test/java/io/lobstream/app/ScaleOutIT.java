@@ -22,6 +22,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -284,12 +285,16 @@ class ScaleOutIT {
             assertThat(b.tablespaces().get(p).orElseThrow().copyId()).as("p-" + p + "'s copy id after its catch-up")
                     .isNotEqualTo(before.get(p)).isEqualTo(copyIdsOnDisk(configB).get(p));
         }
-        for (Map.Entry<String, byte[]> e : expected.entrySet()) {
-            if (e.getValue() != null) {
-                assertThat(get(b, e.getKey(), null).headers().firstValue("ETag").orElseThrow()).as(e.getKey() + "'s ETag")
-                        .doesNotContain(before.values().toArray(String[]::new));
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+            for (Map.Entry<String, byte[]> e : expected.entrySet()) {
+                if (e.getValue() != null) {
+                    HttpResponse<byte[]> r = get(b, e.getKey(), null);
+                    assertThat(r.statusCode()).as(e.getKey() + " via b").isEqualTo(200);
+                    assertThat(r.headers().firstValue("ETag")).as(e.getKey() + "'s ETag").get(InstanceOfAssertFactories.STRING)
+                            .doesNotContain(before.values().toArray(String[]::new));
+                }
             }
-        }
+        });
         writeRound();
         assertAllReadable(a, b);
         assertFsckClean(a);

@@ -962,9 +962,10 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public void renewCopyId() throws IOException {
         try (Latches.Held latch = openExclusive()) {
-            syncGuard.refuseIfFailed(); // a failed copy is rebuilt, not renamed: its id must stay where FAILED_HERE has it
-            copyId = TablespaceDirs.renewCopyId(dir).copyId();
-            syncGuard.copyRenewed(copyId);
+            syncGuard.renameCopy(() -> {
+                copyId = TablespaceDirs.renewCopyId(dir).copyId();
+                return copyId;
+            });
         }
     }
 

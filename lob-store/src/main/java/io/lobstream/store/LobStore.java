@@ -236,8 +236,10 @@ public interface LobStore extends Closeable {
      * its id may have applied before: one restored from a backup, or an old copy of a partition that other nodes wrote
      * since. Its version numbers, issued again from where the copy stands, may then go to other values than they went to
      * the first time (compaction takes numbers too), and under a new id no {@code ETag} a client kept can match them.
-     * The undo records produced under the old id are skipped by purge as another copy's: the writer produces those of
-     * its pending versions again when its task opens the tablespace.
+     * Call it while nothing else uses the store (a catch-up, before the task opens it). Purge skips the undo records
+     * produced under the old id as another copy's once its reader has seen the new one (before that, a reclaim still
+     * frees only a pending version whose pages it names exactly), and the writer produces those of its pending versions
+     * again when its task opens the tablespace.
      */
     void renewCopyId() throws IOException;
 

@@ -27,7 +27,7 @@ final class SyncGuard {
 
     private final String name;
     private final Path dir;
-    private volatile String copyId;
+    private String copyId; // guarded by this
     /** The first failed sync: from then on nothing is synced. */
     private volatile IOException failure;
 
@@ -37,9 +37,18 @@ final class SyncGuard {
         this.copyId = copyId;
     }
 
-    /** The copy took a new id ({@link LobStore#renewCopyId()}): a failure from now on is recorded under it. */
-    void copyRenewed(String renewed) {
-        this.copyId = renewed;
+    /** Gives the copy a new id, what {@code rename} writes. */
+    interface Rename {
+        String newCopyId() throws IOException;
+    }
+
+    /**
+     * Runs {@code rename} unless a sync failed ({@link LobStore#renewCopyId()}): a failed copy is rebuilt, not renamed, and
+     * keeps the id {@link #FAILED_HERE} has. A failure from then on is recorded under the new id.
+     */
+    synchronized void renameCopy(Rename rename) throws IOException {
+        refuseIfFailed();
+        copyId = rename.newCopyId();
     }
 
     /** Whether a sync of this copy of a tablespace failed in this process (its marker may not be on disk). */
@@ -62,15 +71,17 @@ final class SyncGuard {
 
     /** Marks the tablespace failed by {@code e}, as a failed sync does. */
     void fail(IOException e) {
+        String failedCopy;
         synchronized (this) {
             if (failure != null) {
                 return;
             }
             failure = e;
+            failedCopy = copyId; // not renamed from here on (renameCopy)
         }
         log.error("{}: a sync failed; the tablespace will not be opened again and its partition is rebuilt from Kafka", name, e);
-        if (copyId != null) {
-            FAILED_HERE.add(copyId);
+        if (failedCopy != null) {
+            FAILED_HERE.add(failedCopy);
         }
         try {
             TablespaceDirs.markSyncFailed(dir, Instant.now() + " " + e);

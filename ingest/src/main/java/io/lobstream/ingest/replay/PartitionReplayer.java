@@ -52,7 +52,7 @@ public final class PartitionReplayer {
 
         void at(long offset, long endOffset);
 
-        /** Told once, before the replay's first record changes the store: a replay that reads none leaves the store as it was. */
+        /** Told once, before the first record of the range is applied: a replay that reads none issues no version number. */
         default void firstRecord(long offset) throws IOException {
         }
     }

@@ -422,9 +422,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
     private void renewCopyId(int partition, LobStore store, long offset) throws IOException {
         String was = store.copyId();
         store.renewCopyId();
-        log.info("partition {}: catching up from offset {} of {} as copy {} (was {}): a copy of the old id may have applied "
-                + "these commands before (restored from a backup?), and no ETag it gave out must match a version made now",
-                partition, offset, config.topics().commands(), store.copyId(), was);
+        log.info("partition {}: catching up from offset {} of {} as copy {} (was {}), so that no ETag given out by a copy of the "
+                + "old id (one this directory was restored from, say) matches a version made now", partition, offset,
+                config.topics().commands(), store.copyId(), was);
     }
 
     /** Stops the catch-ups still running (a replay resumes from what its tablespace recorded) and waits for them, 30 s at most. */

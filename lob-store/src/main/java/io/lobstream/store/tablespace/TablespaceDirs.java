@@ -325,7 +325,10 @@ public final class TablespaceDirs {
         return java.util.UUID.randomUUID().toString().substring(0, 8);
     }
 
-    /** Replaces the descriptor atomically: a power loss leaves the old one or the new one, both forced. */
+    /**
+     * Replaces the descriptor atomically: a power loss leaves the old one or the new one, both forced. It is of this
+     * release's format, the only one there is yet: a later format must keep a renewed descriptor's own.
+     */
     private static void write(Path tablespaceDir, Descriptor d) throws IOException {
         Properties p = new Properties();
         p.setProperty("format.version", Integer.toString(FORMAT_VERSION));
