@@ -3,6 +3,7 @@ package io.lobstream.ingest;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.MetricsEndpoint;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
+import io.lobstream.ingest.writer.CommandsBacklog;
 import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.ingest.writer.TablespaceTaskAssignor;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
@@ -116,8 +117,8 @@ public final class LobNode implements AutoCloseable {
                 purgeProgress = new AdminPurgeProgress(config, partitions, meters);
                 resend = UndoResender.Settings.every(purgeProgress, resendEvery, transactionTimeoutMs(streamsProperties));
             }
-            streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend),
-                    streamsProperties);
+            streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend,
+                    CommandsBacklog.consumerLag(config.topics().commands(), () -> streams)), streamsProperties);
             String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
             members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
             streams.setUncaughtExceptionHandler(e -> {

@@ -56,6 +56,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final long dedupeWindowMs;
     private final Duration compactEvery;
     private final UndoResender resender;
+    private final CommandsBacklog backlog;
     /** Wall-clock time of the last command processed (or of the task's start): how long the partition has been quiet. */
     private long lastRecordAtMs;
     /**
@@ -71,9 +72,10 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private VersionEntry reemitAfter;
 
     CommandProcessor(Supplier<Deserializer<Object>> deserializers, WriterMetrics metrics, long maxValueBytes, int partitions, long uploadTimeoutMs,
-                     long dedupeWindowMs, Duration compactEvery, UndoResender resender) {
+                     long dedupeWindowMs, Duration compactEvery, UndoResender resender, CommandsBacklog backlog) {
         super(deserializers, LobCommand.class, metrics);
         this.resender = resender;
+        this.backlog = backlog;
         this.applier = new CommandApplier(maxValueBytes, partitions, dedupeWindowMs);
         this.uploadTimeoutMs = uploadTimeoutMs;
         this.dedupeWindowMs = dedupeWindowMs;
@@ -163,13 +165,16 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      * came more than {@code lob.upload.timeout.ms} after the upload's last chunk have been applied
      * without its next one, so a writer that was down or behind does not expire uploads whose
      * chunks wait in its backlog, as the wall clock alone would; the writer's clock must agree. On
-     * a partition where nothing came for the timeout, the wall clock stands in for the time of the
+     * a partition where nothing came for the timeout, and nothing waits in Kafka either (its
+     * consumer's lag is 0: {@link CommandsBacklog}), the wall clock stands in for the time of the
      * commands that did not come.
      */
     private void housekeeping(long now) {
         try {
             LobStore store = store();
-            long asOf = now - lastRecordAtMs >= uploadTimeoutMs ? now : context.currentStreamTimeMs();
+            boolean quiet = now - lastRecordAtMs >= uploadTimeoutMs
+                    && backlog.records(context.taskId().partition()).orElse(-1) == 0; // asked only then: it reads the metrics
+            long asOf = quiet ? now : context.currentStreamTimeMs();
             metrics.uploadsExpired(store.expireUploads(asOf, now, uploadTimeoutMs).size());
             store.reclaimPastPinLeases();
             // ids in the commands' time, as duplicates are judged (a writer behind by more than the window keeps what it

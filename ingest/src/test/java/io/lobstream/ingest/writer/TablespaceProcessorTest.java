@@ -36,7 +36,7 @@ class TablespaceProcessorTest {
     @Test
     void aCommandBelowTheLastOffsetMarksTheTablespaceAndFailsTheTask() throws Exception {
         TablespaceProcessor<?> processor = new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1, 60_000,
-                60_000, Duration.ofHours(1), new UndoResender(UndoResender.Settings.OFF));
+                60_000, Duration.ofHours(1), new UndoResender(UndoResender.Settings.OFF), CommandsBacklog.UNKNOWN);
         LobStateStore tablespace = open();
         try {
             processor.init(context);
