@@ -3,7 +3,7 @@ package io.lobstream.ingest;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.MetricsEndpoint;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
-import io.lobstream.ingest.writer.CommandsBacklog;
+import io.lobstream.ingest.writer.AdminCommandsLogEnd;
 import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.ingest.writer.TablespaceTaskAssignor;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
@@ -62,6 +62,7 @@ public final class LobNode implements AutoCloseable {
     private final AutoCloseable processMetrics = MetricsEndpoint.bindProcessMetrics(meters);
     private TablespaceCatchUp catchUps;
     private AdminPurgeProgress purgeProgress;
+    private AdminCommandsLogEnd commandsLogEnd;
     private StaticMembers members;
 
     public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
@@ -117,8 +118,9 @@ public final class LobNode implements AutoCloseable {
                 purgeProgress = new AdminPurgeProgress(config, partitions, meters);
                 resend = UndoResender.Settings.every(purgeProgress, resendEvery, transactionTimeoutMs(streamsProperties));
             }
+            commandsLogEnd = new AdminCommandsLogEnd(config);
             streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend,
-                    CommandsBacklog.consumerLag(config.topics().commands(), () -> streams)), streamsProperties);
+                    commandsLogEnd), streamsProperties);
             String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
             members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
             streams.setUncaughtExceptionHandler(e -> {
@@ -346,6 +348,9 @@ public final class LobNode implements AutoCloseable {
         }
         if (purgeProgress != null) {
             purgeProgress.close();
+        }
+        if (commandsLogEnd != null) {
+            commandsLogEnd.close(); // after the stream threads: none asks it any more
         }
         if (streamsMetrics != null) {
             streamsMetrics.close();

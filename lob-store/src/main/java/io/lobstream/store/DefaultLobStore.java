@@ -523,6 +523,15 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
+    public int uploadsInProgress() throws IOException {
+        int[] n = {0};
+        try (Latches.Held latch = openShared()) {
+            index.forEachUpload(u -> n[0]++);
+        }
+        return n[0];
+    }
+
+    @Override
     public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
         checkOpen();
         LobStore.checkId("lobId", lobId);

@@ -94,6 +94,9 @@ public interface LobStore extends Closeable {
      */
     List<String> expireUploads(long asOfMillis, long wallClockMillis, long idleMillis) throws IOException;
 
+    /** Chunked uploads in progress: begun, neither published nor expired. */
+    int uploadsInProgress() throws IOException;
+
     /** {@link #expireUploads(long, long, long)} as of now by both clocks. */
     default List<String> expireUploads(long idleMillis) throws IOException {
         long now = System.currentTimeMillis();

@@ -52,11 +52,10 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private static final Duration REEMIT_EVERY = Duration.ofMillis(100);
 
     private final CommandApplier applier;
-    private final long uploadTimeoutMs;
+    private final UploadExpiry uploads;
     private final long dedupeWindowMs;
     private final Duration compactEvery;
     private final UndoResender resender;
-    private final CommandsBacklog backlog;
     /** Wall-clock time of the last command processed (or of the task's start): how long the partition has been quiet. */
     private long lastRecordAtMs;
     /**
@@ -71,13 +70,12 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private int reemitted;
     private VersionEntry reemitAfter;
 
-    CommandProcessor(Supplier<Deserializer<Object>> deserializers, WriterMetrics metrics, long maxValueBytes, int partitions, long uploadTimeoutMs,
-                     long dedupeWindowMs, Duration compactEvery, UndoResender resender, CommandsBacklog backlog) {
+    CommandProcessor(Supplier<Deserializer<Object>> deserializers, WriterMetrics metrics, long maxValueBytes, int partitions,
+                     UploadExpiry uploads, long dedupeWindowMs, Duration compactEvery, UndoResender resender) {
         super(deserializers, LobCommand.class, metrics);
         this.resender = resender;
-        this.backlog = backlog;
         this.applier = new CommandApplier(maxValueBytes, partitions, dedupeWindowMs);
-        this.uploadTimeoutMs = uploadTimeoutMs;
+        this.uploads = uploads;
         this.dedupeWindowMs = dedupeWindowMs;
         this.compactEvery = compactEvery;
     }
@@ -89,7 +87,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         pastOpenedOffset = false;
         openedAppliedOffset = null;
         // often enough that an upload expires within about half its timeout after it is due
-        Duration every = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploadTimeoutMs / 2)));
+        Duration every = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploads.timeoutMs() / 2)));
         context.schedule(every, PunctuationType.WALL_CLOCK_TIME, this::housekeeping);
         context.schedule(compactEvery, PunctuationType.WALL_CLOCK_TIME, now -> {
             try {
@@ -165,17 +163,15 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      * came more than {@code lob.upload.timeout.ms} after the upload's last chunk have been applied
      * without its next one, so a writer that was down or behind does not expire uploads whose
      * chunks wait in its backlog, as the wall clock alone would; the writer's clock must agree. On
-     * a partition where nothing came for the timeout, and nothing waits in Kafka either (its
-     * consumer's lag is 0: {@link CommandsBacklog}), the wall clock stands in for the time of the
-     * commands that did not come.
+     * a partition where nothing came for the timeout, and where the log ends right after the last
+     * command the task processed (nothing waits in Kafka: {@link CommandsLogEnd}), the wall clock
+     * stands in for the time of the commands that did not come.
      */
     private void housekeeping(long now) {
         try {
             LobStore store = store();
-            boolean quiet = now - lastRecordAtMs >= uploadTimeoutMs
-                    && backlog.records(context.taskId().partition()).orElse(-1) == 0; // asked only then: it reads the metrics
-            long asOf = quiet ? now : context.currentStreamTimeMs();
-            metrics.uploadsExpired(store.expireUploads(asOf, now, uploadTimeoutMs).size());
+            long asOf = quiet(store, now) ? now : context.currentStreamTimeMs();
+            metrics.uploadsExpired(store.expireUploads(asOf, now, uploads.timeoutMs()).size());
             store.reclaimPastPinLeases();
             // ids in the commands' time, as duplicates are judged (a writer behind by more than the window keeps what it
             // needs); rejections by the clock they are stamped with, so that none is forgotten before its transaction ends
@@ -184,6 +180,20 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Whether no command came for the upload timeout, and none waits in Kafka: asked of the brokers (on this thread, up to
+     * {@link AdminCommandsLogEnd#TIMEOUT}) only then, and only with an upload in progress. Before the task's first record
+     * the last one processed is the last the tablespace recorded.
+     */
+    private boolean quiet(LobStore store, long now) throws IOException {
+        if (now - lastRecordAtMs < uploads.timeoutMs() || store.uploadsInProgress() == 0) {
+            return false;
+        }
+        int partition = context.taskId().partition();
+        long last = lastOffset() >= 0 ? lastOffset() : store.appliedOffset(uploads.source(partition));
+        return uploads.nothingAfter(partition, last);
     }
 
     /**
@@ -219,7 +229,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             // upload this writer expired, or expire one it completed, and every later command on that LOB would differ.
             // The chunk's time, not stream time: the same while the broker stamps the records, but a stream time that
             // producers' clocks pushed ahead (a lob.commands that was CreateTime) is not the chunk's to answer for
-            metrics.uploadsExpired(store.expireUploads(record.timestamp(), Long.MAX_VALUE, uploadTimeoutMs).size());
+            metrics.uploadsExpired(store.expireUploads(record.timestamp(), Long.MAX_VALUE, uploads.timeoutMs()).size());
         }
         CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(),
                 record.timestamp(), store, source);

@@ -47,6 +47,11 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         this.lastOffset = -1; // a task resumed starts again from its last commit
     }
 
+    /** The offset of the last record this task processed since it started, -1 before the first. */
+    protected long lastOffset() {
+        return lastOffset;
+    }
+
     /** Each task's processor has a deserializer of its own, and with it a registry client: closed with the task. */
     @Override
     public void close() {

@@ -41,15 +41,15 @@ public final class WriterTopology {
      * @param partitions of each of the (co-partitioned) topics
      * @param catchUps   brings the tablespaces of tasks that find them behind the writer group up to date; the caller closes it
      * @param resend     how each task finds the undo records purge consumed without a reclaim, to produce them again
-     * @param backlog    the commands waiting in Kafka for each task, once the caller attached the writer to it
+     * @param logEnd     where each partition of lob.commands ends now (upload expiry by the clock asks it)
      */
     public static Topology build(LobStreamConfig config, LobStoreConfig storeConfig, MeterRegistry meters, TablespaceRegistry registry,
-                                 int partitions, TablespaceCatchUp catchUps, UndoResender.Settings resend, CommandsBacklog backlog) {
+                                 int partitions, TablespaceCatchUp catchUps, UndoResender.Settings resend, CommandsLogEnd logEnd) {
         Topics topics = config.topics();
         WriterMetrics metrics = new WriterMetrics(meters);
         Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
         long maxValue = config.get(LobStreamConfig.VALUE_MAX_BYTES);
-        long uploadTimeout = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
+        UploadExpiry uploads = new UploadExpiry(config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS), topics.commands(), logEnd);
         long dedupeWindow = config.get(LobStreamConfig.DEDUPE_WINDOW_MS);
         Duration compactEvery = Duration.ofMillis(config.get(LobStreamConfig.COMPACT_INTERVAL_MS));
 
@@ -60,7 +60,7 @@ public final class WriterTopology {
         t.addSource(AutoOffsetReset.earliest(), RECLAIMS_SOURCE, new ReclaimsFirst(), new ByteArrayDeserializer(), new ByteArrayDeserializer(),
                 topics.reclaim());
         t.addProcessor("apply-commands", () -> new CommandProcessor(() -> LobSerdes.valueDeserializer(config), metrics, maxValue,
-                partitions, uploadTimeout, dedupeWindow, compactEvery, new UndoResender(resend), backlog), "commands");
+                partitions, uploads, dedupeWindow, compactEvery, new UndoResender(resend)), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(() -> LobSerdes.valueDeserializer(config), metrics), RECLAIMS_SOURCE);
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, catchUps), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");

@@ -35,8 +35,9 @@ class TablespaceProcessorTest {
 
     @Test
     void aCommandBelowTheLastOffsetMarksTheTablespaceAndFailsTheTask() throws Exception {
-        TablespaceProcessor<?> processor = new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1, 60_000,
-                60_000, Duration.ofHours(1), new UndoResender(UndoResender.Settings.OFF), CommandsBacklog.UNKNOWN);
+        TablespaceProcessor<?> processor = new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1,
+                new UploadExpiry(60_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofHours(1),
+                new UndoResender(UndoResender.Settings.OFF));
         LobStateStore tablespace = open();
         try {
             processor.init(context);
