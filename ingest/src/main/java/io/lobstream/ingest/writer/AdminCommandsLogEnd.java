@@ -11,17 +11,15 @@ import org.apache.kafka.common.TopicPartition;
 import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * {@link CommandsLogEnd} asked of the brokers, with an admin client made at the first question: a node asks only for a
- * partition quiet for {@code lob.upload.timeout.ms} with an upload in progress, on the partition's stream thread.
+ * partition quiet for {@code lob.upload.timeout.ms} with an upload in progress, once per housekeeping at most.
  */
 public final class AdminCommandsLogEnd implements CommandsLogEnd, AutoCloseable {
-    /** How long a stream thread waits for the answer: one round trip, normally; no answer means no expiry by the clock. */
-    static final Duration TIMEOUT = Duration.ofSeconds(2);
+    /** How long the admin client tries; no answer means no expiry by the clock this time. */
+    static final Duration TIMEOUT = Duration.ofSeconds(10);
 
     private final LobStreamConfig config;
     private Admin admin;
@@ -32,19 +30,19 @@ public final class AdminCommandsLogEnd implements CommandsLogEnd, AutoCloseable 
     }
 
     @Override
-    public OptionalLong endOffset(int partition) {
+    public CompletableFuture<OptionalLong> endOffset(int partition) {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
+        CompletableFuture<OptionalLong> answer = new CompletableFuture<>();
         try {
-            // read_uncommitted: records of a transaction still open wait too (their times are earlier than its commit)
-            return OptionalLong.of(admin().listOffsets(Map.of(tp, OffsetSpec.latest()),
+            // read_uncommitted: the records of a transaction still open wait too (their times are earlier than its commit)
+            admin().listOffsets(Map.of(tp, OffsetSpec.latest()),
                             new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED).timeoutMs((int) TIMEOUT.toMillis()))
-                    .partitionResult(tp).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).offset());
-        } catch (ExecutionException | TimeoutException | IllegalStateException e) {
-            return OptionalLong.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return OptionalLong.empty();
+                    .partitionResult(tp)
+                    .whenComplete((info, e) -> answer.complete(e == null ? OptionalLong.of(info.offset()) : OptionalLong.empty()));
+        } catch (RuntimeException closedOrNotMade) {
+            answer.complete(OptionalLong.empty());
         }
+        return answer;
     }
 
     private synchronized Admin admin() {

@@ -53,6 +53,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     private final CommandApplier applier;
     private final UploadExpiry uploads;
+    private QuietPartition quiet;
     private final long dedupeWindowMs;
     private final Duration compactEvery;
     private final UndoResender resender;
@@ -84,6 +85,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     public void init(ProcessorContext<Object, Object> context) {
         super.init(context);
         lastRecordAtMs = context.currentSystemTimeMs();
+        quiet = new QuietPartition(uploads);
         pastOpenedOffset = false;
         openedAppliedOffset = null;
         // often enough that an upload expires within about half its timeout after it is due
@@ -164,14 +166,13 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      * without its next one, so a writer that was down or behind does not expire uploads whose
      * chunks wait in its backlog, as the wall clock alone would; the writer's clock must agree. On
      * a partition where nothing came for the timeout, and where the log ends right after the last
-     * command the task processed (nothing waits in Kafka: {@link CommandsLogEnd}), the wall clock
+     * command the task processed (nothing waits in Kafka: {@link QuietPartition}), the wall clock
      * stands in for the time of the commands that did not come.
      */
     private void housekeeping(long now) {
         try {
             LobStore store = store();
-            long asOf = quiet(store, now) ? now : context.currentStreamTimeMs();
-            metrics.uploadsExpired(store.expireUploads(asOf, now, uploads.timeoutMs()).size());
+            metrics.uploadsExpired(store.expireUploads(commandsTime(store, now), now, uploads.timeoutMs()).size());
             store.reclaimPastPinLeases();
             // ids in the commands' time, as duplicates are judged (a writer behind by more than the window keeps what it
             // needs); rejections by the clock they are stamped with, so that none is forgotten before its transaction ends
@@ -183,17 +184,18 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     }
 
     /**
-     * Whether no command came for the upload timeout, and none waits in Kafka: asked of the brokers (on this thread, up to
-     * {@link AdminCommandsLogEnd#TIMEOUT}) only then, and only with an upload in progress. Before the task's first record
-     * the last one processed is the last the tablespace recorded.
+     * The time of the commands uploads are idle in: stream time, or the wall clock where it may stand in. The broker is
+     * asked ({@link QuietPartition}) only where no command came for the upload timeout and an upload is in progress. Before
+     * the task's first record, the last one processed is the last its tablespace recorded.
      */
-    private boolean quiet(LobStore store, long now) throws IOException {
+    private long commandsTime(LobStore store, long now) throws IOException {
+        long streamTime = context.currentStreamTimeMs();
         if (now - lastRecordAtMs < uploads.timeoutMs() || store.uploadsInProgress() == 0) {
-            return false;
+            return streamTime;
         }
         int partition = context.taskId().partition();
         long last = lastOffset() >= 0 ? lastOffset() : store.appliedOffset(uploads.source(partition));
-        return uploads.nothingAfter(partition, last);
+        return Math.max(streamTime, quiet.commandsIn(partition, last, now).orElse(streamTime));
     }
 
     /**

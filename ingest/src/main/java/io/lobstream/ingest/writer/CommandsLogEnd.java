@@ -1,22 +1,23 @@
 package io.lobstream.ingest.writer;
 
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * Where each partition of {@code lob.commands} ends now: the offset its next record will take.
+ * Where each partition of {@code lob.commands} ends now, as its readers see it: the high watermark (read_uncommitted),
+ * past which a record appended to the leader waits until its replicas have it.
  *
  * <p>Why: a task expires an idle upload by the wall clock where no command came for {@code lob.upload.timeout.ms}
- * ({@link CommandProcessor}'s housekeeping), standing in for the time of the commands that did not come. That is right
- * only if none came: with chunks of the upload waiting in Kafka, unfetched (the partition's leader away while the writer
- * was behind) or fetched and not processed (the task waiting for its {@code lob.reclaim} partition), the writer would
- * drop an upload that a replay of the partition, which goes by the commands' own times, completes. So the wall clock
- * stands in only where the log ends right after the last record the task processed.
+ * ({@link QuietPartition}), standing in for the time of the commands that did not come. That is right only if none came:
+ * with chunks of the upload waiting in Kafka, unfetched (the partition's leader away while the writer was behind) or
+ * fetched and not processed (the task waiting for its {@code lob.reclaim} partition), the writer would drop an upload
+ * that a replay of the partition, which goes by the commands' own times, completes.
  */
 @FunctionalInterface
 public interface CommandsLogEnd {
     /** Nothing is known: the wall clock never stands in. */
-    CommandsLogEnd UNKNOWN = partition -> OptionalLong.empty();
+    CommandsLogEnd UNKNOWN = partition -> CompletableFuture.completedFuture(OptionalLong.empty());
 
-    /** The end offset of the partition (read_uncommitted), or empty when the broker did not answer in time. */
-    OptionalLong endOffset(int partition);
+    /** Asks, without waiting, where the partition ends: completes with its end offset, or empty if the broker does not answer. */
+    CompletableFuture<OptionalLong> endOffset(int partition);
 }

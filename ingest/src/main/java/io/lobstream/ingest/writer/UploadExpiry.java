@@ -1,7 +1,9 @@
 package io.lobstream.ingest.writer;
 
+import java.time.Duration;
+
 /**
- * How a writer task expires the chunked uploads whose producer stopped.
+ * How the writer's tasks expire the chunked uploads whose producer stopped.
  *
  * @param timeoutMs     {@code lob.upload.timeout.ms}: idle this long, in the time of the commands, an upload is dropped
  * @param commandsTopic the topic of the commands, whose partitions' ends say whether the wall clock may stand in
@@ -9,12 +11,15 @@ package io.lobstream.ingest.writer;
  */
 public record UploadExpiry(long timeoutMs, String commandsTopic, CommandsLogEnd logEnd) {
     /**
-     * Whether the commands' partition {@code partition} ends right after {@code lastOffset}, the last record its task
-     * processed: nothing waits in Kafka, fetched or not, so where no command came for the timeout the wall clock may
-     * stand in for their time. Not when the broker does not answer.
+     * Taken off the wall clock where it stands in for the commands' time ({@link QuietPartition}): a record the leader
+     * appended is not under the high watermark until its replicas have it (within {@code replica.lag.time.max.ms}, 30 s by
+     * default), and the broker's clock, which stamps the commands, may be behind the writer's. At most the timeout: one
+     * shorter than this is a test's.
      */
-    boolean nothingAfter(int partition, long lastOffset) {
-        return logEnd.endOffset(partition).orElse(Long.MAX_VALUE) <= lastOffset + 1;
+    static final Duration GRACE = Duration.ofSeconds(30);
+
+    long graceMs() {
+        return Math.min(GRACE.toMillis(), timeoutMs);
     }
 
     /** The name the tablespace records the partition's applied offsets under. */

@@ -3,9 +3,13 @@ package io.lobstream.ingest.writer;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.store.LobStoreConfig;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -15,6 +19,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32C;
 
@@ -22,76 +28,114 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Where no command came for lob.upload.timeout.ms, the wall clock stands in for the commands' time, and an upload idle
- * that long expires; but only where the log ends right after the last command the task processed. With chunks waiting
- * (the writer behind, its partition's leader away; or fetched, and the task waiting for its reclaims), the upload lives
- * on, as a replay of the partition, going by the commands' times, finds it.
+ * that long expires; but only where the broker said, at the housekeeping before, that the partition ends right after the
+ * last command the task processed. With chunks waiting (the writer behind, its partition's leader away; or fetched, and
+ * the task waiting for its reclaims), the upload lives on, as a replay of the partition, going by the commands' times,
+ * finds it. The task (MockProcessorContext's) is of partition 0.
  */
 class UploadExpiryTest {
     private static final long TIMEOUT_MS = 5_000;
+    /** Idle by the commands' time as the wall clock stands in for it: the timeout, and the grace taken off the clock. */
+    private static final long IDLE_MS = TIMEOUT_MS + Math.min(UploadExpiry.GRACE.toMillis(), TIMEOUT_MS);
 
     @TempDir
     Path dir;
 
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-    /** Where the test's commands partition ends. */
+    /** Where the broker says the partition ends, and how many times it was asked. */
     private final AtomicReference<OptionalLong> end = new AtomicReference<>(OptionalLong.empty());
+    private final AtomicInteger asked = new AtomicInteger();
+    /** The store also holds an upload to the clock it was applied by. */
+    private final long t0 = System.currentTimeMillis();
+    private CommandProcessor processor;
+    private LobStateStore tablespace;
+
+    @BeforeEach
+    void start() {
+        Deserializer<Object> chunks = (topic, bytes) -> firstOfTwoChunks("upload-" + bytes[0], t0);
+        processor = new CommandProcessor(() -> chunks, new WriterMetrics(meters), 1 << 20, 1,
+                new UploadExpiry(TIMEOUT_MS, "lob.commands", partition -> {
+                    asked.incrementAndGet();
+                    return CompletableFuture.completedFuture(end.get());
+                }), 60_000, Duration.ofHours(1), new UndoResender(UndoResender.Settings.OFF));
+        context.setCurrentSystemTimeMs(t0);
+        tablespace = new LobStateStore(dir, LobStoreConfig.defaults(), meters, new TablespaceRegistry(), null);
+        tablespace.init(context.getStateStoreContext(), tablespace);
+        context.addStateStore(tablespace);
+        processor.init(context);
+    }
+
+    @AfterEach
+    void stop() {
+        processor.close();
+        tablespace.close();
+    }
 
     @Test
     void anIdleUploadExpiresByTheWallClockOnlyWhenNothingWaitsInKafka() throws Exception {
-        long t0 = System.currentTimeMillis(); // the store also holds an upload to the clock it was applied by
-        LobCommand firstChunk = firstOfTwoChunks(t0);
-        CommandProcessor processor = new CommandProcessor(() -> (topic, bytes) -> firstChunk, new WriterMetrics(meters), 1 << 20, 1,
-                new UploadExpiry(TIMEOUT_MS, "lob.commands", partition -> end.get()), 60_000, Duration.ofHours(1),
-                new UndoResender(UndoResender.Settings.OFF));
-        context.setCurrentSystemTimeMs(t0);
-        LobStateStore tablespace = new LobStateStore(dir, LobStoreConfig.defaults(), meters, new TablespaceRegistry(), null);
-        tablespace.init(context.getStateStoreContext(), tablespace);
-        context.addStateStore(tablespace);
-        try {
-            processor.init(context);
-            context.setRecordMetadata("lob.commands", 0, 0);
-            processor.process(new Record<>("up".getBytes(), new byte[] {1}, t0));
-            context.setCurrentStreamTimeMs(t0); // as Kafka Streams keeps it: the highest record time so far
-            long idle = System.currentTimeMillis() + TIMEOUT_MS + 1;
-            MockProcessorContext.CapturedPunctuator housekeeping = housekeeping();
+        chunk(0);
+        long idle = System.currentTimeMillis() + IDLE_MS + 1;
 
-            end.set(OptionalLong.of(3)); // its next chunks wait in Kafka, after the one processed at offset 0
-            housekeeping.getPunctuator().punctuate(idle);
-            end.set(OptionalLong.empty()); // the broker did not answer
-            housekeeping.getPunctuator().punctuate(idle + 1);
-            assertThat(expired()).as("expired with chunks waiting, or not known to be none").isZero();
-            assertThat(tablespace.store().fsck(false).pagesUploading()).isPositive();
+        housekeeping(idle - IDLE_MS); // a chunk came within the timeout: the broker is not asked
+        assertThat(asked).hasValue(0);
+        end.set(OptionalLong.of(3)); // chunks wait in Kafka after the one processed at offset 0
+        housekeepingTwice(idle);
+        end.set(OptionalLong.empty()); // the broker does not answer
+        housekeepingTwice(idle + 10);
+        end.set(OptionalLong.of(2)); // a transaction marker after it, or a record: not known to be none
+        housekeepingTwice(idle + 20);
+        assertThat(expired()).as("expired with chunks waiting, or not known to be none").isZero();
+        assertThat(tablespace.store().fsck(false).pagesUploading()).isPositive();
 
-            processor.close();
-            processor.init(context); // the task started again: it has processed nothing yet, its tablespace recorded offset 0
-            end.set(OptionalLong.of(1)); // nothing after offset 0
-            housekeeping().getPunctuator().punctuate(idle + 2);
-            assertThat(expired()).isEqualTo(1);
-            assertThat(tablespace.store().fsck(false).pagesUploading()).isZero();
-        } finally {
-            processor.close();
-            tablespace.close();
-        }
+        end.set(OptionalLong.of(1)); // nothing after offset 0
+        housekeeping(idle + 30);
+        assertThat(expired()).as("the answer of this housekeeping is used at the next").isZero();
+        housekeeping(idle + 40);
+        assertThat(expired()).isEqualTo(1);
+        assertThat(tablespace.store().fsck(false).pagesUploading()).isZero();
     }
 
-    /** The last housekeeping the processor scheduled (every half timeout). */
-    private MockProcessorContext.CapturedPunctuator housekeeping() {
-        return context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(Duration.ofMillis(TIMEOUT_MS / 2)))
-                .reduce((first, second) -> second).orElseThrow();
+    @Test
+    void aTaskThatStartedAgainGoesByTheOffsetItsTablespaceRecorded() throws Exception {
+        chunk(0);
+        processor.close();
+        processor.init(context); // the task started again, and processed nothing yet
+        long idle = System.currentTimeMillis() + IDLE_MS + 1;
+        end.set(OptionalLong.of(1));
+        housekeepingTwice(idle);
+        assertThat(expired()).isEqualTo(1);
+    }
+
+    /** The first chunk of an upload, of a LOB of its own, at {@code offset}. */
+    private void chunk(int offset) {
+        context.setRecordMetadata("lob.commands", 0, offset);
+        processor.process(new Record<>(("lob-upload-" + offset).getBytes(), new byte[] {(byte) offset}, t0));
+        context.setCurrentStreamTimeMs(t0); // as Kafka Streams keeps it: the highest record time so far
+    }
+
+    private void housekeepingTwice(long now) {
+        housekeeping(now);
+        housekeeping(now + 1);
+    }
+
+    /** Runs the last housekeeping the processor scheduled (every half timeout) at {@code now}. */
+    private void housekeeping(long now) {
+        context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(Duration.ofMillis(TIMEOUT_MS / 2)))
+                .reduce((first, second) -> second).orElseThrow().getPunctuator().punctuate(now);
     }
 
     private double expired() {
-        var c = meters.find("lob_uploads_expired").counter();
+        Counter c = meters.find("lob_uploads_expired").counter();
         return c == null ? 0 : c.count();
     }
 
-    private static LobCommand firstOfTwoChunks(long at) {
+    private static LobCommand firstOfTwoChunks(String uploadId, long at) {
         byte[] data = new byte[1000];
         CRC32C crc = new CRC32C();
         crc.update(data);
-        return LobCommand.newBuilder().setCommandId("c-1").setLobId("up").setOp(LobOp.PUT).setUploadId("u-1").setChunkIndex(0)
-                .setChunkCount(2).setOffset(0).setTotalLength(2000).setCrc32c((int) crc.getValue()).setData(ByteBuffer.wrap(data))
-                .setMetadata(Map.of()).setProducedAt(Instant.ofEpochMilli(at)).build();
+        return LobCommand.newBuilder().setCommandId(uploadId).setLobId("lob-" + uploadId).setOp(LobOp.PUT).setUploadId(uploadId)
+                .setChunkIndex(0).setChunkCount(2).setOffset(0).setTotalLength(2000).setCrc32c((int) crc.getValue())
+                .setData(ByteBuffer.wrap(data)).setMetadata(Map.of()).setProducedAt(Instant.ofEpochMilli(at)).build();
     }
 }
