@@ -53,12 +53,13 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     private final CommandApplier applier;
     private final UploadExpiry uploads;
-    private QuietPartition quiet;
     private final long dedupeWindowMs;
     private final Duration compactEvery;
     private final UndoResender resender;
     /** Wall-clock time of the last command processed (or of the task's start): how long the partition has been quiet. */
     private long lastRecordAtMs;
+    /** Whether the broker has a command for the task that it has not processed: asked when it has been quiet that long. */
+    private QuietPartition quiet;
     /**
      * Whether the task has read a command past the last one its tablespace had applied when it
      * opened. Until then rejections are not forgotten: those of the commands an aborted transaction
