@@ -113,13 +113,10 @@ public final class DefaultLobStore implements LobStore {
      * is never synced again, and is set aside and rebuilt on reopen.
      */
     private final SyncGuard syncGuard;
-    /** Changed only by {@link #renewCopyId()}, before a catch-up applies commands, while nothing else uses the store. */
-    private volatile String copyId;
 
     private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
                             Recovery recovered) throws IOException {
         this.name = name;
-        this.copyId = copyId;
         this.syncGuard = new SyncGuard(name, dir, copyId);
         this.usage = recovered.usage();
         this.dir = dir;
@@ -965,16 +962,13 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public String copyId() {
-        return copyId;
+        return syncGuard.copyId();
     }
 
     @Override
     public void renewCopyId() throws IOException {
         try (Latches.Held latch = openExclusive()) {
-            syncGuard.renameCopy(() -> {
-                copyId = TablespaceDirs.renewCopyId(dir).copyId();
-                return copyId;
-            });
+            syncGuard.renameCopy(() -> TablespaceDirs.renewCopyId(dir).copyId());
         }
     }
 

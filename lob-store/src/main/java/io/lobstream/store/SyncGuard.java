@@ -27,7 +27,8 @@ final class SyncGuard {
 
     private final String name;
     private final Path dir;
-    private String copyId; // guarded by this
+    /** This copy's id (the descriptor's): renamed under this object's monitor, which a failure takes to record it. */
+    private volatile String copyId;
     /** The first failed sync: from then on nothing is synced. */
     private volatile IOException failure;
 
@@ -49,6 +50,10 @@ final class SyncGuard {
     synchronized void renameCopy(Rename rename) throws IOException {
         refuseIfFailed();
         copyId = rename.newCopyId();
+    }
+
+    String copyId() {
+        return copyId;
     }
 
     /** Whether a sync of this copy of a tablespace failed in this process (its marker may not be on disk). */

@@ -231,6 +231,18 @@ class StoreLifecycleTest {
         }
     }
 
+    /** A sync that fails after a rename is recorded under the new id, which the next open of the directory reads. */
+    @Test
+    void aSyncFailureAfterARenameIsRecordedUnderTheNewId() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            String was = store.copyId();
+            store.renewCopyId();
+            store.syncFailed(new IOException("Input/output error (simulated)"));
+            assertThat(SyncGuard.failedHere(store.copyId())).isTrue();
+            assertThat(SyncGuard.failedHere(was)).isFalse();
+        }
+    }
+
     /**
      * A tablespace a later release wrote (a page format or an index format above this one's) is refused by every reader,
      * with both numbers, where reading it on would misread it.

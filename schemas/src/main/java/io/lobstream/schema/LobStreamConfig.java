@@ -84,8 +84,8 @@ public final class LobStreamConfig {
             Integer.MAX_VALUE, "A chunked upload that receives no chunk for this long (its producer died) is dropped and its "
                     + "pages are freed. Idle in the time of the commands (record timestamps; the broker's, lob.commands being "
                     + "LogAppendTime), as replay decides it: a writer that was down or behind does not expire uploads whose chunks are "
-                    + "still in its backlog. On a partition where nothing comes, by the writer's clock less 30 s, if nothing waits "
-                    + "in Kafka (the partition ends right after the last command processed).");
+                    + "still in its backlog. On a partition where nothing comes, by the writer's clock less 30 s (at most the "
+                    + "timeout), if nothing waits in Kafka (the partition ends right after the last command processed).");
     public static final ConfigKey<Integer> DEDUPE_WINDOW_MS = ConfigKey.integer("lob.command.dedupe.window.ms", 60 * 60 * 1000, 60_000,
             Integer.MAX_VALUE, "How long the writer remembers applied commandIds, so a command a producer sends again "
                     + "(same commandId, new offset) is applied once; in the commands' time (record timestamps). Also how long it remembers the commands it dead-lettered: a "

@@ -58,7 +58,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final UndoResender resender;
     /** Wall-clock time of the last command processed (or of the task's start): how long the partition has been quiet. */
     private long lastRecordAtMs;
-    /** Whether the broker has a command for the task that it has not processed: asked when it has been quiet that long. */
+    /** What the broker said of the task's partition: whether a command waits there, asked once it has been quiet that long. */
     private QuietPartition quiet;
     /**
      * Whether the task has read a command past the last one its tablespace had applied when it
@@ -196,7 +196,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         }
         int partition = context.taskId().partition();
         long last = lastOffset() >= 0 ? lastOffset() : store.appliedOffset(uploads.source(partition));
-        return Math.max(streamTime, quiet.commandsIn(partition, last, now).orElse(streamTime));
+        return Math.max(streamTime, quiet.commandsCompleteUntil(partition, last, now).orElse(streamTime));
     }
 
     /**

@@ -10,33 +10,41 @@ import java.util.concurrent.CompletableFuture;
  * per quiet task, each waiting, could outlast the thread's transaction timeout while a leader is away).
  */
 final class QuietPartition {
+    /** A question unanswered this long is dropped and asked again (the admin client gives up well before). */
+    static final long GIVE_UP_MS = 60_000;
+
     /** A question in flight: when it was asked, and the last record the task had processed then. */
     private record Asked(CompletableFuture<OptionalLong> end, long atMillis, long lastOffset) {
     }
 
-    private final UploadExpiry uploads;
+    private final CommandsLogEnd logEnd;
+    private final long graceMs;
     private Asked asked;
 
     QuietPartition(UploadExpiry uploads) {
-        this.uploads = uploads;
+        this.logEnd = uploads.logEnd();
+        this.graceMs = uploads.graceMs();
     }
 
     /**
      * The time, by the wall clock, up to which every command of {@code partition} is in: when the broker last said the
      * partition ends right after {@code lastOffset}, the last record the task processed, less {@link UploadExpiry#graceMs()}.
-     * Empty until such an answer is in; asks again whenever none is in flight.
+     * Empty until such an answer is in. Asks again whenever no question is in flight, so that each housekeeping of a quiet
+     * task has the answer of the one before.
      */
-    OptionalLong commandsIn(int partition, long lastOffset, long now) {
+    OptionalLong commandsCompleteUntil(int partition, long lastOffset, long now) {
+        OptionalLong until = OptionalLong.empty();
         Asked a = asked;
-        if (a != null && a.end().isDone()) {
+        if (a != null && (a.end().isDone() || now - a.atMillis() > GIVE_UP_MS)) {
             asked = null;
-            if (a.lastOffset() == lastOffset && a.end().join().orElse(-1) == lastOffset + 1) {
-                return OptionalLong.of(a.atMillis() - uploads.graceMs());
+            OptionalLong end = a.end().isDone() && !a.end().isCompletedExceptionally() ? a.end().join() : OptionalLong.empty();
+            if (a.lastOffset() == lastOffset && end.isPresent() && end.getAsLong() == lastOffset + 1) {
+                until = OptionalLong.of(a.atMillis() - graceMs);
             }
         }
         if (asked == null) {
-            asked = new Asked(uploads.logEnd().endOffset(partition), now, lastOffset);
+            asked = new Asked(logEnd.endOffset(partition), now, lastOffset);
         }
-        return OptionalLong.empty();
+        return until;
     }
 }

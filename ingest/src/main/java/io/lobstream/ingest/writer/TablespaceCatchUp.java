@@ -415,16 +415,16 @@ public final class TablespaceCatchUp implements AutoCloseable {
 
     /**
      * Gives a copy about to apply commands again a new id. Whether a copy of its id applied them before cannot be told from
-     * here: it may have been restored from a backup, or lost writes it had synced with lob.sync off, or be an old copy of a
+     * here: it may have been restored from a backup, or have lost writes with lob.sync off, or be an old copy of a
      * partition that moved and came back. Its version numbers, issued again from where it stands, may then name other
-     * values than the first time, and under a new copy id no ETag a client kept matches them.
+     * values than the first time, and under a new copy id no ETag a client kept matches them. A new, empty copy is renamed
+     * too: one restored from a backup taken before its first command looks the same.
      */
     private void renewCopyId(int partition, LobStore store, long offset) throws IOException {
         String was = store.copyId();
         store.renewCopyId();
-        log.info("partition {}: catching up from offset {} of {} as copy {} (was {}), so that no ETag given out by a copy of the "
-                + "old id (one this directory was restored from, say) matches a version made now", partition, offset,
-                config.topics().commands(), store.copyId(), was);
+        log.info("partition {}: catching up from offset {} of {} as copy {} (was {}): no ETag a copy of the old id gave out can "
+                + "match a version made now", partition, offset, config.topics().commands(), store.copyId(), was);
     }
 
     /** Stops the catch-ups still running (a replay resumes from what its tablespace recorded) and waits for them, 30 s at most. */

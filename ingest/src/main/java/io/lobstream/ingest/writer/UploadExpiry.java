@@ -1,5 +1,7 @@
 package io.lobstream.ingest.writer;
 
+import org.apache.kafka.common.TopicPartition;
+
 import java.time.Duration;
 
 /**
@@ -13,8 +15,8 @@ public record UploadExpiry(long timeoutMs, String commandsTopic, CommandsLogEnd 
     /**
      * Taken off the wall clock where it stands in for the commands' time ({@link QuietPartition}): a record the leader
      * appended is not under the high watermark until its replicas have it (within {@code replica.lag.time.max.ms}, 30 s by
-     * default), and the broker's clock, which stamps the commands, may be behind the writer's. At most the timeout: one
-     * shorter than this is a test's.
+     * default), and the broker's clock, which stamps the commands, may be behind the writer's. At most the timeout, so
+     * that a short one (tests have 5 s) does not wait six times as long.
      */
     static final Duration GRACE = Duration.ofSeconds(30);
 
@@ -22,8 +24,8 @@ public record UploadExpiry(long timeoutMs, String commandsTopic, CommandsLogEnd 
         return Math.min(GRACE.toMillis(), timeoutMs);
     }
 
-    /** The name the tablespace records the partition's applied offsets under. */
+    /** The name the tablespace records the partition's applied offsets under (as the writer's tasks and replay name it). */
     String source(int partition) {
-        return commandsTopic + "-" + partition;
+        return new TopicPartition(commandsTopic, partition).toString();
     }
 }

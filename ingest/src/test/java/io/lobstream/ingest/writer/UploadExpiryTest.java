@@ -96,6 +96,33 @@ class UploadExpiryTest {
         assertThat(tablespace.store().fsck(false).pagesUploading()).isZero();
     }
 
+    /** The clock stands in less the grace: within it, a chunk the leader took may still be on its way to the replicas. */
+    @Test
+    void theClockStandsInLessTheGrace() throws Exception {
+        chunk(0);
+        end.set(OptionalLong.of(1));
+        long timedOut = System.currentTimeMillis() + TIMEOUT_MS + 1;
+        housekeepingTwice(timedOut);
+        assertThat(expired()).as("idle for the timeout by the clock, not for the timeout and the grace").isZero();
+        housekeepingTwice(timedOut + IDLE_MS - TIMEOUT_MS);
+        assertThat(expired()).isEqualTo(1);
+    }
+
+    /** An answer about the last record processed when it was asked says nothing once another came. */
+    @Test
+    void anAnswerIsUsedOnlyIfNoRecordCameSinceItWasAsked() throws Exception {
+        chunk(0);
+        long idle = System.currentTimeMillis() + IDLE_MS + 1;
+        end.set(OptionalLong.of(1));
+        housekeeping(idle); // asked: the partition ends after offset 0
+        chunk(1); // another upload's first chunk at offset 1, as old as the first (the writer's clock stands still here)
+        end.set(OptionalLong.of(2));
+        housekeeping(idle + 1);
+        assertThat(expired()).as("the answer was about offset 0").isZero();
+        housekeeping(idle + 2);
+        assertThat(expired()).as("both uploads, by the answer about offset 1").isEqualTo(2);
+    }
+
     @Test
     void aTaskThatStartedAgainGoesByTheOffsetItsTablespaceRecorded() throws Exception {
         chunk(0);
