@@ -16,6 +16,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import picocli.CommandLine;
@@ -145,6 +146,13 @@ public final class PipelineBench implements Callable<Integer> {
 
     /** How many times {@code --warmup} the raw phase's warm-up may last to fill the page cache. */
     private static final int MAX_RAW_WARMUP_FACTOR = 4;
+    /**
+     * A scratch topic keeps at most this many times the raw phase's page-cache fill
+     * ({@code retention.bytes}): its newest records, the ones the page cache may still hold; the
+     * older segments, evicted from it long since, go. Unbounded, a raw phase at 880 MB/s left too
+     * little disk for the kafka-e2e phase, which then did not run (session 32).
+     */
+    private static final double SCRATCH_RETENTION_FACTOR = 1.5;
 
     @Override
     public Integer call() throws Exception {
@@ -176,9 +184,11 @@ public final class PipelineBench implements Callable<Integer> {
             try (NodeProcess node = NodeProcess.start("bench", cluster.bootstrap(), cluster.registryUrl(), dir.resolve("node"),
                     EmbeddedKafka.freePort(), purgeWorkers, nodeConfig, dir.resolve("bench-logs"), serverHeap(NodeProcess.JAVA_OPTS_ENV))) {
                 node.awaitRunning(partitions, Duration.ofSeconds(120));
+                long fill = Math.min(MachineMemory.freeBytes(), Files.getFileStore(dir).getUsableSpace() / 3);
+                long scratchBytes = (long) (SCRATCH_RETENTION_FACTOR * fill);
                 // created now: a topic used right after creation fails over leadership at first
-                String rawTopic = createScratchTopic(cfg, "bench.raw", scratchTopics, scratchCreated);
-                String e2eTopic = kafkaE2e ? createScratchTopic(cfg, "bench.e2e", scratchTopics, scratchCreated) : null;
+                String rawTopic = createScratchTopic(cfg, "bench.raw", scratchBytes, scratchTopics, scratchCreated);
+                String e2eTopic = kafkaE2e ? createScratchTopic(cfg, "bench.e2e", scratchBytes, scratchTopics, scratchCreated) : null;
                 writeBack(out);
                 // raw first: its warm-up fills the page cache, so every phase is measured with it full (see KafkaBaseline.produce)
                 Map<String, Supplier<Duration>> processes = new LinkedHashMap<>();
@@ -186,8 +196,7 @@ public final class PipelineBench implements Callable<Integer> {
                 processes.put("node", node::cpu);
                 processes.put("load", MachineCpu::thisProcess);
                 KafkaBaseline kafka = new KafkaBaseline(cfg.bootstrap(), partitions, blobSize, rows, producers, duration, processes, out);
-                KafkaBaseline.Result raw = kafka.produce(rawTopic, warmup, warmup.multipliedBy(MAX_RAW_WARMUP_FACTOR),
-                        Math.min(MachineMemory.freeBytes(), Files.getFileStore(dir).getUsableSpace() / 3));
+                KafkaBaseline.Result raw = kafka.produce(rawTopic, warmup, warmup.multipliedBy(MAX_RAW_WARMUP_FACTOR), fill);
                 KafkaBaseline.Result e2e = null;
                 long freeing = 0; // bytes of deleted topics the broker removes from the disk a minute later
                 if (e2eTopic != null) {
@@ -196,7 +205,7 @@ public final class PipelineBench implements Callable<Integer> {
                     // have left the page cache when it is deleted after it (to make room on the disk): the pipeline then
                     // still finds the page cache full.
                     Duration e2eWarmup = warmup.dividedBy(4);
-                    if (room(dir, raw.mbPerS() * 1e6 * e2eWarmup.plus(duration).toSeconds())) {
+                    if (room(dir, Math.min(scratchBytes, raw.mbPerS() * 1e6 * e2eWarmup.plus(duration).toSeconds()))) {
                         writeBack(out);
                         e2e = kafka.produceAndConsume(e2eTopic, e2eWarmup);
                         freeing = topicBytes(dir, rawTopic);
@@ -409,14 +418,18 @@ public final class PipelineBench implements Callable<Integer> {
      * added to {@code live} and {@code created} before it is asked for, so that its files are removed at the end
      * even if this or a later creation fails.
      */
-    private String createScratchTopic(LobStreamConfig cfg, String name, List<String> live, List<String> created) throws Exception {
+    /** A plain-Kafka phase's topic, keeping its newest {@code bytes} (deleted segments leave the disk within seconds). */
+    private String createScratchTopic(LobStreamConfig cfg, String name, long bytes, List<String> live, List<String> created)
+            throws Exception {
         String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + name;
         live.add(topic);
         created.add(topic);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             int replication = cfg.get(LobStreamConfig.REPLICATION);
             admin.createTopics(List.of(new NewTopic(topic, Optional.of(partitions),
-                    replication < 1 ? Optional.empty() : Optional.of((short) replication)))).all().get();
+                    replication < 1 ? Optional.empty() : Optional.of((short) replication))
+                    .configs(Map.of(TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(Math.max(1, bytes / partitions)),
+                            TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, "1000")))).all().get();
             KafkaTools.awaitLeaders(admin, List.of(topic), Duration.ofSeconds(60));
         }
         return topic;

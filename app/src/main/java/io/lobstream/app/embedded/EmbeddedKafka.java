@@ -83,6 +83,9 @@ public final class EmbeddedKafka implements AutoCloseable {
         // every partition of lob.commands rolls at about the same moment and the disk the tablespaces share takes
         // gigabytes of fsync at once: the writer's commits stalled for seconds (bench history, every ~50 s).
         p.put("log.segment.bytes", Integer.toString(128 * 1024 * 1024));
+        // Retention by size or age is enforced within seconds, not the default 5 minutes: the bench's scratch topics,
+        // bounded by retention.bytes, fill the disk faster than that. The check walks each partition's segment list.
+        p.put("log.retention.check.interval.ms", "5000");
         p.putAll(settings);
         KafkaConfig config = KafkaConfig.fromProps(p, false);
 
