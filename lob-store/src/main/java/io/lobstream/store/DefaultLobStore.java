@@ -338,6 +338,9 @@ public final class DefaultLobStore implements LobStore {
             if (!shared.isEmpty()) {
                 written = written.madeFrom(base.get().entry().version()); // which of its pages it wrote itself, for TornWrites
             }
+            if (placement.relocation()) {
+                written = written.movedFrom(base.get().entry()); // the same bytes: the same ETag
+            }
             unpublished.put(version, own); // until publish() names them, or gives them back
             return written;
         } catch (IOException | RuntimeException e) {

@@ -458,6 +458,14 @@ class DefaultLobStoreTest {
     }
 
     /** The end of the last page a live or pending version owns. */
+    private static VersionEntry current(LobStore store, String lobId) {
+        try {
+            return store.current(lobId).orElseThrow();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     static long usedEnd(LobStore store) {
         long[] end = {0};
         java.util.function.Consumer<VersionEntry> owner = e -> e.extents().forEach(x -> end[0] = Math.max(end[0], x.endPage()));
@@ -748,6 +756,8 @@ class DefaultLobStoreTest {
             long livePages = store.stats().pagesLive();
             assertThat(store.holePages()).as("holes below the live versions").isGreaterThan(3 * livePages);
 
+            Map<String, VersionEntry> before = new HashMap<>();
+            live.keySet().forEach(id -> before.put(id, current(store, id)));
             String pinnedId = "high59";
             LobReadHandle pinned = store.open(pinnedId).orElseThrow();
             assertThat(store.compact()).as("nothing moves in a run that follows writes").isZero();
@@ -770,6 +780,11 @@ class DefaultLobStoreTest {
             assertThat(filePages()).isLessThanOrEqualTo(usedEnd(store) + 8).isLessThan(peak / 3);
             assertIntact(store, live);
             assertThat(store.compact()).as("nothing left to move").isZero();
+            before.forEach((id, was) -> {
+                VersionEntry now = current(store, id);
+                assertThat(now.version()).as("moved: a new version").isGreaterThan(was.version());
+                assertThat(now.originVersion()).as("the same bytes: the same origin, and ETag").isEqualTo(was.version());
+            });
 
             // a reader that never lets go: the moved version's old copy is freed by the next open
             for (int i = 0; i < 200; i++) {

@@ -43,7 +43,7 @@ import java.util.function.Supplier;
  * The node's HTTP API.
  * <ul>
  *   <li>{@code GET|HEAD /lobs/{id}}: the current value, streamed; single {@code Range} requests on
- *       GET (206 / 416), {@code ETag} = version, 404 for unknown or deleted ids. A request for a key
+ *       GET (206 / 416), {@code ETag} = the copy and the version that made the value, 404 for unknown or deleted ids. A request for a key
  *       whose partition another node owns is proxied to that node (Kafka Streams metadata).</li>
  *   <li>{@code GET /status}: space, history and the offset of {@code lob.commands} applied, per
  *       partition, JSON.</li>
@@ -240,8 +240,9 @@ public final class LobHttpServer implements AutoCloseable {
         try (LobReadHandle h = opened.get()) {
             long length = h.length();
             var headers = ex.getResponseHeaders();
-            // the copy too: another node's copy of the partition numbers the same values' versions otherwise
-            String etag = "\"" + store.copyId() + "." + h.version().version() + "\"";
+            // the copy too: another node's copy of the partition numbers the same values' versions otherwise; the origin,
+            // not the version: a compaction move changes the version, not a byte (VersionEntry#originVersion)
+            String etag = "\"" + store.copyId() + "." + h.version().originVersion() + "\"";
             headers.add("ETag", etag);
             headers.add("Accept-Ranges", "bytes");
             Attributes attributes = h.version().attributes();

@@ -29,11 +29,16 @@ import java.util.List;
  *                     {@code retained} pages are the ones it shares; 0 for one that shares none, or when not recorded
  *                     (before this field existed). Every other data page the version wrote itself: that is what tells a
  *                     page a power loss took from the same LOB's older page at that place ({@code TornWrites})
+ * @param originVersion the version a command made these bytes as: the version itself, but for a compaction move, which
+ *                     keeps the moved version's. The HTTP {@code ETag} names it, so a move, which changes no byte,
+ *                     leaves the ETags clients keep valid; and as moves issue no origin, a copy restored from a backup
+ *                     reissues only numbers no ETag named (its commands since the backup rename it, see
+ *                     {@code LobStore#renewCopyId})
  */
 public record VersionEntry(String lobId, long version, long rootPage, long byteLength, int valueCrc32c,
                            List<Extent> extents, long createdAtMillis,
                            Cause cause, long sourceOffset, long supersededAtMillis, boolean reclaimRequested,
-                           List<Extent> retained, Attributes attributes, long baseVersion) {
+                           List<Extent> retained, Attributes attributes, long baseVersion, long originVersion) {
 
     /**
      * Why a version was superseded. {@code RELOCATE}: compaction moved its bytes to a new version; the
@@ -43,9 +48,11 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
 
     /**
      * 1: no retained pages; 2: adds them; 3: adds the attributes (written only when there are any, or a base version).
-     * All are read. The base version trails format 3, written only when there is one: the release before reads the
-     * fields it knows and ignores it, so a tablespace stays readable by it (and an entry it rewrites loses the base).
-     * The field has no tag: a later field must come after it, and with it always written.
+     * All are read. The base version trails format 3, written only when there is one or an origin follows: the release
+     * before reads the fields it knows and ignores it, so a tablespace stays readable by it (and an entry it rewrites loses
+     * the base). The origin version comes after it, written only when it is not the version (a move's): releases before
+     * read none and take the version (an ETag that changes with a move, as theirs did). Neither field has a tag: a later
+     * field must come after the origin, and with both always written.
      */
     private static final byte FORMAT = 3;
 
@@ -58,7 +65,7 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     public static VersionEntry current(String lobId, long version, long rootPage, long byteLength, int crc, List<Extent> extents,
                                        Attributes attributes) {
         return new VersionEntry(lobId, version, rootPage, byteLength, crc, extents, System.currentTimeMillis(), null, -1, 0, false,
-                List.of(), attributes, 0);
+                List.of(), attributes, 0, version);
     }
 
     public static VersionEntry current(String lobId, long version, long rootPage, long byteLength, int crc, List<Extent> extents) {
@@ -68,7 +75,13 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     /** This version, made by a partial update of {@code base} and sharing its pages. */
     public VersionEntry madeFrom(long base) {
         return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, extents, createdAtMillis, cause, sourceOffset,
-                supersededAtMillis, reclaimRequested, retained, attributes, base);
+                supersededAtMillis, reclaimRequested, retained, attributes, base, originVersion);
+    }
+
+    /** This version, a compaction move of {@code moved}: the same bytes, under the same origin. */
+    public VersionEntry movedFrom(VersionEntry moved) {
+        return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, extents, createdAtMillis, cause, sourceOffset,
+                supersededAtMillis, reclaimRequested, retained, attributes, baseVersion, moved.originVersion);
     }
 
     public VersionEntry superseded(Cause why, long bySourceOffset) {
@@ -79,12 +92,12 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     public VersionEntry superseded(Cause why, long bySourceOffset, List<Extent> shared) {
         List<Extent> owned = shared.isEmpty() ? extents : Extent.subtract(extents, shared);
         return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, owned, createdAtMillis, why, bySourceOffset,
-                System.currentTimeMillis(), false, Extent.coalesce(shared), attributes, baseVersion);
+                System.currentTimeMillis(), false, Extent.coalesce(shared), attributes, baseVersion, originVersion);
     }
 
     public VersionEntry withReclaimRequested() {
         return new VersionEntry(lobId, version, rootPage, byteLength, valueCrc32c, extents, createdAtMillis, cause, sourceOffset,
-                supersededAtMillis, true, retained, attributes, baseVersion);
+                supersededAtMillis, true, retained, attributes, baseVersion, originVersion);
     }
 
     public long pageCount() {
@@ -95,7 +108,7 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + 12 * extents.size());
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             // format 2 while there is nothing of format 3's: a tablespace without attributes stays readable by the release before
-            boolean format2 = attributes.equals(Attributes.NONE) && baseVersion == 0;
+            boolean format2 = attributes.equals(Attributes.NONE) && baseVersion == 0 && originVersion == version;
             out.writeByte(format2 ? 2 : FORMAT);
             out.writeUTF(lobId);
             out.writeLong(version);
@@ -112,8 +125,11 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             if (!format2) {
                 attributes.write(out);
             }
-            if (baseVersion != 0) {
+            if (baseVersion != 0 || originVersion != version) {
                 out.writeLong(baseVersion);
+            }
+            if (originVersion != version) {
+                out.writeLong(originVersion);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -141,9 +157,10 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             List<Extent> retained = format == 1 ? List.of() : ExtentCodec.read(in);
             Attributes attributes = format < 3 ? Attributes.NONE : Attributes.read(in);
             long base = format >= 3 && in.available() >= Long.BYTES ? in.readLong() : 0;
+            long origin = format >= 3 && in.available() >= Long.BYTES ? in.readLong() : version;
             Cause cause = causeCode == 0 ? null : Cause.values()[causeCode - 1];
             return new VersionEntry(lobId, version, root, length, crc, extents, created, cause, sourceOffset, supersededAt, reclaimRequested,
-                    retained, attributes, base);
+                    retained, attributes, base, origin);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -38,6 +38,29 @@ class VersionEntryTest {
         assertThat(VersionEntry.decode(java.util.Arrays.copyOf(b, b.length - Long.BYTES))).isEqualTo(e.madeFrom(0));
     }
 
+    /**
+     * A move's origin trails the base version, written as 0 if there is none: the release before reads the base, and
+     * without the origin the version stands for it (an ETag that changes with a move, as before).
+     */
+    @Test
+    void aMovesOriginTrailsTheBaseVersion() {
+        VersionEntry moved = VersionEntry.current("doc", 9, 40, 10, 99, List.of(new Extent(40, 1)))
+                .movedFrom(VersionEntry.current("doc", 4, 80, 10, 99, List.of(new Extent(80, 1))));
+        assertThat(moved.originVersion()).isEqualTo(4);
+        byte[] b = moved.encode();
+        assertThat(b[0]).as("format").isEqualTo((byte) 3);
+        assertThat(VersionEntry.decode(b)).isEqualTo(moved);
+        VersionEntry asBefore = VersionEntry.decode(java.util.Arrays.copyOf(b, b.length - Long.BYTES));
+        assertThat(asBefore.baseVersion()).isZero();
+        assertThat(asBefore.originVersion()).isEqualTo(9);
+        VersionEntry movedAgain = VersionEntry.current("doc", 12, 30, 10, 99, List.of(new Extent(30, 1))).movedFrom(moved);
+        assertThat(movedAgain.originVersion()).as("a move of a move").isEqualTo(4);
+        assertThat(VersionEntry.decode(movedAgain.superseded(VersionEntry.Cause.RELOCATE, -1).encode()).originVersion()).isEqualTo(4);
+        VersionEntry shared = VersionEntry.current("doc", 9, 40, 10, 0, List.of(new Extent(40, 3))).madeFrom(7);
+        assertThat(shared.originVersion()).as("a partial update is a value of its own").isEqualTo(9);
+        assertThat(VersionEntry.decode(shared.encode())).isEqualTo(shared);
+    }
+
     @Test
     void anEntryOfFormat2ReadsWithoutAttributes() throws IOException {
         VersionEntry e = VersionEntry.decode(format2(1));
