@@ -457,7 +457,6 @@ class DefaultLobStoreTest {
         return Files.size(dir.resolve(TablespaceDirs.PAGES)) / 4096;
     }
 
-    /** The end of the last page a live or pending version owns. */
     private static VersionEntry current(LobStore store, String lobId) {
         try {
             return store.current(lobId).orElseThrow();
@@ -466,6 +465,7 @@ class DefaultLobStoreTest {
         }
     }
 
+    /** The end of the last page a live or pending version owns. */
     static long usedEnd(LobStore store) {
         long[] end = {0};
         java.util.function.Consumer<VersionEntry> owner = e -> e.extents().forEach(x -> end[0] = Math.max(end[0], x.endPage()));
@@ -783,7 +783,7 @@ class DefaultLobStoreTest {
             before.forEach((id, was) -> {
                 VersionEntry now = current(store, id);
                 assertThat(now.version()).as("moved: a new version").isGreaterThan(was.version());
-                assertThat(now.originVersion()).as("the same bytes: the same origin, and ETag").isEqualTo(was.version());
+                assertThat(now.originVersion()).as("the same bytes: the same origin, and ETag").isEqualTo(was.originVersion());
             });
 
             // a reader that never lets go: the moved version's old copy is freed by the next open

@@ -47,7 +47,8 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
     public enum Cause { UPDATE, DELETE, RELOCATE }
 
     /**
-     * 1: no retained pages; 2: adds them; 3: adds the attributes (written only when there are any, or a base version).
+     * 1: no retained pages; 2: adds them; 3: adds the attributes (written only when there are any, a base version or an
+     * origin).
      * All are read. The base version trails format 3, written only when there is one or an origin follows: the release
      * before reads the fields it knows and ignores it, so a tablespace stays readable by it (and an entry it rewrites loses
      * the base). The origin version comes after it, written only when it is not the version (a move's): releases before
