@@ -414,11 +414,11 @@ public final class PipelineBench implements Callable<Integer> {
     }
 
     /**
-     * A plain-Kafka phase's scratch topic, as many partitions as the pipeline's, every partition with a leader;
-     * added to {@code live} and {@code created} before it is asked for, so that its files are removed at the end
-     * even if this or a later creation fails.
+     * A plain-Kafka phase's scratch topic, as many partitions as the pipeline's, every partition with a leader, keeping
+     * its newest {@code bytes} (deleted segments leave the disk within seconds); added to {@code live} and
+     * {@code created} before it is asked for, so that its files are removed at the end even if this or a later
+     * creation fails.
      */
-    /** A plain-Kafka phase's topic, keeping its newest {@code bytes} (deleted segments leave the disk within seconds). */
     private String createScratchTopic(LobStreamConfig cfg, String name, long bytes, List<String> live, List<String> created)
             throws Exception {
         String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + name;
