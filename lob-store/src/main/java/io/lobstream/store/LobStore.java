@@ -47,7 +47,7 @@ public interface LobStore extends Closeable {
      * @param attributes     the new version's content type and metadata (the previous version's are not kept)
      * @param source         if not null, recorded as applied in the same index batch
      * @throws ValueChecksumException if {@code expectedCrc32c} does not match
-     * @throws ValueTooLargeException  if {@code length} is over {@link #maxValueBytes()}
+     * @throws ValueTooLargeException  if {@code length} is over {@link #layoutMaxBytes()}
      * @throws IllegalArgumentException if {@link Attributes#problem()} finds one
      */
     WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Attributes attributes, Source source)
@@ -64,7 +64,7 @@ public interface LobStore extends Closeable {
      * The new version shares every unchanged full data page with the previous one. Exactly {@code length}
      * bytes are read from {@code data}; if it ends sooner the write fails ({@link java.io.EOFException}).
      *
-     * @throws ValueTooLargeException if the value would grow past {@link #maxValueBytes()}
+     * @throws ValueTooLargeException if the value would grow past {@link #layoutMaxBytes()}
      */
     WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException;
 
@@ -79,7 +79,7 @@ public interface LobStore extends Closeable {
      * chunk is written straight into them; the last one checks the CRC and publishes the version.
      * A re-sent chunk is recognised and ignored.
      *
-     * @throws ValueTooLargeException if the upload's total length is over {@link #maxValueBytes()} (the first chunk;
+     * @throws ValueTooLargeException if the upload's total length is over {@link #layoutMaxBytes()} (the first chunk;
      *                                nothing is allocated or recorded)
      */
     ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException;
@@ -260,10 +260,11 @@ public interface LobStore extends Closeable {
     Path directory();
 
     /**
-     * The longest value this tablespace holds (it depends on the page size): {@link #put}, {@link #write},
+     * The longest value this tablespace's page layout holds (it depends on the page size): {@link #put}, {@link #write},
      * {@link #append} and the first chunk of {@link #putChunk} refuse a longer one with {@link ValueTooLargeException}.
+     * Not the writer's own limit, {@code lob.value.max.bytes}, which is lower unless raised.
      */
-    default long maxValueBytes() {
-        return config().maxValueBytes();
+    default long layoutMaxBytes() {
+        return config().layoutMaxBytes();
     }
 }

@@ -146,7 +146,7 @@ public final class LobStoreConfig {
      * with 16 KiB); a longer one is refused with {@link ValueTooLargeException} before any page is
      * allocated.
      */
-    public long maxValueBytes() { return VersionLayout.maxValueBytes(pageSize()); }
+    public long layoutMaxBytes() { return VersionLayout.layoutMaxBytes(pageSize()); }
     public boolean prealloc() { return get(PREALLOC); }
     public int preallocBatch() { return get(PREALLOC_BATCH); }
     public boolean latchDowngrade() { return get(LATCH_DOWNGRADE); }

@@ -3,7 +3,7 @@ package io.lobstream.store;
 import java.io.IOException;
 
 /**
- * A value longer than a tablespace of its page size can hold ({@link LobStoreConfig#maxValueBytes()}):
+ * A value longer than a tablespace of its page size can hold ({@link LobStoreConfig#layoutMaxBytes()}):
  * nothing was allocated or written. The command can never succeed on this tablespace.
  */
 public class ValueTooLargeException extends IOException {
@@ -21,8 +21,8 @@ public class ValueTooLargeException extends IOException {
 
     /** Refuses, before anything is allocated, a value longer than a tablespace of {@code config}'s page size holds. */
     static void check(LobStoreConfig config, String lobId, long length) throws ValueTooLargeException {
-        if (length > config.maxValueBytes()) {
-            throw new ValueTooLargeException(lobId, length, config.maxValueBytes(), config.pageSize());
+        if (length > config.layoutMaxBytes()) {
+            throw new ValueTooLargeException(lobId, length, config.layoutMaxBytes(), config.pageSize());
         }
     }
 

@@ -45,8 +45,8 @@ class ValueBoundsTest {
     @Test
     void aValueOverTheTablespaceLimitIsRefusedBeforeAnyPageIsAllocated() throws IOException {
         try (DefaultLobStore store = open()) {
-            long max = store.maxValueBytes();
-            assertThat(max).isEqualTo(store.config().maxValueBytes()).isBetween(400L << 20, 450L << 20);
+            long max = store.layoutMaxBytes();
+            assertThat(max).isEqualTo(store.config().layoutMaxBytes()).isBetween(400L << 20, 450L << 20);
             put(store, "small", bytes(100, 1));
             long pagesBefore = store.stats().pagesFree() + store.stats().pagesLive();
             long fileBefore = Files.size(dir.resolve(io.lobstream.store.tablespace.TablespaceDirs.PAGES));

@@ -289,7 +289,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 }
                 PurgeReader reader = readers.reader(tp.partition());
                 if (reader == null) {
-                    // No tablespace here: leave the records unconsumed for a worker that can see them.
+                    // No tablespace here (yet): leave the records unconsumed, the partition paused and tried again every
+                    // MISSING_RETRY. It stays assigned here (sticky): a subscribed worker needs every tablespace in its data
+                    // directory; a following worker drops the partition from its assignment once its node has closed it.
                     consumer.pause(List.of(tp));
                     consumer.seek(tp, batch.get(0).offset());
                     continue;

@@ -149,8 +149,8 @@ public final class PartitionReplayer {
                     }
                     Source source = new Source(tp.toString(), r.offset(), at);
                     if (cmd == null) {
-                        store.recordRejected(source, new Rejection("undecodable", undecodableWhy)); // as the writer does
-                        o = new CommandApplier.Rejected("undecodable", undecodableWhy);
+                        store.recordRejected(source, new Rejection(Rejection.UNDECODABLE, undecodableWhy)); // as the writer does
+                        o = new CommandApplier.Rejected(Rejection.UNDECODABLE, undecodableWhy);
                     } else {
                         o = applier.apply(cmd, r.key(), tp.partition(), at, store, source);
                     }

@@ -156,23 +156,23 @@ public final class CommandApplier {
                     long current = store.current(id).map(VersionEntry::byteLength).orElse(0L);
                     long at = cmd.getOp() == LobOp.APPEND ? current : cmd.getOffset();
                     if (at > current) {
-                        return new Rejected("out-of-range", "WRITE at offset " + at + " of " + id + ", which has " + current + " bytes");
+                        return new Rejected(Rejection.OUT_OF_RANGE, "WRITE at offset " + at + " of " + id + ", which has " + current + " bytes");
                     }
                     if (at + length > maxValueBytes) {
                         return tooLarge(id, at + length);
                     }
                     if (cmd.getCrc32c() != null && cmd.getCrc32c() != crc(data)) {
-                        return new Rejected("crc-mismatch", new ValueChecksumException(id, cmd.getCrc32c(), crc(data)).getMessage());
+                        return new Rejected(Rejection.CRC_MISMATCH, new ValueChecksumException(id, cmd.getCrc32c(), crc(data)).getMessage());
                     }
                     return new Applied(cmd.getOp(), store.write(id, at, stream(data), length, tagged).superseded());
                 }
                 case TRUNCATE: {
                     Optional<VersionEntry> cur = store.current(id);
                     if (cur.isEmpty()) {
-                        return new Rejected("not-found", "TRUNCATE of " + id + ", which does not exist");
+                        return new Rejected(Rejection.NOT_FOUND, "TRUNCATE of " + id + ", which does not exist");
                     }
                     if (cmd.getTotalLength() > cur.get().byteLength()) {
-                        return new Rejected("out-of-range", "TRUNCATE of " + id + " to " + cmd.getTotalLength() + " bytes; it has "
+                        return new Rejected(Rejection.OUT_OF_RANGE, "TRUNCATE of " + id + " to " + cmd.getTotalLength() + " bytes; it has "
                                 + cur.get().byteLength());
                     }
                     return new Applied(LobOp.TRUNCATE, store.truncate(id, cmd.getTotalLength(), tagged).superseded());
@@ -180,12 +180,12 @@ public final class CommandApplier {
                 case DELETE:
                     return new Applied(LobOp.DELETE, store.delete(id, tagged));
                 default:
-                    return new Rejected("unsupported", "op " + cmd.getOp());
+                    return new Rejected(Rejection.UNSUPPORTED, "op " + cmd.getOp());
             }
         } catch (ValueChecksumException e) {
-            return new Rejected("crc-mismatch", e.getMessage());
+            return new Rejected(Rejection.CRC_MISMATCH, e.getMessage());
         } catch (ValueTooLargeException e) {
-            return new Rejected("too-large", e.getMessage()); // more than the tablespace's page size can address
+            return new Rejected(Rejection.TOO_LARGE, e.getMessage()); // more than the tablespace's page size can address
         } catch (IllegalArgumentException e) {
             // the tablespace refused what no check above caught: thrown out of the task, the command would fail it at
             // every restart (and a replay of the partition at every try); as a rejection it is recorded and dead-lettered
@@ -266,7 +266,7 @@ public final class CommandApplier {
             case WRITE:
             case APPEND:
                 if (chunked) {
-                    return new Rejected("unsupported", cmd.getOp() + " in chunks: send writes of up to lob.chunk.size bytes each");
+                    return new Rejected(Rejection.UNSUPPORTED, cmd.getOp() + " in chunks: send writes of up to lob.chunk.size bytes each");
                 }
                 return cmd.getTotalLength() == n ? null
                         : invalid("totalLength " + cmd.getTotalLength() + " but the command carries " + n + " bytes");
@@ -274,7 +274,7 @@ public final class CommandApplier {
             case DELETE:
                 return chunked || n > 0 ? invalid(cmd.getOp() + " carries data or chunks") : null;
             default:
-                return new Rejected("unsupported", "op " + cmd.getOp());
+                return new Rejected(Rejection.UNSUPPORTED, "op " + cmd.getOp());
         }
     }
 
@@ -294,11 +294,11 @@ public final class CommandApplier {
     }
 
     private static Rejected invalid(String reason) {
-        return new Rejected("invalid", reason);
+        return new Rejected(Rejection.INVALID, reason);
     }
 
     private Rejected tooLarge(String id, long length) {
-        return new Rejected("too-large", id + " would be " + length + " bytes, over lob.value.max.bytes " + maxValueBytes);
+        return new Rejected(Rejection.TOO_LARGE, id + " would be " + length + " bytes, over lob.value.max.bytes " + maxValueBytes);
     }
 
     private static int crc(ByteBuffer data) {

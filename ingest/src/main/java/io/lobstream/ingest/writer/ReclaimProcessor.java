@@ -36,7 +36,7 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             extents = Extents.fromAvro(reclaim.getExtents());
             Extent.coalesce(extents); // overlapping extents: the store compares coalesced lists, and would throw there
         } catch (IllegalArgumentException e) {
-            deadLetter(record, "invalid", "bad extents in ReclaimRecord: " + e.getMessage());
+            deadLetter(record, Rejection.INVALID, "bad extents in ReclaimRecord: " + e.getMessage());
             return;
         }
         if (source.offset() <= store.appliedOffset(source.name())) {
@@ -51,8 +51,8 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             // refused by the tablespace where the check above found nothing: thrown out of the task, the record would
             // fail it again at every restart and stall the partition; recorded, so that it is refused again if read again
             String reason = "ReclaimRecord refused by the tablespace: " + e.getMessage();
-            store.recordRejected(source, new Rejection("invalid", reason));
-            deadLetter(record, "invalid", reason);
+            store.recordRejected(source, new Rejection(Rejection.INVALID, reason));
+            deadLetter(record, Rejection.INVALID, reason);
             return;
         }
         metrics.reclaim(outcome);

@@ -112,8 +112,8 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
             store.rejection(source).ifPresent(r -> deadLetter(record, r.kind(), r.reason()));
             return;
         }
-        deadLetter(record, "undecodable", reason);
-        store.recordRejected(source, new Rejection("undecodable", reason));
+        deadLetter(record, Rejection.UNDECODABLE, reason);
+        store.recordRejected(source, new Rejection(Rejection.UNDECODABLE, reason));
     }
 
     /** What the log going back under the task means for its tablespace, before the task fails: nothing, by default. */

@@ -11,8 +11,22 @@ import java.nio.charset.StandardCharsets;
  * @param reason for people
  */
 public record Rejection(String kind, String reason) {
-    /** The kinds the store itself records, for chunks it refuses (in the batch that records them applied). */
+    // The kinds, each a dead letter's lob.dlq.kind header and a tag of lob_commands_dead_lettered_total (README, Bad input).
+    /** Not Avro in the registry's framing, or an op the writer does not know. */
+    public static final String UNDECODABLE = "undecodable";
+    /** Fields the command's op cannot take, or anything else the tablespace refuses. */
+    public static final String INVALID = "invalid";
+    /** A value over lob.value.max.bytes, or over what the page layout addresses. */
+    public static final String TOO_LARGE = "too-large";
+    /** A WRITE past the LOB's end, a TRUNCATE to more than its length. */
+    public static final String OUT_OF_RANGE = "out-of-range";
+    /** A TRUNCATE of a LOB that does not exist. */
+    public static final String NOT_FOUND = "not-found";
+    /** An op the writer knows but does not take in this form (a chunked WRITE or APPEND). */
+    public static final String UNSUPPORTED = "unsupported";
+    /** A chunk of an unknown or expired upload, out of order, or not matching its upload (recorded by the store itself). */
     public static final String UPLOAD = "upload";
+    /** A value's or data's CRC32C does not match (recorded by the store itself for chunks). */
     public static final String CRC_MISMATCH = "crc-mismatch";
     /** A commandId (or an upload's id) applied before, sent again as another write: a reused id or idempotency key. */
     public static final String ID_CONFLICT = "id-conflict";

@@ -64,7 +64,7 @@ public record VersionLayout(int pageSize, long byteLength, int dataPages, int ta
      * case the plans are sized for). {@link #plan} and {@link #planStreamed} lay out every value up to
      * this length; {@link #planStreamed} no longer one.
      */
-    public static long maxValueBytes(int pageSize) {
+    public static long layoutMaxBytes(int pageSize) {
         int rootRoom = PageCodec.payloadCapacity(pageSize) - ROOT_META;
         long pages = Math.min((long) (rootRoom / EXTENT_SIZE) * extentsPerIndexPage(pageSize), Integer.MAX_VALUE);
         return pages * PageCodec.payloadCapacity(pageSize);

@@ -11,7 +11,7 @@ class VersionLayoutTest {
     @ParameterizedTest
     @ValueSource(ints = {4096, 8192, 16384, 32768, 65536})
     void everyValueUpToMaxValueBytesHasALayoutAndNoLongerOneIsStreamed(int pageSize) {
-        long max = VersionLayout.maxValueBytes(pageSize);
+        long max = VersionLayout.layoutMaxBytes(pageSize);
         for (long length : new long[]{max - 1, max}) {
             assertThat(VersionLayout.plan(pageSize, length).byteLength()).isEqualTo(length);
             assertThat(VersionLayout.planStreamed(pageSize, length).byteLength()).isEqualTo(length);
@@ -23,6 +23,6 @@ class VersionLayoutTest {
     @ValueSource(ints = {4096, 16384})
     void theLimitIsWhatTheReviewFound(int pageSize) {
         // 4 KiB pages: about 440 MiB (a 1 GiB value does not fit); 16 KiB: about 28 GiB
-        assertThat(VersionLayout.maxValueBytes(pageSize)).isEqualTo(pageSize == 4096 ? 461_540_352L : 30_289_136_640L);
+        assertThat(VersionLayout.layoutMaxBytes(pageSize)).isEqualTo(pageSize == 4096 ? 461_540_352L : 30_289_136_640L);
     }
 }
