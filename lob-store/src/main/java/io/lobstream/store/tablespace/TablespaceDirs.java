@@ -19,7 +19,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * Where a tablespace lives in a data directory, and its small descriptor file.
+ * Where a tablespace lives in a data directory, and its small descriptor file. Opening the files for a store is
+ * {@code io.lobstream.store.TablespaceFiles}'s (package-private to the store).
  *
  * <pre>
  * DATA_DIR/tablespaces/p-0/lob.pages          the page file
