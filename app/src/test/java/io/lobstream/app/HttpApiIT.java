@@ -466,7 +466,7 @@ class HttpApiIT {
 
         Cli put = cli("put", id, file.toString(), "--node", viaA);
         assertThat(put.exit).as(put.err).isZero();
-        assertThat(put.err).contains(id + ": applied, version");
+        assertThat(put.err).contains(id + ": applied, ETag \"");
         assertThat(get(b, id, null).body()).as("readable as soon as put returns").isEqualTo(value);
 
         byte[] tail = bytes(100, 22);
@@ -498,7 +498,7 @@ class HttpApiIT {
         int closed = EmbeddedKafka.freePort();
         Cli noNode = cli("put", id, file.toString(), "--node", "http://127.0.0.1:" + closed);
         assertThat(noNode.exit).as(noNode.err).isZero();
-        assertThat(noNode.err).contains(id + ": applied (no version from http://127.0.0.1:" + closed + ": no node answers");
+        assertThat(noNode.err).contains(id + ": applied (no ETag from http://127.0.0.1:" + closed + ": no node answers");
         assertThat(get(a, id, null).body()).isEqualTo(value);
     }
 

@@ -61,7 +61,7 @@ final class GetCommand implements Callable<Integer> {
                     long length = r.contentLength().orElse(-1);
                     // not System.out: a PrintStream keeps write errors to itself (a full disk, a closed pipe)
                     long n = output == null ? transfer(in, new FileOutputStream(FileDescriptor.out), length) : download(in, length);
-                    System.err.printf("%s: %d bytes, version %s, %s%n", id, n, r.header("ETag").orElse("?").replace("\"", ""),
+                    System.err.printf("%s: %d bytes, ETag %s, %s%n", id, n, r.header("ETag").orElse("?"),
                             r.header("Content-Type").orElse("no content type"));
                     return 0;
                 }

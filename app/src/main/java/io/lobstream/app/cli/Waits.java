@@ -35,7 +35,7 @@ final class Waits {
                 err.printf("%s: not applied: the writer dead-lettered it (%s)%n", id, outcome.deadLetter().get().reason());
                 return DEAD_LETTERED;
             }
-            err.printf("%s: applied%s%n", id, version(http, id));
+            err.printf("%s: applied%s%n", id, etag(http, id));
             return APPLIED;
         } catch (TimeoutException e) {
             RecordMetadata sent = write.get();
@@ -46,13 +46,13 @@ final class Waits {
         }
     }
 
-    /** ", version V" or ", deleted" as a node serves it now; why not, if the node did not say. */
-    private static String version(NodeHttp http, String id) throws InterruptedException {
+    /** ", ETag \"E\"" or ", deleted" as a node serves it now; why not, if the node did not say. */
+    private static String etag(NodeHttp http, String id) throws InterruptedException {
         try {
-            return http.etag(id).map(v -> ", version " + v.replace("\"", "")).orElse(", deleted");
+            return http.etag(id).map(etag -> ", ETag " + etag).orElse(", deleted");
         } catch (IOException e) {
-            // the message says which: no answer at all, or an answer that was not the version (a 503 while partitions move)
-            return " (no version from " + http.base() + ": " + (e.getMessage() != null ? e.getMessage()
+            // the message says which: no answer at all, or an answer without one (a 503 while partitions move)
+            return " (no ETag from " + http.base() + ": " + (e.getMessage() != null ? e.getMessage()
                     : e.getClass().getSimpleName()) + ")";
         }
     }
