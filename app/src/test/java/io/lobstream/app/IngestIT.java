@@ -21,6 +21,7 @@ import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
+import io.lobstream.schema.Topics;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStoreConfig;
@@ -143,7 +144,7 @@ class IngestIT {
                     .allSatisfy(d -> assertThat(d.partitions()).as(d.name()).hasSize(3));
             // made as a broker makes a topic on first use, it keeps the broker's retention and the producers' timestamps:
             // said, for the node to warn of
-            assertThat(TopicSetup.commandsTopicProblems(admin, early)).hasSize(2)
+            assertThat(TopicSetup.topicProblems(admin, early)).hasSize(2)
                     .anySatisfy(p -> assertThat(p).startsWith("early.commands has retention.ms=604800000, not -1"))
                     .anySatisfy(p -> assertThat(p).startsWith("early.commands has message.timestamp.type=CreateTime, not LogAppendTime"));
 
@@ -155,19 +156,31 @@ class IngestIT {
             assertThat(c.get("retention.ms").value()).isEqualTo("-1");
             assertThat(c.get("retention.bytes").value()).isEqualTo("-1");
             assertThat(c.get("message.timestamp.type").value()).isEqualTo("LogAppendTime");
-            assertThat(TopicSetup.commandsTopicProblems(admin, fresh)).isEmpty();
+            assertThat(TopicSetup.topicProblems(admin, fresh)).isEmpty();
             // and its dead letters as long: replay and applied() read them for commands as old as any
             ConfigResource letters = new ConfigResource(ConfigResource.Type.TOPIC, fresh.topics().deadLetters());
             org.apache.kafka.clients.admin.Config d = admin.describeConfigs(List.of(letters)).all().get().get(letters);
             assertThat(d.get("retention.ms").value()).isEqualTo("-1");
             assertThat(d.get("retention.bytes").value()).isEqualTo("-1");
+            // and the topics whose records list a version's pages take such a list of the longest value (TopicsTest)
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    cluster.bootstrap(), ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Topics.PAGE_LIST_RECORD_MAX_BYTES),
+                    new ByteArraySerializer(), new ByteArraySerializer())) {
+                byte[] pageList = new byte[Topics.PAGE_LIST_RECORD_MAX_BYTES - 1024];
+                for (String t : List.of(fresh.topics().undoHistory(), fresh.topics().reclaim())) {
+                    assertThat(producer.send(new ProducerRecord<>(t, pageList)).get(30, TimeUnit.SECONDS).serializedValueSize())
+                            .isEqualTo(pageList.length);
+                }
+            }
 
-            // a dead-letter topic an older release made (with the broker's 7 days): said, for the node to warn of
+            // topics an older release made (with the broker's 7 days and 1 MiB records): said, for the node to warn of
             LobStreamConfig old = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "old.");
-            admin.createTopics(List.of(new NewTopic(old.topics().deadLetters(), 2, (short) 1))).all().get();
+            admin.createTopics(List.of(new NewTopic(old.topics().deadLetters(), 2, (short) 1),
+                    new NewTopic(old.topics().reclaim(), 2, (short) 1))).all().get();
             assertThat(TopicSetup.ensureTopics(admin, old)).isEqualTo(2);
-            assertThat(TopicSetup.commandsTopicProblems(admin, old)).singleElement()
-                    .satisfies(p -> assertThat(p).startsWith("old.commands.dlq has retention.ms=604800000, not -1"));
+            assertThat(TopicSetup.topicProblems(admin, old)).hasSize(2)
+                    .anySatisfy(p -> assertThat(p).startsWith("old.commands.dlq has retention.ms=604800000, not -1"))
+                    .anySatisfy(p -> assertThat(p).startsWith("old.reclaim has max.message.bytes=1048588, not 16777216"));
         }
     }
 

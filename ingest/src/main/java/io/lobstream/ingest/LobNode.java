@@ -14,6 +14,7 @@ import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
+import io.lobstream.schema.Topics;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.IndexMemory;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -85,10 +86,10 @@ public final class LobNode implements AutoCloseable {
             partitions = TopicSetup.ensureTopics(admin, config);
             log.info("topics {} ready with {} partitions", config.topics().all(), partitions);
             try {
-                TopicSetup.commandsTopicProblems(admin, config).forEach(log::warn);
+                TopicSetup.topicProblems(admin, config).forEach(log::warn);
             } catch (java.util.concurrent.ExecutionException e) { // advice only: a principal without DescribeConfigs still runs
-                log.info("cannot read the configuration of {} ({}); its retention and timestamps are not checked", config.topics().commands(),
-                        e.getCause().toString());
+                log.info("cannot read the configuration of {} ({}); their retention, timestamps and record limits are not checked",
+                        config.topics().all(), e.getCause().toString());
             }
             if (partitions != config.get(LobStreamConfig.PARTITIONS)) {
                 log.warn("the topics have {} partitions, not {}={}: they existed before (created by hand, or {} by a producer on "
@@ -205,6 +206,8 @@ public final class LobNode implements AutoCloseable {
         // sends a commit's records of a partition in one batch, not a request every few milliseconds (the commit
         // flushes the producer).
         p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), config.get(LobStreamConfig.COMMIT_INTERVAL_MS));
+        // an undo record lists the pages its version shares with the next (a partial update of a long value: many)
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), Topics.PAGE_LIST_RECORD_MAX_BYTES);
         // A writer behind its producers leaves the backlog in Kafka, not in its heap: Kafka Streams buffers up to 1,000
         // records per partition by default, 256–512 MB of commands, which the node's GC then copies (session 13). A
         // fetch brings up to 4 MiB of a partition: 16 records keep the stream thread fed.

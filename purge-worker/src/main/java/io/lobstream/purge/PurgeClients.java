@@ -2,6 +2,7 @@ package io.lobstream.purge;
 
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.Topics;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -61,6 +62,7 @@ final class PurgeClients {
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(config, workerId));
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.putIfAbsent(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Topics.PAGE_LIST_RECORD_MAX_BYTES); // a reclaim lists every page freed
         return () -> new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
     }
 }

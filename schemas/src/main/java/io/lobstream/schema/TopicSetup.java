@@ -11,6 +11,7 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.record.TimestampType;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +26,7 @@ import java.util.concurrent.ExecutionException;
  */
 public final class TopicSetup {
     private static final String TIMESTAMP_TYPE = TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG;
+    private static final String MAX_MESSAGE_BYTES = TopicConfig.MAX_MESSAGE_BYTES_CONFIG;
     private static final String LOG_APPEND_TIME = TimestampType.LOG_APPEND_TIME.name;
 
     private TopicSetup() {
@@ -78,6 +80,9 @@ public final class TopicSetup {
                 topic.configs(Map.of("retention.ms", Long.toString(config.get(LobStreamConfig.COMMANDS_RETENTION_MS)),
                         "retention.bytes", "-1"));
             }
+            if (t.equals(topics.undoHistory()) || t.equals(topics.reclaim())) {
+                topic.configs(Map.of(MAX_MESSAGE_BYTES, Integer.toString(Topics.PAGE_LIST_RECORD_MAX_BYTES)));
+            }
             if (t.equals(topics.commands())) {
                 // the redo log: replay and the rebuild of a moved partition read it from the beginning, so neither time
                 // nor size may delete from it (a broker's log.retention.bytes would). Stamped by the broker: upload expiry
@@ -109,21 +114,23 @@ public final class TopicSetup {
     }
 
     /**
-     * What is wrong with the configuration of {@code lob.commands}, the redo log: a topic LobStream
-     * did not create (by hand, or by a broker on a producer's first send) keeps the broker's
-     * defaults, 7 days of retention and producers' timestamps unless set. Empty when it keeps at
-     * least what {@code lob.commands.retention.ms} asks, no size or compaction deletes from it, and
-     * the broker stamps its records; and when {@code lob.commands.dlq} keeps its letters as long
-     * (one made before this release, or by hand, keeps the broker's 7 days). Needs DescribeConfigs
-     * on the topics.
+     * What is wrong with the configuration of the topics that a topic LobStream did not create (by
+     * hand, or by a broker on a producer's first send, or an older LobStream) can get wrong: the
+     * broker's defaults keep 7 days, take producers' timestamps and refuse records over 1 MiB.
+     * Empty when {@code lob.commands}, the redo log, keeps at least what
+     * {@code lob.commands.retention.ms} asks, no size or compaction deletes from it, and the broker
+     * stamps its records; when {@code lob.commands.dlq} keeps its letters as long; and when
+     * {@code lob.undo-history} and {@code lob.reclaim} take records of
+     * {@link Topics#PAGE_LIST_RECORD_MAX_BYTES}. Needs DescribeConfigs on the topics.
      */
-    public static List<String> commandsTopicProblems(Admin admin, LobStreamConfig config)
+    public static List<String> topicProblems(Admin admin, LobStreamConfig config)
             throws InterruptedException, ExecutionException {
-        String topic = config.topics().commands();
-        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        ConfigResource lettersResource = new ConfigResource(ConfigResource.Type.TOPIC, config.topics().deadLetters());
-        Map<ConfigResource, Config> configs = admin.describeConfigs(List.of(resource, lettersResource)).all().get();
-        Config c = configs.get(resource);
+        Topics topics = config.topics();
+        Map<String, Config> configs = new HashMap<>();
+        List<ConfigResource> resources = topics.all().stream().map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList();
+        admin.describeConfigs(resources).all().get().forEach((r, c) -> configs.put(r.name(), c));
+        String topic = topics.commands();
+        Config c = configs.get(topic);
         List<String> problems = new ArrayList<>();
         String everyCommand = "replay and the rebuild of a partition need every command";
         keepsWhatCommandsNeed(problems, config, topic, c, everyCommand);
@@ -132,8 +139,16 @@ public final class TopicSetup {
         expect(problems, topic, TIMESTAMP_TYPE, value(c, TIMESTAMP_TYPE), LOG_APPEND_TIME, LOG_APPEND_TIME.equals(value(c, TIMESTAMP_TYPE)),
                 "upload expiry and the de-duplication window are measured in the commands' time; with CreateTime a producer's "
                         + "clock sets it, and one that runs ahead expires other producers' uploads");
-        keepsWhatCommandsNeed(problems, config, config.topics().deadLetters(), configs.get(lettersResource),
+        keepsWhatCommandsNeed(problems, config, topics.deadLetters(), configs.get(topics.deadLetters()),
                 "replay and applied() read the letters of commands as old as any, and a letter keeps its command's timestamp");
+        for (String pageLists : List.of(topics.undoHistory(), topics.reclaim())) {
+            String max = value(configs.get(pageLists), MAX_MESSAGE_BYTES);
+            expect(problems, pageLists, MAX_MESSAGE_BYTES, max, Integer.toString(Topics.PAGE_LIST_RECORD_MAX_BYTES),
+                    max != null && Long.parseLong(max) >= Topics.PAGE_LIST_RECORD_MAX_BYTES,
+                    "its records list a superseded version's pages: for a value of a few GiB written into a tablespace "
+                            + "of holes, over 1 MiB, which the broker would refuse to the writer or purge worker sending it, at "
+                            + "every try");
+        }
         return problems;
     }
 

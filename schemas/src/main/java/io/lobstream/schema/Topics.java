@@ -9,6 +9,15 @@ import java.util.List;
  * @param prefix configurable prefix, {@code lob.} by default
  */
 public record Topics(String prefix) {
+    /**
+     * The largest record on {@link #undoHistory()} and {@link #reclaim()}, their topics'
+     * {@code max.message.bytes} and their producers' {@code max.request.size}. Their records list a
+     * superseded version's pages: one extent per page at worst (a value written into a tablespace of
+     * one-page holes), up to 7 bytes each. 16 MiB holds 2.4 million, more than the 1.85 million
+     * pages of the longest value 16 KiB pages address; Kafka's default, 1 MiB, holds a 2 GiB value's.
+     */
+    public static final int PAGE_LIST_RECORD_MAX_BYTES = 16 << 20;
+
     /** LobCommand records from producers. */
     public String commands() {
         return prefix + "commands";
