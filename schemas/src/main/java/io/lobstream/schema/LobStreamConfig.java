@@ -77,9 +77,9 @@ public final class LobStreamConfig {
                     + "(with lob.node.id set, also how long a restart may take without a rebalance).");
     public static final ConfigKey<Integer> CHUNK_SIZE = ConfigKey.integer("lob.chunk.size", 512 * 1024, 1024, 1000 * 1024,
             "Largest value bytes in one LobCommand (under Kafka's 1 MiB default record limit).");
-    public static final ConfigKey<Long> VALUE_MAX_BYTES = ConfigKey.longValue("lob.value.max.bytes", 1L << 30, 0, Long.MAX_VALUE,
+    public static final ConfigKey<Long> VALUE_MAX_BYTES = ConfigKey.longValue("lob.value.max.bytes", 1L << 30, 0, 1L << 40,
             "Largest LOB value the writer accepts (a PUT's total length, or the length a WRITE or APPEND would reach); "
-                    + "larger ones are dead-lettered as too-large. Above 2 GiB too; the page layout's own limit "
+                    + "larger ones are dead-lettered as too-large. Up to 1 TiB; the page layout's own limit "
                     + "(about 28 GiB with 16 KiB pages) holds whatever this says.");
     public static final ConfigKey<Integer> UPLOAD_TIMEOUT_MS = ConfigKey.integer("lob.upload.timeout.ms", 10 * 60 * 1000, 1000,
             Integer.MAX_VALUE, "A chunked upload that receives no chunk for this long (its producer died) is dropped and its "

@@ -60,4 +60,13 @@ class LobStreamConfigTest {
                 "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("must stop its task, not skip a command");
     }
+
+    /** Values past 2 GiB: the limit is a long, up to 1 TiB (chunk counts stay ints at the smallest chunk size). */
+    @Test
+    void theValueLimitGoesPastTwoGiB() {
+        assertThat(new LobStreamConfig(Map.of("lob.value.max.bytes", "4294967296")).get(LobStreamConfig.VALUE_MAX_BYTES))
+                .isEqualTo(4L << 30);
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.value.max.bytes", Long.toString((1L << 40) + 1))))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("must be between 0 and 1099511627776");
+    }
 }

@@ -90,7 +90,7 @@ public final class VersionReader {
                     PageHeader ih = PageCodec.verifyExpected(page, p, PageType.INDEX, hash, version, seq++);
                     ByteBuffer payload = page.duplicate().position(PageCodec.HEADER_SIZE).limit(PageCodec.HEADER_SIZE + ih.payloadLength());
                     int count = payload.getInt();
-                    if (count < 0 || count * VersionLayout.EXTENT_SIZE != payload.remaining()) {
+                    if (count < 0 || (long) count * VersionLayout.EXTENT_SIZE != payload.remaining()) { // long: a count near 2^31 would wrap
                         throw new CorruptPageException(p, "index payload fields inconsistent");
                     }
                     dataExtents.addAll(RootPage.readExtents(payload, count, p));
