@@ -17,6 +17,7 @@ import io.lobstream.schema.TopicSetup;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.IndexMemory;
+import io.lobstream.store.page.PageCodec;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
@@ -42,6 +43,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
 
 /**
  * A writer node: the Kafka Streams writer topology (exactly-once v2, one task and one tablespace
@@ -85,12 +87,7 @@ public final class LobNode implements AutoCloseable {
         try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
             partitions = TopicSetup.ensureTopics(admin, config);
             log.info("topics {} ready with {} partitions", config.topics().all(), partitions);
-            try {
-                TopicSetup.topicProblems(admin, config).forEach(log::warn);
-            } catch (java.util.concurrent.ExecutionException e) { // advice only: a principal without DescribeConfigs still runs
-                log.info("cannot read the configuration of {} ({}); their retention, timestamps and record limits are not checked",
-                        config.topics().all(), e.getCause().toString());
-            }
+            TopicSetup.topicProblems(admin, config).forEach(log::warn); // advice only: the node runs, DescribeConfigs or not
             if (partitions != config.get(LobStreamConfig.PARTITIONS)) {
                 log.warn("the topics have {} partitions, not {}={}: they existed before (created by hand, or {} by a producer on "
                                 + "a broker that creates topics on first use); a topic's partition count is fixed for good",
@@ -113,6 +110,7 @@ public final class LobNode implements AutoCloseable {
                         LobStreamConfig.STREAMS_PREFIX);
             }
             warnIfBackpressureCanOutlastTransactions(partitions, transactionTimeoutMs(streamsProperties));
+            warnIfPageListsCanOutgrowRecords();
             UndoResender.Settings resend = UndoResender.Settings.OFF;
             long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
             if (resendEvery > 0) {
@@ -222,13 +220,26 @@ public final class LobNode implements AutoCloseable {
             p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), nodeId.strip());
             p.put(StreamsConfig.CLIENT_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID) + "-" + nodeId.strip());
         }
-        // any Kafka Streams (or its clients') setting, as lob.streams.<setting>, wins over the above
-        config.originals().forEach((k, v) -> {
-            if (k.startsWith(LobStreamConfig.STREAMS_PREFIX)) {
-                p.put(k.substring(LobStreamConfig.STREAMS_PREFIX.length()), v);
-            }
-        });
+        applyStreamsSettings(p, config);
         return p;
+    }
+
+    /**
+     * Any Kafka Streams (or its clients') setting, as lob.streams.<setting>, wins over the node's own in {@code p}; a
+     * plain client setting over a prefixed one of the node's too, which Kafka Streams would otherwise let win (the
+     * node's producer.linger.ms over a user's linger.ms).
+     */
+    static void applyStreamsSettings(Properties p, LobStreamConfig config) {
+        Map<String, Object> streams = config.originals().entrySet().stream().filter(e -> e.getKey().startsWith(LobStreamConfig.STREAMS_PREFIX))
+                .collect(Collectors.toMap(e -> e.getKey().substring(LobStreamConfig.STREAMS_PREFIX.length()), Map.Entry::getValue));
+        streams.forEach((k, v) -> {
+            for (String ours : List.of(StreamsConfig.producerPrefix(k), StreamsConfig.consumerPrefix(k), StreamsConfig.mainConsumerPrefix(k))) {
+                if (!streams.containsKey(ours)) {
+                    p.remove(ours);
+                }
+            }
+            p.put(k, v);
+        });
     }
 
     /**
@@ -247,6 +258,23 @@ public final class LobNode implements AutoCloseable {
                             + "it is aborted and its thread fenced. Lower {}, or raise lob.streams.producer.transaction.timeout.ms",
                     worstMs, LobStoreConfig.HISTORY_MAX_DELAY_MS.name(), storeConfig.historyMaxDelayMs(), tasksPerThread,
                     transactionTimeoutMs, LobStoreConfig.HISTORY_MAX_DELAY_MS.name());
+        }
+    }
+
+    /**
+     * An undo or reclaim record lists a version's pages, one extent per page at worst: past
+     * {@link Topics#PAGE_LIST_RECORD_MAX_BYTES} only for values far above the default page size's limit, which larger
+     * pages and a raised lob.value.max.bytes allow. Such a record would fail its writer or purge worker at every try.
+     */
+    private void warnIfPageListsCanOutgrowRecords() {
+        long longest = Math.min(config.get(LobStreamConfig.VALUE_MAX_BYTES), storeConfig.layoutMaxBytes());
+        long worstBytes = longest / PageCodec.payloadCapacity(storeConfig.pageSize()) * Topics.EXTENT_MAX_BYTES;
+        if (worstBytes > Topics.PAGE_LIST_RECORD_MAX_BYTES) {
+            log.warn("a value of {} bytes ({}, and {}-byte pages) can list its pages in up to {} bytes, over the {} that "
+                            + "undo and reclaim records may take: lower {}, or raise max.message.bytes of {} and {} and the "
+                            + "max.request.size of the writer's and the purge workers' producers", longest,
+                    LobStreamConfig.VALUE_MAX_BYTES.name(), storeConfig.pageSize(), worstBytes, Topics.PAGE_LIST_RECORD_MAX_BYTES,
+                    LobStreamConfig.VALUE_MAX_BYTES.name(), config.topics().undoHistory(), config.topics().reclaim());
         }
     }
 

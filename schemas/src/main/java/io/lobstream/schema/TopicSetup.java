@@ -5,8 +5,11 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.record.TimestampType;
 
@@ -80,7 +83,8 @@ public final class TopicSetup {
                 topic.configs(Map.of("retention.ms", Long.toString(config.get(LobStreamConfig.COMMANDS_RETENTION_MS)),
                         "retention.bytes", "-1"));
             }
-            if (t.equals(topics.undoHistory()) || t.equals(topics.reclaim())) {
+            boolean pageLists = t.equals(topics.undoHistory()) || t.equals(topics.reclaim());
+            if (pageLists) {
                 topic.configs(Map.of(MAX_MESSAGE_BYTES, Integer.toString(Topics.PAGE_LIST_RECORD_MAX_BYTES)));
             }
             if (t.equals(topics.commands())) {
@@ -92,9 +96,14 @@ public final class TopicSetup {
                         TIMESTAMP_TYPE, LOG_APPEND_TIME));
             }
             try {
-                admin.createTopics(List.of(topic)).all().get();
+                create(admin, topic);
             } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof TopicExistsException)) { // another node created it meanwhile: checked below
+                boolean refusedLimit = e.getCause() instanceof PolicyViolationException || e.getCause() instanceof InvalidConfigurationException;
+                if (refusedLimit && pageLists) {
+                    // a cluster that caps max.message.bytes (a create-topic policy, a managed service): the broker's limit
+                    // takes page lists of values up to a GiB or two, and topicProblems says what is short
+                    create(admin, new NewTopic(t, Optional.of(partitions), rf));
+                } else {
                     throw e;
                 }
             }
@@ -113,6 +122,16 @@ public final class TopicSetup {
         return commands;
     }
 
+    private static void create(Admin admin, NewTopic topic) throws InterruptedException, ExecutionException {
+        try {
+            admin.createTopics(List.of(topic)).all().get();
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) { // another node created it meanwhile: checked below
+                throw e;
+            }
+        }
+    }
+
     /**
      * What is wrong with the configuration of the topics that a topic LobStream did not create (by
      * hand, or by a broker on a producer's first send, or an older LobStream) can get wrong: the
@@ -123,31 +142,42 @@ public final class TopicSetup {
      * {@code lob.undo-history} and {@code lob.reclaim} take records of
      * {@link Topics#PAGE_LIST_RECORD_MAX_BYTES}. Needs DescribeConfigs on the topics.
      */
-    public static List<String> topicProblems(Admin admin, LobStreamConfig config)
-            throws InterruptedException, ExecutionException {
+    public static List<String> topicProblems(Admin admin, LobStreamConfig config) throws InterruptedException {
         Topics topics = config.topics();
+        List<String> problems = new ArrayList<>();
         Map<String, Config> configs = new HashMap<>();
         List<ConfigResource> resources = topics.all().stream().map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList();
-        admin.describeConfigs(resources).all().get().forEach((r, c) -> configs.put(r.name(), c));
+        for (Map.Entry<ConfigResource, KafkaFuture<Config>> e : admin.describeConfigs(resources).values().entrySet()) {
+            try {
+                configs.put(e.getKey().name(), e.getValue().get());
+            } catch (ExecutionException failed) { // one topic's: a principal with DescribeConfigs on some topics only
+                problems.add("cannot read the configuration of " + e.getKey().name() + " (" + failed.getCause() + "); not checked");
+            }
+        }
         String topic = topics.commands();
         Config c = configs.get(topic);
-        List<String> problems = new ArrayList<>();
         String everyCommand = "replay and the rebuild of a partition need every command";
-        keepsWhatCommandsNeed(problems, config, topic, c, everyCommand);
-        expect(problems, topic, "cleanup.policy", value(c, "cleanup.policy"), "delete", "delete".equals(value(c, "cleanup.policy")),
-                "compaction keeps one record per LOB, and partial writes are not last-value-wins; " + everyCommand);
-        expect(problems, topic, TIMESTAMP_TYPE, value(c, TIMESTAMP_TYPE), LOG_APPEND_TIME, LOG_APPEND_TIME.equals(value(c, TIMESTAMP_TYPE)),
-                "upload expiry and the de-duplication window are measured in the commands' time; with CreateTime a producer's "
-                        + "clock sets it, and one that runs ahead expires other producers' uploads");
-        keepsWhatCommandsNeed(problems, config, topics.deadLetters(), configs.get(topics.deadLetters()),
-                "replay and applied() read the letters of commands as old as any, and a letter keeps its command's timestamp");
+        if (c != null) {
+            keepsWhatCommandsNeed(problems, config, topic, c, everyCommand);
+            expect(problems, topic, "cleanup.policy", value(c, "cleanup.policy"), "delete", "delete".equals(value(c, "cleanup.policy")),
+                    "compaction keeps one record per LOB, and partial writes are not last-value-wins; " + everyCommand);
+            expect(problems, topic, TIMESTAMP_TYPE, value(c, TIMESTAMP_TYPE), LOG_APPEND_TIME, LOG_APPEND_TIME.equals(value(c, TIMESTAMP_TYPE)),
+                    "upload expiry and the de-duplication window are measured in the commands' time; with CreateTime a producer's "
+                            + "clock sets it, and one that runs ahead expires other producers' uploads");
+        }
+        if (configs.containsKey(topics.deadLetters())) {
+            keepsWhatCommandsNeed(problems, config, topics.deadLetters(), configs.get(topics.deadLetters()),
+                    "replay and applied() read the letters of commands as old as any, and a letter keeps its command's timestamp");
+        }
         for (String pageLists : List.of(topics.undoHistory(), topics.reclaim())) {
-            String max = value(configs.get(pageLists), MAX_MESSAGE_BYTES);
-            expect(problems, pageLists, MAX_MESSAGE_BYTES, max, Integer.toString(Topics.PAGE_LIST_RECORD_MAX_BYTES),
-                    max != null && Long.parseLong(max) >= Topics.PAGE_LIST_RECORD_MAX_BYTES,
-                    "its records list a superseded version's pages: for a value of a few GiB written into a tablespace "
-                            + "of holes, over 1 MiB, which the broker would refuse to the writer or purge worker sending it, at "
-                            + "every try");
+            if (configs.containsKey(pageLists)) {
+                String max = value(configs.get(pageLists), MAX_MESSAGE_BYTES);
+                expect(problems, pageLists, MAX_MESSAGE_BYTES, max, Integer.toString(Topics.PAGE_LIST_RECORD_MAX_BYTES),
+                        max != null && Long.parseLong(max) >= Topics.PAGE_LIST_RECORD_MAX_BYTES,
+                        "its records list a superseded version's pages, one extent per page at worst: past 1 MiB for a value "
+                                + "over about 2 GiB written into a tablespace of holes, which the broker would refuse to the "
+                                + "writer or purge worker sending it, at every try");
+            }
         }
         return problems;
     }

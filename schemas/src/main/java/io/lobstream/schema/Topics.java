@@ -17,6 +17,8 @@ public record Topics(String prefix) {
      * pages of the longest value 16 KiB pages address; Kafka's default, 1 MiB, holds a 2 GiB value's.
      */
     public static final int PAGE_LIST_RECORD_MAX_BYTES = 16 << 20;
+    /** The most one extent takes in those lists: Avro varints of a page number below 2^41 and a count. */
+    public static final int EXTENT_MAX_BYTES = 7;
 
     /** LobCommand records from producers. */
     public String commands() {

@@ -12,6 +12,7 @@ import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
+import io.lobstream.schema.Topics;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
@@ -279,7 +280,7 @@ public final class PurgeBench implements Callable<Integer> {
     private KafkaProducer<byte[], byte[]> copier(LobStreamConfig cfg) {
         Map<String, Object> p = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap(),
                 ProducerConfig.TRANSACTIONAL_ID_CONFIG, "lobstream-bench-copier-" + ProcessHandle.current().pid(),
-                ProducerConfig.LINGER_MS_CONFIG, 5);
+                ProducerConfig.LINGER_MS_CONFIG, 5, ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Topics.PAGE_LIST_RECORD_MAX_BYTES);
         return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     }
 

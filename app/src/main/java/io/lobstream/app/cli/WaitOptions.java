@@ -13,7 +13,7 @@ final class WaitOptions {
     boolean waitApplied;
 
     @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL,
-            description = "Any node's HTTP API, asked for the new version once applied (default: ${DEFAULT-VALUE}).")
+            description = "Any node's HTTP API, asked for the new ETag once applied (default: ${DEFAULT-VALUE}).")
     String node;
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", description = "How long to wait for the writer to commit the command (default: ${DEFAULT-VALUE}); "

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Read-your-writes for the write commands: {@link LobWrite#applied()} within --timeout, then an
- * exit code. Once applied, the owner node serves the result, so the new version is read from
+ * exit code. Once applied, the owner node serves the result, so the new ETag is read from
  * any node.
  */
 final class Waits {

@@ -50,7 +50,8 @@ public final class DeadLetters {
      * batch's own bytes. A record just under the limit on lob.commands would otherwise make a dead
      * letter over it, which the broker refuses: the task would fail at every try, and the partition
      * stop for good. Over it, the original's value (and a key too long) stay where the origin headers
-     * say, on lob.commands, which keeps every record.
+     * say: on lob.commands, which keeps every record (a reclaim's, up to 16 MiB, on lob.reclaim, for
+     * its retention).
      */
     static final int MAX_LETTER_BYTES = 1_000_000;
     /** The longest reason a dead letter carries (one can quote a lobId of 64 KiB). */

@@ -1,0 +1,32 @@
+package io.lobstream.ingest;
+
+import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+import java.util.Properties;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LobNodeTest {
+    /** What a user sets as lob.streams.X is what the writer's clients get, whether the node set X plainly or prefixed. */
+    @Test
+    void aUsersStreamsSettingWinsOverTheNodesPlainOrPrefixedOne() {
+        Properties p = new Properties();
+        p.put(StreamsConfig.producerPrefix("linger.ms"), 200);
+        p.put(StreamsConfig.producerPrefix("max.request.size"), 16 << 20);
+        p.put(StreamsConfig.consumerPrefix("max.poll.records"), 100);
+        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+
+        LobNode.applyStreamsSettings(p, new LobStreamConfig(Map.of("lob.streams.linger.ms", "7",
+                "lob.streams.max.request.size", "1048576", "lob.streams.producer.max.request.size", "2097152",
+                "lob.streams.num.stream.threads", "4")));
+
+        assertThat(p).containsEntry("linger.ms", "7").doesNotContainKey(StreamsConfig.producerPrefix("linger.ms"))
+                // both forms set: each as given, Kafka Streams' precedence between them stands
+                .containsEntry("max.request.size", "1048576").containsEntry(StreamsConfig.producerPrefix("max.request.size"), "2097152")
+                .containsEntry(StreamsConfig.consumerPrefix("max.poll.records"), 100)
+                .containsEntry(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "4");
+    }
+}
