@@ -133,13 +133,13 @@ public final class TopicSetup {
     }
 
     /**
-     * What is wrong with the configuration of the topics that a topic LobStream did not create (by
-     * hand, or by a broker on a producer's first send, or an older LobStream) can get wrong: the
-     * broker's defaults keep 7 days, take producers' timestamps and refuse records over 1 MiB.
-     * Empty when {@code lob.commands}, the redo log, keeps at least what
-     * {@code lob.commands.retention.ms} asks, no size or compaction deletes from it, and the broker
-     * stamps its records; when {@code lob.commands.dlq} keeps its letters as long; and when
-     * {@code lob.undo-history} and {@code lob.reclaim} take records of
+     * What is wrong with the four topics' configuration. A topic LobStream did not create (by hand,
+     * by a broker on a producer's first send, or an older LobStream) keeps the broker's defaults: 7
+     * days of retention, the producers' timestamps, records of at most 1 MiB. Empty when
+     * {@code lob.commands}, the redo log, keeps at least what {@code lob.commands.retention.ms}
+     * asks, no size or compaction deletes from it, and the broker stamps its records; when
+     * {@code lob.commands.dlq} keeps its letters as long; and when {@code lob.undo-history} and
+     * {@code lob.reclaim} take records of
      * {@link Topics#PAGE_LIST_RECORD_MAX_BYTES}. Needs DescribeConfigs on the topics.
      */
     public static List<String> topicProblems(Admin admin, LobStreamConfig config) throws InterruptedException {
