@@ -225,17 +225,22 @@ public final class LobNode implements AutoCloseable {
     }
 
     /**
-     * Any Kafka Streams (or its clients') setting, as lob.streams.<setting>, wins over the node's own in {@code p}; a
-     * plain client setting over a prefixed one of the node's too, which Kafka Streams would otherwise let win (the
-     * node's producer.linger.ms over a user's linger.ms).
+     * Any Kafka Streams (or its clients') setting, as lob.streams.<setting>, wins over the node's own in {@code p}, also
+     * over the node's more specific one, which Kafka Streams would otherwise let win (main.consumer. over consumer. over
+     * none): a user's linger.ms over the node's producer.linger.ms. The node's more specific key takes the user's value
+     * rather than going, since some keys reach a client only prefixed (the main consumer's assignor sees no plain
+     * Streams key).
      */
     static void applyStreamsSettings(Properties p, LobStreamConfig config) {
         Map<String, Object> streams = config.originals().entrySet().stream().filter(e -> e.getKey().startsWith(LobStreamConfig.STREAMS_PREFIX))
                 .collect(Collectors.toMap(e -> e.getKey().substring(LobStreamConfig.STREAMS_PREFIX.length()), Map.Entry::getValue));
+        String consumer = StreamsConfig.consumerPrefix("");
         streams.forEach((k, v) -> {
-            for (String ours : List.of(StreamsConfig.producerPrefix(k), StreamsConfig.consumerPrefix(k), StreamsConfig.mainConsumerPrefix(k))) {
-                if (!streams.containsKey(ours)) {
-                    p.remove(ours);
+            List<String> moreSpecific = k.startsWith(consumer) ? List.of(StreamsConfig.mainConsumerPrefix(k.substring(consumer.length())))
+                    : List.of(StreamsConfig.producerPrefix(k), StreamsConfig.consumerPrefix(k), StreamsConfig.mainConsumerPrefix(k));
+            for (String ours : moreSpecific) {
+                if (p.containsKey(ours) && !streams.containsKey(ours)) {
+                    p.put(ours, v);
                 }
             }
             p.put(k, v);

@@ -17,16 +17,20 @@ class LobNodeTest {
         p.put(StreamsConfig.producerPrefix("linger.ms"), 200);
         p.put(StreamsConfig.producerPrefix("max.request.size"), 16 << 20);
         p.put(StreamsConfig.consumerPrefix("max.poll.records"), 100);
+        p.put(StreamsConfig.mainConsumerPrefix("group.instance.id"), "node-1");
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
 
         LobNode.applyStreamsSettings(p, new LobStreamConfig(Map.of("lob.streams.linger.ms", "7",
                 "lob.streams.max.request.size", "1048576", "lob.streams.producer.max.request.size", "2097152",
-                "lob.streams.num.stream.threads", "4")));
+                "lob.streams.consumer.group.instance.id", "mine", "lob.streams.num.stream.threads", "4")));
 
-        assertThat(p).containsEntry("linger.ms", "7").doesNotContainKey(StreamsConfig.producerPrefix("linger.ms"))
+        assertThat(p).containsEntry("linger.ms", "7").containsEntry(StreamsConfig.producerPrefix("linger.ms"), "7")
                 // both forms set: each as given, Kafka Streams' precedence between them stands
                 .containsEntry("max.request.size", "1048576").containsEntry(StreamsConfig.producerPrefix("max.request.size"), "2097152")
                 .containsEntry(StreamsConfig.consumerPrefix("max.poll.records"), 100)
-                .containsEntry(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "4");
+                .containsEntry(StreamsConfig.consumerPrefix("group.instance.id"), "mine")
+                .containsEntry(StreamsConfig.mainConsumerPrefix("group.instance.id"), "mine")
+                .containsEntry(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "4")
+                .doesNotContainKey(StreamsConfig.consumerPrefix("linger.ms"));
     }
 }

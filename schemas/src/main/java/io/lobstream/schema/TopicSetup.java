@@ -147,12 +147,19 @@ public final class TopicSetup {
         List<String> problems = new ArrayList<>();
         Map<String, Config> configs = new HashMap<>();
         List<ConfigResource> resources = topics.all().stream().map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList();
-        for (Map.Entry<ConfigResource, KafkaFuture<Config>> e : admin.describeConfigs(resources).values().entrySet()) {
+        Map<ConfigResource, KafkaFuture<Config>> described = admin.describeConfigs(resources).values();
+        List<String> unreadable = new ArrayList<>();
+        Throwable why = null;
+        for (ConfigResource r : resources) {
             try {
-                configs.put(e.getKey().name(), e.getValue().get());
+                configs.put(r.name(), described.get(r).get());
             } catch (ExecutionException failed) { // one topic's: a principal with DescribeConfigs on some topics only
-                problems.add("cannot read the configuration of " + e.getKey().name() + " (" + failed.getCause() + "); not checked");
+                unreadable.add(r.name());
+                why = failed.getCause();
             }
+        }
+        if (!unreadable.isEmpty()) {
+            problems.add("cannot read the configuration of " + unreadable + " (" + why + "); not checked");
         }
         String topic = topics.commands();
         Config c = configs.get(topic);

@@ -22,7 +22,7 @@ import java.util.concurrent.Callable;
  * {@link LobClient}, waits for Kafka's acknowledgement and, with --wait-applied (the default),
  * until the writer has committed past it, having applied it (any node then serves the new
  * version) or dead-lettered it: exit 0, 3 (not within --timeout) or 4 (dead-lettered, with the
- * reason). Waiting needs Kafka only; --node is asked for the new version, to print it.
+ * reason). Waiting needs Kafka only; --node is asked for the new ETag, to print it.
  */
 final class WriteCommands {
     private WriteCommands() {
