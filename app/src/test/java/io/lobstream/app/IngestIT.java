@@ -270,9 +270,9 @@ class IngestIT {
 
     /**
      * A write sent as several records applies them one by one (README, Read-your-writes): a later piece the writer
-     * refuses, here one that would take the value past lob.value.max.bytes (the client checks only a put's length: a
-     * write's end depends on the value's length when it is applied), is dead-lettered and the write is told so, while
-     * the pieces before it stay applied.
+     * refuses, here one that would take the value past the node's lob.value.max.bytes, which a client with a larger
+     * limit of its own does not refuse, is dead-lettered and the write is told so, while the pieces before it stay
+     * applied.
      */
     @Test
     void aWriteWhoseLaterPieceIsRefusedIsToldSoAndKeepsItsEarlierPieces() throws Exception {
@@ -284,10 +284,12 @@ class IngestIT {
         byte[] patch = bytes(2 * chunk, 22); // two pieces: the first ends at the value's end, the second past the limit
         int at = v.length - chunk;
 
-        WriteOutcome outcome = client.write("it-pieces", at, new ByteArrayInputStream(patch), patch.length, LobClient.Progress.NONE)
-                .applied().get(60, TimeUnit.SECONDS);
+        try (LobClient larger = new LobClient(config.with(LobStreamConfig.VALUE_MAX_BYTES.name(), limit * 2))) {
+            WriteOutcome outcome = larger.write("it-pieces", at, new ByteArrayInputStream(patch), patch.length, LobClient.Progress.NONE)
+                    .applied().get(60, TimeUnit.SECONDS);
 
-        assertThat(outcome.deadLetter()).hasValueSatisfying(d -> assertThat(d.kind()).isEqualTo(Rejection.TOO_LARGE));
+            assertThat(outcome.deadLetter()).hasValueSatisfying(d -> assertThat(d.kind()).isEqualTo(Rejection.TOO_LARGE));
+        }
         System.arraycopy(patch, 0, v, at, chunk);
         assertThat(nodeSha("it-pieces")).isEqualTo(sha256(new ByteArrayInputStream(v))); // the first piece, read-your-writes
     }

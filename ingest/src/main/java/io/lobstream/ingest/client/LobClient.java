@@ -58,7 +58,9 @@ import java.util.zip.CRC32C;
  *
  * <p>Bad arguments are refused with {@link IllegalArgumentException} before anything is sent: a
  * lobId over {@link LobStore#MAX_ID_BYTES} (65,535 bytes), a negative length or offset, a put over
- * {@code lob.value.max.bytes} (the writer would dead-letter it after every chunk had crossed Kafka).
+ * {@code lob.value.max.bytes} (the writer would dead-letter it after every chunk had crossed Kafka),
+ * a write or append whose offset and length alone pass it (the writer would apply its pieces up to
+ * the limit and dead-letter the rest).
  * Kafka's failures fail the returned {@link LobWrite}; an {@link IOException} thrown by a call is
  * the input stream's.
  *
@@ -366,6 +368,12 @@ public final class LobClient implements LobWrites, AutoCloseable {
         String name = ids.op().name().toLowerCase(Locale.ROOT);
         if (offset < 0 || length < 0) {
             throw new IllegalArgumentException(name + " " + lobId + ": negative offset " + offset + " or length " + length);
+        }
+        if (offset + length > maxValueBytes) {
+            // the value would be at least this long (an append's offset is 0 here): pieces the writer would apply up to
+            // the limit and dead-letter past it; refused whole, as a put over the limit is
+            throw new IllegalArgumentException(name + " " + lobId + ": the value would reach at least " + (offset + length)
+                    + " bytes, over lob.value.max.bytes (" + maxValueBytes + "): the writer would dead-letter it");
         }
         LobWrite w = begin(lobId);
         Sent sent = new Sent(w);

@@ -58,6 +58,12 @@ class LobClientTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative length");
             assertThatThrownBy(() -> client.write("doc", -5, new ByteArrayInputStream(new byte[1]), 1, LobClient.Progress.NONE))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative offset -5");
+            // a write or append that makes the value at least that long: refused whole, not applied up to the limit
+            assertThatThrownBy(() -> client.write("doc", 600, new ByteArrayInputStream(new byte[401]), 401, LobClient.Progress.NONE))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("write doc: the value would reach at least 1001 bytes, over lob.value.max.bytes (1000)");
+            assertThatThrownBy(() -> client.append("doc", new ByteArrayInputStream(new byte[1001]), 1001, LobClient.Progress.NONE))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("over lob.value.max.bytes (1000)");
             assertThatThrownBy(() -> client.truncate("doc", -1))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative length");
         }
