@@ -19,6 +19,7 @@ import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.math.BigInteger;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -369,11 +370,12 @@ public final class LobClient implements LobWrites, AutoCloseable {
         if (offset < 0 || length < 0) {
             throw new IllegalArgumentException(name + " " + lobId + ": negative offset " + offset + " or length " + length);
         }
-        if (offset + length > maxValueBytes) {
+        if (offset > maxValueBytes - length) { // offset + length, which could wrap
             // the value would be at least this long (an append's offset is 0 here): pieces the writer would apply up to
             // the limit and dead-letter past it; refused whole, as a put over the limit is
-            throw new IllegalArgumentException(name + " " + lobId + ": the value would reach at least " + (offset + length)
-                    + " bytes, over lob.value.max.bytes (" + maxValueBytes + "): the writer would dead-letter it");
+            throw new IllegalArgumentException(name + " " + lobId + ": the value would reach at least "
+                    + BigInteger.valueOf(offset).add(BigInteger.valueOf(length)) + " bytes, over lob.value.max.bytes ("
+                    + maxValueBytes + "): the writer would dead-letter it");
         }
         LobWrite w = begin(lobId);
         Sent sent = new Sent(w);

@@ -64,6 +64,8 @@ class LobClientTest {
                     .hasMessageContaining("write doc: the value would reach at least 1001 bytes, over lob.value.max.bytes (1000)");
             assertThatThrownBy(() -> client.append("doc", new ByteArrayInputStream(new byte[1001]), 1001, LobClient.Progress.NONE))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("over lob.value.max.bytes (1000)");
+            assertThatThrownBy(() -> client.write("doc", Long.MAX_VALUE, new ByteArrayInputStream(new byte[1]), 1, LobClient.Progress.NONE))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("would reach at least 9223372036854775808 bytes");
             assertThatThrownBy(() -> client.truncate("doc", -1))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative length");
         }
