@@ -16,12 +16,12 @@ import java.util.PriorityQueue;
  * <p>A shrink gives back only the free run at the end of the page file. Purge frees versions
  * wherever they lie, so after a burst of updates the file keeps the holes left by the last
  * versions reclaimed, behind live versions written while the file was at its peak. When those
- * holes pass {@code lob.compact.min.free.ratio} of the live pages, a run moves the versions that
+ * holes pass {@code lob.compact.min.free.ratio} of the live pages (and {@code lob.shrink.min.pages}), a run moves the versions that
  * reach highest in the file, highest first, each into the lowest free pages below its last page,
  * about {@code lob.compact.max.pages} pages in all. The pages it leaves are at the end of the file,
  * and the next {@code flush()} cuts them. Every move lowers the last page of a version, so
- * repeated runs converge even when some versions cannot move (no room below, pinned, or with
- * history pending).
+ * repeated runs converge even when some versions cannot move (no room below, or history pending).
+ * A reader's pin does not stop a move: it keeps the old copy's pages until the reader lets go.
  *
  * <p>A run moves anything only if no version was written since the previous run: under load the
  * first-fit allocator refills the lowest holes by itself, and moving versions that are about to be

@@ -44,7 +44,7 @@ import java.util.function.Predicate;
  *   <li>{@code lob.latch.downgrade} on: pages are written under the tablespace latch in shared
  *       mode; only the publish is exclusive (per LOB or tablespace-wide). Off: the tablespace
  *       latch is held exclusively from allocation to publish.</li>
- *   <li>{@code lob.optimistic.update} on: publish takes a per-LOB latch only, trusting the LOB's
+ *   <li>{@code lob.optimistic.update} on: publish takes a per-LOB latch (and the tablespace latch shared), trusting the LOB's
  *       write latch to have kept its index entry as the write found it (a mismatch is counted, and
  *       refused if the new version shares pages). Off: publish takes the tablespace latch
  *       exclusively.</li>
@@ -173,13 +173,16 @@ public final class DefaultLobStore implements LobStore {
         // From here on the free-space checkpoint is stale until the next clean close. And every version the index names
         // now is on disk (checked, if the last run ended uncleanly) once the page file is forced: the frontier this open
         // records covers them all, so that one made or upgraded now is checked after a crash before its first flush too.
-        // Without lob.sync nothing is forced, and no frontier is kept.
+        // Without lob.sync nothing is forced, and no frontier is kept: the boot recorded here tells the next open after a
+        // crash whether the machine restarted meanwhile (Recovery).
+        LobIndex.Batch opened = index.newBatch().deleteMeta(Recovery.META_CLEAN);
+        opened = BootId.current().isPresent() ? opened.putMeta(BootId.META_KEY, BootId.currentBytes()) : opened.deleteMeta(BootId.META_KEY);
         if (config.sync()) {
             SyncedFrontier frontier = store.versions.frontier().withUploads(recovered.uploads()); // the scan read the uploads
             file.force();
-            index.writeSync(frontier.put(index.newBatch().deleteMeta(Recovery.META_CLEAN)));
+            index.writeSync(frontier.put(opened));
         } else {
-            index.writeSync(index.newBatch().deleteMeta(Recovery.META_CLEAN).deleteMeta(SyncedFrontier.META_KEY));
+            index.writeSync(opened.deleteMeta(SyncedFrontier.META_KEY));
         }
         for (VersionEntry e : recovered.deferredReclaims()) {
             store.freePending(e, null);

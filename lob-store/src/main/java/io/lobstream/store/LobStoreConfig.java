@@ -40,7 +40,9 @@ public final class LobStoreConfig {
             "flush() forces the page file and syncs the index WAL (called at every Kafka Streams commit), recording which "
                     + "versions the force covered: an open after a crash checks the pages of the others, and refuses the "
                     + "tablespace if a power loss took some (a node rebuilds it). "
-                    + "Off: rely on the OS page cache; Kafka, the redo log, replays what a power loss takes.");
+                    + "Off: nothing is forced; a crash of the process loses nothing the OS took, and the first open after a restart "
+                    + "of the machine (Linux tells; elsewhere every open after a crash) checks the pages of every version, and "
+                    + "refuses the tablespace if a power loss took some (a node rebuilds it from Kafka, the redo log).");
     public static final ConfigKey<Boolean> SYNC_EACH_WRITE = ConfigKey.bool("lob.sync.each.write", false,
             "Each write returns only when durable: its pages are forced before its index entry is written, and the index WAL "
                     + "is synced after. Concurrent writers share these syncs (group commit). Off (the node's setting): writes are "
@@ -58,8 +60,9 @@ public final class LobStoreConfig {
     public static final ConfigKey<Double> COMPACT_MIN_FREE_RATIO = ConfigKey.decimal("lob.compact.min.free.ratio", 0.1, 0, 100,
             "Compaction: when the free pages between used ones (holes, which a shrink cannot give back) pass this share of the "
                     + "live pages, compact() moves the current versions that reach highest in the page file into the lowest holes, "
-                    + "so the free space gathers at the end, where the next flush() cuts it (lob.shrink.min.pages). The node calls "
-                    + "compact() every lob.compact.interval.ms.");
+                    + "so the free space gathers at the end, where the next flush() cuts it (lob.shrink.min.pages). The holes must "
+                    + "also reach lob.shrink.min.pages, and no version may have been written since the last run (under load the "
+                    + "allocator refills the lowest holes by itself). The node calls compact() every lob.compact.interval.ms.");
     public static final ConfigKey<Integer> COMPACT_MAX_PAGES = ConfigKey.integer("lob.compact.max.pages", 512, 0, Integer.MAX_VALUE,
             "Compaction: pages moved at most per compact() call (the default is 8 MiB of 16 KiB pages). 0 = compaction off.");
 

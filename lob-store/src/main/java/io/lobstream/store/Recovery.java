@@ -26,7 +26,8 @@ import java.util.function.LongPredicate;
  * written, or cut away by a shrink). The free-space checkpoint a clean close writes is only
  * compared with what is derived, never trusted.
  *
- * <p>After an unclean shutdown the versions the last flush did not cover are checked too ({@link TornWrites}).
+ * <p>After an unclean shutdown the versions the last flush did not cover are checked too ({@link TornWrites}); without
+ * lob.sync no flush covers any, and all are checked if the machine may have restarted since the last open ({@link BootId}).
  *
  * @param usage            live and pending counts, for the store's statistics and backpressure
  * @param highWaterMark    the tablespace's length in pages
@@ -47,9 +48,14 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
 
     static Recovery scan(String name, PageFile file, LobIndex index) throws IOException {
         boolean clean = index.metaLong(META_CLEAN, 0) == 1;
-        // none: a clean shutdown, a tablespace no flush has synced, or one an earlier release wrote (not checked)
+        // none: a clean shutdown, or an unclean one of a run without lob.sync (or of an earlier release)
         Optional<SyncedFrontier> frontier = clean ? Optional.empty() : SyncedFrontier.read(index);
-        LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> false);
+        // Without a frontier nothing says which pages were forced. After a crash of the process alone the kernel holds
+        // them all; after a restart of the machine any may be lost while the index, which RocksDB syncs on its own
+        // (its flushes, and the WAL at each reservation of version numbers), names them and counts their commands as
+        // applied: then every version and upload is checked.
+        boolean checkAll = !clean && frontier.isEmpty() && !BootId.isCurrent(index.metaBytes(BootId.META_KEY));
+        LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> checkAll);
         TornWrites torn = new TornWrites(file, index, uncovered);
         SortedMap<Long, Long> uploads = new TreeMap<>();
         List<Extent> referenced = new ArrayList<>();
@@ -104,12 +110,13 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
         }
         List<String> tornWrites = List.of();
-        if (frontier.isPresent()) {
+        if (frontier.isPresent() || checkAll) {
             long start = System.nanoTime();
             TornWrites.Result checked = torn.check();
             tornWrites = checked.problems();
-            log.info("{}: checked the pages of {} versions and {} uploads the last flush did not cover: {} pages read in {} ms, {}", name,
-                    checked.versions(), checked.uploads(), checked.pagesRead(), (System.nanoTime() - start) / 1_000_000,
+            log.info("{}: checked the pages of {} versions and {} uploads {}: {} pages read in {} ms, {}", name,
+                    checked.versions(), checked.uploads(), checkAll ? "(none was forced, and the machine may have restarted since)"
+                            : "the last flush did not cover", checked.pagesRead(), (System.nanoTime() - start) / 1_000_000,
                     tornWrites.isEmpty() ? "all on disk" : tornWrites.size() + " not");
         }
         return new Recovery(usage, hwm, free, maxVersion[0], deferred, uploads, tornWrites);

@@ -53,7 +53,7 @@ final class PurgeMetrics {
         return c == null ? 0 : (long) c.count();
     }
 
-    /** Prefetch window occupancy: reads in flight now, and the window they may fill (summed over open tablespaces). */
+    /** Prefetch window occupancy: reads in flight now (summed over open tablespaces), and the window they may fill (the largest). */
     void prefetch(Supplier<Number> inFlight, Supplier<Number> window) {
         Gauge.builder("lob_purge_prefetch_in_flight", inFlight).tag("worker", workerId)
                 .description("Versions whose page reads purge has in flight (prefetch window occupancy)").register(registry);

@@ -28,10 +28,11 @@ import java.util.Map;
  * and makes it durable before every commit of the task's transaction: pages and index are
  * durable before the offsets that produced them are committed.
  *
- * <p>Why {@link CachedStateStore}: Kafka Streams (4.1) calls {@link StateStore#flush()} only when
- * it writes a checkpoint, and for a store without a changelog it never needs one until the task
+ * <p>Why {@link CachedStateStore}: Kafka Streams 4.1 called a store's {@code flush()} ({@link #commit} since
+ * 4.4) only when it wrote a checkpoint, and for a store without a changelog it never needs one until the task
  * is suspended or closed; what it does call in every commit, before the producer commits the
- * transaction, is {@link #flushCache()} of caching stores. That is where this store syncs.
+ * transaction, is {@link #flushCache()} of caching stores. That is where this store syncs ({@link #commit}
+ * flushes too, and then finds nothing left to sync).
  * (Found by a tablespace that never shrank: no flush ran while the writer was running;
  * PipelineIT now asserts that the tablespaces are synced while the node runs.)
  *

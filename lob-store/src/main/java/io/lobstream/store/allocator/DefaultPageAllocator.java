@@ -14,9 +14,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * First-fit allocator over a map of free extents, lowest page first so the file stays compact.
  *
  * <p>With preallocation on ({@code lob.prealloc}) each latch acquisition grants up to a batch of
- * contiguous pages and, when no free run is large enough, grows the file by a whole batch; with it
- * off every page costs one latch acquisition and the file grows a page at a time. The difference
- * is the number of times concurrent writers meet on the latch, which {@link StoreMetrics} records.
+ * pages: the lowest free run that holds them, else the holes below the file's end, lowest first,
+ * and only when none is left the file's end, grown by a whole batch; with it off every page costs
+ * one latch acquisition and the file grows a page at a time. The difference is the number of times
+ * concurrent writers meet on the latch, which {@link StoreMetrics} records.
  */
 public final class DefaultPageAllocator implements PageAllocator {
     private final int batchSize;

@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * Hands out and takes back tablespace pages. Free space is kept in memory, guarded by the
- * allocator latch; the index persists it (see {@link io.lobstream.store.index.LobIndex}).
+ * allocator latch, and derived again at each open from the pages the index names (a clean close's
+ * checkpoint of it is only compared with that: {@code Recovery}).
  */
 public interface PageAllocator {
 

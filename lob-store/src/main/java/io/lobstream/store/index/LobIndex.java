@@ -40,7 +40,8 @@ import java.util.function.Predicate;
  *   <li>{@code free}: firstPage → pageCount, a checkpoint of free space written at clean close</li>
  *   <li>{@code applied}: input source → offset of the last command applied from it</li>
  *   <li>{@code uploads}: uploadId → a chunked upload in progress ({@link UploadEntry})</li>
- *   <li>{@code commands}: commandId → when it was applied, for de-duplicating re-sent commands</li>
+ *   <li>{@code commands}: commandId → the time of the command applied (its record's timestamp), for de-duplicating re-sent
+ *   commands</li>
  *   <li>{@code rejected}: (source, offset) → a command not applied, and why ({@link Rejection})</li>
  *   <li>{@code default}: the index's format version, reserved version numbers, clean-shutdown flag, the last flush's
  *   frontier ({@code SyncedFrontier}), the id of each source's log ({@code log.id.}source)</li>
@@ -80,7 +81,11 @@ public final class LobIndex implements Closeable {
     private final ColumnFamilyHandle applied;
     /** chunked uploads in progress: uploadId → {@link UploadEntry} */
     private final ColumnFamilyHandle uploads;
-    /** ids of commands applied recently: commandId → time applied (ms), for de-duplicating re-sent commands */
+    /**
+     * ids of commands applied recently: commandId → the command's time (ms; its record's timestamp, in which the
+     * de-duplication window is measured, so that a writer catching up forgets ids as it would have), for de-duplicating
+     * re-sent commands
+     */
     private final ColumnFamilyHandle commands;
     /** commands not applied, recently: (source, offset) → time (ms), kind and reason ({@link Rejection}) */
     private final ColumnFamilyHandle rejected;

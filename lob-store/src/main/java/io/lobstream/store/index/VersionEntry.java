@@ -23,7 +23,8 @@ import java.util.List;
  * @param retained     for a version pending purge, pages its root and index pages still reference but that now
  *                     belong to the version that superseded it (a partial update shares unchanged data pages);
  *                     purge frees the version's pages minus these
- * @param valueCrc32c  the whole value's CRC32C, or 0 for a version made by a partial update (see {@code RootPage})
+ * @param valueCrc32c  the whole value's CRC32C, or 0 for a version that shares pages with its base (a partial update
+ *                     that shares none has one; see {@code RootPage})
  * @param attributes   its content type and user metadata
  * @param baseVersion  for a version that shares pages (made by a partial update), the version it was made from, whose
  *                     {@code retained} pages are the ones it shares; 0 for one that shares none, or when not recorded

@@ -131,7 +131,7 @@ public final class VersionReader {
 
     /**
      * Reads every data page but those in {@code handedOver} and verifies its header and CRC without
-     * keeping the bytes: what purge does with skip-load off, and fsck always. A pending version's
+     * keeping the bytes: what purge does with skip-load off, and fsck unless told not to read data. A pending version's
      * pages handed over to its successor (a partial update shares them) are the successor's to
      * check: once the successor is reclaimed they may hold anything.
      */

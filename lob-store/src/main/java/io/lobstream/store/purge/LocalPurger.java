@@ -17,8 +17,9 @@ import java.util.Set;
 /**
  * Purge without Kafka, for one store in this process: finds pending versions in the store's
  * index, scans them with a {@link PurgeReader} (so prefetch and skip-load apply exactly as in
- * a purge worker) and reclaims them directly. The engine benchmark and tools use it; the
- * pipeline uses purge workers on {@code lob.undo-history} instead.
+ * a purge worker) and reclaims them directly. The engine benchmark uses it, and so does a replay
+ * (offline, or a node's catch-up) for the versions its commands supersede; the running pipeline
+ * uses purge workers on {@code lob.undo-history} instead.
  */
 public final class LocalPurger implements Closeable {
     private static final Logger log = LoggerFactory.getLogger(LocalPurger.class);

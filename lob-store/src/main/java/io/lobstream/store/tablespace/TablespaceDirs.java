@@ -37,6 +37,7 @@ import java.util.stream.Stream;
  * DATA_DIR/tablespaces/p-0.other-topic-T/     one moved aside at time T as it had applied commands of a lob.commands
  *                                             deleted since (its topic id recorded at its first check is not the topic's)
  * DATA_DIR/tablespaces/p-0.torn-writes-T/     one moved aside at time T as a crash left versions without their pages
+ * DATA_DIR/tablespaces/p-0.log-cut-T/         one moved aside at time T after lob.commands went back under it (LOG-CUT)
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
  * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
  * DATA_DIR/tablespaces/p-0.replay-failed/     a replay's tablespace that fsck found problems in, kept for a look
@@ -198,7 +199,8 @@ public final class TablespaceDirs {
 
     /**
      * What else is under {@code dataDir}'s tablespaces, sorted by name: copies a node or a replay kept aside
-     * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.other-topic-T}, {@code p-N.torn-writes-T}, {@code p-N.replay-failed}, a replay's staging) and
+     * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.other-topic-T}, {@code p-N.torn-writes-T},
+     * {@code p-N.log-cut-T}, {@code p-N.replay-failed}, a replay's staging) and
      * {@code p-N} directories without a descriptor. Nothing removes them (but the next replay its staging): fsck lists
      * them, for the operator to look at and remove.
      */
