@@ -83,6 +83,22 @@ public final class LobNode implements AutoCloseable {
                     keptAside.size(), config.dataDir().resolve("tablespaces"),
                     keptAside.stream().map(p -> p.getFileName().toString()).toList());
         }
+        try {
+            startWriter(checkTopics());
+        } catch (IOException | InterruptedException | RuntimeException | Error e) {
+            try {
+                close(); // the Kafka clients, the catch-up threads, the HTTP port and the JVM meters of a node that did not start
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
+        log.info("node up: HTTP API on http://{}:{}", http.hostInfo().host(), http.port());
+        return this;
+    }
+
+    /** Creates the topics if needed and warns of what in their settings LobStream does not expect; returns their partitions. */
+    private int checkTopics() throws IOException, InterruptedException {
         int partitions;
         try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
             partitions = TopicSetup.ensureTopics(admin, config);
@@ -96,77 +112,71 @@ public final class LobNode implements AutoCloseable {
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IOException("cannot create or check the topics on " + config.bootstrap() + ": " + e.getCause(), e.getCause());
         }
-        try {
-            http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
-                    config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters,
-                    java.time.Duration.ofMillis(config.get(LobStreamConfig.HTTP_STALL_TIMEOUT_MS)));
-            catchUps = new TablespaceCatchUp(config, new WriterMetrics(meters));
-            Properties streamsProperties = streamsProperties();
-            if (!StreamsConfig.EXACTLY_ONCE_V2.equals(streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
-                log.warn("the writer runs with processing.guarantee={} (set by {}processing.guarantee): a crash may emit an undo "
-                                + "record or a dead letter twice, and the torn-write check after a power loss may pass a lost page of a "
-                                + "partial update whose base purge reclaimed before the flush; exactly_once_v2 is what LobStream "
-                                + "promises", streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG),
-                        LobStreamConfig.STREAMS_PREFIX);
-            }
-            warnIfBackpressureCanOutlastTransactions(partitions, transactionTimeoutMs(streamsProperties));
-            warnIfPageListsCanOutgrowRecords();
-            UndoResender.Settings resend = UndoResender.Settings.OFF;
-            long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
-            if (resendEvery > 0) {
-                purgeProgress = new AdminPurgeProgress(config, partitions, meters);
-                resend = UndoResender.Settings.every(purgeProgress, resendEvery, transactionTimeoutMs(streamsProperties));
-            }
-            commandsLogEnd = new AdminCommandsLogEnd(config);
-            streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend,
-                    commandsLogEnd), streamsProperties);
-            String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
-            members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
-            streams.setUncaughtExceptionHandler(e -> {
-                // replaced at once: a task that fails again and again waits at its next init (TaskRetries), not here, where
-                // the thread still holds its tasks, its group membership and an open transaction
-                if (TaskRetries.diskFull(e)) {
-                    log.error("writer thread failed: the disk is full ({}); nothing was applied or dead-lettered, and the task "
-                            + "resumes from its last commit once there is room; replacing the thread", TaskRetries.messages(e));
-                } else {
-                    log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
-                }
-                if (members != null) {
-                    members.removeWhenDead(Thread.currentThread());
-                }
-                return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-            });
-            streams.setStateListener((now, before) -> log.info("writer {} -> {}", before, now));
-            Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
-                    .description("Versions superseded and not yet reclaimed, all tablespaces open on this node "
-                            + "(lob_history_length has them per tablespace)").register(meters);
-            Path dataDir = config.dataDir(); // (a supplier, held strongly: a gauge holds its state object weakly, and lost this Path)
-            Gauge.builder("lob_tablespaces_kept_aside_bytes", () -> TablespaceDirs.notTablespacesBytes(dataDir)).baseUnit("bytes")
-                    .description("Disk the copies kept aside under the data directory hold (p-N.REASON-TIME, listed by fsck): "
-                            + "nothing removes them").register(meters);
-            IndexMemory indexMemory = IndexMemory.shared(storeConfig.indexMemoryBytes());
-            Gauge.builder("lob_index_memory_used_bytes", indexMemory, IndexMemory::usedBytes).baseUnit("bytes")
-                    .description("Memory outside the heap the RocksDB indexes of this node's tablespaces use together (block "
-                            + "cache and memtables), of lob.index.memory.bytes").register(meters);
-            streamsMetrics = new KafkaStreamsMetrics(streams);
-            streamsMetrics.bindTo(meters);
-            http.attach(streams);
-            http.attachCatchUps(catchUps::catchingUp, catchUps::remainingRecords, catchUps::waiting);
-            http.start();
-            streams.start();
-            if (members != null) {
-                members.removeLeftOver(config.get(LobStreamConfig.STREAM_THREADS));
-            }
-        } catch (IOException | RuntimeException | Error e) {
-            try {
-                close(); // the Kafka clients, the catch-up threads and the HTTP port of a node that did not start
-            } catch (RuntimeException closing) {
-                e.addSuppressed(closing);
-            }
-            throw e;
+        return partitions;
+    }
+
+    /** Binds the HTTP port and starts the writer, on topics of {@code partitions} partitions. */
+    private void startWriter(int partitions) throws IOException {
+        http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
+                config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters,
+                java.time.Duration.ofMillis(config.get(LobStreamConfig.HTTP_STALL_TIMEOUT_MS)));
+        catchUps = new TablespaceCatchUp(config, new WriterMetrics(meters));
+        Properties streamsProperties = streamsProperties();
+        if (!StreamsConfig.EXACTLY_ONCE_V2.equals(streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
+            log.warn("the writer runs with processing.guarantee={} (set by {}processing.guarantee): a crash may emit an undo "
+                            + "record or a dead letter twice, and the torn-write check after a power loss may pass a lost page of a "
+                            + "partial update whose base purge reclaimed before the flush; exactly_once_v2 is what LobStream "
+                            + "promises", streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG),
+                    LobStreamConfig.STREAMS_PREFIX);
         }
-        log.info("node up: HTTP API on http://{}:{}", http.hostInfo().host(), http.port());
-        return this;
+        warnIfBackpressureCanOutlastTransactions(partitions, transactionTimeoutMs(streamsProperties));
+        warnIfPageListsCanOutgrowRecords();
+        UndoResender.Settings resend = UndoResender.Settings.OFF;
+        long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
+        if (resendEvery > 0) {
+            purgeProgress = new AdminPurgeProgress(config, partitions, meters);
+            resend = UndoResender.Settings.every(purgeProgress, resendEvery, transactionTimeoutMs(streamsProperties));
+        }
+        commandsLogEnd = new AdminCommandsLogEnd(config);
+        streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend,
+                commandsLogEnd), streamsProperties);
+        String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
+        members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
+        streams.setUncaughtExceptionHandler(e -> {
+            // replaced at once: a task that fails again and again waits at its next init (TaskRetries), not here, where
+            // the thread still holds its tasks, its group membership and an open transaction
+            if (TaskRetries.diskFull(e)) {
+                log.error("writer thread failed: the disk is full ({}); nothing was applied or dead-lettered, and the task "
+                        + "resumes from its last commit once there is room; replacing the thread", TaskRetries.messages(e));
+            } else {
+                log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
+            }
+            if (members != null) {
+                members.removeWhenDead(Thread.currentThread());
+            }
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
+        streams.setStateListener((now, before) -> log.info("writer {} -> {}", before, now));
+        Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
+                .description("Versions superseded and not yet reclaimed, all tablespaces open on this node "
+                        + "(lob_history_length has them per tablespace)").register(meters);
+        Path dataDir = config.dataDir(); // (a supplier, held strongly: a gauge holds its state object weakly, and lost this Path)
+        Gauge.builder("lob_tablespaces_kept_aside_bytes", () -> TablespaceDirs.notTablespacesBytes(dataDir)).baseUnit("bytes")
+                .description("Disk the copies kept aside under the data directory hold (p-N.REASON-TIME, listed by fsck): "
+                        + "nothing removes them").register(meters);
+        IndexMemory indexMemory = IndexMemory.shared(storeConfig.indexMemoryBytes());
+        Gauge.builder("lob_index_memory_used_bytes", indexMemory, IndexMemory::usedBytes).baseUnit("bytes")
+                .description("Memory outside the heap the RocksDB indexes of this node's tablespaces use together (block "
+                        + "cache and memtables), of lob.index.memory.bytes").register(meters);
+        streamsMetrics = new KafkaStreamsMetrics(streams);
+        streamsMetrics.bindTo(meters);
+        http.attach(streams);
+        http.attachCatchUps(catchUps::catchingUp, catchUps::remainingRecords, catchUps::waiting);
+        http.start();
+        streams.start();
+        if (members != null) {
+            members.removeLeftOver(config.get(LobStreamConfig.STREAM_THREADS));
+        }
     }
 
     /**

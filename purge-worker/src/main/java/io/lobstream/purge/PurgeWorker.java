@@ -91,6 +91,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final UndoPurger purger;
     private long missingRetried = System.nanoTime();
     private final AtomicBoolean running = new AtomicBoolean(true);
+    /** Set by the first of {@link #run()} and {@link #close()}: whichever it is lets the clients go when it is done. */
+    private final AtomicBoolean started = new AtomicBoolean();
     /** Counted down by {@link #close()}: every pause waits on it, so a worker backing off for a minute still stops at once. */
     private final CountDownLatch closing = new CountDownLatch(1);
     private final String undoTopic;
@@ -148,9 +150,14 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.consumer = consumer;
         this.producers = producers;
         this.transactionBudget = transactionBudget;
-        this.producer = producers.get();
         this.readers = readers;
         this.purger = purger;
+        try {
+            this.producer = producers.get();
+        } catch (RuntimeException e) {
+            release(); // what was made for this worker, which nobody else will close
+            throw e;
+        }
         this.metrics = metrics;
         this.nodePartitions = nodePartitions;
         metrics.prefetch(readers::inFlight, readers::window);
@@ -172,6 +179,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     @Override
     public void run() {
+        if (!started.compareAndSet(false, true)) {
+            return; // closed before it ran (close() let the clients go), or run twice
+        }
         try {
             if (nodePartitions == null) {
                 consumer.subscribe(List.of(undoTopic), new Rebalance());
@@ -262,9 +272,26 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            readers.close();
-            consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
-            producer.close(Duration.ofSeconds(5));
+            release();
+        }
+    }
+
+    /** Lets go of the worker's clients and readers, each whatever the others do. */
+    private void release() {
+        List<Runnable> steps = new ArrayList<>();
+        steps.add(readers::close);
+        steps.add(() -> consumer.close(CloseOptions.timeout(Duration.ofSeconds(5))));
+        if (producer != null) {
+            Producer<String, Object> last = producer;
+            steps.add(() -> last.close(Duration.ofSeconds(5)));
+        }
+        steps.add(purger::close);
+        for (Runnable step : steps) {
+            try {
+                step.run();
+            } catch (RuntimeException e) {
+                log.warn("purge worker {}: closing: {}", workerId, e.toString());
+            }
         }
     }
 
@@ -272,10 +299,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private boolean processInTransaction(ConsumerRecords<String, byte[]> records) {
         try {
             producer.beginTransaction(); // in the try: a producer that failed for good says so here first
-            // past this, the transaction commits what it has and leaves the rest of the poll to the next one, before
-            // the coordinator would abort it (a fenced producer, and the same poll, as long, again)
+            // past this, or once the worker is closing, the transaction commits what it has and leaves the rest of the
+            // poll to the next one (or the next owner), before the coordinator would abort it (a fenced producer, and the
+            // same poll, as long, again), and before a process's shutdown gives up waiting
             long deadline = System.nanoTime() + transactionBudget.toNanos();
-            BooleanSupplier due = () -> System.nanoTime() - deadline >= 0;
+            BooleanSupplier due = () -> !running.get() || System.nanoTime() - deadline >= 0;
             long versions = 0;
             long pages = 0;
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
@@ -490,11 +518,15 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         closing.await(millis, TimeUnit.MILLISECONDS);
     }
 
-    /** Stops the worker; {@link #run()} returns after its current transaction. */
+    /** Stops the worker; {@link #run()} returns after its current transaction. A worker that never ran lets go of its clients now. */
     @Override
     public void close() {
         running.set(false);
         closing.countDown();
-        consumer.wakeup();
+        if (started.compareAndSet(false, true)) {
+            release();
+        } else {
+            consumer.wakeup();
+        }
     }
 }

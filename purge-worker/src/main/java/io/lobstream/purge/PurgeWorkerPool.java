@@ -21,12 +21,19 @@ public final class PurgeWorkerPool implements AutoCloseable {
 
     private final List<PurgeWorker> workers = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
+    private volatile boolean closed;
 
     private PurgeWorkerPool(int count, IntFunction<PurgeWorker> worker) {
+        try {
+            for (int i = 0; i < count; i++) {
+                workers.add(worker.apply(i));
+            }
+        } catch (RuntimeException e) {
+            workers.forEach(PurgeWorker::close); // none runs yet: each lets go of its clients
+            throw e;
+        }
         for (int i = 0; i < count; i++) {
-            PurgeWorker w = worker.apply(i);
-            workers.add(w);
-            Thread t = new Thread(w, "purge-" + i);
+            Thread t = new Thread(workers.get(i), "purge-" + i);
             threads.add(t);
             t.start();
         }
@@ -50,6 +57,10 @@ public final class PurgeWorkerPool implements AutoCloseable {
 
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         workers.forEach(PurgeWorker::close);
         try {
             for (Thread t : threads) {

@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 
 /**
  * A purge worker's read-only view of a data directory: one {@link PurgeReader} for each
@@ -30,12 +31,18 @@ final class TablespaceReaders implements AutoCloseable {
     /** Written by the worker's thread; summed by the metrics' gauges on a scrape's. */
     private final Map<Integer, PurgeReader> readers = new ConcurrentHashMap<>();
     private final Set<Integer> missing = new HashSet<>();
+    /**
+     * The prefetch reads' threads, one window of them for every tablespace (null without prefetch): the partitions'
+     * batches are scanned one after another, and a pool per partition would keep its threads for each.
+     */
+    private final ExecutorService prefetchThreads;
 
     TablespaceReaders(Path dataDir, LobStoreConfig config, long readLatencyNanos, String workerId) {
         this.dataDir = dataDir;
         this.config = config;
         this.readLatencyNanos = readLatencyNanos;
         this.workerId = workerId;
+        this.prefetchThreads = config.purgePrefetch() ? PurgeReader.prefetchThreads(config) : null;
     }
 
     /** The reader of a partition's tablespace, or null (reported once) if this data directory lacks it. */
@@ -54,7 +61,7 @@ final class TablespaceReaders implements AutoCloseable {
             return null;
         }
         try {
-            r = new PurgeReader(dir, config, readLatencyNanos);
+            r = new PurgeReader(dir, config, readLatencyNanos, prefetchThreads);
             readers.put(partition, r);
             missing.remove(partition);
             return r;
@@ -77,7 +84,7 @@ final class TablespaceReaders implements AutoCloseable {
             if (onDisk == null || onDisk.equals(reader.copyId())) {
                 return reader;
             }
-            PurgeReader fresh = new PurgeReader(dir, config, readLatencyNanos);
+            PurgeReader fresh = new PurgeReader(dir, config, readLatencyNanos, prefetchThreads);
             readers.put(partition, fresh);
             reader.close();
             log.info("purge worker {}: the tablespace of partition {} was replaced (copy {}, was {}); reading the new one", workerId,
@@ -109,7 +116,13 @@ final class TablespaceReaders implements AutoCloseable {
 
     @Override
     public void close() {
-        readers.values().forEach(PurgeReader::close);
-        readers.clear();
+        try {
+            readers.values().forEach(PurgeReader::close);
+            readers.clear();
+        } finally {
+            if (prefetchThreads != null) {
+                prefetchThreads.shutdownNow();
+            }
+        }
     }
 }

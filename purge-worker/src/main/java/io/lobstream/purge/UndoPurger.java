@@ -31,7 +31,7 @@ import java.util.function.BooleanSupplier;
  * <p>A record it skips is counted and logged, never thrown: a record that failed every time would
  * otherwise stop its partition's purge, and that of every worker the group gave it to next.
  */
-final class UndoPurger {
+final class UndoPurger implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(UndoPurger.class);
 
     private final String workerId;
@@ -49,6 +49,12 @@ final class UndoPurger {
         this.readers = readers;
         this.metrics = metrics;
         this.clock = clock;
+    }
+
+    /** Closes the undo records' deserializer (its registry client). */
+    @Override
+    public void close() {
+        undoReader.close();
     }
 
     /**

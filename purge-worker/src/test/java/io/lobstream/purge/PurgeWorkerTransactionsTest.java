@@ -81,6 +81,16 @@ class PurgeWorkerTransactionsTest {
         f.close();
     }
 
+    /** As a pool does with the workers it made when a later one cannot be made, or `lobstream purge` when its port is taken. */
+    @Test
+    void aWorkerClosedBeforeItRanLetsGoOfItsClients() {
+        worker.close();
+        assertThat(consumer.closed()).isTrue();
+        assertThat(producers).singleElement().satisfies(p -> assertThat(p.closed()).isTrue());
+        worker.run(); // returns at once: there is nothing to run
+        assertThat(producers).hasSize(1);
+    }
+
     @Test
     void aFencedProducerIsReplacedAndTheRecordsItDidNotCommitArePurgedByTheNext() {
         consumer.schedulePollTask(() -> {

@@ -78,10 +78,11 @@ public final class HistoryBench implements Callable<Integer> {
         out.note(String.format(Locale.ROOT, "bench history: %d rows, %s values, %d threads, %s, %d purge workers, %d partitions",
                 rows, blobSize, threads, duration, purgeWorkers, partitions));
         long t0 = System.nanoTime();
-        PurgeWorkerPool purge = null;
-        try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options.dataDir, "lobstream-bench-history-", partitions, options.config)) {
+        // the purge workers close before the pipeline (resources close in reverse): they read its tablespaces
+        try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options.dataDir, "lobstream-bench-history-", partitions, options.config);
+             PurgeWorkerPool purge = PurgeWorkerPool.subscribed(pipeline.config(), pipeline.storeConfig(), "history",
+                     pipeline.node().meters(), purgeWorkers)) {
             LobNode node = pipeline.node();
-            purge = PurgeWorkerPool.subscribed(pipeline.config(), pipeline.storeConfig(), "history", node.meters(), purgeWorkers);
             List<double[]> history = new ArrayList<>();
             List<double[]> tablespaceMb = new ArrayList<>();
             List<double[]> liveMb = new ArrayList<>();
@@ -185,10 +186,6 @@ public final class HistoryBench implements Callable<Integer> {
                 out.note(j.toPrettyString());
             }
             return endStats.historyLength() == 0 ? 0 : 1;
-        } finally {
-            if (purge != null) {
-                purge.close();
-            }
         }
     }
 

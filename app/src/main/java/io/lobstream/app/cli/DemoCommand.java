@@ -90,7 +90,6 @@ final class DemoCommand implements Callable<Integer> {
         Path dir = temporary ? Files.createTempDirectory("lobstream-demo-") : dataDir;
         long t0 = System.nanoTime();
         progress.say("starting the embedded broker and registry in " + dir);
-        PurgeWorkerPool purge = null;
         ObjectNode summary;
         boolean ok;
         // Ctrl-C (how --keep-running ends) runs no finally block: a hook stops what runs and removes the directory
@@ -112,14 +111,16 @@ final class DemoCommand implements Callable<Integer> {
             running.add(cluster);
             LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, config);
             LobStoreConfig storeCfg = new LobStoreConfig(config);
-            try (LobNode node = new LobNode(cfg, storeCfg).start()) {
+            // the purge workers close before the node (resources close in reverse): they read its tablespaces
+            try (LobNode node = new LobNode(cfg, storeCfg).start();
+                 PurgeWorkerPool purge = PurgeWorkerPool.following(cfg, storeCfg, "demo", node.meters(),
+                         () -> node.tablespaces().all().keySet(), purgeWorkers)) {
                 running.add(node);
-                node.awaitRunning(Duration.ofSeconds(120));
-                progress.say(String.format("node running (HTTP :%d) after %.1f s; starting %d purge workers and %d producers for %s",
-                        node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers, Durations.format(duration)));
-                purge = PurgeWorkerPool.following(cfg, storeCfg, "demo", node.meters(), () -> node.tablespaces().all().keySet(),
-                        purgeWorkers);
                 running.add(purge);
+                node.awaitRunning(Duration.ofSeconds(120));
+                progress.say(String.format("node running (HTTP :%d) after %.1f s, %d purge workers following its partitions; "
+                        + "starting %d producers for %s", node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers,
+                        Durations.format(duration)));
                 MeterRegistry meters = node.meters();
                 long acked;
                 long failed;
@@ -181,10 +182,6 @@ final class DemoCommand implements Callable<Integer> {
                                     + "  ./lobstream replay --bootstrap %s --registry %s --node http://127.0.0.1:%d --partition 0 "
                                     + "--data-dir REPLAY_DIR --verify%n", cluster.bootstrap(), cluster.registryUrl(), node.httpPort());
                     Thread.sleep(Long.MAX_VALUE);
-                }
-            } finally {
-                if (purge != null) {
-                    purge.close();
                 }
             }
         } finally {

@@ -39,13 +39,17 @@ public final class ClusterProcess implements Cluster {
         ChildJvm jvm = ChildJvm.start("cluster", jvmOptions, JAVA_OPTS_ENV, args, logDir);
         long deadline = System.nanoTime() + timeout.toNanos();
         JsonNode ready;
-        while ((ready = jvm.summary()) == null) {
-            if (!jvm.isAlive() || System.nanoTime() > deadline) {
-                String why = jvm.isAlive() ? "not ready after " + timeout : "exited"; // before the stop makes it "exited" either way
-                jvm.stop(Duration.ofSeconds(10));
-                throw new IOException("cluster " + why + "; " + jvm.seeLogs());
+        try {
+            while ((ready = jvm.summary()) == null) {
+                if (!jvm.isAlive() || System.nanoTime() > deadline) {
+                    String why = jvm.isAlive() ? "not ready after " + timeout : "exited"; // before the stop makes it "exited" either way
+                    throw new IOException("cluster " + why + "; " + jvm.seeLogs());
+                }
+                Thread.sleep(100);
             }
-            Thread.sleep(100);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            jvm.stop(Duration.ofSeconds(10)); // not left running for as long as this JVM lives
+            throw e;
         }
         return new ClusterProcess(jvm, ready.path("bootstrap").asText(), ready.path("registry").asText());
     }

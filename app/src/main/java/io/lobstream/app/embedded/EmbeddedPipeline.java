@@ -37,6 +37,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
         boolean temporary = dataDir == null;
         Path dir = temporary ? DataDirs.temporary(tempPrefix) : dataDir;
         EmbeddedCluster cluster = null;
+        LobNode node = null;
         try {
             cluster = EmbeddedCluster.start(dir, 0, 0, 0);
             Map<String, Object> props = new HashMap<>(config);
@@ -46,10 +47,14 @@ public final class EmbeddedPipeline implements AutoCloseable {
             props.put(LobStreamConfig.HTTP_PORT.name(), 0);
             props.put(LobStreamConfig.PARTITIONS.name(), partitions);
             EmbeddedPipeline p = new EmbeddedPipeline(dir, temporary, cluster, new LobStreamConfig(props), new LobStoreConfig(config));
-            p.node = new LobNode(p.config, p.storeConfig).start();
-            p.node.awaitRunning(Duration.ofSeconds(120));
+            node = new LobNode(p.config, p.storeConfig).start();
+            p.node = node;
+            node.awaitRunning(Duration.ofSeconds(120));
             return p;
         } catch (Exception e) {
+            if (node != null) {
+                node.close(); // its stream and HTTP threads would keep the JVM alive, on files about to be deleted
+            }
             if (cluster != null) {
                 cluster.close();
             }

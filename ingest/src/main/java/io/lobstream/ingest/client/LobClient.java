@@ -598,15 +598,21 @@ public final class LobClient implements LobWrites, AutoCloseable {
      */
     public void close(Duration timeout) {
         long deadline = System.nanoTime() + (timeout.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1) : timeout).toNanos();
-        producer.close(timeout);
-        AppliedTracker t;
-        synchronized (this) {
-            closed = true;
-            t = tracker;
+        try {
+            producer.close(timeout); // throws InterruptException if this thread is interrupted, the producer closed all the same
+        } finally {
+            AppliedTracker t;
+            synchronized (this) {
+                closed = true;
+                t = tracker;
+            }
+            try {
+                if (t != null) {
+                    t.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+                }
+            } finally {
+                callbacks.shutdown();
+            }
         }
-        if (t != null) {
-            t.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-        }
-        callbacks.shutdown();
     }
 }

@@ -92,7 +92,12 @@ public final class LobHttpServer implements AutoCloseable {
         this.advertisedHost = advertisedHost == null || advertisedHost.isEmpty() ? host : advertisedHost;
         this.commandsTopic = commandsTopic;
         this.registry = registry;
-        this.server = HttpServers.create(new InetSocketAddress(host, port), 64);
+        try {
+            this.server = HttpServers.create(new InetSocketAddress(host, port), 64);
+        } catch (IOException | RuntimeException e) {
+            stalls.close(); // its thread, started above: a port taken leaves nothing running
+            throw e;
+        }
         // A request for another node's key holds a thread here while the owner serves it on one of its
         // own; forwarded requests are never forwarded again, and OwnerProxy's timeouts bound a wait on an owner
         // that does not answer, so two nodes forwarding to each other cannot hold all threads for long.

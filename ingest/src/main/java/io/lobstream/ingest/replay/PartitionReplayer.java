@@ -84,14 +84,14 @@ public final class PartitionReplayer {
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100);
         p.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024);
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
-        Deserializer<Object> values = LobSerdes.valueDeserializer(config);
         long uploadTimeoutMs = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
         long records = 0;
         long partitionTime = -1; // the highest command time so far: a record without one takes it (CommandTime)
         long applied = 0;
         long rejected = 0;
         DeadLetterLog letters = null; // read when a command first names a schema the registry does not have
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        try (Deserializer<Object> values = LobSerdes.valueDeserializer(config);
+             KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              LocalPurger purger = new LocalPurger(store, 256)) {
             consumer.assign(List.of(tp));
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),

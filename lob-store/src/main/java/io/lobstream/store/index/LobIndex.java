@@ -89,6 +89,7 @@ public final class LobIndex implements Closeable {
     private final ColumnFamilyHandle commands;
     /** commands not applied, recently: (source, offset) → time (ms), kind and reason ({@link Rejection}) */
     private final ColumnFamilyHandle rejected;
+    private boolean closed;
     private final WriteOptions writeOptions = new WriteOptions();
     private final WriteOptions syncWrite = new WriteOptions().setSync(true);
 
@@ -190,7 +191,7 @@ public final class LobIndex implements Closeable {
             LobIndex index = new LobIndex(db, List.of(dbOptions, cfOptions), handles);
             try {
                 index.checkFormat(dir);
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 index.close();
                 throw e;
             }
@@ -551,6 +552,10 @@ public final class LobIndex implements Closeable {
 
     @Override
     public void close() {
+        if (closed) {
+            return; // RocksJava keeps its handles after a close: a second would free them again
+        }
+        closed = true;
         try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
             db.flush(fo, handles.stream().filter(Objects::nonNull).toList());
         } catch (RocksDBException ignored) {

@@ -15,9 +15,12 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -43,7 +46,9 @@ public final class PurgeReader implements Closeable {
     private final boolean prefetch;
     private final int window;
     private final long readLatencyNanos;
+    /** The prefetch reads' threads (null without prefetch); shut down by {@link #close} only if this reader made them. */
     private final ExecutorService io;
+    private final boolean ownsIo;
     private final LongAdder[] pagesRead = new LongAdder[PageType.values().length];
     private final AtomicInteger inFlight = new AtomicInteger();
 
@@ -83,24 +88,60 @@ public final class PurgeReader implements Closeable {
     }
 
     /**
+     * A reader with prefetch threads of its own (with {@code lob.purge.prefetch}), shut down by {@link #close}.
+     *
      * @param readLatencyNanos added to every page read, to model remote block storage in benchmarks (0 = none)
      */
     public PurgeReader(Path tablespaceDir, LobStoreConfig config, long readLatencyNanos) throws IOException {
+        this(tablespaceDir, config, readLatencyNanos, config.purgePrefetch() ? prefetchThreads(config) : null, true);
+    }
+
+    /**
+     * A reader whose prefetch reads run on {@code prefetchThreads}, which the caller shares between the readers it
+     * scans with one after another (one window of threads, not one per tablespace) and shuts down itself.
+     */
+    public PurgeReader(Path tablespaceDir, LobStoreConfig config, long readLatencyNanos, ExecutorService prefetchThreads)
+            throws IOException {
+        this(tablespaceDir, config, readLatencyNanos, config.purgePrefetch() ? Objects.requireNonNull(prefetchThreads, "prefetchThreads")
+                : null, false);
+    }
+
+    private PurgeReader(Path tablespaceDir, LobStoreConfig config, long readLatencyNanos, ExecutorService io, boolean ownsIo)
+            throws IOException {
         TablespaceDirs.Descriptor descriptor = TablespaceDirs.read(tablespaceDir);
         this.copyId = descriptor.copyId();
-        this.file = PageFile.openReadOnly(tablespaceDir.resolve(TablespaceDirs.PAGES), descriptor.pageSize());
         this.skipLoad = config.purgeSkipLoad();
         this.prefetch = config.purgePrefetch();
         this.window = config.purgePrefetchWindow();
         this.readLatencyNanos = readLatencyNanos;
-        this.io = prefetch ? Executors.newFixedThreadPool(window, r -> {
-            Thread t = new Thread(r, "purge-prefetch");
-            t.setDaemon(true);
-            return t;
-        }) : null;
+        this.io = io;
+        this.ownsIo = ownsIo;
+        try {
+            this.file = PageFile.openReadOnly(tablespaceDir.resolve(TablespaceDirs.PAGES), descriptor.pageSize());
+        } catch (IOException | RuntimeException e) {
+            if (ownsIo && io != null) {
+                io.shutdownNow();
+            }
+            throw e;
+        }
         for (int i = 0; i < pagesRead.length; i++) {
             pagesRead[i] = new LongAdder();
         }
+    }
+
+    /**
+     * Threads for the prefetch reads of {@code lob.purge.prefetch.window} versions: daemons, which let go when idle
+     * for a minute (a worker that purges nothing holds none).
+     */
+    public static ExecutorService prefetchThreads(LobStoreConfig config) {
+        int window = config.purgePrefetchWindow();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(window, window, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, "purge-prefetch");
+            t.setDaemon(true);
+            return t;
+        });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 
     /** The copy whose pages this reads (see {@link TablespaceDirs}); null for a tablespace from before copy ids. */
@@ -207,7 +248,7 @@ public final class PurgeReader implements Closeable {
 
     @Override
     public void close() {
-        if (io != null) {
+        if (ownsIo && io != null) {
             io.shutdownNow();
         }
         try {
