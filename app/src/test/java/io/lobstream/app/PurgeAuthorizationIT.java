@@ -81,7 +81,7 @@ class PurgeAuthorizationIT {
                 new AccessControlEntry("User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.DENY));
         admin.createAcls(List.of(deny)).all().get();
 
-        PurgeWorker worker = new PurgeWorker(config, LobStoreConfig.defaults(), "denied", 0, new SimpleMeterRegistry());
+        PurgeWorker worker = PurgeWorker.subscribed(config, LobStoreConfig.defaults(), "denied", 0, new SimpleMeterRegistry());
         Thread thread = new Thread(worker, "purge-denied");
         thread.start();
         try {

@@ -75,15 +75,8 @@ public final class LobNode implements AutoCloseable {
 
     /** Creates the topics if needed, binds the HTTP port and starts the writer. */
     public LobNode start() throws IOException, InterruptedException {
-        List<Path> keptAside = TablespaceDirs.notTablespaces(config.dataDir());
-        if (!keptAside.isEmpty()) {
-            // nothing removes them: said at each start, so that a disk filling with them is not a surprise
-            log.warn("{} directories under {} are not tablespaces (copies kept aside, or a p-N without its descriptor: see "
-                    + "fsck; nothing removes them): {}",
-                    keptAside.size(), config.dataDir().resolve("tablespaces"),
-                    keptAside.stream().map(p -> p.getFileName().toString()).toList());
-        }
         try {
+            warnOfKeptAside();
             startWriter(checkTopics());
         } catch (IOException | InterruptedException | RuntimeException | Error e) {
             try {
@@ -95,6 +88,17 @@ public final class LobNode implements AutoCloseable {
         }
         log.info("node up: HTTP API on http://{}:{}", http.hostInfo().host(), http.port());
         return this;
+    }
+
+    private void warnOfKeptAside() throws IOException {
+        List<Path> keptAside = TablespaceDirs.notTablespaces(config.dataDir());
+        if (!keptAside.isEmpty()) {
+            // nothing removes them: said at each start, so that a disk filling with them is not a surprise
+            log.warn("{} directories under {} are not tablespaces (copies kept aside, or a p-N without its descriptor: see "
+                    + "fsck; nothing removes them): {}",
+                    keptAside.size(), config.dataDir().resolve("tablespaces"),
+                    keptAside.stream().map(p -> p.getFileName().toString()).toList());
+        }
     }
 
     /** Creates the topics if needed and warns of what in their settings LobStream does not expect; returns their partitions. */

@@ -144,11 +144,22 @@ public final class DefaultLobStore implements LobStore {
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
     public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name) throws IOException {
+        return open(dir, config, registry, name, true);
+    }
+
+    /**
+     * The same; with {@code fullCheck} false, a tablespace whose pages must all be checked first (no flush covered them,
+     * and the machine may have restarted since: {@link Recovery}) is not opened, and {@link TablespaceCheckDueException}
+     * says so before any page is read. A caller on a thread that must not block for long (a Kafka Streams task's init)
+     * opens it again elsewhere.
+     */
+    public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name, boolean fullCheck)
+            throws IOException {
         TablespaceFiles files = TablespaceFiles.open(dir, config);
         StoreMetrics metrics = null;
         try {
             metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
-            return recover(name, files, metrics);
+            return recover(name, files, metrics, fullCheck);
         } catch (IOException | RuntimeException e) {
             try (files; StoreMetrics registered = metrics) { // closed as the failure leaves, the meters first
                 throw e;
@@ -160,12 +171,12 @@ public final class DefaultLobStore implements LobStore {
         return open(dir, config, null, dir.getFileName().toString());
     }
 
-    private static DefaultLobStore recover(String name, TablespaceFiles files, StoreMetrics metrics) throws IOException {
+    private static DefaultLobStore recover(String name, TablespaceFiles files, StoreMetrics metrics, boolean fullCheck) throws IOException {
         Path dir = files.dir();
         LobStoreConfig config = files.config();
         PageFile file = files.pages();
         LobIndex index = files.index();
-        Recovery recovered = Recovery.scan(name, file, index);
+        Recovery recovered = Recovery.scan(name, dir, file, index, fullCheck);
         if (!recovered.tornWrites().isEmpty()) {
             throw new TablespaceTornException(dir, recovered.tornWrites());
         }
@@ -175,14 +186,20 @@ public final class DefaultLobStore implements LobStore {
         // records covers them all, so that one made or upgraded now is checked after a crash before its first flush too.
         // Without lob.sync nothing is forced, and no frontier is kept: the boot recorded here tells the next open after a
         // crash whether the machine restarted meanwhile (Recovery).
-        LobIndex.Batch opened = index.newBatch().deleteMeta(Recovery.META_CLEAN);
-        opened = BootId.current().isPresent() ? opened.putMeta(BootId.META_KEY, BootId.currentBytes()) : opened.deleteMeta(BootId.META_KEY);
-        if (config.sync()) {
-            SyncedFrontier frontier = store.versions.frontier().withUploads(recovered.uploads()); // the scan read the uploads
-            file.force();
-            index.writeSync(frontier.put(opened));
-        } else {
-            index.writeSync(opened.deleteMeta(SyncedFrontier.META_KEY));
+        try (LobIndex.Batch opened = index.newBatch().deleteMeta(Recovery.META_CLEAN)) { // (closed once written: nothing)
+            Optional<String> boot = BootId.current();
+            if (boot.isPresent()) {
+                opened.putMeta(BootId.META_KEY, boot.get().getBytes(StandardCharsets.UTF_8));
+            } else {
+                opened.deleteMeta(BootId.META_KEY);
+            }
+            if (config.sync()) {
+                SyncedFrontier frontier = store.versions.frontier().withUploads(recovered.uploads()); // the scan read the uploads
+                file.force();
+                index.writeSync(frontier.put(opened));
+            } else {
+                index.writeSync(opened.deleteMeta(SyncedFrontier.META_KEY));
+            }
         }
         for (VersionEntry e : recovered.deferredReclaims()) {
             store.freePending(e, null);

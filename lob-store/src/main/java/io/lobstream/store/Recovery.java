@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -46,16 +47,21 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
     /** Set by a clean close, deleted by the open after it: the free-space checkpoint is current only while it is set. */
     static final String META_CLEAN = "clean.shutdown";
 
-    static Recovery scan(String name, PageFile file, LobIndex index) throws IOException {
+    /** @param fullCheck whether to check every version's pages here when that is due, or throw {@link TablespaceCheckDueException} */
+    static Recovery scan(String name, Path dir, PageFile file, LobIndex index, boolean fullCheck) throws IOException {
         boolean clean = index.metaLong(META_CLEAN, 0) == 1;
-        // none: a clean shutdown, or an unclean one of a run without lob.sync (or of an earlier release)
+        // none: a clean shutdown, a new tablespace, or an unclean shutdown of a run without lob.sync (or of an earlier release)
         Optional<SyncedFrontier> frontier = clean ? Optional.empty() : SyncedFrontier.read(index);
         // Without a frontier nothing says which pages were forced. After a crash of the process alone the kernel holds
         // them all; after a restart of the machine any may be lost while the index, which RocksDB syncs on its own
         // (its flushes, and the WAL at each reservation of version numbers), names them and counts their commands as
         // applied: then every version and upload is checked.
-        boolean checkAll = !clean && frontier.isEmpty() && !BootId.isCurrent(index.metaBytes(BootId.META_KEY));
+        boolean checkAll = !clean && frontier.isEmpty() && !BootId.isCurrent(index.metaBytes(BootId.META_KEY)) && index.namesPages();
+        if (checkAll && !fullCheck) {
+            throw new TablespaceCheckDueException(dir);
+        }
         LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> checkAll);
+        long start = System.nanoTime();
         TornWrites torn = new TornWrites(file, index, uncovered);
         SortedMap<Long, Long> uploads = new TreeMap<>();
         List<Extent> referenced = new ArrayList<>();
@@ -109,16 +115,14 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         } else if (hwm > 0) {
             log.info("{}: recovering after an unclean shutdown: {} pages, {} free", name, hwm, Extent.totalPages(free));
         }
-        List<String> tornWrites = List.of();
+        TornWrites.Result checked = torn.result();
         if (frontier.isPresent() || checkAll) {
-            long start = System.nanoTime();
-            TornWrites.Result checked = torn.check();
-            tornWrites = checked.problems();
-            log.info("{}: checked the pages of {} versions and {} uploads {}: {} pages read in {} ms, {}", name,
-                    checked.versions(), checked.uploads(), checkAll ? "(none was forced, and the machine may have restarted since)"
+            log.info("{}: checked the pages of {} versions and {} uploads {}: {} pages read, the open's scan took {} ms, {}", name,
+                    checked.versions(), checked.uploads(), checkAll ? "(no flush covered them, and the machine may have restarted since)"
                             : "the last flush did not cover", checked.pagesRead(), (System.nanoTime() - start) / 1_000_000,
-                    tornWrites.isEmpty() ? "all on disk" : tornWrites.size() + " not");
+                    checked.problems().isEmpty() ? "all on disk" : checked.problems().size() + " not");
         }
+        List<String> tornWrites = checked.problems();
         return new Recovery(usage, hwm, free, maxVersion[0], deferred, uploads, tornWrites);
     }
 }

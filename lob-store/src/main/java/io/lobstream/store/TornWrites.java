@@ -18,7 +18,9 @@ import java.util.function.LongPredicate;
  * place), and an upload's pages written so far. After a crash of the process alone they all are (the kernel kept them)
  * and the check reads them from its cache: at most the versions of one commit interval, and the uploads then in
  * progress. After a power loss one may fail: its index entry reached the disk and its pages did not, so the tablespace
- * holds a version it cannot read while its command counts as applied.
+ * holds a version it cannot read while its command counts as applied. Where no flush covered any (lob.sync off) and
+ * the machine may have restarted, every version and upload is checked ({@link Recovery}): each as the scan meets it,
+ * so that nothing of a large index is held meanwhile.
  *
  * <p>A page whose write was lost holds what its place held before: zeros, or a page freed earlier, which fails its
  * header's LOB, version or sequence check, unless it was the same LOB's page at the same place in the value. A version
@@ -34,12 +36,10 @@ final class TornWrites {
     private final LobIndex index;
     /** Whether the last flush did not cover a version: its pages may be lost. */
     private final LongPredicate uncovered;
-    private final List<VersionEntry> versions = new ArrayList<>();
-    /** Uploads in progress, each with the bytes of it the last flush covered. */
-    private final List<Upload> uploads = new ArrayList<>();
-
-    private record Upload(UploadEntry entry, long bytesCovered) {
-    }
+    private int versions;
+    private int uploads;
+    private long pagesRead;
+    private final List<String> problems = new ArrayList<>();
 
     TornWrites(PageFile file, LobIndex index, LongPredicate uncovered) {
         this.file = file;
@@ -47,40 +47,35 @@ final class TornWrites {
         this.uncovered = uncovered;
     }
 
+    /** Checks the pages of version {@code e}. */
     void version(VersionEntry e) {
-        versions.add(e);
+        versions++;
+        try {
+            VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead++);
+            r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, uncovered));
+        } catch (IOException | RuntimeException ex) {
+            report(problems, e.lobId() + "@" + e.version() + ": " + ex.getMessage());
+        }
     }
 
     /** Checks the pages of {@code u} but those its first {@code bytesCovered} bytes filled, which the last flush forced. */
     void upload(UploadEntry u, long bytesCovered) {
-        uploads.add(new Upload(u, bytesCovered <= u.bytesDone() ? bytesCovered : 0)); // more than it has done: not its, read all
+        uploads++;
+        long from = bytesCovered <= u.bytesDone() ? bytesCovered : 0; // more than it has done: not its, read all
+        try {
+            pagesRead += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
+                    VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), from, u.bytesDone());
+        } catch (IOException | RuntimeException ex) {
+            report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + ex.getMessage());
+        }
     }
 
-    /** What checked: how many versions and uploads, pages read, and the problems found (each names its page). */
+    /** What was checked: how many versions and uploads, pages read, and the problems found (each names its page). */
     record Result(int versions, int uploads, long pagesRead, List<String> problems) {
     }
 
-    Result check() {
-        List<String> problems = new ArrayList<>();
-        long[] pagesRead = {0};
-        for (VersionEntry e : versions) {
-            try {
-                VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead[0]++);
-                r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, uncovered));
-            } catch (IOException | RuntimeException ex) {
-                report(problems, e.lobId() + "@" + e.version() + ": " + ex.getMessage());
-            }
-        }
-        for (Upload upload : uploads) {
-            UploadEntry u = upload.entry();
-            try {
-                pagesRead[0] += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
-                        VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), upload.bytesCovered(), u.bytesDone());
-            } catch (IOException | RuntimeException ex) {
-                report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + ex.getMessage());
-            }
-        }
-        return new Result(versions.size(), uploads.size(), pagesRead[0], problems);
+    Result result() {
+        return new Result(versions, uploads, pagesRead, List.copyOf(problems));
     }
 
     private static void report(List<String> problems, String problem) {

@@ -109,6 +109,8 @@ class TornWritesTest {
         store.crash();
         restartTheMachine();
 
+        // a caller that must not block for long (a task's init) is told before any page is read
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, unsynced, null, "t", false)).isInstanceOf(TablespaceCheckDueException.class);
         try (DefaultLobStore again = DefaultLobStore.open(dir, unsynced)) { // every page on disk: it opens
             assertSameBytes(read(again, "b"), b);
             again.crash();
@@ -397,6 +399,15 @@ class TornWritesTest {
             PageCodec.seal(page, to, PageCodec.verify(page, from));
             f.write(page, to * PAGE); // (seal leaves the whole page to write)
         }
+    }
+
+    /** A new tablespace names no page: there is nothing to check, whatever boot it was made in. */
+    @Test
+    void aNewTablespaceIsNotCheckedWithoutSync() throws IOException {
+        LobStoreConfig unsynced = config.with(LobStoreConfig.SYNC.name(), false);
+        DefaultLobStore.open(dir, unsynced).crash();
+        restartTheMachine();
+        DefaultLobStore.open(dir, unsynced, null, "t", false).close();
     }
 
     /** Stands in for a restart of the machine between a crash and the next open: the boot the last open recorded is another. */

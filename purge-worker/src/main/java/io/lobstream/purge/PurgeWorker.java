@@ -103,8 +103,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private long nextFollowCheck = System.nanoTime();
 
     /** A standalone worker: a subscribed member of the purge group. */
-    public PurgeWorker(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos, MeterRegistry meters) {
-        this(config, storeConfig, workerId, readLatencyNanos, meters, null);
+    public static PurgeWorker subscribed(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos,
+                                         MeterRegistry meters) {
+        return create(config, storeConfig, workerId, readLatencyNanos, meters, null);
     }
 
     /**
@@ -113,7 +114,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
      */
     public static PurgeWorker following(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, MeterRegistry meters,
                                         Supplier<Set<Integer>> open, int index, int count) {
-        return new PurgeWorker(config, storeConfig, workerId, 0, meters, () -> share(open.get(), index, count));
+        return create(config, storeConfig, workerId, 0, meters, () -> share(open.get(), index, count));
     }
 
     /** Worker {@code index}'s share of {@code partitions} among {@code count} workers: every count-th, in order. */
@@ -126,18 +127,31 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         return mine;
     }
 
-    private PurgeWorker(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos, MeterRegistry meters,
-                        Supplier<Set<Integer>> nodePartitions) {
-        this(config, workerId, PurgeClients.consumer(config, workerId), PurgeClients.producers(config, workerId),
-                new TablespaceReaders(config.dataDir(), storeConfig, readLatencyNanos, workerId), new PurgeMetrics(meters, workerId), nodePartitions);
-    }
-
-    private PurgeWorker(LobStreamConfig config, String workerId, Consumer<String, byte[]> consumer, Supplier<Producer<String, Object>> producers,
-                        TablespaceReaders readers, PurgeMetrics metrics, Supplier<Set<Integer>> nodePartitions) {
-        this(workerId, PurgeClients.transactionalId(config, workerId), config.topics().undoHistory(), consumer, producers,
-                PurgeClients.transactionTimeout(config).dividedBy(2), readers,
-                new UndoPurger(workerId, config.topics().reclaim(), LobSerdes.valueDeserializer(config), readers, metrics, Clock.systemUTC()),
-                metrics, nodePartitions);
+    /** Makes the worker's parts in turn, the Kafka consumer last; a failure closes those made (the constructor, its own). */
+    private static PurgeWorker create(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos,
+                                      MeterRegistry meters, Supplier<Set<Integer>> nodePartitions) {
+        TablespaceReaders readers = new TablespaceReaders(config.dataDir(), storeConfig, readLatencyNanos, workerId);
+        UndoPurger purger = null;
+        boolean handedOver = false;
+        try {
+            PurgeMetrics metrics = new PurgeMetrics(meters, workerId);
+            purger = new UndoPurger(workerId, config.topics().reclaim(), LobSerdes.valueDeserializer(config), readers, metrics,
+                    Clock.systemUTC());
+            String transactionalId = PurgeClients.transactionalId(config, workerId);
+            Duration transactionBudget = PurgeClients.transactionTimeout(config).dividedBy(2);
+            Supplier<Producer<String, Object>> producers = PurgeClients.producers(config, workerId);
+            Consumer<String, byte[]> consumer = PurgeClients.consumer(config, workerId);
+            handedOver = true;
+            return new PurgeWorker(workerId, transactionalId, config.topics().undoHistory(), consumer, producers, transactionBudget, readers,
+                    purger, metrics, nodePartitions);
+        } finally {
+            if (!handedOver) {
+                readers.close();
+                if (purger != null) {
+                    purger.close();
+                }
+            }
+        }
     }
 
     /** The worker on clients and parts of the caller's choosing (tests: Kafka's mock clients). */
@@ -152,15 +166,15 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.transactionBudget = transactionBudget;
         this.readers = readers;
         this.purger = purger;
+        this.metrics = metrics;
+        this.nodePartitions = nodePartitions;
         try {
             this.producer = producers.get();
-        } catch (RuntimeException e) {
+            metrics.prefetch(readers::inFlight, readers::window);
+        } catch (RuntimeException | Error e) {
             release(); // what was made for this worker, which nobody else will close
             throw e;
         }
-        this.metrics = metrics;
-        this.nodePartitions = nodePartitions;
-        metrics.prefetch(readers::inFlight, readers::window);
     }
 
     /** Versions turned into reclaim records so far, in committed transactions. */

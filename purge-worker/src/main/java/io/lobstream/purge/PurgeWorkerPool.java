@@ -28,14 +28,14 @@ public final class PurgeWorkerPool implements AutoCloseable {
             for (int i = 0; i < count; i++) {
                 workers.add(worker.apply(i));
             }
-        } catch (RuntimeException e) {
-            workers.forEach(PurgeWorker::close); // none runs yet: each lets go of its clients
+            for (int i = 0; i < count; i++) {
+                Thread t = new Thread(workers.get(i), "purge-" + i);
+                t.start();
+                threads.add(t);
+            }
+        } catch (RuntimeException | Error e) {
+            close(); // those running end their transaction; those that never ran let go of their clients
             throw e;
-        }
-        for (int i = 0; i < count; i++) {
-            Thread t = new Thread(workers.get(i), "purge-" + i);
-            threads.add(t);
-            t.start();
         }
     }
 
@@ -48,7 +48,7 @@ public final class PurgeWorkerPool implements AutoCloseable {
     /** {@code count} members of the purge group, which splits the partitions between them. */
     public static PurgeWorkerPool subscribed(LobStreamConfig config, LobStoreConfig storeConfig, String idPrefix, MeterRegistry meters,
                                              int count) {
-        return new PurgeWorkerPool(count, i -> new PurgeWorker(config, storeConfig, idPrefix + "-" + i, 0, meters));
+        return new PurgeWorkerPool(count, i -> PurgeWorker.subscribed(config, storeConfig, idPrefix + "-" + i, 0, meters));
     }
 
     public List<PurgeWorker> workers() {

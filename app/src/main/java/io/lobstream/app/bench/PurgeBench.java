@@ -502,7 +502,7 @@ public final class PurgeBench implements Callable<Integer> {
 
     /** One worker with the default settings purges the node's own undo-history topic; the node applies the reclaims. */
     private static StoreStats drainForReal(EmbeddedPipeline pipeline) throws Exception {
-        PurgeWorker w = new PurgeWorker(pipeline.config(), pipeline.storeConfig(), "bench-final", 0, new SimpleMeterRegistry());
+        PurgeWorker w = PurgeWorker.subscribed(pipeline.config(), pipeline.storeConfig(), "bench-final", 0, new SimpleMeterRegistry());
         Thread t = new Thread(w, "purge-bench-final");
         t.start();
         try {

@@ -112,11 +112,9 @@ final class DemoCommand implements Callable<Integer> {
             LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, config);
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             // the purge workers close before the node (resources close in reverse): they read its tablespaces
-            try (LobNode node = new LobNode(cfg, storeCfg).start();
-                 PurgeWorkerPool purge = PurgeWorkerPool.following(cfg, storeCfg, "demo", node.meters(),
-                         () -> node.tablespaces().all().keySet(), purgeWorkers)) {
-                running.add(node);
-                running.add(purge);
+            try (LobNode node = tracked(running, new LobNode(cfg, storeCfg).start());
+                 PurgeWorkerPool purge = tracked(running, PurgeWorkerPool.following(cfg, storeCfg, "demo", node.meters(),
+                         () -> node.tablespaces().all().keySet(), purgeWorkers))) {
                 node.awaitRunning(Duration.ofSeconds(120));
                 progress.say(String.format("node running (HTTP :%d) after %.1f s, %d purge workers following its partitions; "
                         + "starting %d producers for %s", node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers,
@@ -251,5 +249,11 @@ final class DemoCommand implements Callable<Integer> {
         void say(String s) {
             System.err.println(s);
         }
+    }
+
+    /** {@code c}, added to what the shutdown hook closes (newest first) as soon as it exists. */
+    private static <T extends AutoCloseable> T tracked(java.util.Deque<AutoCloseable> running, T c) {
+        running.add(c);
+        return c;
     }
 }

@@ -64,7 +64,7 @@ final class PurgeCommand implements Runnable {
         }
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         MetricsEndpoint.bindProcessMetrics(meters); // for the process's life: nothing to close
-        PurgeWorker worker = new PurgeWorker(cfg, cluster.storeConfig(), id, latency, meters);
+        PurgeWorker worker = PurgeWorker.subscribed(cfg, cluster.storeConfig(), id, latency, meters);
         HttpServer metrics = null;
         if (metricsPort >= 0) {
             try {

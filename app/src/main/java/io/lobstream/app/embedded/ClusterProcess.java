@@ -48,7 +48,12 @@ public final class ClusterProcess implements Cluster {
                 Thread.sleep(100);
             }
         } catch (IOException | InterruptedException | RuntimeException e) {
-            jvm.stop(Duration.ofSeconds(10)); // not left running for as long as this JVM lives
+            try {
+                jvm.stop(Duration.ofSeconds(10)); // not left running for as long as this JVM lives
+            } catch (InterruptedException again) {
+                Thread.currentThread().interrupt();
+                e.addSuppressed(again); // signalled, not waited for (its orphan guard ends it with this JVM at the latest)
+            }
             throw e;
         }
         return new ClusterProcess(jvm, ready.path("bootstrap").asText(), ready.path("registry").asText());

@@ -52,14 +52,22 @@ public final class EmbeddedPipeline implements AutoCloseable {
             node.awaitRunning(Duration.ofSeconds(120));
             return p;
         } catch (Exception e) {
-            if (node != null) {
-                node.close(); // its stream and HTTP threads would keep the JVM alive, on files about to be deleted
-            }
-            if (cluster != null) {
-                cluster.close();
-            }
-            if (temporary) {
-                DataDirs.deleteTree(dir);
+            try {
+                if (node != null) {
+                    node.close(); // its stream and HTTP threads would keep the JVM alive, on files about to be deleted
+                }
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            } finally {
+                try {
+                    if (cluster != null) {
+                        cluster.close();
+                    }
+                } finally {
+                    if (temporary) {
+                        DataDirs.deleteTree(dir);
+                    }
+                }
             }
             throw e;
         }

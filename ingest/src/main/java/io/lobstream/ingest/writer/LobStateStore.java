@@ -4,6 +4,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.TablespaceSyncFailedException;
+import io.lobstream.store.TablespaceCheckDueException;
 import io.lobstream.store.TablespaceTornException;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -85,7 +86,16 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             if (catchUp != null) {
                 catchUp.awaitRebuilt(partition); // LockException while a catch-up of this partition runs
             }
-            store = open();
+            try {
+                store = open(catchUp == null);
+            } catch (TablespaceCheckDueException e) {
+                // every page to read (lob.sync off, a restart of the machine): not on the stream thread, which must poll and
+                // may hold its other tasks' transaction open (see TablespaceCatchUp); the catch-up thread opens it, checking
+                // (or moving it aside), and catches it up; this init gives way and is retried
+                log.info("partition {}: {}; checking it on a thread of its own", partition, e.getMessage());
+                registry.retries().started(partition);
+                throw catchUp.rebuildInBackground(partition, () -> open(true));
+            }
             TablespaceCatchUp.Check check = catchUp == null ? TablespaceCatchUp.Check.CURRENT : catchUp.check(partition, store);
             TablespaceDirs.SetAside notThisLog = switch (check) {
                 case AHEAD -> TablespaceDirs.SetAside.AHEAD_OF_LOG;
@@ -99,7 +109,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 store.close();
                 store = null;
                 moveAside(dir, notThisLog, "it is no copy of the lob.commands there is now (" + check + ", logged above)");
-                store = open();
+                store = open(true); // new and empty: nothing to check
                 check = catchUp.check(partition, store);
             }
             String refused = switch (check) {
@@ -116,7 +126,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 store.close();
                 store = null;
                 registry.retries().started(partition); // past the checks that refuse it: catching up, not waiting
-                throw catchUp.rebuildInBackground(partition, this::open);
+                throw catchUp.rebuildInBackground(partition, () -> open(true));
             }
         } catch (IOException | RuntimeException e) {
             if (store != null) {
@@ -143,10 +153,15 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         }
     }
 
-    private LobStore open() throws IOException {
+    /**
+     * Opens the partition's tablespace, moving aside one that failed a sync or lost pages in a crash.
+     *
+     * @param fullCheck false: a tablespace whose pages must all be checked first is not opened ({@link TablespaceCheckDueException})
+     */
+    private LobStore open(boolean fullCheck) throws IOException {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         try {
-            return DefaultLobStore.open(dir, config, meters, "p-" + partition);
+            return DefaultLobStore.open(dir, config, meters, "p-" + partition, fullCheck);
         } catch (TablespaceSyncFailedException e) {
             moveAside(dir, TablespaceDirs.SetAside.SYNC_FAILED, e.getMessage());
             return DefaultLobStore.open(dir, config, meters, "p-" + partition);

@@ -40,11 +40,12 @@ import java.util.function.Predicate;
  *   <li>{@code free}: firstPage → pageCount, a checkpoint of free space written at clean close</li>
  *   <li>{@code applied}: input source → offset of the last command applied from it</li>
  *   <li>{@code uploads}: uploadId → a chunked upload in progress ({@link UploadEntry})</li>
- *   <li>{@code commands}: commandId → the time of the command applied (its record's timestamp), for de-duplicating re-sent
- *   commands</li>
+ *   <li>{@code commands}: commandId → the time of the command applied (its record's timestamp, the clock's where a command has
+ *   none), for de-duplicating re-sent commands</li>
  *   <li>{@code rejected}: (source, offset) → a command not applied, and why ({@link Rejection})</li>
  *   <li>{@code default}: the index's format version, reserved version numbers, clean-shutdown flag, the last flush's
- *   frontier ({@code SyncedFrontier}), the id of each source's log ({@code log.id.}source)</li>
+ *   frontier ({@code SyncedFrontier}), the boot of the machine the last open ran in ({@code BootId}), the id of each
+ *   source's log ({@code log.id.}source)</li>
  * </ul>
  * Every command is one {@link Batch}: applied whole or not at all.
  */
@@ -355,6 +356,19 @@ public final class LobIndex implements Closeable {
 
     private static boolean startsWith(byte[] key, byte[] prefix) {
         return key.length >= prefix.length && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
+    /** Whether any version or upload is recorded, that is whether the index names any page. */
+    public boolean namesPages() {
+        for (ColumnFamilyHandle cf : List.of(current, pending, uploads)) {
+            try (RocksIterator it = db.newIterator(cf)) {
+                it.seekToFirst();
+                if (it.isValid()) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     public void forEachCurrent(Consumer<VersionEntry> action) {

@@ -165,7 +165,7 @@ public final class TablespaceDirs {
         OTHER_TOPIC("other-topic"),
         /** Its commands log went back under its running task ({@link #LOG_CUT}): it applied offsets the log holds others at. */
         LOG_CUT("log-cut"),
-        /** A crash left versions written since its last flush without their pages ({@code TablespaceTornException}). */
+        /** A crash left versions no flush had covered without their pages ({@code TablespaceTornException}). */
         TORN_WRITES("torn-writes");
 
         private final String suffix;
