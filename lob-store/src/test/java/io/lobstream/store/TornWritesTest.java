@@ -401,6 +401,23 @@ class TornWritesTest {
         }
     }
 
+    /** Without lob.sync, after a restart of the machine an upload in progress has every page it wrote checked. */
+    @Test
+    void withoutSyncAnUploadsPagesAreCheckedAfterARestartOfTheMachine() throws IOException {
+        LobStoreConfig unsynced = config.with(LobStoreConfig.SYNC.name(), false);
+        byte[] value = bytes(8 * CAPACITY + 100, 5);
+        DefaultLobStore store = DefaultLobStore.open(dir, unsynced);
+        chunk(store, value, 0, 0, 3 * CAPACITY);
+        store.flush(); // forces nothing without lob.sync
+        chunk(store, value, 1, 3 * CAPACITY, 6 * CAPACITY);
+        store.crash();
+        long lost = uploadDataPage("u", 1); // written by the first chunk
+        restartTheMachine();
+        zero(lost);
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, unsynced)).isInstanceOf(TablespaceTornException.class)
+                .hasMessageContaining("upload u").hasMessageContaining("page " + lost);
+    }
+
     /** A new tablespace names no page: there is nothing to check, whatever boot it was made in. */
     @Test
     void aNewTablespaceIsNotCheckedWithoutSync() throws IOException {
