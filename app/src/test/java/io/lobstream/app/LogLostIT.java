@@ -8,6 +8,7 @@ import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
+import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -33,7 +34,8 @@ import static org.awaitility.Awaitility.await;
  * start with the tablespace taken for current and take new commands at offsets it had applied for applied ones. Once
  * the operator resets the group's offset to the log's end, as the node logs, the tablespace is found ahead of the log,
  * moved aside, and the partition rebuilt from what the log has. A tablespace marked as one whose log was cut under its
- * running task (LOG-CUT) is moved aside and rebuilt too, though the log is longer than what it applied.
+ * running task (LOG-CUT) is moved aside and rebuilt too, though the log is longer than what it applied; and so is one
+ * that ran without lob.sync and lost a page in a power loss, checked off the stream thread.
  */
 class LogLostIT {
     @TempDir
@@ -79,6 +81,25 @@ class LogLostIT {
             // longer than what the tablespace applied, the next start moves it aside and rebuilds the partition
             TablespaceDirs.markLogCut(TablespaceDirs.partitionDir(config.dataDir(), 0), "simulated: went back from offset 9 to 0");
             assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b), "p-0.log-cut-");
+
+            // a run without lob.sync that ended in a power loss: no flush covered its pages, the machine restarted, and
+            // a's root page never reached the disk. The task's init leaves the check of every page to the catch-up thread,
+            // which finds the loss, moves the copy aside and rebuilds the partition
+            Path p0 = TablespaceDirs.partitionDir(config.dataDir(), 0);
+            long root;
+            try (LobStore store = DefaultLobStore.open(p0, LobStoreConfig.defaults())) {
+                root = store.current("a").orElseThrow().rootPage();
+            }
+            try (LobIndex index = LobIndex.open(p0.resolve(TablespaceDirs.INDEX))) {
+                // the engine's meta keys (Recovery, SyncedFrontier, BootId): an unclean end, no frontier, another boot
+                index.writeSync(index.newBatch().deleteMeta("clean.shutdown").deleteMeta("synced.frontier")
+                        .putMeta("boot.id", "a boot before this one".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            }
+            try (java.nio.channels.FileChannel pages = java.nio.channels.FileChannel.open(p0.resolve(TablespaceDirs.PAGES),
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                pages.write(java.nio.ByteBuffer.allocate(LobStoreConfig.defaults().pageSize()), root * LobStoreConfig.defaults().pageSize());
+            }
+            assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b), "p-0.torn-writes-");
         }
     }
 
