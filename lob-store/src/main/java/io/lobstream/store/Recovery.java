@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,6 +62,11 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             throw new TablespaceCheckDueException(dir);
         }
         LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> checkAll);
+        if (checkAll) {
+            log.info("{}: checking the pages of every version and upload before it opens (no flush covered them, the last run "
+                    + "ended uncleanly, and the machine may have restarted since): {} pages", name, file.path().toFile().length()
+                    / file.pageSize());
+        }
         long start = System.nanoTime();
         TornWrites torn = new TornWrites(file, index, uncovered);
         SortedMap<Long, Long> uploads = new TreeMap<>();
@@ -68,33 +74,37 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         TablespaceUsage usage = new TablespaceUsage();
         long[] maxVersion = {0};
         List<VersionEntry> deferred = new ArrayList<>();
-        index.forEachCurrent(e -> {
-            usage.recoveredCurrent(e);
-            maxVersion[0] = Math.max(maxVersion[0], e.version());
-            referenced.addAll(e.extents());
-            if (uncovered.test(e.version())) {
-                torn.version(e);
-            }
-        });
-        index.forEachPending(e -> {
-            usage.pending(e);
-            maxVersion[0] = Math.max(maxVersion[0], e.version());
-            referenced.addAll(e.extents());
-            if (e.reclaimRequested()) {
-                deferred.add(e);
-            }
-            if (uncovered.test(e.version())) {
-                torn.version(e);
-            }
-        });
-        index.forEachUpload(u -> {
-            maxVersion[0] = Math.max(maxVersion[0], u.version());
-            referenced.addAll(u.pages());
-            uploads.put(u.version(), u.bytesDone());
-            if (uncovered.test(u.version())) {
-                torn.upload(u, frontier.map(f -> f.uploadBytesCovered(u.version())).orElse(0L));
-            }
-        });
+        try {
+            index.forEachCurrent(e -> {
+                usage.recoveredCurrent(e);
+                maxVersion[0] = Math.max(maxVersion[0], e.version());
+                referenced.addAll(e.extents());
+                if (uncovered.test(e.version())) {
+                    torn.version(e);
+                }
+            });
+            index.forEachPending(e -> {
+                usage.pending(e);
+                maxVersion[0] = Math.max(maxVersion[0], e.version());
+                referenced.addAll(e.extents());
+                if (e.reclaimRequested()) {
+                    deferred.add(e);
+                }
+                if (uncovered.test(e.version())) {
+                    torn.version(e);
+                }
+            });
+            index.forEachUpload(u -> {
+                maxVersion[0] = Math.max(maxVersion[0], u.version());
+                referenced.addAll(u.pages());
+                uploads.put(u.version(), u.bytesDone());
+                if (uncovered.test(u.version())) {
+                    torn.upload(u, frontier.map(f -> f.uploadBytesCovered(u.version())).orElse(0L));
+                }
+            });
+        } catch (UncheckedIOException closed) {
+            throw closed.getCause(); // the page file closed under the torn-write check (TornWrites): not a lost page
+        }
         long referencedEnd = 0;
         for (Extent e : referenced) {
             referencedEnd = Math.max(referencedEnd, e.endPage());

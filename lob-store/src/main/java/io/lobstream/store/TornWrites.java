@@ -8,6 +8,8 @@ import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.tablespace.PageFile;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongPredicate;
@@ -20,7 +22,7 @@ import java.util.function.LongPredicate;
  * progress. After a power loss one may fail: its index entry reached the disk and its pages did not, so the tablespace
  * holds a version it cannot read while its command counts as applied. Where no flush covered any (lob.sync off) and
  * the machine may have restarted, every version and upload is checked ({@link Recovery}): each as the scan meets it,
- * so that nothing of a large index is held meanwhile.
+ * not held in a list until the scan ends.
  *
  * <p>A page whose write was lost holds what its place held before: zeros, or a page freed earlier, which fails its
  * header's LOB, version or sequence check, unless it was the same LOB's page at the same place in the value. A version
@@ -47,12 +49,19 @@ final class TornWrites {
         this.uncovered = uncovered;
     }
 
-    /** Checks the pages of version {@code e}. */
+    /**
+     * Checks the pages of version {@code e}.
+     *
+     * @throws UncheckedIOException with a {@link ClosedChannelException} if the page file was closed under the check (an
+     *                              interrupt, a close): that says nothing of the pages, and must not be taken for a loss
+     */
     void version(VersionEntry e) {
         versions++;
         try {
             VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead++);
             r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, uncovered));
+        } catch (ClosedChannelException closed) {
+            throw new UncheckedIOException(closed);
         } catch (IOException | RuntimeException ex) {
             report(problems, e.lobId() + "@" + e.version() + ": " + ex.getMessage());
         }
@@ -65,6 +74,8 @@ final class TornWrites {
         try {
             pagesRead += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
                     VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), from, u.bytesDone());
+        } catch (ClosedChannelException closed) {
+            throw new UncheckedIOException(closed); // as for a version
         } catch (IOException | RuntimeException ex) {
             report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + ex.getMessage());
         }

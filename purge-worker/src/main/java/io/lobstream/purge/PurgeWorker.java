@@ -138,17 +138,21 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             purger = new UndoPurger(workerId, config.topics().reclaim(), LobSerdes.valueDeserializer(config), readers, metrics,
                     Clock.systemUTC());
             String transactionalId = PurgeClients.transactionalId(config, workerId);
+            String undoTopic = config.topics().undoHistory();
             Duration transactionBudget = PurgeClients.transactionTimeout(config).dividedBy(2);
             Supplier<Producer<String, Object>> producers = PurgeClients.producers(config, workerId);
             Consumer<String, byte[]> consumer = PurgeClients.consumer(config, workerId);
             handedOver = true;
-            return new PurgeWorker(workerId, transactionalId, config.topics().undoHistory(), consumer, producers, transactionBudget, readers,
-                    purger, metrics, nodePartitions);
+            return new PurgeWorker(workerId, transactionalId, undoTopic, consumer, producers, transactionBudget, readers, purger, metrics,
+                    nodePartitions);
         } finally {
             if (!handedOver) {
-                readers.close();
-                if (purger != null) {
-                    purger.close();
+                try {
+                    readers.close();
+                } finally {
+                    if (purger != null) {
+                        purger.close();
+                    }
                 }
             }
         }

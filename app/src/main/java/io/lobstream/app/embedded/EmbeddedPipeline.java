@@ -58,16 +58,16 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 }
             } catch (RuntimeException closing) {
                 e.addSuppressed(closing);
-            } finally {
-                try {
-                    if (cluster != null) {
-                        cluster.close();
-                    }
-                } finally {
-                    if (temporary) {
-                        DataDirs.deleteTree(dir);
-                    }
+            }
+            try {
+                if (cluster != null) {
+                    cluster.close();
                 }
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
+            if (temporary) {
+                DataDirs.deleteTree(dir);
             }
             throw e;
         }

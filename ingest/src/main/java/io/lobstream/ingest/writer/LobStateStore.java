@@ -90,11 +90,11 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 store = open(catchUp == null);
             } catch (TablespaceCheckDueException e) {
                 // every page to read (lob.sync off, a restart of the machine): not on the stream thread, which must poll and
-                // may hold its other tasks' transaction open (see TablespaceCatchUp); the catch-up thread opens it, checking
-                // (or moving it aside), and catches it up; this init gives way and is retried
+                // may hold its other tasks' transaction open (see TablespaceCatchUp). The catch-up thread opens it, checking
+                // (or moving it aside), and closes it; this init gives way, and the next checks it against the log as usual
                 log.info("partition {}: {}; checking it on a thread of its own", partition, e.getMessage());
                 registry.retries().started(partition);
-                throw catchUp.rebuildInBackground(partition, () -> open(true));
+                throw catchUp.checkInBackground(partition, () -> open(true));
             }
             TablespaceCatchUp.Check check = catchUp == null ? TablespaceCatchUp.Check.CURRENT : catchUp.check(partition, store);
             TablespaceDirs.SetAside notThisLog = switch (check) {

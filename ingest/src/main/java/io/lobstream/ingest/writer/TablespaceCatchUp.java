@@ -128,8 +128,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
             return;
         }
         if (!f.isDone()) {
-            throw new LockException("partition " + partition + ": its tablespace is being caught up from lob.commands on thread "
-                    + "lob-rebuild-" + partition + "; the task starts once it is done");
+            throw new LockException("partition " + partition + ": its tablespace is being checked or caught up from lob.commands "
+                    + "on thread lob-rebuild-" + partition + "; the task starts once it is done");
         }
         Retry retry = retries.get(partition);
         long left = retry == null ? 0 : retry.notBeforeNanos() - System.nanoTime();
@@ -346,22 +346,45 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * committed offset and replays up to it: nothing, when the store was current after all.
      */
     public LockException rebuildInBackground(int partition, Callable<LobStore> open) {
+        metrics.rebuildStarted();
+        return inBackground(partition, "catch-up from lob.commands", () -> {
+            PartitionReplayer.Result r;
+            String copy;
+            try (LobStore store = open.call()) {
+                r = catchUp(partition, store);
+                copy = store.copyId();
+            }
+            replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
+            metrics.rebuilt(r.records());
+        }, "tablespace behind the writer group, or not known to be current; checking and catching it up");
+    }
+
+    /**
+     * Opens partition {@code partition}'s tablespace with {@code open} on a thread of its own, and closes it: an open that
+     * checks the pages of every version first (a restart of the machine without lob.sync), or moves the copy aside if a
+     * page is missing, takes as long as reading the whole tablespace. The task's next init opens it at once and checks it
+     * against lob.commands as for any start (it may be caught up then).
+     */
+    public LockException checkInBackground(int partition, Callable<LobStore> open) {
+        return inBackground(partition, "the check of its pages", () -> open.call().close(),
+                "the pages of every version to check before it opens (no flush covered them, and the machine may have "
+                        + "restarted); checking them");
+    }
+
+    private interface Job {
+        void run() throws Exception;
+    }
+
+    /** Runs {@code job} on thread lob-rebuild-P; the task's inits give way until it is done, and wait after a failure. */
+    private LockException inBackground(int partition, String what, Job job, String why) {
         if (closed) {
             throw new IllegalStateException("the writer is closing");
         }
         CompletableFuture<Void> done = new CompletableFuture<>();
         running.put(partition, done);
-        metrics.rebuildStarted();
         Thread t = new Thread(() -> {
             try {
-                PartitionReplayer.Result r;
-                String copy;
-                try (LobStore store = open.call()) {
-                    r = catchUp(partition, store);
-                    copy = store.copyId();
-                }
-                replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
-                metrics.rebuilt(r.records());
+                job.run();
                 retries.remove(partition);
             } catch (Throwable e) {
                 if (!closed) {
@@ -370,8 +393,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     int failures = last == null ? 1 : last.inARow() + 1;
                     Duration wait = retryAfter(failures);
                     retries.put(partition, new Retry(failures, System.nanoTime() + wait.toNanos(), TaskRetries.messages(e)));
-                    log.error("partition {}: catch-up from lob.commands failed ({} in a row); the task's next init after {} s starts "
-                            + "another", partition, failures, wait.toSeconds(), e);
+                    log.error("partition {}: {} failed ({} in a row); the task's next init after {} s starts another", partition,
+                            what, failures, wait.toSeconds(), e);
                 }
             } finally {
                 remaining.remove(partition);
@@ -382,9 +405,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
         t.setDaemon(true);
         threads.add(t);
         t.start();
-        return new LockException("partition " + partition + ": tablespace behind the writer group, or not known to be current; "
-                + "checking and catching it up on thread "
-                + t.getName());
+        return new LockException("partition " + partition + ": " + why + " on thread " + t.getName());
     }
 
     private PartitionReplayer.Result catchUp(int partition, LobStore store) throws IOException {
