@@ -94,7 +94,8 @@ public final class WriterMetrics {
 
     /** A catch-up failed (logged); the task's next start tries again. */
     public void rebuildFailed() {
-        Counter.builder("lob_rebuild_failures").description("Catch-ups of tablespaces that failed (the task's next start tries again)")
+        Counter.builder("lob_rebuild_failures").description("Catch-ups of tablespaces, and checks of every page after a restart "
+                + "of the machine without lob.sync, that failed (the task's next start tries again)")
                 .register(registry).increment();
     }
 
