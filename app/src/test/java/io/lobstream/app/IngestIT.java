@@ -2,7 +2,6 @@ package io.lobstream.app;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.lobstream.store.LobStore;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
@@ -14,16 +13,16 @@ import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.ingest.client.WriteOutcome;
 import io.lobstream.ingest.replay.DeadLetterRedrive;
 import io.lobstream.ingest.replay.PartitionReplayer;
-import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.DeadLetters;
+import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
 import io.lobstream.schema.Topics;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobReadHandle;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.Rejection;
@@ -523,7 +522,7 @@ class IngestIT {
         client.put("it-replay-last", last, null).get();
         awaitValue("it-replay-last", last);
         for (int p : node.tablespaces().all().keySet()) {
-            try (LobStore replayed = DefaultLobStore.open(dir.resolve("replay").resolve("p-" + p), LobStoreConfig.defaults())) {
+            try (LobStore replayed = LobStore.open(dir.resolve("replay").resolve("p-" + p), LobStoreConfig.defaults())) {
                 new PartitionReplayer(config).replay(p, replayed);
                 assertThat(replayed.fsck(true).problems()).isEmpty();
                 List<VersionEntry> live = new ArrayList<>();
@@ -570,7 +569,7 @@ class IngestIT {
             }
             TopicPartition tp = new TopicPartition(trimmed.topics().commands(), 0);
             admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(2))).all().get(); // as retention would
-            try (LobStore replayed = DefaultLobStore.open(dir.resolve("replay-trimmed"), LobStoreConfig.defaults())) {
+            try (LobStore replayed = LobStore.open(dir.resolve("replay-trimmed"), LobStoreConfig.defaults())) {
                 PartitionReplayer.Result r = new PartitionReplayer(trimmed).replay(0, replayed);
                 assertThat(r.records()).isEqualTo(2);
                 assertThat(replayed.current(ids.get(0))).isEmpty();
@@ -599,7 +598,7 @@ class IngestIT {
         client.put(id, after, null).get();
         awaitValue(id, after);
         int p = Nodes.partitionOf(id, config.get(LobStreamConfig.PARTITIONS));
-        try (LobStore replayed = DefaultLobStore.open(dir.resolve("replay-noschema"), LobStoreConfig.defaults())) {
+        try (LobStore replayed = LobStore.open(dir.resolve("replay-noschema"), LobStoreConfig.defaults())) {
             PartitionReplayer.Result r = new PartitionReplayer(config).replay(p, replayed);
             assertThat(r.rejected()).isGreaterThanOrEqualTo(1);
             try (LobReadHandle h = replayed.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
@@ -643,17 +642,17 @@ class IngestIT {
             lastOwner.initTransactions();
             lastOwner.beginTransaction();
             lastOwner.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(end)), ofGroup.groupMetadata());
-            try (LobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
+            try (LobStore store = LobStore.open(copy, LobStoreConfig.defaults())) {
                 assertThat(replay.check(0, store)).isEqualTo(TablespaceCatchUp.Check.UNKNOWN);
             }
-            replay.rebuildInBackground(0, () -> DefaultLobStore.open(copy, LobStoreConfig.defaults()));
+            replay.rebuildInBackground(0, () -> LobStore.open(copy, LobStoreConfig.defaults()));
             assertThatThrownBy(() -> replay.awaitRebuilt(0)).isInstanceOf(LockException.class);
             assertThat(replay.catchingUp()).as("what GET /status shows as catching_up").containsExactly(0);
             lastOwner.commitTransaction();
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
                     .untilAsserted(() -> assertThatCode(() -> replay.awaitRebuilt(0)).doesNotThrowAnyException());
             assertThat(replay.catchingUp()).isEmpty();
-            try (LobStore store = DefaultLobStore.open(copy, LobStoreConfig.defaults())) {
+            try (LobStore store = LobStore.open(copy, LobStoreConfig.defaults())) {
                 assertThat(store.appliedOffset(tp.topic() + "-0")).isEqualTo(end - 1);
                 assertThat(replay.check(0, store)).isEqualTo(TablespaceCatchUp.Check.CURRENT);
                 for (Map.Entry<String, byte[]> v : values.entrySet()) {

@@ -4,7 +4,6 @@ import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
@@ -59,7 +58,7 @@ class LogLostIT {
             TopicPartition tp = new TopicPartition(config.topics().commands(), 0);
             long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
             setGroupOffset(admin, group, tp, end + 100);
-            try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(config.dataDir(), 0), LobStoreConfig.defaults())) {
+            try (LobStore store = LobStore.open(TablespaceDirs.partitionDir(config.dataDir(), 0), LobStoreConfig.defaults())) {
                 store.recordSkipped(new Source(tp.topic() + "-0", end + 99, null));
             }
             LobNode held = new LobNode(config, LobStoreConfig.defaults()).start();
@@ -87,7 +86,7 @@ class LogLostIT {
             // which finds the loss, moves the copy aside and rebuilds the partition
             Path p0 = TablespaceDirs.partitionDir(config.dataDir(), 0);
             long root;
-            try (LobStore store = DefaultLobStore.open(p0, LobStoreConfig.defaults())) {
+            try (LobStore store = LobStore.open(p0, LobStoreConfig.defaults())) {
                 root = store.current("a").orElseThrow().rootPage();
             }
             try (LobIndex index = LobIndex.open(p0.resolve(TablespaceDirs.INDEX))) {

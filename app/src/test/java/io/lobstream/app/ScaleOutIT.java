@@ -1,15 +1,15 @@
 package io.lobstream.app;
 
+import io.lobstream.app.bench.KafkaTools;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
-import io.lobstream.app.bench.KafkaTools;
 import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.impl.DefaultLobStore;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -428,11 +428,11 @@ class ScaleOutIT {
         int q = mine.get(1);
         Path ahead = TablespaceDirs.partitionDir(configA.dataDir(), p);
         a.close(false);
-        try (LobStore store = DefaultLobStore.open(ahead, LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(ahead, LobStoreConfig.defaults())) {
             store.recordSkipped(new io.lobstream.store.Source(configA.topics().commands() + "-" + p, 1_000_000_000L, null));
         }
         // a copy of a topic of the same name deleted since: its offsets, below the end of this one, are another log's
-        try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(configA.dataDir(), q), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(TablespaceDirs.partitionDir(configA.dataDir(), q), LobStoreConfig.defaults())) {
             String source = configA.topics().commands() + "-" + q;
             assertThat(store.logId(source)).as("recorded at the task's first check").isPresent();
             store.recordLogId(source, org.apache.kafka.common.Uuid.randomUuid().toString());

@@ -18,11 +18,12 @@ public record ChunkResult(Status status, Optional<WriteResult> published, String
         CHECKSUM_MISMATCH
     }
 
-    static ChunkResult of(Status status) {
+    /** A result with no version: any status but PUBLISHED. */
+    public static ChunkResult of(Status status) {
         return new ChunkResult(status, Optional.empty(), null);
     }
 
-    static ChunkResult rejected(String reason) {
+    public static ChunkResult rejected(String reason) {
         return new ChunkResult(Status.REJECTED, Optional.empty(), reason);
     }
 }

@@ -2,9 +2,11 @@ package io.lobstream.store;
 
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.impl.DefaultLobStore;
 import io.lobstream.store.index.Attributes;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
+import io.micrometer.core.instrument.MeterRegistry;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -37,6 +39,33 @@ public interface LobStore extends Closeable {
         if (n > MAX_ID_BYTES) {
             throw new IllegalArgumentException(what + " of " + n + " bytes: at most " + MAX_ID_BYTES);
         }
+    }
+
+    /**
+     * Opens the tablespace in {@code dir}, creating it if the directory holds none. An unclean end is recovered here:
+     * free space and counts are derived again, and pages a power loss may have taken are checked (see
+     * {@link LobStoreConfig#SYNC}).
+     *
+     * @param registry where the tablespace's meters go (none if null), tagged {@code tablespace=name}
+     * @throws TablespaceSyncFailedException if an fsync of this tablespace once failed (its marker is on disk)
+     * @throws TablespaceTornException       if the index names pages the disk lost
+     */
+    static LobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name) throws IOException {
+        return DefaultLobStore.open(dir, config, registry, name);
+    }
+
+    /**
+     * The same, where the caller must not block for a whole-tablespace read (a Kafka Streams task's init): with
+     * {@code fullCheck} false, a tablespace whose every page is due a check is not opened, and
+     * {@link TablespaceCheckDueException} says so before any page is read; the caller opens it again elsewhere.
+     */
+    static LobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name, boolean fullCheck) throws IOException {
+        return DefaultLobStore.open(dir, config, registry, name, fullCheck);
+    }
+
+    /** The same with no meters, named after the directory: for tools and tests. */
+    static LobStore open(Path dir, LobStoreConfig config) throws IOException {
+        return DefaultLobStore.open(dir, config);
     }
 
     /**

@@ -39,7 +39,7 @@ public record Source(String name, long offset, String commandId, long atMillis, 
     }
 
     /** The command's time, or the clock's when the input gave none. */
-    long atMillisOrNow() {
+    public long atMillisOrNow() {
         return atMillis == UNKNOWN_TIME ? System.currentTimeMillis() : atMillis;
     }
 }

@@ -125,6 +125,10 @@ public final class StoreMetrics implements AutoCloseable {
         shrunkPages.increment(pages);
     }
 
+    public double shrinks() {
+        return shrinks.count();
+    }
+
     public void relocated(long pages) {
         relocatedVersions.increment();
         relocatedPages.increment(pages);
@@ -138,16 +142,13 @@ public final class StoreMetrics implements AutoCloseable {
         return pagesRead.get(type).count();
     }
 
-    void gauge(String name, String description, String stateTag, Supplier<Number> value) {
+    /** Registers a gauge with this tablespace's tags (and {@code state=stateTag} if not null), removed on close. */
+    public void gauge(String name, String description, String stateTag, Supplier<Number> value) {
         Gauge.Builder<Supplier<Number>> b = Gauge.builder(name, value).tags(tags).description(description);
         if (stateTag != null) {
             b.tag("state", stateTag);
         }
         track(b.register(registry));
-    }
-
-    MeterRegistry registry() {
-        return registry;
     }
 
     /** Remembers a meter this instance registered; one registered after {@link #close()} is removed at once. */

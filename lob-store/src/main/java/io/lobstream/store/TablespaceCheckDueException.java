@@ -6,7 +6,7 @@ import java.nio.file.Path;
 /**
  * A tablespace that must have the pages of every version checked before it opens, asked not to do it here: no flush
  * covered them (lob.sync off, or a release before flushes recorded what they covered), the last run ended uncleanly, and
- * the machine may have restarted since ({@link BootId}), so a power loss may have taken pages its index names. The check
+ * the machine may have restarted since ({@code BootId}), so a power loss may have taken pages its index names. The check
  * reads the whole tablespace once; the caller opens it again where that may take long.
  */
 public class TablespaceCheckDueException extends IOException {

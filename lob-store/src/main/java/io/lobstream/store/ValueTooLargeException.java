@@ -20,7 +20,7 @@ public class ValueTooLargeException extends IOException {
     }
 
     /** Refuses, before anything is allocated, a value longer than a tablespace of {@code config}'s page size holds. */
-    static void check(LobStoreConfig config, String lobId, long length) throws ValueTooLargeException {
+    public static void check(LobStoreConfig config, String lobId, long length) throws ValueTooLargeException {
         if (length > config.layoutMaxBytes()) {
             throw new ValueTooLargeException(lobId, length, config.layoutMaxBytes(), config.pageSize());
         }

@@ -3,7 +3,6 @@ package io.lobstream.purge;
 import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.schema.Extents;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.VersionEntry;
@@ -48,7 +47,7 @@ final class PurgeFixture implements AutoCloseable {
 
     PurgeFixture(Path dataDir) throws IOException {
         this.dataDir = dataDir;
-        store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, 0), CONFIG);
+        store = LobStore.open(TablespaceDirs.partitionDir(dataDir, 0), CONFIG);
         readers = new TablespaceReaders(dataDir, CONFIG, 0, "w1");
         metrics = new PurgeMetrics(new SimpleMeterRegistry(), "w1");
         Deserializer<Object> undoReader = (topic, bytes) -> {

@@ -5,7 +5,6 @@ import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.schema.Extents;
 import io.lobstream.schema.serde.RegistryUnavailableException;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.allocator.Extent;
@@ -158,7 +157,7 @@ class UndoPurgerTest {
         try (Stream<Path> files = Files.walk(dir)) {
             files.sorted((a, b) -> b.compareTo(a)).forEach(p -> p.toFile().delete());
         }
-        f.store = DefaultLobStore.open(dir, PurgeFixture.CONFIG);
+        f.store = LobStore.open(dir, PurgeFixture.CONFIG);
         assertThat(f.store.copyId()).isNotEqualTo(oldReader.copyId());
         VersionEntry fresh = f.supersede("after", 20_000);
 
@@ -174,7 +173,7 @@ class UndoPurgerTest {
     void aPartitionWithoutItsTablespaceHasNoReaderUntilItAppears() throws IOException {
         assertThat(f.readers.reader(1)).isNull();
         assertThat(f.readers.reader(1)).as("asked again: still none, reported once").isNull();
-        try (LobStore p1 = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, 1), PurgeFixture.CONFIG)) {
+        try (LobStore p1 = LobStore.open(TablespaceDirs.partitionDir(dataDir, 1), PurgeFixture.CONFIG)) {
             assertThat(f.readers.reader(1)).isNotNull();
             assertThat(f.readers.reader(1).copyId()).isEqualTo(p1.copyId());
         }

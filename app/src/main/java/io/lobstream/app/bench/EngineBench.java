@@ -2,9 +2,8 @@ package io.lobstream.app.bench;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.lobstream.store.LobStore;
 import io.lobstream.app.DataDirs;
-import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
@@ -170,11 +169,11 @@ public final class EngineBench implements Callable<Integer> {
         LobStoreConfig config = switchConfig(set);
         if (workload == Workload.UPDATE) {
             // loading is not measured: no fsync per row, one flush at the end (close)
-            try (LobStore loader = DefaultLobStore.open(dir, config.with(LobStoreConfig.SYNC_EACH_WRITE.name(), false))) {
+            try (LobStore loader = LobStore.open(dir, config.with(LobStoreConfig.SYNC_EACH_WRITE.name(), false))) {
                 load(loader, threadCount);
             }
         }
-        try (LobStore store = DefaultLobStore.open(dir, config);
+        try (LobStore store = LobStore.open(dir, config);
              LocalPurger purger = new LocalPurger(store, 256)) {
             AtomicBoolean writing = new AtomicBoolean(true);
             Thread purge = startPurge(purger, store, writing);

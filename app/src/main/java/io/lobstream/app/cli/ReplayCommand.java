@@ -3,14 +3,13 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.lobstream.store.LobStore;
 import io.lobstream.app.DataDirs;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.StreamedResponse;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobReadHandle;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -139,7 +138,7 @@ final class ReplayCommand implements Callable<Integer> {
         }
         boolean ok;
         boolean done = false;
-        try (LobStore store = DefaultLobStore.open(staging, cluster.storeConfig(), null, "replay-p" + partition)) {
+        try (LobStore store = LobStore.open(staging, cluster.storeConfig(), null, "replay-p" + partition)) {
             long t0 = System.nanoTime();
             PartitionReplayer.Result r = new PartitionReplayer(cfg).replay(partition, store);
             out.put("records", r.records()).put("applied", r.applied()).put("rejected", r.rejected()).put("end_offset", r.endOffset())

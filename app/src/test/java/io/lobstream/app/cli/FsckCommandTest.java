@@ -1,7 +1,6 @@
 package io.lobstream.app.cli;
 
 import io.lobstream.store.LobStore;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -33,7 +32,7 @@ class FsckCommandTest {
 
     @Test
     void checksADataDirectoryNamedEitherWay(@TempDir Path dataDir) throws Exception {
-        try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, 0), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(TablespaceDirs.partitionDir(dataDir, 0), LobStoreConfig.defaults())) {
             byte[] value = new byte[40_000];
             store.put("a", new ByteArrayInputStream(value), value.length, null, null);
         }
@@ -52,7 +51,7 @@ class FsckCommandTest {
     void aCorruptDataPageIsAProblemNamedByItsPageAndExit1(@TempDir Path dataDir) throws Exception {
         long page;
         LobStoreConfig config = LobStoreConfig.defaults();
-        try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, 0), config)) {
+        try (LobStore store = LobStore.open(TablespaceDirs.partitionDir(dataDir, 0), config)) {
             byte[] value = new byte[200_000];
             store.put("a", new ByteArrayInputStream(value), value.length, null, null);
             VersionEntry e = store.current("a").orElseThrow();
@@ -74,7 +73,7 @@ class FsckCommandTest {
      */
     @Test
     void copiesKeptAsideAreListedAndAPartitionWithoutADescriptorIsAProblem(@TempDir Path dataDir) throws Exception {
-        try (LobStore store = DefaultLobStore.open(TablespaceDirs.partitionDir(dataDir, 0), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(TablespaceDirs.partitionDir(dataDir, 0), LobStoreConfig.defaults())) {
             store.put("a", new ByteArrayInputStream(new byte[40_000]), 40_000, null, null);
         }
         Path aside = TablespaceDirs.SetAside.SYNC_FAILED.path(TablespaceDirs.partitionDir(dataDir, 0), 1234);

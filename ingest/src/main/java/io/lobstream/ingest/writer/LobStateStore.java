@@ -1,10 +1,9 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.store.LobStore;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
-import io.lobstream.store.TablespaceSyncFailedException;
 import io.lobstream.store.TablespaceCheckDueException;
+import io.lobstream.store.TablespaceSyncFailedException;
 import io.lobstream.store.TablespaceTornException;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -40,7 +39,7 @@ import java.util.Map;
  * <p>It is not changelogged. Its files live under the node's data directory, outside the Streams
  * state directory, because Streams wipes a task's state directory after an unclean shutdown
  * under exactly-once, and this store needs no wipe: it recovers itself (see
- * {@link DefaultLobStore}) and records which offsets it has applied.
+ * {@link LobStore#open}) and records which offsets it has applied.
  */
 public final class LobStateStore implements StateStore, CachedStateStore<Object, Object> {
     public static final String NAME = "lob-tablespace";
@@ -161,13 +160,13 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     private LobStore open(boolean fullCheck) throws IOException {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         try {
-            return DefaultLobStore.open(dir, config, meters, "p-" + partition, fullCheck);
+            return LobStore.open(dir, config, meters, "p-" + partition, fullCheck);
         } catch (TablespaceSyncFailedException e) {
             moveAside(dir, TablespaceDirs.SetAside.SYNC_FAILED, e.getMessage());
-            return DefaultLobStore.open(dir, config, meters, "p-" + partition);
+            return LobStore.open(dir, config, meters, "p-" + partition);
         } catch (TablespaceTornException e) {
             moveAside(dir, TablespaceDirs.SetAside.TORN_WRITES, e.getMessage());
-            return DefaultLobStore.open(dir, config, meters, "p-" + partition);
+            return LobStore.open(dir, config, meters, "p-" + partition);
         }
     }
 

@@ -2,7 +2,6 @@ package io.lobstream.ingest.writer;
 
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
@@ -54,14 +53,14 @@ class CommandApplierTest {
         String source = TOPIC + p;
         LobCommand tooFar = command(id, LobOp.WRITE, 100, new byte[10]);
         LobCommand put = command(id, LobOp.PUT, 0, new byte[50]);
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(applier.apply(tooFar, key(id), p, 0, store, new Source(source, 10)))
                     .isInstanceOf(CommandApplier.Rejected.class);
             assertThat(applier.apply(put, key(id), p, 0, store, new Source(source, 11))).isInstanceOf(CommandApplier.Applied.class);
             store.flush();
         }
         // the transaction that held offset 10's dead letter aborted: both come again, the store is past them
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(applier.apply(tooFar, key(id), p, 0, store, new Source(source, 10)))
                     .isEqualTo(new CommandApplier.Rejected("out-of-range", "WRITE at offset 100 of doc, which has 0 bytes"));
             assertThat(applier.apply(put, key(id), p, 0, store, new Source(source, 11))).isInstanceOf(CommandApplier.AlreadyApplied.class);
@@ -87,7 +86,7 @@ class CommandApplierTest {
         LobCommand small = command(id, LobOp.PUT, 0, new byte[10]);
         CommandApplier strict = new CommandApplier(50, PARTITIONS, WINDOW_MS);
         CommandApplier.Outcome refused;
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             refused = strict.apply(tooLarge, key(id), p, 0, store, new Source(source, 5));
             assertThat(refused).isInstanceOf(CommandApplier.Rejected.class);
             assertThat(strict.apply(small, key(id), p, 0, store, new Source(source, 6))).isInstanceOf(CommandApplier.Applied.class);
@@ -96,7 +95,7 @@ class CommandApplierTest {
             assertThat(strict.apply(tooLarge, key(id), p, 0, store, new Source(source, 5))).isEqualTo(refused);
             assertThat(store.appliedOffset(source)).isEqualTo(6);
         }
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(applier.apply(tooLarge, key(id), p, 0, store, new Source(source, 5))).isEqualTo(refused);
             assertThat(applier.apply(small, key(id), p, 0, store, new Source(source, 6))).isInstanceOf(CommandApplier.AlreadyApplied.class);
             assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(10);
@@ -114,7 +113,7 @@ class CommandApplierTest {
         int p = partitionOf(id);
         String source = TOPIC + p;
         LobCommand put = command(id, LobOp.PUT, 0, new byte[100]);
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(applier.apply(put, key(id), p, 0, store, new Source(source, 5))).isInstanceOf(CommandApplier.Applied.class);
             store.flush();
             CommandApplier strict = new CommandApplier(50, PARTITIONS, WINDOW_MS);
@@ -129,7 +128,7 @@ class CommandApplierTest {
         String id = "doc";
         int p = partitionOf(id);
         LobCommand put = command(id, LobOp.PUT, 0, new byte[50]);
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(applier.apply(put, key(id), p, 0, store, new Source(TOPIC + p, 7))).isInstanceOf(CommandApplier.Applied.class);
             assertThat(applier.apply(put, key(id), p, 0, store, new Source(TOPIC + p, 9))).isInstanceOf(CommandApplier.Duplicate.class);
             assertThat(store.appliedOffset(TOPIC + p)).isEqualTo(9);
@@ -154,7 +153,7 @@ class CommandApplierTest {
         int p = partitionOf(id);
         LobCommand put = command(id, LobOp.PUT, 0, new byte[50]);
         long t = 1_700_000_000_000L;
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(applier.apply(put, key(id), p, t, store, new Source(TOPIC + p, 1, t))).isInstanceOf(CommandApplier.Applied.class);
             long within = t + WINDOW_MS;
             assertThat(applier.apply(put, key(id), p, within, store, new Source(TOPIC + p, 2, within)))
@@ -181,7 +180,7 @@ class CommandApplierTest {
         java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
         crc.update(value);
         long offset = 0;
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             for (int i = 0; i < 2; i++) { // the first try: its checksum does not match
                 applier.apply(chunk(id, "u1", i, value, i == 1 ? 12345 : null), key(id), p, 0, store, new Source(TOPIC + p, offset++));
             }
@@ -229,7 +228,7 @@ class CommandApplierTest {
         LobCommand reused = command(id, LobOp.APPEND, 0, new byte[]{1, 2, 3, 4, 5});
         reused.setCommandId(first.getCommandId());
         reused.setCrc32c((int) crc(new byte[]{1, 2, 3, 4, 5}));
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(applier.apply(first, key(id), p, 0, store, new Source(TOPIC + p, 0))).isInstanceOf(CommandApplier.Applied.class);
             assertThat(applier.apply(first, key(id), p, 0, store, new Source(TOPIC + p, 1))).isInstanceOf(CommandApplier.Duplicate.class);
             assertThat(applier.apply(reused, key(id), p, 0, store, new Source(TOPIC + p, 2)))
@@ -262,12 +261,12 @@ class CommandApplierTest {
                 .setUploadId("never-begun").setChunkIndex(3).setChunkCount(5).setOffset(15).setTotalLength(25)
                 .setData(ByteBuffer.wrap(new byte[5])).setMetadata(Map.of()).setProducedAt(Instant.now()).build();
         CommandApplier.Outcome first;
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             first = applier.apply(stray, key(id), p, 0, store, new Source(TOPIC + p, 20));
             assertThat(first).isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("upload"));
             store.flush();
         }
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(applier.apply(stray, key(id), p, 0, store, new Source(TOPIC + p, 20))).isEqualTo(first);
         }
     }
@@ -276,7 +275,7 @@ class CommandApplierTest {
     void aCommandWithoutAKeyOrOffItsKeysPartitionIsInvalid() throws Exception {
         String id = "doc";
         int p = partitionOf(id);
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             LobCommand put = command(id, LobOp.PUT, 0, new byte[5]);
             assertThat(applier.apply(put, null, p, 0, store, new Source(TOPIC + p, 0)))
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason()).contains("no key"));
@@ -295,7 +294,7 @@ class CommandApplierTest {
     void anIdOverTheLimitIsInvalidAndTheTablespaceRefusesItToo() throws Exception {
         String longest = "\u00e9".repeat(LobStore.MAX_ID_BYTES / 2); // two bytes a char: 65,534, the index takes it
         String over = "d".repeat(70_000);
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             int p = partitionOf(over);
             assertThat(applier.apply(command(over, LobOp.PUT, 0, new byte[5]), key(over), p, 0, store, new Source(TOPIC + p, 0)))
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason())
@@ -319,7 +318,7 @@ class CommandApplierTest {
         String id = "doc";
         int p = partitionOf(id);
         String source = TOPIC + p;
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             LobCommand put = command(id, LobOp.PUT, 0, new byte[50]);
             put.setContentType("image/png");
             put.setMetadata(Map.of("owner", "ann", "camera", "x-100"));
@@ -356,7 +355,7 @@ class CommandApplierTest {
             assertThat(applier.apply(last, key(id), p, 0, store, new Source(source, offset + 1))).isInstanceOf(CommandApplier.Applied.class);
         }
         // kept in the index: read back after a reopen
-        try (DefaultLobStore store = DefaultLobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(store.current(id).orElseThrow().attributes().contentType()).isEqualTo("text/plain");
         }
     }

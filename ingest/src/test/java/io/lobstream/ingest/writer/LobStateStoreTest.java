@@ -1,7 +1,6 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.Attributes;
@@ -37,7 +36,7 @@ class LobStateStoreTest {
     void aCopyWhosePagesMustAllBeCheckedIsCheckedOffTheStreamThread() throws Exception {
         Path p0 = TablespaceDirs.partitionDir(dir, 0);
         byte[] value = "a value".getBytes(StandardCharsets.UTF_8);
-        try (LobStore store = DefaultLobStore.open(p0, LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(p0, LobStoreConfig.defaults())) {
             store.put("a", new ByteArrayInputStream(value), value.length, null, Attributes.NONE, null);
         }
         try (LobIndex index = LobIndex.open(p0.resolve(TablespaceDirs.INDEX))) {
@@ -65,7 +64,7 @@ class LobStateStoreTest {
         try (var siblings = Files.list(p0.getParent())) {
             assertThat(siblings.map(f -> f.getFileName().toString()).toList()).as("every page there: kept").containsExactly("p-0");
         }
-        try (LobStore store = DefaultLobStore.open(p0, LobStoreConfig.defaults(), null, "p-0", false)) { // nothing left to check
+        try (LobStore store = LobStore.open(p0, LobStoreConfig.defaults(), null, "p-0", false)) { // nothing left to check
             assertThat(store.current("a")).isPresent();
         }
     }

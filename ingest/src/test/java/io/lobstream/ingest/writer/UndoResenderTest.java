@@ -1,7 +1,6 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.store.LobStore;
-import io.lobstream.store.DefaultLobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.VersionEntry;
 import org.junit.jupiter.api.Test;
@@ -24,7 +23,7 @@ class UndoResenderTest {
 
     @Test
     void aVersionIsDueOnceItsUndoRecordIsKnownConsumedThenEachTimeAfterTwiceTheWait(@TempDir Path dir) throws Exception {
-        try (LobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir, LobStoreConfig.defaults())) {
             put(store, "a", 1000);
             put(store, "a", 2000); // the first version is pending purge
             VersionEntry pending = store.pendingToPurge(10).get(0);
@@ -48,7 +47,7 @@ class UndoResenderTest {
 
     @Test
     void aVersionProducedAgainAtTheTablespacesOpenCountsFromThen(@TempDir Path dir) throws Exception {
-        try (LobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir, LobStoreConfig.defaults())) {
             put(store, "b", 1000);
             put(store, "b", 2000);
             VersionEntry pending = store.pendingToPurge(10).get(0);

@@ -20,7 +20,7 @@ import java.util.stream.Stream;
 
 /**
  * Where a tablespace lives in a data directory, and its small descriptor file. Opening the files for a store is
- * {@code io.lobstream.store.TablespaceFiles}'s (package-private to the store).
+ * {@code io.lobstream.store.impl.TablespaceFiles}'s (package-private to the engine).
  *
  * <pre>
  * DATA_DIR/tablespaces/p-0/lob.pages          the page file

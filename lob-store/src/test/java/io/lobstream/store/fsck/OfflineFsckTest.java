@@ -1,6 +1,6 @@
 package io.lobstream.store.fsck;
 
-import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
@@ -29,7 +29,7 @@ class OfflineFsckTest {
 
     @Test
     void aCleanTablespaceIsCleanAndLeftAsItWas() throws Exception {
-        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir, LobStoreConfig.defaults())) {
             for (int i = 0; i < 5; i++) {
                 byte[] v = bytes(50_000 + i, i);
                 store.put("v" + i, new ByteArrayInputStream(v), v.length, null, null);
@@ -45,7 +45,7 @@ class OfflineFsckTest {
     @Test
     void versionsClaimingTheSamePagesAreReportedWhereAnOpenRefuses() throws Exception {
         VersionEntry live;
-        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir, LobStoreConfig.defaults())) {
             byte[] v = bytes(40_000, 1);
             live = store.put("a", new ByteArrayInputStream(v), v.length, null, null).written();
         }
@@ -53,7 +53,7 @@ class OfflineFsckTest {
             index.write(index.newBatch().putPending(VersionEntry.current("b", 99, live.rootPage(), live.byteLength(), live.valueCrc32c(),
                     live.extents()).superseded(VersionEntry.Cause.DELETE, 7)));
         }
-        assertThatThrownBy(() -> DefaultLobStore.open(dir, LobStoreConfig.defaults()).close()).hasMessageContaining("run fsck");
+        assertThatThrownBy(() -> LobStore.open(dir, LobStoreConfig.defaults()).close()).hasMessageContaining("run fsck");
         FsckReport r = Fsck.offline(dir, true);
         assertThat(r.ok()).isFalse();
         assertThat(r.problems()).anyMatch(p -> p.contains("overlap") && p.contains(Long.toString(live.rootPage())));
@@ -64,7 +64,7 @@ class OfflineFsckTest {
     @Test
     void versionsOverlappingFromDifferentFirstPagesAreReportedToo() throws Exception {
         VersionEntry live;
-        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir, LobStoreConfig.defaults())) {
             byte[] v = bytes(100_000, 2);
             live = store.put("a", new ByteArrayInputStream(v), v.length, null, null).written();
         }
@@ -81,7 +81,7 @@ class OfflineFsckTest {
     /** A copy rebuilt without commands retention deleted says so in every fsck, online and offline, for good. */
     @Test
     void aCopyMarkedIncompleteFailsFsckWithEveryRangeItMisses() throws Exception {
-        try (DefaultLobStore store = DefaultLobStore.open(dir, LobStoreConfig.defaults())) {
+        try (LobStore store = LobStore.open(dir, LobStoreConfig.defaults())) {
             byte[] v = bytes(30_000, 3);
             store.put("a", new ByteArrayInputStream(v), v.length, null, null);
             assertThat(store.fsck(true).ok()).isTrue();
@@ -98,7 +98,7 @@ class OfflineFsckTest {
         assertThat(offline.ok()).isFalse();
         assertThat(offline.problems()).singleElement().asString().contains("[0, 7) of lob.commands-0; offsets [9, 12)");
         assertThat(offline.lobs()).as("the pages themselves check out").isEqualTo(1);
-        try (DefaultLobStore reopened = DefaultLobStore.open(dir, LobStoreConfig.defaults())) { // not refused: it serves what it has
+        try (LobStore reopened = LobStore.open(dir, LobStoreConfig.defaults())) { // not refused: it serves what it has
             assertThat(reopened.current("a")).isPresent();
             assertThat(reopened.incompleteness()).as("read at open").isPresent();
         }

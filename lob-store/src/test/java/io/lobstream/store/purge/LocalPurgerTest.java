@@ -1,6 +1,6 @@
 package io.lobstream.store.purge;
 
-import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.page.CorruptPageException;
@@ -34,7 +34,7 @@ class LocalPurgerTest {
         }
     }
 
-    private static VersionEntry supersede(DefaultLobStore store, String id) throws IOException {
+    private static VersionEntry supersede(LobStore store, String id) throws IOException {
         put(store, id, 10_000, 1);
         return put(store, id, 10_000, 2).superseded().orElseThrow();
     }
@@ -42,7 +42,7 @@ class LocalPurgerTest {
     /** One stale pending version used to stop local purge for good: every purgeOnce threw on it. */
     @Test
     void aStaleVersionIsSkippedAndHoldsUpNoBatchWhileCorruptionStillFails() throws IOException {
-        try (DefaultLobStore store = DefaultLobStore.open(dir, new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), PAGE)))) {
+        try (LobStore store = LobStore.open(dir, new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), PAGE)))) {
             VersionEntry stale = supersede(store, "a"); // first in index order
             supersede(store, "b");
             supersede(store, "c");

@@ -1,6 +1,6 @@
 package io.lobstream.store.purge;
 
-import io.lobstream.store.DefaultLobStore;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.WriteResult;
 import io.lobstream.store.allocator.Extent;
@@ -32,7 +32,7 @@ class PurgeReaderTest {
     @TempDir
     Path dir;
 
-    static WriteResult put(DefaultLobStore store, String id, int size, long seed) throws IOException {
+    static WriteResult put(LobStore store, String id, int size, long seed) throws IOException {
         byte[] b = new byte[size];
         new Random(seed).nextBytes(b);
         return store.put(id, new ByteArrayInputStream(b), b.length, null, null);
@@ -43,7 +43,7 @@ class PurgeReaderTest {
         // 4 KiB pages and a fragmented file, so some versions need INDEX pages; sizes from inline-only to 2 MB
         LobStoreConfig cfg = new LobStoreConfig(Map.of("lob.page.size", 4096, "lob.prealloc", false));
         List<VersionEntry> backlog = new ArrayList<>();
-        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+        try (LobStore store = LobStore.open(dir, cfg)) {
             for (int i = 0; i < 1200; i++) {
                 put(store, "filler" + i, 5000, i);
             }
@@ -110,7 +110,7 @@ class PurgeReaderTest {
     @Test
     void aScanToldToStopReturnsAPrefixInOrder() throws IOException {
         LobStoreConfig cfg = new LobStoreConfig(Map.of("lob.page.size", 4096));
-        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+        try (LobStore store = LobStore.open(dir, cfg)) {
             List<PurgeReader.Request> requests = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
                 put(store, "lob" + i, 20_000, i);
@@ -143,7 +143,7 @@ class PurgeReaderTest {
     @Test
     void anUnwrittenRootIsStaleAndAGarbledOneCorrupt() throws IOException {
         LobStoreConfig cfg = new LobStoreConfig(Map.of("lob.page.size", 4096));
-        try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+        try (LobStore store = LobStore.open(dir, cfg)) {
             put(store, "a", 3000, 1);
             put(store, "b", 3000, 2);
             VersionEntry zeroed = put(store, "a", 3000, 3).superseded().orElseThrow();

@@ -1,0 +1,1131 @@
+package io.lobstream.store.impl;
+
+import io.lobstream.store.Chunk;
+import io.lobstream.store.ChunkResult;
+import io.lobstream.store.LobReadHandle;
+import io.lobstream.store.LobStore;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.ReclaimOutcome;
+import io.lobstream.store.Source;
+import io.lobstream.store.StoreMetrics;
+import io.lobstream.store.StoreStats;
+import io.lobstream.store.TablespaceCheckDueException;
+import io.lobstream.store.TablespaceClosedException;
+import io.lobstream.store.TablespaceTornException;
+import io.lobstream.store.ValueChecksumException;
+import io.lobstream.store.ValueTooLargeException;
+import io.lobstream.store.WriteResult;
+import io.lobstream.store.allocator.DefaultPageAllocator;
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.allocator.PageAllocator;
+import io.lobstream.store.fsck.Fsck;
+import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.Attributes;
+import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.Rejection;
+import io.lobstream.store.index.UploadEntry;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.layout.VersionLayout;
+import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.layout.VersionWriter;
+import io.lobstream.store.tablespace.GroupSync;
+import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * The engine. A write allocates pages, streams the value into them, then publishes the new
+ * version in one index batch. How much of that runs under which latch is what the switches
+ * choose:
+ * <ul>
+ *   <li>{@code lob.latch.downgrade} on: pages are written under the tablespace latch in shared
+ *       mode; only the publish is exclusive (per LOB or tablespace-wide). Off: the tablespace
+ *       latch is held exclusively from allocation to publish.</li>
+ *   <li>{@code lob.optimistic.update} on: publish takes a per-LOB latch (and the tablespace latch shared), trusting the LOB's
+ *       write latch to have kept its index entry as the write found it (a mismatch is counted, and
+ *       refused if the new version shares pages). Off: publish takes the tablespace latch
+ *       exclusively.</li>
+ *   <li>{@code lob.prealloc}: see {@link DefaultPageAllocator}.</li>
+ * </ul>
+ * Readers pin the version they read; a reclaim of a pinned version waits for its unpin, up to
+ * {@code lob.read.pin.max.ms} (a relocation's old copy, for the last unpin however long).
+ *
+ * <p>Its parts: {@link TablespaceFiles} checks and opens its files, {@link Recovery} derives free space and
+ * counts on open (and {@link TornWrites} checks what the last flush did not cover), {@link VersionNumbers}
+ * issues version numbers, {@link ChunkedUploads} applies the chunks of an upload, {@link Latches} and
+ * {@link Pins} order writers and readers, {@link PagesFirst} keeps pages on disk before the index entries
+ * that name them, {@link DurableFrees} keeps the pages an index write stopped naming from reuse until that
+ * write is durable, {@link SyncGuard} stops every write once a sync failed, {@link SourceMarks} records
+ * what each command did, {@link Compactor} moves versions down to shrink the file,
+ * {@link TablespaceUsage} counts what the statistics read, and {@link Backpressure} slows writes while the
+ * history it counts is past its limit. This class is the transaction around them: allocate, write, publish
+ * in one index batch, release.
+ */
+public final class DefaultLobStore implements LobStore {
+    private static final Logger log = LoggerFactory.getLogger(DefaultLobStore.class);
+    /** The index meta key of a source's {@link #logId}, after this prefix. */
+    private static final String LOG_ID_PREFIX = "log.id.";
+
+    private final String name;
+    private final Path dir;
+    private final LobStoreConfig config;
+    private final PageFile file;
+    private final LobIndex index;
+    private final PageAllocator allocator;
+    /** Where a command's new versions go (compaction places its own, {@link Placement#below}). */
+    private final Placement anywhere;
+    private final StoreMetrics metrics;
+    private final ThreadLocal<VersionWriter> writers;
+    /** The index write count the last flush made durable (see {@link #needsSync()}). */
+    private volatile long syncedWrites;
+    /**
+     * Group commits of the page file's force and the index WAL's sync: for lob.sync.each.write, for a flush's pages
+     * before its index entries ({@link PagesFirst}), and for a relocation's pages before its publish.
+     */
+    private final GroupSync pageSync;
+    private final GroupSync walSync;
+    private final PagesFirst pagesFirst;
+    private final DurableFrees frees;
+    /** What {@link TablespaceDirs#INCOMPLETE} says, null if there is none. */
+    private volatile String incomplete;
+
+    private final Latches latches;
+    private final Pins pins;
+    private final Compactor compactor;
+    private final TablespaceUsage usage;
+    private final Backpressure backpressure;
+
+    private final VersionNumbers versions;
+    private final ChunkedUploads uploads;
+    /**
+     * The own pages of versions written but not yet published, by version. With the latch downgrade a
+     * write lets go of the tablespace latch between its pages and its publish, and fsck (which takes it
+     * exclusively) may come in between: these pages are in flight there, not leaked.
+     */
+    private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+    /**
+     * Once a sync failed, no version is written and nothing is synced, and every write and commit fails. The index may
+     * still take bookkeeping (a reclaim, an expired upload, a forgotten command id) until the store closes: this copy
+     * is never synced again, and is set aside and rebuilt on reopen.
+     */
+    private final SyncGuard syncGuard;
+
+    private DefaultLobStore(String name, Path dir, String copyId, LobStoreConfig config, PageFile file, LobIndex index, StoreMetrics metrics,
+                            Recovery recovered) throws IOException {
+        this.name = name;
+        this.syncGuard = new SyncGuard(name, dir, copyId);
+        this.usage = recovered.usage();
+        this.dir = dir;
+        this.config = config;
+        this.file = file;
+        this.index = index;
+        this.metrics = metrics;
+        this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), recovered.highWaterMark(), recovered.free(),
+                metrics);
+        this.anywhere = Placement.anywhere(allocator);
+        this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
+        this.pageSync = new GroupSync(() -> syncGuard.run(file::force), config.groupCommitIntervalMs(), metrics::pageSync);
+        this.walSync = new GroupSync(() -> syncGuard.run(this::syncWalIfOpen), config.groupCommitIntervalMs(), metrics::walSync);
+        this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
+        this.latches = new Latches(config.optimisticUpdate(), metrics);
+        this.pagesFirst = new PagesFirst(config, pageSync);
+        this.versions = new VersionNumbers(index, recovered.highestVersion(), recovered.uploads().keySet(),
+                sync -> pagesFirst.syncWal(() -> syncGuard.run(file::force), () -> syncGuard.run(sync)));
+        this.frees = new DurableFrees(config, allocator);
+        this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished);
+        this.backpressure = new Backpressure(() -> usage.historyExcess(config.historyMax(), config.historyMaxRatio()),
+                config.historyMaxDelayMs(), metrics::backpressure);
+        this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
+    }
+
+    /** Opens (creating if needed) the tablespace in {@code dir}. */
+    public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name) throws IOException {
+        return open(dir, config, registry, name, true);
+    }
+
+    /**
+     * The same; with {@code fullCheck} false, a tablespace whose pages must all be checked first (no flush covered them,
+     * and the machine may have restarted since: {@link Recovery}) is not opened, and {@link TablespaceCheckDueException}
+     * says so before any page is read. A caller on a thread that must not block for long (a Kafka Streams task's init)
+     * opens it again elsewhere.
+     */
+    public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name, boolean fullCheck)
+            throws IOException {
+        TablespaceFiles files = TablespaceFiles.open(dir, config);
+        StoreMetrics metrics = null;
+        try {
+            metrics = registry == null ? StoreMetrics.unregistered(name) : new StoreMetrics(registry, name);
+            return recover(name, files, metrics, fullCheck);
+        } catch (IOException | RuntimeException e) {
+            try (files; StoreMetrics registered = metrics) { // closed as the failure leaves, the meters first
+                throw e;
+            }
+        }
+    }
+
+    public static DefaultLobStore open(Path dir, LobStoreConfig config) throws IOException {
+        return open(dir, config, null, dir.getFileName().toString());
+    }
+
+    private static DefaultLobStore recover(String name, TablespaceFiles files, StoreMetrics metrics, boolean fullCheck) throws IOException {
+        Path dir = files.dir();
+        LobStoreConfig config = files.config();
+        PageFile file = files.pages();
+        LobIndex index = files.index();
+        Recovery recovered = Recovery.scan(name, dir, file, index, fullCheck);
+        if (!recovered.tornWrites().isEmpty()) {
+            throw new TablespaceTornException(dir, recovered.tornWrites());
+        }
+        DefaultLobStore store = new DefaultLobStore(name, dir, files.copyId(), config, file, index, metrics, recovered);
+        // From here on the free-space checkpoint is stale until the next clean close. And every version the index names
+        // now is on disk (checked, if the last run ended uncleanly) once the page file is forced: the frontier this open
+        // records covers them all, so that one made or upgraded now is checked after a crash before its first flush too.
+        // Without lob.sync nothing is forced, and no frontier is kept: the boot recorded here tells the next open after a
+        // crash whether the machine restarted meanwhile (Recovery).
+        try (LobIndex.Batch opened = index.newBatch().deleteMeta(Recovery.META_CLEAN)) { // (closed once written: nothing)
+            Optional<String> boot = BootId.current();
+            if (boot.isPresent()) {
+                opened.putMeta(BootId.META_KEY, boot.get().getBytes(StandardCharsets.UTF_8));
+            } else {
+                opened.deleteMeta(BootId.META_KEY);
+            }
+            if (config.sync()) {
+                SyncedFrontier frontier = store.versions.frontier().withUploads(recovered.uploads()); // the scan read the uploads
+                file.force();
+                index.writeSync(frontier.put(opened));
+            } else {
+                index.writeSync(opened.deleteMeta(SyncedFrontier.META_KEY));
+            }
+        }
+        for (VersionEntry e : recovered.deferredReclaims()) {
+            store.freePending(e, null);
+        }
+        recovered.usage().registerGauges(metrics, store::freePages);
+        recovered.usage().registerLimitGauges(metrics, store::freePages, config.pageSize(), config.historyMax(),
+                config.historyMaxRatio());
+        store.incomplete = TablespaceDirs.incompleteness(dir).orElse(null);
+        metrics.gauge("lob_tablespace_incomplete", "1 if this copy was built without commands retention had deleted (INCOMPLETE; "
+                + "fsck reports it), else 0", null, () -> store.incomplete != null ? 1 : 0);
+        metrics.gauge("lob_tablespace_sync_failed", "1 once an fsync of this tablespace failed (SYNC-FAILED): it takes no more "
+                + "writes, and a node rebuilds its partition", null, () -> store.syncGuard.failed() ? 1 : 0);
+        return store;
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    @Override
+    public WriteResult put(String lobId, InputStream value, long length, Integer expectedCrc32c, Attributes attributes, Source source)
+            throws IOException {
+        if (length < 0) {
+            throw new IllegalArgumentException("negative length " + length);
+        }
+        String problem = attributes.problem();
+        if (problem != null) {
+            throw new IllegalArgumentException("lob " + lobId + ": " + problem);
+        }
+        return writeVersion(lobId, false, base -> NewValue.whole(length, value), expectedCrc32c, attributes, source, anywhere);
+    }
+
+    @Override
+    public WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException {
+        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), offset, data, length), null, null, source,
+                anywhere);
+    }
+
+    @Override
+    public WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException {
+        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
+                null, null, source, anywhere);
+    }
+
+    @Override
+    public WriteResult truncate(String lobId, long newLength, Source source) throws IOException {
+        return writeVersion(lobId, true, base -> NewValue.truncate(lobId,
+                base.orElseThrow(() -> new NoSuchElementException("no LOB " + lobId + " to truncate")).reader(), newLength),
+                null, null, source, anywhere);
+    }
+
+    /** The current version a write starts from, open for reading its unchanged bytes. */
+    private record Base(VersionEntry entry, VersionReader reader) {
+    }
+
+    @FunctionalInterface
+    private interface Edit {
+        NewValue apply(Optional<Base> base) throws IOException;
+    }
+
+    /** Thrown by a relocation's edit that finds the LOB changed, or with history: nothing to move. */
+    private static final class NotMovable extends RuntimeException {
+        NotMovable() {
+            super(null, null, false, false);
+        }
+    }
+
+    /**
+     * Writes a new version of {@code lobId} and publishes it. Writes to one LOB are ordered by its
+     * write latch (held throughout, like a row lock), so the base a partial update builds on is
+     * still current when it publishes; writes to different LOBs proceed in parallel as far as the
+     * switches allow.
+     *
+     * @param readsBase  the edit reads the current version (a partial update keeps its bytes and shares its unchanged
+     *                   pages; a relocation copies them): open it
+     * @param attributes the new version's; null: the current version's (a partial update, a move)
+     */
+    private WriteResult writeVersion(String lobId, boolean readsBase, Edit edit, Integer expectedCrc32c, Attributes attributes, Source source,
+                                     Placement placement) throws IOException {
+        checkOpen();
+        LobStore.checkId("lobId", lobId);
+        long start = System.nanoTime();
+        if (!placement.relocation()) {
+            backpressure.await();
+        }
+        VersionEntry written;
+        Optional<VersionEntry> superseded;
+        try (Latches.Held row = latches.write(lobId);
+             Latches.Held whole = config.latchDowngrade() ? null : openExclusive()) {
+            Optional<VersionEntry> baseEntry;
+            List<Extent> shared = new ArrayList<>();
+            // latch downgrade: the base is read and the pages written under the tablespace latch shared; only the publish excludes
+            try (Latches.Held downgraded = config.latchDowngrade() ? openShared() : null) {
+                baseEntry = index.current(lobId);
+                // a whole-value PUT neither reads nor shares anything of the version it replaces
+                Optional<Base> base = baseEntry.isEmpty() || !readsBase ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
+                        VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
+                NewValue value = edit.apply(base);
+                ValueTooLargeException.check(config, lobId, value.length());
+                Attributes kept = attributes != null ? attributes : baseEntry.map(VersionEntry::attributes).orElse(Attributes.NONE);
+                written = writePages(lobId, base, value, expectedCrc32c, kept, placement, shared);
+            }
+            superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
+        }
+        awaitDurable();
+        metrics.writeLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        return new WriteResult(written, superseded);
+    }
+
+    /**
+     * Allocates the pages of a new version of {@code lobId} but those it shares with the base, writes
+     * them and returns the version's index entry (not yet published); {@code shared} receives the
+     * base's pages it shares. On failure the pages it allocated, and only those, are released.
+     */
+    private VersionEntry writePages(String lobId, Optional<Base> base, NewValue value, Integer expectedCrc32c, Attributes attributes,
+                                    Placement placement, List<Extent> shared) throws IOException {
+        VersionLayout layout = VersionLayout.plan(config.pageSize(), value.length());
+        List<Extent> allocated = List.of();
+        long issued = -1;
+        try {
+            BitSet sharedPages = value.sharedPages(layout, base.map(Base::reader));
+            int fresh = layout.dataPages() - sharedPages.cardinality();
+            List<Extent> pages = placement.allocate(1 + fresh);
+            allocated = pages;
+            List<Extent> freshData = Extent.withoutFirstPage(pages);
+            List<Extent> dataExtents = new ArrayList<>();
+            Extent.Cursor next = new Extent.Cursor(freshData);
+            for (int i = 0; i < layout.dataPages(); i++) {
+                long pageNo = sharedPages.get(i) ? base.get().reader().dataPageNo(i) : next.next();
+                Extent.appendInOrder(dataExtents, pageNo);
+                if (sharedPages.get(i)) {
+                    Extent.appendInOrder(shared, pageNo);
+                }
+            }
+            List<Extent> indexExtents = layout.indexed()
+                    ? placement.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), dataExtents.size()))
+                    : List.of();
+            List<Extent> owned = new ArrayList<>(pages);
+            owned.addAll(indexExtents);
+            allocated = List.copyOf(owned); // never the shared pages: they stay the base's if this fails
+            long version = versions.next();
+            issued = version;
+            long rootPage = pages.get(0).firstPage();
+            int crc = writers.get().write(lobId, version, layout, rootPage, dataExtents, sharedPages, indexExtents, value.bytes());
+            if (expectedCrc32c != null && expectedCrc32c != crc) {
+                throw new ValueChecksumException(lobId, expectedCrc32c, crc);
+            }
+            if (placement.relocation() && config.sync()) {
+                // a relocation's pages are on disk before its entry, in every mode: the version it replaces holds the
+                // same bytes and is freed as soon as this one is durable
+                pageSync.await();
+            } else {
+                pagesFirst.beforeIndexNamesPages();
+            }
+            List<Extent> own = Extent.coalesce(owned);
+            owned.addAll(shared);
+            VersionEntry written = VersionEntry.current(lobId, version, rootPage, value.length(), crc, Extent.coalesce(owned), attributes);
+            if (!shared.isEmpty()) {
+                written = written.madeFrom(base.get().entry().version()); // which of its pages it wrote itself, for TornWrites
+            }
+            if (placement.relocation()) {
+                written = written.movedFrom(base.get().entry()); // the same bytes: the same ETag
+            }
+            unpublished.put(version, own); // until publish() names them, or gives them back
+            return written;
+        } catch (IOException | RuntimeException e) {
+            if (!allocated.isEmpty()) {
+                allocator.release(allocated);
+            }
+            if (issued >= 0) {
+                versions.settled(issued); // nothing names its pages: none is left to check after a crash
+            }
+            throw e;
+        }
+    }
+
+    /** With lob.sync.each.write, waits for the index WAL sync (shared with concurrent writers) that covers this write. */
+    private void awaitDurable() throws IOException {
+        if (config.syncEachWrite()) {
+            walSync.await();
+        }
+    }
+
+    /**
+     * The group commit's index WAL sync, under the tablespace latch so that it never reaches a closed
+     * index; once the store is closed there is nothing to do (close synced the WAL, or closed the index,
+     * which flushes it).
+     */
+    private void syncWalIfOpen() throws IOException {
+        try (Latches.Held latch = latches.tablespaceShared()) {
+            if (!closed) {
+                frees.syncThenRelease(index::syncWal);
+            }
+        }
+    }
+
+    /**
+     * Makes {@code written} the current version; the one it replaces becomes pending purge, minus
+     * the {@code shared} pages it hands over to {@code written}.
+     *
+     * @param finishedUpload if not null, the upload whose pages {@code written} takes over, deleted in the same batch
+     * @param relocation     the replaced version is recorded with its reclaim already requested: the engine frees it
+     *                       (or, after a crash, the next open does), no undo record is due
+     */
+    private Optional<VersionEntry> publish(VersionEntry written, Optional<VersionEntry> expected, List<Extent> shared, Source source,
+                                           String finishedUpload, boolean relocation) throws IOException {
+        Latches.Held latch;
+        try {
+            latch = openPublishing(written.lobId());
+        } catch (Throwable e) {
+            unpublish(written.version(), e);
+            throw e;
+        }
+        try (latch) {
+            Optional<VersionEntry> old;
+            Optional<VersionEntry> superseded;
+            boolean writing = false;
+            try {
+                old = index.current(written.lobId());
+                if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
+                    // cannot happen while writes to one LOB hold its write latch; counted, and refused if pages were shared
+                    metrics.casConflict();
+                    if (!shared.isEmpty()) {
+                        throw new IllegalStateException(written.lobId() + " changed under a partial update");
+                    }
+                }
+                try (LobIndex.Batch batch = index.newBatch()) {
+                    batch.putCurrent(written);
+                    if (finishedUpload != null) {
+                        batch.deleteUpload(finishedUpload);
+                    }
+                    superseded = relocation
+                            ? old.map(o -> o.superseded(VersionEntry.Cause.RELOCATE, SourceMarks.offsetOf(source), shared).withReclaimRequested())
+                            : old.map(o -> o.superseded(VersionEntry.Cause.UPDATE, SourceMarks.offsetOf(source), shared));
+                    if (superseded.isPresent()) {
+                        batch.putPending(superseded.get());
+                    }
+                    SourceMarks.applied(batch, source);
+                    writing = true;
+                    index.write(batch);
+                }
+            } catch (Throwable e) {
+                if (writing) {
+                    // the index refused the batch: whether it wrote nothing is for the next open's recovery to say
+                    // (RocksDB refuses every later write after such an error), so the pages are not reused meanwhile
+                    unpublished.remove(written.version());
+                } else {
+                    unpublish(written.version(), e);
+                }
+                throw e;
+            }
+            unpublished.remove(written.version()); // the index names them now (under the latch, which fsck excludes)
+            versions.settled(written.version());
+            usage.published(written, old);
+            superseded.ifPresent(usage::pending);
+            return superseded;
+        }
+    }
+
+    /**
+     * A written version that will not be published, its index batch never sent: nothing names its
+     * own pages, so they are given back now, not at the next open's recovery. The map is the record
+     * of what is its own: not the pages it shared with the current version, nor those of an
+     * upload's entry (never in the map), which stays as it was.
+     */
+    private void unpublish(long version, Throwable cause) {
+        List<Extent> own = unpublished.remove(version); // (an upload with an entry is not in it: it stays as it was, unsettled)
+        if (own != null) {
+            versions.settled(version);
+            try {
+                allocator.release(own);
+            } catch (RuntimeException e) {
+                cause.addSuppressed(e);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- chunked uploads
+
+    @Override
+    public ChunkResult putChunk(Chunk chunk, InputStream data, Source source) throws IOException {
+        checkOpen();
+        LobStore.checkId("lobId", chunk.lobId());
+        LobStore.checkId("upload id", chunk.uploadId());
+        String problem = chunk.attributes().problem();
+        if (problem != null) {
+            throw new IllegalArgumentException("upload " + chunk.uploadId() + ": " + problem);
+        }
+        long start = System.nanoTime();
+        if (chunk.chunkIndex() == 0) {
+            backpressure.await(); // the chunk that begins an upload waits as a write does: before any latch
+        }
+        ChunkResult result;
+        try (Latches.Held row = latches.write(chunk.lobId())) {
+            ChunkedUploads.Step step;
+            try (Latches.Held latch = config.latchDowngrade() ? openShared() : openExclusive()) {
+                step = uploads.apply(chunk, data, source);
+            }
+            if (step.written() == null) {
+                result = step.result();
+            } else {
+                Optional<VersionEntry> superseded = publish(step.written(), step.replaced(), List.of(), source, step.finishedUpload(),
+                        false);
+                result = new ChunkResult(ChunkResult.Status.PUBLISHED, Optional.of(new WriteResult(step.written(), superseded)), null);
+            }
+        }
+        if (result.status() == ChunkResult.Status.ACCEPTED) {
+            awaitDurable(); // its progress, as a write's publish: a resumed upload must not count on a chunk the WAL lost
+        } else if (result.status() == ChunkResult.Status.PUBLISHED) {
+            awaitDurable();
+            metrics.writeLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        }
+        return result;
+    }
+
+    @Override
+    public List<String> expireUploads(long asOfMillis, long wallClockMillis, long idleMillis) throws IOException {
+        Predicate<UploadEntry> idle = ChunkedUploads.idle(asOfMillis, wallClockMillis, idleMillis);
+        List<UploadEntry> stale = new ArrayList<>();
+        try (Latches.Held latch = openShared()) {
+            index.forEachUpload(u -> {
+                if (idle.test(u)) {
+                    stale.add(u);
+                }
+            });
+        }
+        List<String> expired = new ArrayList<>();
+        for (UploadEntry u : stale) {
+            // the tablespace latch after the LOB's write latch, as writers take them; fsck and close exclude it
+            try (Latches.Held row = latches.write(u.lobId()); Latches.Held latch = openShared()) {
+                Optional<UploadEntry> now = index.upload(u.uploadId());
+                if (now.isPresent() && idle.test(now.get())) {
+                    index.write(index.newBatch().deleteUpload(u.uploadId()));
+                    frees.release(u.pages());
+                    versions.settled(u.version());
+                    expired.add(u.uploadId());
+                    log.info("{}: upload {} of {} expired after {} of {} bytes; its {} pages are free again", name, u.uploadId(),
+                            u.lobId(), u.bytesDone(), u.totalLength(), Extent.totalPages(u.pages()));
+                }
+            }
+        }
+        return expired;
+    }
+
+    @Override
+    public int uploadsInProgress() throws IOException {
+        int[] n = {0};
+        try (Latches.Held latch = openShared()) {
+            index.forEachUpload(u -> n[0]++);
+        }
+        return n[0];
+    }
+
+    @Override
+    public Optional<VersionEntry> delete(String lobId, Source source) throws IOException {
+        checkOpen();
+        LobStore.checkId("lobId", lobId);
+        backpressure.await();
+        Optional<VersionEntry> superseded;
+        try (Latches.Held row = latches.write(lobId); Latches.Held latch = openPublishing(lobId)) {
+            Optional<VersionEntry> old = index.current(lobId);
+            try (LobIndex.Batch batch = index.newBatch()) {
+                superseded = old.map(o -> o.superseded(VersionEntry.Cause.DELETE, SourceMarks.offsetOf(source)));
+                if (superseded.isPresent()) {
+                    batch.deleteCurrent(lobId).putPending(superseded.get());
+                }
+                SourceMarks.applied(batch, source);
+                index.write(batch);
+            }
+            superseded.ifPresent(s -> {
+                usage.deleted(s);
+                usage.pending(s);
+            });
+        }
+        awaitDurable();
+        return superseded;
+    }
+
+    private static long versionOf(Optional<VersionEntry> e) {
+        return e.map(VersionEntry::version).orElse(-1L);
+    }
+
+    // ---------------------------------------------------------------- reclaim
+
+    @Override
+    public ReclaimOutcome reclaim(String lobId, long version, List<Extent> extents, Source source) throws IOException {
+        try (Latches.Held latch = openPublishing(lobId)) {
+            Optional<VersionEntry> pending = index.pending(lobId, version);
+            if (pending.isEmpty() || pending.get().reclaimRequested()) {
+                SourceMarks.recordApplied(index, source);
+                return ReclaimOutcome.IGNORED;
+            }
+            VersionEntry e = pending.get();
+            if (!Extent.coalesce(extents).equals(Extent.coalesce(e.extents()))) {
+                log.warn("{}: reclaim of {}@{} names pages {} but the version owns {}: rejected", name, lobId, version, extents, e.extents());
+                SourceMarks.recordApplied(index, source);
+                return ReclaimOutcome.REJECTED;
+            }
+            if (pins.holds(e)) {
+                try (LobIndex.Batch batch = index.newBatch()) {
+                    batch.putPending(e.withReclaimRequested());
+                    SourceMarks.applied(batch, source);
+                    index.write(batch);
+                }
+                return ReclaimOutcome.DEFERRED;
+            }
+            freePending(e, source);
+            return ReclaimOutcome.APPLIED;
+        }
+    }
+
+    /** Drops a pending version from the index, then hands its pages to the allocator. */
+    private void freePending(VersionEntry e, Source source) throws IOException {
+        try (LobIndex.Batch batch = index.newBatch()) {
+            batch.deletePending(e.lobId(), e.version());
+            SourceMarks.applied(batch, source);
+            index.write(batch);
+        }
+        // Only once no index entry names them (durably, with lob.sync.each.write) may the pages be granted again.
+        frees.release(e.extents());
+        usage.freed(e);
+    }
+
+    // ---------------------------------------------------------------- compaction
+
+    @Override
+    public long compact() throws IOException {
+        checkOpen();
+        return compactor.run();
+    }
+
+    /** The next version number to issue: it moves with every write, upload and relocation (compaction's sign of writes). */
+    long nextVersion() {
+        return versions.issued();
+    }
+
+    /** Free pages between used ones: what compaction can gather at the end of the file. */
+    long holePages() {
+        return allocator.holePages();
+    }
+
+    /**
+     * Moves {@code entry}, if it is still its LOB's current version, into free pages below its last
+     * page: a new version with the same bytes. (Its pages may be scattered; the move still lowers its
+     * last page, and as every move lowers one, repeated runs converge.) The new pages are forced
+     * before it is published, the index WAL is synced after, and only then is the old version freed
+     * (its pages may be granted again at once), unless a reader pins it, in which case the last
+     * unpin frees it. The publishing batch records the old version's reclaim as requested, so after
+     * a crash the next open frees it:
+     * no undo record is involved, since no value changed. A LOB with versions pending purge is left
+     * where it is: those may name pages the current version owns (shared by a partial update).
+     *
+     * @return the pages moved; 0 if the LOB changed or has history; -1 if there is no room below it
+     */
+    long relocate(VersionEntry entry) throws IOException {
+        long end = entry.extents().stream().mapToLong(Extent::endPage).max().orElse(entry.rootPage() + 1);
+        WriteResult moved;
+        try {
+            moved = writeVersion(entry.lobId(), true, base -> {
+                if (base.isEmpty() || base.get().entry().version() != entry.version() || !index.pendingOf(entry.lobId()).isEmpty()) {
+                    throw new NotMovable();
+                }
+                long length = base.get().reader().byteLength();
+                return NewValue.whole(length, base.get().reader().stream(0, length));
+            }, null, null, null, Placement.below(allocator, end));
+        } catch (NotMovable changed) {
+            return 0;
+        } catch (Placement.NoRoom noRoom) {
+            return -1;
+        }
+        VersionEntry old = moved.superseded().orElseThrow();
+        if (config.sync()) {
+            try (Latches.Held latch = openShared()) {
+                syncWalNow();
+            }
+            metrics.walSync();
+        }
+        try (Latches.Held latch = openPublishing(old.lobId())) {
+            if (!pins.holds(old) && index.pending(old.lobId(), old.version()).isPresent()) {
+                freePending(old, null);
+            }
+        }
+        metrics.relocated(moved.written().pageCount());
+        return moved.written().pageCount();
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    @Override
+    public Optional<VersionEntry> current(String lobId) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.current(lobId);
+        }
+    }
+
+    @Override
+    public Optional<LobReadHandle> open(String lobId) throws IOException {
+        long start = System.nanoTime();
+        VersionEntry entry;
+        // The index is read under the tablespace latch, which close excludes. The pages are read after it:
+        // once the store is closed that fails with ClosedChannelException, and the pin is released.
+        try (Latches.Held ts = openShared(); Latches.Held latch = latches.lob(lobId)) {
+            Optional<VersionEntry> cur = index.current(lobId);
+            if (cur.isEmpty()) {
+                return Optional.empty();
+            }
+            entry = cur.get();
+            pins.pin(lobId, entry.version());
+        }
+        try {
+            VersionReader reader = VersionReader.open(file, lobId, entry.version(), entry.rootPage(), metrics::pageRead);
+            metrics.readLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+            return Optional.of(new PinnedHandle(entry, reader));
+        } catch (IOException | RuntimeException e) {
+            unpin(entry);
+            throw e;
+        }
+    }
+
+    private final class PinnedHandle implements LobReadHandle {
+        private final VersionEntry entry;
+        private final VersionReader reader;
+        private boolean released;
+
+        PinnedHandle(VersionEntry entry, VersionReader reader) {
+            this.entry = entry;
+            this.reader = reader;
+        }
+
+        @Override
+        public VersionEntry version() {
+            return entry;
+        }
+
+        @Override
+        public long length() {
+            return entry.byteLength();
+        }
+
+        @Override
+        public InputStream stream(long from, long to) {
+            return reader.stream(from, to);
+        }
+
+        @Override
+        public synchronized void close() {
+            if (!released) {
+                released = true;
+                unpin(entry);
+            }
+        }
+    }
+
+    /** Releases a pin; the last one out frees the versions whose reclaim was deferred for it. */
+    private void unpin(VersionEntry entry) {
+        // the publish latch, not just the LOB's: a deferred reclaim writes the index, which fsck and close exclude
+        try (Latches.Held latch = latches.publish(entry.lobId())) {
+            if (!pins.unpin(entry.lobId(), entry.version()) || closed) {
+                return;
+            }
+            List<VersionEntry> due = new ArrayList<>();
+            for (VersionEntry pending : index.pendingOf(entry.lobId())) {
+                if (pending.reclaimRequested() && !pins.holds(pending)) {
+                    due.add(pending);
+                }
+            }
+            if (config.sync() && due.stream().anyMatch(p -> p.cause() == VersionEntry.Cause.RELOCATE)) {
+                // as relocate() does before it frees: the move's publish must be on disk before the old copy's pages can
+                // be written again, or a power loss would bring back the old copy as current over another's bytes
+                syncWalNow();
+                metrics.walSync();
+            }
+            for (VersionEntry pending : due) {
+                freePending(pending, null);
+            }
+        } catch (IOException e) {
+            // the deferred reclaim stays recorded in the index and is done at the next open
+            log.warn("{}: deferred reclaim after unpinning {}@{} failed: {}", name, entry.lobId(), entry.version(), e.toString());
+        }
+    }
+
+    @Override
+    public int reclaimPastPinLeases() throws IOException {
+        List<VersionEntry> deferred = new ArrayList<>();
+        forEachPending(e -> {
+            if (e.reclaimRequested()) {
+                deferred.add(e);
+            }
+        });
+        int freed = 0;
+        for (VersionEntry e : deferred) {
+            try (Latches.Held latch = openPublishing(e.lobId())) {
+                Optional<VersionEntry> still = index.pending(e.lobId(), e.version());
+                // a relocation's old copy is freed by its last reader's unpin, never under a reader
+                if (still.isPresent() && still.get().reclaimRequested() && still.get().cause() != VersionEntry.Cause.RELOCATE
+                        && !pins.holds(still.get())) {
+                    log.warn("{}: a reader of {} has held its pin past lob.read.pin.max.ms; version {} is reclaimed under it "
+                            + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
+                    freePending(still.get(), null);
+                    freed++;
+                }
+            }
+        }
+        return freed;
+    }
+
+    // ---------------------------------------------------------------- the command ledger: what was applied or refused
+
+    @Override
+    public long appliedOffset(String source) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.applied(source);
+        }
+    }
+
+    @Override
+    public Optional<String> logId(String source) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.metaBytes(LOG_ID_PREFIX + source).map(b -> new String(b, StandardCharsets.UTF_8));
+        }
+    }
+
+    @Override
+    public void recordLogId(String source, String logId) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            index.write(index.newBatch().putMeta(LOG_ID_PREFIX + source, logId.getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    @Override
+    public OptionalLong commandApplied(String commandId, long sinceMillis) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.commandApplied(commandId).filter(c -> c.atMillis() >= sinceMillis)
+                    .map(c -> OptionalLong.of(c.fingerprint())).orElse(OptionalLong.empty());
+        }
+    }
+
+    @Override
+    public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.forgetCommandsBefore(idsBeforeMillis, rejectionsBeforeMillis);
+        }
+    }
+
+    @Override
+    public void recordSkipped(Source source) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            SourceMarks.recordApplied(index, source);
+        }
+    }
+
+    @Override
+    public void recordRejected(Source source, Rejection why) throws IOException {
+        try (Latches.Held latch = openShared(); LobIndex.Batch batch = index.newBatch()) {
+            SourceMarks.rejected(index, batch, source, why);
+            index.write(batch);
+        }
+    }
+
+    @Override
+    public Optional<Rejection> rejection(Source source) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.rejection(source.name(), source.offset());
+        }
+    }
+
+    // ---------------------------------------------------------------- listing, stats, fsck, sync
+
+    /** {@inheritDoc} The action runs under the tablespace latch (shared): it must not write to this store. */
+    @Override
+    public void forEachCurrent(Consumer<VersionEntry> action) {
+        try (Latches.Held latch = openSharedUnchecked()) {
+            index.forEachCurrent(action);
+        }
+    }
+
+    /** {@inheritDoc} The action runs under the tablespace latch (shared): it must not write to this store. */
+    @Override
+    public void forEachPending(Consumer<VersionEntry> action) {
+        try (Latches.Held latch = openSharedUnchecked()) {
+            index.forEachPending(action);
+        }
+    }
+
+    @Override
+    public List<VersionEntry> pendingToPurge(VersionEntry after, int max) {
+        try (Latches.Held latch = openSharedUnchecked()) {
+            return index.pendingPage(after, max, e -> !e.reclaimRequested());
+        }
+    }
+
+    @Override
+    public StoreStats stats() {
+        return usage.stats(freePages(), config.pageSize());
+    }
+
+    /** Free pages, those waiting for a WAL sync before writers may have them ({@link DurableFrees}) counted. */
+    private long freePages() {
+        return allocator.freePages() + frees.waitingPages();
+    }
+
+    @Override
+    public FsckReport fsck(boolean readData) throws IOException {
+        try (Latches.Held latch = openExclusive()) {
+            List<Extent> free = new ArrayList<>(allocator.freeExtents());
+            free.addAll(frees.waiting());
+            return Fsck.withMarkers(new Fsck(file, index, free, List.copyOf(unpublished.values()), allocator.highWaterMark(), readData)
+                    .run(), dir);
+        }
+    }
+
+    @Override
+    public boolean needsSync() {
+        return config.sync() && index.writeCount() != syncedWrites;
+    }
+
+    @Override
+    public void flush() throws IOException {
+        // shared: close and fsck (exclusive) wait, so the file and index stay open throughout; writers go on.
+        // A commit may flush a store from another thread (TablespaceRegistry) while its task is being closed.
+        try (Latches.Held latch = latches.tablespaceShared()) {
+            if (closed) {
+                return;
+            }
+            long writes = index.writeCount(); // read first: what is written after this is left for the next flush
+            if (config.sync() && writes != syncedWrites) {
+                // before the force: what it covers, recorded by the sync after it (an upload's entry counts bytes once their
+                // pages are written: what it counts now is forced next)
+                SyncedFrontier frontier = versions.frontier().withUploadsOf(index);
+                pagesFirst.flush(() -> {
+                    // pages first: the index entries synced next name them (and a writer's meanwhile, see PagesFirst)
+                    syncGuard.run(file::force);
+                    metrics.pageSync();
+                    frees.syncThenRelease(() -> syncGuard.run(() -> index.syncWalWith(frontier.put(index.newBatch()))));
+                    metrics.walSync();
+                });
+                syncedWrites = writes;
+            }
+            shrinkTail();
+        }
+    }
+
+    /** A WAL sync of its own (not a flush's, not the group commit's), ordered after other writers' pages ({@link PagesFirst}). */
+    private void syncWalNow() throws IOException {
+        pagesFirst.syncWal(() -> syncGuard.run(file::force), () -> syncGuard.run(index::syncWal));
+    }
+
+    /**
+     * Gives a long free run at the end of the page file back to the file system (lob.shrink.min.pages).
+     * The allocator latch is held from the decision to the truncate, so no page in the cut can be
+     * granted meanwhile. No high-water mark is stored: open derives it from the file length and the
+     * pages the index names, so a crash on either side of the truncate opens clean (an uncut file's
+     * tail is free space again, and the next flush cuts it).
+     */
+    private void shrinkTail() throws IOException {
+        if (config.shrinkMinPages() <= 0) {
+            return;
+        }
+        long given = allocator.shrinkTail(config.shrinkMinPages(), config.preallocBatch(), pages -> {
+            // The cut cannot be undone: the index writes that freed these pages must be durable before it, or a
+            // crash could bring back a pending version whose pages no longer exist. Frees write the index before
+            // they reach the allocator, so this sync covers every page the allocator holds free.
+            syncWalNow();
+            file.truncate(pages);
+        });
+        if (given > 0) {
+            log.debug("{}: gave {} free pages at the end of the page file back to the file system", name, given);
+        }
+    }
+
+    @Override
+    public LobStoreConfig config() {
+        return config;
+    }
+
+    @Override
+    public StoreMetrics metrics() {
+        return metrics;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String copyId() {
+        return syncGuard.copyId();
+    }
+
+    @Override
+    public void renewCopyId() throws IOException {
+        try (Latches.Held latch = openExclusive()) {
+            syncGuard.renameCopy(() -> TablespaceDirs.renewCopyId(dir).copyId());
+        }
+    }
+
+    @Override
+    public void markIncomplete(String why) throws IOException {
+        TablespaceDirs.markIncomplete(dir, why);
+        incomplete = TablespaceDirs.incompleteness(dir).orElse(why);
+    }
+
+    @Override
+    public Optional<String> incompleteness() {
+        return Optional.ofNullable(incomplete);
+    }
+
+    @Override
+    public Path directory() {
+        return dir;
+    }
+
+    /** Marks the store failed by {@code e}, as a failed sync does (tests stand in for a failing disk with it). */
+    void syncFailed(IOException e) {
+        syncGuard.fail(e);
+    }
+
+    /** A quick check before a write waits for anything; what counts is the check under the latch (see {@link #openShared()}). */
+    private void checkOpen() throws IOException {
+        if (closed) {
+            throw closedException();
+        }
+        syncGuard.refuseIfFailed();
+    }
+
+    private IOException closedException() {
+        return new TablespaceClosedException(name);
+    }
+
+    /**
+     * The tablespace latch, shared, of an open store. Every entry point holds it, or it exclusively,
+     * or a publish latch (taken through these methods, or directly and then checking {@link #closed}),
+     * while it uses the index: close takes it
+     * exclusively and sets {@link #closed} under it, so nothing reaches RocksDB once it is closed
+     * (which would crash the JVM), and fsck, exclusive too, sees no change while it runs.
+     *
+     * @throws IOException "tablespace ... is closed" if it is
+     */
+    private Latches.Held openShared() throws IOException {
+        return ifOpen(latches.tablespaceShared());
+    }
+
+    /** {@link #openShared()} for the entry points that declare no IOException: throws IllegalStateException instead. */
+    private Latches.Held openSharedUnchecked() {
+        try {
+            return openShared();
+        } catch (IOException closedNow) {
+            throw new IllegalStateException(closedNow.getMessage(), closedNow);
+        }
+    }
+
+    /** The tablespace latch, exclusively, of an open store (see {@link #openShared()}). */
+    private Latches.Held openExclusive() throws IOException {
+        return ifOpen(latches.tablespaceExclusive());
+    }
+
+    /** The latches of a publish to {@code lobId} ({@link Latches#publish}), of an open store (see {@link #openShared()}). */
+    private Latches.Held openPublishing(String lobId) throws IOException {
+        return ifOpen(latches.publish(lobId));
+    }
+
+    /** {@code held}, if the store is open now that it is held; else it is let go and the store's closing reported. */
+    private Latches.Held ifOpen(Latches.Held held) throws IOException {
+        if (closed) {
+            held.close();
+            throw closedException();
+        }
+        return held;
+    }
+
+    @Override
+    public void close() throws IOException {
+        try (Latches.Held latch = latches.tablespaceExclusive()) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                if (syncGuard.failed()) {
+                    return; // nothing more is written or synced: the tablespace is rebuilt, not trusted
+                }
+                allocator.release(frees.takeAll()); // their index writes are synced before a cut (shrinkTail) and by the checkpoint
+                shrinkTail();
+                // preallocated pages past the last write are free space: make the file span them so the
+                // next open derives the same free space as the checkpoint below
+                file.extendTo(allocator.highWaterMark());
+                syncGuard.run(file::force);
+                index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN);
+            } finally {
+                // Whatever failed above, the index lets go of its lock and the file of its descriptor, or the
+                // tablespace could not be opened again in this process; and a reopen registers its own meters.
+                release();
+            }
+        }
+    }
+
+    private void release() throws IOException {
+        metrics.close();
+        try {
+            index.close();
+        } finally {
+            file.close();
+        }
+    }
+
+    /** Closes as a crash of the process would: nothing forced, no clean flag (tests stand in for a SIGKILL with it). */
+    void crash() throws IOException {
+        try (Latches.Held latch = latches.tablespaceExclusive()) {
+            if (!closed) {
+                closed = true;
+                release();
+            }
+        }
+    }
+}

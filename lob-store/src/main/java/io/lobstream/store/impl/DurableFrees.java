@@ -1,0 +1,90 @@
+package io.lobstream.store.impl;
+
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.allocator.PageAllocator;
+import io.lobstream.store.tablespace.GroupSync;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * The index before the pages, when pages are freed: with {@code lob.sync.each.write}, pages an index write stopped naming (a
+ * reclaim, an expired or refused upload) go back to the allocator only once a WAL sync has made that write durable. Given
+ * back at once, a writer could take them, force its own bytes onto them and lose power before its WAL sync: the index
+ * would come back naming the old version, or upload, on pages that now hold another's bytes, and purge would take it
+ * for stale and keep its pages as history for good. Writes under that setting sync the WAL all the time, so freed pages
+ * wait one group commit. Without it (the pipeline), such a loss takes the reclaim or expiry with the Kafka transaction it
+ * was part of, and it is applied again: pages go back at once. The mirror rule, pages before the index that names them,
+ * is {@link PagesFirst}'s.
+ */
+final class DurableFrees {
+    private final boolean deferred;
+    private final PageAllocator allocator;
+    private final List<Extent> waiting = new ArrayList<>();
+    private volatile long waitingPages;
+
+    DurableFrees(LobStoreConfig config, PageAllocator allocator) {
+        this.deferred = config.syncEachWrite();
+        this.allocator = allocator;
+    }
+
+    /** Pages whose index write is done: to the allocator now, or after the next WAL sync. */
+    void release(Collection<Extent> extents) {
+        if (!deferred) {
+            allocator.release(extents);
+            return;
+        }
+        synchronized (this) {
+            waiting.addAll(extents);
+            waitingPages += Extent.totalPages(extents);
+        }
+    }
+
+    /**
+     * Runs a WAL sync, then gives the allocator the pages freed before it began (after a failed sync, none). They stay in
+     * {@link #waitingPages()} until the allocator has them, so free space never reads low meanwhile.
+     */
+    void syncThenRelease(GroupSync.SyncAction syncWal) throws IOException {
+        List<Extent> covered;
+        synchronized (this) {
+            covered = List.copyOf(waiting);
+            waiting.clear();
+        }
+        boolean synced = false;
+        try {
+            syncWal.sync();
+            synced = true;
+        } finally {
+            if (synced) {
+                allocator.release(covered);
+                synchronized (this) {
+                    waitingPages -= Extent.totalPages(covered);
+                }
+            } else {
+                synchronized (this) {
+                    waiting.addAll(covered);
+                }
+            }
+        }
+    }
+
+    /** The pages waiting for a sync, taken (at close: the caller makes their index writes durable before anyone reuses them). */
+    synchronized List<Extent> takeAll() {
+        List<Extent> all = List.copyOf(waiting);
+        waiting.clear();
+        waitingPages = 0;
+        return all;
+    }
+
+    /** Pages freed and waiting for a sync: free to fsck and statistics, not yet to writers. */
+    synchronized List<Extent> waiting() {
+        return List.copyOf(waiting);
+    }
+
+    long waitingPages() {
+        return waitingPages;
+    }
+}

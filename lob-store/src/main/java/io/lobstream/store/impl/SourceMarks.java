@@ -1,0 +1,63 @@
+package io.lobstream.store.impl;
+
+import io.lobstream.store.Source;
+import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.Rejection;
+
+import java.io.IOException;
+
+/**
+ * What the index keeps of the command a change came from, in the batch of the change itself:
+ * the offset applied from its source, its commandId (for de-duplicating a re-sent command) or,
+ * for a command refused, why. One batch for both is what makes a command applied exactly once
+ * across a crash. A null {@link Source} (a change of the engine's own, such as a relocation)
+ * records nothing.
+ */
+final class SourceMarks {
+    private SourceMarks() {
+    }
+
+    /** Adds to {@code batch} that the command at {@code source} was applied. */
+    static void applied(LobIndex.Batch batch, Source source) throws IOException {
+        if (source != null) {
+            batch.putApplied(source.name(), source.offset());
+            if (source.commandId() != null) {
+                batch.putCommand(source.commandId(), source.atMillisOrNow(), source.fingerprint());
+            }
+        }
+    }
+
+    /**
+     * Adds to {@code batch} that the command at {@code source} was refused, and why, as applied from there. The
+     * applied offset only moves forward, as in {@link #recordApplied}: a command refused again when read again after a
+     * crash keeps its rejection without taking the offset back.
+     */
+    static void rejected(LobIndex index, LobIndex.Batch batch, Source source, Rejection why) throws IOException {
+        if (source != null) {
+            // the offset, not the commandId: the same command sent again later may well apply
+            if (source.offset() > index.applied(source.name())) {
+                batch.putApplied(source.name(), source.offset());
+            }
+            batch.putRejected(source.name(), source.offset(), why, System.currentTimeMillis());
+        }
+    }
+
+    /**
+     * Writes that the record at {@code source} was applied, with no other change (a duplicate, a reclaim ignored, a
+     * record skipped). Forward only: a record read again after a crash must not take the offset back below what
+     * later records did, or a command refused earlier would be judged again against a store that moved on.
+     */
+    static void recordApplied(LobIndex index, Source source) throws IOException {
+        if (source != null && source.offset() > index.applied(source.name())) {
+            try (LobIndex.Batch batch = index.newBatch()) {
+                applied(batch, source);
+                index.write(batch);
+            }
+        }
+    }
+
+    /** The offset of {@code source}, or -1 for the engine's own changes. */
+    static long offsetOf(Source source) {
+        return source == null ? -1 : source.offset();
+    }
+}

@@ -1,0 +1,77 @@
+package io.lobstream.store.impl;
+
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.TablespaceSyncFailedException;
+import io.lobstream.store.index.IndexMemory;
+import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * A tablespace directory's files, checked and open for reading and writing: its descriptor, its page file and its index.
+ * What {@link DefaultLobStore#open} recovers from; until then, whoever opened them closes them. Where the files are, and
+ * the descriptor's and marker files' format: {@link io.lobstream.store.tablespace.TablespaceDirs}.
+ *
+ * @param config the configuration to run with: the one given, with the page size the tablespace was created with
+ */
+record TablespaceFiles(Path dir, String copyId, LobStoreConfig config, PageFile pages, LobIndex index) implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(TablespaceFiles.class);
+
+    /**
+     * Opens the files in {@code dir}, creating a tablespace there if it has none.
+     *
+     * @throws TablespaceSyncFailedException a sync of this copy failed: it is never opened again (a node rebuilds it)
+     * @throws IOException                   an index without its page file, or a file that cannot be opened
+     */
+    static TablespaceFiles open(Path dir, LobStoreConfig config) throws IOException {
+        var failed = TablespaceDirs.syncFailure(dir);
+        if (failed.isPresent()) {
+            throw new TablespaceSyncFailedException(dir, "a sync failed (" + failed.get() + ")");
+        }
+        TablespaceDirs.Descriptor descriptor = TablespaceDirs.createOrRead(dir, config.pageSize());
+        if (SyncGuard.failedHere(descriptor.copyId())) {
+            throw new TablespaceSyncFailedException(dir, "a sync failed in this process (and its marker did not reach the disk)");
+        }
+        int pageSize = descriptor.pageSize();
+        if (pageSize != config.pageSize()) {
+            log.info("tablespace {} was created with {}-byte pages; using that, not the configured {}", dir, pageSize, config.pageSize());
+            config = config.with(LobStoreConfig.PAGE_SIZE.name(), pageSize);
+        }
+        if (!Files.exists(dir.resolve(TablespaceDirs.PAGES)) && Files.exists(dir.resolve(TablespaceDirs.INDEX))) {
+            // the page file is made before the index: an index without one lost it, and an empty file in its place would
+            // leave every value the index names unreadable while its commands count as applied
+            throw new IOException("tablespace " + dir + " has an index but no " + TablespaceDirs.PAGES + ": restore it with "
+                    + "the rest, or move the directory aside to have the partition rebuilt");
+        }
+        boolean made = !Files.exists(dir.resolve(TablespaceDirs.INDEX));
+        PageFile pages = PageFile.openReadWrite(dir.resolve(TablespaceDirs.PAGES), pageSize);
+        LobIndex index = null;
+        try {
+            index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX), IndexMemory.shared(config.indexMemoryBytes()));
+            if (made) {
+                TablespaceDirs.syncDirectory(dir); // the names of both: an index without its page file is refused above
+            }
+        } catch (IOException | RuntimeException e) {
+            try (pages; LobIndex opened = index) { // closed as the failure leaves, the index first
+                throw e;
+            }
+        }
+        return new TablespaceFiles(dir, descriptor.copyId(), config, pages, index);
+    }
+
+    /** Closes the index, then the page file. */
+    @Override
+    public void close() throws IOException {
+        try {
+            index.close();
+        } finally {
+            pages.close();
+        }
+    }
+}

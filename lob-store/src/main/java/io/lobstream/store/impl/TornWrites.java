@@ -1,0 +1,97 @@
+package io.lobstream.store.impl;
+
+import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.UploadEntry;
+import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.layout.VersionLayout;
+import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.tablespace.PageFile;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.ClosedChannelException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongPredicate;
+
+/**
+ * The check an unclean open makes of the versions the last flush did not cover ({@link SyncedFrontier}): that their
+ * pages are on disk. Each one's root, index and data pages are read and verified as a read would (header, CRC, version,
+ * place), and an upload's pages written so far. After a crash of the process alone they all are (the kernel kept them)
+ * and the check reads them from its cache: at most the versions of one commit interval, and the uploads then in
+ * progress. After a power loss one may fail: its index entry reached the disk and its pages did not, so the tablespace
+ * holds a version it cannot read while its command counts as applied. Where no flush covered any (lob.sync off) and
+ * the machine may have restarted, every version and upload is checked ({@link Recovery}): each as the scan meets it,
+ * not held in a list until the scan ends.
+ *
+ * <p>A page whose write was lost holds what its place held before: zeros, or a page freed earlier, which fails its
+ * header's LOB, version or sequence check, unless it was the same LOB's page at the same place in the value. A version
+ * of a whole value wrote every page itself and accepts only its own version in each, so that page fails too. A version
+ * that shares pages (a partial update) accepts an earlier version in a shared page; which pages it shares the index
+ * says ({@link PageWriters}), and the others must carry its own version.
+ */
+final class TornWrites {
+    /** Problems reported at most; the first is enough to refuse the tablespace. */
+    private static final int MAX_REPORTED = 20;
+
+    private final PageFile file;
+    private final LobIndex index;
+    /** Whether the last flush did not cover a version: its pages may be lost. */
+    private final LongPredicate uncovered;
+    private int versions;
+    private int uploads;
+    private long pagesRead;
+    private final List<String> problems = new ArrayList<>();
+
+    TornWrites(PageFile file, LobIndex index, LongPredicate uncovered) {
+        this.file = file;
+        this.index = index;
+        this.uncovered = uncovered;
+    }
+
+    /**
+     * Checks the pages of version {@code e}.
+     *
+     * @throws UncheckedIOException with a {@link ClosedChannelException} if the page file was closed under the check (an
+     *                              interrupt, a close): that says nothing of the pages, and must not be taken for a loss
+     */
+    void version(VersionEntry e) {
+        versions++;
+        try {
+            VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead++);
+            r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, uncovered));
+        } catch (ClosedChannelException closed) {
+            throw new UncheckedIOException(closed);
+        } catch (IOException | RuntimeException ex) {
+            report(problems, e.lobId() + "@" + e.version() + ": " + ex.getMessage());
+        }
+    }
+
+    /** Checks the pages of {@code u} but those its first {@code bytesCovered} bytes filled, which the last flush forced. */
+    void upload(UploadEntry u, long bytesCovered) {
+        uploads++;
+        long from = bytesCovered <= u.bytesDone() ? bytesCovered : 0; // more than it has done: not its, read all
+        try {
+            pagesRead += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
+                    VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), from, u.bytesDone());
+        } catch (ClosedChannelException closed) {
+            throw new UncheckedIOException(closed); // as for a version
+        } catch (IOException | RuntimeException ex) {
+            report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + ex.getMessage());
+        }
+    }
+
+    /** What was checked: how many versions and uploads, pages read, and the problems found (each names its page). */
+    record Result(int versions, int uploads, long pagesRead, List<String> problems) {
+    }
+
+    Result result() {
+        return new Result(versions, uploads, pagesRead, List.copyOf(problems));
+    }
+
+    private static void report(List<String> problems, String problem) {
+        if (problems.size() < MAX_REPORTED) {
+            problems.add(problem);
+        }
+    }
+}

@@ -1,0 +1,282 @@
+package io.lobstream.store.impl;
+
+import io.lobstream.store.Chunk;
+import io.lobstream.store.LobReadHandle;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.Source;
+import io.lobstream.store.TablespaceSyncFailedException;
+import io.lobstream.store.fsck.Fsck;
+import io.lobstream.store.tablespace.TablespaceDirs;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static io.lobstream.store.impl.DefaultLobStoreTest.assertSameBytes;
+import static io.lobstream.store.impl.DefaultLobStoreTest.bytes;
+import static io.lobstream.store.impl.DefaultLobStoreTest.put;
+import static io.lobstream.store.impl.DefaultLobStoreTest.read;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Closing and reopening a store: what its entry points do once it is closed, and what close leaves behind. */
+class StoreLifecycleTest {
+    @TempDir
+    Path dir;
+
+    private final LobStoreConfig config = new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), 4096));
+
+    @Test
+    void everyEntryPointOfAClosedStoreSaysSo() throws IOException {
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        put(store, "a", bytes(10_000, 1));
+        store.close();
+        store.close(); // a second close does nothing
+
+        List<ThrowingCall> calls = List.of(
+                () -> store.open("a"), () -> store.current("a"), () -> store.appliedOffset("in"), () -> store.commandApplied("c", 0),
+                () -> store.forgetCommandsBefore(0), () -> store.expireUploads(0), () -> store.delete("a", null),
+                () -> put(store, "b", bytes(10, 2)), () -> store.reclaim("a", 1, List.of(), null), () -> store.fsck(false),
+                () -> store.putChunk(new Chunk("u", "c", 10, 0, 2, 0, 5, null), new ByteArrayInputStream(new byte[5]), null));
+        for (ThrowingCall call : calls) {
+            assertThatThrownBy(call::run).isInstanceOf(IOException.class).hasMessageContaining("closed");
+        }
+        assertThatThrownBy(() -> store.forEachCurrent(e -> { })).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> store.forEachPending(e -> { })).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> store.pendingToPurge(1)).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    @FunctionalInterface
+    private interface ThrowingCall {
+        void run() throws Exception;
+    }
+
+    /**
+     * Reads and housekeeping used to reach RocksDB with no latch that close excludes: one racing close
+     * called into a closed RocksDB, which crashes the JVM (and this test's fork with it).
+     */
+    @Test
+    void readsAndHousekeepingRacingCloseFailCleanly() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            DefaultLobStore store = DefaultLobStore.open(dir.resolve("r" + round), config);
+            for (int i = 0; i < 20; i++) {
+                put(store, "lob" + i, bytes(20_000, i));
+            }
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Throwable> unexpected = new CopyOnWriteArrayList<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int seed = t;
+                threads.add(new Thread(() -> {
+                    for (int i = seed; !stop.get(); i++) {
+                        try {
+                            String id = "lob" + (i % 20);
+                            store.current(id);
+                            try (LobReadHandle h = store.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                                in.readAllBytes();
+                            }
+                            store.expireUploads(60_000);
+                            store.forgetCommandsBefore(0);
+                            store.forEachPending(e -> { });
+                        } catch (IOException | IllegalStateException closed) {
+                            // "tablespace ... is closed", or a page read on the closed page file
+                        } catch (Throwable e) {
+                            unexpected.add(e);
+                        }
+                    }
+                }));
+            }
+            threads.forEach(Thread::start);
+            Thread.sleep(100);
+            store.close();
+            Thread.sleep(20);
+            stop.set(true);
+            for (Thread t : threads) {
+                t.join(10_000);
+            }
+            assertThat(unexpected).isEmpty();
+        }
+    }
+
+    /** close() used to leave the index open (its LOCK held) when anything before it failed: no reopen in this process. */
+    @Test
+    void aCloseThatFailsStillLetsGoOfTheIndexAndTheFile() throws IOException {
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        byte[] v = bytes(100, 1);
+        put(store, "a", v); // one page written, a batch of them preallocated: close extends the file to the batch
+        Thread.currentThread().interrupt(); // the page file's channel then closes at its next write, and the write throws
+        try {
+            assertThatThrownBy(store::close).isInstanceOf(ClosedByInterruptException.class);
+        } finally {
+            Thread.interrupted();
+        }
+        try (DefaultLobStore again = DefaultLobStore.open(dir, config)) {
+            assertSameBytes(read(again, "a"), v);
+            assertThat(again.fsck(true).problems()).isEmpty();
+        }
+    }
+
+    /**
+     * A directory restored without its descriptor, opened under another page size: it used to get a new descriptor with
+     * the configured size, and free space counted in those units handed live pages out again. Without its page file, an
+     * empty one was made, and every value the index names was gone while its commands counted as applied.
+     */
+    @Test
+    void aTablespaceThatLostItsDescriptorOrPageFileIsRefusedNotMadeAnew() throws IOException {
+        Path ts = this.dir.resolve("t"); // what is moved out of it stays in the test's directory
+        try (DefaultLobStore store = DefaultLobStore.open(ts, config)) {
+            put(store, "a", bytes(10_000, 1));
+        }
+        Path descriptor = ts.resolve(TablespaceDirs.DESCRIPTOR);
+        Path kept = ts.resolveSibling("kept-descriptor");
+        java.nio.file.Files.move(descriptor, kept);
+        LobStoreConfig other = config.with(LobStoreConfig.PAGE_SIZE.name(), 8192);
+        assertThatThrownBy(() -> DefaultLobStore.open(ts, other).close()).isInstanceOf(IOException.class)
+                .hasMessageContaining("no " + TablespaceDirs.DESCRIPTOR);
+        assertThat(descriptor).doesNotExist();
+        java.nio.file.Files.move(kept, descriptor);
+
+        java.nio.file.Files.move(ts.resolve(TablespaceDirs.PAGES), ts.resolveSibling("kept-pages"));
+        assertThatThrownBy(() -> DefaultLobStore.open(ts, config).close()).isInstanceOf(IOException.class)
+                .hasMessageContaining("no " + TablespaceDirs.PAGES);
+        java.nio.file.Files.move(ts.resolveSibling("kept-pages"), ts.resolve(TablespaceDirs.PAGES));
+        try (DefaultLobStore store = DefaultLobStore.open(ts, other)) {
+            assertThat(store.current("a")).isPresent();
+        }
+    }
+
+    /** Gauges registered again under the same id used to stay bound to the first store: frozen, and it never collected. */
+    @Test
+    void aReopenedStoreReportsThroughItsOwnMeters() throws IOException {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config, registry, "p-0")) {
+            put(store, "a", bytes(100, 1));
+            assertThat(registry.get("lob_lobs").tag("tablespace", "p-0").gauge().value()).isEqualTo(1);
+        }
+        assertThat(registry.getMeters()).as("a closed store's meters are gone").isEmpty();
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config, registry, "p-0")) {
+            put(store, "b", bytes(100, 2));
+            put(store, "c", bytes(100, 3));
+            assertThat(registry.get("lob_lobs").tag("tablespace", "p-0").gauges()).hasSize(1);
+            assertThat(registry.get("lob_lobs").tag("tablespace", "p-0").gauge().value()).isEqualTo(3);
+            assertThat(registry.get("lob_tablespace_pages").tag("state", "live").gauge().value())
+                    .isEqualTo(store.stats().pagesLive());
+        }
+        assertThat(registry.getMeters()).isEmpty();
+    }
+
+    /** An empty batch counted as a write: an idle store's every housekeeping tick made the next commit sync. */
+    @Test
+    void forgettingNoCommandsLeavesNothingToSync() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            store.put("a", new ByteArrayInputStream(new byte[10]), 10, null, new Source("in", 1, "cmd-1"));
+            store.flush();
+            assertThat(store.needsSync()).isFalse();
+            assertThat(store.forgetCommandsBefore(0)).isZero();
+            assertThat(store.needsSync()).isFalse();
+            assertThat(store.forgetCommandsBefore(Long.MAX_VALUE)).isEqualTo(1);
+            assertThat(store.needsSync()).isTrue();
+        }
+    }
+
+    /**
+     * After a failed fsync nothing is synced or trusted again (the kernel may have dropped the pages and
+     * report the next fsync a success): every later commit fails, close writes nothing, and the
+     * tablespace's directory says so, so that no later open takes it as it is.
+     */
+    @Test
+    void aFailedSyncFailsTheStoreForGood() throws IOException {
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        put(store, "a", bytes(9000, 1));
+        store.flush();
+        put(store, "b", bytes(9000, 2));
+        store.syncFailed(new IOException("Input/output error (simulated)"));
+        assertThatThrownBy(store::flush).isInstanceOf(TablespaceSyncFailedException.class)
+                .hasMessageContaining("a sync failed earlier").hasMessageContaining("Input/output error (simulated)");
+        store.close();
+        assertThat(dir.resolve(TablespaceDirs.SYNC_FAILED)).content().contains("Input/output error (simulated)");
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceSyncFailedException.class)
+                .hasMessageContaining("not opened again");
+        assertThat(Fsck.offline(dir, true).problems()).anyMatch(p -> p.contains("a sync failed"));
+    }
+
+    /**
+     * A renewed copy id is the store's and its descriptor's at once, and the next open's; the values and the version
+     * numbers go on as they were. A failed copy keeps its id: it is rebuilt, not renamed.
+     */
+    @Test
+    void aRenewedCopyIdIsOnDiskAndTheValuesStay() throws IOException {
+        String renewed;
+        long version;
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            version = put(store, "a", bytes(9000, 1)).written().version();
+            String was = store.copyId();
+            store.renewCopyId();
+            renewed = store.copyId();
+            assertThat(renewed).isNotEqualTo(was);
+            assertThat(TablespaceDirs.read(dir)).isEqualTo(new TablespaceDirs.Descriptor(config.pageSize(), renewed));
+            assertThat(put(store, "a", bytes(9000, 2)).written().version()).isGreaterThan(version);
+        }
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            assertThat(store.copyId()).isEqualTo(renewed);
+            assertSameBytes(read(store, "a"), bytes(9000, 2));
+            store.syncFailed(new IOException("Input/output error (simulated)"));
+            assertThatThrownBy(store::renewCopyId).isInstanceOf(TablespaceSyncFailedException.class);
+            assertThat(store.copyId()).isEqualTo(renewed);
+        }
+    }
+
+    /** A sync that fails after a rename is recorded under the new id, which the next open of the directory reads. */
+    @Test
+    void aSyncFailureAfterARenameIsRecordedUnderTheNewId() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            String was = store.copyId();
+            store.renewCopyId();
+            store.syncFailed(new IOException("Input/output error (simulated)"));
+            assertThat(SyncGuard.failedHere(store.copyId())).isTrue();
+            assertThat(SyncGuard.failedHere(was)).isFalse();
+        }
+    }
+
+    /**
+     * A tablespace a later release wrote (a page format or an index format above this one's) is refused by every reader,
+     * with both numbers, where reading it on would misread it.
+     */
+    @Test
+    void aTablespaceOfALaterFormatIsRefusedNotMisread() throws Exception {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            put(store, "a", bytes(10_000, 1));
+        }
+        try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.openReadOnly(dir.resolve(TablespaceDirs.INDEX))) {
+            assertThat(index.metaLong("format.version", -1)).as("written at open").isEqualTo(io.lobstream.store.index.LobIndex.FORMAT_VERSION);
+        }
+        try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) {
+            index.writeSync(index.newBatch().putMeta("format.version", io.lobstream.store.index.LobIndex.FORMAT_VERSION + 1));
+        }
+        String later = "of format " + (io.lobstream.store.index.LobIndex.FORMAT_VERSION + 1);
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config).close()).isInstanceOf(IOException.class).hasMessageContaining(later);
+        assertThatThrownBy(() -> Fsck.offline(dir, true)).isInstanceOf(IOException.class).hasMessageContaining(later);
+        try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.open(dir.resolve(TablespaceDirs.INDEX).resolveSibling("fresh"))) {
+            assertThat(index.metaLong("format.version", -1)).isEqualTo(io.lobstream.store.index.LobIndex.FORMAT_VERSION);
+        }
+
+        Path pages = dir.resolve("later");
+        TablespaceDirs.createOrRead(pages, 4096);
+        Path descriptor = pages.resolve(TablespaceDirs.DESCRIPTOR);
+        java.nio.file.Files.writeString(descriptor, java.nio.file.Files.readString(descriptor)
+                .replace("format.version=" + TablespaceDirs.FORMAT_VERSION, "format.version=" + (TablespaceDirs.FORMAT_VERSION + 1)));
+        assertThatThrownBy(() -> TablespaceDirs.read(pages)).isInstanceOf(IOException.class)
+                .hasMessageContaining("of format " + (TablespaceDirs.FORMAT_VERSION + 1));
+        assertThatThrownBy(() -> DefaultLobStore.open(pages, config).close()).isInstanceOf(IOException.class);
+    }
+}
