@@ -52,8 +52,6 @@ import java.util.stream.Collectors;
  */
 public final class LobNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LobNode.class);
-    /** Kafka Streams' transaction.timeout.ms for its producers under exactly-once, unless set. */
-    private static final long EOS_TRANSACTION_TIMEOUT_MS = 10_000;
 
     private final LobStreamConfig config;
     private final LobStoreConfig storeConfig;
@@ -133,13 +131,13 @@ public final class LobNode implements AutoCloseable {
                             + "promises", streamsProperties.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG),
                     LobStreamConfig.STREAMS_PREFIX);
         }
-        warnIfBackpressureCanOutlastTransactions(partitions, transactionTimeoutMs(streamsProperties));
+        warnIfBackpressureCanOutlastTransactions(partitions, config.writerTransactionTimeoutMs());
         warnIfPageListsCanOutgrowRecords();
         UndoResender.Settings resend = UndoResender.Settings.OFF;
         long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
         if (resendEvery > 0) {
             purgeProgress = new AdminPurgeProgress(config, partitions, meters);
-            resend = UndoResender.Settings.every(purgeProgress, resendEvery, transactionTimeoutMs(streamsProperties));
+            resend = UndoResender.Settings.every(purgeProgress, resendEvery, config.writerTransactionTimeoutMs());
         }
         commandsLogEnd = new AdminCommandsLogEnd(config);
         streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend,
@@ -152,6 +150,8 @@ public final class LobNode implements AutoCloseable {
             if (TaskRetries.diskFull(e)) {
                 log.error("writer thread failed: the disk is full ({}); nothing was applied or dead-lettered, and the task "
                         + "resumes from its last commit once there is room; replacing the thread", TaskRetries.messages(e));
+            } else if (TaskRetries.environmental(e)) {
+                log.error("writer thread failed: {}; replacing it (the task resumes from its last commit)", TaskRetries.messages(e));
             } else {
                 log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
             }
@@ -295,13 +295,6 @@ public final class LobNode implements AutoCloseable {
                     LobStreamConfig.VALUE_MAX_BYTES.name(), storeConfig.pageSize(), worstBytes, Topics.PAGE_LIST_RECORD_MAX_BYTES,
                     LobStreamConfig.VALUE_MAX_BYTES.name(), config.topics().undoHistory(), config.topics().reclaim());
         }
-    }
-
-    /** The writer's producers' transaction timeout: Kafka Streams' exactly-once default, or what the settings give. */
-    private static long transactionTimeoutMs(Properties streams) {
-        Object set = streams.getOrDefault(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),
-                streams.get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG));
-        return set == null ? EOS_TRANSACTION_TIMEOUT_MS : Long.parseLong(set.toString().strip());
     }
 
     /** Waits until the writer runs (all partitions assigned and open). */

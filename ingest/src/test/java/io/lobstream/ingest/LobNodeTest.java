@@ -18,11 +18,11 @@ class LobNodeTest {
         p.put(StreamsConfig.producerPrefix("max.request.size"), 16 << 20);
         p.put(StreamsConfig.consumerPrefix("max.poll.records"), 100);
         p.put(StreamsConfig.mainConsumerPrefix("group.instance.id"), "node-1");
-        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+        p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 0);
 
         LobNode.applyStreamsSettings(p, new LobStreamConfig(Map.of("lob.streams.linger.ms", "7",
                 "lob.streams.max.request.size", "1048576", "lob.streams.producer.max.request.size", "2097152",
-                "lob.streams.consumer.group.instance.id", "mine", "lob.streams.num.stream.threads", "4")));
+                "lob.streams.consumer.group.instance.id", "mine", "lob.streams.num.standby.replicas", "1")));
 
         assertThat(p).containsEntry("linger.ms", "7").containsEntry(StreamsConfig.producerPrefix("linger.ms"), "7")
                 // both forms set: each as given, Kafka Streams' precedence between them stands
@@ -30,7 +30,7 @@ class LobNodeTest {
                 .containsEntry(StreamsConfig.consumerPrefix("max.poll.records"), 100)
                 .containsEntry(StreamsConfig.consumerPrefix("group.instance.id"), "mine")
                 .containsEntry(StreamsConfig.mainConsumerPrefix("group.instance.id"), "mine")
-                .containsEntry(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "4")
+                .containsEntry(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, "1")
                 .doesNotContainKey(StreamsConfig.consumerPrefix("linger.ms"));
     }
 }

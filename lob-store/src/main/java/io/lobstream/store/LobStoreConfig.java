@@ -1,5 +1,6 @@
 package io.lobstream.store;
 
+import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.config.ConfigKey;
 import io.lobstream.store.index.IndexMemory;
 import io.lobstream.store.layout.VersionLayout;
@@ -46,7 +47,7 @@ public final class LobStoreConfig {
     public static final ConfigKey<Boolean> SYNC_EACH_WRITE = ConfigKey.bool("lob.sync.each.write", false,
             "Each write returns only when durable: its pages are forced before its index entry is written, and the index WAL "
                     + "is synced after. Concurrent writers share these syncs (group commit). Off (the node's setting): writes are "
-                    + "made durable by flush() at each Kafka Streams commit, and Kafka is the redo log. Needs lob.sync.");
+                    + "made durable by flush() at each Kafka Streams commit, and Kafka is the redo log. Needs lob.sync (refused without it).");
     public static final ConfigKey<Integer> GROUP_COMMIT_INTERVAL_MS = ConfigKey.integer("lob.group.commit.interval.ms", 0, 0, 1000,
             "With lob.sync.each.write: how long a group commit leader waits for more writers to join its sync. "
                     + "0 = sync at once; writers arriving meanwhile share the next sync.");
@@ -59,7 +60,7 @@ public final class LobStoreConfig {
 
     public static final ConfigKey<Double> COMPACT_MIN_FREE_RATIO = ConfigKey.decimal("lob.compact.min.free.ratio", 0.1, 0, 100,
             "Compaction: when the free pages between used ones (holes, which a shrink cannot give back) pass this share of the "
-                    + "live pages, compact() moves the current versions that reach highest in the page file into the lowest holes, "
+                    + "live pages (a fraction: 0.1 = 10 %), compact() moves the current versions that reach highest in the page file into the lowest holes, "
                     + "so the free space gathers at the end, where the next flush() cuts it (lob.shrink.min.pages). The holes must "
                     + "also reach lob.shrink.min.pages, and no version may have been written since the last run (under load the "
                     + "allocator refills the lowest holes by itself). The node calls compact() every lob.compact.interval.ms.");
@@ -72,8 +73,8 @@ public final class LobStoreConfig {
                     + "space stays bounded while purge runs (with no purge at all, writes go on at the delayed rate and history "
                     + "grows). 0 = off.");
     public static final ConfigKey<Double> HISTORY_MAX_RATIO = ConfigKey.decimal("lob.history.max.ratio", 0, 0, 100,
-            "Backpressure by space: when the pages of versions waiting for purge pass this share of the live pages, writes are "
-                    + "delayed as for lob.history.max, so the tablespace stays within about (1 + this) times the live data. "
+            "Backpressure by space: when the pages of versions waiting for purge pass this share of the live pages (a fraction: 1 = as "
+                    + "many as live), writes are delayed as for lob.history.max, so the tablespace stays within about (1 + this) times the live data. "
                     + "0 = off (the default: in the pipeline the delayed thread is also the one that applies reclaims, so a tight "
                     + "limit starves purge; use it where purge runs elsewhere, e.g. an embedded engine with its own purger).");
     public static final ConfigKey<Integer> HISTORY_MAX_DELAY_MS = ConfigKey.integer("lob.history.max.delay.ms", 50, 1, 10_000,
@@ -111,7 +112,10 @@ public final class LobStoreConfig {
         this.values = Map.copyOf(v);
         int pageSize = get(PAGE_SIZE);
         if (Integer.bitCount(pageSize) != 1) {
-            throw new io.lobstream.store.config.ConfigException(PAGE_SIZE.name() + "=" + pageSize + ": must be a power of two");
+            throw new ConfigException(PAGE_SIZE.name() + "=" + pageSize + ": must be a power of two");
+        }
+        if (get(SYNC_EACH_WRITE) && !get(SYNC)) { // asked for durable writes, and for nothing ever forced
+            throw new ConfigException(SYNC_EACH_WRITE.name() + "=true needs " + SYNC.name() + "=true");
         }
     }
 
@@ -159,8 +163,7 @@ public final class LobStoreConfig {
     public boolean purgeSkipLoad() { return get(PURGE_SKIP_LOAD); }
     public boolean sync() { return get(SYNC); }
     public long indexMemoryBytes() { return get(INDEX_MEMORY_BYTES); }
-    /** Needs lob.sync: without it, off whatever it is set to. */
-    public boolean syncEachWrite() { return get(SYNC_EACH_WRITE) && sync(); }
+    public boolean syncEachWrite() { return get(SYNC_EACH_WRITE); }
     public int groupCommitIntervalMs() { return get(GROUP_COMMIT_INTERVAL_MS); }
     public int shrinkMinPages() { return get(SHRINK_MIN_PAGES); }
     public double compactMinFreeRatio() { return get(COMPACT_MIN_FREE_RATIO); }

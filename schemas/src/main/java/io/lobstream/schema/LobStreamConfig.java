@@ -3,6 +3,9 @@ package io.lobstream.schema;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.config.ConfigKey;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
 
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -52,7 +55,8 @@ public final class LobStreamConfig {
     public static final ConfigKey<String> HTTP_HOST = ConfigKey.string("lob.http.host", "127.0.0.1",
             "Address the node's HTTP read API binds to and advertises.");
     public static final ConfigKey<String> HTTP_ADVERTISED_HOST = ConfigKey.string("lob.http.advertised.host", "",
-            "Host name other nodes use to reach this node's HTTP API (empty = lob.http.host).");
+            "Host name other nodes use to reach this node's HTTP API (empty = lob.http.host; for a wildcard lob.http.host such "
+                    + "as 0.0.0.0, this machine's name).");
     public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", DEFAULT_HTTP_PORT, 0, 65535,
             "Port of the node's HTTP read API (0 = any free port).");
     public static final ConfigKey<Integer> HTTP_STALL_TIMEOUT_MS = ConfigKey.integer("lob.http.stall.timeout.ms", 60_000, 1000,
@@ -99,7 +103,7 @@ public final class LobStreamConfig {
     public static final ConfigKey<Long> COMMANDS_RETENTION_MS = ConfigKey.longValue("lob.commands.retention.ms", -1L, -1L,
             Long.MAX_VALUE, "retention.ms of lob.commands when LobStream creates it (with retention.bytes -1). -1 (keep every command) lets replay and "
                     + "the rebuild of a partition on a node without its tablespace start from the beginning; with less, a "
-                    + "partition can only be rebuilt from what is left.");
+                    + "partition can only be rebuilt from what is left. Otherwise at least lob.command.dedupe.window.ms.");
     public static final ConfigKey<String> PURGE_GROUP = ConfigKey.string("lob.purge.group", "lobstream-purge",
             "Consumer group of the purge workers on the undo-history topic.");
     private static final int MIN_RESEND_INTERVAL_MS = 100;
@@ -123,19 +127,34 @@ public final class LobStreamConfig {
     /** Kafka Streams' exception handlers the writer refuses (see the constructor). */
     private static final List<String> WRITER_HANDLERS = List.of("processing.exception.handler", "production.exception.handler",
             "default.production.exception.handler");
+    /**
+     * Kafka Streams settings the node's own code reads too, under their {@code lob.writer.*} key: the writer's group in
+     * catch-up, purge progress, static members and read-your-writes, its thread count in the static-member clean-up. Given
+     * as {@code lob.streams.*} they would reach Kafka Streams alone, and the two would disagree.
+     */
+    private static final Map<String, ConfigKey<?>> WRITER_OWN = Map.of("application.id", APPLICATION_ID, "num.stream.threads",
+            STREAM_THREADS, "commit.interval.ms", COMMIT_INTERVAL_MS);
+    /** Kafka Streams' transaction.timeout.ms for the writer's producers under exactly-once, unless {@code lob.streams.} sets it. */
+    public static final long WRITER_TRANSACTION_TIMEOUT_MS = 10_000;
+    /** The Kafka client settings that may be given as they are: any producer's, consumer's or admin client's. */
+    private static final Set<String> CLIENT_KEYS = java.util.stream.Stream.of(ProducerConfig.configNames(),
+            ConsumerConfig.configNames(), AdminClientConfig.configNames()).flatMap(Set::stream)
+            .collect(java.util.stream.Collectors.toUnmodifiableSet());
+    /** Settings of the serdes (which {@link #serdeConfig} passes every key): Apicurio's, and a Confluent serde's. */
+    private static final List<String> SERDE_PREFIXES = List.of("apicurio.", "schema.registry.", "basic.auth.", "specific.avro.",
+            "auto.register.", "use.latest.", "key.subject.", "value.subject.");
 
     private final Map<String, Object> props;
 
     /**
-     * @throws ConfigException for a value a key does not take, and for an unknown {@code lob.*} key (a misspelt key
-     *                         would otherwise leave its default in force without a word)
+     * @throws ConfigException for a value a key does not take, and for an unknown key (a misspelt key would otherwise
+     *                         leave its default in force without a word: {@code bootstrap.server} would start the
+     *                         embedded broker of a node meant for a cluster)
      */
     public LobStreamConfig(Map<String, ?> props) {
         this.props = Map.copyOf(props);
         for (String k : props.keySet()) {
-            if (k.startsWith("lob.") && !k.startsWith(STREAMS_PREFIX) && !NAMES.contains(k)) {
-                throw new ConfigException("unknown configuration key " + k + " (./lobstream config lists them)");
-            }
+            checkKnown(k);
         }
         for (String handler : WRITER_HANDLERS) {
             if (props.containsKey(STREAMS_PREFIX + handler)) {
@@ -149,10 +168,57 @@ public final class LobStreamConfig {
         for (ConfigKey<?> key : KEYS) {
             key.from(props); // validate every key up front
         }
+        long transactionTimeout = writerTransactionTimeoutMs();
+        if (get(COMMIT_INTERVAL_MS) > transactionTimeout) { // Kafka Streams refuses it, naming neither key
+            throw new ConfigException(COMMIT_INTERVAL_MS.name() + "=" + get(COMMIT_INTERVAL_MS) + ": longer than the writer's "
+                    + "transaction timeout, " + transactionTimeout + " ms (" + STREAMS_PREFIX + "producer.transaction.timeout.ms), "
+                    + "which each commit's transaction must end within");
+        }
+        long retention = get(COMMANDS_RETENTION_MS);
+        if (retention >= 0 && retention < get(DEDUPE_WINDOW_MS)) {
+            // 0 would let the broker delete the redo log, and the dead letters clients look their writes up in, at once
+            throw new ConfigException(COMMANDS_RETENTION_MS.name() + "=" + retention + ": -1 (keep every command) or at least "
+                    + DEDUPE_WINDOW_MS.name() + " (" + get(DEDUPE_WINDOW_MS) + ")");
+        }
         int resend = get(UNDO_RESEND_INTERVAL_MS);
         if (resend > 0 && resend < MIN_RESEND_INTERVAL_MS) { // each check is admin calls, and a look at every pending version
             throw new ConfigException(UNDO_RESEND_INTERVAL_MS.name() + "=" + resend + ": 0 (never) or at least " + MIN_RESEND_INTERVAL_MS);
         }
+    }
+
+    private static void checkKnown(String k) {
+        if (k.startsWith(STREAMS_PREFIX)) {
+            ConfigKey<?> own = WRITER_OWN.get(k.substring(STREAMS_PREFIX.length()));
+            if (own != null) {
+                throw new ConfigException(k + " is not taken: set " + own.name() + ", which the node reads too");
+            }
+        } else if (k.startsWith("lob.")) {
+            if (!NAMES.contains(k)) {
+                throw new ConfigException("unknown configuration key " + k + " (./lobstream config lists them)");
+            }
+        } else if (!NAMES.contains(k) && !CLIENT_KEYS.contains(k) && SERDE_PREFIXES.stream().noneMatch(k::startsWith)) {
+            throw new ConfigException("unknown configuration key " + k + ": not LobStream's (./lobstream config lists them), "
+                    + "nor a Kafka producer, consumer or admin client setting, nor a serde's (" + String.join("*, ", SERDE_PREFIXES)
+                    + "*); Kafka Streams settings take the prefix " + STREAMS_PREFIX);
+        }
+    }
+
+    /**
+     * The writer's producers' transaction timeout: Kafka Streams' exactly-once default, or what
+     * {@code lob.streams.[producer.]transaction.timeout.ms} sets.
+     */
+    public long writerTransactionTimeoutMs() {
+        for (String k : List.of(STREAMS_PREFIX + "producer.transaction.timeout.ms", STREAMS_PREFIX + "transaction.timeout.ms")) {
+            Object set = props.get(k);
+            if (set != null) {
+                try {
+                    return Long.parseLong(set.toString().strip());
+                } catch (NumberFormatException e) {
+                    throw new ConfigException(k + "=" + set + ": a number of milliseconds");
+                }
+            }
+        }
+        return WRITER_TRANSACTION_TIMEOUT_MS;
     }
 
     public <T> T get(ConfigKey<T> key) {

@@ -53,6 +53,56 @@ class LobStreamConfigTest {
                 .hasMessage("unknown configuration key lob.chunk.sise (./lobstream config lists them)");
     }
 
+    /**
+     * A misspelt Kafka key is refused too: without bootstrap.servers a node would start the embedded broker, far from the
+     * cluster it was meant for. A serde's own settings pass.
+     */
+    @Test
+    void anUnknownKafkaKeyIsRefusedAndSerdeSettingsPass() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("bootstrap.server", "prod:9092")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("unknown configuration key bootstrap.server: not LobStream's");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("num.standby.replicas", "1")))
+                .hasMessageContaining("Kafka Streams settings take the prefix lob.streams.");
+        assertThat(new LobStreamConfig(Map.of("schema.registry.url", "http://r", "basic.auth.user.info", "u:p",
+                "specific.avro.reader", "true", "sasl.jaas.config", "x", "group.instance.id", "g")).originals()).hasSize(5);
+    }
+
+    /** The node reads these itself, under their lob.writer.* keys: given to Kafka Streams alone, the two would disagree. */
+    @Test
+    void streamsSettingsTheNodeReadsItselfAreRefusedNamingItsKey() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.application.id", "w2")))
+                .hasMessage("lob.streams.application.id is not taken: set lob.writer.application.id, which the node reads too");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.num.stream.threads", "4")))
+                .hasMessageContaining("set lob.writer.threads");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.commit.interval.ms", "500")))
+                .hasMessageContaining("set lob.writer.commit.interval.ms");
+    }
+
+    /** Kafka Streams refuses a commit interval over the transaction timeout, naming neither LobStream key, after a broker started. */
+    @Test
+    void aCommitIntervalOverTheTransactionTimeoutIsRefused() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "30000")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("longer than the writer's transaction timeout, 10000 ms");
+        LobStreamConfig raised = new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "30000",
+                "lob.streams.producer.transaction.timeout.ms", "60000"));
+        assertThat(raised.writerTransactionTimeoutMs()).isEqualTo(60_000);
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.transaction.timeout.ms", "60s")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("lob.streams.transaction.timeout.ms=60s: a number of milliseconds");
+    }
+
+    /** 0 would let the broker delete the redo log at once; -1 keeps every command. */
+    @Test
+    void aCommandsRetentionUnderTheDedupeWindowIsRefused() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.commands.retention.ms", "0")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("-1 (keep every command) or at least lob.command.dedupe.window.ms (3600000)");
+        assertThat(new LobStreamConfig(Map.of("lob.commands.retention.ms", "604800000")).get(LobStreamConfig.COMMANDS_RETENTION_MS))
+                .isEqualTo(604_800_000L);
+    }
+
     /** A handler that continues would turn the writer's failures (a log cut under it, a disk error) into skipped commands. */
     @Test
     void aProcessingExceptionHandlerForTheWriterIsRefused() {

@@ -59,6 +59,7 @@ final class NodeCommand implements Runnable {
             putIfGiven(props, LobStreamConfig.NODE_ID.name(), nodeId);
             putIfGiven(props, LobStreamConfig.BOOTSTRAP.name(), bootstrap);
             putIfGiven(props, LobStreamConfig.REGISTRY_URL.name(), registry);
+            LobStoreConfig storeCfg = new LobStoreConfig(config); // a bad value: a usage error before a broker starts
             if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) {
                 if (props.containsKey(LobStreamConfig.REGISTRY_URL.name())) {
                     System.err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + " is ignored without --bootstrap: the "
@@ -69,7 +70,6 @@ final class NodeCommand implements Runnable {
                 props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
             }
             LobStreamConfig cfg = new LobStreamConfig(props);
-            LobStoreConfig storeCfg = new LobStoreConfig(config);
             LobNode node = shutdown.started(new LobNode(cfg, storeCfg).start());
             // A worker's id names its transactional id (lob.purge.group-ID). Derived from the node id, it is the same after a restart, so the new
             // worker aborts a killed predecessor's open transaction at once instead of waiting out its timeout. Without a

@@ -5,6 +5,7 @@ import io.lobstream.avro.LobOp;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStore;
+import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.index.Attributes;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -92,6 +93,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
             ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024,
             ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
 
+    /** Room a chunk's command takes besides its data: ids, lengths, the record's framing. */
+    private static final int CHUNK_HEADROOM_BYTES = 16 * 1024;
+
     private final LobStreamConfig config;
     private final KafkaProducer<String, Object> producer;
     private final String topic;
@@ -116,11 +120,23 @@ public final class LobClient implements LobWrites, AutoCloseable {
         return t;
     });
 
+    /**
+     * @throws ConfigException if a chunk of {@code lob.chunk.size} would not fit the producer's {@code max.request.size}
+     *                         (every chunked write would fail at its first send)
+     */
     public LobClient(LobStreamConfig config) {
-        this.producer = new KafkaProducer<>(producerSettings(config), new StringSerializer(), LobSerdes.valueSerializer(config));
+        this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
+        Map<String, Object> settings = producerSettings(config);
+        Object maxRequest = settings.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+        if (maxRequest != null && maxRequest.toString().strip().matches("\\d{1,18}")
+                && chunkSize + CHUNK_HEADROOM_BYTES > Long.parseLong(maxRequest.toString().strip())) {
+            throw new ConfigException(LobStreamConfig.CHUNK_SIZE.name() + "=" + chunkSize + " does not fit "
+                    + ProducerConfig.MAX_REQUEST_SIZE_CONFIG + "=" + maxRequest + " with a command's other fields ("
+                    + CHUNK_HEADROOM_BYTES + " bytes): lower the one or raise the other");
+        }
+        this.producer = new KafkaProducer<>(settings, new StringSerializer(), LobSerdes.valueSerializer(config));
         this.config = config;
         this.topic = config.topics().commands();
-        this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
         this.maxValueBytes = config.get(LobStreamConfig.VALUE_MAX_BYTES);
     }
 

@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.time.Duration;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -34,9 +36,11 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -81,6 +85,8 @@ public final class LobHttpServer implements AutoCloseable {
     private volatile Supplier<? extends List<TaskFailure>> catchUpsWaiting = List::of;
 
     private final String advertisedHost;
+    /** When each failure answered with a 500 was last logged. */
+    private final Map<String, Long> failuresSaid = new ConcurrentHashMap<>();
     private final String commandsTopic;
 
     public LobHttpServer(String host, String advertisedHost, int port, String commandsTopic, TablespaceRegistry registry,
@@ -89,7 +95,7 @@ public final class LobHttpServer implements AutoCloseable {
                 .description("Value responses cut as their client read nothing for lob.http.stall.timeout.ms").register(prometheus);
         this.stalls = new StallWatchdog(stallTimeout, stalled::increment);
         this.proxy = new OwnerProxy(OwnerProxy.CONNECT_TIMEOUT, OwnerProxy.READ_TIMEOUT, stalls);
-        this.advertisedHost = advertisedHost == null || advertisedHost.isEmpty() ? host : advertisedHost;
+        this.advertisedHost = advertised(host, advertisedHost);
         this.commandsTopic = commandsTopic;
         this.registry = registry;
         try {
@@ -135,6 +141,27 @@ public final class LobHttpServer implements AutoCloseable {
 
     public int port() {
         return server.getAddress().getPort();
+    }
+
+    /**
+     * The host other nodes are told to reach this one at: {@code lob.http.advertised.host} if set, else the bind address;
+     * for a wildcard bind (0.0.0.0, ::), which names no host, this machine's name, as Kafka's listeners do. Advertised
+     * by every node, the wildcard would make each take itself for the owner of every partition.
+     */
+    static String advertised(String host, String advertisedHost) {
+        if (advertisedHost != null && !advertisedHost.isBlank()) {
+            return advertisedHost.strip();
+        }
+        try {
+            if (InetAddress.getByName(host).isAnyLocalAddress()) {
+                String name = InetAddress.getLocalHost().getCanonicalHostName();
+                log.info("HTTP API bound to {}: advertised as {} (set lob.http.advertised.host to choose)", host, name);
+                return name;
+            }
+        } catch (UnknownHostException e) {
+            log.warn("HTTP API bound to {}: this machine's name is unknown ({}); set lob.http.advertised.host", host, e.getMessage());
+        }
+        return host;
     }
 
     public HostInfo hostInfo() {
@@ -228,12 +255,31 @@ public final class LobHttpServer implements AutoCloseable {
                 log.debug("{}: {}", request, e.toString());
                 Responses.text(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
             } else {
-                log.error("{} failed", request, e);
+                if (firstInAMinute(e.toString())) {
+                    log.error("{} failed (the same failure of other requests is not logged again for a minute)", request, e);
+                }
                 Responses.text(ex, 500, "failed: " + e.getMessage() + "\n");
             }
         } catch (IOException | RuntimeException answering) {
             log.debug("{}: could not answer: {}", request, answering.toString());
         }
+    }
+
+    /**
+     * Whether a request's failure is the first of its kind in a minute: a corrupt page fails every read of its value, and
+     * clients retry, so the log would follow the request rate.
+     */
+    private boolean firstInAMinute(String failure) {
+        long now = System.nanoTime();
+        if (failuresSaid.size() > 1_000) {
+            failuresSaid.clear();
+        }
+        Long said = failuresSaid.get(failure);
+        if (said != null && now - said < TimeUnit.MINUTES.toNanos(1)) {
+            return false;
+        }
+        failuresSaid.put(failure, now);
+        return true;
     }
 
     private void serve(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {

@@ -1,7 +1,10 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.schema.serde.RegistryUnavailableException;
 import org.apache.kafka.streams.errors.LockException;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,6 +121,19 @@ public final class TaskRetries {
             b.append(": ").append(t.getMessage());
         }
         return b.toString();
+    }
+
+    /**
+     * Whether {@code e} is the environment's failure, not a bug: an I/O error (the disk's; its path and page are in the
+     * messages) or a schema registry that did not answer. Its messages say all a stack trace would.
+     */
+    public static boolean environmental(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof IOException || t instanceof UncheckedIOException || t instanceof RegistryUnavailableException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether {@code e} or a cause of it is the disk's "no space left". */
