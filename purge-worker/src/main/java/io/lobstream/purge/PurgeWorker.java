@@ -82,6 +82,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private boolean producerFailed;
     /** The pause before an unexpected failure, or a producer failed for good, is tried again. */
     private final Backoff unexpectedBackoff = new Backoff();
+    /**
+     * The pause before the records of an aborted transaction are read again: it grows while transactions keep aborting
+     * (a registry away for minutes), so the worker neither retries nor logs every second.
+     */
+    private final Backoff abortBackoff = new Backoff();
     /** The pause before a fenced producer is replaced: it grows while fences come within {@link #FENCE_WINDOW_NANOS}. */
     private final Backoff fenceBackoff = new Backoff();
     private long lastFence;
@@ -234,10 +239,14 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         missingRetried = System.nanoTime();
                     }
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
-                    if (!records.isEmpty() && !processInTransaction(records) && running.get()) {
-                        // aborted (a registry away, a send refused): the records come again, after a pause, not at once
-                        metrics.failures.increment();
-                        pause(Backoff.MIN_MS);
+                    if (!records.isEmpty()) {
+                        if (processInTransaction(records)) {
+                            abortBackoff.reset();
+                        } else if (running.get()) {
+                            // aborted (a registry away, a send refused): the records come again, after a pause, not at once
+                            metrics.failures.increment();
+                            pause(abortBackoff.next());
+                        }
                     }
                     unexpectedBackoff.reset();
                 } catch (WakeupException e) {
@@ -370,7 +379,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         } catch (ProducerFencedException e) {
             throw e;
         } catch (KafkaException e) {
-            log.warn("purge transaction aborted, will retry from the last commit: {}", e.toString());
+            log.warn("purge worker {}: transaction aborted, its records are read again from the last commit: {}{}", workerId, e,
+                    e.getCause() == null ? "" : " (" + e.getCause() + ")");
             try {
                 producer.abortTransaction();
             } catch (IllegalStateException | KafkaException abortRefused) {

@@ -9,9 +9,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 
@@ -30,7 +28,11 @@ final class TablespaceReaders implements AutoCloseable {
     private final String workerId;
     /** Written by the worker's thread; summed by the metrics' gauges on a scrape's. */
     private final Map<Integer, PurgeReader> readers = new ConcurrentHashMap<>();
-    private final Set<Integer> missing = new HashSet<>();
+    /**
+     * Why each partition's tablespace could not be opened, said once until it changes: a worker asks again every half
+     * second while it follows a node's partitions.
+     */
+    private final Map<Integer, String> unopened = new ConcurrentHashMap<>();
     /**
      * The prefetch reads' threads, one window of them for every tablespace (null without prefetch): the partitions'
      * batches are scanned one after another, and a pool per partition would keep its threads for each.
@@ -53,7 +55,7 @@ final class TablespaceReaders implements AutoCloseable {
         }
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         if (!Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR))) {
-            if (missing.add(partition)) {
+            if (!"missing".equals(unopened.put(partition, "missing"))) {
                 log.error("purge worker {}: no tablespace for partition {} under {}; its undo records stay unconsumed. "
                         + "Run purge workers on the host (or shared volume) that holds the node's data directory.",
                         workerId, partition, dataDir.toAbsolutePath());
@@ -63,10 +65,13 @@ final class TablespaceReaders implements AutoCloseable {
         try {
             r = new PurgeReader(dir, config, readLatencyNanos, prefetchThreads);
             readers.put(partition, r);
-            missing.remove(partition);
+            unopened.remove(partition);
             return r;
         } catch (IOException e) {
-            log.error("purge worker {}: cannot open tablespace {}: {}", workerId, dir, e.toString());
+            if (!e.toString().equals(unopened.put(partition, e.toString()))) {
+                log.error("purge worker {}: cannot open tablespace {}; its undo records stay unconsumed until it opens ({} "
+                        + "checks it)", workerId, dir, "./lobstream fsck " + dataDir, e);
+            }
             return null;
         }
     }
@@ -81,6 +86,7 @@ final class TablespaceReaders implements AutoCloseable {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         try {
             String onDisk = TablespaceDirs.read(dir).copyId();
+            unopened.remove(partition);
             if (onDisk == null || onDisk.equals(reader.copyId())) {
                 return reader;
             }
@@ -91,7 +97,9 @@ final class TablespaceReaders implements AutoCloseable {
                     partition, onDisk, reader.copyId());
             return fresh;
         } catch (IOException e) {
-            log.warn("purge worker {}: cannot read the tablespace descriptor under {}: {}", workerId, dir, e.toString());
+            if (!e.toString().equals(unopened.put(partition, e.toString()))) { // asked at each batch with another copy's records
+                log.warn("purge worker {}: cannot read the tablespace descriptor under {}: {}", workerId, dir, e.toString());
+            }
             return reader;
         }
     }

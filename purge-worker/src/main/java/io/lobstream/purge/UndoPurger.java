@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -77,6 +78,7 @@ final class UndoPurger implements AutoCloseable {
         // what to count and log for the records skipped, by their place in the batch: only those before where a stopped
         // purge ends are done with (the rest come again, and would be counted twice)
         List<Map.Entry<Integer, Runnable>> skipped = new ArrayList<>();
+        Skips said = new Skips(partition);
         for (int b = 0; b < batch.size(); b++) {
             ConsumerRecord<String, byte[]> r = batch.get(b);
             try {
@@ -88,7 +90,8 @@ final class UndoPurger implements AutoCloseable {
             } catch (RuntimeException e) {
                 skipped.add(Map.entry(b, () -> {
                     metrics.corrupt.increment();
-                    log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
+                    said.first("undecodable", () -> log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(),
+                            r.partition(), r.offset(), e.getMessage()));
                 }));
             }
         }
@@ -116,8 +119,9 @@ final class UndoPurger implements AutoCloseable {
                 retained = Extents.fromAvro(undo.getRetained());
             } catch (IllegalArgumentException e) {
                 skipped.add(Map.entry(undoIndex.get(i), () -> {
-                    log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(), undo.getVersion(), e.getMessage());
                     metrics.corrupt.increment();
+                    said.first("with bad page numbers", () -> log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(),
+                            undo.getVersion(), e.getMessage()));
                 }));
                 continue;
             }
@@ -141,8 +145,12 @@ final class UndoPurger implements AutoCloseable {
                     metrics.stale.increment(); // already reclaimed and the root page reused or cut: nothing to do
                 } else {
                     // a page that failed verification, or the disk's error: the second an operator checks the disk for
-                    (result.failure() instanceof CorruptPageException ? metrics.corrupt : metrics.readErrors).increment();
-                    log.error("cannot purge {}@{} (partition {}): {}", q.lobId(), q.version(), partition, result.failure().getMessage());
+                    boolean corrupt = result.failure() instanceof CorruptPageException;
+                    (corrupt ? metrics.corrupt : metrics.readErrors).increment();
+                    said.first(corrupt ? "whose pages failed verification" : "whose pages could not be read", () -> log.error(
+                            "cannot purge {}@{} (partition {}): {}{}; fsck of the tablespace names every bad page", q.lobId(),
+                            q.version(), partition, result.failure(), result.failure().getCause() == null ? ""
+                                    : " (" + result.failure().getCause() + ")"));
                 }
                 continue;
             }
@@ -151,8 +159,9 @@ final class UndoPurger implements AutoCloseable {
                 // the root and index pages read do not describe the version the record names: the writer would refuse the
                 // reclaim (its extents must be the version's own); said here, where the record is
                 metrics.corrupt.increment();
-                log.error("cannot purge {}@{} (partition {}): its undo record says it owns {} pages, its root and index pages name {}",
-                        q.lobId(), q.version(), partition, pageCounts.get(i), found);
+                int owns = pageCounts.get(i);
+                said.first("whose pages were miscounted", () -> log.error("cannot purge {}@{} (partition {}): its undo record says it owns "
+                        + "{} pages, its root and index pages name {}", q.lobId(), q.version(), partition, owns, found));
                 continue;
             }
             ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId(q.lobId()).setVersion(q.version())
@@ -168,7 +177,36 @@ final class UndoPurger implements AutoCloseable {
                 metrics.pagesRead(t, after[t.ordinal()] - before[t.ordinal()]);
             }
         }
+        said.countTheRest();
         return new Purged(reclaims, pages, consumed);
+    }
+
+    /**
+     * The records a batch skipped, said once per kind: the first in full, the others counted in one line. A failing disk
+     * region fails every version of a batch, and the writer sends their undo records again and again (its undo re-send):
+     * one line each would bury the log. The metrics count every one.
+     */
+    private static final class Skips {
+        private final Map<String, Integer> byKind = new LinkedHashMap<>();
+        private final int partition;
+
+        Skips(int partition) {
+            this.partition = partition;
+        }
+
+        void first(String kind, Runnable say) {
+            if (byKind.merge(kind, 1, Integer::sum) == 1) {
+                say.run();
+            }
+        }
+
+        void countTheRest() {
+            byKind.forEach((kind, n) -> {
+                if (n > 1) {
+                    log.error("partition {}: and {} more undo records {} in the same batch, skipped", partition, n - 1, kind);
+                }
+            });
+        }
     }
 
     private static long[] pagesRead(PurgeReader reader) {

@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import io.lobstream.app.bench.BenchCommand;
 import io.lobstream.app.bench.SizeRange;
 import io.lobstream.store.config.ConfigException;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -30,6 +31,10 @@ public final class LobStreamCli implements Runnable {
     }
 
     public static void main(String[] args) {
+        // the JDK's own components (its HTTP server and client) log through java.util.logging: through logback too, with
+        // its levels (logback.xml propagates them) and its format, on stderr
+        SLF4JBridgeHandler.removeHandlersForRootLogger();
+        SLF4JBridgeHandler.install();
         int code;
         try {
             code = commandLine().execute(args);

@@ -140,6 +140,7 @@ final class AppliedTracker implements AutoCloseable {
 
     private void run() {
         List<Waiting> waiting = new ArrayList<>();
+        String failing = null; // what the last rounds failed with, said once until it changes or a round succeeds
         while (!closed) {
             try {
                 Waiting first = waiting.isEmpty() ? incoming.poll(1, TimeUnit.SECONDS) : incoming.poll(ROUND.toMillis(), TimeUnit.MILLISECONDS);
@@ -153,6 +154,7 @@ final class AppliedTracker implements AutoCloseable {
                 if (!waiting.isEmpty()) {
                     resolve(waiting, fresh);
                 }
+                failing = null;
             } catch (InterruptedException e) {
                 break;
             } catch (KafkaException | ExecutionException | TimeoutException e) {
@@ -168,11 +170,18 @@ final class AppliedTracker implements AutoCloseable {
                     waiting.clear();
                     continue;
                 }
-                log.warn("cannot tell yet whether {} writes were applied ({}); trying again", waiting.size(), e.toString());
+                if (!e.toString().equals(failing)) { // a broker away: every second until it is back
+                    log.warn("cannot tell yet whether {} writes were applied ({}); trying again every second", waiting.size(),
+                            e.toString());
+                }
+                failing = e.toString();
                 sleep();
             } catch (RuntimeException e) {
                 // the thread must not die: every waiting and later applied() would hang
-                log.error("tracking {} writes failed; trying again", waiting.size(), e);
+                if (!e.toString().equals(failing)) {
+                    log.error("tracking {} writes failed; trying again every second", waiting.size(), e);
+                }
+                failing = e.toString();
                 sleep();
             }
         }

@@ -149,7 +149,7 @@ public final class CommandApplier {
                     if (cmd.getUploadId() != null) {
                         return chunk(cmd, data, timestamp, store, tagged);
                     }
-                    return new Applied(LobOp.PUT, store.put(id, stream(data), length, cmd.getCrc32c(), attributes(cmd), tagged)
+                    return new Applied(LobOp.PUT, store.put(id, stream(data), length, cmd.getCrc32c(), attributes(cmd, true), tagged)
                             .superseded());
                 case WRITE:
                 case APPEND: {
@@ -196,7 +196,8 @@ public final class CommandApplier {
 
     private Outcome chunk(LobCommand cmd, ByteBuffer data, long timestamp, LobStore store, Source source) throws IOException {
         Chunk chunk = new Chunk(cmd.getUploadId(), cmd.getLobId(), cmd.getTotalLength(), cmd.getChunkIndex(), cmd.getChunkCount(),
-                cmd.getOffset(), data.remaining(), cmd.getCrc32c(), timestamp, attributes(cmd));
+                cmd.getOffset(), data.remaining(), cmd.getCrc32c(), timestamp,
+                attributes(cmd, cmd.getChunkIndex() == cmd.getChunkCount() - 1));
         ChunkResult r = store.putChunk(chunk, stream(data), source);
         switch (r.status()) {
             case ACCEPTED:
@@ -282,12 +283,13 @@ public final class CommandApplier {
      * A PUT's content type and metadata (an upload's: its last chunk's), less what an HTTP header cannot
      * carry. LobClient and the CLI refuse such attributes before sending; from another producer, or in
      * commands an older writer applied (replayed to rebuild a partition), the value is kept and they
-     * are dropped, so that every copy of a partition holds the same values.
+     * are dropped, so that every copy of a partition holds the same values. Said for the command that publishes the
+     * value ({@code publishes}), not for each chunk of its upload.
      */
-    private static Attributes attributes(LobCommand cmd) {
+    private static Attributes attributes(LobCommand cmd, boolean publishes) {
         Attributes given = Attributes.of(cmd.getContentType(), cmd.getMetadata());
         Attributes safe = given.headerSafe();
-        if (!safe.equals(given)) {
+        if (publishes && !safe.equals(given)) {
             log.warn("{}: content type or metadata dropped: {}", cmd.getLobId(), given.problem());
         }
         return safe;
