@@ -8,12 +8,19 @@ import java.io.StringWriter;
 /** Runs {@code ./lobstream} in this JVM, as {@link LobStreamCli#main} does, with what it prints to stderr kept. */
 public final class CliRun {
     private final StringWriter err = new StringWriter();
+    private final StringWriter out = new StringWriter();
 
     /** The exit code of {@code lobstream args...}. */
     public int run(String... args) {
         CommandLine cli = LobStreamCli.commandLine();
         cli.setErr(new PrintWriter(err, true));
+        cli.setOut(new PrintWriter(out, true));
         return cli.execute(args);
+    }
+
+    /** What the runs so far printed to picocli's stdout (help, the commands that print through it). */
+    public String out() {
+        return out.toString();
     }
 
     /** Everything the runs so far printed to picocli's stderr (usage, errors); not what loggers print. */

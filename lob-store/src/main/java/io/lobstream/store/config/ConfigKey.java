@@ -15,36 +15,49 @@ public final class ConfigKey<T> {
     private final String doc;
     private final Function<String, T> parser;
     private final Function<T, String> validator;
+    private final String allowed;
 
-    private ConfigKey(String name, T defaultValue, String doc, Function<String, T> parser, Function<T, String> validator) {
+    private ConfigKey(String name, T defaultValue, String doc, Function<String, T> parser, Function<T, String> validator,
+                      String allowed) {
         this.name = name;
         this.defaultValue = defaultValue;
         this.doc = doc;
         this.parser = parser;
         this.validator = validator;
+        this.allowed = allowed;
     }
 
     public static ConfigKey<Boolean> bool(String name, boolean defaultValue, String doc) {
-        return new ConfigKey<>(name, defaultValue, doc, ConfigKey::parseBoolean, v -> null);
+        return new ConfigKey<>(name, defaultValue, doc, ConfigKey::parseBoolean, v -> null, "true, false");
     }
 
     public static ConfigKey<Integer> integer(String name, int defaultValue, int min, int max, String doc) {
         return new ConfigKey<>(name, defaultValue, doc, Integer::parseInt,
-                v -> v < min || v > max ? "must be between " + min + " and " + max : null);
+                v -> v < min || v > max ? "must be between " + min + " and " + max : null, range(min, max, Integer.MAX_VALUE));
     }
 
     public static ConfigKey<Long> longValue(String name, long defaultValue, long min, long max, String doc) {
         return new ConfigKey<>(name, defaultValue, doc, Long::parseLong,
-                v -> v < min || v > max ? "must be between " + min + " and " + max : null);
+                v -> v < min || v > max ? "must be between " + min + " and " + max : null, range(min, max, Long.MAX_VALUE));
     }
 
     public static ConfigKey<Double> decimal(String name, double defaultValue, double min, double max, String doc) {
         return new ConfigKey<>(name, defaultValue, doc, Double::parseDouble,
-                v -> v.isNaN() || v < min || v > max ? "must be between " + min + " and " + max : null);
+                v -> v.isNaN() || v < min || v > max ? "must be between " + min + " and " + max : null,
+                range(min, max, Double.MAX_VALUE));
     }
 
     public static ConfigKey<String> string(String name, String defaultValue, String doc) {
-        return new ConfigKey<>(name, defaultValue, doc, s -> s, v -> null);
+        return new ConfigKey<>(name, defaultValue, doc, s -> s, v -> null, "");
+    }
+
+    /** {@code min – max}, or {@code ≥ min} where the type's largest value is the only bound. */
+    private static String range(Number min, Number max, Number unbounded) {
+        return max.equals(unbounded) ? "≥ " + plain(min) : plain(min) + " – " + plain(max);
+    }
+
+    private static String plain(Number n) {
+        return n instanceof Double d && d == Math.rint(d) ? Long.toString(d.longValue()) : n.toString();
     }
 
     private static Boolean parseBoolean(String s) {
@@ -58,6 +71,8 @@ public final class ConfigKey<T> {
     public String name() { return name; }
     public T defaultValue() { return defaultValue; }
     public String doc() { return doc; }
+    /** The values the key takes, as the configuration table shows them (empty for a string). */
+    public String allowed() { return allowed; }
 
     /** The value of this key in {@code props}, or its default; throws {@link ConfigException} when invalid. */
     public T from(Map<String, ?> props) {
