@@ -20,6 +20,9 @@ public record ChunkResult(Status status, Optional<WriteResult> published, String
 
     /** A result with no version: any status but PUBLISHED. */
     public static ChunkResult of(Status status) {
+        if (status == Status.PUBLISHED) {
+            throw new IllegalArgumentException("a published chunk's result carries its version");
+        }
         return new ChunkResult(status, Optional.empty(), null);
     }
 

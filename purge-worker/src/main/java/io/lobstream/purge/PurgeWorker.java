@@ -65,6 +65,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     /** Fences closer together than this lengthen the pause before the next producer. */
     private static final long FENCE_WINDOW_NANOS = Duration.ofMinutes(10).toNanos();
+    /** Aborts this close to each other are one failure that stays: their pause grows (twice the longest pause). */
+    private static final long ABORTS_IN_A_ROW_NANOS = Duration.ofMillis(2 * Backoff.MAX_MS).toNanos();
 
     private final String workerId;
     private final String transactionalId;
@@ -87,6 +89,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
      * (a registry away for minutes), so the worker neither retries nor logs every second.
      */
     private final Backoff abortBackoff = new Backoff();
+    private long lastAbort;
     /** The pause before a fenced producer is replaced: it grows while fences come within {@link #FENCE_WINDOW_NANOS}. */
     private final Backoff fenceBackoff = new Backoff();
     private long lastFence;
@@ -243,8 +246,13 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         if (processInTransaction(records)) {
                             abortBackoff.reset();
                         } else if (running.get()) {
-                            // aborted (a registry away, a send refused): the records come again, after a pause, not at once
+                            // aborted (a registry away, a send refused): the records come again, after a pause, not at once;
+                            // one that follows no abort of the last minutes pauses the least
                             metrics.failures.increment();
+                            if (System.nanoTime() - lastAbort > ABORTS_IN_A_ROW_NANOS) {
+                                abortBackoff.reset();
+                            }
+                            lastAbort = System.nanoTime();
                             pause(abortBackoff.next());
                         }
                     }

@@ -84,21 +84,31 @@ final class TablespaceReaders implements AutoCloseable {
      */
     PurgeReader reopenedIfReplaced(int partition, PurgeReader reader) {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
+        String onDisk;
         try {
-            String onDisk = TablespaceDirs.read(dir).copyId();
-            unopened.remove(partition);
-            if (onDisk == null || onDisk.equals(reader.copyId())) {
-                return reader;
+            onDisk = TablespaceDirs.read(dir).copyId();
+        } catch (IOException e) {
+            if (!("descriptor " + e).equals(unopened.put(partition, "descriptor " + e))) { // asked at each such batch
+                log.warn("purge worker {}: cannot read the tablespace descriptor under {}: {}", workerId, dir, e.toString());
             }
+            return reader;
+        }
+        if (onDisk == null || onDisk.equals(reader.copyId())) {
+            unopened.remove(partition);
+            return reader;
+        }
+        try {
             PurgeReader fresh = new PurgeReader(dir, config, readLatencyNanos, prefetchThreads);
+            unopened.remove(partition);
             readers.put(partition, fresh);
             reader.close();
             log.info("purge worker {}: the tablespace of partition {} was replaced (copy {}, was {}); reading the new one", workerId,
                     partition, onDisk, reader.copyId());
             return fresh;
         } catch (IOException e) {
-            if (!e.toString().equals(unopened.put(partition, e.toString()))) { // asked at each batch with another copy's records
-                log.warn("purge worker {}: cannot read the tablespace descriptor under {}: {}", workerId, dir, e.toString());
+            if (!e.toString().equals(unopened.put(partition, e.toString()))) {
+                log.error("purge worker {}: cannot open the new copy {} of partition {}'s tablespace; reading the old one until "
+                        + "it opens", workerId, onDisk, partition, e);
             }
             return reader;
         }

@@ -140,9 +140,15 @@ public final class LobStreamConfig {
     private static final Set<String> CLIENT_KEYS = java.util.stream.Stream.of(ProducerConfig.configNames(),
             ConsumerConfig.configNames(), AdminClientConfig.configNames()).flatMap(Set::stream)
             .collect(java.util.stream.Collectors.toUnmodifiableSet());
-    /** Settings of the serdes (which {@link #serdeConfig} passes every key): Apicurio's, and a Confluent serde's. */
-    private static final List<String> SERDE_PREFIXES = List.of("apicurio.", "schema.registry.", "basic.auth.", "specific.avro.",
-            "auto.register.", "use.latest.", "key.subject.", "value.subject.");
+    /**
+     * Settings of the serdes (which {@link #serdeConfig} passes every key): Apicurio's, and a Confluent serde's. Any other
+     * serde's setting goes as {@code lob.serde.<setting>}.
+     */
+    private static final List<String> SERDE_PREFIXES = List.of("apicurio.", "schema.registry.", "basic.auth.", "bearer.auth.",
+            "specific.avro.", "avro.", "auto.register.", "use.latest.", "use.schema.", "latest.compatibility.", "normalize.",
+            "key.subject.", "value.subject.", "context.name.", "proxy.", "rule.");
+    /** A serde's setting that no prefix above names, passed to the serdes without this prefix. */
+    public static final String SERDE_PREFIX = "lob.serde.";
 
     private final Map<String, Object> props;
 
@@ -168,12 +174,8 @@ public final class LobStreamConfig {
         for (ConfigKey<?> key : KEYS) {
             key.from(props); // validate every key up front
         }
-        long transactionTimeout = writerTransactionTimeoutMs();
-        if (get(COMMIT_INTERVAL_MS) > transactionTimeout) { // Kafka Streams refuses it, naming neither key
-            throw new ConfigException(COMMIT_INTERVAL_MS.name() + "=" + get(COMMIT_INTERVAL_MS) + ": longer than the writer's "
-                    + "transaction timeout, " + transactionTimeout + " ms (" + STREAMS_PREFIX + "producer.transaction.timeout.ms), "
-                    + "which each commit's transaction must end within");
-        }
+        writerTransactionTimeoutMs(); // a value that is no number: said now, not after a broker started
+        checkCommitIntervalFitsTransactions();
         long retention = get(COMMANDS_RETENTION_MS);
         if (retention >= 0 && retention < get(DEDUPE_WINDOW_MS)) {
             // 0 would let the broker delete the redo log, and the dead letters clients look their writes up in, at once
@@ -193,13 +195,40 @@ public final class LobStreamConfig {
                 throw new ConfigException(k + " is not taken: set " + own.name() + ", which the node reads too");
             }
         } else if (k.startsWith("lob.")) {
-            if (!NAMES.contains(k)) {
+            if (!NAMES.contains(k) && !k.startsWith(SERDE_PREFIX)) {
                 throw new ConfigException("unknown configuration key " + k + " (./lobstream config lists them)");
             }
         } else if (!NAMES.contains(k) && !CLIENT_KEYS.contains(k) && SERDE_PREFIXES.stream().noneMatch(k::startsWith)) {
             throw new ConfigException("unknown configuration key " + k + ": not LobStream's (./lobstream config lists them), "
                     + "nor a Kafka producer, consumer or admin client setting, nor a serde's (" + String.join("*, ", SERDE_PREFIXES)
-                    + "*); Kafka Streams settings take the prefix " + STREAMS_PREFIX);
+                    + "*, or any as " + SERDE_PREFIX + "<setting>); Kafka Streams settings take the prefix " + STREAMS_PREFIX);
+        }
+    }
+
+    /**
+     * Kafka Streams refuses, under exactly-once, a commit interval over its producers' transaction timeout as it reads it:
+     * {@code producer.transaction.timeout.ms} or its default, never the plain key. It says so after a broker started,
+     * naming neither LobStream key; said here first.
+     */
+    private void checkCommitIntervalFitsTransactions() {
+        Object guarantee = props.get(STREAMS_PREFIX + "processing.guarantee");
+        if (guarantee != null && !guarantee.toString().strip().startsWith("exactly_once")) {
+            return; // no transactions
+        }
+        String key = STREAMS_PREFIX + "producer.transaction.timeout.ms";
+        long timeout = props.containsKey(key) ? millis(key) : WRITER_TRANSACTION_TIMEOUT_MS;
+        if (get(COMMIT_INTERVAL_MS) > timeout) {
+            throw new ConfigException(COMMIT_INTERVAL_MS.name() + "=" + get(COMMIT_INTERVAL_MS) + ": longer than the writer's "
+                    + "transaction timeout, " + timeout + " ms (" + key + "), which each commit's transaction must end within");
+        }
+    }
+
+    private long millis(String key) {
+        Object set = props.get(key);
+        try {
+            return Long.parseLong(set.toString().strip());
+        } catch (NumberFormatException e) {
+            throw new ConfigException(key + "=" + set + ": a number of milliseconds");
         }
     }
 
@@ -209,13 +238,8 @@ public final class LobStreamConfig {
      */
     public long writerTransactionTimeoutMs() {
         for (String k : List.of(STREAMS_PREFIX + "producer.transaction.timeout.ms", STREAMS_PREFIX + "transaction.timeout.ms")) {
-            Object set = props.get(k);
-            if (set != null) {
-                try {
-                    return Long.parseLong(set.toString().strip());
-                } catch (NumberFormatException e) {
-                    throw new ConfigException(k + "=" + set + ": a number of milliseconds");
-                }
+            if (props.containsKey(k)) {
+                return millis(k);
             }
         }
         return WRITER_TRANSACTION_TIMEOUT_MS;
@@ -273,7 +297,8 @@ public final class LobStreamConfig {
 
     /**
      * Settings for the serdes: the registry URL under Apicurio's key, Confluent framing without
-     * headers, specific records on read; then every key the user gave, which wins.
+     * headers, specific records on read; then every key the user gave, which wins, a {@code lob.serde.<setting>} as
+     * {@code <setting>}.
      */
     public Map<String, Object> serdeConfig() {
         Map<String, Object> m = new HashMap<>();
@@ -291,6 +316,11 @@ public final class LobStreamConfig {
         m.put("schema.registry.url", get(REGISTRY_URL));
         m.put("specific.avro.reader", "true");
         m.putAll(props);
+        props.forEach((k, v) -> {
+            if (k.startsWith(SERDE_PREFIX)) {
+                m.put(k.substring(SERDE_PREFIX.length()), v);
+            }
+        });
         return m;
     }
 }

@@ -66,6 +66,8 @@ class LobStreamConfigTest {
                 .hasMessageContaining("Kafka Streams settings take the prefix lob.streams.");
         assertThat(new LobStreamConfig(Map.of("schema.registry.url", "http://r", "basic.auth.user.info", "u:p",
                 "specific.avro.reader", "true", "sasl.jaas.config", "x", "group.instance.id", "g")).originals()).hasSize(5);
+        // any other serde's setting, under lob.serde.
+        assertThat(new LobStreamConfig(Map.of("lob.serde.my.serde.option", "on")).serdeConfig()).containsEntry("my.serde.option", "on");
     }
 
     /** The node reads these itself, under their lob.writer.* keys: given to Kafka Streams alone, the two would disagree. */
@@ -88,7 +90,13 @@ class LobStreamConfigTest {
         LobStreamConfig raised = new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "30000",
                 "lob.streams.producer.transaction.timeout.ms", "60000"));
         assertThat(raised.writerTransactionTimeoutMs()).isEqualTo(60_000);
-        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.transaction.timeout.ms", "60s")))
+        // Kafka Streams' check reads the producer's key alone: the plain one raises the timeout, not what it checks against
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "30000",
+                "lob.streams.transaction.timeout.ms", "60000"))).hasMessageContaining("(lob.streams.producer.transaction.timeout.ms)");
+        // without transactions there is nothing to fit in
+        assertThat(new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "30000",
+                "lob.streams.processing.guarantee", "at_least_once")).get(LobStreamConfig.COMMIT_INTERVAL_MS)).isEqualTo(30_000);
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.transaction.timeout.ms", "60s")).writerTransactionTimeoutMs())
                 .isInstanceOf(ConfigException.class)
                 .hasMessage("lob.streams.transaction.timeout.ms=60s: a number of milliseconds");
     }

@@ -25,7 +25,7 @@ final class BenchOptions {
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
     Map<String, String> config = new HashMap<>();
 
-    /** Refuses an unknown lob.* key or a bad value (a usage error) before anything starts. */
+    /** Refuses an unknown key or a bad value (a usage error) before anything starts. */
     void checkConfig() {
         new LobStreamConfig(config);
         new LobStoreConfig(config);

@@ -145,23 +145,38 @@ public final class LobHttpServer implements AutoCloseable {
 
     /**
      * The host other nodes are told to reach this one at: {@code lob.http.advertised.host} if set, else the bind address;
-     * for a wildcard bind (0.0.0.0, ::), which names no host, this machine's name, as Kafka's listeners do. Advertised
-     * by every node, the wildcard would make each take itself for the owner of every partition.
+     * for a wildcard bind (0.0.0.0, ::), which names no host, this machine's name, as Kafka does for a listener without
+     * a host. Advertised by every node, the wildcard would make each take itself for the owner of every partition.
      */
     static String advertised(String host, String advertisedHost) {
         if (advertisedHost != null && !advertisedHost.isBlank()) {
             return advertisedHost.strip();
         }
+        InetAddress bound;
         try {
-            if (InetAddress.getByName(host).isAnyLocalAddress()) {
-                String name = InetAddress.getLocalHost().getCanonicalHostName();
-                log.info("HTTP API bound to {}: advertised as {} (set lob.http.advertised.host to choose)", host, name);
-                return name;
-            }
+            bound = InetAddress.getByName(host);
         } catch (UnknownHostException e) {
-            log.warn("HTTP API bound to {}: this machine's name is unknown ({}); set lob.http.advertised.host", host, e.getMessage());
+            return host; // binding fails next, and says so
         }
-        return host;
+        if (!bound.isAnyLocalAddress()) {
+            return host;
+        }
+        try {
+            InetAddress self = InetAddress.getLocalHost();
+            String name = self.getCanonicalHostName();
+            if (self.isLoopbackAddress() || name.contains(":")) {
+                // /etc/hosts naming this machine 127.0.x.1, or an IPv6 literal that host:port cannot carry
+                log.warn("HTTP API bound to {}: this machine's name, {}, is no address other nodes can use; set "
+                        + "lob.http.advertised.host (a node alone needs none)", host, name);
+            } else {
+                log.info("HTTP API bound to {}: advertised as {} (lob.http.advertised.host sets another)", host, name);
+            }
+            return name;
+        } catch (UnknownHostException e) {
+            log.warn("HTTP API bound to {}: this machine's name does not resolve ({}); set lob.http.advertised.host", host,
+                    e.getMessage());
+            return host;
+        }
     }
 
     public HostInfo hostInfo() {

@@ -245,7 +245,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             applyLag(record);
         } else if (outcome instanceof CommandApplier.AlreadyApplied again) {
             for (VersionEntry e : again.undoToReemit()) {
-                log.info("re-emitting undo record for {}@{} (command at offset {} was applied before a restart)",
+                // a commit interval's worth of commands after each restart: counted (applied-before-restart), not said
+                log.debug("re-emitting undo record for {}@{} (command at offset {} was applied before a restart)",
                         e.lobId(), e.version(), source.offset());
                 emitUndo(e, true);
             }
