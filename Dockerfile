@@ -1,5 +1,6 @@
 # LobStream node / purge worker image. Build: docker build -t lobstream .
-FROM maven:3.9-eclipse-temurin-17 AS build
+# a JDK is all the build needs: ./mvnw fetches the Maven its wrapper properties name
+FROM eclipse-temurin:17-jdk AS build
 WORKDIR /src
 COPY . .
 RUN ./mvnw -B -ntp -DskipTests package
