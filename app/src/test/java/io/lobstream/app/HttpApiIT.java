@@ -272,6 +272,11 @@ class HttpApiIT {
             assertThat(suffix.statusCode()).isEqualTo(200);
             assertThat(suffix.body()).isEmpty();
         }
+        // the CLI takes that 200 for the range it asked, not for a range the node ignored
+        Path out = dir.resolve("empty-suffix.bin");
+        assertThat(LobStreamCli.commandLine().execute("get", id, "--range", "-5", "-o", out.toString(), "--node",
+                "http://127.0.0.1:" + b.httpPort())).isEqualTo(CommandLine.ExitCode.OK);
+        assertThat(out).isEmptyFile();
     }
 
     /** A put's content type and metadata come back from both nodes, for a value in one record and one in chunks. */

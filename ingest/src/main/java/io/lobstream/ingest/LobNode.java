@@ -16,6 +16,7 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.index.IndexMemory;
 import io.lobstream.store.page.PageCodec;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -42,6 +43,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
@@ -66,9 +68,46 @@ public final class LobNode implements AutoCloseable {
     private AdminCommandsLogEnd commandsLogEnd;
     private StaticMembers members;
 
+    /** @throws ConfigException for a {@code lob.streams.} key no Kafka Streams setting has ({@link #checkStreamsSettings}) */
     public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
+        checkStreamsSettings(config);
         this.config = config;
         this.storeConfig = storeConfig;
+    }
+
+    /** The prefixes Kafka Streams takes for its clients' settings, and the settings each client knows. */
+    private static final Map<String, Set<String>> STREAMS_CLIENT_PREFIXES = Map.of(
+            StreamsConfig.PRODUCER_PREFIX, ProducerConfig.configNames(),
+            StreamsConfig.CONSUMER_PREFIX, ConsumerConfig.configNames(),
+            StreamsConfig.MAIN_CONSUMER_PREFIX, ConsumerConfig.configNames(),
+            StreamsConfig.RESTORE_CONSUMER_PREFIX, ConsumerConfig.configNames(),
+            StreamsConfig.GLOBAL_CONSUMER_PREFIX, ConsumerConfig.configNames(),
+            StreamsConfig.ADMIN_CLIENT_PREFIX, AdminClientConfig.configNames());
+
+    /**
+     * Refuses a {@code lob.streams.} key that is no setting of Kafka Streams or of its clients (plain, or under their
+     * prefix), nor an internal topic's ({@code topic.}) or a client tag ({@code client.tag.}): Kafka Streams would take a
+     * misspelt one with at most a line in its log, and the writer would run on its default. Called before a node
+     * starts anything (LobStreamConfig knows no Kafka Streams, so it cannot).
+     *
+     * @throws ConfigException naming the key
+     */
+    public static void checkStreamsSettings(LobStreamConfig config) {
+        for (String key : config.originals().keySet()) {
+            if (!key.startsWith(LobStreamConfig.STREAMS_PREFIX)) {
+                continue;
+            }
+            String s = key.substring(LobStreamConfig.STREAMS_PREFIX.length());
+            boolean known = StreamsConfig.configDef().names().contains(s) || ProducerConfig.configNames().contains(s)
+                    || ConsumerConfig.configNames().contains(s) || AdminClientConfig.configNames().contains(s)
+                    || s.startsWith(StreamsConfig.TOPIC_PREFIX) || s.startsWith(StreamsConfig.CLIENT_TAG_PREFIX)
+                    || STREAMS_CLIENT_PREFIXES.entrySet().stream()
+                            .anyMatch(p -> s.startsWith(p.getKey()) && p.getValue().contains(s.substring(p.getKey().length())));
+            if (!known) {
+                throw new ConfigException("unknown configuration key " + key + ": no Kafka Streams setting " + s
+                        + " (nor a producer's, consumer's or admin client's, plain or under its prefix)");
+            }
+        }
     }
 
     /** Creates the topics if needed, binds the HTTP port and starts the writer. */

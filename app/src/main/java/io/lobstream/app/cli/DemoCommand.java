@@ -80,7 +80,8 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        new LobStreamConfig(config); // an unknown key or a bad value: a usage error before anything starts
+        // an unknown key or a bad value: a usage error before anything starts
+        LobNode.checkStreamsSettings(new LobStreamConfig(config));
         new LobStoreConfig(config);
         if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 0) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),

@@ -59,7 +59,9 @@ final class NodeCommand implements Runnable {
             putIfGiven(props, LobStreamConfig.NODE_ID.name(), nodeId);
             putIfGiven(props, LobStreamConfig.BOOTSTRAP.name(), bootstrap);
             putIfGiven(props, LobStreamConfig.REGISTRY_URL.name(), registry);
-            LobStoreConfig storeCfg = new LobStoreConfig(config); // a bad value: a usage error before a broker starts
+            // a bad key or value: a usage error before a broker starts
+            LobStoreConfig storeCfg = new LobStoreConfig(config);
+            LobNode.checkStreamsSettings(new LobStreamConfig(props));
             if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) {
                 if (props.containsKey(LobStreamConfig.REGISTRY_URL.name())) {
                     System.err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + " is ignored without --bootstrap: the "
