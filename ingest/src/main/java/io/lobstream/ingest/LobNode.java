@@ -16,7 +16,6 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.LobStoreConfig;
-import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.index.IndexMemory;
 import io.lobstream.store.page.PageCodec;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -68,9 +67,12 @@ public final class LobNode implements AutoCloseable {
     private AdminCommandsLogEnd commandsLogEnd;
     private StaticMembers members;
 
-    /** @throws ConfigException for a {@code lob.streams.} key no Kafka Streams setting has ({@link #checkStreamsSettings}) */
     public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
-        checkStreamsSettings(config);
+        List<String> unknown = unknownStreamsSettings(config);
+        if (!unknown.isEmpty()) {
+            log.warn("{}: no setting of Kafka Streams or of its clients; passed on as given (a plugin's own setting? a "
+                    + "misspelling leaves the writer on the default)", unknown);
+        }
         this.config = config;
         this.storeConfig = storeConfig;
     }
@@ -85,29 +87,20 @@ public final class LobNode implements AutoCloseable {
             StreamsConfig.ADMIN_CLIENT_PREFIX, AdminClientConfig.configNames());
 
     /**
-     * Refuses a {@code lob.streams.} key that is no setting of Kafka Streams or of its clients (plain, or under their
-     * prefix), nor an internal topic's ({@code topic.}) or a client tag ({@code client.tag.}): Kafka Streams would take a
-     * misspelt one with at most a line in its log, and the writer would run on its default. Called before a node
-     * starts anything (LobStreamConfig knows no Kafka Streams, so it cannot).
-     *
-     * @throws ConfigException naming the key
+     * The {@code lob.streams.} keys that are no setting of Kafka Streams or of its clients (plain, or under their
+     * prefix), an internal topic's ({@code topic.}) or a client tag ({@code client.tag.}). Not refused: a plugin (a
+     * metrics reporter, a config provider) reads its own settings from what is given; but a misspelt one would leave
+     * the writer on its default with at most a line in Kafka Streams' log, so the node names them at start.
      */
-    public static void checkStreamsSettings(LobStreamConfig config) {
-        for (String key : config.originals().keySet()) {
-            if (!key.startsWith(LobStreamConfig.STREAMS_PREFIX)) {
-                continue;
-            }
+    public static List<String> unknownStreamsSettings(LobStreamConfig config) {
+        Set<String> streams = StreamsConfig.configDef().names();
+        return config.originals().keySet().stream().filter(key -> key.startsWith(LobStreamConfig.STREAMS_PREFIX)).filter(key -> {
             String s = key.substring(LobStreamConfig.STREAMS_PREFIX.length());
-            boolean known = StreamsConfig.configDef().names().contains(s) || ProducerConfig.configNames().contains(s)
-                    || ConsumerConfig.configNames().contains(s) || AdminClientConfig.configNames().contains(s)
-                    || s.startsWith(StreamsConfig.TOPIC_PREFIX) || s.startsWith(StreamsConfig.CLIENT_TAG_PREFIX)
-                    || STREAMS_CLIENT_PREFIXES.entrySet().stream()
-                            .anyMatch(p -> s.startsWith(p.getKey()) && p.getValue().contains(s.substring(p.getKey().length())));
-            if (!known) {
-                throw new ConfigException("unknown configuration key " + key + ": no Kafka Streams setting " + s
-                        + " (nor a producer's, consumer's or admin client's, plain or under its prefix)");
-            }
-        }
+            return !(streams.contains(s) || ProducerConfig.configNames().contains(s) || ConsumerConfig.configNames().contains(s)
+                    || AdminClientConfig.configNames().contains(s) || s.startsWith(StreamsConfig.TOPIC_PREFIX)
+                    || s.startsWith(StreamsConfig.CLIENT_TAG_PREFIX) || STREAMS_CLIENT_PREFIXES.entrySet().stream()
+                    .anyMatch(p -> s.startsWith(p.getKey()) && p.getValue().contains(s.substring(p.getKey().length()))));
+        }).sorted().toList();
     }
 
     /** Creates the topics if needed, binds the HTTP port and starts the writer. */

@@ -1,7 +1,6 @@
 package io.lobstream.ingest;
 
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
@@ -9,7 +8,6 @@ import java.util.Map;
 import java.util.Properties;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class LobNodeTest {
     /** What a user sets as lob.streams.X is what the writer's clients get, whether the node set X plainly or prefixed. */
@@ -36,16 +34,15 @@ class LobNodeTest {
                 .doesNotContainKey(StreamsConfig.consumerPrefix("linger.ms"));
     }
 
-    /** Kafka Streams would take a misspelt setting with a line in its log at most, and run on its default. */
+    /** Kafka Streams would take a misspelt setting with a line in its log at most, and run on its default: the node names it. */
     @Test
-    void aStreamsSettingNoClientKnowsIsRefused() {
-        LobNode.checkStreamsSettings(new LobStreamConfig(Map.of("lob.streams.num.standby.replicas", "1",
+    void aStreamsSettingNoClientKnowsIsNamed() {
+        assertThat(LobNode.unknownStreamsSettings(new LobStreamConfig(Map.of("lob.streams.num.standby.replicas", "1",
                 "lob.streams.main.consumer.fetch.min.bytes", "1", "lob.streams.producer.linger.ms", "5", "lob.streams.linger.ms", "5",
-                "lob.streams.topic.min.insync.replicas", "2", "lob.streams.client.tag.zone", "a", "lob.streams.admin.retries", "3")));
-        assertThatThrownBy(() -> LobNode.checkStreamsSettings(new LobStreamConfig(Map.of("lob.streams.num.standby.replica", "1"))))
-                .isInstanceOf(ConfigException.class)
-                .hasMessageStartingWith("unknown configuration key lob.streams.num.standby.replica: no Kafka Streams setting");
-        assertThatThrownBy(() -> LobNode.checkStreamsSettings(new LobStreamConfig(Map.of("lob.streams.producer.lingr.ms", "5"))))
-                .isInstanceOf(ConfigException.class);
+                "lob.streams.topic.min.insync.replicas", "2", "lob.streams.client.tag.zone", "a", "lob.streams.admin.retries", "3"))))
+                .isEmpty();
+        assertThat(LobNode.unknownStreamsSettings(new LobStreamConfig(Map.of("lob.streams.num.standby.replica", "1",
+                "lob.streams.producer.lingr.ms", "5", "lob.chunk.size", "65536"))))
+                .containsExactly("lob.streams.num.standby.replica", "lob.streams.producer.lingr.ms");
     }
 }

@@ -252,8 +252,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                             if (System.nanoTime() - lastAbort > ABORTS_IN_A_ROW_NANOS) {
                                 abortBackoff.reset();
                             }
-                            lastAbort = System.nanoTime();
                             pause(abortBackoff.next());
+                            lastAbort = System.nanoTime(); // after the pause: a minute's pause is not a minute without aborts
                         }
                     }
                     unexpectedBackoff.reset();

@@ -216,7 +216,11 @@ public final class LobStreamConfig {
             return; // no transactions
         }
         String key = STREAMS_PREFIX + "producer.transaction.timeout.ms";
-        long timeout = props.containsKey(key) ? millis(key) : WRITER_TRANSACTION_TIMEOUT_MS;
+        long checked = props.containsKey(key) ? millis(key) : WRITER_TRANSACTION_TIMEOUT_MS;
+        long timeout = Math.min(checked, writerTransactionTimeoutMs()); // what the producers get can be less (the plain key)
+        if (timeout < checked) {
+            key = STREAMS_PREFIX + "transaction.timeout.ms";
+        }
         if (get(COMMIT_INTERVAL_MS) > timeout) {
             throw new ConfigException(COMMIT_INTERVAL_MS.name() + "=" + get(COMMIT_INTERVAL_MS) + ": longer than the writer's "
                     + "transaction timeout, " + timeout + " ms (" + key + "), which each commit's transaction must end within");
@@ -226,7 +230,7 @@ public final class LobStreamConfig {
     private long millis(String key) {
         Object set = props.get(key);
         try {
-            return Long.parseLong(set.toString().strip());
+            return Integer.parseInt(set.toString().strip()); // an int to Kafka
         } catch (NumberFormatException e) {
             throw new ConfigException(key + "=" + set + ": a number of milliseconds");
         }

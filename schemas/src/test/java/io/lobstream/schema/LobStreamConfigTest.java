@@ -93,6 +93,9 @@ class LobStreamConfigTest {
         // Kafka Streams' check reads the producer's key alone: the plain one raises the timeout, not what it checks against
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "30000",
                 "lob.streams.transaction.timeout.ms", "60000"))).hasMessageContaining("(lob.streams.producer.transaction.timeout.ms)");
+        // ... and the plain one can lower what the producers get below what Kafka Streams checks
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "8000",
+                "lob.streams.transaction.timeout.ms", "5000"))).hasMessageContaining("5000 ms (lob.streams.transaction.timeout.ms)");
         // without transactions there is nothing to fit in
         assertThat(new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "30000",
                 "lob.streams.processing.guarantee", "at_least_once")).get(LobStreamConfig.COMMIT_INTERVAL_MS)).isEqualTo(30_000);

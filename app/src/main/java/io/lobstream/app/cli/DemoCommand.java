@@ -80,8 +80,7 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        // an unknown key or a bad value: a usage error before anything starts
-        LobNode.checkStreamsSettings(new LobStreamConfig(config));
+        new LobStreamConfig(config); // an unknown key or a bad value: a usage error before anything starts
         new LobStoreConfig(config);
         if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 0) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),

@@ -59,9 +59,7 @@ final class NodeCommand implements Runnable {
             putIfGiven(props, LobStreamConfig.NODE_ID.name(), nodeId);
             putIfGiven(props, LobStreamConfig.BOOTSTRAP.name(), bootstrap);
             putIfGiven(props, LobStreamConfig.REGISTRY_URL.name(), registry);
-            // a bad key or value: a usage error before a broker starts
-            LobStoreConfig storeCfg = new LobStoreConfig(config);
-            LobNode.checkStreamsSettings(new LobStreamConfig(props));
+            LobStoreConfig storeCfg = new LobStoreConfig(config); // a bad value: a usage error before a broker starts
             if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) {
                 if (props.containsKey(LobStreamConfig.REGISTRY_URL.name())) {
                     System.err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + " is ignored without --bootstrap: the "

@@ -22,5 +22,7 @@ class ConfigCommandTest {
         int header = readme.indexOf(printed.get(0));
         assertThat(header).as("README has the table's header").isNotNegative();
         assertThat(readme.subList(header, Math.min(readme.size(), header + printed.size()))).isEqualTo(printed);
+        // and no row of a key the command no longer prints
+        assertThat(header + printed.size() == readme.size() || !readme.get(header + printed.size()).startsWith("|")).isTrue();
     }
 }

@@ -173,9 +173,11 @@ public final class LobHttpServer implements AutoCloseable {
             }
             return name;
         } catch (UnknownHostException e) {
-            log.warn("HTTP API bound to {}: this machine's name does not resolve ({}); set lob.http.advertised.host", host,
-                    e.getMessage());
-            return host;
+            // loopback, not the wildcard: a node alone still finds itself the owner of what it holds
+            String loopback = InetAddress.getLoopbackAddress().getHostAddress();
+            log.warn("HTTP API bound to {}: this machine's name does not resolve ({}); advertised as {}, which other nodes "
+                    + "cannot use: set lob.http.advertised.host", host, e.getMessage(), loopback);
+            return loopback;
         }
     }
 

@@ -51,9 +51,9 @@ public final class ConfigKey<T> {
         return new ConfigKey<>(name, defaultValue, doc, s -> s, v -> null, "");
     }
 
-    /** {@code min – max}, or {@code ≥ min} where the type's largest value is the only bound. */
+    /** {@code min to max}, or {@code at least min} where the type's largest value is the only bound (ASCII: any terminal). */
     private static String range(Number min, Number max, Number unbounded) {
-        return max.equals(unbounded) ? "≥ " + plain(min) : plain(min) + " – " + plain(max);
+        return max.equals(unbounded) ? "at least " + plain(min) : plain(min) + " to " + plain(max);
     }
 
     private static String plain(Number n) {

@@ -607,8 +607,12 @@ class DefaultLobStoreTest {
             List<String> problems = new ArrayList<>();
             long caughtInFlight = 0;
             try {
-                // one check per write or so: a check takes the tablespace latch exclusively, and back to back would starve the writers
-                for (long seen = 0; seen < 1000 && done.stream().noneMatch(Future::isDone); ) {
+                // one check per write or so: a check takes the tablespace latch exclusively, and back to back would starve the writers;
+                // a thousand writes at least, and on until a check has come between a write's pages and its publish (a race
+                // that a fast machine can win a thousand times in a row), within a deadline
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                for (long seen = 0; (seen < 1000 || caughtInFlight == 0) && System.nanoTime() < deadline
+                        && done.stream().noneMatch(Future::isDone); ) {
                     if (writes.get() > seen) {
                         seen = writes.get();
                         FsckReport report = store.fsck(false);
