@@ -206,9 +206,10 @@ public final class LobStreamConfig {
     }
 
     /**
-     * Kafka Streams refuses, under exactly-once, a commit interval over its producers' transaction timeout as it reads it:
-     * {@code producer.transaction.timeout.ms} or its default, never the plain key. It says so after a broker started,
-     * naming neither LobStream key; said here first.
+     * Kafka Streams refuses, under exactly-once, a commit interval over its producers' transaction timeout as it reads it
+     * ({@code producer.transaction.timeout.ms} or its default, never the plain key), after a broker started and naming
+     * neither LobStream key: said here first. The plain key can lower what the producers get below that, and a commit
+     * interval over it would see transactions time out: refused too.
      */
     private void checkCommitIntervalFitsTransactions() {
         Object guarantee = props.get(STREAMS_PREFIX + "processing.guarantee");
