@@ -135,7 +135,7 @@ public final class LobStreamConfig {
     private static final Map<String, ConfigKey<?>> WRITER_OWN = Map.of("application.id", APPLICATION_ID, "num.stream.threads",
             STREAM_THREADS, "commit.interval.ms", COMMIT_INTERVAL_MS);
     /** Kafka Streams' transaction.timeout.ms for the writer's producers under exactly-once, unless {@code lob.streams.} sets it. */
-    public static final long WRITER_TRANSACTION_TIMEOUT_MS = 10_000;
+    private static final long WRITER_TRANSACTION_TIMEOUT_MS = 10_000;
     /** The Kafka client settings that may be given as they are: any producer's, consumer's or admin client's. */
     private static final Set<String> CLIENT_KEYS = java.util.stream.Stream.of(ProducerConfig.configNames(),
             ConsumerConfig.configNames(), AdminClientConfig.configNames()).flatMap(Set::stream)
