@@ -4,7 +4,6 @@ import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.MetricsEndpoint;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.AdminCommandsLogEnd;
-import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.ingest.writer.TablespaceTaskAssignor;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.TablespaceRegistry;
@@ -238,7 +237,6 @@ public final class LobNode implements AutoCloseable {
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.get(LobStreamConfig.COMMIT_INTERVAL_MS));
         p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.hostInfo().host() + ":" + http.port());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
-        p.put(StreamsConfig.DEFAULT_TIMESTAMP_EXTRACTOR_CLASS_CONFIG, CommandTime.class); // lob.commands; reclaims have their own
         // The writer has no global stores, so this changes nothing but a warning Kafka Streams (4.2 on) logs at every
         // start, once for itself and once for each stream thread's assignor, which sees only the main consumer's
         // settings. Kafka 5.0 drops the key and always behaves as true (hence a string: its constant is deprecated).

@@ -18,11 +18,11 @@ class LobNodeTest {
         p.put(StreamsConfig.producerPrefix("max.request.size"), 16 << 20);
         p.put(StreamsConfig.consumerPrefix("max.poll.records"), 100);
         p.put(StreamsConfig.mainConsumerPrefix("group.instance.id"), "node-1");
-        p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 0);
+        p.put(StreamsConfig.POLL_MS_CONFIG, 100);
 
         LobNode.applyStreamsSettings(p, new LobStreamConfig(Map.of("lob.streams.linger.ms", "7",
                 "lob.streams.max.request.size", "1048576", "lob.streams.producer.max.request.size", "2097152",
-                "lob.streams.consumer.group.instance.id", "mine", "lob.streams.num.standby.replicas", "1")));
+                "lob.streams.consumer.group.instance.id", "mine", "lob.streams.poll.ms", "50")));
 
         assertThat(p).containsEntry("linger.ms", "7").containsEntry(StreamsConfig.producerPrefix("linger.ms"), "7")
                 // both forms set: each as given, Kafka Streams' precedence between them stands
@@ -30,14 +30,14 @@ class LobNodeTest {
                 .containsEntry(StreamsConfig.consumerPrefix("max.poll.records"), 100)
                 .containsEntry(StreamsConfig.consumerPrefix("group.instance.id"), "mine")
                 .containsEntry(StreamsConfig.mainConsumerPrefix("group.instance.id"), "mine")
-                .containsEntry(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, "1")
+                .containsEntry(StreamsConfig.POLL_MS_CONFIG, "50")
                 .doesNotContainKey(StreamsConfig.consumerPrefix("linger.ms"));
     }
 
     /** Kafka Streams would take a misspelt setting with a line in its log at most, and run on its default: the node names it. */
     @Test
     void aStreamsSettingNoClientKnowsIsNamed() {
-        assertThat(LobNode.unknownStreamsSettings(new LobStreamConfig(Map.of("lob.streams.num.standby.replicas", "1",
+        assertThat(LobNode.unknownStreamsSettings(new LobStreamConfig(Map.of("lob.streams.poll.ms", "50",
                 "lob.streams.main.consumer.fetch.min.bytes", "1", "lob.streams.producer.linger.ms", "5", "lob.streams.linger.ms", "5",
                 "lob.streams.topic.min.insync.replicas", "2", "lob.streams.client.tag.zone", "a", "lob.streams.admin.retries", "3"))))
                 .isEmpty();

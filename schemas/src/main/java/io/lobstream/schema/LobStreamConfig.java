@@ -122,7 +122,7 @@ public final class LobStreamConfig {
     private static final Set<String> NAMES = java.util.stream.Stream.concat(KEYS.stream(), LobStoreConfig.KEYS.stream())
             .map(ConfigKey::name).collect(java.util.stream.Collectors.toUnmodifiableSet());
 
-    /** Kafka Streams settings of the writer, given as {@code lob.streams.<setting>} (e.g. {@code lob.streams.num.standby.replicas}). */
+    /** Kafka Streams settings of the writer, given as {@code lob.streams.<setting>} (e.g. {@code lob.streams.poll.ms}). */
     public static final String STREAMS_PREFIX = "lob.streams.";
     /** Kafka Streams' exception handlers the writer refuses (see the constructor). */
     private static final List<String> WRITER_HANDLERS = List.of("processing.exception.handler", "production.exception.handler",
@@ -134,6 +134,17 @@ public final class LobStreamConfig {
      */
     private static final Map<String, ConfigKey<?>> WRITER_OWN = Map.of("application.id", APPLICATION_ID, "num.stream.threads",
             STREAM_THREADS, "commit.interval.ms", COMMIT_INTERVAL_MS);
+    /**
+     * Kafka Streams settings the writer's topology decides, and why: given, they would change nothing, or break what the
+     * node relies on.
+     */
+    private static final Map<String, String> WRITER_FIXED = Map.of(
+            "default.timestamp.extractor", "the writer's sources time their records themselves (a command by its own time, "
+                    + "as replay reads it, for upload expiry and the dedupe window)",
+            "auto.offset.reset", "the writer reads lob.commands and lob.reclaim from their beginning, whatever it says: a "
+                    + "command skipped is a write lost",
+            "num.standby.replicas", "a tablespace has no changelog for a standby to follow: a partition that moves to a node "
+                    + "without its tablespace is rebuilt there from lob.commands");
     /** Kafka Streams' transaction.timeout.ms for the writer's producers under exactly-once, unless {@code lob.streams.} sets it. */
     private static final long WRITER_TRANSACTION_TIMEOUT_MS = 10_000;
     /** The Kafka client settings that may be given as they are: any producer's, consumer's or admin client's. */
@@ -171,6 +182,13 @@ public final class LobStreamConfig {
                         + "(lob.commands.dlq), and a failure to process or to send must stop its task, not skip a command");
             }
         }
+        Object protocol = props.get(STREAMS_PREFIX + "group.protocol");
+        if (protocol != null && !"classic".equalsIgnoreCase(protocol.toString().strip())) {
+            // the streams protocol (KIP-1071) has the broker assign tasks: the writer's own assignor, which keeps a
+            // partition on the node that holds its tablespace, and its static-member clean-up would both be bypassed
+            throw new ConfigException(STREAMS_PREFIX + "group.protocol=" + protocol + " is not taken: the writer assigns its "
+                    + "tasks itself, which only the classic protocol lets it do");
+        }
         for (ConfigKey<?> key : KEYS) {
             key.from(props); // validate every key up front
         }
@@ -193,6 +211,10 @@ public final class LobStreamConfig {
             ConfigKey<?> own = WRITER_OWN.get(k.substring(STREAMS_PREFIX.length()));
             if (own != null) {
                 throw new ConfigException(k + " is not taken: set " + own.name() + ", which the node reads too");
+            }
+            String fixed = WRITER_FIXED.get(k.substring(STREAMS_PREFIX.length()));
+            if (fixed != null) {
+                throw new ConfigException(k + " is not taken: " + fixed);
             }
         } else if (k.startsWith("lob.")) {
             if (!NAMES.contains(k) && !k.startsWith(SERDE_PREFIX)) {

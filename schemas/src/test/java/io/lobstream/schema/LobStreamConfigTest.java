@@ -46,7 +46,7 @@ class LobStreamConfigTest {
     /** A misspelt lob.* key is refused; the engine's keys, Streams settings and any other Kafka setting pass. */
     @Test
     void anUnknownLobKeyIsRefusedAndEveryKnownOnePasses() {
-        assertThat(new LobStreamConfig(Map.of("lob.page.size", "4096", "lob.streams.num.standby.replicas", "1",
+        assertThat(new LobStreamConfig(Map.of("lob.page.size", "4096", "lob.streams.poll.ms", "50",
                 "ssl.truststore.location", "/t", "apicurio.registry.auto-register", "false")).originals()).hasSize(4);
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.chunk.sise", "1")))
                 .isInstanceOf(ConfigException.class)
@@ -79,6 +79,20 @@ class LobStreamConfigTest {
                 .hasMessageContaining("set lob.writer.threads");
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.commit.interval.ms", "500")))
                 .hasMessageContaining("set lob.writer.commit.interval.ms");
+    }
+
+    /** What the writer's topology decides itself: given, it would change nothing, or bypass the writer's own assignor. */
+    @Test
+    void streamsSettingsTheTopologyDecidesAreRefusedSayingWhy() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.default.timestamp.extractor", "x.Y")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("time their records themselves");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.auto.offset.reset", "latest")))
+                .hasMessageContaining("from their beginning");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.num.standby.replicas", "1")))
+                .hasMessageContaining("no changelog");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.group.protocol", "streams")))
+                .hasMessageContaining("only the classic protocol");
+        assertThat(new LobStreamConfig(Map.of("lob.streams.group.protocol", "classic")).originals()).hasSize(1);
     }
 
     /** Kafka Streams refuses a commit interval over the transaction timeout, naming neither LobStream key, after a broker started. */

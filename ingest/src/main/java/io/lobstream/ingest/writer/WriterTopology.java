@@ -54,9 +54,11 @@ public final class WriterTopology {
         Duration compactEvery = Duration.ofMillis(config.get(LobStreamConfig.COMPACT_INTERVAL_MS));
 
         Topology t = new Topology();
-        t.addSource("commands", new ByteArrayDeserializer(), new ByteArrayDeserializer(), topics.commands());
-        // earliest, whatever lob.streams.auto.offset.reset says for commands: a reclaim skipped would leave its version
-        // pending until the undo record is re-sent (this overload is the one that takes an extractor)
+        // Both from the beginning (lob.streams.auto.offset.reset is refused): a command skipped is a write lost, a reclaim
+        // skipped leaves its version pending until the undo record is re-sent. Commands in their own time (CommandTime),
+        // as replay reads them; lob.streams.default.timestamp.extractor is refused too.
+        t.addSource(AutoOffsetReset.earliest(), "commands", new CommandTime(), new ByteArrayDeserializer(), new ByteArrayDeserializer(),
+                topics.commands());
         t.addSource(AutoOffsetReset.earliest(), RECLAIMS_SOURCE, new ReclaimsFirst(), new ByteArrayDeserializer(), new ByteArrayDeserializer(),
                 topics.reclaim());
         t.addProcessor("apply-commands", () -> new CommandProcessor(() -> LobSerdes.valueDeserializer(config), metrics, maxValue,
