@@ -10,14 +10,12 @@ import io.lobstream.store.tablespace.TablespaceDirs;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.Cancellable;
-import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -90,22 +88,16 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         pastOpenedOffset = false;
         openedAppliedOffset = null;
         // often enough that an upload expires within about half its timeout after it is due
-        Duration every = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploads.timeoutMs() / 2)));
-        context.schedule(every, PunctuationType.WALL_CLOCK_TIME, this::housekeeping);
-        context.schedule(compactEvery, PunctuationType.WALL_CLOCK_TIME, now -> {
-            try {
-                store().compact();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        });
+        Duration housekeepingEvery = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploads.timeoutMs() / 2)));
+        every(housekeepingEvery, "housekeeping", this::housekeeping);
+        every(compactEvery, "compaction", now -> store().compact());
         if (resender.enabled()) {
-            context.schedule(resender.every(), PunctuationType.WALL_CLOCK_TIME, this::resendConsumedUnreclaimed);
+            every(resender.every(), "re-sending undo records", this::resendConsumedUnreclaimed);
         }
         reemitted = 0;
         reemitAfter = null;
         Cancellable[] reemit = new Cancellable[1];
-        reemit[0] = context.schedule(REEMIT_EVERY, PunctuationType.WALL_CLOCK_TIME, now -> {
+        reemit[0] = every(REEMIT_EVERY, "re-emitting undo records", now -> {
             if (!reemitPending()) {
                 reemit[0].cancel();
             }
@@ -170,18 +162,14 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      * command the task processed (nothing waits in Kafka: {@link QuietPartition}), the wall clock
      * stands in for the time of the commands that did not come.
      */
-    private void housekeeping(long now) {
-        try {
-            LobStore store = store();
-            metrics.uploadsExpired(store.expireUploads(commandsTime(store, now), now, uploads.timeoutMs()).size());
-            store.reclaimPastPinLeases();
-            // ids in the commands' time, as duplicates are judged (a writer behind by more than the window keeps what it
-            // needs); rejections by the clock they are stamped with, so that none is forgotten before its transaction ends
-            store.forgetCommandsBefore(context.currentStreamTimeMs() - dedupeWindowMs,
-                    pastOpenedOffset ? now - dedupeWindowMs : Long.MIN_VALUE);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    private void housekeeping(long now) throws IOException {
+        LobStore store = store();
+        metrics.uploadsExpired(store.expireUploads(commandsTime(store, now), now, uploads.timeoutMs()).size());
+        store.reclaimPastPinLeases();
+        // ids in the commands' time, as duplicates are judged (a writer behind by more than the window keeps what it
+        // needs); rejections by the clock they are stamped with, so that none is forgotten before its transaction ends
+        store.forgetCommandsBefore(context.currentStreamTimeMs() - dedupeWindowMs,
+                pastOpenedOffset ? now - dedupeWindowMs : Long.MIN_VALUE);
     }
 
     /**

@@ -6,6 +6,9 @@ import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.Rejection;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.streams.errors.TaskMigratedException;
+import org.apache.kafka.streams.processor.Cancellable;
+import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -13,6 +16,7 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.function.Supplier;
 
 /**
@@ -95,9 +99,42 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         }
         try {
             apply(record, value, tablespace.store(), source);
-        } catch (IOException e) {
-            throw tablespace.failed(new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), e));
+        } catch (IOException | RuntimeException e) {
+            throw failTask("offset " + meta.offset(), e);
         }
+    }
+
+    /** Work a punctuator does on the task's tablespace. */
+    @FunctionalInterface
+    protected interface TaskWork {
+        void run(long now) throws IOException;
+    }
+
+    /**
+     * Schedules {@code work} on the wall clock. Its failure fails the task as a record's does: recorded, so that the
+     * task's next init waits ({@link TaskRetries}) instead of failing again at once, round after round.
+     */
+    protected final Cancellable every(Duration interval, String what, TaskWork work) {
+        return context.schedule(interval, PunctuationType.WALL_CLOCK_TIME, now -> {
+            try {
+                work.run(now);
+            } catch (IOException | RuntimeException e) {
+                throw failTask(what, e);
+            }
+        });
+    }
+
+    /**
+     * The exception that fails the task on {@code e}, its failure recorded. A task migrated away (its producer fenced)
+     * has not failed: Kafka Streams hands it to its new owner.
+     */
+    private RuntimeException failTask(String where, Exception e) {
+        if (e instanceof TaskMigratedException migrated) {
+            return migrated;
+        }
+        RuntimeException thrown = e instanceof RuntimeException r ? r
+                : new UncheckedIOException("partition " + context.taskId().partition() + " " + where, (IOException) e);
+        return tablespace.failed(thrown);
     }
 
     /**

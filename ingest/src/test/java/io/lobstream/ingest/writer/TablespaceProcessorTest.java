@@ -4,11 +4,14 @@ import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.streams.errors.LockException;
+import org.apache.kafka.streams.processor.Punctuator;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -70,6 +73,32 @@ class TablespaceProcessorTest {
             process(processor, "lob.reclaim", 3);
             process(processor, "lob.reclaim", 7);
             assertThat(context.forwarded()).as("3 counts as applied here; 7 is dead-lettered").hasSize(3);
+        } finally {
+            processor.close();
+            tablespace.close();
+        }
+    }
+
+    /**
+     * A punctuator's failure fails the task as a record's does: recorded, so that the task's next init waits instead of
+     * failing again at once, round after round (each a rebalance).
+     */
+    @Test
+    void aFailingPunctuatorIsRecordedAsTheTasksFailure() throws Exception {
+        CommandProcessor processor = new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1,
+                new UploadExpiry(60_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofHours(1),
+                new UndoResender(UndoResender.Settings.OFF));
+        LobStateStore tablespace = open();
+        try {
+            processor.init(context);
+            tablespace.store().close(); // compaction now fails on a closed tablespace
+            Punctuator compaction = context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(Duration.ofHours(1)))
+                    .findFirst().orElseThrow().getPunctuator();
+            assertThatThrownBy(() -> compaction.punctuate(1_000L)).isInstanceOf(UncheckedIOException.class)
+                    .hasMessageContaining("partition 0 compaction");
+            assertThatThrownBy(() -> compaction.punctuate(2_000L)).isInstanceOf(UncheckedIOException.class);
+            // at once after a first failure, then a wait
+            assertThatThrownBy(() -> registry.retries().awaitRetry(0, System.nanoTime())).isInstanceOf(LockException.class);
         } finally {
             processor.close();
             tablespace.close();
