@@ -42,6 +42,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
@@ -59,6 +60,8 @@ public final class LobNode implements AutoCloseable {
     private final TablespaceRegistry tablespaces = new TablespaceRegistry();
     private LobHttpServer http;
     private KafkaStreams streams;
+    /** Completed, with why, when the writer stops on its own for good (see {@link #writerStopped()}). */
+    private final CompletableFuture<String> writerStopped = new CompletableFuture<>();
     private KafkaStreamsMetrics streamsMetrics;
     private final AutoCloseable processMetrics = MetricsEndpoint.bindProcessMetrics(meters);
     private TablespaceCatchUp catchUps;
@@ -177,7 +180,12 @@ public final class LobNode implements AutoCloseable {
         members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
         streams.setUncaughtExceptionHandler(e -> {
             // replaced at once: a task that fails again and again waits at its next init (TaskRetries), not here, where
-            // the thread still holds its tasks, its group membership and an open transaction
+            // the thread still holds its tasks, its group membership and an open transaction. An Error is not the task's:
+            // the JVM is in trouble (a thread replaced would only meet it again), and the node stops (writerStopped)
+            if (TaskRetries.jvmError(e)) {
+                log.error("writer thread failed on an error of the JVM; stopping the writer", e);
+                return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+            }
             if (TaskRetries.diskFull(e)) {
                 log.error("writer thread failed: the disk is full ({}); nothing was applied or dead-lettered, and the task "
                         + "resumes from its last commit once there is room; replacing the thread", TaskRetries.messages(e));
@@ -191,7 +199,12 @@ public final class LobNode implements AutoCloseable {
             }
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
         });
-        streams.setStateListener((now, before) -> log.info("writer {} -> {}", before, now));
+        streams.setStateListener((now, before) -> {
+            log.info("writer {} -> {}", before, now);
+            if (now == KafkaStreams.State.ERROR) {
+                writerStopped.complete("the writer stopped: Kafka Streams reached its ERROR state (the log above says why)");
+            }
+        });
         Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
                 .description("Versions superseded and not yet reclaimed, all tablespaces open on this node "
                         + "(lob_history_length has them per tablespace)").register(meters);
@@ -376,17 +389,32 @@ public final class LobNode implements AutoCloseable {
     }
 
     /**
+     * Completes, with why, when the writer has stopped on its own for good: Kafka Streams reached its ERROR state (an
+     * error of the JVM, a fatal error of its clients, a topic deleted). Nothing is applied from then on, and the node's
+     * process is better ended, for its supervisor to start it again, than left serving reads that go stale.
+     */
+    public CompletableFuture<String> writerStopped() {
+        return writerStopped;
+    }
+
+    /**
      * Stops the node. A static member (lob.node.id set) stays in the group until its session
      * times out, so a quick restart gets the same partitions back; {@code leaveGroup} hands its
      * partitions to the other nodes at once instead (scale-in).
      */
     public void close(boolean leaveGroup) {
         closeMembers(leaveGroup);
+        boolean threadsStopped = true;
         if (streams != null) {
-            streams.close(CloseOptions.timeout(Duration.ofSeconds(30)).withGroupMembershipOperation(
+            threadsStopped = streams.close(CloseOptions.timeout(Duration.ofSeconds(30)).withGroupMembershipOperation(
                     leaveGroup ? GroupMembershipOperation.LEAVE_GROUP : GroupMembershipOperation.REMAIN_IN_GROUP));
+            if (!threadsStopped) {
+                // a commit's fsync, a backpressure wait: what the threads still use stays open under them
+                log.warn("the writer's threads did not stop within 30 s; the catch-ups and admin clients they use are left "
+                        + "open (the process's exit ends them)");
+            }
         }
-        closeRest();
+        closeRest(threadsStopped);
     }
 
     /**
@@ -415,15 +443,17 @@ public final class LobNode implements AutoCloseable {
         }
     }
 
-    private void closeRest() {
-        if (catchUps != null) {
-            catchUps.close(); // after the stream threads: none starts another
-        }
-        if (purgeProgress != null) {
-            purgeProgress.close();
-        }
-        if (commandsLogEnd != null) {
-            commandsLogEnd.close(); // after the stream threads: none asks it any more
+    private void closeRest(boolean threadsStopped) {
+        if (threadsStopped) {
+            if (catchUps != null) {
+                catchUps.close(); // after the stream threads: none starts another
+            }
+            if (purgeProgress != null) {
+                purgeProgress.close();
+            }
+            if (commandsLogEnd != null) {
+                commandsLogEnd.close(); // after the stream threads: none asks it any more
+            }
         }
         if (streamsMetrics != null) {
             streamsMetrics.close();

@@ -11,6 +11,7 @@ import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.Map;
 
 /** {@code ./lobstream node}: a writer node; with no --bootstrap, also the embedded broker and registry. */
@@ -51,6 +52,7 @@ final class NodeCommand implements Runnable {
     @Override
     public void run() {
         ShutdownHook shutdown = ShutdownHook.register("node-shutdown");
+        CompletableFuture<String> stopped;
         try {
             // an option given wins over the same key given with -c; one not given leaves the key to -c
             Map<String, Object> props = new HashMap<>(config);
@@ -82,7 +84,7 @@ final class NodeCommand implements Runnable {
             System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",
                     cfg.bootstrap(), cfg.get(LobStreamConfig.REGISTRY_URL), node.httpUrl());
             shutdown.startEnded();
-            shutdown.awaitClosed();
+            stopped = node.writerStopped();
         } catch (Exception | Error e) { // an Error too: the embedded broker's threads would keep the JVM alive
             shutdown.closeAll();
             shutdown.startEnded();
@@ -90,6 +92,13 @@ final class NodeCommand implements Runnable {
                 throw error;
             }
             throw new IllegalStateException("node failed to start: " + e.getMessage(), e);
+        }
+        try {
+            shutdown.awaitClosedOr(stopped).ifPresent(why -> {
+                throw new IllegalStateException(why); // exit 1: a supervisor restarts the node
+            });
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -3,7 +3,10 @@ package io.lobstream.app.cli;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -19,7 +22,7 @@ final class ShutdownHook {
 
     private final Deque<AutoCloseable> started = new ArrayDeque<>();
     private final CountDownLatch startEnded = new CountDownLatch(1);
-    private final CountDownLatch closed = new CountDownLatch(1);
+    private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private boolean closing;
 
     ShutdownHook() { // tests: one not registered
@@ -50,7 +53,25 @@ final class ShutdownHook {
 
     /** Until the shutdown hook has closed everything. */
     void awaitClosed() throws InterruptedException {
-        closed.await();
+        awaitClosedOr(new CompletableFuture<>());
+    }
+
+    /**
+     * Until the shutdown hook has closed everything, or {@code stopped} completes with why what runs stopped on its own
+     * (a writer that reached Kafka Streams' ERROR state): then everything is closed here and the reason returned, for the
+     * command to exit non-zero instead of serving on with nothing applying.
+     */
+    Optional<String> awaitClosedOr(CompletableFuture<String> stopped) throws InterruptedException {
+        try {
+            CompletableFuture.anyOf(closed, stopped).get();
+        } catch (ExecutionException e) {
+            // stopped exceptionally: stopped all the same
+        }
+        if (closed.isDone()) {
+            return Optional.empty();
+        }
+        closeAll();
+        return Optional.of(stopped.handle((why, e) -> why != null ? why : String.valueOf(e)).join());
     }
 
     /** Closes what has started, newest first; later calls close nothing more. */
@@ -68,7 +89,7 @@ final class ShutdownHook {
             Thread.currentThread().interrupt();
         }
         closeAll();
-        closed.countDown();
+        closed.complete(null);
     }
 
     private static void closeQuietly(AutoCloseable resource) {

@@ -5,6 +5,8 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -55,5 +57,35 @@ class ShutdownHookTest {
         shutdown.join(TimeUnit.SECONDS.toMillis(10));
         assertThat(closed).containsExactly("node", "cluster");
         hook.awaitClosed(); // returns: the main thread's wait ends
+    }
+
+    /** A writer that stopped on its own ends the wait too: what started is closed, and the command learns why. */
+    @Test
+    void whatStopsOnItsOwnEndsTheWaitAndClosesEverything() throws Exception {
+        ShutdownHook hook = new ShutdownHook();
+        hook.started(resource("cluster"));
+        hook.started(resource("node"));
+        hook.startEnded();
+        CompletableFuture<String> stopped = new CompletableFuture<>();
+        CompletableFuture<Optional<String>> waited = CompletableFuture.supplyAsync(() -> {
+            try {
+                return hook.awaitClosedOr(stopped);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        stopped.complete("the writer stopped");
+        assertThat(waited.get(10, TimeUnit.SECONDS)).contains("the writer stopped");
+        assertThat(closed).containsExactly("node", "cluster");
+        hook.onShutdown(); // the exit's hook then: nothing left to close
+        assertThat(closed).hasSize(2);
+    }
+
+    @Test
+    void aShutdownEndsTheWaitWithNoReason() throws Exception {
+        ShutdownHook hook = new ShutdownHook();
+        hook.startEnded();
+        hook.onShutdown();
+        assertThat(hook.awaitClosedOr(new CompletableFuture<>())).isEmpty();
     }
 }

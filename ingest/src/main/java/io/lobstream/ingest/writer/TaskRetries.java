@@ -136,6 +136,19 @@ public final class TaskRetries {
         return false;
     }
 
+    /**
+     * Whether {@code e} or a cause of it is an {@link Error}: out of memory, a native library that did not load, a stack
+     * overflow. The JVM's trouble, not a task's: a thread replaced would meet it again.
+     */
+    public static boolean jvmError(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof Error) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether {@code e} or a cause of it is the disk's "no space left". */
     public static boolean diskFull(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
