@@ -3,7 +3,8 @@
 FROM eclipse-temurin:17-jdk AS build
 WORKDIR /src
 COPY . .
-RUN ./mvnw -B -ntp -DskipTests package
+# without the embedded registry, which the image does not ship (below)
+RUN ./mvnw -B -ntp -DskipTests -Dregistry.skip=true package
 
 FROM eclipse-temurin:17-jre
 WORKDIR /opt/lobstream
