@@ -64,6 +64,19 @@ class DeployFilesTest {
         assertThat(lobstream).as("node and purge, or node, node-2 and purge").isEqualTo(file.equals("docker-compose.yml") ? 2 : 3);
     }
 
+    /** The broker and the registry the compose file runs are the versions the build compiles and tests against. */
+    @Test
+    void composeRunsTheBrokerAndRegistryVersionsTheBuildUses() throws Exception {
+        JsonNode services = YAML.readTree(ROOT.resolve("docker-compose.yml").toFile()).path("services");
+        List<String> images = new ArrayList<>();
+        services.forEach(s -> images.add(s.path("image").asText()));
+        // (surefire passes the POM's versions; run outside Maven, the test has nothing to compare with)
+        String kafka = System.getProperty("lobstream.kafka.version", "");
+        String apicurio = System.getProperty("lobstream.apicurio.version", "");
+        org.junit.jupiter.api.Assumptions.assumeFalse(kafka.isEmpty() || apicurio.isEmpty(), "versions not passed");
+        assertThat(images).contains("apache/kafka:" + kafka).anyMatch(i -> i.startsWith("apicurio/") && i.endsWith(":" + apicurio));
+    }
+
     @Test
     void everyFileTheImageCopiesFromTheRepositoryIsThere() throws Exception {
         for (String line : Files.readAllLines(ROOT.resolve("Dockerfile"))) {
