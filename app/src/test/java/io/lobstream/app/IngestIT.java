@@ -1,5 +1,6 @@
 package io.lobstream.app;
 
+import io.lobstream.schema.DeadLetterTopic;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.app.embedded.EmbeddedCluster;
@@ -14,7 +15,6 @@ import io.lobstream.ingest.client.WriteOutcome;
 import io.lobstream.ingest.replay.DeadLetterRedrive;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
-import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.LobSerdes;
@@ -385,7 +385,7 @@ class IngestIT {
         Map<String, String> reasons = new HashMap<>();
         Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> {
             seen.stream().filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).equals(id))
-                    .forEach(r -> reasons.put(Nodes.header(r, DeadLetters.KIND), Nodes.header(r, DeadLetters.REASON)));
+                    .forEach(r -> reasons.put(Nodes.header(r, DeadLetterTopic.KIND), Nodes.header(r, DeadLetterTopic.REASON)));
             return reasons.containsKey("upload");
         });
         assertThat(reasons.get("upload")).contains(upload);
@@ -422,7 +422,7 @@ class IngestIT {
         Map<String, String> reasons = new HashMap<>();
         Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> {
             seen.stream().filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).startsWith("it-dlq"))
-                    .forEach(r -> reasons.put(Nodes.header(r, DeadLetters.KIND), Nodes.header(r, DeadLetters.REASON)));
+                    .forEach(r -> reasons.put(Nodes.header(r, DeadLetterTopic.KIND), Nodes.header(r, DeadLetterTopic.REASON)));
             return reasons.keySet().containsAll(List.of("invalid", "too-large", "out-of-range", "not-found", "crc-mismatch", "upload",
                     "unsupported", "undecodable"));
         });
@@ -453,9 +453,9 @@ class IngestIT {
         });
         ConsumerRecord<byte[], byte[]> letter = letters.get(0);
         assertThat(letter.value()).isNull();
-        assertThat(Long.parseLong(Nodes.header(letter, DeadLetters.VALUE_DROPPED))).isGreaterThan(1_000_000);
-        assertThat(Nodes.header(letter, DeadLetters.KIND)).isEqualTo("invalid");
-        assertThat(Nodes.header(letter, DeadLetters.REASON)).hasSizeLessThanOrEqualTo(1027);
+        assertThat(Long.parseLong(Nodes.header(letter, DeadLetterTopic.VALUE_DROPPED))).isGreaterThan(1_000_000);
+        assertThat(Nodes.header(letter, DeadLetterTopic.KIND)).isEqualTo("invalid");
+        assertThat(Nodes.header(letter, DeadLetterTopic.REASON)).hasSizeLessThanOrEqualTo(1027);
     }
 
     @Test
@@ -917,7 +917,7 @@ class IngestIT {
     /** (kind, reason) of every dead letter so far, once at least {@code atLeast} are there. */
     static List<Map.Entry<String, String>> deadLetterList(int atLeast) {
         return Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> seen.size() >= atLeast).stream()
-                .map(r -> Map.entry(Nodes.header(r, DeadLetters.KIND), Nodes.header(r, DeadLetters.REASON)))
+                .map(r -> Map.entry(Nodes.header(r, DeadLetterTopic.KIND), Nodes.header(r, DeadLetterTopic.REASON)))
                 .toList();
     }
 }

@@ -1,5 +1,6 @@
 package io.lobstream.app;
 
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.store.LobStore;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.avro.Extent;
@@ -8,7 +9,6 @@ import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
-import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.StoreStats;
@@ -274,9 +274,9 @@ class PipelineIT {
         awaitValue("it-bad", good);
 
         ConsumerRecord<byte[], byte[]> dead = deadLetter("not avro at all");
-        String reason = Nodes.header(dead, DeadLetters.REASON);
+        String reason = Nodes.header(dead, DeadLetterTopic.REASON);
         assertThat(reason).contains("cannot decode");
-        assertThat(Nodes.header(dead, DeadLetters.ORIGIN_TOPIC)).isEqualTo(config.topics().commands());
+        assertThat(Nodes.header(dead, DeadLetterTopic.ORIGIN_TOPIC)).isEqualTo(config.topics().commands());
     }
 
     @Test
@@ -287,8 +287,8 @@ class PipelineIT {
             raw.send(new ProducerRecord<>(config.topics().reclaim(), "it-bad-reclaim".getBytes(), "not a reclaim".getBytes())).get();
         }
         ConsumerRecord<byte[], byte[]> dead = deadLetter("not a reclaim");
-        assertThat(Nodes.header(dead, DeadLetters.ORIGIN_TOPIC)).isEqualTo(config.topics().reclaim());
-        assertThat(Nodes.header(dead, DeadLetters.KIND)).isEqualTo("undecodable");
+        assertThat(Nodes.header(dead, DeadLetterTopic.ORIGIN_TOPIC)).isEqualTo(config.topics().reclaim());
+        assertThat(Nodes.header(dead, DeadLetterTopic.KIND)).isEqualTo("undecodable");
         // the writer reads reclaims with timestamp 0 (ReclaimsFirst); their dead letters carry the clock's (ReclaimProcessor)
         assertThat(dead.timestamp()).isGreaterThanOrEqualTo(before - 1_000);
     }

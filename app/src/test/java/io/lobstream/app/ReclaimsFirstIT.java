@@ -1,8 +1,8 @@
 package io.lobstream.app;
 
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
-import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -52,7 +52,7 @@ class ReclaimsFirstIT {
             try {
                 List<ConsumerRecord<byte[], byte[]>> dead = Nodes.committedRecords(cluster, config.topics().deadLetters(),
                         Duration.ofSeconds(60), seen -> seen.size() >= 2);
-                assertThat(dead).extracting(r -> Nodes.header(r, DeadLetters.ORIGIN_TOPIC))
+                assertThat(dead).extracting(r -> Nodes.header(r, DeadLetterTopic.ORIGIN_TOPIC))
                         .containsExactly(config.topics().reclaim(), config.topics().commands());
             } finally {
                 node.close(true);

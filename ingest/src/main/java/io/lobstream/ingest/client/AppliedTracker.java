@@ -1,6 +1,6 @@
 package io.lobstream.ingest.client;
 
-import io.lobstream.ingest.writer.DeadLetters;
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -207,7 +207,7 @@ final class AppliedTracker implements AutoCloseable {
         Map<Integer, Long> committed = committed(partitions);
         // a dead letter lands on the partition of the command (the topics are co-partitioned by lobId);
         // the end is read after the offsets: a commit seen above has its dead letters below it
-        boolean readToEnd = readDeadLettersTo(DeadLetters.uncommittedEnd(admin,
+        boolean readToEnd = readDeadLettersTo(DeadLetterTopic.uncommittedEnd(admin,
                 dlqPartitions.stream().filter(tp -> partitions.contains(tp.partition())).toList()));
         waiting.removeIf(w -> {
             Seen dead = seen.get(w.write.writeId()); // kept: applied() may be asked again for this write
@@ -262,7 +262,7 @@ final class AppliedTracker implements AutoCloseable {
 
     /**
      * Reads the dead-letter partitions up to {@code end}, their end as of now counting records of transactions still
-     * open ({@link DeadLetters#uncommittedEnd} says why); false if that took too long (asked again next round).
+     * open ({@link DeadLetterTopic#uncommittedEnd} says why); false if that took too long (asked again next round).
      */
     private boolean readDeadLettersTo(Map<TopicPartition, Long> end) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -271,10 +271,10 @@ final class AppliedTracker implements AutoCloseable {
                 return false;
             }
             for (ConsumerRecord<byte[], byte[]> r : deadLetters.poll(ROUND)) {
-                String writeId = DeadLetters.header(r, LobClient.WRITE_HEADER);
-                if (writeId != null && writeId.startsWith(writeIdPrefix) && commandsTopic.equals(DeadLetters.header(r, DeadLetters.ORIGIN_TOPIC))) {
-                    seen.putIfAbsent(writeId, new Seen(new WriteOutcome.DeadLetter(DeadLetters.header(r, DeadLetters.KIND),
-                            DeadLetters.header(r, DeadLetters.REASON)),
+                String writeId = DeadLetterTopic.header(r, LobClient.WRITE_HEADER);
+                if (writeId != null && writeId.startsWith(writeIdPrefix) && commandsTopic.equals(DeadLetterTopic.header(r, DeadLetterTopic.ORIGIN_TOPIC))) {
+                    seen.putIfAbsent(writeId, new Seen(new WriteOutcome.DeadLetter(DeadLetterTopic.header(r, DeadLetterTopic.KIND),
+                            DeadLetterTopic.header(r, DeadLetterTopic.REASON)),
                             r.timestamp()));
                 }
             }

@@ -1,6 +1,6 @@
 package io.lobstream.ingest.replay;
 
-import io.lobstream.ingest.writer.DeadLetters;
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -10,14 +10,12 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -79,7 +77,7 @@ final class DeadLetterLog {
             for (TopicPartition tp : partitions) {
                 keptSince[tp.partition()] = first.get(tp) == 0 ? 0 : Long.MAX_VALUE; // a trimmed one: its oldest letter kept, below
             }
-            Map<TopicPartition, Long> end = DeadLetters.uncommittedEnd(admin, partitions);
+            Map<TopicPartition, Long> end = DeadLetterTopic.uncommittedEnd(admin, partitions);
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
@@ -91,10 +89,11 @@ final class DeadLetterLog {
                     if (letter.timestamp() >= 0 && keptSince[letter.partition()] != 0) {
                         keptSince[letter.partition()] = Math.min(keptSince[letter.partition()], letter.timestamp());
                     }
-                    String offset = header(letter, DeadLetters.ORIGIN_OFFSET);
-                    if (commands.topic().equals(header(letter, DeadLetters.ORIGIN_TOPIC))
-                            && Integer.toString(commands.partition()).equals(header(letter, DeadLetters.ORIGIN_PARTITION))
-                            && offset.matches("\\d{1,18}")) {
+                    // (the last value of each: a letter copies its original's headers first, its own come after them)
+                    String offset = DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_OFFSET);
+                    if (commands.topic().equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_TOPIC))
+                            && Integer.toString(commands.partition()).equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_PARTITION))
+                            && offset != null && offset.matches("\\d{1,18}")) {
                         offsets.add(Long.parseLong(offset));
                     }
                 }
@@ -147,11 +146,5 @@ final class DeadLetterLog {
             return java.util.Arrays.stream(keptSince).max().orElse(Long.MAX_VALUE);
         }
         return keptSince[Utils.toPositive(Utils.murmur2(key)) % keptSince.length];
-    }
-
-    /** The last value of {@code name}: a letter copies its original's headers first, a letter's own come after them. */
-    private static String header(ConsumerRecord<?, ?> record, String name) {
-        Header h = record.headers().lastHeader(name);
-        return h == null || h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8);
     }
 }

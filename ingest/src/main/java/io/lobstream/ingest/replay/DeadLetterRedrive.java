@@ -1,7 +1,7 @@
 package io.lobstream.ingest.replay;
 
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.ingest.client.LobClient;
-import io.lobstream.ingest.writer.DeadLetters;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -99,8 +99,8 @@ public final class DeadLetterRedrive {
                         continue;
                     }
                     read++;
-                    if (!commands.equals(DeadLetters.header(r, DeadLetters.ORIGIN_TOPIC))
-                            || !kinds.test(DeadLetters.header(r, DeadLetters.KIND))) {
+                    if (!commands.equals(DeadLetterTopic.header(r, DeadLetterTopic.ORIGIN_TOPIC))
+                            || !kinds.test(DeadLetterTopic.header(r, DeadLetterTopic.KIND))) {
                         continue;
                     }
                     redriven++;
@@ -108,7 +108,7 @@ public final class DeadLetterRedrive {
                         ConsumerRecord<byte[], byte[]> original = r.value() == null || r.key() == null ? original(originals, r) : r;
                         RecordHeaders headers = new RecordHeaders();
                         for (Header h : original.headers()) {
-                            if (!h.key().startsWith(DeadLetters.OWN)) {
+                            if (!h.key().startsWith(DeadLetterTopic.OWN)) {
                                 headers.add(h);
                             }
                         }
@@ -137,9 +137,9 @@ public final class DeadLetterRedrive {
 
     /** The record a letter without its value (or key) was made of, read from where its origin headers say. */
     private static ConsumerRecord<byte[], byte[]> original(KafkaConsumer<byte[], byte[]> originals, ConsumerRecord<byte[], byte[]> letter) {
-        TopicPartition tp = new TopicPartition(DeadLetters.header(letter, DeadLetters.ORIGIN_TOPIC),
-                Integer.parseInt(DeadLetters.header(letter, DeadLetters.ORIGIN_PARTITION)));
-        long offset = Long.parseLong(DeadLetters.header(letter, DeadLetters.ORIGIN_OFFSET));
+        TopicPartition tp = new TopicPartition(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_TOPIC),
+                Integer.parseInt(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_PARTITION)));
+        long offset = Long.parseLong(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_OFFSET));
         originals.assign(List.of(tp));
         originals.seek(tp, offset);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();

@@ -1,12 +1,7 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.ingest.client.LobClient;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.TopicPartition;
+import io.lobstream.schema.DeadLetterTopic;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -15,35 +10,15 @@ import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Sends a record the writer cannot apply to the dead-letter topic: the original key and bytes
- * untouched, the reason and origin in headers. It is part of the task's transaction, so a
+ * untouched, the reason and origin in headers ({@link DeadLetterTopic}). It is part of the task's transaction, so a
  * record is either applied or dead-lettered, once.
  */
 public final class DeadLetters {
     static final String SINK = "dead-letters";
-    /** What the names of the headers a dead letter adds begin with. */
-    public static final String OWN = "lob.dlq.";
-    /** Header: why the record was not applied, for people. */
-    public static final String REASON = "lob.dlq.reason";
-    /** Header: the kind of problem, for programs (see {@link CommandApplier}). */
-    public static final String KIND = "lob.dlq.kind";
-    /** Headers: where the record was read from. */
-    public static final String ORIGIN_TOPIC = "lob.dlq.topic";
-    public static final String ORIGIN_PARTITION = "lob.dlq.partition";
-    public static final String ORIGIN_OFFSET = "lob.dlq.offset";
-    /** Header: the original value's length, on a dead letter sent without it ({@link #MAX_LETTER_BYTES}). */
-    public static final String VALUE_DROPPED = "lob.dlq.value.dropped";
-    /** Header: the original key's length, on a dead letter sent without it. */
-    public static final String KEY_DROPPED = "lob.dlq.key.dropped";
     /**
      * The most a dead letter carries, key, value and headers together: under Kafka's default limits
      * (a producer's max.request.size and a topic's max.message.bytes, 1 MiB), with room for the
@@ -60,23 +35,6 @@ public final class DeadLetters {
     private DeadLetters() {
     }
 
-    /**
-     * The end of each of {@code partitions} of the dead-letter topic, records of open transactions included: what a
-     * reader must read up to, with {@code read_committed}, to see every letter of the commands the writer group has
-     * committed past so far. Not the committed end: a transaction's commit markers reach its partitions one by one, so
-     * its offset commit can be visible while its letter is not yet; the letter was appended before the commit began,
-     * so it lies below this end, and a {@code read_committed} consumer gets past that end only once it is decided.
-     */
-    public static Map<TopicPartition, Long> uncommittedEnd(Admin admin, Collection<TopicPartition> partitions)
-            throws ExecutionException, InterruptedException, TimeoutException {
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        partitions.forEach(tp -> latest.put(tp, OffsetSpec.latest()));
-        Map<TopicPartition, Long> end = new HashMap<>();
-        admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(10, TimeUnit.SECONDS)
-                .forEach((tp, info) -> end.put(tp, info.offset()));
-        return end;
-    }
-
     static void send(ProcessorContext<Object, Object> context, Record<byte[], byte[]> record, String kind, String reason,
                      WriterMetrics metrics) {
         context.forward(letter(record, context.recordMetadata(), kind, reason), SINK);
@@ -91,24 +49,24 @@ public final class DeadLetters {
     static Record<Object, Object> letter(Record<byte[], byte[]> record, Optional<RecordMetadata> origin, String kind, String reason) {
         Headers headers = new RecordHeaders();
         for (Header h : record.headers()) {
-            if (!h.key().startsWith(OWN)) {
+            if (!h.key().startsWith(DeadLetterTopic.OWN)) {
                 headers.add(h);
             }
         }
-        headers.add(KIND, bytes(kind));
-        headers.add(REASON, bytes(reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS) + "..."));
+        headers.add(DeadLetterTopic.KIND, bytes(kind));
+        headers.add(DeadLetterTopic.REASON, bytes(reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS) + "..."));
         if (origin.isPresent()) {
-            headers.add(ORIGIN_TOPIC, bytes(origin.get().topic()));
-            headers.add(ORIGIN_PARTITION, bytes(Integer.toString(origin.get().partition())));
-            headers.add(ORIGIN_OFFSET, bytes(Long.toString(origin.get().offset())));
+            headers.add(DeadLetterTopic.ORIGIN_TOPIC, bytes(origin.get().topic()));
+            headers.add(DeadLetterTopic.ORIGIN_PARTITION, bytes(Integer.toString(origin.get().partition())));
+            headers.add(DeadLetterTopic.ORIGIN_OFFSET, bytes(Long.toString(origin.get().offset())));
         }
         byte[] key = record.key();
         byte[] value = record.value();
         if (length(key) + length(value) + length(headers) > MAX_LETTER_BYTES) {
-            headers.add(VALUE_DROPPED, bytes(Integer.toString(length(value))));
+            headers.add(DeadLetterTopic.VALUE_DROPPED, bytes(Integer.toString(length(value))));
             value = null;
             if (length(key) + length(headers) > MAX_LETTER_BYTES) {
-                headers.add(KEY_DROPPED, bytes(Integer.toString(length(key))));
+                headers.add(DeadLetterTopic.KEY_DROPPED, bytes(Integer.toString(length(key))));
                 key = null;
             }
             if (length(headers) > MAX_LETTER_BYTES) { // the original's own headers: only the letter's, and its write's id, are kept
@@ -118,7 +76,7 @@ public final class DeadLetters {
                     own.add(write); // the client that sent it learns it was dead-lettered
                 }
                 for (Header h : headers) {
-                    if (h.key().startsWith(OWN)) {
+                    if (h.key().startsWith(DeadLetterTopic.OWN)) {
                         own.add(h);
                     }
                 }
@@ -126,12 +84,6 @@ public final class DeadLetters {
             }
         }
         return new Record<>(key, value, record.timestamp(), headers);
-    }
-
-    /** The last value of header {@code name} of {@code r}, a letter or a command, as text; null without one. */
-    public static String header(ConsumerRecord<?, ?> r, String name) {
-        Header h = r.headers().lastHeader(name);
-        return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
 
     private static int length(byte[] b) {

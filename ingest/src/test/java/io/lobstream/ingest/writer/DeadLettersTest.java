@@ -1,5 +1,6 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.schema.DeadLetterTopic;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.processor.api.Record;
@@ -39,12 +40,12 @@ class DeadLettersTest {
         assertThat((byte[]) letter.value()).isEqualTo(bytes("value"));
         assertThat(letter.timestamp()).isEqualTo(7L);
         assertThat(header(letter, "lob.write")).isEqualTo("w-1");
-        assertThat(header(letter, DeadLetters.KIND)).isEqualTo("invalid");
-        assertThat(header(letter, DeadLetters.REASON)).isEqualTo("because");
-        assertThat(header(letter, DeadLetters.ORIGIN_TOPIC)).isEqualTo("lob.commands");
-        assertThat(header(letter, DeadLetters.ORIGIN_PARTITION)).isEqualTo("3");
-        assertThat(header(letter, DeadLetters.ORIGIN_OFFSET)).isEqualTo("42");
-        assertThat(letter.headers().lastHeader(DeadLetters.VALUE_DROPPED)).isNull();
+        assertThat(header(letter, DeadLetterTopic.KIND)).isEqualTo("invalid");
+        assertThat(header(letter, DeadLetterTopic.REASON)).isEqualTo("because");
+        assertThat(header(letter, DeadLetterTopic.ORIGIN_TOPIC)).isEqualTo("lob.commands");
+        assertThat(header(letter, DeadLetterTopic.ORIGIN_PARTITION)).isEqualTo("3");
+        assertThat(header(letter, DeadLetterTopic.ORIGIN_OFFSET)).isEqualTo("42");
+        assertThat(letter.headers().lastHeader(DeadLetterTopic.VALUE_DROPPED)).isNull();
     }
 
     /** A record just under Kafka's 1 MiB on lob.commands: its letter would be over it, refused at every try. */
@@ -54,9 +55,9 @@ class DeadLettersTest {
                 "crc-mismatch", "the value's CRC32C does not match");
 
         assertThat(letter.value()).isNull();
-        assertThat(header(letter, DeadLetters.VALUE_DROPPED)).isEqualTo("1040000");
+        assertThat(header(letter, DeadLetterTopic.VALUE_DROPPED)).isEqualTo("1040000");
         assertThat((byte[]) letter.key()).as("kept: a client matches its letters by key and offset").isEqualTo(bytes("doc"));
-        assertThat(header(letter, DeadLetters.ORIGIN_OFFSET)).isEqualTo("42");
+        assertThat(header(letter, DeadLetterTopic.ORIGIN_OFFSET)).isEqualTo("42");
     }
 
     @Test
@@ -66,7 +67,7 @@ class DeadLettersTest {
 
         assertThat(letter.key()).isNull();
         assertThat(letter.value()).isNull();
-        assertThat(header(letter, DeadLetters.KEY_DROPPED)).isEqualTo("1100000");
+        assertThat(header(letter, DeadLetterTopic.KEY_DROPPED)).isEqualTo("1100000");
     }
 
     /**
@@ -75,13 +76,13 @@ class DeadLettersTest {
      */
     @Test
     void headersNamedLikeTheLettersOwnAreNotTakenFromTheOriginal() {
-        Headers forged = new RecordHeaders().add("lob.dlq.pad", new byte[2_000_000]).add(DeadLetters.ORIGIN_OFFSET, bytes("999"))
+        Headers forged = new RecordHeaders().add("lob.dlq.pad", new byte[2_000_000]).add(DeadLetterTopic.ORIGIN_OFFSET, bytes("999"))
                 .add("lob.write", bytes("w-9")).add("junk", new byte[600_000]).add("junk", new byte[600_000]);
         Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L, forged), ORIGIN, "undecodable", "x");
 
         assertThat(letter.headers().lastHeader("lob.dlq.pad")).isNull();
-        assertThat(letter.headers().headers(DeadLetters.ORIGIN_OFFSET)).hasSize(1);
-        assertThat(header(letter, DeadLetters.ORIGIN_OFFSET)).isEqualTo("42");
+        assertThat(letter.headers().headers(DeadLetterTopic.ORIGIN_OFFSET)).hasSize(1);
+        assertThat(header(letter, DeadLetterTopic.ORIGIN_OFFSET)).isEqualTo("42");
         assertThat(header(letter, "lob.write")).as("kept: its client learns the write was dead-lettered").isEqualTo("w-9");
         int bytes = 0;
         for (var h : letter.headers()) {
@@ -96,8 +97,8 @@ class DeadLettersTest {
         Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L, own), ORIGIN, "invalid", "why");
 
         assertThat(letter.headers().lastHeader("junk")).isNull();
-        assertThat(header(letter, DeadLetters.KIND)).isEqualTo("invalid");
-        assertThat(header(letter, DeadLetters.ORIGIN_OFFSET)).isEqualTo("42");
+        assertThat(header(letter, DeadLetterTopic.KIND)).isEqualTo("invalid");
+        assertThat(header(letter, DeadLetterTopic.ORIGIN_OFFSET)).isEqualTo("42");
     }
 
     @Test
@@ -106,7 +107,7 @@ class DeadLettersTest {
         Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L, new RecordHeaders()), ORIGIN,
                 "invalid", reason);
 
-        assertThat(header(letter, DeadLetters.REASON)).hasSize(DeadLetters.MAX_REASON_CHARS + 3).startsWith("xxx").endsWith("...");
+        assertThat(header(letter, DeadLetterTopic.REASON)).hasSize(DeadLetters.MAX_REASON_CHARS + 3).startsWith("xxx").endsWith("...");
     }
 
     private static String header(Record<Object, Object> r, String key) {

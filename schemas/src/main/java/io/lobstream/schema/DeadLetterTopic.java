@@ -1,0 +1,66 @@
+package io.lobstream.schema;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * {@code lob.commands.dlq} as its readers see it: the headers the writer adds to a dead letter (the original's key,
+ * value and headers are kept as they were), and how far a reader must read to see every letter the writer group has
+ * committed past. The contract between the writer that sends letters and the clients, replay and {@code redrive} that
+ * read them.
+ */
+public final class DeadLetterTopic {
+    /** What the names of the headers a dead letter adds begin with. */
+    public static final String OWN = "lob.dlq.";
+    /** Header: why the record was not applied, for people. */
+    public static final String REASON = "lob.dlq.reason";
+    /** Header: the kind of problem, for programs ({@code undecodable}, {@code invalid}, ...: README, Bad input). */
+    public static final String KIND = "lob.dlq.kind";
+    /** Headers: where the record was read from. */
+    public static final String ORIGIN_TOPIC = "lob.dlq.topic";
+    public static final String ORIGIN_PARTITION = "lob.dlq.partition";
+    public static final String ORIGIN_OFFSET = "lob.dlq.offset";
+    /** Header: the original value's length, on a dead letter sent without it (too large to carry). */
+    public static final String VALUE_DROPPED = "lob.dlq.value.dropped";
+    /** Header: the original key's length, on a dead letter sent without it. */
+    public static final String KEY_DROPPED = "lob.dlq.key.dropped";
+
+    private DeadLetterTopic() {
+    }
+
+    /**
+     * The end of each of {@code partitions} of the dead-letter topic, records of open transactions included: what a
+     * reader must read up to, with {@code read_committed}, to see every letter of the commands the writer group has
+     * committed past so far. Not the committed end: a transaction's commit markers reach its partitions one by one, so
+     * its offset commit can be visible while its letter is not yet; the letter was appended before the commit began,
+     * so it lies below this end, and a {@code read_committed} consumer gets past that end only once it is decided.
+     */
+    public static Map<TopicPartition, Long> uncommittedEnd(Admin admin, Collection<TopicPartition> partitions)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        partitions.forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+        Map<TopicPartition, Long> end = new HashMap<>();
+        admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(10, TimeUnit.SECONDS)
+                .forEach((tp, info) -> end.put(tp, info.offset()));
+        return end;
+    }
+
+    /** The last value of header {@code name} of {@code r}, a letter or a command, as text; null without one. */
+    public static String header(ConsumerRecord<?, ?> r, String name) {
+        Header h = r.headers().lastHeader(name);
+        return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+}
