@@ -390,8 +390,9 @@ public final class LobNode implements AutoCloseable {
 
     /**
      * Completes, with why, when the writer has stopped on its own for good: Kafka Streams reached its ERROR state (an
-     * error of the JVM, a fatal error of its clients, a topic deleted). Nothing is applied from then on, and the node's
-     * process is better ended, for its supervisor to start it again, than left serving reads that go stale.
+     * error of the JVM in a stream thread, a shutdown another member of the group asked for, a thread it could not
+     * replace; other failures replace the thread). Nothing is applied from then on, and the node's process is better
+     * ended, for its supervisor to start it again, than left serving reads that go stale.
      */
     public CompletableFuture<String> writerStopped() {
         return writerStopped;

@@ -5,7 +5,10 @@ import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.Rejection;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.streams.errors.LockException;
+import org.apache.kafka.streams.errors.TaskCorruptedException;
 import org.apache.kafka.streams.errors.TaskMigratedException;
 import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -125,15 +128,21 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     }
 
     /**
-     * The exception that fails the task on {@code e}, its failure recorded. A task migrated away (its producer fenced)
-     * has not failed: Kafka Streams hands it to its new owner.
+     * The exception that fails the task on {@code e}, its failure recorded. Kafka Streams' own recoveries are not the
+     * task's failures and pass unrecorded: a task migrated away (its producer fenced) goes to its new owner; a send
+     * that failed on a retriable error (a broker away for a moment) or timed out revives the task from its last commit
+     * ({@link TaskCorruptedException}); an init's wait is a {@link LockException}. Recorded, each would make the
+     * task's next start wait, longer after every blip.
      */
     private RuntimeException failTask(String where, Exception e) {
-        if (e instanceof TaskMigratedException migrated) {
-            return migrated;
-        }
         RuntimeException thrown = e instanceof RuntimeException r ? r
                 : new UncheckedIOException("partition " + context.taskId().partition() + " " + where, (IOException) e);
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof TaskMigratedException || t instanceof TaskCorruptedException || t instanceof LockException
+                    || t instanceof RetriableException) {
+                return thrown;
+            }
+        }
         return tablespace.failed(thrown);
     }
 

@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * When a partition's task may start again after it failed (an I/O error of its tablespace: a full
  * disk, a disk that refuses; a schema registry that does not answer; its log cut under it; a check
- * that refuses it). Kafka Streams replaces the failed thread at once, and the task would
+ * that refuses it; any other failure applying a record, or of its housekeeping). Kafka Streams replaces the failed thread at once, and the task would
  * reopen the tablespace and fail on the same command again, many times a second, each time with
  * a stack trace. The task's first retry is at once; each further failure in a row waits twice as
  * long from {@link #FIRST}, up to {@link #MAX}; a partition quiet for {@link #QUIET} starts the

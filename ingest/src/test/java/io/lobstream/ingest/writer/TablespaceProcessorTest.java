@@ -5,6 +5,8 @@ import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.errors.LockException;
+import org.apache.kafka.streams.errors.TaskCorruptedException;
+import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.Punctuator;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -99,6 +101,30 @@ class TablespaceProcessorTest {
             assertThatThrownBy(() -> compaction.punctuate(2_000L)).isInstanceOf(UncheckedIOException.class);
             // at once after a first failure, then a wait
             assertThatThrownBy(() -> registry.retries().awaitRetry(0, System.nanoTime())).isInstanceOf(LockException.class);
+        } finally {
+            processor.close();
+            tablespace.close();
+        }
+    }
+
+    /** Kafka Streams' own recovery (a send that failed on a broker away for a moment revives the task) is no failure. */
+    @Test
+    void aTaskRevivedByKafkaStreamsIsNotRecordedAsFailed() throws Exception {
+        CommandProcessor processor = new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1,
+                new UploadExpiry(60_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofHours(1),
+                new UndoResender(UndoResender.Settings.OFF));
+        LobStateStore tablespace = open();
+        try {
+            processor.init(context);
+            processor.every(Duration.ofMinutes(7), "a send", now -> {
+                throw new TaskCorruptedException(java.util.Set.of(new TaskId(0, 0)));
+            });
+            Punctuator send = context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(Duration.ofMinutes(7)))
+                    .findFirst().orElseThrow().getPunctuator();
+            for (int i = 0; i < 3; i++) {
+                assertThatThrownBy(() -> send.punctuate(1_000L)).isInstanceOf(TaskCorruptedException.class);
+            }
+            registry.retries().awaitRetry(0, System.nanoTime()); // no wait
         } finally {
             processor.close();
             tablespace.close();
