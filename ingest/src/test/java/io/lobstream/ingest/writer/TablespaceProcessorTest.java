@@ -40,9 +40,7 @@ class TablespaceProcessorTest {
 
     @Test
     void aCommandBelowTheLastOffsetMarksTheTablespaceAndFailsTheTask() throws Exception {
-        TablespaceProcessor<?> processor = new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1,
-                new UploadExpiry(60_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofHours(1),
-                new UndoResender(UndoResender.Settings.OFF));
+        TablespaceProcessor<?> processor = commandProcessor();
         LobStateStore tablespace = open();
         try {
             processor.init(context);
@@ -87,15 +85,12 @@ class TablespaceProcessorTest {
      */
     @Test
     void aFailingPunctuatorIsRecordedAsTheTasksFailure() throws Exception {
-        CommandProcessor processor = new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1,
-                new UploadExpiry(60_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofHours(1),
-                new UndoResender(UndoResender.Settings.OFF));
+        CommandProcessor processor = commandProcessor();
         LobStateStore tablespace = open();
         try {
             processor.init(context);
             tablespace.store().close(); // compaction now fails on a closed tablespace
-            Punctuator compaction = context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(Duration.ofHours(1)))
-                    .findFirst().orElseThrow().getPunctuator();
+            Punctuator compaction = scheduledEvery(Duration.ofHours(1));
             assertThatThrownBy(() -> compaction.punctuate(1_000L)).isInstanceOf(UncheckedIOException.class)
                     .hasMessageContaining("partition 0 compaction");
             assertThatThrownBy(() -> compaction.punctuate(2_000L)).isInstanceOf(UncheckedIOException.class);
@@ -110,17 +105,14 @@ class TablespaceProcessorTest {
     /** Kafka Streams' own recovery (a send that failed on a broker away for a moment revives the task) is no failure. */
     @Test
     void aTaskRevivedByKafkaStreamsIsNotRecordedAsFailed() throws Exception {
-        CommandProcessor processor = new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1,
-                new UploadExpiry(60_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofHours(1),
-                new UndoResender(UndoResender.Settings.OFF));
+        CommandProcessor processor = commandProcessor();
         LobStateStore tablespace = open();
         try {
             processor.init(context);
             processor.every(Duration.ofMinutes(7), "a send", now -> {
                 throw new TaskCorruptedException(java.util.Set.of(new TaskId(0, 0)));
             });
-            Punctuator send = context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(Duration.ofMinutes(7)))
-                    .findFirst().orElseThrow().getPunctuator();
+            Punctuator send = scheduledEvery(Duration.ofMinutes(7));
             for (int i = 0; i < 3; i++) {
                 assertThatThrownBy(() -> send.punctuate(1_000L)).isInstanceOf(TaskCorruptedException.class);
             }
@@ -129,6 +121,18 @@ class TablespaceProcessorTest {
             processor.close();
             tablespace.close();
         }
+    }
+
+    private Punctuator scheduledEvery(Duration interval) {
+        return context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(interval)).findFirst().orElseThrow()
+                .getPunctuator();
+    }
+
+    /** A commands processor whose records never decode, compacting every hour. */
+    private CommandProcessor commandProcessor() {
+        return new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1,
+                new UploadExpiry(60_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofHours(1),
+                new UndoResender(UndoResender.Settings.OFF));
     }
 
     private LobStateStore open() {
