@@ -429,7 +429,8 @@ class IngestIT {
         assertThat(reasons.get("unsupported")).contains("APPEND in chunks");
         assertThat(reasons.get("upload")).contains("u-unknown");
         assertThat(reasons.get("too-large")).contains("lob.value.max.bytes");
-        assertThat(node.meters().find("lob_commands_dead_lettered").tag("kind", "undecodable").counter().count()).isGreaterThanOrEqualTo(2);
+        assertThat(node.meters().find("lob_commands_dead_lettered").tag("kind", "undecodable").tag("topic", topic).counter().count())
+                .isGreaterThanOrEqualTo(2);
     }
 
     /**

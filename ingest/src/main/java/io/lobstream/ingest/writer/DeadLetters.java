@@ -38,7 +38,7 @@ public final class DeadLetters {
     static void send(ProcessorContext<Object, Object> context, Record<byte[], byte[]> record, String kind, String reason,
                      WriterMetrics metrics) {
         context.forward(letter(record, context.recordMetadata(), kind, reason), SINK);
-        metrics.deadLettered(kind);
+        metrics.deadLettered(kind, context.recordMetadata().map(RecordMetadata::topic).orElse("unknown"));
     }
 
     /**

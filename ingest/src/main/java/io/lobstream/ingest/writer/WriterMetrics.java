@@ -60,9 +60,10 @@ public final class WriterMetrics {
                 .register(registry).increment(n);
     }
 
-    public void deadLettered(String kind) {
-        Counter.builder("lob_commands_dead_lettered").tag("kind", kind).description("Records sent to the dead-letter topic")
-                .register(registry).increment();
+    /** A record of {@code topic} (lob.commands, or lob.reclaim) sent to the dead-letter topic as {@code kind}. */
+    public void deadLettered(String kind, String topic) {
+        Counter.builder("lob_commands_dead_lettered").tag("kind", kind).tag("topic", topic)
+                .description("Records sent to the dead-letter topic, by kind and by the topic they came from").register(registry).increment();
     }
 
     public void reclaim(ReclaimOutcome outcome) {
