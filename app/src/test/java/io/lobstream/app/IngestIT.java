@@ -1,6 +1,5 @@
 package io.lobstream.app;
 
-import io.lobstream.schema.DeadLetterTopic;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.app.embedded.EmbeddedCluster;
@@ -17,6 +16,7 @@ import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.WriterMetrics;
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.TopicSetup;

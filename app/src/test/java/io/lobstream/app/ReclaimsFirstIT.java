@@ -1,8 +1,8 @@
 package io.lobstream.app;
 
-import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;

@@ -11,8 +11,8 @@ import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.concurrent.CompletableFuture;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /** {@code ./lobstream node}: a writer node; with no --bootstrap, also the embedded broker and registry. */
 @Command(name = "node", mixinStandardHelpOptions = true,

@@ -1,7 +1,7 @@
 package io.lobstream.ingest.replay;
 
-import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
