@@ -7,7 +7,6 @@ import io.lobstream.ingest.writer.AdminCommandsLogEnd;
 import io.lobstream.ingest.writer.TablespaceTaskAssignor;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.TablespaceRegistry;
-import io.lobstream.ingest.writer.TaskRetries;
 import io.lobstream.ingest.writer.UndoResender;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
@@ -31,7 +30,6 @@ import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -178,27 +176,7 @@ public final class LobNode implements AutoCloseable {
                 commandsLogEnd), streamsProperties);
         String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
         members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
-        streams.setUncaughtExceptionHandler(e -> {
-            // replaced at once: a task that fails again and again waits at its next init (TaskRetries), not here, where
-            // the thread still holds its tasks, its group membership and an open transaction. An Error is not the task's:
-            // the JVM is in trouble (a thread replaced would only meet it again), and the node stops (writerStopped)
-            if (TaskRetries.jvmError(e)) {
-                log.error("writer thread failed on an error of the JVM; stopping the writer", e);
-                return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-            }
-            if (TaskRetries.diskFull(e)) {
-                log.error("writer thread failed: the disk is full ({}); nothing was applied or dead-lettered, and the task "
-                        + "resumes from its last commit once there is room; replacing the thread", TaskRetries.messages(e));
-            } else if (TaskRetries.environmental(e)) {
-                log.error("writer thread failed: {}; replacing it (the task resumes from its last commit)", TaskRetries.messages(e));
-            } else {
-                log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
-            }
-            if (members != null) {
-                members.removeWhenDead(Thread.currentThread());
-            }
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-        });
+        streams.setUncaughtExceptionHandler(new WriterThreadFailures(members, System::nanoTime));
         streams.setStateListener((now, before) -> {
             log.info("writer {} -> {}", before, now);
             if (now == KafkaStreams.State.ERROR) {

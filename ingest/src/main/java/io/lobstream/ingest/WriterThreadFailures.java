@@ -1,0 +1,92 @@
+package io.lobstream.ingest;
+
+import io.lobstream.ingest.writer.TaskRetries;
+import org.apache.kafka.streams.errors.MissingSourceTopicException;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.function.LongSupplier;
+
+/**
+ * What the node does when one of its writer's stream threads dies: replace the thread, or stop the writer (Kafka Streams
+ * goes to {@code ERROR}, and the node exits 1 for its supervisor to start it again, see {@link LobNode#writerStopped()}).
+ *
+ * <p>A thread is replaced at once: a task that fails again and again waits at its next init ({@link TaskRetries}), not
+ * here, where the thread still holds its tasks, its group membership and an open transaction. The writer stops when a
+ * new thread could only fail the same way, each time after a rebalance of the whole group:
+ * <ul>
+ *   <li>an {@link Error} (out of memory, a native library): the JVM is in trouble, not a task;</li>
+ *   <li>a source topic missing ({@link MissingSourceTopicException}) for {@link #MISSING_TOPIC_GRACE} in a row: it was
+ *       deleted, or the node runs against another cluster. A node that starts again creates the topics, and sets aside
+ *       the tablespaces that applied the old {@code lob.commands} (its id differs). Missing once, or for less than the
+ *       grace, is a broker's metadata behind a topic just made, and the thread is replaced.</li>
+ * </ul>
+ */
+final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
+    private static final Logger log = LoggerFactory.getLogger(WriterThreadFailures.class);
+    static final Duration MISSING_TOPIC_GRACE = Duration.ofSeconds(30);
+
+    private final StaticMembers members;
+    private final LongSupplier nanoClock;
+    /** whether the last failure was a missing topic, and since when ({@link System#nanoTime()}) they come in a row */
+    private boolean missing;
+    private long missingSinceNanos;
+
+    /** @param members the node's static members, or null when it has none */
+    WriterThreadFailures(StaticMembers members, LongSupplier nanoClock) {
+        this.members = members;
+        this.nanoClock = nanoClock;
+    }
+
+    @Override
+    public StreamThreadExceptionResponse handle(Throwable e) {
+        if (TaskRetries.jvmError(e)) {
+            log.error("writer thread failed on an error of the JVM; stopping the writer", e);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        }
+        if (missingTopicTooLong(e)) {
+            log.error("writer thread failed: {}, for {} s in a row: the topic was deleted, or the node runs against another "
+                            + "cluster; stopping the writer. Started again, the node creates the topics anew, and sets aside each "
+                            + "tablespace that applied the old lob.commands (listed by fsck)", TaskRetries.messages(e),
+                    MISSING_TOPIC_GRACE.toSeconds());
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        }
+        if (TaskRetries.diskFull(e)) {
+            log.error("writer thread failed: the disk is full ({}); nothing was applied or dead-lettered, and the task "
+                    + "resumes from its last commit once there is room; replacing the thread", TaskRetries.messages(e));
+        } else if (TaskRetries.environmental(e) || missingTopic(e)) {
+            log.error("writer thread failed: {}; replacing it (the task resumes from its last commit)", TaskRetries.messages(e));
+        } else {
+            log.error("writer thread failed; replacing it (the task resumes from its last commit)", e);
+        }
+        if (members != null) {
+            members.removeWhenDead(Thread.currentThread());
+        }
+        return StreamThreadExceptionResponse.REPLACE_THREAD;
+    }
+
+    /** Whether {@code e} is a missing source topic that has been missing since {@link #MISSING_TOPIC_GRACE} ago or more. */
+    private synchronized boolean missingTopicTooLong(Throwable e) {
+        if (!missingTopic(e)) {
+            missing = false;
+            return false;
+        }
+        long now = nanoClock.getAsLong();
+        if (!missing) {
+            missing = true;
+            missingSinceNanos = now;
+        }
+        return now - missingSinceNanos >= MISSING_TOPIC_GRACE.toNanos();
+    }
+
+    private static boolean missingTopic(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof MissingSourceTopicException) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

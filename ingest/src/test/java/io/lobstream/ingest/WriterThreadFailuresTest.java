@@ -1,0 +1,52 @@
+package io.lobstream.ingest;
+
+import org.apache.kafka.streams.errors.MissingSourceTopicException;
+import org.apache.kafka.streams.errors.StreamsException;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+import static org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class WriterThreadFailuresTest {
+    private final AtomicLong nanos = new AtomicLong(1);
+    private final WriterThreadFailures failures = new WriterThreadFailures(null, nanos::get);
+
+    @Test
+    void aTasksFailureReplacesTheThreadAndAnErrorOfTheJvmStopsTheWriter() {
+        assertThat(failures.handle(new StreamsException(new UncheckedIOException(new IOException("disk refuses"))))).isEqualTo(REPLACE_THREAD);
+        assertThat(failures.handle(new IllegalStateException("a bug"))).isEqualTo(REPLACE_THREAD);
+        assertThat(failures.handle(new StreamsException(new OutOfMemoryError("Java heap space")))).isEqualTo(SHUTDOWN_CLIENT);
+    }
+
+    /** A topic just made may be missing from a broker's metadata for a moment; a topic deleted stays missing. */
+    @Test
+    void aSourceTopicMissingStopsTheWriterOnlyWhenItStaysMissingForTheGrace() {
+        long grace = WriterThreadFailures.MISSING_TOPIC_GRACE.toNanos();
+        assertThat(failures.handle(missing())).isEqualTo(REPLACE_THREAD);
+        nanos.addAndGet(grace - 1);
+        assertThat(failures.handle(missing())).isEqualTo(REPLACE_THREAD);
+        nanos.addAndGet(1);
+        assertThat(failures.handle(missing())).isEqualTo(SHUTDOWN_CLIENT);
+    }
+
+    @Test
+    void anotherFailureInBetweenStartsTheGraceAgain() {
+        long grace = WriterThreadFailures.MISSING_TOPIC_GRACE.toNanos();
+        assertThat(failures.handle(missing())).isEqualTo(REPLACE_THREAD);
+        nanos.addAndGet(grace - 1);
+        assertThat(failures.handle(new IllegalStateException("a bug"))).isEqualTo(REPLACE_THREAD);
+        nanos.addAndGet(1);
+        assertThat(failures.handle(missing())).isEqualTo(REPLACE_THREAD);
+        nanos.addAndGet(grace);
+        assertThat(failures.handle(missing())).isEqualTo(SHUTDOWN_CLIENT);
+    }
+
+    private static Throwable missing() {
+        return new MissingSourceTopicException("One or more source topics were missing during rebalance");
+    }
+}
