@@ -1,6 +1,7 @@
 package io.lobstream.store.impl;
 
 import io.lobstream.store.StoreMetrics;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -73,7 +74,7 @@ final class Latches {
     }
 
     private Held acquire(Lock lock, String latchName) {
-        if (lock.tryLock()) {
+        if (tryNow(lock)) {
             metrics.latchAcquired(latchName, 0);
         } else {
             long t0 = System.nanoTime();
@@ -81,6 +82,21 @@ final class Latches {
             metrics.latchAcquired(latchName, System.nanoTime() - t0);
         }
         return lock::unlock;
+    }
+
+    /**
+     * Takes {@code lock} if it is free now. Not {@code tryLock()}: a read lock's untimed try takes it past a queued writer,
+     * so a stream of readers and writers sharing the tablespace latch would hold close, fsck and pessimistic publishes
+     * off it for as long as the stream lasts. The timed try, like {@code lock()}, yields to a writer queued first (and
+     * still lets a thread that holds the read lock take it again).
+     */
+    private static boolean tryNow(Lock lock) {
+        try {
+            return lock.tryLock(0, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // kept for the caller; lock() below does not heed it
+            return false;
+        }
     }
 
     private static ReentrantLock stripe(ReentrantLock[] stripes, String lobId) {
