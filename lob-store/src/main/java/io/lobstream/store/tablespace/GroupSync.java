@@ -79,24 +79,20 @@ public final class GroupSync {
         synchronized (this) {
             upTo = requested;
         }
-        IOException failure = null;
+        boolean synced = false;
         try {
             action.sync();
+            synced = true;
             onSync.run();
-        } catch (IOException e) {
-            failure = e;
         } finally {
             synchronized (this) {
                 syncing = false;
-                if (failure == null) {
+                if (synced) {
                     completed = Math.max(completed, upTo);
                 }
-                // on failure the followers retry: the next leader syncs again
+                // on any failure (an unchecked one too) the followers retry: the next leader syncs again
                 notifyAll();
             }
-        }
-        if (failure != null) {
-            throw failure;
         }
     }
 }

@@ -78,6 +78,43 @@ class GroupSyncTest {
         assertThat(syncedInterrupted).containsExactly(false);
     }
 
+    /**
+     * A sync that fails unchecked covers no one: a follower that took its ticket while the leader waited out the interval
+     * leads a sync of its own, and returns only after it.
+     */
+    @Test
+    void aSyncThatFailsUncheckedIsNotTakenForDone() throws Exception {
+        AtomicInteger syncs = new AtomicInteger();
+        CountDownLatch followerIn = new CountDownLatch(1);
+        GroupSync sync = new GroupSync(() -> {
+            if (syncs.incrementAndGet() == 1) {
+                throw new IllegalStateException("the sync's own bug");
+            }
+        }, 200, () -> { });
+        AtomicBoolean leaderFailed = new AtomicBoolean();
+        Thread leader = new Thread(() -> {
+            try {
+                await(sync);
+            } catch (IllegalStateException e) {
+                leaderFailed.set(true);
+            }
+        });
+        leader.start();
+        while (leader.getState() != Thread.State.TIMED_WAITING) { // parked for the interval, its ticket taken
+            Thread.sleep(1);
+        }
+        Thread follower = new Thread(() -> {
+            followerIn.countDown();
+            await(sync);
+        });
+        follower.start();
+        assertThat(followerIn.await(10, TimeUnit.SECONDS)).isTrue();
+        leader.join(10_000);
+        follower.join(10_000);
+        assertThat(leaderFailed).isTrue();
+        assertThat(syncs).as("the follower synced again").hasValue(2);
+    }
+
     /** FileChannel.force by an interrupted thread closes the channel for every thread that uses the page file. */
     @Test
     void forcingThePageFileFromAnInterruptedThreadLeavesItOpen() throws Exception {
