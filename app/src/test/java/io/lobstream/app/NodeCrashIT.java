@@ -221,7 +221,7 @@ class NodeCrashIT {
         });
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500))
                 .until(() -> status().path("totals").path("history_length").asLong(-1) == 0);
-        HttpResponse<String> fsck = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/fsck")).build(),
+        HttpResponse<String> fsck = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/fsck?data=true")).build(),
                 HttpResponse.BodyHandlers.ofString());
         JsonNode report = json.readTree(fsck.body());
         assertThat(report.path("fsck_ok").asBoolean()).as(fsck.body()).isTrue();

@@ -51,7 +51,7 @@ import java.util.function.Supplier;
  *       whose partition another node owns is proxied to that node (Kafka Streams metadata).</li>
  *   <li>{@code GET /status}: space, history and the offset of {@code lob.commands} applied, per
  *       partition, JSON.</li>
- *   <li>{@code GET /fsck[?data=false]}: fsck of the tablespaces open here, JSON.</li>
+ *   <li>{@code GET /fsck[?data=true]}: fsck of the tablespaces open here, JSON.</li>
  *   <li>{@code GET /metrics}: Prometheus exposition.</li>
  * </ul>
  */
@@ -65,6 +65,7 @@ public final class LobHttpServer implements AutoCloseable {
     private final ExecutorService executor;
     private final TablespaceRegistry registry;
     private static final int THREADS = 32;
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
     /**
      * Value reads in flight at most; the other threads stay free for /status, /metrics and /fsck,
      * which a slow reader of large values would otherwise keep waiting (a scrape, {@code status --wait}).
@@ -423,14 +424,18 @@ public final class LobHttpServer implements AutoCloseable {
         if (!Responses.readOnly(ex)) {
             return;
         }
+        // data=false by default: each tablespace's check holds its latch exclusively, so its writer waits, and a scan of
+        // every data page of a large tablespace can outlast the writer's transaction timeout (10 s), which then aborts
+        // the transaction and rebalances the group (nothing is lost: the task resumes from its last commit). Asked for.
         String query = ex.getRequestURI().getQuery();
         boolean data;
-        if (query == null || query.equals("data=true")) {
-            data = true;
-        } else if (query.equals("data=false")) {
+        if (query == null || query.equals("data=false")) {
             data = false;
+        } else if (query.equals("data=true")) {
+            data = true;
         } else {
-            Responses.text(ex, 400, "the one parameter is data=true|false (check the data pages' checksums too; default true), not " + query + "\n");
+            Responses.text(ex, 400, "the one parameter is data=true|false (read every data page and check its checksum too; "
+                    + "default false), not " + query + "\n");
             return;
         }
         if (!fscks.tryAcquire()) {
@@ -450,7 +455,12 @@ public final class LobHttpServer implements AutoCloseable {
         ObjectNode root = JSON.createObjectNode();
         ArrayNode parts = root.putArray("partitions");
         for (Map.Entry<Integer, LobStore> e : registry.all().entrySet()) {
-            FsckReport r = e.getValue().fsck(data);
+            FsckReport r;
+            try {
+                r = e.getValue().fsck(data);
+            } catch (TablespaceClosedException moving) {
+                continue; // closed since the snapshot (its partition moving), as in status: not this node's now
+            }
             total = total.plus(r);
             ObjectNode p = fsckJson(r);
             p.put("partition", e.getKey());
@@ -480,10 +490,24 @@ public final class LobHttpServer implements AutoCloseable {
         Responses.send(ex, 200, "application/json", JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node));
     }
 
+    /**
+     * Stops answering and waits up to {@link #CLOSE_WAIT} for the requests being served. Not {@code shutdownNow()}: its
+     * interrupt would land on a handler reading a page, and a {@code FileChannel} read by an interrupted thread closes
+     * the tablespace's page file for every thread, the writer's too. {@code stop(0)} has closed every connection already,
+     * so a handler writing a response fails at once; one still checking a tablespace ({@code /fsck}) is left to finish.
+     */
     @Override
     public void close() {
         server.stop(0);
-        executor.shutdownNow();
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                log.warn("HTTP API closed with requests still being served after {} s (an fsck, or a request forwarded to an owner "
+                        + "that does not answer); their threads end with them", CLOSE_WAIT.toSeconds());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         stalls.close();
     }
 }
