@@ -45,7 +45,9 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerInterceptor;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -264,6 +266,56 @@ class IngestIT {
             awaitValue("it-ryw", v);
             assertThat(accepted.applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
             assertThat(rejected.applied().get(60, TimeUnit.SECONDS).deadLetter()).isPresent();
+        }
+    }
+
+    /**
+     * The pieces of an append go one after another's acknowledgement. Queued together, a piece that expired in the
+     * producer's buffer (a broker away for delivery.timeout.ms) would not hold back the next, which the writer would then
+     * append where the lost one belonged. Seen here through a producer interceptor: no piece is handed to the producer
+     * before the one before it is acknowledged.
+     */
+    @Test
+    void anAppendSendsEachPieceOnceTheOneBeforeIsAcknowledged() throws Exception {
+        int chunk = config.get(LobStreamConfig.CHUNK_SIZE);
+        byte[] v = bytes(1000, 31);
+        client.put("it-append-order", v, null).get();
+        byte[] more = bytes(3 * chunk + 100, 32); // four pieces
+        PieceEvents.EVENTS.clear();
+        try (LobClient watched = new LobClient(config.with(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, PieceEvents.class.getName()))) {
+            watched.append("it-append-order", new ByteArrayInputStream(more), more.length, LobClient.Progress.NONE).get();
+        }
+        assertThat(PieceEvents.EVENTS).containsExactly("send", "ack", "send", "ack", "send", "ack", "send", "ack");
+        byte[] appended = Arrays.copyOf(v, v.length + more.length);
+        System.arraycopy(more, 0, appended, v.length, more.length);
+        awaitValue("it-append-order", appended);
+    }
+
+    /** Records, in order, when a record of the LOB {@code it-append-order} is handed to the producer and acknowledged. */
+    public static final class PieceEvents implements ProducerInterceptor<String, Object> {
+        static final List<String> EVENTS = java.util.Collections.synchronizedList(new ArrayList<>());
+
+        @Override
+        public ProducerRecord<String, Object> onSend(ProducerRecord<String, Object> record) {
+            if ("it-append-order".equals(record.key())) {
+                EVENTS.add("send");
+            }
+            return record;
+        }
+
+        @Override
+        public void onAcknowledgement(RecordMetadata metadata, Exception exception) {
+            if (metadata != null && metadata.topic().equals(config.topics().commands()) && exception == null) {
+                EVENTS.add("ack");
+            }
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public void configure(Map<String, ?> configs) {
         }
     }
 

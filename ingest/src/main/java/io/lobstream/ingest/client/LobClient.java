@@ -11,7 +11,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -20,6 +19,7 @@ import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.math.BigInteger;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -35,6 +35,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -337,7 +338,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * Overwrites {@code length} bytes at {@code offset} (at most the LOB's length) with bytes from
      * {@code data}. More than {@code lob.chunk.size} bytes go as several WRITEs at consecutive
      * offsets: each is applied atomically, the whole is not (a reader may see the first ones
-     * applied before the last).
+     * applied before the last). Each piece is sent once Kafka has acknowledged the one before: if
+     * one fails, none after it is in the log, so what may be applied is a prefix.
      */
     @Override
     public LobWrite write(String lobId, long offset, InputStream data, long length, Progress progress)
@@ -346,9 +348,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
     }
 
     /**
-     * Appends {@code length} bytes from {@code data}; in pieces of {@code lob.chunk.size}, like {@link #write}. Each
-     * piece appends at the end the LOB has when it is applied: another producer's append to the same LOB between two
-     * pieces lands between them.
+     * Appends {@code length} bytes from {@code data}; in pieces of {@code lob.chunk.size}, one after another's
+     * acknowledgement, like {@link #write}. Each piece appends at the end the LOB has when it is applied: another
+     * producer's append to the same LOB between two pieces lands between them.
      */
     @Override
     public LobWrite append(String lobId, InputStream data, long length, Progress progress) throws IOException {
@@ -417,11 +419,18 @@ public final class LobClient implements LobWrites, AutoCloseable {
                     .setData(ByteBuffer.wrap(buffer, 0, n)).build());
             done += n;
             progress.sent(done);
+            if (done < length) {
+                // Not pipelined, unlike a put's chunks: the writer orders those by their upload, but applies each piece
+                // on its own, an APPEND at whatever the end is then. Were the next piece queued now, and this one to
+                // expire in the producer's buffer (delivery.timeout.ms, a broker away), the next could still be
+                // delivered, and applied where this one belonged. Costs a round trip (and linger.ms) per piece.
+                sent.awaitLast(name + " " + lobId + ": interrupted at byte " + done + " of " + length + mayBeApplied(done));
+            }
         } while (done < length);
         return completeWhen(w, sent.futures);
     }
 
-    /** Each piece of a write or append is applied on its own: those sent before a failure may be applied. */
+    /** Each piece of a write or append is applied on its own: those sent before a failure may be applied (a prefix). */
     private static String mayBeApplied(long sentBefore) {
         return "; the pieces before byte " + sentBefore + " were sent and may be applied (each piece applies on its own): "
                 + "read the LOB before you retry";
@@ -453,6 +462,19 @@ public final class LobClient implements LobWrites, AutoCloseable {
 
         boolean anyFailed() {
             return failed.get() != null;
+        }
+
+        /** Waits until the last record sent is acknowledged or failed, and takes its failure (its callback may not have yet). */
+        void awaitLast(String interrupted) throws InterruptedIOException {
+            CompletableFuture<RecordMetadata> last = futures.get(futures.size() - 1);
+            try {
+                last.get();
+            } catch (ExecutionException e) {
+                failed.compareAndSet(null, e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException(interrupted);
+            }
         }
 
         /**
@@ -564,9 +586,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
                     f.complete(md);
                 }
             });
-        } catch (KafkaException e) {
+        } catch (RuntimeException e) {
             // what send throws rather than hands its callback (the serializer's refusal, a registry away, a closed
-            // producer): the write's future fails with it, as with the others
+            // producer's IllegalStateException): the write's future fails with it, as with the others
             f.completeExceptionally(e);
         }
         return f;

@@ -66,7 +66,8 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
      */
     public CompletableFuture<WriteOutcome> applied() {
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
-        // async: the first call opens the tracker (a consumer, an admin client), not on the producer's network thread
+        // async, on the client's callback threads: the first call opens the tracker (a consumer, an admin client, up to
+        // 30 s of metadata), neither on the producer's network thread nor on the JVM's common pool
         whenCompleteAsync((last, failed) -> {
             if (failed != null) {
                 outcome.completeExceptionally(failed);
@@ -81,7 +82,7 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
             } catch (RuntimeException e) {
                 outcome.completeExceptionally(e);
             }
-        });
+        }, client.callbacks());
         return outcome;
     }
 
