@@ -61,8 +61,12 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     private final ScheduledExecutorService thread;
     private final Map<Integer, PartitionProgress> progress = new HashMap<>(); // the check thread's
     private final Map<Integer, Long> published = new ConcurrentHashMap<>();
-    /** Per partition, undo records the purge group has not consumed yet, as of the last check. */
-    private final Map<Integer, Double> purgeLag = new ConcurrentHashMap<>();
+    /**
+     * Per partition, undo records the purge group has not consumed yet, as the last check read them: replaced whole by
+     * each check, so a partition the last check could not read (or a check that failed) shows NaN, not an old figure
+     * that would hold a lag alert off while purge stalls.
+     */
+    private volatile Map<Integer, Double> purgeLag = Map.of();
     private long lastWarning;
 
     /** @param meters where to register {@code lob_purge_lag_records{partition}}, which each check updates */
@@ -81,7 +85,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         });
         for (int p = 0; p < partitions; p++) {
             int partition = p;
-            // NaN until a check has read it (and kept from the last check that did)
+            // NaN until a check has read it, and whenever the last check could not
             Gauge.builder("lob_purge_lag_records", () -> purgeLag.getOrDefault(partition, Double.NaN)).tag("partition", Integer.toString(p))
                     .description("Undo records of the partition the purge group has not consumed (last stable offset of "
                             + undoTopic + " minus the group's committed offset, or the log's start where it never committed), as of "
@@ -97,6 +101,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     }
 
     private void check() {
+        Map<Integer, Double> lag = new HashMap<>();
         try {
             long now = System.currentTimeMillis();
             Map<TopicPartition, OffsetAndMetadata> purged = committed(purgeGroup);
@@ -132,7 +137,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                 if (stableEnds.get(undo) != null) {
                     // with no offset committed, every record kept counts
                     long from = purged.get(undo) != null ? offset(purged.get(undo)) : starts.containsKey(undo) ? starts.get(undo).offset() : 0;
-                    purgeLag.put(p, (double) Math.max(0, stableEnds.get(undo).offset() - Math.max(0, from)));
+                    lag.put(p, (double) Math.max(0, stableEnds.get(undo).offset() - Math.max(0, from)));
                 }
                 long before = progress.computeIfAbsent(p, k -> new PartitionProgress())
                         .advance(now, offset(purged.get(undo)), ends.get(undo).offset(), ends.get(reclaim).offset(),
@@ -146,6 +151,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            lag.clear(); // a lag not read now is unknown: NaN
             // nothing new is published meanwhile; the next check tries again
             long now = System.currentTimeMillis();
             if (now - lastWarning >= WARN_EVERY_MS) {
@@ -153,6 +159,8 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                 log.warn("cannot read how far purge group {} has consumed {} (undo records it lost are not produced again "
                         + "meanwhile): {}", purgeGroup, undoTopic, e.toString());
             }
+        } finally {
+            purgeLag = lag;
         }
     }
 

@@ -2,21 +2,23 @@ package io.lobstream.store.tablespace;
 
 import java.io.IOException;
 import java.io.Reader;
-import java.io.StringWriter;
 import java.io.UncheckedIOException;
+import java.io.StringWriter;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * Where a tablespace lives in a data directory, and its small descriptor file. Opening the files for a store is
@@ -219,18 +221,42 @@ public final class TablespaceDirs {
     public static long notTablespacesBytes(Path dataDir) {
         try {
             return notTablespaces(dataDir).stream().mapToLong(TablespaceDirs::bytesUnder).sum();
-        } catch (IOException | UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) { // the listing's iterator throws the latter
             return 0;
         }
     }
 
-    /** The bytes of the regular files under {@code dir}, best effort (a file deleted meanwhile counts 0). */
+    /**
+     * The bytes of the regular files under {@code dir}, best effort: a file or directory deleted meanwhile (a replay's
+     * staging RocksDB compacting, a copy moved aside during a scrape) counts 0, and the rest still counts. Not
+     * {@code Files.walk}, which gives up on the first such file, and the whole sum with it.
+     */
     public static long bytesUnder(Path dir) {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            return walk.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
-        } catch (IOException | UncheckedIOException e) {
-            return 0;
+        long[] bytes = {0};
+        try {
+            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                    if (attrs.isRegularFile()) {
+                        bytes[0] += attrs.size();
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException gone) {
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path d, IOException gone) {
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            // not thrown by the visitor above; what was counted stands
         }
+        return bytes[0];
     }
 
     /** The directories under {@code dataDir}'s tablespaces, sorted by name (none if it has none). */
