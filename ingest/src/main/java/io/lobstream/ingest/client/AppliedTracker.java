@@ -107,6 +107,9 @@ final class AppliedTracker implements AutoCloseable {
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"); // a position retention deleted: read on, skip nothing
         c.remove(ConsumerConfig.GROUP_ID_CONFIG); // assigned, never a group member
+        // the client's producer's (a tracing interceptor, say): a ProducerInterceptor fails this consumer's construction,
+        // and what it reads is the client's own bookkeeping, not the user's records
+        c.remove(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG);
         // a broker that creates topics on first use would create the dead-letter topic with its own partition count, and
         // the writer node, started later, would refuse it: the question below must not create what it asks about
         c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
