@@ -270,44 +270,47 @@ class IngestIT {
     }
 
     /**
-     * The pieces of an append go one after another's acknowledgement. Queued together, a piece that expired in the
-     * producer's buffer (a broker away for delivery.timeout.ms) would not hold back the next, which the writer would then
-     * append where the lost one belonged. Seen here through a producer interceptor: no piece is handed to the producer
-     * before the one before it is acknowledged.
+     * The pieces of an append are sent without waiting for each other, each naming the one before (after): a piece that
+     * expired in the producer's buffer (a broker away for delivery.timeout.ms) would not hold back the next, so the writer
+     * applies a piece only once the one it names is (CommandApplierTest, and the out-of-order letter below). Seen here
+     * through a producer interceptor: the chain the client sends, and the value it makes. (The interceptor is set in
+     * the client's configuration, as a user sets a tracing one: the consumer behind applied() must not take it.)
      */
     @Test
-    void anAppendSendsEachPieceOnceTheOneBeforeIsAcknowledged() throws Exception {
+    void eachPieceOfAnAppendNamesThePieceBeforeIt() throws Exception {
         int chunk = config.get(LobStreamConfig.CHUNK_SIZE);
         byte[] v = bytes(1000, 31);
         client.put("it-append-order", v, null).get();
         byte[] more = bytes(3 * chunk + 100, 32); // four pieces
-        PieceEvents.EVENTS.clear();
-        try (LobClient watched = new LobClient(config.with(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, PieceEvents.class.getName()))) {
-            watched.append("it-append-order", new ByteArrayInputStream(more), more.length, LobClient.Progress.NONE).get();
+        Pieces.SENT.clear();
+        try (LobClient watched = new LobClient(config.with(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, Pieces.class.getName()))) {
+            assertThat(watched.append("it-append-order", new ByteArrayInputStream(more), more.length, LobClient.Progress.NONE)
+                    .applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
         }
-        assertThat(PieceEvents.EVENTS).containsExactly("send", "ack", "send", "ack", "send", "ack", "send", "ack");
+        assertThat(Pieces.SENT).hasSize(4);
+        assertThat(Pieces.SENT.get(0).getAfter()).isNull();
+        for (int i = 1; i < 4; i++) {
+            assertThat(Pieces.SENT.get(i).getAfter()).isEqualTo(Pieces.SENT.get(i - 1).getCommandId());
+        }
         byte[] appended = Arrays.copyOf(v, v.length + more.length);
         System.arraycopy(more, 0, appended, v.length, more.length);
         awaitValue("it-append-order", appended);
     }
 
-    /** Records, in order, when a record of the LOB {@code it-append-order} is handed to the producer and acknowledged. */
-    public static final class PieceEvents implements ProducerInterceptor<String, Object> {
-        static final List<String> EVENTS = java.util.Collections.synchronizedList(new ArrayList<>());
+    /** Keeps, in the order they are handed to the producer, the commands of the LOB {@code it-append-order}. */
+    public static final class Pieces implements ProducerInterceptor<String, Object> {
+        static final List<LobCommand> SENT = java.util.Collections.synchronizedList(new ArrayList<>());
 
         @Override
         public ProducerRecord<String, Object> onSend(ProducerRecord<String, Object> record) {
             if ("it-append-order".equals(record.key())) {
-                EVENTS.add("send");
+                SENT.add(LobCommand.newBuilder((LobCommand) record.value()).build()); // its data buffer is the client's, reused
             }
             return record;
         }
 
         @Override
         public void onAcknowledgement(RecordMetadata metadata, Exception exception) {
-            if (metadata != null && metadata.topic().equals(config.topics().commands()) && exception == null) {
-                EVENTS.add("ack");
-            }
         }
 
         @Override
@@ -457,6 +460,7 @@ class IngestIT {
         bad.put("upload", put("it-dlq", bytes(5, 4)).setUploadId("u-unknown").setChunkIndex(3).setChunkCount(5).setOffset(15)
                 .setTotalLength(25).build());
         bad.put("unsupported", put("it-dlq", bytes(5, 5)).setOp(LobOp.APPEND).setUploadId("u-append").setChunkCount(2).build());
+        bad.put("out-of-order", put("it-dlq", bytes(5, 6)).setOp(LobOp.APPEND).setAfter("c-never-sent").build());
         for (Map.Entry<String, LobCommand> e : bad.entrySet()) {
             String key = e.getKey().equals("invalid") ? "it-dlq" : e.getValue().getLobId();
             avro.send(new ProducerRecord<>(topic, key, e.getValue())).get();
@@ -476,10 +480,11 @@ class IngestIT {
             seen.stream().filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).startsWith("it-dlq"))
                     .forEach(r -> reasons.put(Nodes.header(r, DeadLetterTopic.KIND), Nodes.header(r, DeadLetterTopic.REASON)));
             return reasons.keySet().containsAll(List.of("invalid", "too-large", "out-of-range", "not-found", "crc-mismatch", "upload",
-                    "unsupported", "undecodable"));
+                    "unsupported", "out-of-order", "undecodable"));
         });
         assertThat(reasons.get("unsupported")).contains("APPEND in chunks");
         assertThat(reasons.get("upload")).contains("u-unknown");
+        assertThat(reasons.get("out-of-order")).contains("c-never-sent");
         assertThat(reasons.get("too-large")).contains("lob.value.max.bytes");
         assertThat(node.meters().find("lob_commands_dead_lettered").tag("kind", "undecodable").tag("topic", topic).counter().count())
                 .isGreaterThanOrEqualTo(2);

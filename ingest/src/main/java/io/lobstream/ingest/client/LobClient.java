@@ -19,7 +19,6 @@ import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InterruptedIOException;
 import java.math.BigInteger;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -33,7 +32,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -70,7 +68,8 @@ import java.util.zip.CRC32C;
  * <p>One client may be shared by many threads, as a {@code KafkaProducer} may: each call has its
  * own buffer of one chunk, and the producer's {@code buffer.memory} bounds the rest.
  *
- * <p>Every Kafka producer setting in the configuration is used (security, linger, compression);
+ * <p>Every Kafka producer setting in the configuration is used (security, linger, compression,
+ * interceptors; the consumer behind {@link LobWrite#applied()} takes no interceptors);
  * idempotence and {@code acks=all} are always on, as chunked uploads depend on them, and
  * {@code transactional.id} is left out (each write is its own; a transactional producer would
  * need a transaction around every send).
@@ -338,8 +337,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * Overwrites {@code length} bytes at {@code offset} (at most the LOB's length) with bytes from
      * {@code data}. More than {@code lob.chunk.size} bytes go as several WRITEs at consecutive
      * offsets: each is applied atomically, the whole is not (a reader may see the first ones
-     * applied before the last). Each piece is sent once Kafka has acknowledged the one before: if
-     * one fails, none after it is in the log, so what may be applied is a prefix.
+     * applied before the last). Each piece names the one before it, and the writer applies it only
+     * once that one is applied: if one fails, none after it is applied, so what may be applied is a prefix.
      */
     @Override
     public LobWrite write(String lobId, long offset, InputStream data, long length, Progress progress)
@@ -348,8 +347,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
     }
 
     /**
-     * Appends {@code length} bytes from {@code data}; in pieces of {@code lob.chunk.size}, one after another's
-     * acknowledgement, like {@link #write}. Each piece appends at the end the LOB has when it is applied: another
+     * Appends {@code length} bytes from {@code data}; in pieces of {@code lob.chunk.size}, applied in order
+     * as a prefix, like {@link #write}. Each piece appends at the end the LOB has when it is applied: another
      * producer's append to the same LOB between two pieces lands between them.
      */
     @Override
@@ -399,6 +398,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
         Sent sent = new Sent(w);
         long done = 0;
         int piece = 0;
+        String previous = null;
         byte[] buffer = new byte[(int) Math.min(chunkSize, length)]; // one for every piece: see send()
         do {
             long before = done;
@@ -415,25 +415,24 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 throw before == 0 ? e : new IOException(name + " " + lobId + ": reading the input failed at byte " + before
                         + mayBeApplied(before) + ": " + e.getMessage(), e);
             }
-            sent.send(base(ids, piece++).setOffset(offset + done).setTotalLength(n).setCrc32c(crc(buffer, n))
-                    .setData(ByteBuffer.wrap(buffer, 0, n)).build());
+            // Each piece names the one before (after): sent without waiting for its acknowledgement, a piece could be
+            // delivered though the one before expired in the producer's buffer (delivery.timeout.ms, a broker away), and
+            // an APPEND be applied where the lost piece belonged. The writer refuses a piece whose piece before was not
+            // applied, so what is applied of the write is a prefix.
+            LobCommand cmd = base(ids, piece++).setAfter(previous).setOffset(offset + done).setTotalLength(n)
+                    .setCrc32c(crc(buffer, n)).setData(ByteBuffer.wrap(buffer, 0, n)).build();
+            sent.send(cmd);
+            previous = cmd.getCommandId();
             done += n;
             progress.sent(done);
-            if (done < length) {
-                // Not pipelined, unlike a put's chunks: the writer orders those by their upload, but applies each piece
-                // on its own, an APPEND at whatever the end is then. Were the next piece queued now, and this one to
-                // expire in the producer's buffer (delivery.timeout.ms, a broker away), the next could still be
-                // delivered, and applied where this one belonged. Costs a round trip (and linger.ms) per piece.
-                sent.awaitLast(name + " " + lobId + ": interrupted at byte " + done + " of " + length + mayBeApplied(done));
-            }
         } while (done < length);
         return completeWhen(w, sent.futures);
     }
 
-    /** Each piece of a write or append is applied on its own: those sent before a failure may be applied (a prefix). */
+    /** Each piece of a write or append is applied on its own, in order: those sent before a failure may be applied (a prefix). */
     private static String mayBeApplied(long sentBefore) {
-        return "; the pieces before byte " + sentBefore + " were sent and may be applied (each piece applies on its own): "
-                + "read the LOB before you retry";
+        return "; the pieces before byte " + sentBefore + " were sent and a prefix of them may be applied (each piece applies "
+                + "on its own, once the one before it is): read the LOB before you retry";
     }
 
     /**
@@ -462,19 +461,6 @@ public final class LobClient implements LobWrites, AutoCloseable {
 
         boolean anyFailed() {
             return failed.get() != null;
-        }
-
-        /** Waits until the last record sent is acknowledged or failed, and takes its failure (its callback may not have yet). */
-        void awaitLast(String interrupted) throws InterruptedIOException {
-            CompletableFuture<RecordMetadata> last = futures.get(futures.size() - 1);
-            try {
-                last.get();
-            } catch (ExecutionException e) {
-                failed.compareAndSet(null, e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException(interrupted);
-            }
         }
 
         /**

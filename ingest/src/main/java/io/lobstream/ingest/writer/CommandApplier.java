@@ -34,6 +34,7 @@ import java.util.zip.CRC32C;
  * {@link Rejected} with a kind (the dead-letter header {@code lob.dlq.kind}) and a reason:
  * {@code invalid}, {@code too-large}, {@code out-of-range}, {@code not-found},
  * {@code crc-mismatch}, {@code upload} (a chunk that does not continue its upload),
+ * {@code out-of-order} (a piece of a write whose piece before was not applied),
  * {@code unsupported} or {@code id-conflict} (an id applied before, sent again as another write).
  */
 public final class CommandApplier {
@@ -153,6 +154,10 @@ public final class CommandApplier {
                             .superseded());
                 case WRITE:
                 case APPEND: {
+                    Rejected outOfOrder = pieceBeforeMissing(cmd, timestamp, store);
+                    if (outOfOrder != null) {
+                        return outOfOrder;
+                    }
                     long current = store.current(id).map(VersionEntry::byteLength).orElse(0L);
                     long at = cmd.getOp() == LobOp.APPEND ? current : cmd.getOffset();
                     if (at > current) {
@@ -192,6 +197,23 @@ public final class CommandApplier {
             log.error("{}: the tablespace refused the command at {}; dead-lettered", id, source, e);
             return invalid("refused by the tablespace: " + e.getMessage());
         }
+    }
+
+    /**
+     * Why a piece of a write of several may not be applied: the piece before it ({@code after}) was not, within the
+     * window. The client sends a write's pieces without waiting for each other's acknowledgement; one that expired in its
+     * producer's buffer (a broker away) would let the next be delivered without it, and an APPEND applied where the lost
+     * piece belonged. Refused, it and every piece after it are dead-lettered, and what is applied stays a prefix of the
+     * write. A piece sent again (a retry under the same idempotency key) names the same piece before, applied by then.
+     */
+    private Rejected pieceBeforeMissing(LobCommand cmd, long timestamp, LobStore store) throws IOException {
+        String after = cmd.getAfter();
+        if (after == null || store.commandApplied(escaped(after), timestamp - dedupeWindowMs).isPresent()) {
+            return null;
+        }
+        return new Rejected(Rejection.OUT_OF_ORDER, cmd.getOp() + " " + cmd.getCommandId() + " of " + cmd.getLobId()
+                + " follows command " + after + ", which was not applied (lost, dead-lettered, or more than "
+                + "lob.command.dedupe.window.ms before): the pieces of a write apply in order, so this one and those after it are not");
     }
 
     private Outcome chunk(LobCommand cmd, ByteBuffer data, long timestamp, LobStore store, Source source) throws IOException {
@@ -251,6 +273,11 @@ public final class CommandApplier {
         }
         if (cmd.getChunkCount() < 1 || cmd.getChunkIndex() < 0 || cmd.getChunkIndex() >= cmd.getChunkCount()) {
             return invalid("chunk " + cmd.getChunkIndex() + " of " + cmd.getChunkCount());
+        }
+        if (cmd.getAfter() != null && (chunked || cmd.getOp() != LobOp.WRITE && cmd.getOp() != LobOp.APPEND
+                || cmd.getAfter().isEmpty() || cmd.getAfter().equals(cmd.getCommandId()))) {
+            return invalid("after " + cmd.getAfter() + ": only a WRITE or APPEND of a write in pieces names the piece before it, "
+                    + "by another, non-empty commandId");
         }
         switch (cmd.getOp()) {
             case PUT:
@@ -356,8 +383,13 @@ public final class CommandApplier {
             return asked || cmd.getChunkIndex() == cmd.getChunkCount() - 1 ? UPLOAD_FINISHED + cmd.getUploadId() : null;
         }
         String id = emptyToNull(cmd.getCommandId());
+        return id == null ? null : escaped(id);
+    }
+
+    /** What the store remembers of a command by {@code commandId}. */
+    private static String escaped(String commandId) {
         // never an upload's mark, and one to one: what begins with the mark's prefix or with the escape is escaped
-        return id != null && (id.startsWith(UPLOAD_FINISHED) || id.startsWith("\0")) ? "\0" + id : id;
+        return commandId.startsWith(UPLOAD_FINISHED) || commandId.startsWith("\0") ? "\0" + commandId : commandId;
     }
 
     /**

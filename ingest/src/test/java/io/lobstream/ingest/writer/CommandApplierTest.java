@@ -2,6 +2,7 @@ package io.lobstream.ingest.writer;
 
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
+import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -235,6 +237,41 @@ class CommandApplierTest {
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("id-conflict"));
             assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(5);
             assertThat(store.rejection(new Source(TOPIC + p, 2))).isPresent(); // refused again if read again after a crash
+        }
+    }
+
+    /**
+     * The pieces of an append: the first lost (expired in its producer's buffer), the next two delivered. Each names the
+     * one before, so neither is applied where the lost one belonged; sent again with their ids, all three apply in order.
+     */
+    @Test
+    void aPieceWhosePieceBeforeWasNotAppliedIsRefusedUntilThatOneIs() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        LobCommand a = command(id, LobOp.APPEND, 0, new byte[]{1});
+        LobCommand b = command(id, LobOp.APPEND, 0, new byte[]{2});
+        b.setAfter(a.getCommandId());
+        LobCommand c = command(id, LobOp.APPEND, 0, new byte[]{3});
+        c.setAfter(b.getCommandId());
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            long offset = 0;
+            assertThat(applier.apply(command(id, LobOp.PUT, 0, new byte[]{0}), key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            for (LobCommand lost : new LobCommand[]{b, c}) {
+                assertThat(applier.apply(lost, key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                        .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("out-of-order"));
+            }
+            for (LobCommand again : new LobCommand[]{a, b, c}) {
+                assertThat(applier.apply(again, key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                        .isInstanceOf(CommandApplier.Applied.class);
+            }
+            try (LobReadHandle h = store.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                assertThat(in.readAllBytes()).containsExactly(0, 1, 2, 3);
+            }
+            LobCommand put = command(id, LobOp.PUT, 0, new byte[]{4});
+            put.setAfter(c.getCommandId());
+            assertThat(applier.apply(put, key(id), p, 0, store, new Source(TOPIC + p, offset)))
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason()).contains("only a WRITE or APPEND"));
         }
     }
 

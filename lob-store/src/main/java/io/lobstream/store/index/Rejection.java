@@ -28,6 +28,8 @@ public record Rejection(String kind, String reason) {
     public static final String UPLOAD = "upload";
     /** A value's or data's CRC32C does not match (recorded by the store itself for chunks). */
     public static final String CRC_MISMATCH = "crc-mismatch";
+    /** A piece of a WRITE or APPEND whose piece before ({@code LobCommand.after}) was not applied: lost, refused or forgotten. */
+    public static final String OUT_OF_ORDER = "out-of-order";
     /** A commandId (or an upload's id) applied before, sent again as another write: a reused id or idempotency key. */
     public static final String ID_CONFLICT = "id-conflict";
 
