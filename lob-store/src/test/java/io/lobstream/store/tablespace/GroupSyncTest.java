@@ -11,6 +11,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -80,17 +81,18 @@ class GroupSyncTest {
 
     /**
      * A sync that fails unchecked covers no one: a follower that took its ticket while the leader waited out the interval
-     * leads a sync of its own, and returns only after it.
+     * leads a sync of its own, and returns only after it. The interval is long, and the leader is woken from it once the
+     * follower waits with its ticket taken, so the follower is in the leader's group however slow the machine; then the
+     * follower, leading its own.
      */
     @Test
     void aSyncThatFailsUncheckedIsNotTakenForDone() throws Exception {
         AtomicInteger syncs = new AtomicInteger();
-        CountDownLatch followerIn = new CountDownLatch(1);
         GroupSync sync = new GroupSync(() -> {
             if (syncs.incrementAndGet() == 1) {
                 throw new IllegalStateException("the sync's own bug");
             }
-        }, 200, () -> { });
+        }, 600_000, () -> { });
         AtomicBoolean leaderFailed = new AtomicBoolean();
         Thread leader = new Thread(() -> {
             try {
@@ -100,19 +102,25 @@ class GroupSyncTest {
             }
         });
         leader.start();
-        while (leader.getState() != Thread.State.TIMED_WAITING) { // parked for the interval, its ticket taken
-            Thread.sleep(1);
-        }
-        Thread follower = new Thread(() -> {
-            followerIn.countDown();
-            await(sync);
-        });
+        awaitState(leader, Thread.State.TIMED_WAITING); // parked for the interval, its ticket taken
+        Thread follower = new Thread(() -> await(sync));
         follower.start();
-        assertThat(followerIn.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitState(follower, Thread.State.WAITING); // its ticket taken, waiting for the leader's sync
+        LockSupport.unpark(leader);
         leader.join(10_000);
+        LockSupport.unpark(follower); // leading its own sync now: not to wait out the interval (a permit, if not parked yet)
         follower.join(10_000);
         assertThat(leaderFailed).isTrue();
         assertThat(syncs).as("the follower synced again").hasValue(2);
+        assertThat(follower.isAlive()).isFalse();
+    }
+
+    private static void awaitState(Thread t, Thread.State state) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (t.getState() != state) {
+            assertThat(System.nanoTime() - deadline).as(t.getName() + " never " + state).isNegative();
+            Thread.sleep(1);
+        }
     }
 
     /** FileChannel.force by an interrupted thread closes the channel for every thread that uses the page file. */
