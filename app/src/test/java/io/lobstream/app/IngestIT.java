@@ -478,7 +478,12 @@ class IngestIT {
         Map<String, String> reasons = new HashMap<>();
         Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> {
             seen.stream().filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).startsWith("it-dlq"))
-                    .forEach(r -> reasons.put(Nodes.header(r, DeadLetterTopic.KIND), Nodes.header(r, DeadLetterTopic.REASON)));
+                    .forEach(r -> {
+                        reasons.put(Nodes.header(r, DeadLetterTopic.KIND), Nodes.header(r, DeadLetterTopic.REASON));
+                        // under Kafka Streams' own names too (KIP-1034)
+                        assertThat(Nodes.header(r, DeadLetterTopic.STREAMS_OFFSET)).isEqualTo(Nodes.header(r, DeadLetterTopic.ORIGIN_OFFSET));
+                        assertThat(Nodes.header(r, DeadLetterTopic.STREAMS_EXCEPTION)).endsWith(": " + Nodes.header(r, DeadLetterTopic.KIND));
+                    });
             return reasons.keySet().containsAll(List.of("invalid", "too-large", "out-of-range", "not-found", "crc-mismatch", "upload",
                     "unsupported", "out-of-order", "undecodable"));
         });

@@ -38,7 +38,25 @@ public final class DeadLetterTopic {
     /** Header: the original key's length, on a dead letter sent without it. */
     public static final String KEY_DROPPED = "lob.dlq.key.dropped";
 
+    /**
+     * What the names begin with of the headers Kafka Streams' own dead letters carry (KIP-1034,
+     * {@code errors.dead.letter.queue.topic.name}), which a letter carries too, so that tools made for those read it:
+     * the origin, the reason as the message, and as the exception the kind, {@code io.lobstream.store.index.Rejection: KIND}.
+     * There is no stack trace: nothing was thrown.
+     */
+    public static final String STREAMS_ERRORS = "__streams.errors.";
+    public static final String STREAMS_EXCEPTION = "__streams.errors.exception";
+    public static final String STREAMS_MESSAGE = "__streams.errors.message";
+    public static final String STREAMS_TOPIC = "__streams.errors.topic";
+    public static final String STREAMS_PARTITION = "__streams.errors.partition";
+    public static final String STREAMS_OFFSET = "__streams.errors.offset";
+
     private DeadLetterTopic() {
+    }
+
+    /** Whether {@code headerKey} names a header a dead letter adds ({@link #OWN} or {@link #STREAMS_ERRORS}). */
+    public static boolean isLetters(String headerKey) {
+        return headerKey.startsWith(OWN) || headerKey.startsWith(STREAMS_ERRORS);
     }
 
     /**

@@ -108,7 +108,7 @@ public final class DeadLetterRedrive {
                         ConsumerRecord<byte[], byte[]> original = r.value() == null || r.key() == null ? original(originals, r) : r;
                         RecordHeaders headers = new RecordHeaders();
                         for (Header h : original.headers()) {
-                            if (!h.key().startsWith(DeadLetterTopic.OWN)) {
+                            if (!DeadLetterTopic.isLetters(h.key())) {
                                 headers.add(h);
                             }
                         }

@@ -2,6 +2,7 @@ package io.lobstream.ingest.writer;
 
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.DeadLetterTopic;
+import io.lobstream.store.index.Rejection;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -43,22 +44,31 @@ public final class DeadLetters {
 
     /**
      * The dead letter of {@code record}: its key and value, its headers, then why and where from. Headers of the original
-     * named like the letter's own ({@code lob.dlq.*}) are left out: no command of LobStream's carries them ({@code redrive}
+     * named like the letter's own ({@code lob.dlq.*}, {@code __streams.errors.*}) are left out: no command of LobStream's carries them ({@code redrive}
      * strips them), and forged ones could not be told from the letter's, nor be dropped to keep it under the limit.
      */
     static Record<Object, Object> letter(Record<byte[], byte[]> record, Optional<RecordMetadata> origin, String kind, String reason) {
         Headers headers = new RecordHeaders();
         for (Header h : record.headers()) {
-            if (!h.key().startsWith(DeadLetterTopic.OWN)) {
+            if (!DeadLetterTopic.isLetters(h.key())) {
                 headers.add(h);
             }
         }
+        byte[] why = bytes(reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS) + "...");
         headers.add(DeadLetterTopic.KIND, bytes(kind));
-        headers.add(DeadLetterTopic.REASON, bytes(reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS) + "..."));
+        headers.add(DeadLetterTopic.REASON, why);
+        headers.add(DeadLetterTopic.STREAMS_EXCEPTION, bytes(Rejection.class.getName() + ": " + kind));
+        headers.add(DeadLetterTopic.STREAMS_MESSAGE, why);
         if (origin.isPresent()) {
-            headers.add(DeadLetterTopic.ORIGIN_TOPIC, bytes(origin.get().topic()));
-            headers.add(DeadLetterTopic.ORIGIN_PARTITION, bytes(Integer.toString(origin.get().partition())));
-            headers.add(DeadLetterTopic.ORIGIN_OFFSET, bytes(Long.toString(origin.get().offset())));
+            byte[] topic = bytes(origin.get().topic());
+            byte[] partition = bytes(Integer.toString(origin.get().partition()));
+            byte[] offset = bytes(Long.toString(origin.get().offset()));
+            headers.add(DeadLetterTopic.ORIGIN_TOPIC, topic);
+            headers.add(DeadLetterTopic.ORIGIN_PARTITION, partition);
+            headers.add(DeadLetterTopic.ORIGIN_OFFSET, offset);
+            headers.add(DeadLetterTopic.STREAMS_TOPIC, topic);
+            headers.add(DeadLetterTopic.STREAMS_PARTITION, partition);
+            headers.add(DeadLetterTopic.STREAMS_OFFSET, offset);
         }
         byte[] key = record.key();
         byte[] value = record.value();
@@ -76,7 +86,7 @@ public final class DeadLetters {
                     own.add(write); // the client that sent it learns it was dead-lettered
                 }
                 for (Header h : headers) {
-                    if (h.key().startsWith(DeadLetterTopic.OWN)) {
+                    if (DeadLetterTopic.isLetters(h.key())) {
                         own.add(h);
                     }
                 }

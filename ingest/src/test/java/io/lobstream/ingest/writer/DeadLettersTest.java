@@ -46,6 +46,12 @@ class DeadLettersTest {
         assertThat(header(letter, DeadLetterTopic.ORIGIN_PARTITION)).isEqualTo("3");
         assertThat(header(letter, DeadLetterTopic.ORIGIN_OFFSET)).isEqualTo("42");
         assertThat(letter.headers().lastHeader(DeadLetterTopic.VALUE_DROPPED)).isNull();
+        // the same under Kafka Streams' own names (KIP-1034), as its dead letters carry them
+        assertThat(header(letter, "__streams.errors.exception")).isEqualTo("io.lobstream.store.index.Rejection: invalid");
+        assertThat(header(letter, "__streams.errors.message")).isEqualTo("because");
+        assertThat(header(letter, "__streams.errors.topic")).isEqualTo("lob.commands");
+        assertThat(header(letter, "__streams.errors.partition")).isEqualTo("3");
+        assertThat(header(letter, "__streams.errors.offset")).isEqualTo("42");
     }
 
     /** A record just under Kafka's 1 MiB on lob.commands: its letter would be over it, refused at every try. */
@@ -77,12 +83,14 @@ class DeadLettersTest {
     @Test
     void headersNamedLikeTheLettersOwnAreNotTakenFromTheOriginal() {
         Headers forged = new RecordHeaders().add("lob.dlq.pad", new byte[2_000_000]).add(DeadLetterTopic.ORIGIN_OFFSET, bytes("999"))
-                .add("lob.write", bytes("w-9")).add("junk", new byte[600_000]).add("junk", new byte[600_000]);
+                .add("__streams.errors.offset", bytes("999")).add("lob.write", bytes("w-9")).add("junk", new byte[600_000]).add("junk", new byte[600_000]);
         Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L, forged), ORIGIN, "undecodable", "x");
 
         assertThat(letter.headers().lastHeader("lob.dlq.pad")).isNull();
         assertThat(letter.headers().headers(DeadLetterTopic.ORIGIN_OFFSET)).hasSize(1);
         assertThat(header(letter, DeadLetterTopic.ORIGIN_OFFSET)).isEqualTo("42");
+        assertThat(letter.headers().headers("__streams.errors.offset")).hasSize(1);
+        assertThat(header(letter, "__streams.errors.offset")).isEqualTo("42");
         assertThat(header(letter, "lob.write")).as("kept: its client learns the write was dead-lettered").isEqualTo("w-9");
         int bytes = 0;
         for (var h : letter.headers()) {
@@ -99,6 +107,7 @@ class DeadLettersTest {
         assertThat(letter.headers().lastHeader("junk")).isNull();
         assertThat(header(letter, DeadLetterTopic.KIND)).isEqualTo("invalid");
         assertThat(header(letter, DeadLetterTopic.ORIGIN_OFFSET)).isEqualTo("42");
+        assertThat(header(letter, "__streams.errors.offset")).isEqualTo("42");
     }
 
     @Test
