@@ -166,6 +166,7 @@ final class DemoCommand implements Callable<Integer> {
                 summary.put("pages_live", st.pagesLive());
                 summary.put("pages_history", st.pagesHistory());
                 summary.put("pages_free", st.pagesFree());
+                summary.put("pages_uploading", st.pagesUploading());
                 summary.put("bytes_live", st.bytesLive());
                 summary.put("tablespace_bytes", st.tablespaceBytes());
                 summary.put("space_ratio", st.bytesLive() == 0 ? 0 : Math.round(1000.0 * st.tablespaceBytes() / st.bytesLive()) / 1000.0);

@@ -120,19 +120,19 @@ final class StatusCommand implements Callable<Integer> {
                     w.path("stage").asText(), w.path("failures_in_a_row").asInt(), w.path("next_try_in_s").asLong(),
                     w.path("last_error").asText());
         }
-        System.out.printf("%-5s %10s %14s %10s %10s %10s %10s %10s%n", "part", "lobs", "bytes_live", "history", "purge_lag",
-                "pg_live", "pg_history", "pg_free");
+        System.out.printf("%-5s %10s %14s %10s %10s %10s %10s %10s %10s%n", "part", "lobs", "bytes_live", "history", "purge_lag",
+                "pg_live", "pg_history", "pg_free", "pg_upload");
         for (JsonNode p : s.path("partitions")) {
             String part = p.path("partition").asText();
-            System.out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d%n", part, p.path("lobs_live").asLong(),
+            System.out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d %10d%n", part, p.path("lobs_live").asLong(),
                     p.path("bytes_live").asLong(), p.path("history_length").asLong(),
                     s.path("purge_lag").path(part).asText("?"), p.path("pages_live").asLong(),
-                    p.path("pages_history").asLong(), p.path("pages_free").asLong());
+                    p.path("pages_history").asLong(), p.path("pages_free").asLong(), p.path("pages_uploading").asLong());
         }
         JsonNode t = s.path("totals");
-        System.out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d%n", "all", t.path("lobs_live").asLong(), t.path("bytes_live").asLong(),
+        System.out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d %10d%n", "all", t.path("lobs_live").asLong(), t.path("bytes_live").asLong(),
                 t.path("history_length").asLong(), s.path("purge_lag_total").asText("?"), t.path("pages_live").asLong(),
-                t.path("pages_history").asLong(), t.path("pages_free").asLong());
+                t.path("pages_history").asLong(), t.path("pages_free").asLong(), t.path("pages_uploading").asLong());
         if (s.has("purge_lag_error")) {
             System.out.println(s.path("purge_lag_error").asText());
         }

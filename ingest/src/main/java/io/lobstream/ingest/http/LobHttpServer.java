@@ -416,6 +416,7 @@ public final class LobHttpServer implements AutoCloseable {
         n.put("pages_live", st.pagesLive());
         n.put("pages_history", st.pagesHistory());
         n.put("pages_free", st.pagesFree());
+        n.put("pages_uploading", st.pagesUploading());
         n.put("tablespace_bytes", st.tablespaceBytes());
         return n;
     }

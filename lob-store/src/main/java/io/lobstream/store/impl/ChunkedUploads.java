@@ -49,10 +49,11 @@ final class ChunkedUploads {
     private final DurableFrees frees;
     /** The store's record of pages written but not yet named by the index (see {@link DefaultLobStore}). */
     private final Map<Long, List<Extent>> unpublished;
+    private final TablespaceUsage usage;
 
     ChunkedUploads(LobStoreConfig config, LobIndex index, PageAllocator allocator, VersionNumbers versions,
                    ThreadLocal<VersionWriter> writers, PagesFirst pagesFirst, DurableFrees frees,
-                   Map<Long, List<Extent>> unpublished) {
+                   Map<Long, List<Extent>> unpublished, TablespaceUsage usage) {
         this.config = config;
         this.index = index;
         this.allocator = allocator;
@@ -61,6 +62,7 @@ final class ChunkedUploads {
         this.pagesFirst = pagesFirst;
         this.frees = frees;
         this.unpublished = unpublished;
+        this.usage = usage;
     }
 
     /**
@@ -175,6 +177,9 @@ final class ChunkedUploads {
                     named = true;
                     index.write(batch);
                 }
+                if (fresh) {
+                    usage.uploading(Extent.totalPages(upload.pages())); // its entry names them now
+                }
                 return Step.done(ChunkResult.of(ChunkResult.Status.ACCEPTED));
             }
             if (chunk.crc32c() != null && chunk.crc32c() != next.crc32c()) {
@@ -185,6 +190,9 @@ final class ChunkedUploads {
                     }
                     SourceMarks.rejected(index, batch, source, new Rejection(Rejection.CRC_MISMATCH, reason));
                     index.write(batch);
+                }
+                if (!fresh) {
+                    usage.uploading(-Extent.totalPages(upload.pages()));
                 }
                 frees.release(upload.pages()); // after the write that drops the upload's entry
                 versions.settled(upload.version());

@@ -151,7 +151,7 @@ public final class DefaultLobStore implements LobStore {
         this.versions = new VersionNumbers(index, recovered.highestVersion(), recovered.uploads().keySet(),
                 sync -> pagesFirst.syncWal(() -> syncGuard.run(file::force), () -> syncGuard.run(sync)));
         this.frees = new DurableFrees(config, allocator);
-        this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished);
+        this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished, usage);
         this.backpressure = new Backpressure(() -> usage.historyExcess(config.historyMax(), config.historyMaxRatio()),
                 config.historyMaxDelayMs(), metrics::backpressure);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
@@ -468,6 +468,9 @@ public final class DefaultLobStore implements LobStore {
             versions.settled(written.version());
             usage.published(written, old);
             superseded.ifPresent(usage::pending);
+            if (finishedUpload != null) {
+                usage.uploading(-written.pageCount()); // the upload's pages, now the version's
+            }
             return superseded;
         }
     }
@@ -546,6 +549,7 @@ public final class DefaultLobStore implements LobStore {
                 Optional<UploadEntry> now = index.upload(u.uploadId());
                 if (now.isPresent() && idle.test(now.get())) {
                     index.write(index.newBatch().deleteUpload(u.uploadId()));
+                    usage.uploading(-Extent.totalPages(u.pages()));
                     frees.release(u.pages());
                     versions.settled(u.version());
                     expired.add(u.uploadId());

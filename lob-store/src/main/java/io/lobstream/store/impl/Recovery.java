@@ -98,6 +98,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
             index.forEachUpload(u -> {
                 maxVersion[0] = Math.max(maxVersion[0], u.version());
                 referenced.addAll(u.pages());
+                usage.uploading(Extent.totalPages(u.pages()));
                 uploads.put(u.version(), u.bytesDone());
                 if (uncovered.test(u.version())) {
                     torn.upload(u, frontier.map(f -> f.uploadBytesCovered(u.version())).orElse(0L));

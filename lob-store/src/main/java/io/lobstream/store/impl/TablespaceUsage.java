@@ -10,7 +10,8 @@ import java.util.function.LongSupplier;
 
 /**
  * What a tablespace holds, kept up to date by every publish, delete and free: LOBs, live bytes
- * and pages, and history (versions superseded and not yet reclaimed, and their pages). Recovery
+ * and pages, history (versions superseded and not yet reclaimed, and their pages), and the pages
+ * of chunked uploads in progress. Recovery
  * sets it from the index; it is never stored. Its figures feed the gauges, {@link StoreStats} and
  * backpressure ({@link #historyExcess}).
  */
@@ -20,6 +21,7 @@ final class TablespaceUsage {
     private final AtomicLong pagesLive = new AtomicLong();
     private final AtomicLong pagesHistory = new AtomicLong();
     private final AtomicLong historyLength = new AtomicLong();
+    private final AtomicLong pagesUploading = new AtomicLong();
 
     /** A current version found at open. */
     void recoveredCurrent(VersionEntry e) {
@@ -50,6 +52,14 @@ final class TablespaceUsage {
         pagesHistory.addAndGet(e.pageCount());
     }
 
+    /**
+     * {@code pages} more (or, negative, fewer) pages belong to uploads in progress: an upload's entry written, naming the
+     * pages its first chunk allocated; or dropped, its pages then live (published) or free (expired, checksum failed).
+     */
+    void uploading(long pages) {
+        pagesUploading.addAndGet(pages);
+    }
+
     /** A pending version was freed. */
     void freed(VersionEntry e) {
         if (e.cause() != VersionEntry.Cause.RELOCATE) {
@@ -75,6 +85,7 @@ final class TablespaceUsage {
         metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "live", pagesLive::get);
         metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "history", pagesHistory::get);
         metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "free", pagesFree::getAsLong);
+        metrics.gauge("lob_tablespace_pages", "Tablespace pages by state", "uploading", pagesUploading::get);
         metrics.gauge("lob_history_length", "Versions superseded and not yet reclaimed", null, historyLength::get);
         metrics.gauge("lob_live_bytes", "Bytes of current LOB versions", null, bytesLive::get);
         metrics.gauge("lob_lobs", "LOBs with a current version", null, lobs::get);
@@ -82,14 +93,15 @@ final class TablespaceUsage {
 
     /** Gauges of the tablespace's file size and how far history is past its limit (0 within it: no backpressure). */
     void registerLimitGauges(StoreMetrics metrics, LongSupplier pagesFree, int pageSize, long historyMax, double historyMaxRatio) {
-        metrics.gauge("lob_tablespace_bytes", "Bytes of the page file: live, history and free pages", null,
-                () -> (pagesLive.get() + pagesHistory.get() + pagesFree.getAsLong()) * pageSize);
+        metrics.gauge("lob_tablespace_bytes", "Bytes of the page file: live, history, free and uploading pages", null,
+                () -> stats(pagesFree.getAsLong(), pageSize).tablespaceBytes());
         metrics.gauge("lob_history_excess_ratio", "How far history is past lob.history.max (or .ratio), as a share of it; above 0 "
                 + "writes are slowed (lob_backpressure_delay_seconds), reaching lob.history.max.delay.ms at 1", null,
                 () -> historyExcess(historyMax, historyMaxRatio));
     }
 
     StoreStats stats(long pagesFree, int pageSize) {
-        return new StoreStats(lobs.get(), bytesLive.get(), pagesLive.get(), pagesHistory.get(), pagesFree, historyLength.get(), pageSize);
+        return new StoreStats(lobs.get(), bytesLive.get(), pagesLive.get(), pagesHistory.get(), pagesFree, pagesUploading.get(),
+                historyLength.get(), pageSize);
     }
 }

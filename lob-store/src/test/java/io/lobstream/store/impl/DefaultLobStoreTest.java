@@ -414,6 +414,7 @@ class DefaultLobStoreTest {
     @Test
     void chunkedPutStreamsIntoPreallocatedPagesAcrossARestart() throws IOException {
         byte[] v = bytes(3_000_001, 5);
+        long uploading;
         LobStoreConfig cfg = config(4096, true);
         try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
             assertThat(chunk(store, "u1", v, 0, 7, null).status()).isEqualTo(ChunkResult.Status.ACCEPTED);
@@ -424,8 +425,13 @@ class DefaultLobStoreTest {
             FsckReport mid = store.fsck(true);
             assertThat(mid.problems()).isEmpty();
             assertThat(mid.pagesUploading()).isGreaterThan(700);
+            uploading = mid.pagesUploading();
+            assertThat(store.stats().pagesUploading()).isEqualTo(uploading);
+            assertThat(store.stats().pagesTotal()).as("every page the tablespace spans, the upload's too, as fsck counts them")
+                    .isEqualTo(mid.pagesLive() + mid.pagesHistory() + mid.pagesFree() + mid.pagesUploading());
         }
         try (DefaultLobStore store = DefaultLobStore.open(dir, cfg)) {
+            assertThat(store.stats().pagesUploading()).as("counted again at open").isEqualTo(uploading);
             for (int i = 2; i < 7; i++) {
                 ChunkResult r = chunk(store, "u1", v, i, 7, i == 6 ? crc(v) : null);
                 assertThat(r.status()).isEqualTo(i == 6 ? ChunkResult.Status.PUBLISHED : ChunkResult.Status.ACCEPTED);
@@ -434,6 +440,8 @@ class DefaultLobStoreTest {
             FsckReport done = store.fsck(true);
             assertThat(done.problems()).isEmpty();
             assertThat(done.pagesUploading()).isZero();
+            assertThat(store.stats().pagesUploading()).isZero();
+            assertThat(store.stats().pagesTotal()).isEqualTo(done.pagesLive() + done.pagesHistory() + done.pagesFree());
             assertThat(chunk(store, "u1", v, 4, 7, null).status()).as("a chunk of a finished upload").isEqualTo(ChunkResult.Status.REJECTED);
         }
     }
@@ -444,11 +452,17 @@ class DefaultLobStoreTest {
         try (DefaultLobStore store = DefaultLobStore.open(dir, config(4096, true))) {
             long free0 = store.stats().pagesFree();
             chunk(store, "bad", v, 0, 2, null);
+            assertThat(store.stats().pagesUploading()).isGreaterThan(140);
             assertThat(chunk(store, "bad", v, 1, 2, crc(v) + 1).status()).isEqualTo(ChunkResult.Status.CHECKSUM_MISMATCH);
+            assertThat(store.stats().pagesUploading()).isZero();
             assertThat(store.current("big")).isEmpty();
             chunk(store, "stopped", v, 0, 3, null);
+            assertThat(store.stats().pagesUploading()).isGreaterThan(140);
+            long spanned = store.stats().pagesTotal();
             assertThat(store.expireUploads(60_000)).isEmpty();
             assertThat(store.expireUploads(-1)).containsExactly("stopped");
+            assertThat(store.stats().pagesUploading()).isZero();
+            assertThat(store.stats().pagesTotal()).as("the upload's pages, free now").isEqualTo(spanned);
             assertThat(chunk(store, "stopped", v, 1, 3, null).status()).isEqualTo(ChunkResult.Status.REJECTED);
             FsckReport fsck = store.fsck(true);
             assertThat(fsck.problems()).isEmpty();
