@@ -44,8 +44,9 @@ public final class DeadLetters {
 
     /**
      * The dead letter of {@code record}: its key and value, its headers, then why and where from. Headers of the original
-     * named like the letter's own ({@code lob.dlq.*}, {@code __streams.errors.*}) are left out: no command of LobStream's carries them ({@code redrive}
-     * strips them), and forged ones could not be told from the letter's, nor be dropped to keep it under the limit.
+     * named like the letter's own ({@code lob.dlq.*}, {@code __streams.errors.*}) are left out: no command of LobStream's
+     * carries them ({@code redrive} strips them), and forged ones could not be told from the letter's, nor be dropped to
+     * keep it under the limit.
      */
     static Record<Object, Object> letter(Record<byte[], byte[]> record, Optional<RecordMetadata> origin, String kind, String reason) {
         Headers headers = new RecordHeaders();
