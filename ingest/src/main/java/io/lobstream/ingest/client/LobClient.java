@@ -39,6 +39,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntFunction;
 import java.util.zip.CRC32C;
 
 /**
@@ -399,6 +400,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
         long done = 0;
         int piece = 0;
         String previous = null;
+        List<Long> starts = new ArrayList<>(); // each piece's first byte
         byte[] buffer = new byte[(int) Math.min(chunkSize, length)]; // one for every piece: see send()
         do {
             long before = done;
@@ -422,11 +424,16 @@ public final class LobClient implements LobWrites, AutoCloseable {
             LobCommand cmd = base(ids, piece++).setAfter(previous).setOffset(offset + done).setTotalLength(n)
                     .setCrc32c(crc(buffer, n)).setData(ByteBuffer.wrap(buffer, 0, n)).build();
             sent.send(cmd);
+            starts.add(done);
             previous = cmd.getCommandId();
             done += n;
             progress.sent(done);
         } while (done < length);
-        return completeWhen(w, sent.futures);
+        // all sent without waiting: a piece that fails now (a broker away for delivery.timeout.ms) fails after the rest were
+        // queued, and the write says which piece failed first and what that means
+        return completeWhen(w, sent.futures, i -> name + " " + lobId + ": the piece at byte " + starts.get(i) + " of " + length
+                + " failed; a prefix of the write may be applied (each piece applies on its own, once the one before it is; one "
+                + "that timed out may have reached Kafka): read the LOB before you retry");
     }
 
     /** Each piece of a write or append is applied on its own, in order: those sent before a failure may be applied (a prefix). */
@@ -518,8 +525,19 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * if any failed.
      */
     private LobWrite completeWhen(LobWrite write, List<CompletableFuture<RecordMetadata>> sent) {
+        return completeWhen(write, sent, null);
+    }
+
+    /**
+     * As {@link #completeWhen(LobWrite, List)}; a write that failed fails with {@code whyFailed} of the first record, in
+     * the order sent, that failed (not of whichever failed first) and that record's failure as its cause.
+     */
+    private LobWrite completeWhen(LobWrite write, List<CompletableFuture<RecordMetadata>> sent, IntFunction<String> whyFailed) {
         CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).whenCompleteAsync((v, err) -> {
-            if (err != null) {
+            if (err != null && whyFailed != null) {
+                Map.Entry<Integer, Throwable> first = firstFailed(sent);
+                write.completeExceptionally(new IOException(whyFailed.apply(first.getKey()) + ": " + first.getValue(), first.getValue()));
+            } else if (err != null) {
                 write.completeExceptionally(err instanceof CompletionException && err.getCause() != null
                         ? err.getCause() : err);
             } else {
@@ -528,6 +546,17 @@ public final class LobClient implements LobWrites, AutoCloseable {
             }
         }, callbacks());
         return write;
+    }
+
+    /** The first of {@code sent}, all done and one at least failed, that failed, in their order: its index and failure. */
+    static Map.Entry<Integer, Throwable> firstFailed(List<? extends CompletableFuture<?>> sent) {
+        for (int i = 0; i < sent.size(); i++) {
+            if (sent.get(i).isCompletedExceptionally()) {
+                Throwable t = sent.get(i).handle((r, e) -> e).join();
+                return Map.entry(i, t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
+            }
+        }
+        throw new IllegalArgumentException("none of the records failed");
     }
 
     /** {@link #callbacks}, or the completing thread once the client is closed. */

@@ -9,8 +9,10 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
-import java.util.concurrent.ExecutionException;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -47,6 +49,17 @@ class LobClientTest {
                     .withMessageContaining("append log: stopped at byte 1024 of " + data.length)
                     .withMessageContaining("the pieces before byte 1024 were sent and a prefix of them may be applied");
         }
+    }
+
+    /** A write's pieces all sent, two failing: the write names the first in their order, not whichever failed first. */
+    @Test
+    void theFirstPieceThatFailedInTheOrderSentIsTheOneNamed() {
+        List<CompletableFuture<String>> sent = List.of(new CompletableFuture<>(), new CompletableFuture<>(), new CompletableFuture<>());
+        sent.get(2).completeExceptionally(new IllegalStateException("third"));
+        sent.get(0).complete("first");
+        sent.get(1).completeExceptionally(new IllegalStateException("second"));
+        assertThat(LobClient.firstFailed(sent).getKey()).isEqualTo(1);
+        assertThat(LobClient.firstFailed(sent).getValue()).hasMessage("second");
     }
 
     @Test
