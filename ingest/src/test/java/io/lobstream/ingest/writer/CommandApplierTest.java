@@ -241,37 +241,64 @@ class CommandApplierTest {
     }
 
     /**
-     * The pieces of an append: the first lost (expired in its producer's buffer), the next two delivered. Each names the
-     * one before, so neither is applied where the lost one belonged; sent again with their ids, all three apply in order.
+     * The four pieces of an append, each naming the one before: the first applied, the second lost (expired in its
+     * producer's buffer), the next two delivered. Neither is applied where the lost one belonged. After a restart, the
+     * write sent again with its ids (its idempotency key): the first is a duplicate, the other three apply in order.
      */
     @Test
     void aPieceWhosePieceBeforeWasNotAppliedIsRefusedUntilThatOneIs() throws Exception {
         String id = "doc";
         int p = partitionOf(id);
-        LobCommand a = command(id, LobOp.APPEND, 0, new byte[]{1});
-        LobCommand b = command(id, LobOp.APPEND, 0, new byte[]{2});
-        b.setAfter(a.getCommandId());
-        LobCommand c = command(id, LobOp.APPEND, 0, new byte[]{3});
-        c.setAfter(b.getCommandId());
+        LobCommand[] pieces = new LobCommand[4];
+        for (int i = 0; i < pieces.length; i++) {
+            pieces[i] = command(id, LobOp.APPEND, 0, new byte[]{(byte) (i + 1)});
+            pieces[i].setAfter(i == 0 ? null : pieces[i - 1].getCommandId());
+        }
+        long offset = 0;
         try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
-            long offset = 0;
             assertThat(applier.apply(command(id, LobOp.PUT, 0, new byte[]{0}), key(id), p, 0, store, new Source(TOPIC + p, offset++)))
                     .isInstanceOf(CommandApplier.Applied.class);
-            for (LobCommand lost : new LobCommand[]{b, c}) {
-                assertThat(applier.apply(lost, key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+            assertThat(applier.apply(pieces[0], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            for (LobCommand after : new LobCommand[]{pieces[2], pieces[3]}) {
+                assertThat(applier.apply(after, key(id), p, 0, store, new Source(TOPIC + p, offset++)))
                         .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("out-of-order"));
             }
-            for (LobCommand again : new LobCommand[]{a, b, c}) {
-                assertThat(applier.apply(again, key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+        }
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(pieces[0], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                    .isInstanceOf(CommandApplier.Duplicate.class);
+            for (int i = 1; i < pieces.length; i++) {
+                assertThat(applier.apply(pieces[i], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
                         .isInstanceOf(CommandApplier.Applied.class);
             }
             try (LobReadHandle h = store.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
-                assertThat(in.readAllBytes()).containsExactly(0, 1, 2, 3);
+                assertThat(in.readAllBytes()).containsExactly(0, 1, 2, 3, 4);
             }
-            LobCommand put = command(id, LobOp.PUT, 0, new byte[]{4});
-            put.setAfter(c.getCommandId());
+            LobCommand put = command(id, LobOp.PUT, 0, new byte[]{5});
+            put.setAfter(pieces[3].getCommandId());
             assertThat(applier.apply(put, key(id), p, 0, store, new Source(TOPIC + p, offset)))
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason()).contains("only a WRITE or APPEND"));
+        }
+    }
+
+    /** The piece before is looked up as a duplicate is: within the window, in the commands' own time. */
+    @Test
+    void aPieceWhosePieceBeforeWasAppliedLongerThanTheWindowBeforeIsRefused() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        LobCommand first = command(id, LobOp.APPEND, 0, new byte[]{1});
+        LobCommand late = command(id, LobOp.APPEND, 0, new byte[]{2});
+        late.setAfter(first.getCommandId());
+        LobCommand inTime = command(id, LobOp.APPEND, 0, new byte[]{3});
+        inTime.setAfter(first.getCommandId());
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            long t = 1_000_000;
+            assertThat(applier.apply(first, key(id), p, t, store, new Source(TOPIC + p, 0, t))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(applier.apply(late, key(id), p, t + WINDOW_MS + 1, store, new Source(TOPIC + p, 1, t + WINDOW_MS + 1)))
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("out-of-order"));
+            assertThat(applier.apply(inTime, key(id), p, t + WINDOW_MS, store, new Source(TOPIC + p, 2, t + WINDOW_MS)))
+                    .isInstanceOf(CommandApplier.Applied.class);
         }
     }
 
