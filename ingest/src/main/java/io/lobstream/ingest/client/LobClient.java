@@ -339,7 +339,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * {@code data}. More than {@code lob.chunk.size} bytes go as several WRITEs at consecutive
      * offsets: each is applied atomically, the whole is not (a reader may see the first ones
      * applied before the last). Each piece names the one before it, and the writer applies it only
-     * once that one is applied: if one fails, none after it is applied, so what may be applied is a prefix.
+     * once that one is applied: if one is lost, none after it is applied, so what may be applied is a prefix.
      */
     @Override
     public LobWrite write(String lobId, long offset, InputStream data, long length, Progress progress)
