@@ -538,8 +538,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 Map.Entry<Integer, Throwable> first = firstFailed(sent);
                 write.completeExceptionally(new IOException(whyFailed.apply(first.getKey()) + ": " + first.getValue(), first.getValue()));
             } else if (err != null) {
-                write.completeExceptionally(err instanceof CompletionException && err.getCause() != null
-                        ? err.getCause() : err);
+                write.completeExceptionally(unwrapped(err));
             } else {
                 write.appendedAt(sent.stream().mapToLong(f -> f.join().timestamp()).min().orElse(-1));
                 write.complete(sent.get(sent.size() - 1).join());
@@ -552,11 +551,15 @@ public final class LobClient implements LobWrites, AutoCloseable {
     static Map.Entry<Integer, Throwable> firstFailed(List<? extends CompletableFuture<?>> sent) {
         for (int i = 0; i < sent.size(); i++) {
             if (sent.get(i).isCompletedExceptionally()) {
-                Throwable t = sent.get(i).handle((r, e) -> e).join();
-                return Map.entry(i, t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
+                return Map.entry(i, unwrapped(sent.get(i).handle((r, e) -> e).join()));
             }
         }
         throw new IllegalArgumentException("none of the records failed");
+    }
+
+    /** The failure a {@link CompletionException} wraps, as a dependent future reports it; else {@code t} itself. */
+    private static Throwable unwrapped(Throwable t) {
+        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
     }
 
     /** {@link #callbacks}, or the completing thread once the client is closed. */
