@@ -19,6 +19,7 @@ import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.schema.TopicSetup;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.LobReadHandle;
@@ -274,7 +275,7 @@ class IngestIT {
      * expired in the producer's buffer (a broker away for delivery.timeout.ms) would not hold back the next, so the writer
      * applies a piece only once the one it names is (CommandApplierTest, and the out-of-order letter below). Seen here
      * through a producer interceptor: the chain the client sends, and the value it makes. (The interceptor is set in
-     * the client's configuration, as a user sets a tracing one: the consumer behind applied() must not take it.)
+     * the client's configuration, as a user sets a tracing one, for producers: the consumer behind applied() takes none.)
      */
     @Test
     void eachPieceOfAnAppendNamesThePieceBeforeIt() throws Exception {
@@ -283,7 +284,8 @@ class IngestIT {
         client.put("it-append-order", v, null).get();
         byte[] more = bytes(3 * chunk + 100, 32); // four pieces
         Pieces.SENT.clear();
-        try (LobClient watched = new LobClient(config.with(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, Pieces.class.getName()))) {
+        try (LobClient watched = new LobClient(config.with(ClientKind.PRODUCER.prefix() + ProducerConfig.INTERCEPTOR_CLASSES_CONFIG,
+                Pieces.class.getName()))) {
             assertThat(watched.append("it-append-order", new ByteArrayInputStream(more), more.length, LobClient.Progress.NONE)
                     .applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
         }

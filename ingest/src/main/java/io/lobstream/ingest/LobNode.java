@@ -11,6 +11,7 @@ import io.lobstream.ingest.writer.UndoResender;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.schema.TopicSetup;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.LobStoreConfig;
@@ -134,7 +135,7 @@ public final class LobNode implements AutoCloseable {
     /** Creates the topics if needed and warns of what in their settings LobStream does not expect; returns their partitions. */
     private int checkTopics() throws IOException, InterruptedException {
         int partitions;
-        try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
+        try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN))) {
             partitions = TopicSetup.ensureTopics(admin, config);
             log.info("topics {} ready with {} partitions", config.topics().all(), partitions);
             TopicSetup.topicProblems(admin, config).forEach(log::warn); // advice only: the node runs, DescribeConfigs or not
@@ -219,7 +220,7 @@ public final class LobNode implements AutoCloseable {
     private Properties streamsProperties() {
         Properties p = new Properties();
         // the settings every Kafka client knows (security, timeouts), which Streams hands to its clients
-        p.putAll(config.clientConfig(AdminClientConfig.configNames()));
+        p.putAll(config.commonClientConfig());
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID));
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
@@ -255,8 +256,25 @@ public final class LobNode implements AutoCloseable {
             p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), nodeId.strip());
             p.put(StreamsConfig.CLIENT_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID) + "-" + nodeId.strip());
         }
+        applyClientKindSettings(p, config);
         applyStreamsSettings(p, config);
         return p;
+    }
+
+    /**
+     * A setting given for one kind of client ({@code lob.producer.interceptor.classes}) reaches the writer's clients of
+     * that kind too, under Kafka Streams' prefix for them, where the node says nothing: its fetch sizes, linger and
+     * session timeout stay. A {@code lob.streams.} key wins over both ({@link #applyStreamsSettings}, called after).
+     */
+    static void applyClientKindSettings(Properties p, LobStreamConfig config) {
+        for (ClientKind kind : ClientKind.values()) {
+            String prefix = switch (kind) {
+                case PRODUCER -> StreamsConfig.PRODUCER_PREFIX;
+                case CONSUMER -> StreamsConfig.CONSUMER_PREFIX;
+                case ADMIN -> StreamsConfig.ADMIN_CLIENT_PREFIX;
+            };
+            config.clientOverrides(kind).forEach((k, v) -> p.putIfAbsent(prefix + k, v));
+        }
     }
 
     /**

@@ -1,8 +1,8 @@
 package io.lobstream.ingest;
 
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.MemberToRemove;
 import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
@@ -182,7 +182,7 @@ final class StaticMembers {
     }
 
     private Admin admin() {
-        return Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+        return Admin.create(config.clientConfig(ClientKind.ADMIN));
     }
 
     private static int index(String suffix) {

@@ -2,6 +2,7 @@ package io.lobstream.purge;
 
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.schema.Topics;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
@@ -31,7 +32,7 @@ final class PurgeClients {
     static KafkaConsumer<String, byte[]> consumer(LobStreamConfig config, String workerId) {
         // the user's client settings (e.g. session.timeout.ms, security), so a deployment can
         // tune failure detection; the settings exactly-once depends on are put after, and win
-        Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
+        Map<String, Object> c = config.clientConfig(ClientKind.CONSUMER);
         c.put(ConsumerConfig.GROUP_ID_CONFIG, config.get(LobStreamConfig.PURGE_GROUP));
         c.put(ConsumerConfig.CLIENT_ID_CONFIG, "purge-" + workerId);
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -52,13 +53,13 @@ final class PurgeClients {
 
     /** The purge producers' transaction.timeout.ms: the user's, or Kafka's default (a minute). */
     static Duration transactionTimeout(LobStreamConfig config) {
-        Object set = config.clientConfig(ProducerConfig.configNames()).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
+        Object set = config.clientConfig(ClientKind.PRODUCER).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
         return Duration.ofMillis(set == null ? KAFKA_TRANSACTION_TIMEOUT_MS : Long.parseLong(set.toString().trim()));
     }
 
     /** Makes the worker's transactional producers: the first, and one for each that failed for good. */
     static Supplier<Producer<String, Object>> producers(LobStreamConfig config, String workerId) {
-        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
+        Map<String, Object> p = config.clientConfig(ClientKind.PRODUCER);
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(config, workerId));
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);

@@ -216,14 +216,40 @@ public final class LobStreamConfig {
             if (fixed != null) {
                 throw new ConfigException(k + " is not taken: " + fixed);
             }
+        } else if (kindOf(k) != null) {
+            checkPerKind(k, kindOf(k));
         } else if (k.startsWith("lob.")) {
             if (!NAMES.contains(k) && !k.startsWith(SERDE_PREFIX)) {
                 throw new ConfigException("unknown configuration key " + k + " (./lobstream config lists them)");
             }
+        } else if (PER_KIND_ONLY.contains(k)) {
+            throw new ConfigException(k + " is not taken as it is: a producer's fails a consumer, and the other way round; set "
+                    + ClientKind.PRODUCER.prefix + k + " or " + ClientKind.CONSUMER.prefix + k);
         } else if (!NAMES.contains(k) && !CLIENT_KEYS.contains(k) && SERDE_PREFIXES.stream().noneMatch(k::startsWith)) {
             throw new ConfigException("unknown configuration key " + k + ": not LobStream's (./lobstream config lists them), "
                     + "nor a Kafka producer, consumer or admin client setting, nor a serde's (" + String.join("*, ", SERDE_PREFIXES)
                     + "*, or any as " + SERDE_PREFIX + "<setting>); Kafka Streams settings take the prefix " + STREAMS_PREFIX);
+        }
+    }
+
+    private static ClientKind kindOf(String key) {
+        for (ClientKind kind : ClientKind.values()) {
+            if (key.startsWith(kind.prefix)) {
+                return kind;
+            }
+        }
+        return null;
+    }
+
+    /** {@code lob.<kind>.<setting>}: a setting of that kind of client, and none LobStream decides for every client. */
+    private static void checkPerKind(String key, ClientKind kind) {
+        String setting = key.substring(kind.prefix.length());
+        if (!kind.names.contains(setting)) {
+            throw new ConfigException("unknown configuration key " + key + ": " + setting + " is no Kafka " + kind.noun() + " setting");
+        }
+        if (ROUTING.contains(setting) || setting.equals(BOOTSTRAP.name())) {
+            throw new ConfigException(key + " is not taken: " + (ROUTING.contains(setting)
+                    ? "a LOB's records go to its key's partition, in every topic" : "every client takes " + BOOTSTRAP.name()));
         }
     }
 
@@ -306,12 +332,73 @@ public final class LobStreamConfig {
     private static final Set<String> ROUTING = Set.of("partitioner.class", "partitioner.ignore.keys");
 
     /**
-     * The Kafka client settings the user gave that a client knows ({@code known}: its config
-     * names, e.g. {@code ConsumerConfig.configNames()}), such as security, timeouts and tuning,
-     * plus {@code bootstrap.servers}; never the partitioner's. Callers put the settings they
-     * depend on after these, so those win.
+     * The kinds of Kafka client LobStream creates. A Kafka setting given as it is reaches every
+     * client that knows it; given as {@code lob.producer.<setting>} (or {@code lob.consumer.},
+     * {@code lob.admin.}) it reaches the clients of that kind alone, the writer's too, and wins
+     * over the plain key, as Kafka Streams' {@code producer.}, {@code consumer.} and {@code admin.}
+     * prefixes do.
      */
-    public Map<String, Object> clientConfig(Set<String> known) {
+    public enum ClientKind {
+        PRODUCER("lob.producer.", ProducerConfig.configNames()),
+        CONSUMER("lob.consumer.", ConsumerConfig.configNames()),
+        ADMIN("lob.admin.", AdminClientConfig.configNames());
+
+        private final String prefix;
+        private final Set<String> names;
+
+        ClientKind(String prefix, Set<String> names) {
+            this.prefix = prefix;
+            this.names = names;
+        }
+
+        public String prefix() {
+            return prefix;
+        }
+
+        private String noun() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /**
+     * Kafka settings a client of one kind takes and another refuses: a producer's interceptor fails a consumer's
+     * construction, and the other way round. Taken per kind only ({@link ClientKind}).
+     */
+    private static final Set<String> PER_KIND_ONLY = Set.of(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG);
+
+    /**
+     * The Kafka client settings the user gave that a client of this kind knows, such as security,
+     * timeouts and tuning, those given for its kind ({@code lob.<kind>.<setting>}) winning, plus
+     * {@code bootstrap.servers}; never the partitioner's. Callers put the settings they depend on
+     * after these, so those win.
+     */
+    public Map<String, Object> clientConfig(ClientKind kind) {
+        Map<String, Object> m = plainClientConfig(kind.names);
+        m.putAll(clientOverrides(kind));
+        return m;
+    }
+
+    /**
+     * The plain Kafka settings every kind of client knows (security, timeouts) and {@code bootstrap.servers}: what Kafka
+     * Streams hands to all its clients. The settings of one kind reach its clients under Streams' own prefix
+     * ({@link #clientOverrides}).
+     */
+    public Map<String, Object> commonClientConfig() {
+        return plainClientConfig(AdminClientConfig.configNames());
+    }
+
+    /** The settings given for clients of this kind alone ({@code lob.<kind>.<setting>}), without the prefix. */
+    public Map<String, Object> clientOverrides(ClientKind kind) {
+        Map<String, Object> m = new HashMap<>();
+        props.forEach((k, v) -> {
+            if (k.startsWith(kind.prefix)) {
+                m.put(k.substring(kind.prefix.length()), v);
+            }
+        });
+        return m;
+    }
+
+    private Map<String, Object> plainClientConfig(Set<String> known) {
         Map<String, Object> m = new HashMap<>();
         props.forEach((k, v) -> {
             if (known.contains(k) && !ROUTING.contains(k)) {

@@ -1,9 +1,7 @@
 package io.lobstream.schema;
 
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.config.ConfigException;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -23,22 +21,52 @@ class LobStreamConfigTest {
     /** A client gets the Kafka settings it knows, security above all; nothing of LobStream's own, nor routing. */
     @Test
     void eachClientGetsTheKafkaSettingsItKnows() {
-        assertThat(config.clientConfig(ProducerConfig.configNames()))
+        assertThat(config.clientConfig(ClientKind.PRODUCER))
                 .containsEntry("bootstrap.servers", "broker:9092")
                 .containsEntry("security.protocol", "SASL_SSL")
                 .containsEntry("linger.ms", "20")
                 .doesNotContainKeys("session.timeout.ms", "lob.chunk.size", "partitioner.ignore.keys");
-        assertThat(config.clientConfig(ConsumerConfig.configNames()))
+        assertThat(config.clientConfig(ClientKind.CONSUMER))
                 .containsEntry("session.timeout.ms", "10000")
                 .containsEntry("security.protocol", "SASL_SSL")
                 .doesNotContainKeys("linger.ms", "lob.chunk.size");
-        assertThat(config.clientConfig(AdminClientConfig.configNames()))
+        assertThat(config.clientConfig(ClientKind.ADMIN))
                 .containsOnlyKeys("bootstrap.servers", "security.protocol");
+    }
+
+    /**
+     * A setting given for one kind of client reaches that kind alone and wins over the plain one; an interceptor, which
+     * one kind takes and the other refuses, is taken only so.
+     */
+    @Test
+    void aSettingForOneKindOfClientReachesThatKindAlone() {
+        LobStreamConfig perKind = new LobStreamConfig(Map.of("lob.producer.interceptor.classes", "a.P",
+                "lob.consumer.interceptor.classes", "a.C", "client.id", "app", "lob.consumer.client.id", "app-reader",
+                "lob.admin.retries", "3"));
+        assertThat(perKind.clientConfig(ClientKind.PRODUCER)).containsEntry("interceptor.classes", "a.P")
+                .containsEntry("client.id", "app").doesNotContainKey("retries");
+        assertThat(perKind.clientConfig(ClientKind.CONSUMER)).containsEntry("interceptor.classes", "a.C")
+                .containsEntry("client.id", "app-reader");
+        assertThat(perKind.clientConfig(ClientKind.ADMIN)).containsOnlyKeys("bootstrap.servers", "client.id", "retries");
+        assertThat(perKind.commonClientConfig()).containsOnlyKeys("bootstrap.servers", "client.id");
+        assertThat(perKind.clientOverrides(ClientKind.CONSUMER)).containsOnlyKeys("interceptor.classes", "client.id");
+
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("interceptor.classes", "a.P")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("interceptor.classes is not taken as it is: a producer's fails a consumer, and the other way round; "
+                        + "set lob.producer.interceptor.classes or lob.consumer.interceptor.classes");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.consumer.linger.ms", "5")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("unknown configuration key lob.consumer.linger.ms: linger.ms is no Kafka consumer setting");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.producer.partitioner.class", "a.Q")))
+                .hasMessageContaining("a LOB's records go to its key's partition");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.admin.bootstrap.servers", "other:9092")))
+                .hasMessageContaining("every client takes bootstrap.servers");
     }
 
     @Test
     void bootstrapIsAlwaysThere() {
-        assertThat(new LobStreamConfig(Map.of()).clientConfig(ProducerConfig.configNames()))
+        assertThat(new LobStreamConfig(Map.of()).clientConfig(ClientKind.PRODUCER))
                 .containsOnlyKeys("bootstrap.servers")
                 .containsEntry("bootstrap.servers", LobStreamConfig.BOOTSTRAP.defaultValue());
     }

@@ -3,9 +3,9 @@ package io.lobstream.app.cli;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.NetworkClient;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +38,7 @@ final class BrokerCheck {
         Logger network = (Logger) LoggerFactory.getLogger(NetworkClient.class);
         Level level = network.getLevel();
         network.setLevel(Level.ERROR);
-        try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()))) {
+        try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN))) {
             admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) wait.toMillis())).nodes().get();
         } catch (ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {

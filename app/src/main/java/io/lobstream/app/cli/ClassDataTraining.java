@@ -4,11 +4,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.http.StreamedResponse;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.consumer.CloseOptions;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -71,13 +70,13 @@ final class ClassDataTraining implements Callable<Integer> {
         } catch (RuntimeException expected) {
             // the send path is loaded
         }
-        Map<String, Object> adminSettings = config.clientConfig(AdminClientConfig.configNames());
+        Map<String, Object> adminSettings = config.clientConfig(ClientKind.ADMIN);
         try (Admin admin = Admin.create(adminSettings)) {
             admin.describeCluster(new DescribeClusterOptions().timeoutMs(1)).nodes().get(); // as BrokerCheck asks
         } catch (ExecutionException expected) {
             // no broker within 1 ms
         }
-        Map<String, Object> consumerSettings = config.clientConfig(ConsumerConfig.configNames());
+        Map<String, Object> consumerSettings = config.clientConfig(ClientKind.CONSUMER);
         new KafkaConsumer<>(consumerSettings, new ByteArrayDeserializer(), new ByteArrayDeserializer()).close(CloseOptions.timeout(Duration.ZERO));
         try (StreamedResponse r = StreamedResponse.send(URI.create("http://" + nowhere + "/lobs/training"), "GET", Map.of(),
                 Duration.ofSeconds(1), Duration.ofSeconds(1))) {

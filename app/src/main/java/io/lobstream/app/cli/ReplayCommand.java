@@ -8,13 +8,13 @@ import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.StreamedResponse;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -177,7 +177,7 @@ final class ReplayCommand implements Callable<Integer> {
 
     /** Partitions of lob.commands; fails with the reason when the cluster or the topic cannot be reached. */
     private static int partitionCount(LobStreamConfig cfg) throws Exception {
-        try (Admin admin = Admin.create(cfg.clientConfig(AdminClientConfig.configNames()))) {
+        try (Admin admin = Admin.create(cfg.clientConfig(ClientKind.ADMIN))) {
             String topic = cfg.topics().commands();
             return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions().size();
         } catch (ExecutionException e) {

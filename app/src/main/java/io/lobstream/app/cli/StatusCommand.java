@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
@@ -79,7 +80,7 @@ final class StatusCommand implements Callable<Integer> {
     /** Purge group lag per partition: committed-read end offset of undo-history minus the group's committed offset. */
     private void addPurgeLag(ObjectNode status) {
         LobStreamConfig cfg = cluster.streamConfig(null);
-        Map<String, Object> settings = cfg.clientConfig(AdminClientConfig.configNames());
+        Map<String, Object> settings = cfg.clientConfig(ClientKind.ADMIN);
         settings.putIfAbsent(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000);
         settings.putIfAbsent(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
         try (Admin admin = Admin.create(settings)) {

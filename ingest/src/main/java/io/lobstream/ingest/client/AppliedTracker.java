@@ -2,8 +2,8 @@ package io.lobstream.ingest.client;
 
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -102,14 +102,11 @@ final class AppliedTracker implements AutoCloseable {
         this.writeIdPrefix = writeIdPrefix;
         this.commandsTopic = config.topics().commands();
         this.writerGroup = config.get(LobStreamConfig.APPLICATION_ID);
-        Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
+        Map<String, Object> c = config.clientConfig(ClientKind.CONSUMER);
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"); // a position retention deleted: read on, skip nothing
         c.remove(ConsumerConfig.GROUP_ID_CONFIG); // assigned, never a group member
-        // the client's producer's (a tracing interceptor, say): a ProducerInterceptor fails this consumer's construction,
-        // and what it reads is the client's own bookkeeping, not the user's records
-        c.remove(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG);
         // a broker that creates topics on first use would create the dead-letter topic with its own partition count, and
         // the writer node, started later, would refuse it: the question below must not create what it asks about
         c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
@@ -123,7 +120,7 @@ final class AppliedTracker implements AutoCloseable {
                         + ": has a writer node run against this cluster (it creates the topics)?");
             }
             deadLetters.assign(dlqPartitions);
-            this.admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+            this.admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
         } catch (RuntimeException e) {
             deadLetters.close(CloseOptions.timeout(Duration.ZERO));
             throw e;

@@ -4,6 +4,7 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.index.Attributes;
@@ -70,7 +71,8 @@ import java.util.zip.CRC32C;
  * own buffer of one chunk, and the producer's {@code buffer.memory} bounds the rest.
  *
  * <p>Every Kafka producer setting in the configuration is used (security, linger, compression,
- * interceptors; the consumer behind {@link LobWrite#applied()} takes no interceptors);
+ * {@code lob.producer.interceptor.classes}; the consumer behind {@link LobWrite#applied()} takes
+ * the consumer settings, {@code lob.consumer.*} among them);
  * idempotence and {@code acks=all} are always on, as chunked uploads depend on them, and
  * {@code transactional.id} is left out (each write is its own; a transactional producer would
  * need a transaction around every send).
@@ -146,7 +148,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * they say nothing, idempotence and {@code acks=all} always, never a {@code transactional.id}.
      */
     public static Map<String, Object> producerSettings(LobStreamConfig config) {
-        Map<String, Object> p = config.clientConfig(ProducerConfig.configNames());
+        Map<String, Object> p = config.clientConfig(ClientKind.PRODUCER);
         PRODUCER_DEFAULTS.forEach(p::putIfAbsent);
         // what chunked uploads rely on: no chunk lost, duplicated or reordered by a retry
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -590,7 +592,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * then, so put and the pieces of write and append read every chunk into one buffer. (A fresh
      * 512 KiB array per chunk cost 3.4 ms of CPU per MB in a new JVM on the benchmarks' 2-core VM, as the CLI runs:
      * most of it the kernel zeroing pages touched for the first time.) A producer interceptor
-     * ({@code interceptor.classes}) that keeps the record to read it later would see a later
+     * ({@code lob.producer.interceptor.classes}) that keeps the record to read it later would see a later
      * chunk's bytes: it must copy what it keeps.
      */
     private CompletableFuture<RecordMetadata> send(LobWrite write, LobCommand cmd) {

@@ -2,8 +2,8 @@ package io.lobstream.ingest.replay;
 
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -58,13 +58,13 @@ final class DeadLetterLog {
      * letters of {@code commands}: in that order, so that every command below the offset has its letter in what is read.
      */
     static DeadLetterLog read(LobStreamConfig config, TopicPartition commands) throws IOException {
-        Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
+        Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         String topic = config.topics().deadLetters();
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         Set<Long> offsets = new HashSet<>();
-        try (Admin admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+        try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             OffsetAndMetadata committed = admin.listConsumerGroupOffsets(group, new ListConsumerGroupOffsetsOptions().requireStable(true))
                     .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).get(commands);

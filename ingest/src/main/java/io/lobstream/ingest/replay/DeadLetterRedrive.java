@@ -3,6 +3,7 @@ package io.lobstream.ingest.replay;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -54,7 +55,7 @@ public final class DeadLetterRedrive {
     public static Result run(LobStreamConfig config, Set<Integer> partitions, long fromOffset, Predicate<String> kinds, boolean dryRun) {
         String letters = config.topics().deadLetters();
         String commands = config.topics().commands();
-        Map<String, Object> c = config.clientConfig(ConsumerConfig.configNames());
+        Map<String, Object> c = config.clientConfig(ClientKind.CONSUMER);
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // an aborted transaction's letters were never final
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         c.remove(ConsumerConfig.GROUP_ID_CONFIG);

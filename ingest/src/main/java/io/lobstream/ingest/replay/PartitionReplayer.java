@@ -7,6 +7,7 @@ import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.Rejection;
@@ -78,7 +79,7 @@ public final class PartitionReplayer {
 
     /** As {@link #replay(int, LobStore, long, long)}, telling {@code progress} how far it is after each poll. */
     public Result replay(int partition, LobStore store, long from, long to, Progress progress) throws IOException {
-        Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
+        Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100);

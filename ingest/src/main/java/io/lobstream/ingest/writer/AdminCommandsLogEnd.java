@@ -1,8 +1,8 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.IsolationLevel;
@@ -74,7 +74,7 @@ public final class AdminCommandsLogEnd implements CommandsLogEnd, AutoCloseable 
             throw new IllegalStateException("closed");
         }
         if (admin == null) {
-            admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+            admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
         }
         return admin;
     }

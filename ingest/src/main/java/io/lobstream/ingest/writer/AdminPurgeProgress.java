@@ -1,10 +1,10 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -71,7 +71,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
 
     /** @param meters where to register {@code lob_purge_lag_records{partition}}, which each check updates */
     public AdminPurgeProgress(LobStreamConfig config, int partitions, MeterRegistry meters) {
-        this.admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+        this.admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
         this.undoTopic = config.topics().undoHistory();
         this.reclaimTopic = config.topics().reclaim();
         this.purgeGroup = config.get(LobStreamConfig.PURGE_GROUP);

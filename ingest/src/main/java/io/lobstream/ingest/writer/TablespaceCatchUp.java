@@ -4,8 +4,8 @@ import io.lobstream.store.LobStore;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
@@ -523,7 +523,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
             throw new IOException("the writer is closing");
         }
         if (admin == null) {
-            admin = Admin.create(config.clientConfig(AdminClientConfig.configNames()));
+            admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
         }
         return admin;
     }
@@ -536,7 +536,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     private long awaitStableCommittedOffset(TopicPartition tp) throws IOException {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
-        Map<String, Object> p = config.clientConfig(ConsumerConfig.configNames());
+        Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
