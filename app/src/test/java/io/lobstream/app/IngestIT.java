@@ -619,13 +619,7 @@ class IngestIT {
     @Test
     void aReplayOfATopicThatRetentionTrimmedMarksItsCopyIncomplete() throws Exception {
         LobStreamConfig trimmed = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "trimmed.");
-        int partitions = config.get(LobStreamConfig.PARTITIONS);
-        List<String> ids = new ArrayList<>();
-        for (int i = 0; ids.size() < 4; i++) {
-            if (Nodes.partitionOf("it-trimmed-" + i, partitions) == 0) {
-                ids.add("it-trimmed-" + i);
-            }
-        }
+        List<String> ids = idsOfPartition0("it-trimmed-", 4);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()));
              LobClient writer = new LobClient(trimmed)) {
             TopicSetup.ensureTopics(admin, trimmed);
@@ -645,6 +639,62 @@ class IngestIT {
                 assertThat(replayed.incompleteness()).get().asString().contains("offsets [0, 2) of " + tp); // /status, the gauge
             }
         }
+    }
+
+    /**
+     * A replay asked to stop (the node closing under a catch-up) stops between two commands, by a flag and not by an
+     * interrupt, and leaves its tablespace whole; started again from the offset the tablespace recorded, it applies the
+     * rest.
+     */
+    @Test
+    void aReplayStoppedPartWayGoesOnFromWhatItsTablespaceRecorded() throws Exception {
+        LobStreamConfig own = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "stopped.");
+        List<String> ids = idsOfPartition0("it-stopped-", 4);
+        TopicPartition tp = new TopicPartition(own.topics().commands(), 0);
+        Path copy = dir.resolve("replay-stopped");
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()));
+             LobClient writer = new LobClient(own)) {
+            TopicSetup.ensureTopics(admin, own);
+            for (int i = 0; i < ids.size(); i++) {
+                writer.put(ids.get(i), bytes(2000 + i, 80 + i), null).get(); // offsets 0 to 3: an idempotent producer, no markers
+            }
+        }
+        try (LobStore replayed = LobStore.open(copy, LobStoreConfig.defaults())) {
+            PartitionReplayer.Progress stopAfterTwo = new PartitionReplayer.Progress() {
+                @Override
+                public void at(long offset, long endOffset) {
+                }
+
+                @Override
+                public boolean stopped() {
+                    return replayed.stats().lobs() == 2;
+                }
+            };
+            assertThatThrownBy(() -> new PartitionReplayer(own).replay(0, replayed, 0, -1, stopAfterTwo))
+                    .isInstanceOf(java.io.InterruptedIOException.class).hasMessage("replay of " + tp + " stopped before offset 2");
+        }
+        try (LobStore replayed = LobStore.open(copy, LobStoreConfig.defaults())) {
+            long applied = replayed.appliedOffset(tp.toString());
+            assertThat(applied).isEqualTo(1);
+            assertThat(new PartitionReplayer(own).replay(0, replayed, applied + 1, -1).records()).isEqualTo(2);
+            for (int i = 0; i < ids.size(); i++) {
+                try (LobReadHandle h = replayed.open(ids.get(i)).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                    assertThat(in.readAllBytes()).as(ids.get(i)).isEqualTo(bytes(2000 + i, 80 + i));
+                }
+            }
+            assertThat(replayed.fsck(true).problems()).isEmpty();
+        }
+    }
+
+    /** The first {@code n} ids of the form prefix + i that hash to partition 0. */
+    static List<String> idsOfPartition0(String prefix, int n) {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; ids.size() < n; i++) {
+            if (Nodes.partitionOf(prefix + i, config.get(LobStreamConfig.PARTITIONS)) == 0) {
+                ids.add(prefix + i);
+            }
+        }
+        return ids;
     }
 
     /**
@@ -693,20 +743,10 @@ class IngestIT {
         }
         String group = "it-catch-up-" + UUID.randomUUID();
         LobStreamConfig writer = config.with(LobStreamConfig.APPLICATION_ID.name(), group);
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
-            admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(0))).all().get(); // an empty group
-        }
         Path copy = dir.resolve("in-flight-p0");
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try (TablespaceCatchUp replay = new TablespaceCatchUp(writer, new WriterMetrics(meters));
-             KafkaProducer<byte[], byte[]> lastOwner = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
-                     ProducerConfig.TRANSACTIONAL_ID_CONFIG, group + "-last-owner"), new ByteArraySerializer(), new ByteArraySerializer());
-             // the group's metadata as a member that has not joined yet has it (generation -1)
-             KafkaConsumer<byte[], byte[]> ofGroup = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
-                     ConsumerConfig.GROUP_ID_CONFIG, group), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            lastOwner.initTransactions();
-            lastOwner.beginTransaction();
-            lastOwner.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(end)), ofGroup.groupMetadata());
+             KafkaProducer<byte[], byte[]> lastOwner = commitInFlight(group, tp, end)) {
             try (LobStore store = LobStore.open(copy, LobStoreConfig.defaults())) {
                 assertThat(replay.check(0, store)).isEqualTo(TablespaceCatchUp.Check.UNKNOWN);
             }
@@ -728,6 +768,58 @@ class IngestIT {
             }
             assertThat(meters.get("lob_rebuilds_completed").counter().count()).isEqualTo(1);
         }
+    }
+
+    /**
+     * A closing node stops a catch-up that waits for a stable committed offset: it wakes the catch-up's consumer, not its
+     * thread (an interrupt that reaches a thread writing or syncing a page file closes the file for every thread). The
+     * catch-up ends, its tablespace closed, before close returns; not counted as a failure.
+     */
+    @Test
+    void aCatchUpStillWaitingForACommitEndsWhenTheWriterCloses() throws Exception {
+        TopicPartition tp = new TopicPartition(config.topics().commands(), 0);
+        String group = "it-catch-up-closed-" + UUID.randomUUID();
+        Path copy = dir.resolve("in-flight-closed-p0");
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (KafkaProducer<byte[], byte[]> lastOwner = commitInFlight(group, tp, 1)) {
+            TablespaceCatchUp replay = new TablespaceCatchUp(config.with(LobStreamConfig.APPLICATION_ID.name(), group),
+                    new WriterMetrics(meters));
+            replay.rebuildInBackground(0, () -> LobStore.open(copy, LobStoreConfig.defaults()));
+            assertThat(replay.catchingUp()).containsExactly(0);
+            await().atMost(Duration.ofSeconds(30)).until(() -> Thread.getAllStackTraces().entrySet().stream().anyMatch(t ->
+                    t.getKey().getName().equals("lob-rebuild-0") && t.getKey().getState() == Thread.State.TIMED_WAITING
+                            && Arrays.stream(t.getValue()).anyMatch(f -> f.getMethodName().equals("awaitStableCommittedOffset"))));
+            replay.close();
+            assertThat(replay.catchingUp()).isEmpty();
+            assertThat(meters.find("lob_rebuild_failures").counter()).isNull();
+            try (LobStore store = LobStore.open(copy, LobStoreConfig.defaults())) { // its lock released: the catch-up ended
+                assertThat(store.appliedOffset(tp.toString())).isEqualTo(-1);
+            }
+            lastOwner.abortTransaction();
+        }
+    }
+
+    /**
+     * A producer that committed, in a transaction left open, {@code offset} of {@code tp} for {@code group}, an empty group
+     * until then: the writer group's committed offset is not stable until the transaction ends.
+     */
+    static KafkaProducer<byte[], byte[]> commitInFlight(String group, TopicPartition tp, long offset) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(0))).all().get(); // an empty group
+        }
+        KafkaProducer<byte[], byte[]> lastOwner = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, group + "-last-owner"), new ByteArraySerializer(), new ByteArraySerializer());
+        // the group's metadata as a member that has not joined yet has it (generation -1)
+        try (KafkaConsumer<byte[], byte[]> ofGroup = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, group), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            lastOwner.initTransactions();
+            lastOwner.beginTransaction();
+            lastOwner.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(offset)), ofGroup.groupMetadata());
+        } catch (RuntimeException e) {
+            lastOwner.close();
+            throw e;
+        }
+        return lastOwner;
     }
 
     static double skipped(String reason) {

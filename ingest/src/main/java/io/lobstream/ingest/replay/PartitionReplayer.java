@@ -22,6 +22,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +56,16 @@ public final class PartitionReplayer {
 
         /** Told once, before the first record of the range is applied: a replay that reads none issues no version number. */
         default void firstRecord(long offset) throws IOException {
+        }
+
+        /**
+         * Asked before each poll and after each record: true stops the replay, which throws {@link InterruptedIOException}
+         * and closes what it opened, leaving {@code store} open and whole (each command's offset is recorded as it is
+         * applied: a replay started again from {@link LobStore#appliedOffset} goes on from there). Not an interrupt:
+         * one that reaches a thread writing a file closes the file for every thread.
+         */
+        default boolean stopped() {
+            return false;
         }
     }
 
@@ -118,10 +129,12 @@ public final class PartitionReplayer {
             log.info("replaying {} offsets [{}, {})", tp, consumer.position(tp), end);
             long lastLog = System.nanoTime();
             while (consumer.position(tp) < end) {
+                stopIfAsked(progress, tp, consumer.position(tp));
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
                     if (r.offset() >= end) {
                         break;
                     }
+                    stopIfAsked(progress, tp, r.offset());
                     if (records++ == 0) {
                         progress.firstRecord(r.offset());
                     }
@@ -176,6 +189,12 @@ public final class PartitionReplayer {
             store.flush();
             log.info("replayed {}: {} records, {} applied, {} rejected (dead-lettered in the original run)", tp, records, applied, rejected);
             return new Result(records, applied, rejected, end);
+        }
+    }
+
+    private static void stopIfAsked(Progress progress, TopicPartition tp, long next) throws InterruptedIOException {
+        if (progress.stopped()) {
+            throw new InterruptedIOException("replay of " + tp + " stopped before offset " + next);
         }
     }
 }

@@ -1,10 +1,10 @@
 package io.lobstream.ingest.writer;
 
-import io.lobstream.store.LobStore;
-import io.lobstream.store.tablespace.TablespaceDirs;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
+import io.lobstream.store.LobStore;
+import io.lobstream.store.tablespace.TablespaceDirs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
@@ -20,12 +20,14 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.errors.LockException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,6 +89,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     private final Map<String, Long> replayedTo = new ConcurrentHashMap<>();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    /** The consumers catch-ups wait on for a stable committed offset: {@link #close} wakes them. */
+    private final Set<KafkaConsumer<?, ?>> waiting = ConcurrentHashMap.newKeySet();
     /** Records of lob.commands each catch-up under way has still to replay, once it knows where it stops. */
     private final Map<Integer, Long> remaining = new ConcurrentHashMap<>();
     /** Per partition whose last catch-up failed: how many failed in a row, and when the next may start. */
@@ -428,6 +432,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     public void firstRecord(long offset) throws IOException {
                         renewCopyId(partition, store, offset);
                     }
+
+                    @Override
+                    public boolean stopped() {
+                        return closed;
+                    }
                 });
         log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
                 + "{} LOBs live", partition, committed, r.applied(), r.rejected(), store.stats().lobs());
@@ -448,7 +457,12 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 + "match a version made now", partition, offset, config.topics().commands(), store.copyId(), was);
     }
 
-    /** Stops the catch-ups still running (a replay resumes from what its tablespace recorded) and waits for them, 30 s at most. */
+    /**
+     * Stops the catch-ups still running (a replay resumes from what its tablespace recorded) and waits for them, 30 s at
+     * most. Each stops at its next record or poll and closes its tablespace whole. Not by an interrupt: one that reaches a
+     * thread writing or syncing the page file closes the file for every thread, and the tablespace's close could not
+     * sync it (its next open would recover it as after a crash).
+     */
     @Override
     public void close() {
         closed = true;
@@ -457,7 +471,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 admin.close(Duration.ofSeconds(1)); // a check still waiting fails, and so does its task's init: the node is closing
             }
         }
-        threads.forEach(Thread::interrupt);
+        waiting.forEach(KafkaConsumer::wakeup);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         for (Thread t : threads) {
             try {
@@ -541,7 +555,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        waiting.add(consumer);
         try {
+            if (closed) {
+                consumer.wakeup(); // close may have woken the others before this one was there to wake
+            }
             for (long waited = 0; ; waited += STABLE_WAIT.toSeconds()) {
                 try {
                     OffsetAndMetadata o = consumer.committed(Set.of(tp), STABLE_WAIT).get(tp);
@@ -551,9 +569,12 @@ public final class TablespaceCatchUp implements AutoCloseable {
                             + "or the group coordinator unreachable); waiting on", tp, waited + STABLE_WAIT.toSeconds());
                 }
             }
+        } catch (WakeupException e) {
+            throw new InterruptedIOException("the writer is closing");
         } catch (KafkaException e) {
             throw new IOException("cannot read the committed offsets of group " + group + ": " + e, e);
         } finally {
+            waiting.remove(consumer);
             consumer.close(CloseOptions.timeout(Duration.ofSeconds(1))); // nothing of ours is pending; an unanswered fetch need not be
         }
     }
