@@ -63,6 +63,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -660,23 +661,24 @@ class IngestIT {
             }
         }
         try (LobStore replayed = LobStore.open(copy, LobStoreConfig.defaults())) {
-            PartitionReplayer.Progress stopAfterTwo = new PartitionReplayer.Progress() {
+            PartitionReplayer replayer = new PartitionReplayer(own);
+            PartitionReplayer.Progress stopAtTheFirst = new PartitionReplayer.Progress() {
                 @Override
                 public void at(long offset, long endOffset) {
                 }
 
                 @Override
-                public boolean stopped() {
-                    return replayed.stats().lobs() == 2;
+                public void firstRecord(long offset) {
+                    replayer.stop(); // as a closing node does, from another thread
                 }
             };
-            assertThatThrownBy(() -> new PartitionReplayer(own).replay(0, replayed, 0, -1, stopAfterTwo))
-                    .isInstanceOf(java.io.InterruptedIOException.class).hasMessage("replay of " + tp + " stopped before offset 2");
+            assertThatThrownBy(() -> replayer.replay(0, replayed, 0, -1, stopAtTheFirst))
+                    .isInstanceOf(InterruptedIOException.class).hasMessage("replay of " + tp + " stopped before offset 1");
         }
         try (LobStore replayed = LobStore.open(copy, LobStoreConfig.defaults())) {
             long applied = replayed.appliedOffset(tp.toString());
-            assertThat(applied).isEqualTo(1);
-            assertThat(new PartitionReplayer(own).replay(0, replayed, applied + 1, -1).records()).isEqualTo(2);
+            assertThat(applied).isZero();
+            assertThat(new PartitionReplayer(own).replay(0, replayed, applied + 1, -1).records()).isEqualTo(3);
             for (int i = 0; i < ids.size(); i++) {
                 try (LobReadHandle h = replayed.open(ids.get(i)).orElseThrow(); InputStream in = h.stream(0, h.length())) {
                     assertThat(in.readAllBytes()).as(ids.get(i)).isEqualTo(bytes(2000 + i, 80 + i));
@@ -687,7 +689,7 @@ class IngestIT {
     }
 
     /** The first {@code n} ids of the form prefix + i that hash to partition 0. */
-    static List<String> idsOfPartition0(String prefix, int n) {
+    private static List<String> idsOfPartition0(String prefix, int n) {
         List<String> ids = new ArrayList<>();
         for (int i = 0; ids.size() < n; i++) {
             if (Nodes.partitionOf(prefix + i, config.get(LobStreamConfig.PARTITIONS)) == 0) {
@@ -781,13 +783,13 @@ class IngestIT {
         String group = "it-catch-up-closed-" + UUID.randomUUID();
         Path copy = dir.resolve("in-flight-closed-p0");
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        try (KafkaProducer<byte[], byte[]> lastOwner = commitInFlight(group, tp, 1)) {
-            TablespaceCatchUp replay = new TablespaceCatchUp(config.with(LobStreamConfig.APPLICATION_ID.name(), group),
-                    new WriterMetrics(meters));
+        try (KafkaProducer<byte[], byte[]> lastOwner = commitInFlight(group, tp, 1);
+             TablespaceCatchUp replay = new TablespaceCatchUp(config.with(LobStreamConfig.APPLICATION_ID.name(), group),
+                     new WriterMetrics(meters))) {
             replay.rebuildInBackground(0, () -> LobStore.open(copy, LobStoreConfig.defaults()));
             assertThat(replay.catchingUp()).containsExactly(0);
             await().atMost(Duration.ofSeconds(30)).until(() -> Thread.getAllStackTraces().entrySet().stream().anyMatch(t ->
-                    t.getKey().getName().equals("lob-rebuild-0") && t.getKey().getState() == Thread.State.TIMED_WAITING
+                    t.getKey().getName().equals("lob-rebuild-0")
                             && Arrays.stream(t.getValue()).anyMatch(f -> f.getMethodName().equals("awaitStableCommittedOffset"))));
             replay.close();
             assertThat(replay.catchingUp()).isEmpty();
@@ -803,7 +805,7 @@ class IngestIT {
      * A producer that committed, in a transaction left open, {@code offset} of {@code tp} for {@code group}, an empty group
      * until then: the writer group's committed offset is not stable until the transaction ends.
      */
-    static KafkaProducer<byte[], byte[]> commitInFlight(String group, TopicPartition tp, long offset) throws Exception {
+    private static KafkaProducer<byte[], byte[]> commitInFlight(String group, TopicPartition tp, long offset) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
             admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(0))).all().get(); // an empty group
         }

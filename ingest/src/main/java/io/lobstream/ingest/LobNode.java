@@ -219,7 +219,8 @@ public final class LobNode implements AutoCloseable {
 
     private Properties streamsProperties() {
         Properties p = new Properties();
-        // the settings every Kafka client knows (security, timeouts), which Streams hands to its clients
+        // the settings every Kafka client knows (security, timeouts), which Streams hands to its clients; a setting of
+        // its producers' or consumers' own goes as lob.streams.producer.<setting> (lob.producer.* is for LobStream's own)
         p.putAll(config.commonClientConfig());
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID));
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
@@ -256,25 +257,8 @@ public final class LobNode implements AutoCloseable {
             p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), nodeId.strip());
             p.put(StreamsConfig.CLIENT_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID) + "-" + nodeId.strip());
         }
-        applyClientKindSettings(p, config);
         applyStreamsSettings(p, config);
         return p;
-    }
-
-    /**
-     * A setting given for one kind of client ({@code lob.producer.interceptor.classes}) reaches the writer's clients of
-     * that kind too, under Kafka Streams' prefix for them, where the node says nothing: its fetch sizes, linger and
-     * session timeout stay. A {@code lob.streams.} key wins over both ({@link #applyStreamsSettings}, called after).
-     */
-    static void applyClientKindSettings(Properties p, LobStreamConfig config) {
-        for (ClientKind kind : ClientKind.values()) {
-            String prefix = switch (kind) {
-                case PRODUCER -> StreamsConfig.PRODUCER_PREFIX;
-                case CONSUMER -> StreamsConfig.CONSUMER_PREFIX;
-                case ADMIN -> StreamsConfig.ADMIN_CLIENT_PREFIX;
-            };
-            config.clientOverrides(kind).forEach((k, v) -> p.putIfAbsent(prefix + k, v));
-        }
     }
 
     /**

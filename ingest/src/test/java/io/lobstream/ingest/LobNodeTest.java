@@ -34,29 +34,6 @@ class LobNodeTest {
                 .doesNotContainKey(StreamsConfig.consumerPrefix("linger.ms"));
     }
 
-    /**
-     * A setting for one kind of client reaches the writer's clients of that kind, where the node set nothing; the node's own
-     * stays, and lob.streams. wins over both.
-     */
-    @Test
-    void aSettingForOneKindOfClientReachesTheWritersClientsOfThatKind() {
-        Properties p = new Properties();
-        p.put(StreamsConfig.producerPrefix("linger.ms"), 200);
-        LobStreamConfig config = new LobStreamConfig(Map.of("lob.producer.interceptor.classes", "a.P",
-                "lob.consumer.interceptor.classes", "a.C", "lob.admin.retries", "3", "lob.producer.linger.ms", "5",
-                "lob.producer.compression.type", "zstd", "lob.streams.producer.compression.type", "lz4"));
-
-        LobNode.applyClientKindSettings(p, config);
-        LobNode.applyStreamsSettings(p, config);
-
-        assertThat(p).containsEntry(StreamsConfig.producerPrefix("interceptor.classes"), "a.P")
-                .containsEntry(StreamsConfig.consumerPrefix("interceptor.classes"), "a.C")
-                .containsEntry(StreamsConfig.adminClientPrefix("retries"), "3")
-                .containsEntry(StreamsConfig.producerPrefix("linger.ms"), 200)
-                .containsEntry(StreamsConfig.producerPrefix("compression.type"), "lz4")
-                .doesNotContainKey("interceptor.classes");
-    }
-
     /** Kafka Streams would take a misspelt setting with a line in its log at most, and run on its default: the node names it. */
     @Test
     void aStreamsSettingNoClientKnowsIsNamed() {

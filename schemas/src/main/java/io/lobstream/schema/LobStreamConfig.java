@@ -144,10 +144,16 @@ public final class LobStreamConfig {
             "auto.offset.reset", "the writer reads lob.commands and lob.reclaim from their beginning, whatever it says: a "
                     + "command skipped is a write lost",
             "num.standby.replicas", "a tablespace has no changelog for a standby to follow: a partition that moves to a node "
-                    + "without its tablespace is rebuilt there from lob.commands");
+                    + "without its tablespace is rebuilt there from lob.commands",
+            "interceptor.classes", "Kafka Streams gives it to its producers and consumers alike, and a producer's interceptor "
+                    + "fails a consumer: set " + STREAMS_PREFIX + "producer.interceptor.classes or " + STREAMS_PREFIX
+                    + "consumer.interceptor.classes");
     /** Kafka Streams' transaction.timeout.ms for the writer's producers under exactly-once, unless {@code lob.streams.} sets it. */
     private static final long WRITER_TRANSACTION_TIMEOUT_MS = 10_000;
-    /** The Kafka client settings that may be given as they are: any producer's, consumer's or admin client's. */
+    /**
+     * The Kafka client settings: any producer's, consumer's or admin client's, given as they are (but those of
+     * {@link #PER_KIND_ONLY} and {@link #CLIENT_OWN}).
+     */
     private static final Set<String> CLIENT_KEYS = java.util.stream.Stream.of(ProducerConfig.configNames(),
             ConsumerConfig.configNames(), AdminClientConfig.configNames()).flatMap(Set::stream)
             .collect(java.util.stream.Collectors.toUnmodifiableSet());
@@ -222,6 +228,8 @@ public final class LobStreamConfig {
             if (!NAMES.contains(k) && !k.startsWith(SERDE_PREFIX)) {
                 throw new ConfigException("unknown configuration key " + k + " (./lobstream config lists them)");
             }
+        } else if (CLIENT_OWN.containsKey(k)) {
+            throw new ConfigException(k + " is not taken: " + CLIENT_OWN.get(k));
         } else if (PER_KIND_ONLY.contains(k)) {
             throw new ConfigException(k + " is not taken as it is: a producer's fails a consumer, and the other way round; set "
                     + ClientKind.PRODUCER.prefix + k + " or " + ClientKind.CONSUMER.prefix + k);
@@ -241,15 +249,16 @@ public final class LobStreamConfig {
         return null;
     }
 
-    /** {@code lob.<kind>.<setting>}: a setting of that kind of client, and none LobStream decides for every client. */
+    /** {@code lob.<kind>.<setting>}: a setting of that kind of client, and none LobStream decides for its clients. */
     private static void checkPerKind(String key, ClientKind kind) {
         String setting = key.substring(kind.prefix.length());
         if (!kind.names.contains(setting)) {
             throw new ConfigException("unknown configuration key " + key + ": " + setting + " is no Kafka " + kind.noun() + " setting");
         }
-        if (ROUTING.contains(setting) || setting.equals(BOOTSTRAP.name())) {
-            throw new ConfigException(key + " is not taken: " + (ROUTING.contains(setting)
-                    ? "a LOB's records go to its key's partition, in every topic" : "every client takes " + BOOTSTRAP.name()));
+        String why = ROUTING.contains(setting) ? "a LOB's records go to its key's partition, in every topic"
+                : setting.equals(BOOTSTRAP.name()) ? "every client takes " + BOOTSTRAP.name() : CLIENT_OWN.get(setting);
+        if (why != null) {
+            throw new ConfigException(key + " is not taken: " + why);
         }
     }
 
@@ -332,11 +341,12 @@ public final class LobStreamConfig {
     private static final Set<String> ROUTING = Set.of("partitioner.class", "partitioner.ignore.keys");
 
     /**
-     * The kinds of Kafka client LobStream creates. A Kafka setting given as it is reaches every
-     * client that knows it; given as {@code lob.producer.<setting>} (or {@code lob.consumer.},
-     * {@code lob.admin.}) it reaches the clients of that kind alone, the writer's too, and wins
-     * over the plain key, as Kafka Streams' {@code producer.}, {@code consumer.} and {@code admin.}
-     * prefixes do.
+     * The kinds of Kafka client LobStream creates itself (the write commands' producer, read-your-writes, replay,
+     * redrive, catch-up, the purge workers, admin clients). A Kafka setting given as it is reaches every client that
+     * knows it; given as {@code lob.producer.<setting>} (or {@code lob.consumer.}, {@code lob.admin.}) it reaches that
+     * kind alone and wins over the plain key, as Kafka Streams' {@code producer.}, {@code consumer.} and {@code admin.}
+     * prefixes do. Not the writer's clients: Kafka Streams takes theirs as {@code lob.streams.producer.<setting>} and
+     * so on, where it checks them against exactly-once.
      */
     public enum ClientKind {
         PRODUCER("lob.producer.", ProducerConfig.configNames()),
@@ -367,6 +377,18 @@ public final class LobStreamConfig {
     private static final Set<String> PER_KIND_ONLY = Set.of(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG);
 
     /**
+     * Kafka client settings LobStream decides for each client it creates, refused plain or per kind, with what to set
+     * instead: given, one would reach clients that must not share it (every purge worker the same member id).
+     */
+    private static final Map<String, String> CLIENT_OWN = Map.of(
+            "group.id", "each of LobStream's consumers is in its own group or in none: set lob.writer.application.id or "
+                    + "lob.purge.group",
+            "group.instance.id", "set lob.node.id, which makes the writer's members static (<id>-<thread>)",
+            "transactional.id", "LobStream's transactional producers name their own (the writer's after "
+                    + "lob.writer.application.id, the purge workers' after lob.purge.group)",
+            "bootstrap.controllers", "LobStream's clients reach the cluster through " + BOOTSTRAP.name());
+
+    /**
      * The Kafka client settings the user gave that a client of this kind knows, such as security,
      * timeouts and tuning, those given for its kind ({@code lob.<kind>.<setting>}) winning, plus
      * {@code bootstrap.servers}; never the partitioner's. Callers put the settings they depend on
@@ -379,16 +401,15 @@ public final class LobStreamConfig {
     }
 
     /**
-     * The plain Kafka settings every kind of client knows (security, timeouts) and {@code bootstrap.servers}: what Kafka
-     * Streams hands to all its clients. The settings of one kind reach its clients under Streams' own prefix
-     * ({@link #clientOverrides}).
+     * The plain Kafka settings an admin client knows, which producers and consumers know too (security, timeouts), and
+     * {@code bootstrap.servers}: what Kafka Streams hands to all its clients.
      */
     public Map<String, Object> commonClientConfig() {
         return plainClientConfig(AdminClientConfig.configNames());
     }
 
     /** The settings given for clients of this kind alone ({@code lob.<kind>.<setting>}), without the prefix. */
-    public Map<String, Object> clientOverrides(ClientKind kind) {
+    private Map<String, Object> clientOverrides(ClientKind kind) {
         Map<String, Object> m = new HashMap<>();
         props.forEach((k, v) -> {
             if (k.startsWith(kind.prefix)) {

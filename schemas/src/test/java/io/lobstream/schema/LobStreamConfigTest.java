@@ -49,7 +49,6 @@ class LobStreamConfigTest {
                 .containsEntry("client.id", "app-reader");
         assertThat(perKind.clientConfig(ClientKind.ADMIN)).containsOnlyKeys("bootstrap.servers", "client.id", "retries");
         assertThat(perKind.commonClientConfig()).containsOnlyKeys("bootstrap.servers", "client.id");
-        assertThat(perKind.clientOverrides(ClientKind.CONSUMER)).containsOnlyKeys("interceptor.classes", "client.id");
 
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("interceptor.classes", "a.P")))
                 .isInstanceOf(ConfigException.class)
@@ -62,6 +61,23 @@ class LobStreamConfigTest {
                 .hasMessageContaining("a LOB's records go to its key's partition");
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.admin.bootstrap.servers", "other:9092")))
                 .hasMessageContaining("every client takes bootstrap.servers");
+        // Kafka Streams would give a plain one to producers and consumers alike too
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.interceptor.classes", "a.P")))
+                .hasMessageContaining("set lob.streams.producer.interceptor.classes or lob.streams.consumer.interceptor.classes");
+        assertThat(new LobStreamConfig(Map.of("lob.streams.producer.interceptor.classes", "a.P")).originals()).hasSize(1);
+    }
+
+    /** What LobStream decides for each client it creates is refused, plain or per kind, naming what to set instead. */
+    @Test
+    void settingsLobStreamDecidesForItsClientsAreRefused() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("group.instance.id", "n1")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("group.instance.id is not taken: set lob.node.id, which makes the writer's members static (<id>-<thread>)");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.consumer.group.instance.id", "n1")))
+                .hasMessageStartingWith("lob.consumer.group.instance.id is not taken: set lob.node.id");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("group.id", "g"))).hasMessageContaining("lob.purge.group");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.producer.transactional.id", "t"))).hasMessageContaining("name their own");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("bootstrap.controllers", "c:9093"))).hasMessageContaining("bootstrap.servers");
     }
 
     @Test
@@ -93,7 +109,7 @@ class LobStreamConfigTest {
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("num.standby.replicas", "1")))
                 .hasMessageContaining("Kafka Streams settings take the prefix lob.streams.");
         assertThat(new LobStreamConfig(Map.of("schema.registry.url", "http://r", "basic.auth.user.info", "u:p",
-                "specific.avro.reader", "true", "sasl.jaas.config", "x", "group.instance.id", "g")).originals()).hasSize(5);
+                "specific.avro.reader", "true", "sasl.jaas.config", "x", "client.rack", "r")).originals()).hasSize(5);
         // any other serde's setting, under lob.serde.
         assertThat(new LobStreamConfig(Map.of("lob.serde.my.serde.option", "on")).serdeConfig()).containsEntry("my.serde.option", "on");
     }

@@ -1,6 +1,5 @@
 package io.lobstream.ingest.replay;
 
-import io.lobstream.store.LobStore;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.ingest.writer.CommandApplier;
 import io.lobstream.ingest.writer.CommandTime;
@@ -9,6 +8,7 @@ import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.schema.serde.RegistryUnavailableException;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.purge.LocalPurger;
@@ -16,6 +16,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
@@ -57,22 +58,30 @@ public final class PartitionReplayer {
         /** Told once, before the first record of the range is applied: a replay that reads none issues no version number. */
         default void firstRecord(long offset) throws IOException {
         }
-
-        /**
-         * Asked before each poll and after each record: true stops the replay, which throws {@link InterruptedIOException}
-         * and closes what it opened, leaving {@code store} open and whole (each command's offset is recorded as it is
-         * applied: a replay started again from {@link LobStore#appliedOffset} goes on from there). Not an interrupt:
-         * one that reaches a thread writing a file closes the file for every thread.
-         */
-        default boolean stopped() {
-            return false;
-        }
     }
 
     private final LobStreamConfig config;
+    private volatile boolean stopped;
+    /** The replay's consumer while it runs, for {@link #stop} to wake. */
+    private volatile KafkaConsumer<byte[], byte[]> consumer;
 
     public PartitionReplayer(LobStreamConfig config) {
         this.config = config;
+    }
+
+    /**
+     * Stops the replay under way (or the next), from any thread: before its next record, or in the Kafka call it waits
+     * in. It throws {@link InterruptedIOException} and closes what it opened, leaving its store open and whole: each
+     * command's offset is recorded as it is applied, and a replay started again from {@link LobStore#appliedOffset} goes
+     * on from there. Not by an interrupt: one that reaches a thread writing or syncing a file closes the file for every
+     * thread, and the store could then not sync what it wrote.
+     */
+    public void stop() {
+        stopped = true;
+        KafkaConsumer<byte[], byte[]> c = consumer;
+        if (c != null) {
+            c.wakeup();
+        }
     }
 
     /** Replays the whole partition, from its first record to the end offset found at start. */
@@ -88,7 +97,7 @@ public final class PartitionReplayer {
         return replay(partition, store, from, to, Progress.NONE);
     }
 
-    /** As {@link #replay(int, LobStore, long, long)}, telling {@code progress} how far it is after each poll. */
+    /** As {@link #replay(int, LobStore, long, long)}, telling {@code progress} how far it is after each poll; see {@link #stop}. */
     public Result replay(int partition, LobStore store, long from, long to, Progress progress) throws IOException {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -105,6 +114,10 @@ public final class PartitionReplayer {
         try (Deserializer<Object> values = LobSerdes.valueDeserializer(config);
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              LocalPurger purger = new LocalPurger(store, 256)) {
+            this.consumer = consumer;
+            if (stopped) {
+                consumer.wakeup(); // stop came before there was a consumer to wake
+            }
             consumer.assign(List.of(tp));
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),
                     consumer.partitionsFor(tp.topic()).size(), config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
@@ -129,12 +142,12 @@ public final class PartitionReplayer {
             log.info("replaying {} offsets [{}, {})", tp, consumer.position(tp), end);
             long lastLog = System.nanoTime();
             while (consumer.position(tp) < end) {
-                stopIfAsked(progress, tp, consumer.position(tp));
+                stopIfAsked(tp, consumer.position(tp));
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
                     if (r.offset() >= end) {
                         break;
                     }
-                    stopIfAsked(progress, tp, r.offset());
+                    stopIfAsked(tp, r.offset());
                     if (records++ == 0) {
                         progress.firstRecord(r.offset());
                     }
@@ -189,11 +202,15 @@ public final class PartitionReplayer {
             store.flush();
             log.info("replayed {}: {} records, {} applied, {} rejected (dead-lettered in the original run)", tp, records, applied, rejected);
             return new Result(records, applied, rejected, end);
+        } catch (WakeupException e) {
+            throw new InterruptedIOException("replay of " + tp + " stopped in a call to Kafka");
+        } finally {
+            this.consumer = null;
         }
     }
 
-    private static void stopIfAsked(Progress progress, TopicPartition tp, long next) throws InterruptedIOException {
-        if (progress.stopped()) {
+    private void stopIfAsked(TopicPartition tp, long next) throws InterruptedIOException {
+        if (stopped) {
             throw new InterruptedIOException("replay of " + tp + " stopped before offset " + next);
         }
     }

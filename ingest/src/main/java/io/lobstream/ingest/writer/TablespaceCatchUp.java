@@ -89,8 +89,14 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     private final Map<String, Long> replayedTo = new ConcurrentHashMap<>();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
-    /** The consumers catch-ups wait on for a stable committed offset: {@link #close} wakes them. */
-    private final Set<KafkaConsumer<?, ?>> waiting = ConcurrentHashMap.newKeySet();
+    /**
+     * Catch-up threads still opening (and checking) their tablespace, which they have to themselves: {@link #close}
+     * interrupts them. Guarded by {@link #closing} with {@link #closed} for the hand-over in {@link #opened}.
+     */
+    private final Set<Thread> opening = ConcurrentHashMap.newKeySet();
+    /** What ends the blocking steps under way past the open (a consumer's wakeup, a replay's stop): {@link #close} runs them. */
+    private final Set<Runnable> stops = ConcurrentHashMap.newKeySet();
+    private final Object closing = new Object();
     /** Records of lob.commands each catch-up under way has still to replay, once it knows where it stops. */
     private final Map<Integer, Long> remaining = new ConcurrentHashMap<>();
     /** Per partition whose last catch-up failed: how many failed in a row, and when the next may start. */
@@ -355,6 +361,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
             PartitionReplayer.Result r;
             String copy;
             try (LobStore store = open.call()) {
+                opened();
                 r = catchUp(partition, store);
                 copy = store.copyId();
             }
@@ -379,13 +386,41 @@ public final class TablespaceCatchUp implements AutoCloseable {
         void run() throws Exception;
     }
 
+    /**
+     * Told by a catch-up thread that it has its store open: from here on it writes to the page file, which an interrupt
+     * would close under it (the store's close could then not sync it), so {@link #close} stops it by its steps' own
+     * means ({@link #stoppable}). An interrupt sent while the open was ending is dropped.
+     */
+    private void opened() throws InterruptedIOException {
+        synchronized (closing) {
+            opening.remove(Thread.currentThread());
+            Thread.interrupted();
+            if (closed) {
+                throw new InterruptedIOException("the writer is closing");
+            }
+        }
+    }
+
+    private interface Step<T> {
+        T run() throws IOException;
+    }
+
+    /** Runs {@code step}, which {@code stop} ends when {@link #close} comes (at once, if it came already). */
+    private <T> T stoppable(Runnable stop, Step<T> step) throws IOException {
+        stops.add(stop);
+        try {
+            if (closed) {
+                stop.run(); // close may have run the others before this one was there
+            }
+            return step.run();
+        } finally {
+            stops.remove(stop);
+        }
+    }
+
     /** Runs {@code job} on thread lob-rebuild-P; the task's inits give way until it is done, and wait after a failure. */
     private LockException inBackground(int partition, String what, Job job, String why) {
-        if (closed) {
-            throw new IllegalStateException("the writer is closing");
-        }
         CompletableFuture<Void> done = new CompletableFuture<>();
-        running.put(partition, done);
         Thread t = new Thread(() -> {
             try {
                 job.run();
@@ -401,13 +436,21 @@ public final class TablespaceCatchUp implements AutoCloseable {
                             what, failures, wait.toSeconds(), e);
                 }
             } finally {
+                opening.remove(Thread.currentThread());
                 remaining.remove(partition);
                 threads.remove(Thread.currentThread());
                 done.complete(null);
             }
         }, "lob-rebuild-" + partition);
         t.setDaemon(true);
-        threads.add(t);
+        synchronized (closing) {
+            if (closed) {
+                throw new IllegalStateException("the writer is closing");
+            }
+            opening.add(t);
+            threads.add(t); // here: a close that comes next joins it
+        }
+        running.put(partition, done);
         t.start();
         return new LockException("partition " + partition + ": " + why + " on thread " + t.getName());
     }
@@ -421,7 +464,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     committed);
             return new PartitionReplayer.Result(0, 0, 0, committed);
         }
-        PartitionReplayer.Result r = new PartitionReplayer(config).replay(partition, store, applied + 1, committed,
+        PartitionReplayer replayer = new PartitionReplayer(config);
+        PartitionReplayer.Result r = stoppable(replayer::stop, () -> replayer.replay(partition, store, applied + 1, committed,
                 new PartitionReplayer.Progress() {
                     @Override
                     public void at(long offset, long end) {
@@ -432,12 +476,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     public void firstRecord(long offset) throws IOException {
                         renewCopyId(partition, store, offset);
                     }
-
-                    @Override
-                    public boolean stopped() {
-                        return closed;
-                    }
-                });
+                }));
         log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
                 + "{} LOBs live", partition, committed, r.applied(), r.rejected(), store.stats().lobs());
         return r;
@@ -459,19 +498,24 @@ public final class TablespaceCatchUp implements AutoCloseable {
 
     /**
      * Stops the catch-ups still running (a replay resumes from what its tablespace recorded) and waits for them, 30 s at
-     * most. Each stops at its next record or poll and closes its tablespace whole. Not by an interrupt: one that reaches a
-     * thread writing or syncing the page file closes the file for every thread, and the tablespace's close could not
-     * sync it (its next open would recover it as after a crash).
+     * most. One that has its tablespace open stops before its next record, or in the Kafka call it waits in, and closes
+     * the tablespace whole: not by an interrupt, which, reaching a thread that writes or syncs the page file, closes the
+     * file for every thread, and the tablespace's close could not sync it. One still opening its tablespace (checking
+     * every page, after a restart of the machine without lob.sync) is interrupted: it has the tablespace to itself, and
+     * its next open checks again.
      */
     @Override
     public void close() {
-        closed = true;
+        synchronized (closing) {
+            closed = true;
+            opening.forEach(Thread::interrupt);
+        }
+        stops.forEach(Runnable::run);
         synchronized (this) {
             if (admin != null) {
                 admin.close(Duration.ofSeconds(1)); // a check still waiting fails, and so does its task's init: the node is closing
             }
         }
-        waiting.forEach(KafkaConsumer::wakeup);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         for (Thread t : threads) {
             try {
@@ -555,26 +599,23 @@ public final class TablespaceCatchUp implements AutoCloseable {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        waiting.add(consumer);
         try {
-            if (closed) {
-                consumer.wakeup(); // close may have woken the others before this one was there to wake
-            }
-            for (long waited = 0; ; waited += STABLE_WAIT.toSeconds()) {
-                try {
-                    OffsetAndMetadata o = consumer.committed(Set.of(tp), STABLE_WAIT).get(tp);
-                    return o == null ? -1 : o.offset();
-                } catch (org.apache.kafka.common.errors.TimeoutException e) {
-                    log.warn("{}: the writer group's committed offset is still not stable after {} s (a transaction still open, "
-                            + "or the group coordinator unreachable); waiting on", tp, waited + STABLE_WAIT.toSeconds());
+            return stoppable(consumer::wakeup, () -> {
+                for (long waited = 0; ; waited += STABLE_WAIT.toSeconds()) {
+                    try {
+                        OffsetAndMetadata o = consumer.committed(Set.of(tp), STABLE_WAIT).get(tp);
+                        return o == null ? -1L : o.offset();
+                    } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                        log.warn("{}: the writer group's committed offset is still not stable after {} s (a transaction still "
+                                + "open, or the group coordinator unreachable); waiting on", tp, waited + STABLE_WAIT.toSeconds());
+                    }
                 }
-            }
+            });
         } catch (WakeupException e) {
             throw new InterruptedIOException("the writer is closing");
         } catch (KafkaException e) {
             throw new IOException("cannot read the committed offsets of group " + group + ": " + e, e);
         } finally {
-            waiting.remove(consumer);
             consumer.close(CloseOptions.timeout(Duration.ofSeconds(1))); // nothing of ours is pending; an unanswered fetch need not be
         }
     }
