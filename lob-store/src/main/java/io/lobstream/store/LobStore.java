@@ -228,8 +228,20 @@ public interface LobStore extends Closeable {
 
     StoreStats stats();
 
-    /** Checks every page and the index against each other; with {@code readData} also every data page and value CRC. */
+    /**
+     * Checks every page and the index against each other; with {@code readData} also every data page and value CRC. Holds
+     * writes, reads, purge and compaction back while it runs (the exclusive latch): with {@code readData}, as long as it
+     * takes to read the whole tablespace. A store in use: {@link #fsckOnline}.
+     */
     FsckReport fsck(boolean readData) throws IOException;
+
+    /**
+     * {@code fsck(true)} for a store in use: the index and every page's owner (each version's root and index pages read)
+     * under the exclusive latch, briefly; then every live value's data pages and CRC, each value read as a reader reads it,
+     * under its pin, while writes, purge and compaction go on. A value replaced meanwhile is checked as it is then, one
+     * deleted not at all; versions pending purge get the first part only (an offline fsck reads their data too).
+     */
+    FsckReport fsckOnline() throws IOException;
 
     /**
      * Makes every write so far durable (page file forced, index WAL synced), then gives a long free

@@ -458,7 +458,8 @@ public final class LobHttpServer implements AutoCloseable {
         for (Map.Entry<Integer, LobStore> e : registry.all().entrySet()) {
             FsckReport r;
             try {
-                r = e.getValue().fsck(data);
+                // data=true reads every value, which the exclusive latch would hold the partition's writer back for
+                r = data ? e.getValue().fsckOnline() : e.getValue().fsck(false);
             } catch (TablespaceClosedException moving) {
                 continue; // closed since the snapshot (its partition moving), as in status: not this node's now
             }

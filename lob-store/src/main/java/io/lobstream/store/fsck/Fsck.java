@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.LongUnaryOperator;
 import java.util.zip.CRC32C;
 
 /**
@@ -24,7 +25,8 @@ import java.util.zip.CRC32C;
  * value's CRC32C matches. The caller holds the store quiet (exclusive latch) while it runs.
  */
 public final class Fsck {
-    private static final int MAX_PROBLEMS = 100;
+    /** Problems reported at most: past these, a report says no more than that the tablespace is damaged. */
+    public static final int MAX_PROBLEMS = 100;
 
     private final PageFile file;
     private final LobIndex index;
@@ -175,20 +177,7 @@ public final class Fsck {
                         + e.retained() + "), index says it owns " + e.extents());
             }
             if (readData) {
-                // each page held to the version that wrote it, where the index says (a stale page a read would pass)
-                r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, version -> true));
-            }
-            if (readData && e.retained().isEmpty()) { // its whole value is still its own to read
-                CRC32C crc = new CRC32C();
-                byte[] buf = new byte[64 * 1024];
-                try (InputStream in = r.stream(0, r.byteLength())) {
-                    for (int n; (n = in.read(buf)) > 0; ) {
-                        crc.update(buf, 0, n);
-                    }
-                }
-                if (r.root().hasValueCrc() && (int) crc.getValue() != r.root().valueCrc32c()) {
-                    problem(who + ": value CRC32C mismatch (root page " + e.rootPage() + ")");
-                }
+                checkData(e, r, PageWriters.of(e, r.dataExtents(), index, version -> true)).ifPresent(m -> problem(who + ": " + m));
             }
         } catch (IOException ex) {
             problem(who + ": " + ex.getMessage()); // names the page
@@ -196,6 +185,27 @@ public final class Fsck {
             // a root or index page whose fields pass their CRC but make no sense (a bug that wrote them): report, go on
             problem(who + ": root page " + e.rootPage() + ": " + ex);
         }
+    }
+
+    /**
+     * The data pass over one version, read by {@code r}: every data page verifies, each held to the version that wrote it
+     * where the index says ({@code writtenBy}, from {@link PageWriters}: a stale page a read would pass), and a value still
+     * whole has its CRC32C. A page that does not verify throws, naming it; a CRC mismatch is returned, naming the root page.
+     */
+    public static Optional<String> checkData(VersionEntry e, VersionReader r, LongUnaryOperator writtenBy) throws IOException {
+        r.verifyDataPages(e.retained(), writtenBy);
+        if (!e.retained().isEmpty() || !r.root().hasValueCrc()) {
+            return Optional.empty(); // part of its value is its successor's now, or no CRC was recorded for it
+        }
+        CRC32C crc = new CRC32C();
+        byte[] buf = new byte[64 * 1024];
+        try (InputStream in = r.stream(0, r.byteLength())) {
+            for (int n; (n = in.read(buf)) > 0; ) {
+                crc.update(buf, 0, n);
+            }
+        }
+        return (int) crc.getValue() == r.root().valueCrc32c() ? Optional.empty()
+                : Optional.of("value CRC32C mismatch (root page " + e.rootPage() + ")");
     }
 
     /** Records that {@code x} belongs to {@code who}; reports any page that already belongs to someone. */

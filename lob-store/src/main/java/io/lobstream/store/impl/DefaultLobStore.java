@@ -49,6 +49,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongUnaryOperator;
 import java.util.function.Predicate;
 
 /**
@@ -921,11 +922,54 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public FsckReport fsck(boolean readData) throws IOException {
         try (Latches.Held latch = openExclusive()) {
-            List<Extent> free = new ArrayList<>(allocator.freeExtents());
-            free.addAll(frees.waiting());
-            return Fsck.withMarkers(new Fsck(file, index, free, List.copyOf(unpublished.values()), allocator.highWaterMark(), readData)
-                    .run(), dir);
+            return Fsck.withMarkers(fsckHeld(readData), dir);
         }
+    }
+
+    /** The check, under the exclusive latch the caller holds. */
+    private FsckReport fsckHeld(boolean readData) throws IOException {
+        List<Extent> free = new ArrayList<>(allocator.freeExtents());
+        free.addAll(frees.waiting());
+        return new Fsck(file, index, free, List.copyOf(unpublished.values()), allocator.highWaterMark(), readData).run();
+    }
+
+    @Override
+    public FsckReport fsckOnline() throws IOException {
+        List<String> live = new ArrayList<>();
+        FsckReport structure;
+        try (Latches.Held latch = openExclusive()) {
+            structure = fsckHeld(false);
+            index.forEachCurrent(e -> live.add(e.lobId()));
+        }
+        List<String> problems = new ArrayList<>();
+        long[] pagesRead = new long[1];
+        for (String lobId : live) {
+            Optional<LobReadHandle> h = open(lobId); // pinned: no purge or compaction frees its pages while it is read
+            if (h.isEmpty()) {
+                continue; // deleted since
+            }
+            try (LobReadHandle handle = h.get()) {
+                VersionEntry e = handle.version();
+                try {
+                    VersionReader r = VersionReader.open(file, lobId, e.version(), e.rootPage(), page -> pagesRead[0]++);
+                    LongUnaryOperator writtenBy;
+                    try (Latches.Held latch = openShared()) { // the index, which close excludes
+                        writtenBy = PageWriters.of(e, r.dataExtents(), index, version -> true);
+                    }
+                    Fsck.checkData(e, r, writtenBy).ifPresent(m -> problems.add("live " + lobId + "@" + e.version() + ": " + m));
+                } catch (IOException ex) {
+                    if (closed) {
+                        throw closedException(); // the page file closed under the read: not a page that failed
+                    }
+                    problems.add("live " + lobId + "@" + e.version() + ": " + ex.getMessage()); // names the page
+                }
+            }
+            if (problems.size() >= Fsck.MAX_PROBLEMS) {
+                break;
+            }
+        }
+        FsckReport data = new FsckReport(problems.isEmpty(), 0, 0, 0, 0, 0, 0, 0, pagesRead[0], problems);
+        return Fsck.withMarkers(structure.plus(data), dir);
     }
 
     @Override

@@ -177,9 +177,26 @@ class ConcurrencyStressTest {
                 }
             }, "reclaimer"));
             threads.add(flusher(store, stop, failures));
+            AtomicLong checks = new AtomicLong();
+            threads.add(new Thread(() -> {
+                // the online check reads values while they are replaced and purged: it must find nothing wrong
+                while (!stop.get()) {
+                    try {
+                        List<String> problems = store.fsckOnline().problems();
+                        if (!problems.isEmpty()) {
+                            failures.add(new AssertionError("online fsck under load: " + problems));
+                        }
+                        checks.incrementAndGet();
+                        Thread.sleep(5); // its first part holds the writers back: not back to back
+                    } catch (Throwable t) {
+                        failures.add(t);
+                    }
+                }
+            }, "online-fsck"));
             threads.forEach(Thread::start);
             // 2.5 s of load, and on a slow machine until every kind of thread has done something
-            await().pollDelay(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(60)).until(() -> writes.get() > 0 && reads.get() > 0);
+            await().pollDelay(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(60))
+                    .until(() -> writes.get() > 0 && reads.get() > 0 && checks.get() > 0);
             stop.set(true);
             for (Thread t : threads) {
                 t.join(30_000);

@@ -249,6 +249,7 @@ class TornWritesTest {
         try (DefaultLobStore store = DefaultLobStore.open(dir, unsynced)) {
             assertThat(read(store, "a")).as("a read cannot tell").hasSize(5 * CAPACITY);
             assertThat(store.fsck(true).problems()).anyMatch(p -> p.contains("page " + patched.madePage()) && p.contains("stale"));
+            assertThat(store.fsckOnline().problems()).anyMatch(p -> p.contains("page " + patched.madePage()) && p.contains("stale"));
         }
     }
 
