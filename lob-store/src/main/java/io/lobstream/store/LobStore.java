@@ -236,10 +236,12 @@ public interface LobStore extends Closeable {
     FsckReport fsck(boolean readData) throws IOException;
 
     /**
-     * {@code fsck(true)} for a store in use: the index and every page's owner (each version's root and index pages read)
-     * under the exclusive latch, briefly; then every live value's data pages and CRC, each value read as a reader reads it,
-     * under its pin, while writes, purge and compaction go on. A value replaced meanwhile is checked as it is then, one
-     * deleted not at all; versions pending purge get the first part only (an offline fsck reads their data too).
+     * {@code fsck(true)} for a store in use: the index and every page's owner under the exclusive latch, as
+     * {@code fsck(false)} (each version's root and index pages read); then every live value's data pages and CRC, each
+     * value read under a reader's pin, while writes, purge and compaction go on. A value replaced since the first part is
+     * checked as it is then, its data only; one deleted, not at all; one replaced while it is read, reported only if it
+     * is still current (a pin held past {@code lob.read.pin.max.ms} no longer keeps a replaced version's pages). Versions
+     * pending purge get the first part only (an offline fsck reads their data too).
      */
     FsckReport fsckOnline() throws IOException;
 

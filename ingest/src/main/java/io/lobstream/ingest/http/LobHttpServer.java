@@ -73,8 +73,9 @@ public final class LobHttpServer implements AutoCloseable {
     private static final int READ_THREADS = THREADS - 4;
     private final Semaphore reads = new Semaphore(READ_THREADS);
     /**
-     * One {@code /fsck} at a time: each holds every tablespace's latch exclusively while it checks it, so writes and reads
-     * of that partition wait, and a client asking again and again would keep the writer waiting most of the time.
+     * One {@code /fsck} at a time: each holds every tablespace's latch exclusively while it checks its index and page
+     * owners, so writes and reads of that partition wait, and a client asking again and again would keep the writer
+     * waiting most of the time.
      */
     private final Semaphore fscks = new Semaphore(1);
     /** Closes the connection of a value's response its client stopped reading ({@code lob.http.stall.timeout.ms}). */
@@ -425,9 +426,8 @@ public final class LobHttpServer implements AutoCloseable {
         if (!Responses.readOnly(ex)) {
             return;
         }
-        // data=false by default: each tablespace's check holds its latch exclusively, so its writer waits, and a scan of
-        // every data page of a large tablespace can outlast the writer's transaction timeout (10 s), which then aborts
-        // the transaction and rebalances the group (nothing is lost: the task resumes from its last commit). Asked for.
+        // data=false by default: reading every value takes as long as reading the tablespace (not under the exclusive
+        // latch: LobStore.fsckOnline), and competes with the reads clients make. Asked for.
         String query = ex.getRequestURI().getQuery();
         boolean data;
         if (query == null || query.equals("data=false")) {
@@ -458,7 +458,7 @@ public final class LobHttpServer implements AutoCloseable {
         for (Map.Entry<Integer, LobStore> e : registry.all().entrySet()) {
             FsckReport r;
             try {
-                // data=true reads every value, which the exclusive latch would hold the partition's writer back for
+                // data=true reads every value: not under the exclusive latch, which would hold the writer back for as long
                 r = data ? e.getValue().fsckOnline() : e.getValue().fsck(false);
             } catch (TablespaceClosedException moving) {
                 continue; // closed since the snapshot (its partition moving), as in status: not this node's now

@@ -716,17 +716,11 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public Optional<LobReadHandle> open(String lobId) throws IOException {
         long start = System.nanoTime();
-        VersionEntry entry;
-        // The index is read under the tablespace latch, which close excludes. The pages are read after it:
-        // once the store is closed that fails with ClosedChannelException, and the pin is released.
-        try (Latches.Held ts = openShared(); Latches.Held latch = latches.lob(lobId)) {
-            Optional<VersionEntry> cur = index.current(lobId);
-            if (cur.isEmpty()) {
-                return Optional.empty();
-            }
-            entry = cur.get();
-            pins.pin(lobId, entry.version());
+        Optional<VersionEntry> pinned = pinCurrent(lobId);
+        if (pinned.isEmpty()) {
+            return Optional.empty();
         }
+        VersionEntry entry = pinned.get();
         try {
             VersionReader reader = VersionReader.open(file, lobId, entry.version(), entry.rootPage(), metrics::pageRead);
             metrics.readLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
@@ -734,6 +728,20 @@ public final class DefaultLobStore implements LobStore {
         } catch (IOException | RuntimeException e) {
             unpin(entry);
             throw e;
+        }
+    }
+
+    /**
+     * Pins {@code lobId}'s current version, if there is one: no purge or compaction frees its pages until {@link #unpin},
+     * or for lob.read.pin.max.ms if the version is replaced meanwhile ({@link #reclaimPastPinLeases}). The index is read under the
+     * tablespace latch, which close excludes. The pages are read after it: once the store is closed that fails with
+     * ClosedChannelException, and the pin is released.
+     */
+    private Optional<VersionEntry> pinCurrent(String lobId) throws IOException {
+        try (Latches.Held ts = openShared(); Latches.Held latch = latches.lob(lobId)) {
+            Optional<VersionEntry> cur = index.current(lobId);
+            cur.ifPresent(e -> pins.pin(lobId, e.version()));
+            return cur;
         }
     }
 
@@ -943,33 +951,50 @@ public final class DefaultLobStore implements LobStore {
         }
         List<String> problems = new ArrayList<>();
         long[] pagesRead = new long[1];
-        for (String lobId : live) {
-            Optional<LobReadHandle> h = open(lobId); // pinned: no purge or compaction frees its pages while it is read
-            if (h.isEmpty()) {
+        int room = Math.max(0, Fsck.MAX_PROBLEMS - structure.problems().size());
+        for (int i = 0; i < live.size() && problems.size() < room; i++) {
+            Optional<VersionEntry> pinned = pinCurrent(live.get(i));
+            if (pinned.isEmpty()) {
                 continue; // deleted since
             }
-            try (LobReadHandle handle = h.get()) {
-                VersionEntry e = handle.version();
-                try {
-                    VersionReader r = VersionReader.open(file, lobId, e.version(), e.rootPage(), page -> pagesRead[0]++);
-                    LongUnaryOperator writtenBy;
-                    try (Latches.Held latch = openShared()) { // the index, which close excludes
-                        writtenBy = PageWriters.of(e, r.dataExtents(), index, version -> true);
-                    }
-                    Fsck.checkData(e, r, writtenBy).ifPresent(m -> problems.add("live " + lobId + "@" + e.version() + ": " + m));
-                } catch (IOException ex) {
-                    if (closed) {
-                        throw closedException(); // the page file closed under the read: not a page that failed
-                    }
-                    problems.add("live " + lobId + "@" + e.version() + ": " + ex.getMessage()); // names the page
+            VersionEntry e = pinned.get();
+            String who = "live " + e.lobId() + "@" + e.version(); // as Fsck names it
+            try {
+                if (structure.problems().stream().anyMatch(p -> p.startsWith(who + ":"))) {
+                    continue; // its root or index pages failed in the first part: reported once
                 }
-            }
-            if (problems.size() >= Fsck.MAX_PROBLEMS) {
-                break;
+                Optional<String> problem = liveDataProblem(e, pagesRead);
+                // a pin held past lob.read.pin.max.ms no longer keeps the pages of a version replaced meanwhile: those
+                // may be another's now. A current version's pages are never freed: what it fails on is damage.
+                if (problem.isPresent() && current(e.lobId()).map(VersionEntry::version).orElse(-1L) == e.version()) {
+                    problems.add(who + ": " + problem.get());
+                }
+            } finally {
+                unpin(e);
             }
         }
         FsckReport data = new FsckReport(problems.isEmpty(), 0, 0, 0, 0, 0, 0, 0, pagesRead[0], problems);
         return Fsck.withMarkers(structure.plus(data), dir);
+    }
+
+    /** fsck's data pass over {@code e}, which the caller pins: what is wrong (naming the page), or empty. */
+    private Optional<String> liveDataProblem(VersionEntry e, long[] pagesRead) throws IOException {
+        try {
+            VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), page -> pagesRead[0]++);
+            LongUnaryOperator writtenBy;
+            try (Latches.Held latch = openShared()) { // the index, which close excludes
+                writtenBy = PageWriters.of(e, r.dataExtents(), index, version -> true);
+            }
+            return Fsck.checkData(e, r, writtenBy);
+        } catch (IOException ex) {
+            if (closed) {
+                throw closedException(); // the page file closed under the read: not a page that failed
+            }
+            return Optional.of(ex.getMessage());
+        } catch (RuntimeException ex) {
+            // a root or index page whose fields pass their CRC but make no sense, as Fsck reports it
+            return Optional.of("root page " + e.rootPage() + ": " + ex);
+        }
     }
 
     @Override

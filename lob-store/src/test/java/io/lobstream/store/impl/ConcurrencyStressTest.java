@@ -179,7 +179,7 @@ class ConcurrencyStressTest {
             threads.add(flusher(store, stop, failures));
             AtomicLong checks = new AtomicLong();
             threads.add(new Thread(() -> {
-                // the online check reads values while they are replaced and purged: it must find nothing wrong
+                // the online check reads values while they are replaced, purged and moved: it must find nothing wrong
                 while (!stop.get()) {
                     try {
                         List<String> problems = store.fsckOnline().problems();
@@ -193,6 +193,16 @@ class ConcurrencyStressTest {
                     }
                 }
             }, "online-fsck"));
+            threads.add(new Thread(() -> {
+                while (!stop.get()) {
+                    try {
+                        store.compact(); // moves live versions the check may be reading: not while it holds their pin
+                        Thread.sleep(5);
+                    } catch (Throwable t) {
+                        failures.add(t);
+                    }
+                }
+            }, "compactor"));
             threads.forEach(Thread::start);
             // 2.5 s of load, and on a slow machine until every kind of thread has done something
             await().pollDelay(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(60))
