@@ -47,8 +47,15 @@ final class KafkaBaseline {
     /** In-flight bound of the producer threads, as the pipeline's load generator's. */
     static final int IN_FLIGHT = 64;
 
-    /** One phase's figures over its measured window. */
-    record Result(double tps, double mbPerS, double producedMbPerS, long failed, MachineCpu.Window cpu) {
+    /**
+     * One phase's figures over its measured window. {@code pageCacheFull}: false when the raw phase's warm-up ended (at
+     * its longest) before it had written the machine's free memory, so that the broker took fresh memory in the window,
+     * dear on this VM: its figures then say more about the machine than about Kafka.
+     */
+    record Result(double tps, double mbPerS, double producedMbPerS, long failed, MachineCpu.Window cpu, boolean pageCacheFull) {
+        Result withPageCacheFull(boolean full) {
+            return new Result(tps, mbPerS, producedMbPerS, failed, cpu, full);
+        }
     }
 
     private final String bootstrap;
@@ -87,10 +94,11 @@ final class KafkaBaseline {
                 Thread.sleep(100);
             }
             long t0 = System.nanoTime();
-            String filled = phase.warmupBytes.get() < free ? " (page cache not full: measured partly on fresh memory)" : "";
+            boolean full = phase.warmupBytes.get() >= free;
             out.note(String.format("raw phase: warm-up %.0f s, %.1f GB written; memory free %.1f GB at its start, %.1f GB now%s",
-                    (t0 - started) / 1e9, phase.warmupBytes.get() / 1e9, free / 1e9, MachineMemory.freeBytes() / 1e9, filled));
-            return phase.measure(t0);
+                    (t0 - started) / 1e9, phase.warmupBytes.get() / 1e9, free / 1e9, MachineMemory.freeBytes() / 1e9,
+                    full ? "" : " (page cache not full: measured partly on fresh memory)"));
+            return phase.measure(t0).withPageCacheFull(full);
         }
     }
 
@@ -238,7 +246,7 @@ final class KafkaBaseline {
             double seconds = (counted.last.get() - t0) / 1e9;
             double ackedSeconds = Math.max(1e-9, (acked.last.get() - t0) / 1e9);
             return new Result(counted.records.get() / seconds, counted.bytes.get() / 1e6 / seconds,
-                    acked.bytes.get() / 1e6 / ackedSeconds, failed.get(), cpu);
+                    acked.bytes.get() / 1e6 / ackedSeconds, failed.get(), cpu, true);
         }
 
         private void joinThreads() throws InterruptedException {

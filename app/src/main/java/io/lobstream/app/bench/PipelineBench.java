@@ -241,7 +241,7 @@ public final class PipelineBench implements Callable<Integer> {
                         .put("history_length_end", historyAfterDrain(node))
                         .put("commands_dead_lettered", (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total"))
                         .put("raw_kafka_tps", round(raw.tps())).put("raw_kafka_mb_per_s", round(raw.mbPerS()))
-                        .put("raw_kafka_failed", raw.failed());
+                        .put("raw_kafka_failed", raw.failed()).put("raw_kafka_page_cache_full", raw.pageCacheFull());
                 if (e2e != null) {
                     summary.put("kafka_e2e_mb_per_s", round(e2e.mbPerS())).put("kafka_e2e_produced_mb_per_s", round(e2e.producedMbPerS()))
                             .put("ratio_vs_kafka_e2e", round(p.mbPerS / e2e.mbPerS()));
