@@ -106,7 +106,6 @@ final class AppliedTracker implements AutoCloseable {
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"); // a position retention deleted: read on, skip nothing
-        c.remove(ConsumerConfig.GROUP_ID_CONFIG); // assigned, never a group member
         // a broker that creates topics on first use would create the dead-letter topic with its own partition count, and
         // the writer node, started later, would refuse it: the question below must not create what it asks about
         c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);

@@ -145,7 +145,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
 
     /**
      * The settings of a producer of {@code lob.commands}: the user's producer settings, {@link #PRODUCER_DEFAULTS} where
-     * they say nothing, idempotence and {@code acks=all} always, never a {@code transactional.id}.
+     * they say nothing, idempotence and {@code acks=all} always; never a {@code transactional.id}, which the configuration
+     * refuses ({@code LobStreamConfig}: no transaction is begun, and every send would fail).
      */
     public static Map<String, Object> producerSettings(LobStreamConfig config) {
         Map<String, Object> p = config.clientConfig(ClientKind.PRODUCER);
@@ -153,7 +154,6 @@ public final class LobClient implements LobWrites, AutoCloseable {
         // what chunked uploads rely on: no chunk lost, duplicated or reordered by a retry
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG); // no transaction is begun: every send would fail
         return p;
     }
 

@@ -597,7 +597,6 @@ public final class TablespaceCatchUp implements AutoCloseable {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         try {
             return stoppable(consumer::wakeup, () -> {
