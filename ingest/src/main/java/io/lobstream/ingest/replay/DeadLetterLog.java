@@ -16,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -56,16 +57,20 @@ final class DeadLetterLog {
     /**
      * Reads the writer group's committed offset of {@code commands}, then the whole dead-letter topic, keeping the
      * letters of {@code commands}: in that order, so that every command below the offset has its letter in what is read.
+     * A {@code stop} asked meanwhile ends it, in whatever Kafka call it waits in, with {@link InterruptedIOException}.
      */
-    static DeadLetterLog read(LobStreamConfig config, TopicPartition commands) throws IOException {
+    static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, ReplayStop stop) throws IOException {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         String topic = config.topics().deadLetters();
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         Set<Long> offsets = new HashSet<>();
+        String what = "reading the dead letters of " + commands;
         try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
-             KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+             ReplayStop.Watch adminWatch = stop.watch(admin);
+             KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+             ReplayStop.Watch consumerWatch = stop.watch(consumer)) {
             OffsetAndMetadata committed = admin.listConsumerGroupOffsets(group, new ListConsumerGroupOffsetsOptions().requireStable(true))
                     .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).get(commands);
             long decidedBelow = committed == null ? 0 : committed.offset();
@@ -82,6 +87,7 @@ final class DeadLetterLog {
             consumer.seekToBeginning(partitions);
             long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
             while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                stop.throwIfAsked(what + " stopped");
                 if (System.nanoTime() > deadline) {
                     throw new IOException("cannot read " + topic + " to its end within " + READ_TIMEOUT.toSeconds() + " s");
                 }
@@ -100,11 +106,12 @@ final class DeadLetterLog {
             }
             return new DeadLetterLog(offsets, keptSince, decidedBelow);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            stop.throwIfAsked(e, what); // the stop ended the call it waited in
             throw new IOException("cannot read the dead letters of " + commands + " from " + topic + ", or the writer group "
                     + group + "'s offset of it: " + e, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while reading the dead letters of " + commands, e);
+            throw new IOException("interrupted while " + what, e);
         }
     }
 

@@ -61,9 +61,7 @@ public final class PartitionReplayer {
     }
 
     private final LobStreamConfig config;
-    private volatile boolean stopped;
-    /** The replay's consumer while it runs, for {@link #stop} to wake. */
-    private volatile KafkaConsumer<byte[], byte[]> consumer;
+    private final ReplayStop stop = new ReplayStop();
 
     public PartitionReplayer(LobStreamConfig config) {
         this.config = config;
@@ -77,11 +75,7 @@ public final class PartitionReplayer {
      * thread, and the store could then not sync what it wrote.
      */
     public void stop() {
-        stopped = true;
-        KafkaConsumer<byte[], byte[]> c = consumer;
-        if (c != null) {
-            c.wakeup();
-        }
+        stop.ask();
     }
 
     /** Replays the whole partition, from its first record to the end offset found at start. */
@@ -113,11 +107,8 @@ public final class PartitionReplayer {
         DeadLetterLog letters = null; // read when a command first names a schema the registry does not have
         try (Deserializer<Object> values = LobSerdes.valueDeserializer(config);
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+             ReplayStop.Watch watch = stop.watch(consumer);
              LocalPurger purger = new LocalPurger(store, 256)) {
-            this.consumer = consumer;
-            if (stopped) {
-                consumer.wakeup(); // stop came before there was a consumer to wake
-            }
             consumer.assign(List.of(tp));
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),
                     consumer.partitionsFor(tp.topic()).size(), config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
@@ -163,7 +154,7 @@ public final class PartitionReplayer {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
                         undecodableWhy = "cannot decode a LobCommand: " + undecodable.getMessage();
                         if (RegistryUnavailableException.isSchemaNotFound(undecodable)) {
-                            letters = letters != null ? letters : DeadLetterLog.read(config, tp);
+                            letters = letters != null ? letters : DeadLetterLog.read(config, tp, stop);
                             letters.requireLetter(r, config.get(LobStreamConfig.REGISTRY_URL), undecodable);
                         }
                     }
@@ -203,15 +194,12 @@ public final class PartitionReplayer {
             log.info("replayed {}: {} records, {} applied, {} rejected (dead-lettered in the original run)", tp, records, applied, rejected);
             return new Result(records, applied, rejected, end);
         } catch (WakeupException e) {
-            throw new InterruptedIOException("replay of " + tp + " stopped in a call to Kafka");
-        } finally {
-            this.consumer = null;
+            stop.throwIfAsked(e, "replay of " + tp);
+            throw e; // (only a stop wakes its consumer)
         }
     }
 
     private void stopIfAsked(TopicPartition tp, long next) throws InterruptedIOException {
-        if (stopped) {
-            throw new InterruptedIOException("replay of " + tp + " stopped before offset " + next);
-        }
+        stop.throwIfAsked("replay of " + tp + " stopped before offset " + next);
     }
 }

@@ -1,13 +1,24 @@
 package io.lobstream.ingest.replay;
 
+import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -57,5 +68,30 @@ class DeadLetterLogTest {
         kept[keysPartition] = 5_000; // trimmed past the command's time; the others keep everything
         DeadLetterLog letters = new DeadLetterLog(Set.of(), kept, 100);
         assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
+    }
+
+    /**
+     * A node that closes stops its catch-ups' replays; one reading the dead letters, here from a broker that does not
+     * answer, ends in the admin call it waits in (30 s otherwise), as a stopped replay does.
+     */
+    @Test
+    void aStopEndsTheReadInTheKafkaCallItWaitsIn() throws Exception {
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+        LobStreamConfig config = new LobStreamConfig(Map.of("bootstrap.servers", "127.0.0.1:" + closedPort));
+        ReplayStop stop = new ReplayStop();
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            Future<DeadLetterLog> read = reader.submit(() -> DeadLetterLog.read(config, new TopicPartition("lob.commands", 3), stop));
+            Thread.sleep(500); // (a stop asked before the read begins ends it too)
+            stop.ask();
+            assertThatThrownBy(() -> read.get(20, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(InterruptedIOException.class)
+                    .hasMessage("reading the dead letters of lob.commands-3 stopped in a call to Kafka");
+        } finally {
+            reader.shutdownNow();
+        }
     }
 }
