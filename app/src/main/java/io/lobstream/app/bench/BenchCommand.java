@@ -13,6 +13,6 @@ public final class BenchCommand implements Runnable {
 
     @Override
     public void run() {
-        spec.commandLine().usage(System.err);
+        throw new CommandLine.ParameterException(spec.commandLine(), "a benchmark is required"); // exit 2, as lobstream alone
     }
 }

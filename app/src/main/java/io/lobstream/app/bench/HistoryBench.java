@@ -44,7 +44,7 @@ public final class HistoryBench implements Callable<Integer> {
     @Option(names = "--blob-size", defaultValue = "300k", description = "Value size or range, e.g. 300k or 10k-300k (default: ${DEFAULT-VALUE}).")
     SizeRange blobSize;
 
-    @Option(names = "--threads", defaultValue = "16", description = "Producer threads (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"--threads", "--producers"}, defaultValue = "16", description = "Producer threads (default: ${DEFAULT-VALUE}).")
     int threads;
 
     @Option(names = "--duration", defaultValue = "120s", description = "How long to update (default: ${DEFAULT-VALUE}).")

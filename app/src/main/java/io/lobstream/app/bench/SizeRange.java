@@ -31,7 +31,7 @@ public record SizeRange(int min, int max) {
 
     /** Bytes of "16k", "1m", "300000"; k and m are powers of 1024. */
     public static int bytes(String s) {
-        String t = s.trim();
+        String t = s.trim().toLowerCase(Locale.ROOT);
         long unit = 1;
         if (t.endsWith("k")) {
             unit = 1024;
@@ -68,6 +68,14 @@ public record SizeRange(int min, int max) {
             return n / (1024 * 1024) + "m";
         }
         return n % 1024 == 0 && n > 0 ? n / 1024 + "k" : Integer.toString(n);
+    }
+
+    /** picocli converter, so that an {@code int} option of bytes takes {@code 16k} and {@code 1m} too. */
+    public static final class BytesConverter implements CommandLine.ITypeConverter<Integer> {
+        @Override
+        public Integer convert(String value) {
+            return bytes(value);
+        }
     }
 
     /** picocli converter, so options can be declared as {@code SizeRange}. */

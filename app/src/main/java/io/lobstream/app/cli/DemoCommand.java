@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.app.DataDirs;
+import io.lobstream.app.bench.SizeRange;
 import io.lobstream.app.demo.LoadGenerator;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
@@ -51,10 +52,12 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--ids", defaultValue = "1000", description = "Distinct LOB ids (default: ${DEFAULT-VALUE}).")
     int ids;
 
-    @Option(names = "--min-size", defaultValue = "10240", description = "Smallest value in bytes (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--min-size", defaultValue = "10k", converter = SizeRange.BytesConverter.class,
+            description = "Smallest value, in bytes or e.g. 10k, 1m (default: ${DEFAULT-VALUE}).")
     int minSize;
 
-    @Option(names = "--max-size", defaultValue = "307200", description = "Largest value in bytes (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--max-size", defaultValue = "300k", converter = SizeRange.BytesConverter.class,
+            description = "Largest value, in bytes or e.g. 300k, 1m (default: ${DEFAULT-VALUE}).")
     int maxSize;
 
     @Option(names = "--producers", defaultValue = "4", description = "Load generator threads (default: ${DEFAULT-VALUE}).")

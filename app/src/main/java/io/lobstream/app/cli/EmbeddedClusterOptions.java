@@ -4,20 +4,44 @@ import io.lobstream.app.embedded.EmbeddedCluster;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /** The ports of the embedded default, for {@code node} (without --bootstrap) and {@code cluster}. */
 final class EmbeddedClusterOptions {
-    @Option(names = "--kafka-port", defaultValue = "9092", description = "Embedded broker port (default: ${DEFAULT-VALUE}).")
-    int kafkaPort;
+    @Option(names = "--kafka-port", description = "Embedded broker port (default: 9092).")
+    Integer kafkaPort;
 
-    @Option(names = "--controller-port", defaultValue = "9093", description = "Embedded KRaft controller port (default: ${DEFAULT-VALUE}).")
-    int controllerPort;
+    @Option(names = "--controller-port", description = "Embedded KRaft controller port (default: 9093).")
+    Integer controllerPort;
 
-    @Option(names = "--registry-port", defaultValue = "8081", description = "Embedded registry port (default: ${DEFAULT-VALUE}).")
-    int registryPort;
+    @Option(names = "--registry-port", description = "Embedded registry port (default: 8081).")
+    Integer registryPort;
 
     /** Starts broker and registry under {@code dataDir} ({@code kafka/}, {@code registry/}). */
     EmbeddedCluster start(Path dataDir) throws Exception {
-        return EmbeddedCluster.start(dataDir, kafkaPort, controllerPort, registryPort);
+        return EmbeddedCluster.start(dataDir, or(kafkaPort, 9092), or(controllerPort, 9093), or(registryPort, 8081));
+    }
+
+    /** Says on stderr which of these options {@code command} ignores, as it uses a Kafka of its own (--bootstrap). */
+    void warnIgnored(String command) {
+        List<String> given = new ArrayList<>();
+        if (kafkaPort != null) {
+            given.add("--kafka-port");
+        }
+        if (controllerPort != null) {
+            given.add("--controller-port");
+        }
+        if (registryPort != null) {
+            given.add("--registry-port");
+        }
+        if (!given.isEmpty()) {
+            System.err.println("lobstream " + command + ": " + String.join(", ", given) + " ignored: they are the embedded broker's, "
+                    + "which --bootstrap replaces");
+        }
+    }
+
+    private static int or(Integer port, int otherwise) {
+        return port == null ? otherwise : port;
     }
 }

@@ -30,7 +30,7 @@ import java.util.concurrent.Callable;
  * node was started with is named the same way here.
  */
 @Command(name = "fsck", mixinStandardHelpOptions = true,
-        description = {"Check every tablespace under a data directory: each page is exactly one of live, pending purge or free; "
+        description = {"Check every tablespace under a data directory: each page is exactly one of live, pending purge, free or uploading; "
                 + "every checksum holds; index and pages agree. Stop the node first (the index is locked while it runs).",
                 "Exit status: 0 clean, 1 problems found, 2 cannot check."})
 final class FsckCommand implements Callable<Integer> {

@@ -69,7 +69,7 @@ public final class LobStreamCli implements Runnable {
                     String said = e instanceof FileSystemException fs ? fileProblem(fs)
                             : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
                     boolean rootSaid = root == e || said.contains(String.valueOf(root.getMessage()));
-                    cmd.getErr().println("lobstream " + cmd.getCommandName() + ": " + said + (rootSaid ? "" : " (" + root + ")"));
+                    cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + said + (rootSaid ? "" : " (" + root + ")"));
                     if (System.getenv("LOBSTREAM_DEBUG") != null) {
                         e.printStackTrace(cmd.getErr());
                     }

@@ -2,6 +2,7 @@ package io.lobstream.app.cli;
 
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
@@ -62,12 +63,16 @@ final class NodeCommand implements Runnable {
             putIfGiven(props, LobStreamConfig.BOOTSTRAP.name(), bootstrap);
             putIfGiven(props, LobStreamConfig.REGISTRY_URL.name(), registry);
             LobStoreConfig storeCfg = new LobStoreConfig(config); // a bad value: a usage error before a broker starts
-            if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) {
+            LobStreamConfig given = new LobStreamConfig(props);
+            LobHttpServer.requireBindable(given.get(LobStreamConfig.HTTP_HOST), given.get(LobStreamConfig.HTTP_PORT)); // as early
+            if (props.containsKey(LobStreamConfig.BOOTSTRAP.name())) {
+                embedded.warnIgnored("node");
+            } else {
                 if (props.containsKey(LobStreamConfig.REGISTRY_URL.name())) {
                     System.err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + " is ignored without --bootstrap: the "
                             + "embedded broker comes with its own registry");
                 }
-                EmbeddedCluster cluster = shutdown.started(embedded.start(new LobStreamConfig(props).dataDir()));
+                EmbeddedCluster cluster = shutdown.started(embedded.start(given.dataDir()));
                 props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
                 props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
             }

@@ -44,7 +44,7 @@ final class NodeHttp {
             return StreamedResponse.send(lobUri(lobId), "GET", range == null ? Map.of() : Map.of("Range", "bytes=" + range),
                     CONNECT_TIMEOUT, timeout);
         } catch (java.net.ConnectException e) {
-            throw new IOException("no node answers at " + base, e);
+            throw new IOException(noNode(), e);
         } catch (java.net.SocketTimeoutException e) {
             throw new IOException("the node at " + base + " did not answer within " + timeout.toSeconds() + " s", e);
         }
@@ -68,7 +68,7 @@ final class NodeHttp {
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof java.net.ConnectException || cause instanceof java.net.http.HttpConnectTimeoutException) {
-                throw new IOException("no node answers at " + base, cause);
+                throw new IOException(noNode(), cause);
             }
             if (cause instanceof java.net.http.HttpTimeoutException) {
                 throw new IOException("the node at " + base + " did not answer within " + timeout.toSeconds() + " s", cause);
@@ -104,5 +104,9 @@ final class NodeHttp {
 
     String base() {
         return base;
+    }
+
+    private String noNode() {
+        return "no node answers at " + base + " (start one with ./lobstream node, or name one with --node URL)";
     }
 }

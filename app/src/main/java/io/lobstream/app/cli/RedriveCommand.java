@@ -52,6 +52,12 @@ final class RedriveCommand implements Callable<Integer> {
         if (fromOffset < 0 || partitions.stream().anyMatch(p -> p < 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--from-offset and --partition must be >= 0");
         }
+        for (String kind : kinds) {
+            if (!Rejection.KINDS.contains(kind)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--kind " + kind + ": not a kind of dead letter; one of "
+                        + String.join(", ", Rejection.KINDS));
+            }
+        }
         LobStreamConfig config = cluster.streamConfig(null);
         BrokerCheck.requireAnswer(config, BrokerCheck.WAIT);
         DeadLetterRedrive.Result r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() ? !Rejection.ID_CONFLICT.equals(k) : kinds.contains(k), dryRun);

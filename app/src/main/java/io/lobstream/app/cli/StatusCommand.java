@@ -43,6 +43,7 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        LobStreamConfig cfg = cluster.streamConfig(null); // a bad -c key or value: exit 2 before anything else
         NodeHttp http = new NodeHttp(node);
         long deadline = System.nanoTime() + (waitFor == null ? 0 : waitFor.toNanos());
         ObjectNode status = null;
@@ -54,7 +55,7 @@ final class StatusCommand implements Callable<Integer> {
                 }
             } catch (java.io.IOException e) {
                 if (System.nanoTime() > deadline) {
-                    System.err.println("no node at " + node + ": " + e.getMessage());
+                    System.err.println("lobstream status: " + e.getMessage());
                     return 1;
                 }
             }
@@ -63,7 +64,7 @@ final class StatusCommand implements Callable<Integer> {
             }
             Thread.sleep(500);
         }
-        addPurgeLag(status);
+        addPurgeLag(status, cfg);
         if (json) {
             System.out.println(JSON.writeValueAsString(status));
         } else {
@@ -78,8 +79,7 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     /** Purge group lag per partition: committed-read end offset of undo-history minus the group's committed offset. */
-    private void addPurgeLag(ObjectNode status) {
-        LobStreamConfig cfg = cluster.streamConfig(null);
+    private void addPurgeLag(ObjectNode status, LobStreamConfig cfg) {
         Map<String, Object> settings = cfg.clientConfig(ClientKind.ADMIN);
         settings.putIfAbsent(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000);
         settings.putIfAbsent(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
@@ -130,10 +130,21 @@ final class StatusCommand implements Callable<Integer> {
                     s.path("purge_lag").path(part).asText("?"), p.path("pages_live").asLong(),
                     p.path("pages_history").asLong(), p.path("pages_free").asLong(), p.path("pages_uploading").asLong());
         }
+        // the row sums this node's partitions; purge_lag_total is every partition's, other nodes' too
+        long lag = 0;
+        boolean lagKnown = true;
+        for (JsonNode p : s.path("partitions")) {
+            JsonNode l = s.path("purge_lag").path(p.path("partition").asText());
+            lagKnown &= l.isNumber();
+            lag += l.asLong();
+        }
         JsonNode t = s.path("totals");
         System.out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d %10d%n", "all", t.path("lobs_live").asLong(), t.path("bytes_live").asLong(),
-                t.path("history_length").asLong(), s.path("purge_lag_total").asText("?"), t.path("pages_live").asLong(),
+                t.path("history_length").asLong(), lagKnown ? Long.toString(lag) : "?", t.path("pages_live").asLong(),
                 t.path("pages_history").asLong(), t.path("pages_free").asLong(), t.path("pages_uploading").asLong());
+        if (s.path("purge_lag_total").isNumber() && s.path("purge_lag_total").asLong() != lag) {
+            System.out.println("purge lag of every partition, other nodes' too: " + s.path("purge_lag_total").asLong());
+        }
         if (s.has("purge_lag_error")) {
             System.out.println(s.path("purge_lag_error").asText());
         }

@@ -8,8 +8,8 @@ import java.time.Duration;
 /** Read-your-writes options of the write commands: wait until the node serves the change. */
 final class WaitOptions {
     @Option(names = "--wait-applied", negatable = true, defaultValue = "true", fallbackValue = "true",
-            description = "Return only once the writer has committed past the command (read-your-writes): exit 0 applied, "
-                    + "4 dead-lettered (reason printed), 3 not within --timeout (default: ${DEFAULT-VALUE}).")
+            description = "Return only once the writer has committed past the command (read-your-writes; on by default, "
+                    + "--no-wait-applied: once Kafka has it): exit 0 applied, 4 dead-lettered (reason printed), 3 not within --timeout.")
     boolean waitApplied;
 
     @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL,

@@ -3,6 +3,10 @@ package io.lobstream.app.cli;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** What {@code ./lobstream} says when it is not given what it needs. */
@@ -41,5 +45,27 @@ class LobStreamCliTest {
     void aValueAKeyDoesNotTakeIsAUsageError() {
         assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.chunk.size=big")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("lobstream delete: ").contains("lob.chunk.size");
+    }
+
+    @Test
+    void benchWithoutABenchmarkIsAUsageError() {
+        assertThat(cli.run("bench")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("a benchmark is required").contains("Usage: lobstream bench");
+    }
+
+    @Test
+    void aDeadLetterKindRedriveDoesNotKnowIsAUsageError() {
+        assertThat(cli.run("redrive", "--kind", "too_large", "--bootstrap", "127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--kind too_large: not a kind of dead letter; one of undecodable, invalid, too-large");
+    }
+
+    /** The HTTP port is checked before an embedded broker and registry start (seconds), and the message names its option. */
+    @Test
+    void aNodeWhoseHttpPortIsTakenSaysSoBeforeItStartsAnything() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            assertThat(cli.run("node", "--http-port", Integer.toString(taken.getLocalPort()))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        }
+        assertThat(cli.err()).contains("lobstream node: node failed to start: the HTTP API cannot bind 127.0.0.1:")
+                .contains("lob.http.port (node --http-port)");
     }
 }

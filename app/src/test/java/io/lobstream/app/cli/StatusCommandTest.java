@@ -43,6 +43,13 @@ class StatusCommandTest {
         assertThat(status("http://127.0.0.1:" + closedPort(), "--wait", "1s")).isEqualTo(1);
     }
 
+    /** Checked first, as every command checks its keys: not after the wait for a node that does not answer. */
+    @Test
+    void aMisspeltKeyIsAUsageErrorWithNoNodeToAsk() throws IOException {
+        assertThat(status("http://127.0.0.1:" + closedPort(), "--wait", "1s", "-c", "lob.purge.grup=x")).isEqualTo(2);
+        assertThat(cli.err()).contains("unknown configuration key lob.purge.grup");
+    }
+
     @Test
     void aBadDurationIsAUsageError() {
         assertThat(cli.run("status", "--wait", "soon")).isEqualTo(2);

@@ -26,8 +26,10 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.time.Duration;
 import java.io.InputStream;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.UnknownHostException;
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
@@ -102,8 +104,11 @@ public final class LobHttpServer implements AutoCloseable {
         this.registry = registry;
         try {
             this.server = HttpServers.create(new InetSocketAddress(host, port), 64);
-        } catch (IOException | RuntimeException e) {
+        } catch (BindException e) {
             stalls.close(); // its thread, started above: a port taken leaves nothing running
+            throw inUse(host, port, e);
+        } catch (IOException | RuntimeException e) {
+            stalls.close();
             throw e;
         }
         // A request for another node's key holds a thread here while the owner serves it on one of its
@@ -139,6 +144,28 @@ public final class LobHttpServer implements AutoCloseable {
 
     public void start() {
         server.start();
+    }
+
+    /**
+     * Fails as a node's start would if its HTTP API cannot bind {@code host:port} (port 0 always can): for a node to say
+     * so before it starts anything else, as an embedded broker and registry, which take seconds.
+     */
+    public static void requireBindable(String host, int port) throws IOException {
+        if (port == 0) {
+            return;
+        }
+        try (ServerSocket probe = new ServerSocket()) {
+            probe.bind(new InetSocketAddress(host, port)); // (closing a socket that never accepted leaves no TIME_WAIT behind)
+        } catch (BindException e) {
+            throw inUse(host, port, e);
+        }
+    }
+
+    private static BindException inUse(String host, int port, BindException e) {
+        BindException said = new BindException("the HTTP API cannot bind " + host + ":" + port + " (" + e.getMessage() + "): another "
+                + "node or server has it? Choose another port with lob.http.port (node --http-port)");
+        said.initCause(e);
+        return said;
     }
 
     public int port() {

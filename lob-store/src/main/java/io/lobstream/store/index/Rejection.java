@@ -2,6 +2,7 @@ package io.lobstream.store.index;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * Why a command was not applied, recorded with its offset (see {@link LobIndex.Batch#putRejected}),
@@ -32,6 +33,9 @@ public record Rejection(String kind, String reason) {
     public static final String OUT_OF_ORDER = "out-of-order";
     /** A commandId (or an upload's id) applied before, sent again as another write: a reused id or idempotency key. */
     public static final String ID_CONFLICT = "id-conflict";
+    /** Every kind above. */
+    public static final List<String> KINDS = List.of(UNDECODABLE, INVALID, TOO_LARGE, OUT_OF_RANGE, NOT_FOUND, UNSUPPORTED, UPLOAD,
+            CRC_MISMATCH, OUT_OF_ORDER, ID_CONFLICT);
 
     byte[] encode(long atMillis) {
         byte[] k = kind.getBytes(StandardCharsets.UTF_8);
