@@ -62,6 +62,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.net.URI;
@@ -85,6 +86,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
@@ -638,6 +640,49 @@ class IngestIT {
                 assertThat(fsck.ok()).isFalse();
                 assertThat(fsck.problems()).singleElement().asString().contains("offsets [0, 2) of " + tp);
                 assertThat(replayed.incompleteness()).get().asString().contains("offsets [0, 2) of " + tp); // /status, the gauge
+            }
+        }
+    }
+
+    /**
+     * Retention that deletes the records a replay was about to read, while it runs: Kafka's default for a consumer is to
+     * jump to the log's end, which ended the replay as if it were done. It marks its copy incomplete, as for a gap at the
+     * start, and goes on from the first record kept.
+     */
+    @Test
+    void aReplayWhoseNextRecordsRetentionDeletesMeanwhileMarksItsCopyIncomplete() throws Exception {
+        // one record per fetch, so that the records past the first are still to be fetched when retention deletes them
+        LobStreamConfig own = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "trimmed-meanwhile.")
+                .with("lob.consumer.max.partition.fetch.bytes", "1");
+        List<String> ids = idsOfPartition0("it-trimmed-meanwhile-", 6);
+        TopicPartition tp = new TopicPartition(own.topics().commands(), 0);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()));
+             LobClient writer = new LobClient(own)) {
+            TopicSetup.ensureTopics(admin, own);
+            for (int i = 0; i < ids.size(); i++) {
+                writer.put(ids.get(i), bytes(3000 + i, 90 + i), null).get(); // offsets 0 to 5: an idempotent producer, no markers
+            }
+            try (LobStore replayed = LobStore.open(dir.resolve("replay-trimmed-meanwhile"), LobStoreConfig.defaults())) {
+                PartitionReplayer.Progress trimAtTheFirst = new PartitionReplayer.Progress() {
+                    @Override
+                    public void at(long offset, long endOffset) {
+                    }
+
+                    @Override
+                    public void firstRecord(long offset) throws IOException {
+                        try {
+                            admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(4))).all().get(); // as retention would
+                        } catch (InterruptedException | ExecutionException e) {
+                            throw new IOException(e);
+                        }
+                    }
+                };
+                PartitionReplayer.Result r = new PartitionReplayer(own).replay(0, replayed, 0, -1, trimAtTheFirst);
+                assertThat(replayed.incompleteness()).get().asString().matches(".*offsets \\[[1-3], 4\\) of " + tp + ".*");
+                assertThat(r.endOffset()).isEqualTo(6);
+                assertThat(replayed.current(ids.get(4))).isPresent();
+                assertThat(replayed.current(ids.get(5))).isPresent();
+                assertThat(replayed.fsck(true).ok()).isFalse();
             }
         }
     }

@@ -63,6 +63,7 @@ final class DeadLetterLog {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"); // (as DeadLetterRedrive: not a jump to the end)
         String topic = config.topics().deadLetters();
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         Set<Long> offsets = new HashSet<>();

@@ -58,6 +58,8 @@ public final class DeadLetterRedrive {
         Map<String, Object> c = config.clientConfig(ClientKind.CONSUMER);
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // an aborted transaction's letters were never final
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        // a position retention deleted meanwhile: on from the first letter kept, not from the end (Kafka's default)
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         Map<String, Object> p = LobClient.producerSettings(config);
         try (KafkaConsumer<byte[], byte[]> in = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              KafkaConsumer<byte[], byte[]> originals = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());

@@ -14,7 +14,9 @@ import io.lobstream.store.index.Rejection;
 import io.lobstream.store.purge.LocalPurger;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -98,6 +100,9 @@ public final class PartitionReplayer {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100);
         p.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024);
+        // not a jump to the log's end (Kafka's default) when retention deletes what the replay was about to read: an
+        // error, for the replay to say which commands it lost (deletedBeforeRead)
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long uploadTimeoutMs = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
         long records = 0;
@@ -112,17 +117,7 @@ public final class PartitionReplayer {
             consumer.assign(List.of(tp));
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),
                     consumer.partitionsFor(tp.topic()).size(), config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
-            long first = consumer.beginningOffsets(List.of(tp)).get(tp);
-            if (first > from) {
-                log.error("{} starts at offset {} (retention deleted the records before it): the commands in [{}, {}), if any, are "
-                        + "lost to this copy, and fsck of {} will say so. Keep lob.commands with retention.ms=-1 to rebuild a "
-                        + "partition from its topic.", tp, first, from, first, store.directory());
-                // before anything past the gap is applied and its offset recorded: no crash leaves a copy that looks whole
-                // (offsets alone cannot tell a lost command from a transaction marker: the range may have held only markers)
-                store.markIncomplete("offsets [" + from + ", " + first + ") of " + tp
-                        + ", deleted by retention before this copy read them");
-            }
-            consumer.seek(tp, Math.max(first, from));
+            consumer.seek(tp, Math.max(from, deletedBeforeRead(consumer, tp, from, store)));
             long logEnd = consumer.endOffsets(List.of(tp)).get(tp);
             if (to > logEnd) { // the poll loop would wait for ever for offsets the log no longer has
                 throw new IOException("asked to replay " + tp + " up to offset " + to + ", past the end of its log (" + logEnd
@@ -134,7 +129,20 @@ public final class PartitionReplayer {
             long lastLog = System.nanoTime();
             while (consumer.position(tp) < end) {
                 stopIfAsked(tp, consumer.position(tp));
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
+                ConsumerRecords<byte[], byte[]> polled;
+                try {
+                    polled = consumer.poll(POLL);
+                } catch (OffsetOutOfRangeException e) { // retention deleted the next records meanwhile
+                    long at = e.offsetOutOfRangePartitions().getOrDefault(tp, consumer.position(tp));
+                    long first = deletedBeforeRead(consumer, tp, at, store);
+                    if (first <= at) { // out of range past the log's end: it lost records
+                        throw new IOException(tp + " has no offset " + at + " any more: the log lost records that were committed "
+                                + "(an unclean leader election, a lost disk?). " + TablespaceCatchUp.offsetReset(config, tp), e);
+                    }
+                    consumer.seek(tp, first);
+                    continue;
+                }
+                for (ConsumerRecord<byte[], byte[]> r : polled) {
                     if (r.offset() >= end) {
                         break;
                     }
@@ -197,6 +205,23 @@ public final class PartitionReplayer {
             stop.throwIfAsked(e, "replay of " + tp);
             throw e; // (only a stop wakes its consumer)
         }
+    }
+
+    /**
+     * The partition's first offset; if retention deleted commands from {@code next} on before this copy read them, the
+     * copy is marked incomplete first, for fsck to report: before anything past the gap is applied and its offset recorded,
+     * so that no crash leaves a copy that looks whole (offsets alone cannot tell a lost command from a transaction marker:
+     * the range may have held only markers).
+     */
+    private static long deletedBeforeRead(KafkaConsumer<?, ?> consumer, TopicPartition tp, long next, LobStore store) throws IOException {
+        long first = consumer.beginningOffsets(List.of(tp)).get(tp);
+        if (first > next) {
+            log.error("{} starts at offset {} (retention deleted the records before it): the commands in [{}, {}), if any, are "
+                    + "lost to this copy, and fsck of {} will say so. Keep lob.commands with retention.ms=-1 to rebuild a "
+                    + "partition from its topic.", tp, first, next, first, store.directory());
+            store.markIncomplete("offsets [" + next + ", " + first + ") of " + tp + ", deleted by retention before this copy read them");
+        }
+        return first;
     }
 
     private void stopIfAsked(TopicPartition tp, long next) throws InterruptedIOException {
