@@ -27,12 +27,21 @@ import java.util.function.LongSupplier;
 final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
     private static final Logger log = LoggerFactory.getLogger(WriterThreadFailures.class);
     static final Duration MISSING_TOPIC_GRACE = Duration.ofSeconds(30);
+    /**
+     * Missing-topic failures further apart are not in a row: the writer ran between them (a topic deleted fails each new
+     * thread within a rebalance, well within this).
+     */
+    static final Duration MISSING_TOPIC_ROW_BREAK = Duration.ofMinutes(5);
 
     private final StaticMembers members;
     private final LongSupplier nanoClock;
-    /** whether the last failure was a missing topic, and since when ({@link System#nanoTime()}) they come in a row */
+    /**
+     * whether the last failure was a missing topic, since when ({@link System#nanoTime()}) they come in a row, and when the
+     * last came (one {@link #MISSING_TOPIC_ROW_BREAK} after it starts a new row)
+     */
     private boolean missing;
     private long missingSinceNanos;
+    private long missingLastNanos;
 
     /** @param members the node's static members, or null when it has none */
     WriterThreadFailures(StaticMembers members, LongSupplier nanoClock) {
@@ -74,10 +83,11 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
             return false;
         }
         long now = nanoClock.getAsLong();
-        if (!missing) {
+        if (!missing || now - missingLastNanos > MISSING_TOPIC_ROW_BREAK.toNanos()) {
             missing = true;
             missingSinceNanos = now;
         }
+        missingLastNanos = now;
         return now - missingSinceNanos >= MISSING_TOPIC_GRACE.toNanos();
     }
 

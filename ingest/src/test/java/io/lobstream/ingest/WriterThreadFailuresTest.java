@@ -46,6 +46,17 @@ class WriterThreadFailuresTest {
         assertThat(failures.handle(missing())).isEqualTo(SHUTDOWN_CLIENT);
     }
 
+    /** A topic missing for a moment at start, and again days later: the second is a new row, with a grace of its own. */
+    @Test
+    void aMissingTopicLongAfterTheLastStartsTheGraceAgain() {
+        long grace = WriterThreadFailures.MISSING_TOPIC_GRACE.toNanos();
+        assertThat(failures.handle(missing())).isEqualTo(REPLACE_THREAD);
+        nanos.addAndGet(WriterThreadFailures.MISSING_TOPIC_ROW_BREAK.toNanos() + 1);
+        assertThat(failures.handle(missing())).isEqualTo(REPLACE_THREAD);
+        nanos.addAndGet(grace);
+        assertThat(failures.handle(missing())).isEqualTo(SHUTDOWN_CLIENT);
+    }
+
     private static Throwable missing() {
         return new MissingSourceTopicException("One or more source topics were missing during rebalance");
     }
