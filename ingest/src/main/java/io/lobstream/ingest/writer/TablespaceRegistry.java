@@ -7,7 +7,7 @@ import io.lobstream.store.fsck.FsckReport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -47,47 +47,52 @@ public final class TablespaceRegistry {
     /**
      * Makes durable, side by side, {@code first} and every other tablespace {@code thread} has
      * written since its last sync: a commit then waits for the slowest pair of fsyncs instead of
-     * the sum of them all.
+     * the sum of them all. Throws {@code first}'s own failure as an {@link IOException}; another's
+     * is charged to that one's task ({@link LobStateStore#failed}), whose partition it names, and
+     * thrown as an {@link UncheckedIOException}, the commit failing either way.
      */
     void syncWrittenBy(Thread thread, LobStateStore first) throws IOException {
-        List<LobStore> others = new ArrayList<>();
+        Map<LobStateStore, CompletableFuture<Void>> running = new LinkedHashMap<>();
         for (LobStateStore s : stateStores) {
             LobStore st = s.writer() == thread && s != first ? s.peek() : null;
             if (st != null && st.needsSync()) {
-                others.add(st);
+                running.put(s, CompletableFuture.runAsync(() -> {
+                    try {
+                        st.flush();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }, syncers));
             }
         }
-        List<CompletableFuture<Void>> running = new ArrayList<>(others.size());
-        for (LobStore st : others) {
-            running.add(CompletableFuture.runAsync(() -> {
-                try {
-                    st.flush();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            }, syncers));
-        }
-        IOException failure = null;
+        IOException own = null;
         try {
             first.peek().flush();
         } catch (IOException e) {
-            failure = e;
+            own = e;
         }
-        for (CompletableFuture<Void> f : running) {
+        RuntimeException another = null;
+        for (Map.Entry<LobStateStore, CompletableFuture<Void>> f : running.entrySet()) {
             try {
-                f.join();
+                f.getValue().join();
             } catch (CompletionException e) {
                 IOException io = e.getCause() instanceof UncheckedIOException u ? u.getCause()
                         : new IOException("tablespace sync failed", e.getCause());
-                if (failure == null) {
-                    failure = io;
+                RuntimeException theirs = f.getKey().failed(new UncheckedIOException("partition " + f.getKey().partition() + ": commit", io));
+                if (own != null) {
+                    own.addSuppressed(theirs);
+                } else if (another == null) {
+                    another = theirs;
                 } else {
-                    failure.addSuppressed(io);
+                    another.addSuppressed(theirs);
                 }
             }
         }
-        if (failure != null) {
-            throw failure;
+        if (own != null) {
+            throw own;
+        }
+        if (another != null) {
+            throw another;
         }
     }
 
