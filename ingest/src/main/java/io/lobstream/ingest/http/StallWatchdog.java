@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  * stopped reading. The JDK server writes a body with blocking writes and no time limit, so such a client held its
  * thread, and one of the node's value reads, for as long as it kept the connection open; as many of them as reads
  * stopped every read of the node. A slow client that still reads is not cut: the time counts from the last write that
- * went through, and a write is at most {@link #PIECE} bytes.
+ * went through, and a write is at most {@link #PIECE} bytes. Nor is a response waiting for its own next bytes (from the
+ * disk, or from the owner node it forwards): the time counts only while a write is under way, which is when a client
+ * that reads nothing blocks the thread.
  *
  * <p>The close runs on a thread of its own: closing an exchange may flush (a chunked body), and a flush to a client
  * that does not read would block the watchdog. It makes the blocked write fail, and the read ends as any read cut short.
@@ -56,7 +58,7 @@ final class StallWatchdog implements AutoCloseable {
     private void check() {
         long now = System.nanoTime();
         for (Watch w : watched) {
-            if (now - w.lastProgress > stallNanos && watched.remove(w)) {
+            if (w.writing && now - w.lastProgress > stallNanos && watched.remove(w)) {
                 log.warn("{} {}: the client read nothing for {} ms; connection closed", w.ex.getRequestMethod(), w.ex.getRequestURI(),
                         TimeUnit.NANOSECONDS.toMillis(stallNanos));
                 onStall.run();
@@ -82,6 +84,8 @@ final class StallWatchdog implements AutoCloseable {
     final class Watch implements AutoCloseable {
         private final HttpExchange ex;
         private volatile long lastProgress = System.nanoTime();
+        /** whether a write is under way (set after {@link #lastProgress}, so that its start is there when this is seen) */
+        private volatile boolean writing;
 
         private Watch(HttpExchange ex) {
             this.ex = ex;
@@ -96,8 +100,13 @@ final class StallWatchdog implements AutoCloseable {
                 @Override
                 public void write(byte[] b, int off, int len) throws IOException {
                     for (int at = off, end = off + len; at < end; at += PIECE) {
-                        out.write(b, at, Math.min(PIECE, end - at));
                         lastProgress = System.nanoTime();
+                        writing = true;
+                        try {
+                            out.write(b, at, Math.min(PIECE, end - at));
+                        } finally {
+                            writing = false;
+                        }
                     }
                 }
 

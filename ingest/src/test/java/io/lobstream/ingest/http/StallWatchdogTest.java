@@ -1,0 +1,50 @@
+package io.lobstream.ingest.http;
+
+import com.sun.net.httpserver.HttpServer;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URL;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class StallWatchdogTest {
+    /**
+     * A response that waits for its own next bytes (a slow disk, an owner node it forwards from) longer than the stall
+     * timeout, to a client that reads all the while: the client is not stalled, and the response is not cut.
+     */
+    @Test
+    void aResponseWaitingForItsOwnSourceIsNotCut() throws Exception {
+        AtomicInteger cut = new AtomicInteger();
+        HttpServer server = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        try (StallWatchdog stalls = new StallWatchdog(Duration.ofMillis(200), cut::incrementAndGet)) {
+            server.createContext("/slow", ex -> {
+                try (ex; StallWatchdog.Watch w = stalls.watch(ex)) {
+                    ex.sendResponseHeaders(200, 3);
+                    OutputStream body = w.body();
+                    for (int i = 0; i < 3; i++) {
+                        body.write(new byte[]{(byte) i}, 0, 1);
+                        body.flush();
+                        Thread.sleep(600); // the source: three times the stall timeout between two writes
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            server.start();
+            HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + server.getAddress().getPort() + "/slow").openConnection();
+            try (InputStream in = c.getInputStream()) {
+                assertThat(in.readAllBytes()).containsExactly(0, 1, 2);
+            }
+            assertThat(cut).hasValue(0);
+        } finally {
+            server.stop(0);
+        }
+    }
+}
