@@ -201,43 +201,53 @@ public final class LobClient implements LobWrites, AutoCloseable {
             this.key = key;
         }
 
-        private String key() {
-            if (used.getAndSet(true)) {
+        /** One write's call with the key; refused before anything was sent ({@link IllegalArgumentException}), it leaves the key unspent. */
+        private interface Call<E extends Exception> {
+            LobWrite send(String key) throws E;
+        }
+
+        private <E extends Exception> LobWrite once(Call<E> call) throws E {
+            if (!used.compareAndSet(false, true)) {
                 throw new IllegalStateException("idempotency key " + key + " names one write, made already: call idempotent(key) "
                         + "with a key of its own for each write");
             }
-            return key;
+            try {
+                return call.send(key);
+            } catch (IllegalArgumentException refused) {
+                used.set(false);
+                throw refused;
+            }
         }
 
         @Override
         public LobWrite put(String lobId, byte[] value, String contentType, Map<String, String> metadata) {
-            return putBytes(key(), lobId, value, checked(contentType, metadata));
+            return once(k -> putBytes(k, lobId, value, checked(contentType, metadata)));
         }
 
         @Override
         public LobWrite put(String lobId, InputStream value, long length, String contentType, Map<String, String> metadata,
                             Progress progress) throws IOException {
-            return putStream(key(), lobId, value, length, checked(contentType, metadata), progress);
+            return once(k -> putStream(k, lobId, value, length, checked(contentType, metadata), progress));
         }
 
         @Override
         public LobWrite write(String lobId, long offset, InputStream data, long length, Progress progress) throws IOException {
-            return pieces(new CommandIds(key(), lobId, LobOp.WRITE), offset, data, length, progress);
+            return once(k -> pieces(new CommandIds(k, lobId, LobOp.WRITE), offset, data, length, progress));
         }
 
         @Override
         public LobWrite append(String lobId, InputStream data, long length, Progress progress) throws IOException {
-            return pieces(new CommandIds(key(), lobId, LobOp.APPEND), 0, data, length, progress);
+            return once(k -> pieces(new CommandIds(k, lobId, LobOp.APPEND), 0, data, length, progress));
         }
 
         @Override
         public LobWrite truncate(String lobId, long newLength) {
-            return LobClient.this.truncate(new CommandIds(key(), lobId, LobOp.TRUNCATE), newLength);
+            return once(k -> LobClient.this.truncate(new CommandIds(k, lobId, LobOp.TRUNCATE), newLength));
         }
 
         @Override
         public LobWrite delete(String lobId) {
-            return LobClient.this.delete(new CommandIds(key(), lobId, LobOp.DELETE));
+            return once(k -> LobClient.this.delete(new CommandIds(k, lobId, LobOp.DELETE)));
         }
     }
 

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -97,6 +98,8 @@ class LobClientTest {
         try (LobClient client = new LobClient(unreachable())) {
             assertThatThrownBy(() -> client.idempotent("")).isInstanceOf(IllegalArgumentException.class);
             LobWrites once = client.idempotent("job-2");
+            assertThatThrownBy(() -> once.append("doc", InputStream.nullInputStream(), -1, LobClient.Progress.NONE)).as("refused before anything is sent: the key stays unspent")
+                    .isInstanceOf(IllegalArgumentException.class);
             once.truncate("doc", 0);
             assertThatThrownBy(() -> once.delete("doc")).as("one write per key").isInstanceOf(IllegalStateException.class);
         }
