@@ -1,0 +1,56 @@
+package io.lobstream.app.cli;
+
+import io.lobstream.schema.LobStreamConfig;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/**
+ * A look at {@code lob.registry.url} when a node starts against a Kafka of its own: a URL without Apicurio's API path
+ * ({@code http://host:8081} for {@code http://host:8081/apis/registry/v2}, as a Confluent registry is named) is not the
+ * registry's "no such schema", so the writer takes it for an outage and waits, applying nothing. Said at start, it
+ * costs a line; found from a stalled writer, an afternoon. A warning only: the registry may come up after the node.
+ */
+final class RegistryCheck {
+    private static final Duration TIMEOUT = Duration.ofSeconds(3);
+
+    private RegistryCheck() {
+    }
+
+    /** Warns on {@code err} unless the registry answers its system info, when the serdes are Apicurio's (the default). */
+    static void warnIfNotApicurio(LobStreamConfig config, PrintStream err) throws InterruptedException {
+        if (!apicurio(config.get(LobStreamConfig.VALUE_SERIALIZER)) || !apicurio(config.get(LobStreamConfig.VALUE_DESERIALIZER))) {
+            return; // another registry's serdes: its own URL, its own API
+        }
+        String url = config.get(LobStreamConfig.REGISTRY_URL);
+        URI info;
+        try {
+            info = URI.create(url.replaceAll("/+$", "") + "/system/info");
+        } catch (IllegalArgumentException e) {
+            err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + "=" + url + " is not a URL: " + e.getMessage());
+            return;
+        }
+        HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+        try {
+            int status = http.send(HttpRequest.newBuilder(info).timeout(TIMEOUT).build(), HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
+            if (status != 200) {
+                err.println("lobstream node: the registry at " + url + " answered " + status + " to " + info.getPath() + ": is "
+                        + LobStreamConfig.REGISTRY_URL.name() + " the base of its Apicurio v2 API (e.g. http://host:8081/apis/registry/v2)? "
+                        + "Until it answers, the writer waits on each command it cannot decode");
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            err.println("lobstream node: no registry answers at " + url + " yet (" + e + "); the writer waits for it on each command "
+                    + "it cannot decode");
+        }
+    }
+
+    private static boolean apicurio(String serdeClass) {
+        return serdeClass.startsWith("io.lobstream.") || serdeClass.startsWith("io.apicurio.");
+    }
+}

@@ -1,0 +1,65 @@
+package io.lobstream.app.cli;
+
+import com.sun.net.httpserver.HttpServer;
+import io.lobstream.schema.LobStreamConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What a node says at start of a registry URL its serdes cannot use; the registry is a stand-in that answers one path. */
+class RegistryCheckTest {
+    private final HttpServer registry;
+
+    RegistryCheckTest() throws IOException {
+        registry = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        registry.createContext("/", ex -> {
+            try (ex) {
+                ex.sendResponseHeaders(ex.getRequestURI().getPath().equals("/apis/registry/v2/system/info") ? 200 : 404, -1);
+            }
+        });
+        registry.start();
+    }
+
+    @AfterEach
+    void stop() {
+        registry.stop(0);
+    }
+
+    @Test
+    void theApiBaseIsTakenSilently() throws InterruptedException {
+        assertThat(said(base() + "/apis/registry/v2", Map.of())).isEmpty();
+    }
+
+    @Test
+    void aUrlWithoutTheApiPathIsWarnedOf() throws InterruptedException {
+        assertThat(said(base(), Map.of())).contains("answered 404 to /system/info").contains("/apis/registry/v2");
+    }
+
+    @Test
+    void anotherRegistrysSerdesAreNotAskedAbout() throws InterruptedException {
+        assertThat(said(base(), Map.of(LobStreamConfig.VALUE_SERIALIZER.name(), "io.confluent.kafka.serializers.KafkaAvroSerializer")))
+                .isEmpty();
+    }
+
+    private String base() {
+        return "http://127.0.0.1:" + registry.getAddress().getPort();
+    }
+
+    private static String said(String url, Map<String, String> more) throws InterruptedException {
+        Map<String, Object> props = new HashMap<>(more);
+        props.put(LobStreamConfig.REGISTRY_URL.name(), url);
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        RegistryCheck.warnIfNotApicurio(new LobStreamConfig(props), new PrintStream(err, true, StandardCharsets.UTF_8));
+        return err.toString(StandardCharsets.UTF_8);
+    }
+}
