@@ -176,7 +176,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * starts again from its first chunk. A multi-record write is split by the client's {@code lob.chunk.size}: retry it
      * with the same.
      *
-     * <p>A key names one write: the returned object makes one (a second call throws {@link IllegalStateException}), and
+     * <p>A key names one write: the returned object makes one (a second call throws {@link IllegalStateException}; a call
+     * refused with {@link IllegalArgumentException} before anything was sent does not count), and
      * the same key with the same LOB and operation but other bytes, offset or length is dead-lettered as
      * {@code id-conflict}. A write that was dead-lettered is judged again when retried.
      *
@@ -201,7 +202,10 @@ public final class LobClient implements LobWrites, AutoCloseable {
             this.key = key;
         }
 
-        /** One write's call with the key; refused before anything was sent ({@link IllegalArgumentException}), it leaves the key unspent. */
+        /**
+         * One write's call with the key; refused before anything was sent ({@link IllegalArgumentException} before any
+         * write of the client began, {@link #begin}), it leaves the key unspent.
+         */
         private interface Call<E extends Exception> {
             LobWrite send(String key) throws E;
         }
@@ -211,10 +215,13 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 throw new IllegalStateException("idempotency key " + key + " names one write, made already: call idempotent(key) "
                         + "with a key of its own for each write");
             }
+            long begun = writes.get();
             try {
                 return call.send(key);
             } catch (IllegalArgumentException refused) {
-                used.set(false);
+                if (writes.get() == begun) { // (another thread's write may have begun meanwhile: then spent, to be safe)
+                    used.set(false);
+                }
                 throw refused;
             }
         }

@@ -106,7 +106,7 @@ public final class LobHttpServer implements AutoCloseable {
             this.server = HttpServers.create(new InetSocketAddress(host, port), 64);
         } catch (BindException e) {
             stalls.close(); // its thread, started above: a port taken leaves nothing running
-            throw inUse(host, port, e);
+            throw cannotBind(host, port, e);
         } catch (IOException | RuntimeException e) {
             stalls.close();
             throw e;
@@ -157,13 +157,15 @@ public final class LobHttpServer implements AutoCloseable {
         try (ServerSocket probe = new ServerSocket()) {
             probe.bind(new InetSocketAddress(host, port)); // (closing a socket that never accepted leaves no TIME_WAIT behind)
         } catch (BindException e) {
-            throw inUse(host, port, e);
+            throw cannotBind(host, port, e);
         }
     }
 
-    private static BindException inUse(String host, int port, BindException e) {
-        BindException said = new BindException("the HTTP API cannot bind " + host + ":" + port + " (" + e.getMessage() + "): another "
-                + "node or server has it? Choose another port with lob.http.port (node --http-port)");
+    private static BindException cannotBind(String host, int port, BindException e) {
+        boolean taken = String.valueOf(e.getMessage()).contains("in use");
+        BindException said = new BindException("the HTTP API cannot bind " + host + ":" + port + " (" + e.getMessage() + "): " + (taken
+                ? "another node or server has it? Choose another port with lob.http.port (node --http-port)"
+                : "is lob.http.host an address of this machine, and the port one this user may open (1024 and up)?"));
         said.initCause(e);
         return said;
     }

@@ -145,10 +145,14 @@ public final class DeadLetterRedrive {
         originals.assign(List.of(tp));
         originals.seek(tp, offset);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        search:
         while (System.nanoTime() < deadline) {
             for (ConsumerRecord<byte[], byte[]> r : originals.poll(POLL)) {
                 if (r.offset() == offset) {
                     return r;
+                }
+                if (r.offset() > offset) { // read from the first record kept (auto.offset.reset): it is gone
+                    break search;
                 }
             }
         }

@@ -117,7 +117,8 @@ public final class PartitionReplayer {
             consumer.assign(List.of(tp));
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),
                     consumer.partitionsFor(tp.topic()).size(), config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
-            consumer.seek(tp, Math.max(from, deletedBeforeRead(consumer, tp, from, store)));
+            long next = Math.max(from, deletedBeforeRead(consumer, tp, from, store)); // the consumer's position, as of the last poll
+            consumer.seek(tp, next);
             long logEnd = consumer.endOffsets(List.of(tp)).get(tp);
             if (to > logEnd) { // the poll loop would wait for ever for offsets the log no longer has
                 throw new IOException("asked to replay " + tp + " up to offset " + to + ", past the end of its log (" + logEnd
@@ -125,21 +126,23 @@ public final class PartitionReplayer {
                         + TablespaceCatchUp.offsetReset(config, tp));
             }
             long end = to >= 0 ? to : logEnd;
-            log.info("replaying {} offsets [{}, {})", tp, consumer.position(tp), end);
+            log.info("replaying {} offsets [{}, {})", tp, next, end);
             long lastLog = System.nanoTime();
-            while (consumer.position(tp) < end) {
-                stopIfAsked(tp, consumer.position(tp));
+            while (next < end) {
+                stopIfAsked(tp, next);
                 ConsumerRecords<byte[], byte[]> polled;
-                try {
+                try { // (both calls are where the consumer finds its position gone)
                     polled = consumer.poll(POLL);
-                } catch (OffsetOutOfRangeException e) { // retention deleted the next records meanwhile
-                    long at = e.offsetOutOfRangePartitions().getOrDefault(tp, consumer.position(tp));
+                    next = consumer.position(tp);
+                } catch (OffsetOutOfRangeException e) { // retention deleted the next records meanwhile, or the log went back
+                    long at = e.offsetOutOfRangePartitions().getOrDefault(tp, next);
                     long first = deletedBeforeRead(consumer, tp, at, store);
                     if (first <= at) { // out of range past the log's end: it lost records
                         throw new IOException(tp + " has no offset " + at + " any more: the log lost records that were committed "
                                 + "(an unclean leader election, a lost disk?). " + TablespaceCatchUp.offsetReset(config, tp), e);
                     }
                     consumer.seek(tp, first);
+                    next = first;
                     continue;
                 }
                 for (ConsumerRecord<byte[], byte[]> r : polled) {
@@ -189,10 +192,10 @@ public final class PartitionReplayer {
                 while (store.stats().historyLength() > 256 && purger.purgeOnce() > 0) {
                     // keep the rebuilt tablespace near its live size
                 }
-                progress.at(consumer.position(tp), end);
+                progress.at(next, end);
                 if (System.nanoTime() - lastLog > 5_000_000_000L) {
                     lastLog = System.nanoTime();
-                    log.info("replaying {}: offset {} of {} ({} applied, {} rejected)", tp, consumer.position(tp), end, applied, rejected);
+                    log.info("replaying {}: offset {} of {} ({} applied, {} rejected)", tp, next, end, applied, rejected);
                 }
             }
             while (purger.purgeOnce() > 0) {
