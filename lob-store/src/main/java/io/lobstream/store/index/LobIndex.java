@@ -19,6 +19,7 @@ import org.rocksdb.WriteOptions;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -307,6 +308,7 @@ public final class LobIndex implements Closeable {
                             n++;
                         }
                     }
+                    ended(it);
                 }
             }
             if (n > 0) { // an empty write would still count as one: needsSync() would have an idle store sync at every commit
@@ -338,6 +340,7 @@ public final class LobIndex implements Closeable {
                     out.add(e);
                 }
             }
+            ended(it);
         }
         return out;
     }
@@ -350,6 +353,7 @@ public final class LobIndex implements Closeable {
             for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
                 out.add(VersionEntry.decode(it.value()));
             }
+            ended(it);
         }
         return out;
     }
@@ -366,6 +370,7 @@ public final class LobIndex implements Closeable {
                 if (it.isValid()) {
                     return true;
                 }
+                ended(it);
             }
         }
         return false;
@@ -384,6 +389,20 @@ public final class LobIndex implements Closeable {
             for (it.seekToFirst(); it.isValid(); it.next()) {
                 action.accept(it.value());
             }
+            ended(it);
+        }
+    }
+
+    /**
+     * Throws if {@code it} stopped on an error (a corrupt block, a read that failed), not at its end or where its loop
+     * stopped: RocksDB says so only here, and its {@code isValid()} is false either way. A scan cut short would leave out
+     * entries silently: recovery would take their pages for free, fsck would pass over them.
+     */
+    private static void ended(RocksIterator it) {
+        try {
+            it.status();
+        } catch (RocksDBException e) {
+            throw new UncheckedIOException(new IOException("the index could not be read to the end of a scan: " + e.getMessage(), e));
         }
     }
 
@@ -415,6 +434,7 @@ public final class LobIndex implements Closeable {
             for (it.seekToFirst(); it.isValid(); it.next()) {
                 out.add(new Extent(bytesLong(it.key()), ByteBuffer.wrap(it.value()).getInt()));
             }
+            ended(it);
         }
         return out;
     }

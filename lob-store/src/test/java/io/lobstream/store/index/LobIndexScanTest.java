@@ -1,0 +1,55 @@
+package io.lobstream.store.index;
+
+import io.lobstream.store.LobStore;
+import io.lobstream.store.LobStoreConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A scan of the index that meets damage says so: RocksDB's iterator only stops, as at the end. */
+class LobIndexScanTest {
+    @TempDir
+    Path dir;
+
+    /**
+     * Recovery builds the free space from what the index names: a scan that ended quietly at a damaged block would have
+     * given the pages of every LOB after it to new writes. The tablespace refuses to open instead.
+     */
+    @Test
+    void aDamagedIndexBlockFailsTheOpenInsteadOfFreeingThePagesItNames() throws IOException {
+        byte[] value = new byte[100];
+        try (LobStore store = LobStore.open(dir, LobStoreConfig.defaults())) {
+            for (int i = 0; i < 1000; i++) {
+                store.put("lob-" + i, new ByteArrayInputStream(value), value.length, null, Attributes.NONE, null);
+            }
+        } // (closing flushes the index into its table files)
+        Path table;
+        try (Stream<Path> files = Files.walk(dir)) {
+            table = files.filter(f -> f.toString().endsWith(".sst")).max(Comparator.comparingLong(LobIndexScanTest::size)).orElseThrow();
+        }
+        try (FileChannel f = FileChannel.open(table, StandardOpenOption.WRITE)) {
+            f.write(ByteBuffer.wrap(new byte[64]), size(table) / 3); // a data block: the index and footer are at the end
+        }
+        assertThatThrownBy(() -> LobStore.open(dir, LobStoreConfig.defaults()).close())
+                .hasStackTraceContaining("the index could not be read to the end of a scan");
+    }
+
+    private static long size(Path f) {
+        try {
+            return Files.size(f);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
