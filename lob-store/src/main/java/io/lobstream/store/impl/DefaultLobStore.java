@@ -548,7 +548,8 @@ public final class DefaultLobStore implements LobStore {
             // the tablespace latch after the LOB's write latch, as writers take them; fsck and close exclude it
             try (Latches.Held row = latches.write(u.lobId()); Latches.Held latch = openShared()) {
                 Optional<UploadEntry> now = index.upload(u.uploadId());
-                if (now.isPresent() && idle.test(now.get())) {
+                // the same upload still (an id that finished meanwhile and began again names other pages), still idle
+                if (now.isPresent() && now.get().version() == u.version() && idle.test(now.get())) {
                     index.write(index.newBatch().deleteUpload(u.uploadId()));
                     usage.uploading(-Extent.totalPages(u.pages()));
                     frees.release(u.pages());
