@@ -86,8 +86,13 @@ final class KafkaBaseline {
      * reuses its pages, as a broker that has run for a while does (see {@link MachineMemory}).
      */
     Result produce(String topic, Duration warmup, Duration maxWarmup, long fillBytes) throws InterruptedException {
+        return produce("raw-kafka", topic, warmup, maxWarmup, fillBytes);
+    }
+
+    /** As {@link #produce(String, Duration, Duration, long)}, its rows in the CSV named {@code phase}. */
+    Result produce(String phaseName, String topic, Duration warmup, Duration maxWarmup, long fillBytes) throws InterruptedException {
         long free = MachineMemory.freeBytes();
-        try (Phase phase = new Phase("raw-kafka", topic, false)) {
+        try (Phase phase = new Phase(phaseName, topic, false)) {
             long started = System.nanoTime();
             PipelineBench.sleepUntil(started + warmup.toNanos());
             while (phase.warmupBytes.get() < fillBytes && System.nanoTime() < started + maxWarmup.toNanos()) {
@@ -95,8 +100,8 @@ final class KafkaBaseline {
             }
             long t0 = System.nanoTime();
             boolean full = phase.warmupBytes.get() >= free;
-            out.note(String.format("raw phase: warm-up %.0f s, %.1f GB written; memory free %.1f GB at its start, %.1f GB now%s",
-                    (t0 - started) / 1e9, phase.warmupBytes.get() / 1e9, free / 1e9, MachineMemory.freeBytes() / 1e9,
+            out.note(String.format("%s phase: warm-up %.0f s, %.1f GB written; memory free %.1f GB at its start, %.1f GB now%s",
+                    phaseName.replace("-kafka", "").replace('-', ' '), (t0 - started) / 1e9, phase.warmupBytes.get() / 1e9, free / 1e9, MachineMemory.freeBytes() / 1e9,
                     full ? "" : " (page cache not full: measured partly on fresh memory)"));
             return phase.measure(t0).withPageCacheFull(full);
         }

@@ -49,7 +49,7 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--data-dir", description = "Data directory (default: a new temporary directory, deleted afterwards).")
     Path dataDir;
 
-    @Option(names = "--ids", defaultValue = "1000", description = "Distinct LOB ids (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"--ids", "--rows"}, defaultValue = "1000", description = "Distinct LOB ids, as the benches' --rows (default: ${DEFAULT-VALUE}).")
     int ids;
 
     @Option(names = "--min-size", defaultValue = "10k", converter = SizeRange.BytesConverter.class,
