@@ -226,6 +226,7 @@ public final class PipelineBench implements Callable<Integer> {
                 }
                 writeBack(out);
                 Pipeline p = pipeline(cfg, node, processes, out);
+                long historyEnd = historyAfterDrain(node); // now: the raw phase measured again below runs after the drain
                 // only now: deleted files give their pages back, and the pipeline would take fresh memory again
                 for (String topic : List.copyOf(scratchTopics)) {
                     deleteTopic(cfg, topic, scratchTopics);
@@ -236,8 +237,8 @@ public final class PipelineBench implements Callable<Integer> {
                     // this VM, and the figure said how the VM was (BENCHMARKS.md, "Why the raw phase moves so much"). Measured
                     // again now, on a page cache as full as the pipeline had it, that is the figure to compare with.
                     if (room(dir, scratchBytes)) {
-                        writeBack(out);
                         String again = createScratchTopic(cfg, "bench.raw-again", scratchBytes, scratchTopics, scratchCreated);
+                        writeBack(out); // (after the creation, as for the others: a topic used right after fails over leadership)
                         Duration againWarmup = warmup.dividedBy(4); // as the e2e phase's: everything but the topic is warm
                         onFreshMemory = raw;
                         raw = kafka.produce("raw-kafka-again", again, againWarmup, againWarmup, 0);
@@ -260,7 +261,7 @@ public final class PipelineBench implements Callable<Integer> {
                         .put("acked_tps", round(p.ackedTps))
                         .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
                         .put("history_length_max", p.historyMax)
-                        .put("history_length_end", historyAfterDrain(node))
+                        .put("history_length_end", historyEnd)
                         .put("commands_dead_lettered", (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total"))
                         .put("raw_kafka_tps", round(raw.tps())).put("raw_kafka_mb_per_s", round(raw.mbPerS()))
                         .put("raw_kafka_failed", raw.failed()).put("raw_kafka_page_cache_full", raw.pageCacheFull())

@@ -37,6 +37,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -802,7 +803,7 @@ public final class DefaultLobStore implements LobStore {
             for (VersionEntry pending : due) {
                 freePending(pending, null);
             }
-        } catch (IOException e) {
+        } catch (IOException | UncheckedIOException e) { // (a scan of the index that failed: unchecked)
             // the deferred reclaim stays recorded in the index and is done at the next open
             log.warn("{}: deferred reclaim after unpinning {}@{} failed: {}", name, entry.lobId(), entry.version(), e.toString());
         }
@@ -1015,7 +1016,12 @@ public final class DefaultLobStore implements LobStore {
             if (config.sync() && writes != syncedWrites) {
                 // before the force: what it covers, recorded by the sync after it (an upload's entry counts bytes once their
                 // pages are written: what it counts now is forced next)
-                SyncedFrontier frontier = versions.frontier().withUploadsOf(index);
+                SyncedFrontier frontier;
+                try {
+                    frontier = versions.frontier().withUploadsOf(index);
+                } catch (UncheckedIOException e) { // a scan of the index that failed: the commit's IOException, as a sync's
+                    throw e.getCause();
+                }
                 pagesFirst.flush(() -> {
                     // pages first: the index entries synced next name them (and a writer's meanwhile, see PagesFirst)
                     syncGuard.run(file::force);
