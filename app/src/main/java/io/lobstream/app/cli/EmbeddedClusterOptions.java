@@ -9,18 +9,22 @@ import java.util.List;
 
 /** The ports of the embedded default, for {@code node} (without --bootstrap) and {@code cluster}. */
 final class EmbeddedClusterOptions {
-    @Option(names = "--kafka-port", description = "Embedded broker port (default: 9092).")
+    private static final int KAFKA_PORT = 9092;
+    private static final int CONTROLLER_PORT = 9093;
+    private static final int REGISTRY_PORT = 8081;
+
+    @Option(names = "--kafka-port", description = "Embedded broker port (default: " + KAFKA_PORT + ").")
     Integer kafkaPort;
 
-    @Option(names = "--controller-port", description = "Embedded KRaft controller port (default: 9093).")
+    @Option(names = "--controller-port", description = "Embedded KRaft controller port (default: " + CONTROLLER_PORT + ").")
     Integer controllerPort;
 
-    @Option(names = "--registry-port", description = "Embedded registry port (default: 8081).")
+    @Option(names = "--registry-port", description = "Embedded registry port (default: " + REGISTRY_PORT + ").")
     Integer registryPort;
 
     /** Starts broker and registry under {@code dataDir} ({@code kafka/}, {@code registry/}). */
     EmbeddedCluster start(Path dataDir) throws Exception {
-        return EmbeddedCluster.start(dataDir, or(kafkaPort, 9092), or(controllerPort, 9093), or(registryPort, 8081));
+        return EmbeddedCluster.start(dataDir, or(kafkaPort, KAFKA_PORT), or(controllerPort, CONTROLLER_PORT), or(registryPort, REGISTRY_PORT));
     }
 
     /** Says on stderr which of these options {@code command} ignores, as it uses a Kafka of its own (--bootstrap). */

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -19,7 +20,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -82,10 +85,19 @@ class DeadLetterLogTest {
         }
         LobStreamConfig config = new LobStreamConfig(Map.of("bootstrap.servers", "127.0.0.1:" + closedPort));
         ReplayStop stop = new ReplayStop();
-        ExecutorService reader = Executors.newSingleThreadExecutor();
+        AtomicReference<Thread> thread = new AtomicReference<>();
+        ExecutorService reader = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "dead-letter-read");
+            thread.set(t);
+            return t;
+        });
         try {
             Future<DeadLetterLog> read = reader.submit(() -> DeadLetterLog.read(config, new TopicPartition("lob.commands", 3), stop));
-            Thread.sleep(500); // (a stop asked before the read begins ends it too)
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!waitingOnKafka(thread.get()) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(waitingOnKafka(thread.get())).as("the read waits for the admin's answer").isTrue();
             stop.ask();
             assertThatThrownBy(() -> read.get(20, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                     .cause().isInstanceOf(InterruptedIOException.class)
@@ -93,5 +105,11 @@ class DeadLetterLogTest {
         } finally {
             reader.shutdownNow();
         }
+    }
+
+    /** Whether {@code t} waits on a Kafka client's future: the admin's answer, which no broker gives here. */
+    private static boolean waitingOnKafka(Thread t) {
+        return t != null && t.getState() == Thread.State.TIMED_WAITING
+                && Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().endsWith("KafkaFutureImpl"));
     }
 }
