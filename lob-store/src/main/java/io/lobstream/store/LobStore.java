@@ -143,7 +143,9 @@ public interface LobStore extends Closeable {
 
     /**
      * Frees the pages of a superseded version, as found by purge. Applied only if the version is still
-     * pending and {@code extents} are exactly its pages; deferred while a reader pins it.
+     * pending and {@code extents} are exactly its pages; deferred while a reader pins it. With no {@code source} (a
+     * reclaim no Kafka transaction would apply again after a crash), the pages go to writers only once the next
+     * {@link #flush} has made it durable.
      */
     ReclaimOutcome reclaim(String lobId, long version, List<Extent> extents, Source source) throws IOException;
 

@@ -126,6 +126,7 @@ class UndoPurgerTest {
     void aVersionReclaimedAlreadyIsStaleNotCorrupt() throws IOException {
         VersionEntry gone = f.supersede("gone", 20_000);
         f.store.reclaim(gone.lobId(), gone.version(), gone.extents(), null);
+        f.store.flush(); // its pages free (a reclaim with no source waits for a flush)
         for (int i = 0; i < 10; i++) {
             f.put("reuse" + i, 20_000, i); // takes the freed pages, the old root among them
         }

@@ -626,20 +626,32 @@ public final class DefaultLobStore implements LobStore {
                 }
                 return ReclaimOutcome.DEFERRED;
             }
-            freePending(e, source);
+            freePending(e, source, source == null);
             return ReclaimOutcome.APPLIED;
         }
     }
 
     /** Drops a pending version from the index, then hands its pages to the allocator. */
     private void freePending(VersionEntry e, Source source) throws IOException {
+        freePending(e, source, false);
+    }
+
+    /**
+     * @param afterSync the drop is made again by nothing after a crash (a reclaim with no source): the pages wait for the
+     *                  next WAL sync ({@link DurableFrees#releaseAfterSync})
+     */
+    private void freePending(VersionEntry e, Source source, boolean afterSync) throws IOException {
         try (LobIndex.Batch batch = index.newBatch()) {
             batch.deletePending(e.lobId(), e.version());
             SourceMarks.applied(batch, source);
             index.write(batch);
         }
         // Only once no index entry names them (durably, with lob.sync.each.write) may the pages be granted again.
-        frees.release(e.extents());
+        if (afterSync) {
+            frees.releaseAfterSync(e.extents());
+        } else {
+            frees.release(e.extents());
+        }
         usage.freed(e);
     }
 

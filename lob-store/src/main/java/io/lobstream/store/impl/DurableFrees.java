@@ -17,23 +17,41 @@ import java.util.List;
  * would come back naming the old version, or upload, on pages that now hold another's bytes, and purge would take it
  * for stale and keep its pages as history for good. Writes under that setting sync the WAL all the time, so freed pages
  * wait one group commit. Without it (the pipeline), such a loss takes the reclaim or expiry with the Kafka transaction it
- * was part of, and it is applied again: pages go back at once. The mirror rule, pages before the index that names them,
- * is {@link PagesFirst}'s.
+ * was part of, and it is applied again: pages go back at once. A reclaim no Kafka transaction would apply again (one
+ * with no source: {@code LocalPurger}'s, in a catch-up or a replay) waits for the next WAL sync either way
+ * ({@link #releaseAfterSync}). The mirror rule, pages before the index that names them, is {@link PagesFirst}'s.
  */
 final class DurableFrees {
     private final boolean deferred;
+    /** {@code lob.sync}: without it nothing is synced, and pages made to wait for a sync would wait for good. */
+    private final boolean syncs;
     private final PageAllocator allocator;
     private final List<Extent> waiting = new ArrayList<>();
     private volatile long waitingPages;
 
     DurableFrees(LobStoreConfig config, PageAllocator allocator) {
         this.deferred = config.syncEachWrite();
+        this.syncs = config.sync();
         this.allocator = allocator;
     }
 
     /** Pages whose index write is done: to the allocator now, or after the next WAL sync. */
     void release(Collection<Extent> extents) {
-        if (!deferred) {
+        release(extents, deferred);
+    }
+
+    /**
+     * Pages whose index write nothing would make again after a crash: to the allocator after the next WAL sync (a
+     * {@code flush()} without {@code lob.sync.each.write}). Given at once, a writer could take them and its bytes reach
+     * the disk before the index write does: a crash would bring the version back, pending on pages another's bytes
+     * now hold, which purge takes for stale, so they would never be freed.
+     */
+    void releaseAfterSync(Collection<Extent> extents) {
+        release(extents, syncs);
+    }
+
+    private void release(Collection<Extent> extents, boolean afterSync) {
+        if (!afterSync) {
             allocator.release(extents);
             return;
         }

@@ -44,6 +44,10 @@ public final class LocalPurger implements Closeable {
      * @return the versions dealt with: reclaimed, or skipped as stale for the first time; 0 once there is nothing to do
      */
     public int purgeOnce() throws IOException {
+        // Durable first, the versions that replaced those about to be reclaimed, and the reclaims of the last batch, whose
+        // pages writers may have from now on (a reclaim with no source waits for a flush: LobStore#reclaim). Else a crash
+        // could bring back the index without a reclaimed version but with its successor, whose pages had not reached the disk.
+        store.flush();
         List<PurgeReader.Request> requests = new ArrayList<>(batch);
         for (VersionEntry e : store.pendingToPurge(batch + skipped.size())) {
             if (requests.size() < batch && !skipped.contains(key(e.lobId(), e.version()))) {

@@ -2,6 +2,7 @@ package io.lobstream.store.impl;
 
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.ReclaimOutcome;
+import io.lobstream.store.Source;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.VersionEntry;
 import org.junit.jupiter.api.Test;
@@ -51,9 +52,29 @@ class DurableFreesTest {
         try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
             put(store, "a", bytes(40_000, 1));
             VersionEntry old = put(store, "a", bytes(40_000, 2)).superseded().orElseThrow();
-            store.reclaim("a", old.version(), old.extents(), null);
+            store.reclaim("a", old.version(), old.extents(), new Source("reclaim-0", 0));
             VersionEntry next = put(store, "b", bytes(40_000, 3)).written();
             assertThat(overlap(next.extents(), old.extents())).as("the pipeline's reclaims come again from Kafka after a loss").isPositive();
+        }
+    }
+
+    /**
+     * A reclaim that no Kafka transaction would apply again after a crash (no source: LocalPurger's, in a catch-up) frees
+     * its pages for writers only once a flush has made it durable, sync.each.write or not.
+     */
+    @Test
+    void withoutSyncEachWriteAReclaimWithNoSourceWaitsForAFlush() throws Exception {
+        LobStoreConfig config = new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), 4096, LobStoreConfig.SHRINK_MIN_PAGES.name(), 0));
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            put(store, "a", bytes(40_000, 1));
+            VersionEntry old = put(store, "a", bytes(40_000, 2)).superseded().orElseThrow();
+            long freeBefore = store.stats().pagesFree();
+            assertThat(store.reclaim("a", old.version(), old.extents(), null)).isEqualTo(ReclaimOutcome.APPLIED);
+            assertThat(store.stats().pagesFree()).as("free, waiting for a flush").isEqualTo(freeBefore + old.pageCount());
+            assertThat(overlap(put(store, "b", bytes(40_000, 3)).written().extents(), old.extents())).as("before the flush").isZero();
+            store.flush();
+            assertThat(overlap(put(store, "c", bytes(40_000, 4)).written().extents(), old.extents())).as("after it").isPositive();
+            assertThat(store.fsck(true).problems()).isEmpty();
         }
     }
 
