@@ -121,7 +121,8 @@ final class ChunkedUploads {
             return "chunk " + chunk.chunkIndex() + " of upload " + chunk.uploadId() + " arrived but chunk " + upload.nextChunk()
                     + " is next";
         }
-        if (chunk.offset() != upload.bytesDone() || upload.bytesDone() + chunk.length() > upload.totalLength()
+        // a negative length would move bytesDone back, over pages already written
+        if (chunk.length() < 0 || chunk.offset() != upload.bytesDone() || upload.bytesDone() + chunk.length() > upload.totalLength()
                 || (chunk.last() && upload.bytesDone() + chunk.length() != upload.totalLength())) {
             return "chunk " + chunk.chunkIndex() + " of upload " + chunk.uploadId() + " covers bytes " + chunk.offset() + "+"
                     + chunk.length() + " but " + upload.bytesDone() + " of " + upload.totalLength() + " are written";

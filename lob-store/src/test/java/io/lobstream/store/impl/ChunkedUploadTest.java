@@ -163,6 +163,23 @@ class ChunkedUploadTest {
             }
         }
     }
+    /** A chunk of negative length is refused: it would move what the upload counts as written back over written pages. */
+    @Test
+    void aChunkOfNegativeLengthIsRejected() throws IOException {
+        try (LobStore store = DefaultLobStore.open(dir, config)) {
+            assertThat(chunk(store, 0).status()).isEqualTo(ChunkResult.Status.ACCEPTED);
+            int size = (value.length + CHUNKS - 1) / CHUNKS;
+            ChunkResult back = store.putChunk(new Chunk("u", "big", value.length, 1, CHUNKS, size, -size, null),
+                    new ByteArrayInputStream(new byte[0]), null);
+            assertThat(back.status()).isEqualTo(ChunkResult.Status.REJECTED);
+            for (int i = 1; i < CHUNKS; i++) {
+                assertThat(chunk(store, i).status()).as("chunk %d", i).isNotEqualTo(ChunkResult.Status.REJECTED);
+            }
+            assertSameBytes(read(store, "big"), value);
+            assertThat(store.fsck(true).problems()).isEmpty();
+        }
+    }
+
     /** Idle by the time the chunks were sent and by the writer's clock, both. */
     @Test
     void anUploadIsIdleOnlyByBothTheTimeOfTheCommandsAndTheWritersClock() throws Exception {
