@@ -16,11 +16,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -157,8 +160,11 @@ public final class PurgeReader implements Closeable {
     /**
      * Scans a prefix of the requests: all of them, unless {@code stop} says so before one is
      * started (it is asked before each but the first, so at least one is scanned). Results come back
-     * in request order; those started before the stop (up to a prefetch window) are waited for and
-     * returned. A purge worker stops so, at a deadline, to commit before its transaction times out.
+     * in request order. With prefetch, once it says so, the scans started ahead that have not finished
+     * by the time their turn comes are given up (each stops at its next page read) and left out with
+     * every one after them: a window of large versions, read whole without skip-load, would otherwise
+     * keep the caller long past the stop. A purge worker stops so, at a deadline, to commit before its
+     * transaction times out; what is left out is read again after the commit.
      */
     public List<Result> scan(List<Request> requests, BooleanSupplier stop) {
         List<Result> out = new ArrayList<>(requests.size());
@@ -167,20 +173,26 @@ public final class PurgeReader implements Closeable {
                 if (!out.isEmpty() && stop.getAsBoolean()) {
                     break;
                 }
-                out.add(scanOne(r));
+                out.add(scanOne(r, () -> false));
             }
             return out;
         }
         // keep up to `window` scans in flight ahead of the one being collected
         List<CompletableFuture<Result>> inFlight = new ArrayList<>();
+        AtomicBoolean givenUp = new AtomicBoolean();
+        boolean stopped = false;
         int next = 0;
         for (int i = 0; ; i++) {
-            while (next < requests.size() && next < i + window && (next == 0 || !stop.getAsBoolean())) {
+            while (!stopped && next < requests.size() && next < i + window) {
+                if (next > 0 && stop.getAsBoolean()) {
+                    stopped = true;
+                    break;
+                }
                 Request r = requests.get(next++);
                 this.inFlight.incrementAndGet();
                 inFlight.add(CompletableFuture.supplyAsync(() -> {
                     try {
-                        return scanOne(r);
+                        return scanOne(r, givenUp::get);
                     } finally {
                         this.inFlight.decrementAndGet();
                     }
@@ -189,9 +201,25 @@ public final class PurgeReader implements Closeable {
             if (i == next) {
                 break; // every scan started is collected
             }
-            out.add(inFlight.get(i).join());
+            if (stopped && i > 0 && !inFlight.get(i).isDone()) {
+                givenUp.set(true);
+                break;
+            }
+            out.add(join(inFlight.get(i)));
         }
         return out;
+    }
+
+    /** A prefetched scan's result; an {@link Error} in it (scanOnce catches the rest) thrown as itself, as without prefetch. */
+    private static Result join(CompletableFuture<Result> scan) {
+        try {
+            return scan.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw e;
+        }
     }
 
     /**
@@ -199,14 +227,14 @@ public final class PurgeReader implements Closeable {
      * without latches, and a duplicate undo record's root may be a page the writer is rewriting for
      * another version right then (a torn read; the second read sees the page whole, and stale).
      */
-    private Result scanOne(Request r) {
-        Result first = scanOnce(r);
-        return first.ok() || first.stale() ? first : scanOnce(r);
+    private Result scanOne(Request r, BooleanSupplier givenUp) {
+        Result first = scanOnce(r, givenUp);
+        return first.ok() || first.stale() || givenUp.getAsBoolean() ? first : scanOnce(r, givenUp);
     }
 
-    private Result scanOnce(Request r) {
+    private Result scanOnce(Request r, BooleanSupplier givenUp) {
         try {
-            VersionReader reader = VersionReader.open(file, r.lobId(), r.version(), r.rootPage(), this::pageRead);
+            VersionReader reader = VersionReader.open(file, r.lobId(), r.version(), r.rootPage(), type -> pageRead(type, givenUp));
             if (!skipLoad) {
                 reader.verifyDataPages(r.retained());
             }
@@ -220,12 +248,16 @@ public final class PurgeReader implements Closeable {
         } catch (IOException e) {
             return new Result(r, List.of(), e, false);
         } catch (RuntimeException e) {
-            // e.g. retained pages that the version does not reference: the undo record does not match this page file
+            // e.g. retained pages that the version does not reference: the undo record does not match this page file;
+            // or the scan given up (its result is never collected)
             return new Result(r, List.of(), new IOException(e.toString(), e), false);
         }
     }
 
-    private void pageRead(PageType type) {
+    private void pageRead(PageType type, BooleanSupplier givenUp) {
+        if (givenUp.getAsBoolean()) {
+            throw new CancellationException("scan given up: the purge batch stopped before its turn");
+        }
         pagesRead[type.ordinal()].increment();
         if (readLatencyNanos > 0) {
             LockSupport.parkNanos(readLatencyNanos);

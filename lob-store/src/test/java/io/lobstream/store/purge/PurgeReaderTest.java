@@ -17,6 +17,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -24,8 +25,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** The four prefetch / skip-load combinations find exactly the same pages for the same backlog; stale roots are told from corrupt ones. */
 class PurgeReaderTest {
@@ -132,6 +137,39 @@ class PurgeReaderTest {
                     assertThat(reader.scan(requests, () -> false)).hasSize(requests.size());
                     assertThat(reader.inFlight()).isZero();
                 }
+            }
+        }
+    }
+
+    /**
+     * Told to stop while long scans started ahead are in flight (large values read whole, a slow disk), a prefetching
+     * scan gives up those whose turn has not come, each at its next page read, rather than wait for the whole window:
+     * a purge transaction at its deadline commits after one version's scan, not a window's.
+     */
+    @Test
+    void aStoppedScanGivesUpTheScansStartedAheadThatHaveNotFinished() throws IOException {
+        LobStoreConfig cfg = new LobStoreConfig(Map.of("lob.page.size", 4096));
+        try (LobStore store = LobStore.open(dir, cfg)) {
+            List<PurgeReader.Request> requests = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                put(store, "lob" + i, 40_000, i);
+                requests.add(LocalPurger.request(put(store, "lob" + i, 40_000, 100 + i).superseded().orElseThrow()));
+            }
+            store.flush();
+            LobStoreConfig c = cfg.with("lob.purge.prefetch", true).with("lob.purge.skip.load", false).with("lob.purge.prefetch.window", 4);
+            ExecutorService oneThread = Executors.newSingleThreadExecutor();
+            // 20 ms a page, about 11 pages a version: the scans run one after another, each for about 220 ms
+            try (PurgeReader reader = new PurgeReader(dir, c, TimeUnit.MILLISECONDS.toNanos(20), oneThread)) {
+                int[] asked = {0};
+                // four scans started (asked three times), the first collected, then told to stop
+                List<PurgeReader.Result> some = reader.scan(requests, () -> ++asked[0] > 3);
+                assertThat(some).extracting(PurgeReader.Result::request).containsExactly(requests.get(0));
+                assertThat(some).allMatch(PurgeReader.Result::ok);
+                await().atMost(Duration.ofSeconds(30)).until(() -> reader.inFlight() == 0);
+                // the first read whole; the second given up at its first page or its next; the two queued behind it, at their first
+                assertThat(reader.pagesRead(PageType.ROOT)).as("roots read").isBetween(1L, 2L);
+            } finally {
+                oneThread.shutdownNow();
             }
         }
     }
