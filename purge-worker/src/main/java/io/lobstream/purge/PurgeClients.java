@@ -25,6 +25,8 @@ import java.util.function.Supplier;
 final class PurgeClients {
     /** Kafka's default transaction.timeout.ms (ProducerConfig names no constant for it). */
     private static final long KAFKA_TRANSACTION_TIMEOUT_MS = 60_000;
+    /** Kafka's default max.poll.interval.ms. */
+    private static final long KAFKA_MAX_POLL_INTERVAL_MS = 300_000;
 
     private PurgeClients() {
     }
@@ -51,10 +53,22 @@ final class PurgeClients {
         return config.get(LobStreamConfig.PURGE_GROUP) + "-" + workerId;
     }
 
-    /** The purge producers' transaction.timeout.ms: the user's, or Kafka's default (a minute). */
-    static Duration transactionTimeout(LobStreamConfig config) {
-        Object set = config.clientConfig(ClientKind.PRODUCER).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
-        return Duration.ofMillis(set == null ? KAFKA_TRANSACTION_TIMEOUT_MS : Long.parseLong(set.toString().trim()));
+    /**
+     * How long a worker's transaction purges before it commits what it has: half the shorter of the producers'
+     * transaction.timeout.ms (past it the coordinator aborts the transaction) and the consumer's max.poll.interval.ms
+     * (past it the group drops the member, and the offsets are refused). A user who raises the first for long scans
+     * may not think of the second.
+     */
+    static Duration transactionBudget(LobStreamConfig config) {
+        long transaction = millis(config.clientConfig(ClientKind.PRODUCER).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),
+                KAFKA_TRANSACTION_TIMEOUT_MS);
+        long poll = millis(config.clientConfig(ClientKind.CONSUMER).get(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG),
+                KAFKA_MAX_POLL_INTERVAL_MS);
+        return Duration.ofMillis(Math.min(transaction, poll) / 2);
+    }
+
+    private static long millis(Object set, long kafkaDefault) {
+        return set == null ? kafkaDefault : Long.parseLong(set.toString().trim());
     }
 
     /** Makes the worker's transactional producers: the first, and one for each that failed for good. */

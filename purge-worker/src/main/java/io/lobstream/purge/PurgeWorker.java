@@ -147,7 +147,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     Clock.systemUTC());
             String transactionalId = PurgeClients.transactionalId(config, workerId);
             String undoTopic = config.topics().undoHistory();
-            Duration transactionBudget = PurgeClients.transactionTimeout(config).dividedBy(2);
+            Duration transactionBudget = PurgeClients.transactionBudget(config);
             Supplier<Producer<String, Object>> producers = PurgeClients.producers(config, workerId);
             Consumer<String, byte[]> consumer = PurgeClients.consumer(config, workerId);
             handedOver = true;
@@ -341,6 +341,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             BooleanSupplier due = () -> !running.get() || System.nanoTime() - deadline >= 0;
             long versions = 0;
             long pages = 0;
+            List<UndoPurger.Purged> done = new ArrayList<>();
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
             List<TopicPartition> partitions = new ArrayList<>(records.partitions());
             for (int p = 0; p < partitions.size(); p++) {
@@ -361,6 +362,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 }
                 UndoPurger.Purged purged = purger.purge(tp.partition(), reader, batch, due);
                 purged.reclaims().forEach(producer::send);
+                done.add(purged);
                 versions += purged.reclaims().size();
                 pages += purged.pages();
                 if (purged.consumed() < batch.size()) {
@@ -383,6 +385,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             commit();
             metrics.versions.increment(versions); // once committed: an aborted transaction's are sent again
             metrics.pages.increment(pages);
+            done.forEach(UndoPurger.Purged::countSkipped);
             return true;
         } catch (ProducerFencedException e) {
             throw e;
@@ -493,11 +496,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         added.add(new TopicPartition(undoTopic, p));
                     }
                 }
-                for (int p : assigned) {
-                    if (!wanted.contains(p)) {
-                        readers.close(p);
-                    }
-                }
+                readers.retainOnly(wanted);
                 consumer.assign(wanted.stream().map(p -> new TopicPartition(undoTopic, p)).toList());
                 assigned = Set.copyOf(wanted);
                 try {

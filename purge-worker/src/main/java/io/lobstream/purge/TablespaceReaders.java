@@ -9,7 +9,9 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 
@@ -111,6 +113,19 @@ final class TablespaceReaders implements AutoCloseable {
                         + "it opens", workerId, onDisk, partition, e);
             }
             return reader;
+        }
+    }
+
+    /**
+     * Closes the reader of every partition but {@code partitions}: the worker no longer purges those. By what is open,
+     * not by what the worker last assigned itself: an assignment that failed half-way must not leave a reader (and its
+     * file, which the node may delete) open.
+     */
+    void retainOnly(Set<Integer> partitions) {
+        for (Integer p : List.copyOf(readers.keySet())) {
+            if (!partitions.contains(p)) {
+                close(p);
+            }
         }
     }
 

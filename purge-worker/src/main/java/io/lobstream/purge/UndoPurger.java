@@ -9,6 +9,7 @@ import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.page.PageType;
 import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.purge.PurgeReader;
+import io.micrometer.core.instrument.Counter;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -61,8 +62,14 @@ final class UndoPurger implements AutoCloseable {
     /**
      * The reclaim records of a batch, and the pages they name; {@code consumed} records of the batch
      * are done with (all of it, unless the purge was stopped): the rest must be read again.
+     * {@code skipped}: a counter for each record consumed without a reclaim (stale, corrupt, unreadable, another
+     * copy's), to be counted once the transaction commits, as the versions purged are: an aborted one's records are
+     * read again, and would be counted twice.
      */
-    record Purged(List<ProducerRecord<String, Object>> reclaims, long pages, int consumed) {
+    record Purged(List<ProducerRecord<String, Object>> reclaims, long pages, int consumed, List<Counter> skipped) {
+        void countSkipped() {
+            skipped.forEach(Counter::increment);
+        }
     }
 
     /**
@@ -78,6 +85,7 @@ final class UndoPurger implements AutoCloseable {
         // what to count and log for the records skipped, by their place in the batch: only those before where a stopped
         // purge ends are done with (the rest come again, and would be counted twice)
         List<Map.Entry<Integer, Runnable>> skipped = new ArrayList<>();
+        List<Counter> toCount = new ArrayList<>();
         Skips said = new Skips(partition);
         for (int b = 0; b < batch.size(); b++) {
             ConsumerRecord<String, byte[]> r = batch.get(b);
@@ -89,7 +97,7 @@ final class UndoPurger implements AutoCloseable {
                 throw e; // the transaction aborts and the batch is read again: the record may be good
             } catch (RuntimeException e) {
                 skipped.add(Map.entry(b, () -> {
-                    metrics.corrupt.increment();
+                    toCount.add(metrics.corrupt);
                     said.first("undecodable", () -> log.error("undecodable undo record at {}-{}@{} skipped: {}", r.topic(),
                             r.partition(), r.offset(), e.getMessage()));
                 }));
@@ -108,7 +116,7 @@ final class UndoPurger implements AutoCloseable {
             if (!reader.ownCopy(undo.getCopyId())) {
                 // produced by another copy of the partition (before it moved here); that copy's node, or this one's
                 // re-emission when it opens the tablespace, purges what is pending here
-                skipped.add(Map.entry(undoIndex.get(i), metrics.otherCopy::increment));
+                skipped.add(Map.entry(undoIndex.get(i), () -> toCount.add(metrics.otherCopy)));
                 continue;
             }
             List<Extent> retained;
@@ -119,7 +127,7 @@ final class UndoPurger implements AutoCloseable {
                 retained = Extents.fromAvro(undo.getRetained());
             } catch (IllegalArgumentException e) {
                 skipped.add(Map.entry(undoIndex.get(i), () -> {
-                    metrics.corrupt.increment();
+                    toCount.add(metrics.corrupt);
                     said.first("with bad page numbers", () -> log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(),
                             undo.getVersion(), e.getMessage()));
                 }));
@@ -142,11 +150,11 @@ final class UndoPurger implements AutoCloseable {
             PurgeReader.Request q = result.request();
             if (!result.ok()) {
                 if (result.stale()) {
-                    metrics.stale.increment(); // already reclaimed and the root page reused or cut: nothing to do
+                    toCount.add(metrics.stale); // already reclaimed and the root page reused or cut: nothing to do
                 } else {
                     // a page that failed verification, or the disk's error: the second an operator checks the disk for
                     boolean corrupt = result.failure() instanceof CorruptPageException;
-                    (corrupt ? metrics.corrupt : metrics.readErrors).increment();
+                    toCount.add(corrupt ? metrics.corrupt : metrics.readErrors);
                     said.first(corrupt ? "whose pages failed verification" : "whose pages could not be read", () -> log.error(
                             "cannot purge {}@{} (partition {}): {}{}; fsck of the tablespace names every bad page", q.lobId(),
                             q.version(), partition, result.failure(), result.failure().getCause() == null ? ""
@@ -158,7 +166,7 @@ final class UndoPurger implements AutoCloseable {
             if (found != pageCounts.get(i)) {
                 // the root and index pages read do not describe the version the record names: the writer would refuse the
                 // reclaim (its extents must be the version's own); said here, where the record is
-                metrics.corrupt.increment();
+                toCount.add(metrics.corrupt);
                 int owns = pageCounts.get(i);
                 said.first("whose pages were miscounted", () -> log.error("cannot purge {}@{} (partition {}): its undo record says it owns "
                         + "{} pages, its root and index pages name {}", q.lobId(), q.version(), partition, owns, found));
@@ -178,7 +186,7 @@ final class UndoPurger implements AutoCloseable {
             }
         }
         said.countTheRest();
-        return new Purged(reclaims, pages, consumed);
+        return new Purged(reclaims, pages, consumed, toCount);
     }
 
     /**

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -150,6 +151,24 @@ class PurgeWorkerTransactionsTest {
         assertThat(producers).hasSize(1);
         assertCommittedOnce(producers.get(0));
         assertThat(f.metrics.failures.count()).isEqualTo(1);
+    }
+
+    /** A record skipped in a transaction that aborted (undecodable, here) is counted once: when the one that reads it again commits. */
+    @Test
+    void aRecordSkippedInAnAbortedTransactionIsCountedOnce() {
+        undoRecords.add(PurgeFixture.record(VERSIONS, "not avro".getBytes(StandardCharsets.UTF_8)));
+        consumer.schedulePollTask(this::deliverUndoRecords);
+        consumer.schedulePollTask(() -> {
+            producers.get(0).sendOffsetsToTransactionException = null;
+            deliverUndoRecords();
+        });
+        producers.get(0).sendOffsetsToTransactionException = new KafkaException("offsets refused");
+
+        start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == 1);
+        assertThat(f.metrics.failures.count()).isEqualTo(1);
+        assertThat(f.metrics.corrupt.count()).isEqualTo(1);
     }
 
     /**
