@@ -248,6 +248,13 @@ public interface LobStore extends Closeable {
     FsckReport fsckOnline() throws IOException;
 
     /**
+     * Whether an fsck holds this tablespace's exclusive latch, or waits for it (the structure check of {@link #fsck} and
+     * of {@link #fsckOnline}'s first part): a read begun now would wait until that ends. A server that answers reads of
+     * many tablespaces on a bounded pool asks, so the reads of one tablespace under check do not take every thread.
+     */
+    boolean checking();
+
+    /**
      * Makes every write so far durable (page file forced, index WAL synced), then gives a long free
      * run at the end of the page file back to the file system ({@code lob.shrink.min.pages}).
      */

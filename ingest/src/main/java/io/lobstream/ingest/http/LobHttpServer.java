@@ -277,6 +277,12 @@ public final class LobHttpServer implements AutoCloseable {
             }
             return;
         }
+        if (local.get().checking()) {
+            // the read would wait for the check, on a thread every other partition's reads need too
+            ex.getResponseHeaders().add("Retry-After", "1");
+            Responses.text(ex, 503, "partition " + owner.partition() + " is being checked (fsck); retry\n");
+            return;
+        }
         serve(ex, local.get(), id, method.equals("HEAD"));
     }
 

@@ -49,6 +49,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.LongUnaryOperator;
 import java.util.function.Predicate;
@@ -124,6 +125,8 @@ public final class DefaultLobStore implements LobStore {
      */
     private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    /** fscks holding, or waiting for, the exclusive latch ({@link #checking}). */
+    private final AtomicInteger checks = new AtomicInteger();
     /**
      * Once a sync failed, no version is written and nothing is synced, and every write and commit fails. The index may
      * still take bookkeeping (a reclaim, an expired upload, a forgotten command id) until the store closes: this copy
@@ -943,9 +946,17 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public FsckReport fsck(boolean readData) throws IOException {
+        checks.incrementAndGet(); // waiting for the latch too: a read begun meanwhile would wait behind it
         try (Latches.Held latch = openExclusive()) {
             return Fsck.withMarkers(fsckHeld(readData), dir);
+        } finally {
+            checks.decrementAndGet();
         }
+    }
+
+    @Override
+    public boolean checking() {
+        return checks.get() > 0;
     }
 
     /** The check, under the exclusive latch the caller holds. */
@@ -959,9 +970,12 @@ public final class DefaultLobStore implements LobStore {
     public FsckReport fsckOnline() throws IOException {
         List<String> live = new ArrayList<>();
         FsckReport structure;
+        checks.incrementAndGet();
         try (Latches.Held latch = openExclusive()) {
             structure = fsckHeld(false);
             index.forEachCurrent(e -> live.add(e.lobId()));
+        } finally {
+            checks.decrementAndGet();
         }
         List<String> problems = new ArrayList<>();
         long[] pagesRead = new long[1];

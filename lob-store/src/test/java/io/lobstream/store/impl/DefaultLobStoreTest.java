@@ -29,6 +29,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.ByteArrayInputStream;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -43,6 +44,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -53,6 +55,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -102,6 +105,47 @@ class DefaultLobStoreTest {
                 }
                 assertThat(store.fsck(true).ok()).isTrue();
             }
+        }
+    }
+
+    /**
+     * An fsck says it is checking while it waits for the exclusive latch, as much as while it holds it: a read begun then
+     * would wait behind it (the HTTP API answers such a read 503 rather than keep a thread on it).
+     */
+    @Test
+    @Timeout(60)
+    void anFsckWaitingForTheTablespaceOrCheckingItSaysSo() throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config(4096, true))) {
+            put(store, "before", bytes(10_000, 1));
+            assertThat(store.checking()).isFalse();
+            CountDownLatch reading = new CountDownLatch(1);
+            CountDownLatch go = new CountDownLatch(1);
+            byte[] v = bytes(100_000, 2);
+            InputStream stalled = new FilterInputStream(new ByteArrayInputStream(v)) {
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    reading.countDown();
+                    try {
+                        go.await(); // the put's pages are written under the tablespace latch, shared
+                    } catch (InterruptedException e) {
+                        throw new java.io.InterruptedIOException();
+                    }
+                    return super.read(b, off, len);
+                }
+            };
+            Future<WriteResult> put = threads.submit(() -> store.put("during", stalled, v.length, null, null));
+            assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
+            Future<FsckReport> fsck = threads.submit(() -> store.fsck(false));
+            await().atMost(Duration.ofSeconds(30)).until(store::checking);
+            assertThat(fsck.isDone()).as("behind the put").isFalse();
+            go.countDown();
+            assertThat(fsck.get().ok()).isTrue();
+            put.get();
+            assertThat(store.checking()).isFalse();
+            assertSameBytes(read(store, "during"), v);
+        } finally {
+            threads.shutdownNow();
         }
     }
 
