@@ -169,6 +169,10 @@ class HttpApiIT {
             assertThat(notModified.statusCode()).isEqualTo(304);
             assertThat(notModified.body()).isEmpty();
             assertThat(notModified.headers().firstValue("ETag")).contains(etag);
+            // RFC 9110 §5.3: a list sent as two field lines is the one list, the current version named on the second
+            HttpResponse<byte[]> twoLines = Nodes.HTTP.send(HttpRequest.newBuilder(Nodes.uri(via, onB)).header("If-None-Match", "\"c0.1\"")
+                    .header("If-None-Match", etag).build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(twoLines.statusCode()).isEqualTo(304);
 
             HttpResponse<byte[]> stale = Nodes.HTTP.send(HttpRequest.newBuilder(Nodes.uri(via, onB)).header("If-Match", "\"c0.1\"").build(),
                     HttpResponse.BodyHandlers.ofByteArray());

@@ -262,7 +262,8 @@ public final class LobHttpServer implements AutoCloseable {
         KafkaStreams s = streams;
         KeyQueryMetadata owner = s == null ? KeyQueryMetadata.NOT_AVAILABLE
                 : s.queryMetadataForKey(LobStateStore.NAME, id, new StringSerializer());
-        if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+        // an owner unavailable: the metadata has the partition but no active task for it yet (between assignments)
+        if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE) || owner.activeHost().equals(HostInfo.unavailable())) {
             Responses.text(ex, 503, "partitions are being assigned; retry\n");
             return;
         }
@@ -353,8 +354,8 @@ public final class LobHttpServer implements AutoCloseable {
             Attributes attributes = h.version().attributes();
             headers.add("Content-Type", attributes.contentType() != null ? attributes.contentType() : "application/octet-stream");
             attributes.metadata().forEach((k, v) -> headers.add(META + k, v));
-            switch (Preconditions.evaluate(ex.getRequestHeaders().getFirst("If-Match"), ex.getRequestHeaders().getFirst("If-None-Match"),
-                    etag)) {
+            switch (Preconditions.evaluate(Responses.listHeader(ex.getRequestHeaders(), "If-Match"),
+                    Responses.listHeader(ex.getRequestHeaders(), "If-None-Match"), etag)) {
                 case NOT_MODIFIED -> { // the 200's headers, its length too (RFC 9110 §15.4.5, §8.6), and no body
                     headers.add("Content-Length", Long.toString(length));
                     ex.sendResponseHeaders(304, -1);

@@ -32,7 +32,10 @@ final class OwnerProxy {
     /** How long a forwarded request waits for the owner's response headers, and then for each read of the body. */
     static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
-    private static final String[] REQUEST_HEADERS = {"Range", "If-Range", "If-Match", "If-None-Match"};
+    /** Forwarded as they came: their first line, as the owner would read them. */
+    private static final String[] REQUEST_HEADERS = {"Range", "If-Range"};
+    /** Lists, forwarded whole ({@link Responses#listHeader}). */
+    private static final String[] REQUEST_LIST_HEADERS = {"If-Match", "If-None-Match"};
     private static final String[] RESPONSE_HEADERS = {"ETag", "Content-Range", "Accept-Ranges", "Content-Type", "Retry-After"};
 
     private final Duration connectTimeout;
@@ -58,6 +61,12 @@ final class OwnerProxy {
         headers.put(FORWARDED, self.host() + ":" + self.port());
         for (String h : REQUEST_HEADERS) {
             String v = ex.getRequestHeaders().getFirst(h);
+            if (v != null) {
+                headers.put(h, v);
+            }
+        }
+        for (String h : REQUEST_LIST_HEADERS) {
+            String v = Responses.listHeader(ex.getRequestHeaders(), h);
             if (v != null) {
                 headers.put(h, v);
             }

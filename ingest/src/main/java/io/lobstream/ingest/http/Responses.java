@@ -1,9 +1,11 @@
 package io.lobstream.ingest.http;
 
+import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /** How the node's endpoints answer: a short plain-text answer, and a body that cannot be finished. */
 public final class Responses {
@@ -26,6 +28,15 @@ public final class Responses {
         }
         ex.sendResponseHeaders(status, body.length);
         ex.getResponseBody().write(body);
+    }
+
+    /**
+     * A list-valued request header (If-Match, If-None-Match) as one value, or null: its field lines joined with commas,
+     * which RFC 9110 §5.3 says means the same as one line. The first line alone would miss a tag sent on the next.
+     */
+    static String listHeader(Headers headers, String name) {
+        List<String> lines = headers.get(name);
+        return lines == null || lines.isEmpty() ? null : String.join(", ", lines);
     }
 
     /** Whether the request is a GET or a HEAD, the only methods the node answers; any other is answered 405 here. */
