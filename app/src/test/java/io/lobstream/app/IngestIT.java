@@ -14,6 +14,7 @@ import io.lobstream.ingest.client.WriteOutcome;
 import io.lobstream.ingest.replay.DeadLetterRedrive;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
+import io.lobstream.ingest.writer.PurgeLag;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.DeadLetterTopic;
@@ -1082,6 +1083,8 @@ class IngestIT {
                 await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(meters.get("lob_purge_lag_records")
                         .tag("partition", "0").gauge().value()).isEqualTo(4.0));
             }
+            // what `lobstream status` shows, read the same way
+            assertThat(PurgeLag.read(admin, undo0.topic(), partitions, Map.of(), 5_000)).containsEntry(0, 4L);
         }
     }
 

@@ -19,7 +19,11 @@ import java.util.concurrent.TimeoutException;
 
 /** A small client of a node's HTTP API. */
 final class NodeHttp {
-    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * Longer than the 30 s a node waits on the owner it forwards a read to: the forwarder's 504, which names the owner
+     * that did not answer, arrives before this client gives up and blames the node it asked.
+     */
+    static final Duration TIMEOUT = Duration.ofSeconds(40);
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     private final String base;
     /**
@@ -55,7 +59,8 @@ final class NodeHttp {
      * twice its timeout: HttpClient's own timeout ends at the response's headers, and a body
      * that stalled after them would be waited for without end.
      */
-    private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> body) throws IOException, InterruptedException {
+    private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> body, Duration timeout)
+            throws IOException, InterruptedException {
         CompletableFuture<HttpResponse<T>> answer = http.sendAsync(request, body);
         try {
             return answer.get(2 * timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -80,7 +85,7 @@ final class NodeHttp {
     /** The current version (ETag) of a LOB, empty if it has none. */
     Optional<String> etag(String lobId) throws IOException, InterruptedException {
         HttpResponse<Void> r = send(HttpRequest.newBuilder(lobUri(lobId)).timeout(timeout).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
-                HttpResponse.BodyHandlers.discarding());
+                HttpResponse.BodyHandlers.discarding(), timeout);
         if (r.statusCode() == 404) {
             return Optional.empty();
         }
@@ -91,7 +96,13 @@ final class NodeHttp {
     }
 
     String getText(String path) throws IOException, InterruptedException {
-        HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(base + path)).timeout(timeout).GET().build(), HttpResponse.BodyHandlers.ofString());
+        return getText(path, timeout);
+    }
+
+    /** A small answer ({@code /status}), whole within twice {@code within}. */
+    String getText(String path, Duration within) throws IOException, InterruptedException {
+        HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(base + path)).timeout(within).GET().build(),
+                HttpResponse.BodyHandlers.ofString(), within);
         if (r.statusCode() != 200) {
             throw new IOException("GET " + path + ": HTTP " + r.statusCode() + " " + r.body());
         }

@@ -3,21 +3,19 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lobstream.ingest.writer.PurgeLag;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -49,17 +47,20 @@ final class StatusCommand implements Callable<Integer> {
         ObjectNode status = null;
         while (true) {
             try {
-                status = (ObjectNode) JSON.readTree(http.getText("/status"));
+                status = (ObjectNode) JSON.readTree(http.getText("/status", within(deadline)));
                 if (waitFor == null || "RUNNING".equals(status.path("state").asText())) {
                     break;
                 }
             } catch (java.io.IOException e) {
-                if (System.nanoTime() > deadline) {
+                if (System.nanoTime() - deadline > 0) {
+                    if (status != null) {
+                        break; // it answered before, not running: that answer, and exit 3
+                    }
                     System.err.println("lobstream status: " + e.getMessage());
                     return 1;
                 }
             }
-            if (System.nanoTime() > deadline && status != null) {
+            if (System.nanoTime() - deadline > 0 && status != null) {
                 break;
             }
             Thread.sleep(500);
@@ -78,30 +79,38 @@ final class StatusCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Purge group lag per partition: committed-read end offset of undo-history minus the group's committed offset. */
+    /**
+     * How long one ask of {@code /status} waits: with {@code --wait}, about the wait left (a second at least; NodeHttp
+     * waits twice this for a whole answer), so a node that hangs does not hold the command long past it.
+     */
+    private Duration within(long deadline) {
+        if (waitFor == null) {
+            return NodeHttp.TIMEOUT;
+        }
+        long left = Math.max(TimeUnit.SECONDS.toNanos(2), deadline - System.nanoTime());
+        return Duration.ofNanos(Math.min(left / 2, NodeHttp.TIMEOUT.toNanos()));
+    }
+
+    /** Purge group lag per partition, as the node's {@code lob_purge_lag_records} reads it ({@link PurgeLag}). */
     private void addPurgeLag(ObjectNode status, LobStreamConfig cfg) {
         Map<String, Object> settings = cfg.clientConfig(ClientKind.ADMIN);
         settings.putIfAbsent(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000);
         settings.putIfAbsent(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
         try (Admin admin = Admin.create(settings)) {
             String topic = cfg.topics().undoHistory();
-            int partitions = admin.describeTopics(java.util.List.of(topic)).allTopicNames().get(5, TimeUnit.SECONDS)
+            int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(5, TimeUnit.SECONDS)
                     .get(topic).partitions().size();
-            Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
-            for (int p = 0; p < partitions; p++) {
-                ask.put(new TopicPartition(topic, p), OffsetSpec.latest());
-            }
-            var ends = admin.listOffsets(ask, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(5, TimeUnit.SECONDS);
             Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(cfg.get(LobStreamConfig.PURGE_GROUP))
                     .partitionsToOffsetAndMetadata().get(5, TimeUnit.SECONDS);
+            Map<Integer, Long> lags = PurgeLag.read(admin, topic, partitions, committed, 5000);
             long total = 0;
             ObjectNode lag = status.putObject("purge_lag");
             for (int p = 0; p < partitions; p++) {
-                TopicPartition tp = new TopicPartition(topic, p);
-                OffsetAndMetadata c = committed.get(tp);
-                long l = ends.get(tp).offset() - (c == null ? 0 : c.offset());
-                lag.put(Integer.toString(p), l);
-                total += l;
+                Long l = lags.get(p);
+                if (l != null) {
+                    lag.put(Integer.toString(p), l);
+                    total += l;
+                }
             }
             status.put("purge_lag_total", total);
         } catch (Exception e) {

@@ -9,6 +9,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,9 +22,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 class StatusCommandTest {
     private final CliRun cli = new CliRun();
     private HttpServer node;
+    /** Lets go of a stub node's handler that hangs. */
+    private final CountDownLatch hung = new CountDownLatch(1);
 
     @AfterEach
     void stop() {
+        hung.countDown();
         if (node != null) {
             node.stop(0);
         }
@@ -36,6 +41,12 @@ class StatusCommandTest {
     @Test
     void aNodeStillRebalancingAfterTheWaitIs3() throws IOException {
         assertThat(status(nodeIn("REBALANCING"), "--wait", "1s")).isEqualTo(3);
+    }
+
+    /** A node that answered, not running, and then hangs: its answer and exit 3 once the wait is over, not a failure. */
+    @Test
+    void aNodeThatAnsweredAndThenHangsIs3() throws IOException {
+        assertThat(status(nodeIn("REBALANCING", true), "--wait", "3s")).isEqualTo(3);
     }
 
     @Test
@@ -68,9 +79,22 @@ class StatusCommandTest {
     }
 
     private String nodeIn(String state) throws IOException {
+        return nodeIn(state, false);
+    }
+
+    /** @param hangsAfterOne answers once, then leaves every request unanswered */
+    private String nodeIn(String state, boolean hangsAfterOne) throws IOException {
         node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         byte[] body = ("{\"state\":\"" + state + "\",\"catching_up\":[],\"partitions\":[],\"totals\":{}}").getBytes(StandardCharsets.UTF_8);
+        AtomicInteger asked = new AtomicInteger();
         node.createContext("/status", ex -> {
+            if (hangsAfterOne && asked.incrementAndGet() > 1) {
+                try {
+                    hung.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             try (ex) {
                 ex.sendResponseHeaders(200, body.length);
                 ex.getResponseBody().write(body);

@@ -114,30 +114,12 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                     admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all()
                             .get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             Map<TopicPartition, OffsetAndMetadata> applied = committed(writerGroup);
-            // the lag: up to the last stable offset, what a read_committed purge worker can consume (an open transaction's
-            // undo records are not lag yet)
-            Map<TopicPartition, OffsetSpec> stable = new HashMap<>();
-            for (int p = 0; p < partitions; p++) {
-                stable.put(new TopicPartition(undoTopic, p), OffsetSpec.latest());
-            }
-            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stableEnds =
-                    admin.listOffsets(stable, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
-                            .get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-            // where a group that never committed on a partition starts: the log's start, which retention may have moved
-            Map<TopicPartition, OffsetSpec> uncommitted = new HashMap<>();
-            stable.keySet().stream().filter(tp -> purged.get(tp) == null).forEach(tp -> uncommitted.put(tp, OffsetSpec.earliest()));
-            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> starts = uncommitted.isEmpty() ? Map.of()
-                    : admin.listOffsets(uncommitted).all().get(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            PurgeLag.read(admin, undoTopic, partitions, purged, CALL_TIMEOUT_MS).forEach((p, l) -> lag.put(p, (double) l));
             for (int p = 0; p < partitions; p++) {
                 TopicPartition undo = new TopicPartition(undoTopic, p);
                 TopicPartition reclaim = new TopicPartition(reclaimTopic, p);
                 if (ends.get(undo) == null || ends.get(reclaim) == null) {
                     continue;
-                }
-                if (stableEnds.get(undo) != null) {
-                    // with no offset committed, every record kept counts
-                    long from = purged.get(undo) != null ? offset(purged.get(undo)) : starts.containsKey(undo) ? starts.get(undo).offset() : 0;
-                    lag.put(p, (double) Math.max(0, stableEnds.get(undo).offset() - Math.max(0, from)));
                 }
                 long before = progress.computeIfAbsent(p, k -> new PartitionProgress())
                         .advance(now, offset(purged.get(undo)), ends.get(undo).offset(), ends.get(reclaim).offset(),
