@@ -46,8 +46,13 @@ class DurableFreesTest {
         }
     }
 
+    /**
+     * Without it (the pipeline), a reclaim from lob.reclaim frees its pages at once: one lost in a crash comes again from
+     * Kafka. One no Kafka transaction would apply again (no source: LocalPurger's, in a catch-up) frees them only once a
+     * flush has made it durable.
+     */
     @Test
-    void withoutSyncEachWriteFreedPagesGoBackAtOnce() throws Exception {
+    void withoutSyncEachWriteAReclaimFromKafkaFreesAtOnceAndOneWithNoSourceAtTheNextFlush() throws Exception {
         LobStoreConfig config = new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), 4096, LobStoreConfig.SHRINK_MIN_PAGES.name(), 0));
         try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
             put(store, "a", bytes(40_000, 1));
@@ -55,25 +60,14 @@ class DurableFreesTest {
             store.reclaim("a", old.version(), old.extents(), new Source("reclaim-0", 0));
             VersionEntry next = put(store, "b", bytes(40_000, 3)).written();
             assertThat(overlap(next.extents(), old.extents())).as("the pipeline's reclaims come again from Kafka after a loss").isPositive();
-        }
-    }
 
-    /**
-     * A reclaim that no Kafka transaction would apply again after a crash (no source: LocalPurger's, in a catch-up) frees
-     * its pages for writers only once a flush has made it durable, sync.each.write or not.
-     */
-    @Test
-    void withoutSyncEachWriteAReclaimWithNoSourceWaitsForAFlush() throws Exception {
-        LobStoreConfig config = new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), 4096, LobStoreConfig.SHRINK_MIN_PAGES.name(), 0));
-        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
-            put(store, "a", bytes(40_000, 1));
-            VersionEntry old = put(store, "a", bytes(40_000, 2)).superseded().orElseThrow();
+            VersionEntry replaced = put(store, "b", bytes(40_000, 4)).superseded().orElseThrow();
             long freeBefore = store.stats().pagesFree();
-            assertThat(store.reclaim("a", old.version(), old.extents(), null)).isEqualTo(ReclaimOutcome.APPLIED);
-            assertThat(store.stats().pagesFree()).as("free, waiting for a flush").isEqualTo(freeBefore + old.pageCount());
-            assertThat(overlap(put(store, "b", bytes(40_000, 3)).written().extents(), old.extents())).as("before the flush").isZero();
+            assertThat(store.reclaim("b", replaced.version(), replaced.extents(), null)).isEqualTo(ReclaimOutcome.APPLIED);
+            assertThat(store.stats().pagesFree()).as("free, waiting for a flush").isEqualTo(freeBefore + replaced.pageCount());
+            assertThat(overlap(put(store, "c", bytes(40_000, 5)).written().extents(), replaced.extents())).as("before the flush").isZero();
             store.flush();
-            assertThat(overlap(put(store, "c", bytes(40_000, 4)).written().extents(), old.extents())).as("after it").isPositive();
+            assertThat(overlap(put(store, "d", bytes(40_000, 6)).written().extents(), replaced.extents())).as("after it").isPositive();
             assertThat(store.fsck(true).problems()).isEmpty();
         }
     }
