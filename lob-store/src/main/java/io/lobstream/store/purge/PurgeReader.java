@@ -160,9 +160,9 @@ public final class PurgeReader implements Closeable {
     /**
      * Scans a prefix of the requests: all of them, unless {@code stop} says so before one is
      * started (it is asked before each but the first, so at least one is scanned). Results come back
-     * in request order. With prefetch, once it says so, the scans started ahead that have not finished
-     * by the time their turn comes are given up (each stops at its next page read) and left out with
-     * every one after them: a window of large versions, read whole without skip-load, would otherwise
+     * in request order. With prefetch it is asked too before the wait for a scan started ahead (not
+     * the first) that has not finished; once it says so, that scan and those after it are given up
+     * (each stops at its next page read, or before its first) and left out: a window of large versions, read whole without skip-load, would otherwise
      * keep the caller long past the stop. A purge worker stops so, at a deadline, to commit before its
      * transaction times out; what is left out is read again after the commit.
      */
@@ -201,7 +201,8 @@ public final class PurgeReader implements Closeable {
             if (i == next) {
                 break; // every scan started is collected
             }
-            if (stopped && i > 0 && !inFlight.get(i).isDone()) {
+            // asked here too: with every scan started (a batch no longer than the window) the loop above asks no more
+            if (i > 0 && !inFlight.get(i).isDone() && (stopped || stop.getAsBoolean())) {
                 givenUp.set(true);
                 break;
             }
@@ -233,6 +234,9 @@ public final class PurgeReader implements Closeable {
     }
 
     private Result scanOnce(Request r, BooleanSupplier givenUp) {
+        if (givenUp.getAsBoolean()) { // queued when given up: not a page read
+            return new Result(r, List.of(), new IOException("scan given up"), false);
+        }
         try {
             VersionReader reader = VersionReader.open(file, r.lobId(), r.version(), r.rootPage(), type -> pageRead(type, givenUp));
             if (!skipLoad) {

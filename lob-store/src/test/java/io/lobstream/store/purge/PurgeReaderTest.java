@@ -157,19 +157,23 @@ class PurgeReaderTest {
             }
             store.flush();
             LobStoreConfig c = cfg.with("lob.purge.prefetch", true).with("lob.purge.skip.load", false).with("lob.purge.prefetch.window", 4);
-            ExecutorService oneThread = Executors.newSingleThreadExecutor();
-            // 20 ms a page, about 11 pages a version: the scans run one after another, each for about 220 ms
-            try (PurgeReader reader = new PurgeReader(dir, c, TimeUnit.MILLISECONDS.toNanos(20), oneThread)) {
-                int[] asked = {0};
-                // four scans started (asked three times), the first collected, then told to stop
-                List<PurgeReader.Result> some = reader.scan(requests, () -> ++asked[0] > 3);
-                assertThat(some).extracting(PurgeReader.Result::request).containsExactly(requests.get(0));
-                assertThat(some).allMatch(PurgeReader.Result::ok);
-                await().atMost(Duration.ofSeconds(30)).until(() -> reader.inFlight() == 0);
-                // the first read whole; the second given up at its first page or its next; the two queued behind it, at their first
-                assertThat(reader.pagesRead(PageType.ROOT)).as("roots read").isBetween(1L, 2L);
-            } finally {
-                oneThread.shutdownNow();
+            // more requests than the window (told to stop as the fifth would start), and no more (every one started first)
+            for (List<PurgeReader.Request> batch : List.of(requests, requests.subList(0, 4))) {
+                ExecutorService oneThread = Executors.newSingleThreadExecutor();
+                // 20 ms a page, about 11 pages a version: the scans run one after another, each for about 220 ms
+                try (PurgeReader reader = new PurgeReader(dir, c, TimeUnit.MILLISECONDS.toNanos(20), oneThread)) {
+                    int[] asked = {0};
+                    // four scans started (asked three times), the first collected, then told to stop
+                    List<PurgeReader.Result> some = reader.scan(batch, () -> ++asked[0] > 3);
+                    assertThat(some).extracting(PurgeReader.Result::request).as("%d requests", batch.size())
+                            .containsExactly(requests.get(0));
+                    assertThat(some).allMatch(PurgeReader.Result::ok);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> reader.inFlight() == 0);
+                    // the first read whole; the second given up at its first page or its next; the two queued behind it, at once
+                    assertThat(reader.pagesRead(PageType.ROOT)).as("roots read").isBetween(1L, 2L);
+                } finally {
+                    oneThread.shutdownNow();
+                }
             }
         }
     }
