@@ -51,7 +51,11 @@ public final class EngineBench implements Callable<Integer> {
     enum Durability {
         /** each write fsynced before it returns, concurrent writers sharing syncs (like innodb_flush_log_at_trx_commit=1) */
         EACH_WRITE,
-        /** no fsync per write: one flush at the end of a run (like innodb_flush_log_at_trx_commit=2) */
+        /**
+         * no fsync per write (like innodb_flush_log_at_trx_commit=2): the purge thread flushes around each batch it
+         * reclaims (its reclaims, having no source, free their pages at a flush), as a node flushes at each commit;
+         * and one flush at the end
+         */
         COMMIT
     }
 
@@ -86,7 +90,7 @@ public final class EngineBench implements Callable<Integer> {
     SizeRange pageSize;
 
     @Option(names = "--durability", defaultValue = "each-write", converter = DurabilityConverter.class,
-            description = "each-write (fsync per write, group commit) or commit (one flush per run) (default: ${DEFAULT-VALUE}).")
+            description = "each-write (fsync per write, group commit) or commit (no fsync per write; a flush around each purge batch and at the end) (default: ${DEFAULT-VALUE}).")
     Durability durability;
 
     @CommandLine.Mixin

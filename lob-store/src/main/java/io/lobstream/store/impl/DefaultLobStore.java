@@ -222,7 +222,7 @@ public final class DefaultLobStore implements LobStore {
             }
         }
         for (VersionEntry e : recovered.deferredReclaims()) {
-            store.freePending(e, null);
+            store.freePending(e, null, true);
         }
         recovered.usage().registerGauges(metrics, store::freePages);
         recovered.usage().registerLimitGauges(metrics, store::freePages, config.pageSize(), config.historyMax(),
@@ -634,14 +634,12 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
-    /** Drops a pending version from the index, then hands its pages to the allocator. */
-    private void freePending(VersionEntry e, Source source) throws IOException {
-        freePending(e, source, false);
-    }
-
     /**
-     * @param afterSync the drop is made again by nothing after a crash (a reclaim with no source): the pages wait for the
-     *                  next WAL sync ({@link DurableFrees#releaseAfterSync})
+     * Drops a pending version from the index, then hands its pages to the allocator.
+     *
+     * @param afterSync the drop may be made again by nothing after a crash (a reclaim with no source, or one deferred
+     *                  while a reader pinned the version, whose request may have had none): the pages wait for the next
+     *                  WAL sync ({@link DurableFrees#releaseAfterSync})
      */
     private void freePending(VersionEntry e, Source source, boolean afterSync) throws IOException {
         try (LobIndex.Batch batch = index.newBatch()) {
@@ -714,7 +712,7 @@ public final class DefaultLobStore implements LobStore {
         }
         try (Latches.Held latch = openPublishing(old.lobId())) {
             if (!pins.holds(old) && index.pending(old.lobId(), old.version()).isPresent()) {
-                freePending(old, null);
+                freePending(old, null, false); // the WAL synced just above: the move is durable
             }
         }
         metrics.relocated(moved.written().pageCount());
@@ -816,7 +814,7 @@ public final class DefaultLobStore implements LobStore {
                 metrics.walSync();
             }
             for (VersionEntry pending : due) {
-                freePending(pending, null);
+                freePending(pending, null, true);
             }
         } catch (IOException | UncheckedIOException e) { // (a scan of the index that failed: unchecked)
             // the deferred reclaim stays recorded in the index and is done at the next open
@@ -841,7 +839,7 @@ public final class DefaultLobStore implements LobStore {
                         && !pins.holds(still.get())) {
                     log.warn("{}: a reader of {} has held its pin past lob.read.pin.max.ms; version {} is reclaimed under it "
                             + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
-                    freePending(still.get(), null);
+                    freePending(still.get(), null, true);
                     freed++;
                 }
             }
@@ -1039,7 +1037,9 @@ public final class DefaultLobStore implements LobStore {
                 return;
             }
             long writes = index.writeCount(); // read first: what is written after this is left for the next flush
-            if (config.sync() && writes != syncedWrites) {
+            // pages waiting for a sync too: a free whose index write this count took in, made after the last flush's sync
+            // took its list of waiting pages, would wait for the next write otherwise
+            if (config.sync() && (writes != syncedWrites || frees.waitingPages() > 0)) {
                 // before the force: what it covers, recorded by the sync after it (an upload's entry counts bytes once their
                 // pages are written: what it counts now is forced next)
                 SyncedFrontier frontier;

@@ -41,19 +41,24 @@ public final class LocalPurger implements Closeable {
      * and left out of later batches so that it holds none of them up; a version whose pages are
      * corrupt fails the call.
      *
+     * <p>A batch is flushed before and after. Before: the versions that replaced those it reclaims are durable first,
+     * or a crash could bring back an index without a reclaimed version but with its successor, whose pages never
+     * reached the disk. After: its reclaims are durable, and their pages go to writers (a reclaim with no source waits
+     * for a flush: {@link LobStore#reclaim}).
+     *
      * @return the versions dealt with: reclaimed, or skipped as stale for the first time; 0 once there is nothing to do
      */
     public int purgeOnce() throws IOException {
-        // Durable first, the versions that replaced those about to be reclaimed, and the reclaims of the last batch, whose
-        // pages writers may have from now on (a reclaim with no source waits for a flush: LobStore#reclaim). Else a crash
-        // could bring back the index without a reclaimed version but with its successor, whose pages had not reached the disk.
-        store.flush();
         List<PurgeReader.Request> requests = new ArrayList<>(batch);
         for (VersionEntry e : store.pendingToPurge(batch + skipped.size())) {
             if (requests.size() < batch && !skipped.contains(key(e.lobId(), e.version()))) {
                 requests.add(request(e));
             }
         }
+        if (requests.isEmpty()) {
+            return 0;
+        }
+        store.flush();
         int reclaimed = 0;
         for (PurgeReader.Result r : reader.scan(requests)) {
             if (r.failure() instanceof UnwrittenPageException) {
@@ -70,6 +75,9 @@ public final class LocalPurger implements Closeable {
             if (store.reclaim(q.lobId(), q.version(), r.extents(), null) == ReclaimOutcome.APPLIED) {
                 reclaimed++;
             }
+        }
+        if (reclaimed > 0) {
+            store.flush();
         }
         return reclaimed;
     }
