@@ -31,12 +31,18 @@ public final class Responses {
     }
 
     /**
-     * A list-valued request header (If-Match, If-None-Match) as one value, or null: its field lines joined with commas,
-     * which RFC 9110 §5.3 says means the same as one line. The first line alone would miss a tag sent on the next.
+     * A list-valued request header (If-Match, If-None-Match) as one value, or null if there is none: its field lines
+     * joined with commas, which RFC 9110 §5.3 says means the same as one line. The first line alone would miss a tag
+     * sent on the next.
      */
     static String listHeader(Headers headers, String name) {
         List<String> lines = headers.get(name);
-        return lines == null || lines.isEmpty() ? null : String.join(", ", lines);
+        if (lines == null) {
+            return null;
+        }
+        // an empty line adds no element (§5.6.1), and joined in would leave a list that does not parse
+        List<String> elements = lines.stream().filter(line -> !line.isBlank()).toList();
+        return lines.isEmpty() ? null : String.join(", ", elements); // only empty lines: an empty list, which names nothing
     }
 
     /** Whether the request is a GET or a HEAD, the only methods the node answers; any other is answered 405 here. */

@@ -1,5 +1,6 @@
 package io.lobstream.ingest.http;
 
+import com.sun.net.httpserver.Headers;
 import io.lobstream.ingest.http.Preconditions.Outcome;
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +25,19 @@ class PreconditionsTest {
             assertThat(Preconditions.matches("x" + spaces + "y", ETAG, true)).isFalse();
             assertThat(Preconditions.matches(spaces + "\"c1.6\"," + spaces + ETAG + spaces, ETAG, false)).isTrue();
         });
+    }
+
+    /** RFC 9110 §5.3: the field lines of one list header make one list; an empty line adds nothing to it. */
+    @Test
+    void aListSentOnSeveralLinesIsOneList() {
+        Headers h = new Headers();
+        h.add("If-None-Match", "\"c1.6\"");
+        h.add("If-None-Match", "");
+        h.add("If-None-Match", "W/" + ETAG);
+        assertThat(evaluate(null, Responses.listHeader(h, "If-None-Match"))).isEqualTo(Outcome.NOT_MODIFIED);
+        h.add("If-Match", "");
+        assertThat(evaluate(Responses.listHeader(h, "If-Match"), null)).as("an empty list names nothing").isEqualTo(Outcome.FAILED);
+        assertThat(Responses.listHeader(h, "If-Range")).isNull();
     }
 
     @Test
