@@ -42,8 +42,34 @@ final class NodeHttp {
         this.timeout = timeout;
     }
 
-    /** A LOB's value (or one range of it), its body streaming from the socket: see {@link StreamedResponse} for why not HttpClient. */
-    StreamedResponse get(String lobId, String range) throws IOException {
+    /**
+     * A LOB's value (or one range of it), its body streaming from the socket: see {@link StreamedResponse} for why not
+     * HttpClient. A 503 that says when to retry (its partition under an fsck, every read slot taken) is asked again
+     * then, within the timeout; the last answer is returned.
+     */
+    StreamedResponse get(String lobId, String range) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            StreamedResponse r = getOnce(lobId, range);
+            long waitS = r.statusCode() == 503 ? r.header("Retry-After").map(NodeHttp::seconds).orElse(-1L) : -1;
+            if (waitS < 0 || System.nanoTime() + TimeUnit.SECONDS.toNanos(waitS) - deadline > 0) {
+                return r;
+            }
+            r.close();
+            Thread.sleep(TimeUnit.SECONDS.toMillis(waitS));
+        }
+    }
+
+    /** A Retry-After in seconds; -1 for a date or anything else (not waited for). */
+    private static long seconds(String retryAfter) {
+        try {
+            return Math.max(0, Long.parseLong(retryAfter.strip()));
+        } catch (NumberFormatException date) {
+            return -1;
+        }
+    }
+
+    private StreamedResponse getOnce(String lobId, String range) throws IOException {
         try {
             return StreamedResponse.send(lobUri(lobId), "GET", range == null ? Map.of() : Map.of("Range", "bytes=" + range),
                     CONNECT_TIMEOUT, timeout);
