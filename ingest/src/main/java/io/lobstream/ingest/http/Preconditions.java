@@ -11,11 +11,12 @@ import java.util.regex.Pattern;
  */
 final class Preconditions {
     /**
-     * An entity tag in a list: optional weakness, then the quoted opaque part (§8.8.3). Possessive quantifiers, matched
-     * only where the last tag ended ({@code lookingAt}): searching on from every position took time quadratic in the
-     * length of a value of many spaces.
+     * An entity tag in a list: optional weakness, then the quoted opaque part (§8.8.3), after any empty elements (§5.6.1:
+     * {@code "a",, "b"}, as field lines joined make of a trailing comma). Possessive quantifiers, matched only where the
+     * last tag ended ({@code lookingAt}): searching on from every position took time quadratic in the length of a value
+     * of many spaces.
      */
-    private static final Pattern TAG = Pattern.compile("\\s*+(W/)?(\"[^\"]*+\")\\s*+(,|$)");
+    private static final Pattern TAG = Pattern.compile("[\\s,]*+(W/)?(\"[^\"]*+\")\\s*+(,|$)");
 
     enum Outcome {
         /** Serve the value. */

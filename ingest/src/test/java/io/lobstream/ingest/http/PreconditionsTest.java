@@ -35,6 +35,8 @@ class PreconditionsTest {
         h.add("If-None-Match", "");
         h.add("If-None-Match", "W/" + ETAG);
         assertThat(evaluate(null, Responses.listHeader(h, "If-None-Match"))).isEqualTo(Outcome.NOT_MODIFIED);
+        assertThat(evaluate("\"c1.6\",, " + ETAG, null)).as("an empty element between two").isEqualTo(Outcome.PROCEED);
+        assertThat(evaluate(", " + ETAG + ",", null)).as("empty elements at both ends").isEqualTo(Outcome.PROCEED);
         h.add("If-Match", "");
         assertThat(evaluate(Responses.listHeader(h, "If-Match"), null)).as("an empty list names nothing").isEqualTo(Outcome.FAILED);
         assertThat(Responses.listHeader(h, "If-Range")).isNull();
