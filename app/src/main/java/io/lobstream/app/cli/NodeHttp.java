@@ -52,7 +52,7 @@ final class NodeHttp {
         while (true) {
             StreamedResponse r = getOnce(lobId, range);
             long waitS = r.statusCode() == 503 ? r.header("Retry-After").map(NodeHttp::seconds).orElse(-1L) : -1;
-            if (waitS < 0 || System.nanoTime() + TimeUnit.SECONDS.toNanos(waitS) - deadline > 0) {
+            if (waitS < 0 || TimeUnit.SECONDS.toNanos(waitS) > deadline - System.nanoTime()) {
                 return r;
             }
             r.close();
@@ -60,10 +60,10 @@ final class NodeHttp {
         }
     }
 
-    /** A Retry-After in seconds; -1 for a date or anything else (not waited for). */
+    /** A Retry-After in seconds, at least one (0 would ask again at once, for as long as it is answered so); -1 for a date. */
     private static long seconds(String retryAfter) {
         try {
-            return Math.max(0, Long.parseLong(retryAfter.strip()));
+            return Math.min(TIMEOUT.toSeconds(), Math.max(1, Long.parseLong(retryAfter.strip())));
         } catch (NumberFormatException date) {
             return -1;
         }
