@@ -267,6 +267,9 @@ public final class EngineBench implements Callable<Integer> {
             try {
                 while (writing.get() || store.stats().historyLength() > 0) {
                     if (purger.purgeOnce() == 0) {
+                        if (!writing.get()) {
+                            break; // what is left it skipped as stale (logged): purging again would find nothing either
+                        }
                         Thread.sleep(1);
                     }
                 }
