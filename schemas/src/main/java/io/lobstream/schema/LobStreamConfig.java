@@ -139,6 +139,8 @@ public final class LobStreamConfig {
      * Kafka Streams settings the writer's topology decides, and why: given, they would change nothing, or break what the
      * node relies on.
      */
+    private static final String WRITER_ROUTING = "the writer's undo records and dead letters go to their key's partition, "
+            + "that of the tablespace they belong to (purge reads a partition's undo records against that tablespace)";
     private static final Map<String, String> WRITER_FIXED = Map.of(
             "default.timestamp.extractor", "the writer's sources time their records themselves (a command by its own time, "
                     + "as replay reads it, for upload expiry and the dedupe window)",
@@ -148,7 +150,11 @@ public final class LobStreamConfig {
                     + "without its tablespace is rebuilt there from lob.commands",
             "interceptor.classes", "Kafka Streams gives it to its producers and consumers alike, and a producer's interceptor "
                     + "fails a consumer: set " + STREAMS_PREFIX + "producer.interceptor.classes or " + STREAMS_PREFIX
-                    + "consumer.interceptor.classes");
+                    + "consumer.interceptor.classes",
+            "partitioner.class", WRITER_ROUTING,
+            "producer.partitioner.class", WRITER_ROUTING,
+            "partitioner.ignore.keys", WRITER_ROUTING,
+            "producer.partitioner.ignore.keys", WRITER_ROUTING);
     /** Kafka Streams' transaction.timeout.ms for the writer's producers under exactly-once, unless {@code lob.streams.} sets it. */
     private static final long WRITER_TRANSACTION_TIMEOUT_MS = 10_000;
     /**

@@ -4,6 +4,7 @@ import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.config.ConfigException;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -65,6 +66,11 @@ class LobStreamConfigTest {
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.interceptor.classes", "a.P")))
                 .hasMessageContaining("set lob.streams.producer.interceptor.classes or lob.streams.consumer.interceptor.classes");
         assertThat(new LobStreamConfig(Map.of("lob.streams.producer.interceptor.classes", "a.P")).originals()).hasSize(1);
+        // the writer's sinks leave the partition to its producer's partitioner: undo records elsewhere than their tablespace's
+        for (String k : List.of("lob.streams.producer.partitioner.class", "lob.streams.partitioner.class",
+                "lob.streams.producer.partitioner.ignore.keys")) {
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of(k, "a.R"))).as(k).hasMessageContaining("go to their key's partition");
+        }
     }
 
     /** What LobStream decides for each client it creates is refused, plain or per kind, naming what to set instead. */
