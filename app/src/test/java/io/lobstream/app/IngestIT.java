@@ -261,6 +261,9 @@ class IngestIT {
                     .hasValueSatisfying(d -> assertThat(d.kind()).isEqualTo("out-of-range"));
             assertThat(tooLong.applied().get(60, TimeUnit.SECONDS).applied()).as("asked again: still dead-lettered").isFalse();
             assertThat(nothing.applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
+            // completed on the client's callback threads, where a chained stage may block, not the JVM's common pool
+            assertThat(own.delete("it-ryw-never-either").applied().thenApply(o -> Thread.currentThread().getName())
+                    .get(60, TimeUnit.SECONDS)).startsWith("lobstream-client-callbacks");
         }
         try (LobClient late = new LobClient(config)) {
             // asked only after both are settled: the dead-letter topic is read back from their send time

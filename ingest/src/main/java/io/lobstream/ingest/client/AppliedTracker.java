@@ -30,7 +30,7 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -82,6 +82,7 @@ final class AppliedTracker implements AutoCloseable {
      */
     private final Map<String, Seen> seen = new LinkedHashMap<>();
     private final int seenMax;
+    private final Executor completions;
     /** The latest timestamp of a dead letter let go of: a write from before it must read the topic again. */
     private long forgottenThroughMs = Long.MIN_VALUE;
     private final Thread thread;
@@ -93,12 +94,10 @@ final class AppliedTracker implements AutoCloseable {
      * @param writeIdPrefix what the ids of this client's writes begin with: only their dead letters are kept
      * @throws IllegalStateException if the dead-letter topic does not exist: no writer node ever ran against the cluster
      */
-    AppliedTracker(LobStreamConfig config, String writeIdPrefix) {
-        this(config, writeIdPrefix, SEEN_MAX);
-    }
-
-    AppliedTracker(LobStreamConfig config, String writeIdPrefix, int seenMax) {
+    /** @param completions where outcomes complete: the client's callback threads, off the tracker's thread */
+    AppliedTracker(LobStreamConfig config, String writeIdPrefix, int seenMax, Executor completions) {
         this.seenMax = seenMax;
+        this.completions = completions;
         this.writeIdPrefix = writeIdPrefix;
         this.commandsTopic = config.topics().commands();
         this.writerGroup = config.get(LobStreamConfig.APPLICATION_ID);
@@ -165,7 +164,7 @@ final class AppliedTracker implements AutoCloseable {
                             + denied.getMessage() + " (reading the writer group's committed offsets and the dead-letter topic needs "
                             + "Describe on the group and Read on the topic)", denied);
                     // callbacks off this thread, as resolve() completes outcomes
-                    waiting.forEach(w -> ForkJoinPool.commonPool().execute(() -> w.outcome.completeExceptionally(why)));
+                    waiting.forEach(w -> completions.execute(() -> w.outcome.completeExceptionally(why)));
                     waiting.clear();
                     continue;
                 }
@@ -211,11 +210,11 @@ final class AppliedTracker implements AutoCloseable {
         waiting.removeIf(w -> {
             Seen dead = seen.get(w.write.writeId()); // kept: applied() may be asked again for this write
             if (dead != null) {
-                w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.of(dead.letter()))); // callbacks off this thread
+                w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.of(dead.letter())), completions);
                 return true;
             }
             if (readToEnd && committed.getOrDefault(w.last.partition(), -1L) > w.last.offset()) {
-                w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.empty()));
+                w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.empty()), completions);
                 return true;
             }
             return false;

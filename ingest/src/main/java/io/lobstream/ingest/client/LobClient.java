@@ -15,6 +15,8 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.ByteArrayInputStream;
 import java.io.EOFException;
@@ -78,6 +80,7 @@ import java.util.zip.CRC32C;
  * need a transaction around every send).
  */
 public final class LobClient implements LobWrites, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LobClient.class);
     /** Header on every record of a write, kept by its dead letters: the write's id ({@link LobWrite#writeId()}). */
     public static final String WRITE_HEADER = "lob.write";
 
@@ -150,19 +153,38 @@ public final class LobClient implements LobWrites, AutoCloseable {
      */
     public static Map<String, Object> producerSettings(LobStreamConfig config) {
         Map<String, Object> p = config.clientConfig(ClientKind.PRODUCER);
+        boolean batchGiven = p.containsKey(ProducerConfig.BATCH_SIZE_CONFIG);
         PRODUCER_DEFAULTS.forEach(p::putIfAbsent);
+        // the default batch within a buffer.memory the user made smaller: a batch larger than the buffer fails every send
+        Object buffer = p.get(ProducerConfig.BUFFER_MEMORY_CONFIG);
+        if (!batchGiven && buffer != null && buffer.toString().strip().matches("\\d{1,18}")
+                && Long.parseLong(buffer.toString().strip()) < (Integer) PRODUCER_DEFAULTS.get(ProducerConfig.BATCH_SIZE_CONFIG)) {
+            p.put(ProducerConfig.BATCH_SIZE_CONFIG, (int) Long.parseLong(buffer.toString().strip()));
+        }
         // what chunked uploads rely on: no chunk lost, duplicated or reordered by a retry
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         return p;
     }
 
-    /** Told how many bytes of a value have been handed to the producer so far. */
+    /**
+     * Told how many bytes of a value have been handed to the producer so far. Told, not asked: what it throws is logged
+     * and the write goes on, as records already sent may be applied whatever the caller does, and the call must return
+     * the write they belong to.
+     */
     @FunctionalInterface
     public interface Progress {
         Progress NONE = sent -> { };
 
         void sent(long bytes);
+    }
+
+    private static void tell(Progress progress, long bytes) {
+        try {
+            progress.sent(bytes);
+        } catch (RuntimeException e) {
+            log.warn("a write's progress callback failed (the write goes on): {}", e.toString());
+        }
     }
 
     /**
@@ -320,7 +342,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             byte[] data = new byte[(int) length];
             readExactly(value, data, data.length, 0, length);
             CompletableFuture<RecordMetadata> sent = sendWhole(w, ids, data, attributes);
-            progress.sent(length);
+            tell(progress, length);
             return completeWhen(w, List.of(sent));
         }
         String uploadId = ids.uploadId();
@@ -343,7 +365,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 chunk.setCrc32c((int) whole.getValue()).setContentType(attributes.contentType()).setMetadata(attributes.metadata());
             }
             sent.send(chunk.build());
-            progress.sent(offset + n);
+            tell(progress, offset + n);
         }
         return completeWhen(w, sent.futures);
     }
@@ -446,7 +468,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             starts.add(done);
             previous = cmd.getCommandId();
             done += n;
-            progress.sent(done);
+            tell(progress, done);
         } while (done < length);
         // all sent without waiting: a piece that fails now (a broker away for delivery.timeout.ms) fails after the rest were
         // queued, and the write says which piece failed first and what that means
@@ -647,7 +669,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             throw new IllegalStateException("LobClient closed");
         }
         if (tracker == null) {
-            tracker = new AppliedTracker(config, clientId + "/", trackerSeenMax);
+            tracker = new AppliedTracker(config, clientId + "/", trackerSeenMax, callbacks());
         }
         return tracker;
     }
@@ -672,6 +694,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * sent by then fails its writes) and for the tracker to stop. Safe to call again.
      */
     public void close(Duration timeout) {
+        if (timeout.isNegative()) {
+            timeout = Duration.ZERO; // the producer refuses a negative one, and would stay open
+        }
         long deadline = System.nanoTime() + (timeout.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1) : timeout).toNanos();
         try {
             producer.close(timeout); // throws InterruptException if this thread is interrupted, the producer closed all the same

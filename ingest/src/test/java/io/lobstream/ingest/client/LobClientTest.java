@@ -105,6 +105,29 @@ class LobClientTest {
         }
     }
 
+    /** A progress callback that throws is told, not obeyed: the call still returns the write its records belong to. */
+    @Test
+    void aProgressCallbackThatThrowsDoesNotLoseTheWrite() throws IOException {
+        try (LobClient client = new LobClient(unreachable())) {
+            LobWrite write = client.put("doc", new ByteArrayInputStream(new byte[10]), 10, null, sent -> {
+                throw new IllegalStateException("cancelled");
+            });
+            assertThat(write.lobId()).isEqualTo("doc");
+        }
+    }
+
+    /** The client's default batch.size kept within a smaller buffer.memory, where it would fail every send; a given one kept. */
+    @Test
+    void theDefaultBatchFitsASmallerBufferMemory() throws IOException {
+        assertThat(LobClient.producerSettings(unreachable().with("lob.producer.buffer.memory", 900_000)))
+                .containsEntry("batch.size", 900_000);
+        assertThat(LobClient.producerSettings(unreachable().with("lob.producer.buffer.memory", 900_000)
+                .with("lob.producer.batch.size", 2_000_000))).containsEntry("batch.size", 2_000_000);
+        try (LobClient client = new LobClient(unreachable())) {
+            client.close(Duration.ofMillis(-1)); // taken as 0: the producer closes, where it refused and stayed open
+        }
+    }
+
     /** 1 KiB chunks, sends that give up after 200 ms, and a broker address where nothing listens. */
     private static LobStreamConfig unreachable() throws IOException {
         int port;
