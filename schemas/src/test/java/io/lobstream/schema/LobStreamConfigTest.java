@@ -68,7 +68,7 @@ class LobStreamConfigTest {
         assertThat(new LobStreamConfig(Map.of("lob.streams.producer.interceptor.classes", "a.P")).originals()).hasSize(1);
         // the writer's sinks leave the partition to its producer's partitioner: undo records elsewhere than their tablespace's
         for (String k : List.of("lob.streams.producer.partitioner.class", "lob.streams.partitioner.class",
-                "lob.streams.producer.partitioner.ignore.keys")) {
+                "lob.streams.producer.partitioner.ignore.keys", "lob.streams.partitioner.ignore.keys")) {
             assertThatThrownBy(() -> new LobStreamConfig(Map.of(k, "a.R"))).as(k).hasMessageContaining("go to their key's partition");
         }
     }

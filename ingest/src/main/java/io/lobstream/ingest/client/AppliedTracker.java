@@ -92,9 +92,9 @@ final class AppliedTracker implements AutoCloseable {
 
     /**
      * @param writeIdPrefix what the ids of this client's writes begin with: only their dead letters are kept
+     * @param completions   where outcomes complete: the client's callback threads, off the tracker's thread
      * @throws IllegalStateException if the dead-letter topic does not exist: no writer node ever ran against the cluster
      */
-    /** @param completions where outcomes complete: the client's callback threads, off the tracker's thread */
     AppliedTracker(LobStreamConfig config, String writeIdPrefix, int seenMax, Executor completions) {
         this.seenMax = seenMax;
         this.completions = completions;
@@ -132,7 +132,7 @@ final class AppliedTracker implements AutoCloseable {
     void track(LobWrite write, RecordMetadata last, CompletableFuture<WriteOutcome> outcome) {
         incoming.add(new Waiting(write, last, outcome));
         if (closed) {
-            outcome.completeExceptionally(new IllegalStateException("LobClient closed"));
+            completions.execute(() -> outcome.completeExceptionally(new IllegalStateException("LobClient closed")));
         }
     }
 
@@ -185,7 +185,9 @@ final class AppliedTracker implements AutoCloseable {
         }
         IllegalStateException closedFirst = new IllegalStateException("LobClient closed before the writer committed the write");
         incoming.drainTo(waiting);
-        waiting.forEach(w -> w.outcome.completeExceptionally(closedFirst));
+        // on the callback threads, still there (the client shuts them down once this thread ended): a stage that blocks,
+        // or closes the client, does not hold this thread's close up
+        waiting.forEach(w -> completions.execute(() -> w.outcome.completeExceptionally(closedFirst)));
         // closed here: a KafkaConsumer is used by one thread only
         admin.close(Duration.ofSeconds(5));
         deadLetters.close(CloseOptions.timeout(Duration.ofSeconds(5)));

@@ -128,22 +128,27 @@ public final class LobClient implements LobWrites, AutoCloseable {
 
     /**
      * @throws ConfigException if a chunk of {@code lob.chunk.size} would not fit the producer's {@code max.request.size}
-     *                         (every chunked write would fail at its first send)
+     *                         or {@code buffer.memory} (every chunked write would fail at its first send)
      */
     public LobClient(LobStreamConfig config) {
         this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
         Map<String, Object> settings = producerSettings(config);
-        Object maxRequest = settings.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
-        if (maxRequest != null && maxRequest.toString().strip().matches("\\d{1,18}")
-                && chunkSize + CHUNK_HEADROOM_BYTES > Long.parseLong(maxRequest.toString().strip())) {
-            throw new ConfigException(LobStreamConfig.CHUNK_SIZE.name() + "=" + chunkSize + " does not fit "
-                    + ProducerConfig.MAX_REQUEST_SIZE_CONFIG + "=" + maxRequest + " with a command's other fields ("
-                    + CHUNK_HEADROOM_BYTES + " bytes): lower the one or raise the other");
-        }
+        requireRoomForAChunk(settings, ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+        requireRoomForAChunk(settings, ProducerConfig.BUFFER_MEMORY_CONFIG);
         this.producer = new KafkaProducer<>(settings, new StringSerializer(), LobSerdes.valueSerializer(config));
         this.config = config;
         this.topic = config.topics().commands();
         this.maxValueBytes = config.get(LobStreamConfig.VALUE_MAX_BYTES);
+    }
+
+    /** Refuses a producer setting, given as a number, too small for a chunk's command: every chunked write would fail. */
+    private void requireRoomForAChunk(Map<String, Object> settings, String key) {
+        Object limit = settings.get(key);
+        if (limit != null && limit.toString().strip().matches("\\d{1,18}")
+                && chunkSize + CHUNK_HEADROOM_BYTES > Long.parseLong(limit.toString().strip())) {
+            throw new ConfigException(LobStreamConfig.CHUNK_SIZE.name() + "=" + chunkSize + " does not fit " + key + "=" + limit
+                    + " with a command's other fields (" + CHUNK_HEADROOM_BYTES + " bytes): lower the one or raise the other");
+        }
     }
 
     /**
@@ -155,11 +160,12 @@ public final class LobClient implements LobWrites, AutoCloseable {
         Map<String, Object> p = config.clientConfig(ClientKind.PRODUCER);
         boolean batchGiven = p.containsKey(ProducerConfig.BATCH_SIZE_CONFIG);
         PRODUCER_DEFAULTS.forEach(p::putIfAbsent);
-        // the default batch within a buffer.memory the user made smaller: a batch larger than the buffer fails every send
+        // the default batch within a buffer.memory the user made smaller, half of it: a batch larger than the buffer fails
+        // every send, and one as large leaves no room for a second partition's (a record over batch.size has its own)
         Object buffer = p.get(ProducerConfig.BUFFER_MEMORY_CONFIG);
         if (!batchGiven && buffer != null && buffer.toString().strip().matches("\\d{1,18}")
-                && Long.parseLong(buffer.toString().strip()) < (Integer) PRODUCER_DEFAULTS.get(ProducerConfig.BATCH_SIZE_CONFIG)) {
-            p.put(ProducerConfig.BATCH_SIZE_CONFIG, (int) Long.parseLong(buffer.toString().strip()));
+                && Long.parseLong(buffer.toString().strip()) < 2L * (Integer) PRODUCER_DEFAULTS.get(ProducerConfig.BATCH_SIZE_CONFIG)) {
+            p.put(ProducerConfig.BATCH_SIZE_CONFIG, (int) (Long.parseLong(buffer.toString().strip()) / 2));
         }
         // what chunked uploads rely on: no chunk lost, duplicated or reordered by a retry
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -168,9 +174,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
     }
 
     /**
-     * Told how many bytes of a value have been handed to the producer so far. Told, not asked: what it throws is logged
-     * and the write goes on, as records already sent may be applied whatever the caller does, and the call must return
-     * the write they belong to.
+     * Told how many bytes of a value have been handed to the producer so far. Told, not asked: a RuntimeException it
+     * throws is logged (the first of a write) and it is not told again, and the write goes on, as records already sent
+     * may be applied whatever the caller does, and the call must return the write they belong to.
      */
     @FunctionalInterface
     public interface Progress {
@@ -179,12 +185,23 @@ public final class LobClient implements LobWrites, AutoCloseable {
         void sent(long bytes);
     }
 
-    private static void tell(Progress progress, long bytes) {
-        try {
-            progress.sent(bytes);
-        } catch (RuntimeException e) {
-            log.warn("a write's progress callback failed (the write goes on): {}", e.toString());
+    /** {@code progress}, told until it throws: once per write, the failure logged (a 1 GiB put tells it 2,048 times). */
+    private static Progress toldUntilItThrows(Progress progress) {
+        if (progress == Progress.NONE) {
+            return progress;
         }
+        AtomicBoolean failed = new AtomicBoolean();
+        return bytes -> {
+            if (failed.get()) {
+                return;
+            }
+            try {
+                progress.sent(bytes);
+            } catch (RuntimeException e) {
+                failed.set(true);
+                log.warn("a write's progress callback failed; the write goes on, its progress untold", e);
+            }
+        };
     }
 
     /**
@@ -333,8 +350,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
         return attributes;
     }
 
-    private LobWrite putStream(String key, String lobId, InputStream value, long length, Attributes attributes, Progress progress)
+    private LobWrite putStream(String key, String lobId, InputStream value, long length, Attributes attributes, Progress caller)
             throws IOException {
+        Progress progress = toldUntilItThrows(caller);
         checkLength(lobId, length);
         LobWrite w = begin(lobId);
         CommandIds ids = new CommandIds(key, lobId, LobOp.PUT);
@@ -342,7 +360,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             byte[] data = new byte[(int) length];
             readExactly(value, data, data.length, 0, length);
             CompletableFuture<RecordMetadata> sent = sendWhole(w, ids, data, attributes);
-            tell(progress, length);
+            progress.sent(length);
             return completeWhen(w, List.of(sent));
         }
         String uploadId = ids.uploadId();
@@ -365,7 +383,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 chunk.setCrc32c((int) whole.getValue()).setContentType(attributes.contentType()).setMetadata(attributes.metadata());
             }
             sent.send(chunk.build());
-            tell(progress, offset + n);
+            progress.sent(offset + n);
         }
         return completeWhen(w, sent.futures);
     }
@@ -423,7 +441,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
         return completeWhen(w, List.of(send(w, base(ids, 0).build())));
     }
 
-    private LobWrite pieces(CommandIds ids, long offset, InputStream data, long length, Progress progress) throws IOException {
+    private LobWrite pieces(CommandIds ids, long offset, InputStream data, long length, Progress caller) throws IOException {
+        Progress progress = toldUntilItThrows(caller);
         String lobId = ids.lobId();
         String name = ids.op().name().toLowerCase(Locale.ROOT);
         if (offset < 0 || length < 0) {
@@ -468,7 +487,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             starts.add(done);
             previous = cmd.getCommandId();
             done += n;
-            tell(progress, done);
+            progress.sent(done);
         } while (done < length);
         // all sent without waiting: a piece that fails now (a broker away for delivery.timeout.ms) fails after the rest were
         // queued, and the write says which piece failed first and what that means

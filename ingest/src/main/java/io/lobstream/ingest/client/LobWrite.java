@@ -62,7 +62,7 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
      * completes while no writer runs: bound the wait with {@link #applied(Duration)} (a
      * {@code get(timeout, unit)} on this future bounds the caller's wait, not the client's tracking
      * of the write). Fails if Kafka did not acknowledge the write, or the client is closed first.
-     * Completed off the client's threads: callbacks may block.
+     * Completed on the client's callback threads, not Kafka's nor the JVM's common pool: callbacks may block.
      */
     public CompletableFuture<WriteOutcome> applied() {
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();

@@ -116,15 +116,20 @@ class LobClientTest {
         }
     }
 
-    /** The client's default batch.size kept within a smaller buffer.memory, where it would fail every send; a given one kept. */
+    /** The client's default batch.size kept within a smaller buffer.memory (half), where it would fail every send; a given one kept; a buffer too small for a chunk refused. */
     @Test
     void theDefaultBatchFitsASmallerBufferMemory() throws IOException {
         assertThat(LobClient.producerSettings(unreachable().with("lob.producer.buffer.memory", 900_000)))
-                .containsEntry("batch.size", 900_000);
+                .containsEntry("batch.size", 450_000);
         assertThat(LobClient.producerSettings(unreachable().with("lob.producer.buffer.memory", 900_000)
                 .with("lob.producer.batch.size", 2_000_000))).containsEntry("batch.size", 2_000_000);
+        assertThatThrownBy(() -> new LobClient(unreachable().with("lob.chunk.size", 524_288).with("lob.producer.buffer.memory", 500_000)))
+                .hasMessageContaining("does not fit buffer.memory=500000");
         try (LobClient client = new LobClient(unreachable())) {
             client.close(Duration.ofMillis(-1)); // taken as 0: the producer closes, where it refused and stayed open
+            LobWrite late = client.put("doc", new ByteArrayInputStream(new byte[10]), 10, null, LobClient.Progress.NONE);
+            assertThat(late).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+                    .withMessageContaining("closed");
         }
     }
 
