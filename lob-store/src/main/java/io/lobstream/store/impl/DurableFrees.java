@@ -19,7 +19,8 @@ import java.util.List;
  * wait one group commit. Without it (the pipeline), such a loss takes the reclaim or expiry with the Kafka transaction it
  * was part of, and it is applied again: pages go back at once. A reclaim no Kafka transaction would apply again (one
  * with no source: {@code LocalPurger}'s, in a catch-up or a replay; one done at an unpin, an open or past a pin's
- * lease, whose request may have had none) waits for the next WAL sync either way ({@link #releaseAfterSync}). The mirror rule, pages before the index that names them, is {@link PagesFirst}'s.
+ * lease, whose request may have had none) waits for the next WAL sync either way ({@link #releaseAfterSync}). The
+ * mirror rule, pages before the index that names them, is {@link PagesFirst}'s.
  */
 final class DurableFrees {
     private final boolean deferred;
