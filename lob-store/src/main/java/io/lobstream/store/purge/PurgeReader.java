@@ -162,8 +162,8 @@ public final class PurgeReader implements Closeable {
      * started (it is asked before each but the first, so at least one is scanned). Results come back
      * in request order. With prefetch it is asked too before the wait for a scan started ahead (not
      * the first) that has not finished; once it says so, that scan and those after it are given up
-     * (each stops at its next page read, or before its first) and left out: a window of large versions, read whole without skip-load, would otherwise
-     * keep the caller long past the stop. A purge worker stops so, at a deadline, to commit before its
+     * (each stops at its next page read, or before its first) and left out: a window of large
+     * versions, read whole without skip-load, would otherwise keep the caller long past the stop. A purge worker stops so, at a deadline, to commit before its
      * transaction times out; what is left out is read again after the commit.
      */
     public List<Result> scan(List<Request> requests, BooleanSupplier stop) {
