@@ -2,12 +2,12 @@ package io.lobstream.app.bench;
 
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -16,7 +16,6 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -29,8 +28,9 @@ import java.util.stream.Collectors;
  * The plain-Kafka phases of {@code bench pipeline}, on the same broker as the pipeline, with
  * values of the same sizes and keys, each to a scratch topic with as many partitions:
  * <ul>
- *   <li>{@link #produce}: a KafkaProducer alone, with LobClient's settings
- *       ({@link LobClient#PRODUCER_DEFAULTS}, idempotent, {@code acks=all}). Its acknowledged
+ *   <li>{@link #produce}: a KafkaProducer alone, with the pipeline's LobClient's settings
+ *       ({@link LobClient#producerSettings}: its defaults, idempotent, {@code acks=all}, and the
+ *       Kafka settings given with {@code -c}). Its acknowledged
  *       MB/s is the issue's "raw Kafka producer throughput", the denominator of
  *       {@code ratio_vs_raw_kafka}.</li>
  *   <li>{@link #produceAndConsume}: the same producer while a KafkaConsumer, set up as the
@@ -58,7 +58,7 @@ final class KafkaBaseline {
         }
     }
 
-    private final String bootstrap;
+    private final LobStreamConfig config;
     private final int partitions;
     private final SizeRange sizes;
     private final int rows;
@@ -67,9 +67,9 @@ final class KafkaBaseline {
     private final Map<String, Supplier<Duration>> processes;
     private final BenchOutput out;
 
-    KafkaBaseline(String bootstrap, int partitions, SizeRange sizes, int rows, int producers, Duration duration,
+    KafkaBaseline(LobStreamConfig config, int partitions, SizeRange sizes, int rows, int producers, Duration duration,
                   Map<String, Supplier<Duration>> processes, BenchOutput out) {
-        this.bootstrap = bootstrap;
+        this.config = config;
         this.partitions = partitions;
         this.sizes = sizes;
         this.rows = rows;
@@ -149,11 +149,8 @@ final class KafkaBaseline {
         Phase(String name, String topic, boolean consume) {
             this.name = name;
             this.topic = topic;
-            Map<String, Object> settings = new HashMap<>(LobClient.PRODUCER_DEFAULTS); // as LobClient's producer
-            settings.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            settings.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-            settings.put(ProducerConfig.ACKS_CONFIG, "all");
-            this.producer = new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer());
+            // as the pipeline's LobClient's producer, -c settings included: the ratio compares two producers set up alike
+            this.producer = new KafkaProducer<>(LobClient.producerSettings(config), new StringSerializer(), new ByteArraySerializer());
             this.consumed = consume ? new Counter() : null;
             this.consumer = consume ? newConsumer() : null;
             if (consume) {
@@ -169,10 +166,13 @@ final class KafkaBaseline {
             }
         }
 
-        /** As the writer's consumer: read_committed, fetching as {@link LobNode#WRITER_FETCH} says. */
+        /**
+         * As the writer's consumer: the Kafka settings Kafka Streams hands to its clients (those given with {@code -c}),
+         * read_committed, fetching as {@link LobNode#WRITER_FETCH} says.
+         */
         private KafkaConsumer<byte[], byte[]> newConsumer() {
-            Map<String, Object> settings = new HashMap<>(LobNode.WRITER_FETCH);
-            settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            Map<String, Object> settings = config.commonClientConfig();
+            settings.putAll(LobNode.WRITER_FETCH);
             settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
             KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer());
             List<TopicPartition> all = new ArrayList<>();

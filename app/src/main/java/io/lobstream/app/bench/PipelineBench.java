@@ -24,10 +24,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,7 +37,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -198,7 +200,7 @@ public final class PipelineBench implements Callable<Integer> {
                 processes.put("broker", cluster::cpu);
                 processes.put("node", node::cpu);
                 processes.put("load", MachineCpu::thisProcess);
-                KafkaBaseline kafka = new KafkaBaseline(cfg.bootstrap(), partitions, blobSize, rows, producers, duration, processes, out);
+                KafkaBaseline kafka = new KafkaBaseline(cfg, partitions, blobSize, rows, producers, duration, processes, out);
                 KafkaBaseline.Result raw = kafka.produce(rawTopic, warmup, warmup.multipliedBy(MAX_RAW_WARMUP_FACTOR), fill);
                 KafkaBaseline.Result e2e = null;
                 long freeing = 0; // bytes of deleted topics the broker removes from the disk a minute later
@@ -228,7 +230,8 @@ public final class PipelineBench implements Callable<Integer> {
                 Pipeline p = pipeline(cfg, node, processes, out);
                 long historyEnd = historyAfterDrain(node); // now: the raw phase measured again below runs after the drain
                 // only now: deleted files give their pages back, and the pipeline would take fresh memory again
-                for (String topic : List.copyOf(scratchTopics)) {
+                List<String> deleted = List.copyOf(scratchTopics);
+                for (String topic : deleted) {
                     deleteTopic(cfg, topic, scratchTopics);
                 }
                 KafkaBaseline.Result onFreshMemory = null;
@@ -241,7 +244,11 @@ public final class PipelineBench implements Callable<Integer> {
                         writeBack(out); // (after the creation, as for the others: a topic used right after fails over leadership)
                         Duration againWarmup = warmup.dividedBy(4); // as the e2e phase's: everything but the topic is warm
                         onFreshMemory = raw;
-                        raw = kafka.produce("raw-kafka-again", again, againWarmup, againWarmup, 0);
+                        // The deleted topics' files leave the disk a minute later (log.segment.delete.delay.ms): not in the
+                        // window, where unlinking gigabytes would slow the producer and free their pages. The warm-up then
+                        // writes the memory they freed, so the page cache is as full as the pipeline had it.
+                        awaitRemoved(dir, deleted, out);
+                        raw = kafka.produce("raw-kafka-again", again, againWarmup, warmup, MachineMemory.freeBytes());
                         deleteTopic(cfg, again, scratchTopics);
                         out.note(String.format("raw phase measured again after the pipeline: %.1f MB/s (%.1f MB/s at first, on fresh "
                                 + "memory); the ratio compares with the second", raw.mbPerS(), onFreshMemory.mbPerS()));
@@ -257,7 +264,7 @@ public final class PipelineBench implements Callable<Integer> {
                 summary.put("workload", workload.name().toLowerCase()).put("blob_size", blobSize.toString())
                         .put("rows", workload == Workload.UPDATE ? rows : 0).put("producers", producers)
                         .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
-                        .put("commands", p.commands).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))
+                        .put("commands", p.commands).put("commands_failed", p.failed).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))
                         .put("acked_tps", round(p.ackedTps))
                         .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
                         .put("history_length_max", p.historyMax)
@@ -317,8 +324,8 @@ public final class PipelineBench implements Callable<Integer> {
         return 0;
     }
 
-    private record Pipeline(long commands, double tps, double mbPerS, double ackedTps, double p50Ms, double p99Ms, double maxMs,
-                            long historyMax, MachineCpu.Window cpu) {
+    private record Pipeline(long commands, long failed, double tps, double mbPerS, double ackedTps, double p50Ms, double p99Ms,
+                            double maxMs, long historyMax, MachineCpu.Window cpu) {
     }
 
     private Pipeline pipeline(LobStreamConfig cfg, NodeProcess node, Map<String, Supplier<Duration>> processes, BenchOutput out)
@@ -342,6 +349,7 @@ public final class PipelineBench implements Callable<Integer> {
             long t0 = System.nanoTime();
             tracker.measureFrom(t0);
             long ackedBefore = load.acked();
+            long history = 0;
             long historyMax = 0;
             long lastCount = 0;
             long lastBytes = 0;
@@ -349,13 +357,13 @@ public final class PipelineBench implements Callable<Integer> {
             for (int s = 1; System.nanoTime() - t0 < duration.toNanos() || tracker.pending() > 0; s++) {
                 sleepUntil(t0 + s * 1_000_000_000L);
                 cpu.endOf(s, tracker.appliedBytes() / 1e6);
-                if (s == duration.toSeconds()) {
+                if (System.nanoTime() - t0 >= duration.toNanos()) {
                     load.close(); // stop sending; what is in flight gets acknowledged
                 }
                 if (System.nanoTime() - t0 > duration.toNanos() + drainTimeout.toNanos()) {
                     throw new IllegalStateException(tracker.pending() + " commands still not applied after --drain-timeout " + drainTimeout);
                 }
-                long history = node.status().path("totals").path("history_length").asLong();
+                history = historyLength(node, history);
                 historyMax = Math.max(historyMax, history);
                 long c = tracker.applied();
                 long b = tracker.appliedBytes();
@@ -369,9 +377,16 @@ public final class PipelineBench implements Callable<Integer> {
             while (tracker.pending() > 0) {
                 Thread.sleep(1);
             }
+            if (load.failed() > 0) {
+                out.note("pipeline phase: " + load.failed() + " writes failed");
+            }
+            if (tracker.applied() == 0) {
+                throw new IllegalStateException("pipeline phase: nothing applied in the measured window (" + load.failed()
+                        + " writes failed)");
+            }
             double seconds = (tracker.lastAppliedNanos() - t0) / 1e9;
             Histogram h = tracker.latency();
-            return new Pipeline(tracker.applied(), tracker.applied() / seconds, tracker.appliedBytes() / 1e6 / seconds,
+            return new Pipeline(tracker.applied(), load.failed(), tracker.applied() / seconds, tracker.appliedBytes() / 1e6 / seconds,
                     acked / (duration.toNanos() / 1e9), h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
                     h.getMaxValue() / 1000.0, historyMax, cpu);
         } finally {
@@ -392,10 +407,10 @@ public final class PipelineBench implements Callable<Integer> {
             long t = System.nanoTime();
             int size = blobSize.min() + rnd.nextInt(blobSize.max() - blobSize.min() + 1);
             client.put("lob-" + i, java.util.Arrays.copyOf(noise, size), null).whenComplete((md, err) -> {
-                inFlight.release();
                 if (md != null) {
                     tracker.acked(md, t, size);
                 }
+                inFlight.release(); // last: once all permits are back, every acknowledgement is pending in the tracker
             });
         }
         inFlight.acquire(KafkaBaseline.IN_FLIGHT);
@@ -413,13 +428,45 @@ public final class PipelineBench implements Callable<Integer> {
      * --drain-timeout: read right after the last apply, it also counted the versions that purge,
      * asynchronous by design, had not reached yet (17 in one CI run of a 2-second window).
      */
-    private long historyAfterDrain(NodeProcess node) throws IOException, InterruptedException {
+    private long historyAfterDrain(NodeProcess node) throws InterruptedException {
         long deadline = System.nanoTime() + drainTimeout.toNanos();
         long history;
-        while ((history = node.status().path("totals").path("history_length").asLong()) > 0 && System.nanoTime() < deadline) {
+        while ((history = historyLength(node, -1)) != 0 && System.nanoTime() < deadline) {
             Thread.sleep(100);
         }
         return history;
+    }
+
+    /** The node's history length, or {@code unknown} if it did not answer: a slow answer must not end a run of minutes. */
+    private static long historyLength(NodeProcess node, long unknown) throws InterruptedException {
+        try {
+            return node.status().path("totals").path("history_length").asLong();
+        } catch (IOException e) {
+            return unknown;
+        }
+    }
+
+    /** Waits (up to two minutes) until the broker has removed the files of the deleted topics. */
+    private static void awaitRemoved(Path dir, List<String> topics, BenchOutput out) throws InterruptedException {
+        long t = System.nanoTime();
+        long deadline = t + TimeUnit.MINUTES.toNanos(2);
+        while (!removed(dir, topics) && System.nanoTime() < deadline) {
+            Thread.sleep(500);
+        }
+        out.note(String.format("deleted topics' files removed by the broker after %.0f s", (System.nanoTime() - t) / 1e9));
+    }
+
+    private static boolean removed(Path dir, List<String> topics) {
+        try {
+            for (String topic : topics) {
+                if (topicBytes(dir, topic) > 0) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException | UncheckedIOException e) { // a directory the broker removed while it was walked
+            return false;
+        }
     }
 
     /**
@@ -549,7 +596,7 @@ public final class PipelineBench implements Callable<Integer> {
          */
         static final long POLL_INTERVAL_NANOS = 20_000_000;
         private final NodeProcess node;
-        private final List<ConcurrentLinkedQueue<long[]>> queues = new ArrayList<>();
+        private final List<PriorityBlockingQueue<long[]>> queues = new ArrayList<>();
         private final AtomicLong pending = new AtomicLong();
         private final Histogram latency = new Histogram(TimeUnit.MINUTES.toMicros(10), 3);
         private long applied;
@@ -561,11 +608,14 @@ public final class PipelineBench implements Callable<Integer> {
         ApplyLatencyTracker(NodeProcess node, int partitions) {
             this.node = node;
             for (int p = 0; p < partitions; p++) {
-                queues.add(new ConcurrentLinkedQueue<>());
+                queues.add(new PriorityBlockingQueue<>(64, Comparator.comparingLong(c -> c[0])));
             }
         }
 
-        /** Called from the producer's I/O thread: in offset order per partition. */
+        /**
+         * Called from the client's callback threads, several of them: not in offset order, hence a queue per partition
+         * ordered by offset (a command behind a higher one not yet applied would wait a poll longer).
+         */
         void acked(org.apache.kafka.clients.producer.RecordMetadata md, long sentNanos, int bytes) {
             pending.incrementAndGet();
             queues.get(md.partition()).add(new long[]{md.offset(), sentNanos, bytes});
@@ -592,7 +642,7 @@ public final class PipelineBench implements Callable<Integer> {
             JsonNode status = node.status();
             long now = System.nanoTime();
             for (JsonNode part : status.path("partitions")) {
-                ConcurrentLinkedQueue<long[]> q = queues.get(part.path("partition").asInt());
+                PriorityBlockingQueue<long[]> q = queues.get(part.path("partition").asInt());
                 long offset = part.path("applied_offset").asLong(-1);
                 for (long[] c; (c = q.peek()) != null && c[0] <= offset; ) {
                     q.poll();
