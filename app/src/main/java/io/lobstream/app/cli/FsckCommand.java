@@ -61,9 +61,16 @@ final class FsckCommand implements Callable<Integer> {
         if (!Files.isDirectory(dir)) {
             return cannotCheck(mapper, dir + " is not a directory");
         }
-        List<Integer> partitions = TablespaceDirs.partitions(dir);
-        boolean single = partitions.isEmpty() && Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR));
-        List<Path> others = single ? List.of() : TablespaceDirs.notTablespaces(dir);
+        List<Integer> partitions;
+        boolean single;
+        List<Path> others;
+        try {
+            partitions = TablespaceDirs.partitions(dir);
+            single = partitions.isEmpty() && Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR));
+            others = single ? List.of() : TablespaceDirs.notTablespaces(dir);
+        } catch (IOException e) { // an unreadable tablespaces/ (another user's): not a problem found, nothing checked
+            return cannotCheck(mapper, "cannot list the tablespaces under " + dir + ": " + e);
+        }
         boolean nothingToCheck = partitions.isEmpty() && !single && others.stream().noneMatch(FsckCommand::lostItsDescriptor);
         if (nothingToCheck && others.isEmpty()) {
             return cannotCheck(mapper, "no tablespaces under " + dir);
