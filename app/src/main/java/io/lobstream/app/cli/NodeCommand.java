@@ -8,7 +8,10 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -50,8 +53,14 @@ final class NodeCommand implements Runnable {
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
     Map<String, String> config = new HashMap<>();
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public void run() {
+        if (purgeWorkers < 0) {
+            throw new ParameterException(spec.commandLine(), "--purge-workers must be >= 0 (0: run them as separate `purge` processes)");
+        }
         ShutdownHook shutdown = ShutdownHook.register("node-shutdown");
         CompletableFuture<String> stopped;
         try {
