@@ -36,7 +36,11 @@ import java.util.stream.Collectors;
  */
 final class DeadLetterLog {
     private static final Logger log = LoggerFactory.getLogger(DeadLetterLog.class);
-    private static final Duration READ_TIMEOUT = Duration.ofMinutes(2);
+    /**
+     * How long the read may make no progress before it fails: not a bound on the whole read, which takes as long as the
+     * topic is large (its letters carry the commands' values, and it is kept as long as lob.commands).
+     */
+    private static final Duration STALLED = Duration.ofMinutes(2);
 
     private final Set<Long> offsets;
     private final long[] keptSince;
@@ -86,11 +90,17 @@ final class DeadLetterLog {
             Map<TopicPartition, Long> end = DeadLetterTopic.uncommittedEnd(admin, partitions);
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
-            long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
+            long lastProgress = System.nanoTime();
+            long positions = -1;
             while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
                 stop.throwIfAsked(what + " stopped");
-                if (System.nanoTime() > deadline) {
-                    throw new IOException("cannot read " + topic + " to its end within " + READ_TIMEOUT.toSeconds() + " s");
+                long now = positions(consumer, partitions);
+                if (now != positions) {
+                    positions = now;
+                    lastProgress = System.nanoTime();
+                } else if (System.nanoTime() - lastProgress > STALLED.toNanos()) {
+                    throw new IOException("cannot read " + topic + " to its end: no progress for " + STALLED.toSeconds()
+                            + " s (a partition without a leader?)");
                 }
                 for (ConsumerRecord<byte[], byte[]> letter : consumer.poll(Duration.ofMillis(500))) {
                     if (letter.timestamp() >= 0 && keptSince[letter.partition()] != 0) {
@@ -114,6 +124,10 @@ final class DeadLetterLog {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while " + what, e);
         }
+    }
+
+    private static long positions(KafkaConsumer<?, ?> consumer, List<TopicPartition> partitions) {
+        return partitions.stream().mapToLong(consumer::position).sum();
     }
 
     /**
