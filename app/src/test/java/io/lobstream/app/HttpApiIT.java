@@ -527,6 +527,12 @@ class HttpApiIT {
         List<String> replay = List.of("replay", "--partition", Integer.toString(partition),
                 "--data-dir", replayDir.toString(), "--verify", "--node", "http://127.0.0.1:" + a.httpPort());
 
+        Cli noScheme = clusterCommand(List.of("replay", "--partition", Integer.toString(partition),
+                "--data-dir", replayDir.toString(), "--verify", "--node", "127.0.0.1:" + a.httpPort()));
+        assertThat(noScheme.exit).as(noScheme.err).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(noScheme.err).contains("not an HTTP URL");
+        assertThat(leftover).as("refused before the replay began").exists();
+
         try (FileChannel lockFile = FileChannel.open(TablespaceDirs.replayLock(tablespace),
                 StandardOpenOption.CREATE, StandardOpenOption.WRITE);
              FileLock held = lockFile.lock()) {
@@ -538,6 +544,8 @@ class HttpApiIT {
 
         Cli replayed = clusterCommand(replay);
         assertThat(replayed.exit).as(replayed.err).isZero();
+        // the count compared with the owner's (b), which node a forwarded the reads to: a does not hold the partition
+        assertThat(replayed.err).doesNotContain("not compared");
         assertThat(leftover).doesNotExist();
         assertThat(TablespaceDirs.partitions(replayDir)).containsExactly(partition);
 

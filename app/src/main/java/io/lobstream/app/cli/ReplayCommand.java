@@ -22,6 +22,8 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -83,6 +85,9 @@ final class ReplayCommand implements Callable<Integer> {
         }
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         refuseExisting(dir);
+        if (verify) {
+            requireNode(); // now, not after a replay of hours whose copy a second run could not verify again
+        }
         LobStreamConfig cfg = cluster.streamConfig(dataDir.toString());
         BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT);
         int partitions = partitionCount(cfg);
@@ -113,6 +118,21 @@ final class ReplayCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), dir + " exists: replay builds a new tablespace; "
                     + "choose another --data-dir or remove it");
         }
+    }
+
+    /** Fails with usage if --node is not an HTTP URL, with the reason if no node answers there. */
+    private void requireNode() throws IOException, InterruptedException {
+        URI uri;
+        try {
+            uri = new URI(node);
+        } catch (URISyntaxException e) {
+            uri = null;
+        }
+        if (uri == null || uri.getHost() == null || !("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--node " + node + ": not an HTTP URL (e.g. "
+                    + LobStreamConfig.DEFAULT_NODE_URL + ")");
+        }
+        new NodeHttp(node).getText("/status");
     }
 
     /** The lock, or null if another process (or this one) holds it. */
@@ -158,9 +178,9 @@ final class ReplayCommand implements Callable<Integer> {
             }
         } finally {
             if (done && !out.path("fsck_ok").asBoolean()) {
-                // not a tablespace a node should open: kept aside for a look, the next replay's place left free
-                Path failed = dir.resolveSibling(dir.getFileName() + ".replay-failed");
-                DataDirs.deleteTree(failed);
+                // not a tablespace a node should open: kept aside for a look (each failed replay's copy: it may differ from
+                // the one before), the next replay's place left free
+                Path failed = dir.resolveSibling(dir.getFileName() + ".replay-failed-" + System.currentTimeMillis());
                 Files.move(staging, failed, StandardCopyOption.ATOMIC_MOVE);
                 TablespaceDirs.syncDirectory(dir.getParent());
                 System.err.println("fsck found problems in the replayed copy: kept at " + failed + ", not at " + dir);
@@ -190,6 +210,7 @@ final class ReplayCommand implements Callable<Integer> {
         List<VersionEntry> live = new ArrayList<>();
         store.forEachCurrent(live::add);
         ArrayNode differences = out.putArray("differences");
+        String owner = null; // host:port of the node that served the partition, if --node forwarded the reads to it
         for (VersionEntry e : live) {
             String mine;
             try (LobReadHandle h = store.open(e.lobId()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
@@ -199,6 +220,7 @@ final class ReplayCommand implements Callable<Integer> {
             String theirs;
             try (StreamedResponse r = http.get(e.lobId(), null)) {
                 theirs = r.statusCode() == 200 ? sha256(r.body()) + attributes(r) : "HTTP " + r.statusCode();
+                owner = r.header(LobHttpServer.SERVED_BY).orElse(owner);
             }
             if (!mine.equals(theirs)) {
                 // "sha256 content-type {metadata}" on each side
@@ -206,10 +228,18 @@ final class ReplayCommand implements Callable<Integer> {
                 System.err.printf("DIFFERS %s: replayed %s, node %s%n", e.lobId(), mine, theirs);
             }
         }
+        // the node's count: a value the node has and the replay has not is found only so
         long nodeLobs = lobsOnNode(http);
+        if (nodeLobs < 0 && owner != null) {
+            nodeLobs = lobsOnNode(new NodeHttp("http://" + owner));
+        }
         out.put("verified", live.size()).put("node_lobs", nodeLobs);
-        if (nodeLobs >= 0 && nodeLobs != live.size()) {
-            differences.addObject().put("lob_count", "replayed " + live.size() + ", node " + nodeLobs);
+        String countDiffers = nodeLobs < 0 ? "replayed " + live.size() + ", not compared: " + node + " does not hold partition "
+                + partition + (owner == null ? "" : " and neither does " + owner) + "; name the node that does with --node"
+                : nodeLobs != live.size() ? "replayed " + live.size() + ", node " + nodeLobs : null;
+        if (countDiffers != null) {
+            differences.addObject().put("lob_count", countDiffers);
+            System.err.println("DIFFERS the count of live LOBs: " + countDiffers);
         }
         System.err.printf("verified %d values against %s: %d differences%n", live.size(), node, differences.size());
         out.put("verify_ok", differences.isEmpty());

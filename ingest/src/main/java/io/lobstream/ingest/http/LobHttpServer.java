@@ -61,6 +61,8 @@ public final class LobHttpServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LobHttpServer.class);
     /** A version's user metadata travels as one header per key, this prefix before the key (as S3's x-amz-meta-). */
     public static final String META = "X-LobStream-Meta-";
+    /** On an answer one node forwarded from the owner of the key's partition: the owner's host:port. */
+    public static final String SERVED_BY = "X-LobStream-Served-By";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final HttpServer server;

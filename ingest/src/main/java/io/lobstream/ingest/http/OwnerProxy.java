@@ -28,7 +28,6 @@ final class OwnerProxy {
     private static final Logger log = LoggerFactory.getLogger(OwnerProxy.class);
     /** Marks a request one node sent another: it is answered where it lands, never forwarded again. */
     static final String FORWARDED = "X-LobStream-Forwarded";
-    static final String SERVED_BY = "X-LobStream-Served-By";
     /** How long a forwarded request waits for the owner's response headers, and then for each read of the body. */
     static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
@@ -83,7 +82,7 @@ final class OwnerProxy {
                     resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
                 }
             }
-            ex.getResponseHeaders().add(SERVED_BY, owner.host() + ":" + owner.port());
+            ex.getResponseHeaders().add(LobHttpServer.SERVED_BY, owner.host() + ":" + owner.port());
             long len = resp.contentLength().orElse(-1); // -1: the owner did not say, and the body goes on chunked
             int status = resp.statusCode();
             boolean noBody = ex.getRequestMethod().equals("HEAD") || status == 416 || status == 304;

@@ -64,7 +64,7 @@ class OwnerProxyTest {
         assertThat(c.getHeaderField("Content-Type")).isEqualTo("text/plain");
         assertThat(c.getHeaderField(LobHttpServer.META + "Owner")).isEqualTo("alice");
         assertThat(c.getHeaderField("X-Not-For-Readers")).isNull();
-        assertThat(c.getHeaderField(OwnerProxy.SERVED_BY)).isEqualTo(owner.host() + ":" + owner.port());
+        assertThat(c.getHeaderField(LobHttpServer.SERVED_BY)).isEqualTo(owner.host() + ":" + owner.port());
         assertThat(ownerSaw).containsEntry("range", "bytes=1-3").containsEntry(OwnerProxy.FORWARDED.toLowerCase(java.util.Locale.ROOT), "front.example:8080");
     }
 

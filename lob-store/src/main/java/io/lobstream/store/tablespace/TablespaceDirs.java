@@ -42,7 +42,7 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0.log-cut-T/         one moved aside at time T after lob.commands went back under it (LOG-CUT)
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
  * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
- * DATA_DIR/tablespaces/p-0.replay-failed/     a replay's tablespace that fsck found problems in, kept for a look
+ * DATA_DIR/tablespaces/p-0.replay-failed-T/   a replay's tablespace that fsck found problems in at time T, kept for a look
  * </pre>
  * Only {@code p-N} directories are tablespaces ({@link #partitions}).
  */
@@ -57,7 +57,7 @@ public final class TablespaceDirs {
     /** The marker of a copy that misses commands (see {@link #markIncomplete}). */
     public static final String INCOMPLETE = "INCOMPLETE";
     private static final Pattern PARTITION = Pattern.compile("p-(\\d+)");
-    /** A copy of a partition's tablespace by another name: p-N.REASON-TIME, p-N.replay-failed, p-N.replaying. */
+    /** A copy of a partition's tablespace by another name: p-N.REASON-TIME, p-N.replay-failed-TIME, p-N.replaying. */
     private static final Pattern KEPT_ASIDE = Pattern.compile("p-\\d+\\..+");
 
     private TablespaceDirs() {
@@ -202,7 +202,7 @@ public final class TablespaceDirs {
     /**
      * What else is under {@code dataDir}'s tablespaces, sorted by name: copies a node or a replay kept aside
      * ({@code p-N.sync-failed-T}, {@code p-N.ahead-of-log-T}, {@code p-N.other-topic-T}, {@code p-N.torn-writes-T},
-     * {@code p-N.log-cut-T}, {@code p-N.replay-failed}, a replay's staging) and
+     * {@code p-N.log-cut-T}, {@code p-N.replay-failed-T}, a replay's staging) and
      * {@code p-N} directories without a descriptor. Nothing removes them (but the next replay its staging): fsck lists
      * them, for the operator to look at and remove.
      */
