@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
 
 /**
  * First-fit allocator over a map of free extents, lowest page first so the file stays compact.
@@ -17,11 +18,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * pages: the lowest free run that holds them, else the holes below the file's end, lowest first,
  * and only when none is left the file's end, grown by a whole batch; with it off every page costs
  * one latch acquisition and the file grows a page at a time. The difference is the number of times
- * concurrent writers meet on the latch, which {@link StoreMetrics} records.
+ * concurrent writers meet on the latch, which {@link StoreMetrics} records. When the end moves out,
+ * the tablespace is told ({@code growth}) and grows the file there and then, a batch at once, not
+ * page by page as the pages are written (in whatever order).
  */
 public final class DefaultPageAllocator implements PageAllocator {
     private final int batchSize;
     private final StoreMetrics metrics;
+    /** Told the new end, in pages, under the latch, each time a grant moves the end out. */
+    private final LongConsumer growth;
     private final ReentrantLock latch = new ReentrantLock();
     /** firstPage → pageCount; never two adjacent or overlapping entries. */
     private final TreeMap<Long, Integer> free = new TreeMap<>();
@@ -30,8 +35,14 @@ public final class DefaultPageAllocator implements PageAllocator {
     private volatile long freePages;
 
     public DefaultPageAllocator(boolean prealloc, int batchSize, long highWaterMark, Collection<Extent> freeExtents, StoreMetrics metrics) {
+        this(prealloc, batchSize, highWaterMark, freeExtents, metrics, end -> { });
+    }
+
+    public DefaultPageAllocator(boolean prealloc, int batchSize, long highWaterMark, Collection<Extent> freeExtents, StoreMetrics metrics,
+                                LongConsumer growth) {
         this.batchSize = prealloc ? batchSize : 1;
         this.metrics = metrics;
+        this.growth = growth;
         this.highWaterMark = highWaterMark;
         for (Extent e : Extent.coalesce(freeExtents)) {
             if (e.endPage() > highWaterMark) {
@@ -154,7 +165,10 @@ public final class DefaultPageAllocator implements PageAllocator {
             free.put(needEnd, (int) (grownEnd - needEnd));
             freePages += grownEnd - needEnd;
         }
-        highWaterMark = Math.max(grownEnd, highWaterMark);
+        if (grownEnd > highWaterMark) {
+            highWaterMark = grownEnd;
+            growth.accept(grownEnd); // before the pages are handed out: no writer has one of them yet
+        }
         granted.add(new Extent(first, want));
         return want;
     }

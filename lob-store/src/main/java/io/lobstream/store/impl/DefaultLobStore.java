@@ -145,7 +145,7 @@ public final class DefaultLobStore implements LobStore {
         this.index = index;
         this.metrics = metrics;
         this.allocator = new DefaultPageAllocator(config.prealloc(), config.preallocBatch(), recovered.highWaterMark(), recovered.free(),
-                metrics);
+                metrics, config.prealloc() ? this::growFile : end -> { }); // off: each page write grows the file by itself
         this.anywhere = Placement.anywhere(allocator);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
         this.pageSync = new GroupSync(() -> syncGuard.run(file::force), config.groupCommitIntervalMs(), metrics::pageSync);
@@ -1073,6 +1073,18 @@ public final class DefaultLobStore implements LobStore {
      * pages the index names, so a crash on either side of the truncate opens clean (an uncut file's
      * tail is free space again, and the next flush cuts it).
      */
+    /**
+     * lob.prealloc: the file grows a batch at once when the allocator's end moves out (sparsely, as a file system grows
+     * a file written past its end). Best effort: a write to a page there reports a full disk or a failing one itself.
+     */
+    private void growFile(long pages) {
+        try {
+            file.extendTo(pages);
+        } catch (IOException e) {
+            log.warn("{}: cannot grow the page file to {} pages ahead of its writes: {}", name, pages, e.toString());
+        }
+    }
+
     private void shrinkTail() throws IOException {
         if (config.shrinkMinPages() <= 0) {
             return;

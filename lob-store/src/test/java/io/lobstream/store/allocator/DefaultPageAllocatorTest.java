@@ -27,6 +27,27 @@ class DefaultPageAllocatorTest {
     }
 
     @Test
+    void theFileGrowsABatchAtOnceWhenTheEndMovesOut() {
+        List<Long> ends = new ArrayList<>();
+        // pages 0-9 used, 10-11 free (a hole), 12-15 used
+        DefaultPageAllocator a = new DefaultPageAllocator(true, 8, 16, List.of(new Extent(10, 2)), StoreMetrics.unregistered("test"),
+                ends::add);
+        assertThat(a.allocate(2)).containsExactly(new Extent(10, 2));
+        assertThat(ends).as("a hole: the end stays").isEmpty();
+        assertThat(a.allocate(3)).containsExactly(new Extent(16, 3));
+        assertThat(ends).as("grown by a whole batch, once").containsExactly(24L);
+        assertThat(a.allocate(5)).containsExactly(new Extent(19, 5));
+        assertThat(ends).as("the rest of the batch: no growth").containsExactly(24L);
+        assertThat(a.allocate(9)).containsExactly(new Extent(24, 9));
+        assertThat(ends).as("a batch per latch acquisition").containsExactly(24L, 32L, 40L);
+
+        List<Long> pageByPage = new ArrayList<>();
+        DefaultPageAllocator off = new DefaultPageAllocator(false, 8, 0, List.of(), StoreMetrics.unregistered("test"), pageByPage::add);
+        off.allocate(3);
+        assertThat(pageByPage).containsExactly(1L, 2L, 3L);
+    }
+
+    @Test
     void allocateBelowTakesTheLowestHolesAndNeverGrowsTheFile() {
         // pages 0-9 used, 10-12 free, 13-19 used, 20-24 free, 25-29 used, 30-39 free (the tail)
         DefaultPageAllocator a = allocator(40, List.of(new Extent(10, 3), new Extent(20, 5), new Extent(30, 10)));
