@@ -4,6 +4,7 @@ import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.impl.PageWriters;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.tablespace.PageFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -128,9 +129,20 @@ public final class Fsck {
         });
         long[] uploading = new long[1];
         index.forEachUpload(u -> {
+            String who = "upload " + u.uploadId() + " of " + u.lobId();
             for (Extent x : u.pages()) {
-                claim(x, "upload " + u.uploadId() + " of " + u.lobId());
+                claim(x, who);
                 uploading[0] += x.pageCount();
+            }
+            if (readData) {
+                // the pages written so far: the value's CRC is of the chunks as they came, never of these read back, so a
+                // page gone bad here would be published with the last chunk, and found at the first read of the value
+                try {
+                    pagesChecked += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
+                            VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), 0, u.bytesDone());
+                } catch (IOException | RuntimeException ex) {
+                    problem(who + "@" + u.version() + ": " + ex.getMessage());
+                }
             }
         });
         for (Extent e : free) {

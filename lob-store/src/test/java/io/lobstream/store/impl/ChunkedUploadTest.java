@@ -5,6 +5,7 @@ import io.lobstream.store.ChunkResult;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.UploadEntry;
 import io.lobstream.store.page.PageCodec;
@@ -126,6 +127,26 @@ class ChunkedUploadTest {
         }
         for (int i = 0; i < partialIndex; i++) {
             assertThat(readPage(Extent.pageAt(u.dataExtents(), i))).as("data page %d, done before the restart", i).isEqualTo(done.get(i));
+        }
+    }
+
+    /** Its CRC is of the chunks as they came: a written page gone bad is found by fsck, or only at the first read. */
+    @Test
+    void fsckReadsTheDataPagesAnUploadInProgressHasWritten() throws IOException {
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            chunk(store, 0);
+            chunk(store, 1);
+        }
+        long page = Extent.pageAt(uploadEntry().dataExtents(), 0);
+        byte[] bad = readPage(page);
+        bad[PAGE - 1] ^= 1;
+        writePage(page, bad);
+
+        assertThat(Fsck.offline(dir, false).problems()).as("structure only").isEmpty();
+        assertThat(Fsck.offline(dir, true).problems()).singleElement().asString()
+                .contains("upload u of big").contains("page " + page);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
+            assertThat(store.fsck(true).problems()).singleElement().asString().contains("page " + page);
         }
     }
 
