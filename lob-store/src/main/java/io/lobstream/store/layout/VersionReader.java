@@ -190,9 +190,21 @@ public final class VersionReader {
         return bytes >= layout.dataBytes() ? layout.dataPages() : (int) (bytes / layout.dataCapacity());
     }
 
+    /**
+     * Whether {@code pageNo} is in {@code runs}, sorted and apart (coalesced): a binary search, as a large value's old
+     * version hands over tens of thousands of runs to a partial update, each data page asked about.
+     */
     private static boolean contains(List<Extent> runs, long pageNo) {
-        for (Extent e : runs) {
-            if (e.contains(pageNo)) {
+        int lo = 0;
+        int hi = runs.size() - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            Extent e = runs.get(mid);
+            if (pageNo < e.firstPage()) {
+                hi = mid - 1;
+            } else if (pageNo >= e.endPage()) {
+                lo = mid + 1;
+            } else {
                 return true;
             }
         }
