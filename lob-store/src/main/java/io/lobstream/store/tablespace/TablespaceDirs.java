@@ -332,8 +332,18 @@ public final class TablespaceDirs {
             return d;
         }
         if (!Files.isDirectory(tablespaceDir)) {
+            // its name, as the descriptor's below; and those of the directories created above it (the data directory's
+            // tablespaces/ on a node's first start): a power loss would take the tablespaces with them
+            Path top = tablespaceDir.toAbsolutePath();
+            while (top.getParent() != null && !Files.exists(top.getParent())) {
+                top = top.getParent();
+            }
             Files.createDirectories(tablespaceDir);
-            syncDirectory(tablespaceDir.toAbsolutePath().getParent()); // its name, as the descriptor's below
+            for (Path created = tablespaceDir.toAbsolutePath(); !created.equals(top); ) {
+                created = created.getParent();
+                syncDirectory(created);
+            }
+            syncDirectory(top.getParent());
         }
         Descriptor made = new Descriptor(d.pageSize(), newCopyId());
         write(tablespaceDir, made);
