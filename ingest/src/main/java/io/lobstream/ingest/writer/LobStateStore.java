@@ -117,8 +117,11 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                         + "does not start";
                 default -> null;
             };
-            if (refused != null) { // said by the check; the next init waits, as after any failure, and asks again
-                throw new UncheckedIOException(new IOException("partition " + partition + ": " + refused + " (logged above)"));
+            if (refused != null) {
+                // Said by the check; the next init waits, as after any failure, and asks again. A LockException, which
+                // Streams retries at the task's next init: any other exception from an init ends the stream thread, and
+                // the thread's other tasks would close and open again at every retry, for as long as the refusal lasts.
+                throw failed(new LockException("partition " + partition + ": " + refused + " (logged above)"));
             }
             if (check != TablespaceCatchUp.Check.CURRENT) {
                 // checked and caught up on a thread of its own (see TablespaceCatchUp); this init gives way and is retried
