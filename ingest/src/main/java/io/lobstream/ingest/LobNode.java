@@ -166,6 +166,13 @@ public final class LobNode implements AutoCloseable {
         }
         warnIfBackpressureCanOutlastTransactions(partitions, config.writerTransactionTimeoutMs());
         warnIfPageListsCanOutgrowRecords();
+        if (config.get(LobStreamConfig.VALUE_MAX_BYTES) > storeConfig.layoutMaxBytes()) {
+            // the client sends such a value whole, chunk by chunk; the writer refuses its first chunk (too-large)
+            log.warn("{} is {} bytes, but {}-byte pages hold values up to {} bytes: longer ones are dead-lettered as too-large; "
+                            + "lower {} (on the clients too), or make new tablespaces with larger pages ({})",
+                    LobStreamConfig.VALUE_MAX_BYTES.name(), config.get(LobStreamConfig.VALUE_MAX_BYTES), storeConfig.pageSize(),
+                    storeConfig.layoutMaxBytes(), LobStreamConfig.VALUE_MAX_BYTES.name(), LobStoreConfig.PAGE_SIZE.name());
+        }
         UndoResender.Settings resend = UndoResender.Settings.OFF;
         long resendEvery = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
         if (resendEvery > 0) {

@@ -17,7 +17,9 @@ import java.util.Map;
 public final class LobStoreConfig {
 
     public static final ConfigKey<Integer> PAGE_SIZE = ConfigKey.integer("lob.page.size", 16 * 1024, 4 * 1024, 64 * 1024,
-            "Tablespace page size in bytes (4 KiB to 64 KiB, a power of two). Fixed when a tablespace is created.");
+            "Tablespace page size in bytes (4 KiB to 64 KiB, a power of two). Fixed when a tablespace is created. It bounds "
+                    + "the longest value: about 440 MiB with 4 KiB pages, 28 GiB with 16 KiB (a node warns when lob.value.max.bytes "
+                    + "is above).");
     public static final ConfigKey<Boolean> PREALLOC = ConfigKey.bool("lob.prealloc", true,
             "A writer is granted a batch of contiguous pages in one allocator latch acquisition (or a shorter hole, which is "
                     + "filled before the file grows) and the file grows a batch at a time. Off: one page per latch acquisition.");
