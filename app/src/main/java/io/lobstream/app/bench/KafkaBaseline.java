@@ -46,6 +46,12 @@ import java.util.stream.Collectors;
 final class KafkaBaseline {
     /** In-flight bound of the producer threads, as the pipeline's load generator's. */
     static final int IN_FLIGHT = 64;
+    /**
+     * Free memory below which the page cache counts as full: the kernel keeps a few hundred MB free (0.2 GB on the
+     * machines of BENCHMARKS.md once it was full). Having written as many bytes as were free is not enough: session 44's
+     * run 2 had, and its first 7 s measured still took fresh memory, at 50–130 MB/s where the rest ran at 460–600.
+     */
+    static final long FULL_BELOW_BYTES = 1_000_000_000L;
 
     /**
      * One phase's figures over its measured window. {@code pageCacheFull}: false when the raw phase's warm-up ended (at
@@ -81,9 +87,10 @@ final class KafkaBaseline {
 
     /**
      * The producer alone (CSV phase {@code raw-kafka}). Its warm-up lasts {@code warmup}, and
-     * after that until it has written {@code fillBytes} or {@code maxWarmup} has passed: the
-     * caller asks for the machine's free memory, so that the page cache is full and the broker
-     * reuses its pages, as a broker that has run for a while does (see {@link MachineMemory}).
+     * after that until it has written {@code fillBytes} and the machine's free memory is below
+     * {@link #FULL_BELOW_BYTES}, or {@code maxWarmup} has passed: the caller asks for the machine's
+     * free memory, so that the page cache is full and the broker reuses its pages, as a broker that
+     * has run for a while does (see {@link MachineMemory}).
      */
     Result produce(String topic, Duration warmup, Duration maxWarmup, long fillBytes) throws InterruptedException {
         return produce("raw-kafka", topic, warmup, maxWarmup, fillBytes);
@@ -95,16 +102,20 @@ final class KafkaBaseline {
         try (Phase phase = new Phase(phaseName, topic, false)) {
             long started = System.nanoTime();
             PipelineBench.sleepUntil(started + warmup.toNanos());
-            while (phase.warmupBytes.get() < fillBytes && System.nanoTime() < started + maxWarmup.toNanos()) {
+            while (fillBytes > 0 && !full(phase, fillBytes) && System.nanoTime() < started + maxWarmup.toNanos()) {
                 Thread.sleep(100);
             }
             long t0 = System.nanoTime();
-            boolean full = phase.warmupBytes.get() >= free;
+            boolean full = full(phase, free);
             out.note(String.format("%s phase: warm-up %.0f s, %.1f GB written; memory free %.1f GB at its start, %.1f GB now%s",
                     phaseName.replace("-kafka", "").replace('-', ' '), (t0 - started) / 1e9, phase.warmupBytes.get() / 1e9, free / 1e9, MachineMemory.freeBytes() / 1e9,
                     full ? "" : " (page cache not full: measured partly on fresh memory)"));
             return phase.measure(t0).withPageCacheFull(full);
         }
+    }
+
+    private static boolean full(Phase phase, long fillBytes) {
+        return phase.warmupBytes.get() >= fillBytes && MachineMemory.freeBytes() < FULL_BELOW_BYTES;
     }
 
     /** The producer with a consumer reading all it writes (CSV phase {@code kafka-e2e}); figures are the consumer's. */

@@ -43,6 +43,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import static io.lobstream.app.bench.BenchOutput.round;
@@ -355,7 +356,11 @@ public final class PipelineBench implements Callable<Integer> {
             long lastBytes = 0;
             MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds(), processes);
             for (int s = 1; System.nanoTime() - t0 < duration.toNanos() || tracker.pending() > 0; s++) {
-                sleepUntil(t0 + s * 1_000_000_000L);
+                long tick = s * 1_000_000_000L;
+                if (tick > duration.toNanos() && tick - 1_000_000_000L < duration.toNanos()) {
+                    tick = duration.toNanos(); // a --duration of a fraction of a second: the load stops at its end
+                }
+                sleepUntil(t0 + tick);
                 cpu.endOf(s, tracker.appliedBytes() / 1e6);
                 if (System.nanoTime() - t0 >= duration.toNanos()) {
                     load.close(); // stop sending; what is in flight gets acknowledged
@@ -450,10 +455,12 @@ public final class PipelineBench implements Callable<Integer> {
     private static void awaitRemoved(Path dir, List<String> topics, BenchOutput out) throws InterruptedException {
         long t = System.nanoTime();
         long deadline = t + TimeUnit.MINUTES.toNanos(2);
-        while (!removed(dir, topics) && System.nanoTime() < deadline) {
+        boolean removed;
+        while (!(removed = removed(dir, topics)) && System.nanoTime() < deadline) {
             Thread.sleep(500);
         }
-        out.note(String.format("deleted topics' files removed by the broker after %.0f s", (System.nanoTime() - t) / 1e9));
+        out.note(String.format(removed ? "deleted topics' files removed by the broker after %.0f s"
+                : "deleted topics' files still there after %.0f s: measured anyway", (System.nanoTime() - t) / 1e9));
     }
 
     private static boolean removed(Path dir, List<String> topics) {
@@ -482,7 +489,7 @@ public final class PipelineBench implements Callable<Integer> {
             return;
         }
         try (var entries = Files.list(logDir)) {
-            entries.filter(p -> p.getFileName().toString().startsWith(topic + "-")).forEach(DataDirs::deleteTree);
+            entries.filter(p -> isPartitionDir(p, topic)).forEach(DataDirs::deleteTree);
         } catch (IOException | RuntimeException e) { // in a finally: never hide what the run threw
             System.err.println("bench pipeline: could not remove the scratch topic's files under " + logDir + ": " + e);
         }
@@ -535,9 +542,17 @@ public final class PipelineBench implements Callable<Integer> {
             return 0;
         }
         try (var files = Files.walk(logDir)) {
-            return files.filter(f -> f.getParent() != null && f.getParent().getFileName().toString().startsWith(topic + "-"))
+            return files.filter(f -> f.getParent() != null && isPartitionDir(f.getParent(), topic))
                     .filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
         }
+    }
+
+    /**
+     * Whether {@code dir} is one of {@code topic}'s partitions in the broker's log directory: {@code <topic>-<partition>},
+     * or {@code <topic>-<partition>.<id>-delete} once deleted (not {@code <topic>-again-0}, another topic's).
+     */
+    private static boolean isPartitionDir(Path dir, String topic) {
+        return dir.getFileName().toString().matches(Pattern.quote(topic) + "-\\d+(\\..+-delete)?");
     }
 
     /** Whether the disk holds {@code bytes} more, and 2 GB to spare. */
@@ -645,7 +660,7 @@ public final class PipelineBench implements Callable<Integer> {
                 PriorityBlockingQueue<long[]> q = queues.get(part.path("partition").asInt());
                 long offset = part.path("applied_offset").asLong(-1);
                 for (long[] c; (c = q.peek()) != null && c[0] <= offset; ) {
-                    q.poll();
+                    c = q.poll(); // (an ack below it may have come since the peek: the head is at most c's offset, so applied)
                     if (now >= measureFrom) {
                         synchronized (this) {
                             // throughput: every apply in the window; latency: the commands sent in it
