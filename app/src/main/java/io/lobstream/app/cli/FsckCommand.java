@@ -68,7 +68,7 @@ final class FsckCommand implements Callable<Integer> {
             partitions = TablespaceDirs.partitions(dir);
             single = partitions.isEmpty() && Files.exists(dir.resolve(TablespaceDirs.DESCRIPTOR));
             others = single ? List.of() : TablespaceDirs.notTablespaces(dir);
-        } catch (IOException e) { // an unreadable tablespaces/ (another user's): not a problem found, nothing checked
+        } catch (IOException | java.io.UncheckedIOException e) { // an unreadable tablespaces/ (another user's): nothing checked
             return cannotCheck(mapper, "cannot list the tablespaces under " + dir + ": " + e);
         }
         boolean nothingToCheck = partitions.isEmpty() && !single && others.stream().noneMatch(FsckCommand::lostItsDescriptor);
