@@ -107,6 +107,14 @@ public final class LobNode implements AutoCloseable {
     /** Creates the topics if needed, binds the HTTP port and starts the writer. */
     public LobNode start() throws IOException, InterruptedException {
         try {
+            // before Kafka Streams makes its state directory there: a power loss soon after a first start must not take
+            // the data directory's name (the embedded broker's may have made it, not durably), nor tablespaces/
+            Path tablespaces = config.dataDir().resolve("tablespaces").toAbsolutePath();
+            TablespaceDirs.createDirectoriesDurably(tablespaces);
+            Path aboveDataDir = tablespaces.getParent().getParent();
+            if (aboveDataDir != null) {
+                TablespaceDirs.syncDirectory(aboveDataDir);
+            }
             warnOfKeptAside();
             startWriter(checkTopics());
         } catch (IOException | InterruptedException | RuntimeException | Error e) {

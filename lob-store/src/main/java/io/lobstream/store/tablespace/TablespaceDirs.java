@@ -90,6 +90,28 @@ public final class TablespaceDirs {
     }
 
     /**
+     * Creates {@code dir} and the directories missing above it, each name made durable ({@link #syncDirectory}): a
+     * power loss after a node's first start must not take its data directory, or its tablespaces/, with what is in them.
+     */
+    public static void createDirectoriesDurably(Path dir) throws IOException {
+        if (Files.isDirectory(dir)) {
+            return;
+        }
+        Path top = dir.toAbsolutePath();
+        while (top.getParent() != null && !Files.exists(top.getParent())) {
+            top = top.getParent();
+        }
+        Files.createDirectories(dir);
+        for (Path created = dir.toAbsolutePath(); !created.equals(top); ) {
+            created = created.getParent();
+            syncDirectory(created);
+        }
+        if (top.getParent() != null) {
+            syncDirectory(top.getParent());
+        }
+    }
+
+    /**
      * Marks {@code tablespaceDir} as one whose sync failed, saying {@code why}: the marker and its name
      * are forced to disk, as far as the disk still takes a small write.
      */
@@ -331,20 +353,7 @@ public final class TablespaceDirs {
         if (d.copyId() != null) {
             return d;
         }
-        if (!Files.isDirectory(tablespaceDir)) {
-            // its name, as the descriptor's below; and those of the directories created above it (the data directory's
-            // tablespaces/ on a node's first start): a power loss would take the tablespaces with them
-            Path top = tablespaceDir.toAbsolutePath();
-            while (top.getParent() != null && !Files.exists(top.getParent())) {
-                top = top.getParent();
-            }
-            Files.createDirectories(tablespaceDir);
-            for (Path created = tablespaceDir.toAbsolutePath(); !created.equals(top); ) {
-                created = created.getParent();
-                syncDirectory(created);
-            }
-            syncDirectory(top.getParent());
-        }
+        createDirectoriesDurably(tablespaceDir); // its name, as the descriptor's below
         Descriptor made = new Descriptor(d.pageSize(), newCopyId());
         write(tablespaceDir, made);
         return made;
