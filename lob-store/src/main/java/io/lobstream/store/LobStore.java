@@ -243,7 +243,8 @@ public interface LobStore extends Closeable {
      * value read under a reader's pin, while writes, purge and compaction go on. A value replaced since the first part is
      * checked as it is then, its data only; one deleted, not at all; one replaced while it is read, reported only if it
      * is still current (a pin held past {@code lob.read.pin.max.ms} no longer keeps a replaced version's pages). Versions
-     * pending purge get the first part only (an offline fsck reads their data too).
+     * pending purge and uploads in progress get the first part only (an offline fsck, or {@link #fsck}, reads their data
+     * too).
      */
     FsckReport fsckOnline() throws IOException;
 

@@ -1067,13 +1067,6 @@ public final class DefaultLobStore implements LobStore {
     }
 
     /**
-     * Gives a long free run at the end of the page file back to the file system (lob.shrink.min.pages).
-     * The allocator latch is held from the decision to the truncate, so no page in the cut can be
-     * granted meanwhile. No high-water mark is stored: open derives it from the file length and the
-     * pages the index names, so a crash on either side of the truncate opens clean (an uncut file's
-     * tail is free space again, and the next flush cuts it).
-     */
-    /**
      * lob.prealloc: the file grows a batch at once when the allocator's end moves out (sparsely, as a file system grows
      * a file written past its end). Best effort: a write to a page there reports a full disk or a failing one itself.
      */
@@ -1085,6 +1078,13 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
+    /**
+     * Gives a long free run at the end of the page file back to the file system (lob.shrink.min.pages).
+     * The allocator latch is held from the decision to the truncate, so no page in the cut can be
+     * granted meanwhile. No high-water mark is stored: open derives it from the file length and the
+     * pages the index names, so a crash on either side of the truncate opens clean (an uncut file's
+     * tail is free space again, and the next flush cuts it).
+     */
     private void shrinkTail() throws IOException {
         if (config.shrinkMinPages() <= 0) {
             return;
@@ -1215,8 +1215,8 @@ public final class DefaultLobStore implements LobStore {
                 }
                 allocator.release(frees.takeAll()); // their index writes are synced before a cut (shrinkTail) and by the checkpoint
                 shrinkTail();
-                // preallocated pages past the last write are free space: make the file span them so the
-                // next open derives the same free space as the checkpoint below
+                // the allocator's end is the file's but where growing it failed (and always with lob.prealloc off, the
+                // file as long as its last write): the file spans it, so the next open derives the checkpoint's free space
                 file.extendTo(allocator.highWaterMark());
                 syncGuard.run(file::force);
                 index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN);
