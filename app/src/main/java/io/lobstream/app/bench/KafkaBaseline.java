@@ -55,8 +55,8 @@ final class KafkaBaseline {
 
     /**
      * One phase's figures over its measured window. {@code pageCacheFull}: false when the raw phase's warm-up ended (at
-     * its longest) before it had written the machine's free memory, so that the broker took fresh memory in the window,
-     * dear on this VM: its figures then say more about the machine than about Kafka.
+     * its longest) with {@link #FULL_BELOW_BYTES} or more of the machine's memory still free, so that the broker took
+     * fresh memory in the window, dear on this VM: its figures then say more about the machine than about Kafka.
      */
     record Result(double tps, double mbPerS, double producedMbPerS, long failed, MachineCpu.Window cpu, boolean pageCacheFull) {
         Result withPageCacheFull(boolean full) {
@@ -102,11 +102,14 @@ final class KafkaBaseline {
         try (Phase phase = new Phase(phaseName, topic, false)) {
             long started = System.nanoTime();
             PipelineBench.sleepUntil(started + warmup.toNanos());
-            while (fillBytes > 0 && !full(phase, fillBytes) && System.nanoTime() < started + maxWarmup.toNanos()) {
+            // written what was asked, and the page cache full; or, asked less than was free (a disk too small for the
+            // memory's worth: the scratch topic's retention frees its pages), what was asked: writing more cannot fill it
+            while (fillBytes > 0 && !(phase.warmupBytes.get() >= fillBytes && (fillBytes < free || cacheFull()))
+                    && System.nanoTime() < started + maxWarmup.toNanos()) {
                 Thread.sleep(100);
             }
             long t0 = System.nanoTime();
-            boolean full = full(phase, free);
+            boolean full = cacheFull();
             out.note(String.format("%s phase: warm-up %.0f s, %.1f GB written; memory free %.1f GB at its start, %.1f GB now%s",
                     phaseName.replace("-kafka", "").replace('-', ' '), (t0 - started) / 1e9, phase.warmupBytes.get() / 1e9, free / 1e9, MachineMemory.freeBytes() / 1e9,
                     full ? "" : " (page cache not full: measured partly on fresh memory)"));
@@ -114,8 +117,9 @@ final class KafkaBaseline {
         }
     }
 
-    private static boolean full(Phase phase, long fillBytes) {
-        return phase.warmupBytes.get() >= fillBytes && MachineMemory.freeBytes() < FULL_BELOW_BYTES;
+    /** Whether the page cache has taken the free memory (always, where that is unknown: not Linux). */
+    private static boolean cacheFull() {
+        return MachineMemory.freeBytes() < FULL_BELOW_BYTES;
     }
 
     /** The producer with a consumer reading all it writes (CSV phase {@code kafka-e2e}); figures are the consumer's. */

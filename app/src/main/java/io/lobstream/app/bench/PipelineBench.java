@@ -358,7 +358,7 @@ public final class PipelineBench implements Callable<Integer> {
             for (int s = 1; System.nanoTime() - t0 < duration.toNanos() || tracker.pending() > 0; s++) {
                 long tick = s * 1_000_000_000L;
                 if (tick > duration.toNanos() && tick - 1_000_000_000L < duration.toNanos()) {
-                    tick = duration.toNanos(); // a --duration of a fraction of a second: the load stops at its end
+                    tick = duration.toNanos(); // a --duration with a fraction of a second (2.5s): the load stops at its end
                 }
                 sleepUntil(t0 + tick);
                 cpu.endOf(s, tracker.appliedBytes() / 1e6);
