@@ -109,12 +109,8 @@ public final class LobNode implements AutoCloseable {
         try {
             // before Kafka Streams makes its state directory there: a power loss soon after a first start must not take
             // the data directory's name (the embedded broker's may have made it, not durably), nor tablespaces/
-            Path tablespaces = config.dataDir().resolve("tablespaces").toAbsolutePath();
-            TablespaceDirs.createDirectoriesDurably(tablespaces);
-            Path aboveDataDir = tablespaces.getParent().getParent();
-            if (aboveDataDir != null) {
-                TablespaceDirs.syncDirectory(aboveDataDir);
-            }
+            TablespaceDirs.createDirectoriesDurably(config.dataDir().resolve("tablespaces"));
+            syncAboveDataDir();
             warnOfKeptAside();
             startWriter(checkTopics());
         } catch (IOException | InterruptedException | RuntimeException | Error e) {
@@ -127,6 +123,18 @@ public final class LobNode implements AutoCloseable {
         }
         log.info("node up: HTTP API on http://{}:{}", http.hostInfo().host(), http.port());
         return this;
+    }
+
+    /** The data directory's name, where it is on disk (not as its path reads: "." or a link). Best effort. */
+    private void syncAboveDataDir() {
+        try {
+            Path above = config.dataDir().toRealPath().getParent();
+            if (above != null) {
+                TablespaceDirs.syncDirectory(above);
+            }
+        } catch (IOException e) { // a file system that refuses a directory's fsync (some network or read-only mounts)
+            log.warn("cannot sync the directory that holds {}: {}", config.dataDir(), e.toString());
+        }
     }
 
     private void warnOfKeptAside() throws IOException {
