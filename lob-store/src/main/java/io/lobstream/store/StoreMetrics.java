@@ -87,8 +87,9 @@ public final class StoreMetrics implements AutoCloseable {
                 .description("Time spent waiting for a latch").register(registry))).record(waitNanos, TimeUnit.NANOSECONDS);
     }
 
-    public void allocated(int grants, int pages) {
-        allocatorGrants.increment(grants);
+    /** {@code acquisitions} of the allocator latch granted {@code pages} pages. */
+    public void allocated(int acquisitions, int pages) {
+        allocatorGrants.increment(acquisitions);
         allocatorPages.increment(pages);
     }
 

@@ -57,16 +57,18 @@ public final class DefaultPageAllocator implements PageAllocator {
     public List<Extent> allocate(int pages) {
         List<Extent> granted = new ArrayList<>();
         int remaining = pages;
+        int acquisitions = 0; // not granted.size(): one acquisition may fill several holes
         while (remaining > 0) {
             int want = Math.min(remaining, batchSize);
             lockLatch();
             try {
                 remaining -= grant(want, granted);
+                acquisitions++;
             } finally {
                 latch.unlock();
             }
         }
-        metrics.allocated(granted.size(), pages);
+        metrics.allocated(acquisitions, pages);
         return Extent.coalesce(granted);
     }
 
@@ -96,7 +98,7 @@ public final class DefaultPageAllocator implements PageAllocator {
                 remaining -= take;
                 granted.add(new Extent(run.getKey(), take));
             }
-            metrics.allocated(granted.size(), pages);
+            metrics.allocated(1, pages); // one acquisition, however many holes it filled
             return Extent.coalesce(granted);
         } finally {
             latch.unlock();

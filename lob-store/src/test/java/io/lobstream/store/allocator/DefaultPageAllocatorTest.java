@@ -1,6 +1,7 @@
 package io.lobstream.store.allocator;
 
 import io.lobstream.store.StoreMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -45,6 +46,19 @@ class DefaultPageAllocatorTest {
         DefaultPageAllocator off = new DefaultPageAllocator(false, 8, 0, List.of(), StoreMetrics.unregistered("test"), pageByPage::add);
         off.allocate(3);
         assertThat(pageByPage).containsExactly(1L, 2L, 3L);
+    }
+
+    @Test
+    void latchAcquisitionsAreCountedNotTheHolesTheyFill() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        // pages 0-9 used, 10 free, 11-19 used, 20 free, 21-99 used
+        DefaultPageAllocator a = new DefaultPageAllocator(true, 8, 100, List.of(new Extent(10, 1), new Extent(20, 1)),
+                new StoreMetrics(registry, "t"));
+        assertThat(a.allocate(2)).containsExactly(new Extent(10, 1), new Extent(20, 1));
+        assertThat(registry.get("lob_allocator_latch_acquisitions").counter().count()).as("one acquisition, two holes").isEqualTo(1);
+        assertThat(a.allocate(9)).containsExactly(new Extent(100, 9));
+        assertThat(registry.get("lob_allocator_latch_acquisitions").counter().count()).as("a batch of 8, then 1").isEqualTo(3);
+        assertThat(registry.get("lob_allocator_pages").counter().count()).isEqualTo(11);
     }
 
     @Test
