@@ -514,9 +514,11 @@ public final class DefaultLobStore implements LobStore {
             backpressure.await(); // the chunk that begins an upload waits as a write does: before any latch
         }
         ChunkResult result;
-        try (Latches.Held row = latches.write(chunk.lobId())) {
+        // as writeVersion: without latch downgrade the tablespace latch is held exclusively through the publish too
+        try (Latches.Held row = latches.write(chunk.lobId());
+             Latches.Held whole = config.latchDowngrade() ? null : openExclusive()) {
             ChunkedUploads.Step step;
-            try (Latches.Held latch = config.latchDowngrade() ? openShared() : openExclusive()) {
+            try (Latches.Held downgraded = config.latchDowngrade() ? openShared() : null) {
                 step = uploads.apply(chunk, data, source);
             }
             if (step.written() == null) {
