@@ -21,7 +21,7 @@ public final class LobStoreConfig {
                     + "the longest value: about 440 MiB with 4 KiB pages, 28 GiB with 16 KiB (a node warns when lob.value.max.bytes "
                     + "is above).");
     public static final ConfigKey<Boolean> PREALLOC = ConfigKey.bool("lob.prealloc", true,
-            "A writer is granted a batch of contiguous pages in one allocator latch acquisition (or a shorter hole, which is "
+            "A writer is granted a batch of contiguous pages in one allocator latch acquisition (or shorter holes, which are "
                     + "filled before the file grows) and the file grows a batch at a time. Off: one page per latch acquisition.");
     public static final ConfigKey<Integer> PREALLOC_BATCH = ConfigKey.integer("lob.prealloc.data.batch.size", 8, 1, 32,
             "Pages per preallocation batch (1-32).");
@@ -31,7 +31,7 @@ public final class LobStoreConfig {
     public static final ConfigKey<Boolean> OPTIMISTIC_UPDATE = ConfigKey.bool("lob.optimistic.update", true,
             "An update publishes its new version under the LOB's latch with the tablespace latch shared, checking that the "
                     + "version it replaces is the one it read (compare-and-set; the LOB's write latch orders writes to one LOB, so a "
-                    + "conflict is counted, never expected). Off: every publish takes the tablespace latch exclusively.");
+                    + "conflict is counted, never expected). Off: every publish, reclaim and reader's unpin takes the tablespace latch exclusively.");
     public static final ConfigKey<Boolean> PURGE_PREFETCH = ConfigKey.bool("lob.purge.prefetch", true,
             "Purge reads ahead, asynchronously, the pages of the next undo records. Off: one synchronous read at a time.");
     public static final ConfigKey<Integer> PURGE_PREFETCH_WINDOW = ConfigKey.integer("lob.purge.prefetch.window", 16, 1, 1024,

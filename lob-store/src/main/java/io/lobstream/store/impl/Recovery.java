@@ -25,8 +25,9 @@ import java.util.function.LongPredicate;
  * every page they own, so free space is the complement of those pages. Pages written by a
  * command that never published are thereby free again: a crash leaks nothing and frees nothing
  * twice. The tablespace's length is the larger of the file's length and the end of the last page
- * the index names; pages past the end of the file are free ones (of a batch the file's growth
- * failed to make, or a power loss undid). The free-space checkpoint a clean close writes is only
+ * the index names; pages past the end of the file that no entry names are free ones (granted and
+ * never written with lob.prealloc off, of a batch the file's growth failed to make, or one a power
+ * loss undid). The free-space checkpoint a clean close writes is only
  * compared with what is derived, never trusted.
  *
  * <p>After an unclean shutdown the versions the last flush did not cover are checked too ({@link TornWrites}); without
