@@ -55,8 +55,9 @@ final class KafkaBaseline {
 
     /**
      * One phase's figures over its measured window. {@code pageCacheFull}: false when the raw phase's warm-up ended (at
-     * its longest) with {@link #FULL_BELOW_BYTES} or more of the machine's memory still free, so that the broker took
-     * fresh memory in the window, dear on this VM: its figures then say more about the machine than about Kafka.
+     * its longest, or early as the disk bounded what it could keep) with {@link #FULL_BELOW_BYTES} or more of the
+     * machine's memory still free, so that the broker took fresh memory in the window, dear on this VM: its figures then
+     * say more about the machine than about Kafka.
      */
     record Result(double tps, double mbPerS, double producedMbPerS, long failed, MachineCpu.Window cpu, boolean pageCacheFull) {
         Result withPageCacheFull(boolean full) {
@@ -90,7 +91,8 @@ final class KafkaBaseline {
      * after that until it has written {@code fillBytes} and the machine's free memory is below
      * {@link #FULL_BELOW_BYTES}, or {@code maxWarmup} has passed: the caller asks for the machine's
      * free memory, so that the page cache is full and the broker reuses its pages, as a broker that
-     * has run for a while does (see {@link MachineMemory}).
+     * has run for a while does (see {@link MachineMemory}). Where the topic's retention keeps too
+     * little to fill the memory (the caller asked less, for the disk), it ends at {@code fillBytes}.
      */
     Result produce(String topic, Duration warmup, Duration maxWarmup, long fillBytes) throws InterruptedException {
         return produce("raw-kafka", topic, warmup, maxWarmup, fillBytes);
@@ -102,9 +104,10 @@ final class KafkaBaseline {
         try (Phase phase = new Phase(phaseName, topic, false)) {
             long started = System.nanoTime();
             PipelineBench.sleepUntil(started + warmup.toNanos());
-            // written what was asked, and the page cache full; or, asked less than was free (a disk too small for the
-            // memory's worth: the scratch topic's retention frees its pages), what was asked: writing more cannot fill it
-            while (fillBytes > 0 && !(phase.warmupBytes.get() >= fillBytes && (fillBytes < free || cacheFull()))
+            // written what was asked, and the page cache full; or what was asked, where the scratch topic keeps too little
+            // to fill the free memory (a disk too small for the memory's worth: retention frees the pages written before)
+            boolean cannotFill = PipelineBench.SCRATCH_RETENTION_FACTOR * fillBytes < free - FULL_BELOW_BYTES;
+            while (fillBytes > 0 && !(phase.warmupBytes.get() >= fillBytes && (cannotFill || cacheFull()))
                     && System.nanoTime() < started + maxWarmup.toNanos()) {
                 Thread.sleep(100);
             }

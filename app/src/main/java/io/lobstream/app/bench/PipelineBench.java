@@ -158,7 +158,7 @@ public final class PipelineBench implements Callable<Integer> {
      * older segments, evicted from it long since, go. Unbounded, a raw phase at 880 MB/s left too
      * little disk for the kafka-e2e phase, which then did not run (session 32).
      */
-    private static final double SCRATCH_RETENTION_FACTOR = 1.5;
+    static final double SCRATCH_RETENTION_FACTOR = 1.5;
 
     @Override
     public Integer call() throws Exception {
