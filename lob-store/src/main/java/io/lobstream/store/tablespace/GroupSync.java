@@ -56,6 +56,9 @@ public final class GroupSync {
                         interrupted = true;
                     }
                 }
+                // a wait() notified and interrupted at once may return normally with the status still set: clear it too,
+                // or the thread could lead the next sync interrupted
+                interrupted |= Thread.interrupted();
                 if (completed >= ticket) {
                     return;
                 }
