@@ -81,14 +81,17 @@ class PurgeAuthorizationIT {
                 new AccessControlEntry("User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.DENY));
         admin.createAcls(List.of(deny)).all().get();
 
-        PurgeWorker worker = PurgeWorker.subscribed(config, LobStoreConfig.defaults(), "denied", 0, new SimpleMeterRegistry());
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        PurgeWorker worker = PurgeWorker.subscribed(config, LobStoreConfig.defaults(), "denied", 0, meters);
         Thread thread = new Thread(worker, "purge-denied");
         thread.start();
         try {
             for (int i = 0; i < 20; i++) {
                 client.put("doc-" + (i % 4), TestPipeline.bytes(50_000, i), null).applied().get(60, TimeUnit.SECONDS);
             }
-            // 16 versions superseded; for as long as the ACL stands, none is purged
+            // 16 versions superseded; for as long as the ACL stands, none is purged: once refused (not merely not yet started)
+            await().atMost(Duration.ofSeconds(60)).until(() -> meters.find("lob_purge_failures").counter() != null
+                    && meters.find("lob_purge_failures").counter().count() > 0);
             await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(30))
                     .until(() -> node.tablespaces().totals().historyLength() == 16 && worker.versionsPurged() == 0);
 

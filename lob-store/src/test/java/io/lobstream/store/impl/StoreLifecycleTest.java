@@ -20,6 +20,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.lobstream.store.impl.DefaultLobStoreTest.assertSameBytes;
@@ -75,6 +77,7 @@ class StoreLifecycleTest {
             AtomicBoolean stop = new AtomicBoolean();
             List<Throwable> unexpected = new CopyOnWriteArrayList<>();
             List<Thread> threads = new ArrayList<>();
+            CountDownLatch reading = new CountDownLatch(4); // each thread has read once: the close races reads, not thread starts
             for (int t = 0; t < 4; t++) {
                 int seed = t;
                 threads.add(new Thread(() -> {
@@ -84,6 +87,9 @@ class StoreLifecycleTest {
                             store.current(id);
                             try (LobReadHandle h = store.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
                                 in.readAllBytes();
+                            }
+                            if (i == seed) {
+                                reading.countDown();
                             }
                             store.expireUploads(60_000);
                             store.forgetCommandsBefore(0);
@@ -97,12 +103,13 @@ class StoreLifecycleTest {
                 }));
             }
             threads.forEach(Thread::start);
-            Thread.sleep(100);
+            assertThat(reading.await(60, TimeUnit.SECONDS)).as("every thread read before the close").isTrue();
             store.close();
             Thread.sleep(20);
             stop.set(true);
             for (Thread t : threads) {
                 t.join(10_000);
+                assertThat(t.isAlive()).isFalse();
             }
             assertThat(unexpected).isEmpty();
         }
