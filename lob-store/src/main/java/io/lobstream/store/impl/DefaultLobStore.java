@@ -299,10 +299,10 @@ public final class DefaultLobStore implements LobStore {
                                      Placement placement) throws IOException {
         checkOpen();
         LobStore.checkId("lobId", lobId);
-        long start = System.nanoTime();
         if (!placement.relocation()) {
             backpressure.await();
         }
+        long start = System.nanoTime(); // after the backpressure wait, which lob_backpressure_delay_seconds times
         VersionEntry written;
         Optional<VersionEntry> superseded;
         try (Latches.Held row = latches.write(lobId);
@@ -323,7 +323,9 @@ public final class DefaultLobStore implements LobStore {
             superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
         }
         awaitDurable();
-        metrics.writeLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        if (!placement.relocation()) { // a compaction move is no write of the LOB's
+            metrics.writeLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        }
         return new WriteResult(written, superseded);
     }
 
@@ -509,10 +511,10 @@ public final class DefaultLobStore implements LobStore {
         if (problem != null) {
             throw new IllegalArgumentException("upload " + chunk.uploadId() + ": " + problem);
         }
-        long start = System.nanoTime();
         if (chunk.chunkIndex() == 0) {
             backpressure.await(); // the chunk that begins an upload waits as a write does: before any latch
         }
+        long start = System.nanoTime();
         ChunkResult result;
         // as writeVersion: without latch downgrade the tablespace latch is held exclusively through the publish too
         try (Latches.Held row = latches.write(chunk.lobId());
