@@ -34,7 +34,8 @@ import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
- * The RocksDB index of one tablespace. It holds metadata only, never LOB bytes:
+ * The RocksDB index of one tablespace. It holds metadata, and no LOB bytes but the unfinished page of each chunked
+ * upload in progress (every page is written once, whole: see {@link UploadEntry}):
  * <ul>
  *   <li>{@code current}: lobId → the visible {@link VersionEntry}</li>
  *   <li>{@code pending}: (lobId, version) → a superseded version waiting for purge</li>
