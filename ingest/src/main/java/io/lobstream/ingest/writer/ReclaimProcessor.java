@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -40,9 +41,14 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             return;
         }
         if (source.offset() <= store.appliedOffset(source.name())) {
-            // applied before a restart; or refused, and then refused again
-            store.rejection(source).ifPresent(r -> deadLetter(record, r.kind(), r.reason()));
-            return;
+            Optional<Rejection> refused = store.rejection(source);
+            if (refused.isPresent()) { // refused, and then refused again
+                deadLetter(record, refused.get().kind(), refused.get().reason());
+                return;
+            }
+            // Applied before a restart: then its version is no longer pending, and the store ignores it below. Not skipped
+            // on its offset alone: a lob.reclaim deleted and made anew starts its offsets again under the recorded one,
+            // and every reclaim below it would be lost (history growing, pages never freed). A reclaim is idempotent.
         }
         ReclaimOutcome outcome;
         try {

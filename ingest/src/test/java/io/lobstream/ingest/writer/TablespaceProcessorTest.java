@@ -1,6 +1,10 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.avro.ReclaimRecord;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.Source;
+import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -13,9 +17,14 @@ import org.apache.kafka.streams.processor.api.Record;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayInputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -77,6 +86,52 @@ class TablespaceProcessorTest {
             processor.close();
             tablespace.close();
         }
+    }
+
+    /**
+     * A lob.reclaim deleted and made anew starts its offsets again below the one the tablespace recorded: its reclaims are
+     * applied still (they were skipped as applied, and the versions they name never freed). Read again after a restart,
+     * a reclaim applied before changes nothing: its version is no longer pending.
+     */
+    @Test
+    void aReclaimBelowTheRecordedOffsetIsAppliedIfItsVersionIsStillPending() throws Exception {
+        AtomicReference<ReclaimRecord> next = new AtomicReference<>();
+        TablespaceProcessor<?> processor = new ReclaimProcessor(() -> (topic, bytes) -> next.get(), new WriterMetrics(meters));
+        LobStateStore tablespace = open();
+        try {
+            processor.init(context);
+            LobStore store = tablespace.store();
+            store.put("a", new ByteArrayInputStream(new byte[50_000]), 50_000, null, new Source("lob.commands-0", 0));
+            store.put("a", new ByteArrayInputStream(new byte[50_000]), 50_000, null, new Source("lob.commands-0", 1));
+            List<VersionEntry> pending = new ArrayList<>();
+            store.forEachPending(pending::add);
+            VersionEntry old = pending.get(0);
+            next.set(reclaimOf("no-such-lob", 1, old)); // the old lob.reclaim: its offsets reached 100
+            process(processor, "lob.reclaim", 100);
+            assertThat(store.appliedOffset("lob.reclaim-0")).isEqualTo(100);
+
+            processor.close();
+            processor.init(context); // the topic made anew; the task started again
+            next.set(reclaimOf("a", old.version(), old));
+            process(processor, "lob.reclaim", 3);
+            List<VersionEntry> left = new ArrayList<>();
+            store.forEachPending(left::add);
+            assertThat(left).as("reclaimed, not skipped as applied").isEmpty();
+            process(processor, "lob.reclaim", 4); // the same reclaim again (read again after a crash): nothing to free
+            assertThat(meters.get("lob_reclaims").tag("outcome", "applied").counter().count()).isEqualTo(1);
+            assertThat(context.forwarded()).as("nothing dead-lettered").isEmpty();
+            assertThat(store.fsck(false).problems()).isEmpty();
+        } finally {
+            processor.close();
+            tablespace.close();
+        }
+    }
+
+    private static ReclaimRecord reclaimOf(String lobId, long version, VersionEntry pages) {
+        List<io.lobstream.avro.Extent> extents = new ArrayList<>();
+        pages.extents().forEach(e -> extents.add(new io.lobstream.avro.Extent(e.firstPage(), e.pageCount())));
+        return ReclaimRecord.newBuilder().setLobId(lobId).setVersion(version).setExtents(extents).setWorkerId("test")
+                .setTime(Instant.now()).build();
     }
 
     /**
