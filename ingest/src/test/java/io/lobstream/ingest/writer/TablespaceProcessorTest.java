@@ -117,8 +117,14 @@ class TablespaceProcessorTest {
             List<VersionEntry> left = new ArrayList<>();
             store.forEachPending(left::add);
             assertThat(left).as("reclaimed, not skipped as applied").isEmpty();
-            process(processor, "lob.reclaim", 4); // the same reclaim again (read again after a crash): nothing to free
+            assertThat(store.appliedOffset("lob.reclaim-0")).as("the offset never goes back").isEqualTo(100);
+
+            processor.close();
+            processor.init(context); // read again after a crash: the same reclaim at the same offset frees nothing
+            process(processor, "lob.reclaim", 3);
             assertThat(meters.get("lob_reclaims").tag("outcome", "applied").counter().count()).isEqualTo(1);
+            assertThat(meters.get("lob_reclaims").tag("outcome", "ignored").counter().count()).isEqualTo(2);
+            assertThat(store.appliedOffset("lob.reclaim-0")).isEqualTo(100);
             assertThat(context.forwarded()).as("nothing dead-lettered").isEmpty();
             assertThat(store.fsck(false).problems()).isEmpty();
         } finally {

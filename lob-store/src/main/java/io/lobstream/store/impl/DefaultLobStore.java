@@ -614,6 +614,9 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public ReclaimOutcome reclaim(String lobId, long version, List<Extent> extents, Source source) throws IOException {
         try (Latches.Held latch = openPublishing(lobId)) {
+            // a reclaim below the applied offset (a lob.reclaim made anew starts again under it) applies, but never takes
+            // the offset back: the offset only moves forward (see SourceMarks)
+            Source mark = source != null && source.offset() <= index.applied(source.name()) ? null : source;
             Optional<VersionEntry> pending = index.pending(lobId, version);
             if (pending.isEmpty() || pending.get().reclaimRequested()) {
                 SourceMarks.recordApplied(index, source);
@@ -628,12 +631,12 @@ public final class DefaultLobStore implements LobStore {
             if (pins.holds(e)) {
                 try (LobIndex.Batch batch = index.newBatch()) {
                     batch.putPending(e.withReclaimRequested());
-                    SourceMarks.applied(batch, source);
+                    SourceMarks.applied(batch, mark);
                     index.write(batch);
                 }
                 return ReclaimOutcome.DEFERRED;
             }
-            freePending(e, source, source == null);
+            freePending(e, mark, source == null);
             return ReclaimOutcome.APPLIED;
         }
     }
