@@ -29,6 +29,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static io.lobstream.app.bench.BenchOutput.round;
 
@@ -180,7 +181,8 @@ public final class EngineBench implements Callable<Integer> {
         try (LobStore store = LobStore.open(dir, config);
              LocalPurger purger = new LocalPurger(store, 256)) {
             AtomicBoolean writing = new AtomicBoolean(true);
-            Thread purge = startPurge(purger, store, writing);
+            AtomicReference<Throwable> purgeFailure = new AtomicReference<>();
+            Thread purge = startPurge(purger, store, writing, purgeFailure);
             AtomicLong nextId = new AtomicLong();
             if (!warmup.isZero()) {
                 write(store, threadCount, nextId, warmup); // JIT and page cache: the first switch set is not measured cold
@@ -200,6 +202,10 @@ public final class EngineBench implements Callable<Integer> {
             double syncs = store.metrics().syncs() - syncsBefore;
             writing.set(false);
             purge.join();
+            if (purgeFailure.get() != null) {
+                // a purger that died leaves history to backpressure: the switch set's figures would be its, not the switches'
+                throw new IOException("purge failed: " + purgeFailure.get(), purgeFailure.get());
+            }
             store.flush();
             StoreStats stats = store.stats();
             long fileBytes = Files.size(dir.resolve(io.lobstream.store.tablespace.TablespaceDirs.PAGES));
@@ -261,8 +267,8 @@ public final class EngineBench implements Callable<Integer> {
         }
     }
 
-    /** Purges while writers run; after they stop, until history is empty. */
-    private static Thread startPurge(LocalPurger purger, LobStore store, AtomicBoolean writing) {
+    /** Purges while writers run; after they stop, until history is empty. A failure goes to {@code failure}. */
+    private static Thread startPurge(LocalPurger purger, LobStore store, AtomicBoolean writing, AtomicReference<Throwable> failure) {
         Thread t = new Thread(() -> {
             try {
                 while (writing.get() || store.stats().historyLength() > 0) {
@@ -273,8 +279,8 @@ public final class EngineBench implements Callable<Integer> {
                         Thread.sleep(1);
                     }
                 }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
+            } catch (IOException | RuntimeException e) {
+                failure.set(e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

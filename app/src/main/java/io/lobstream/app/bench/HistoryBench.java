@@ -89,6 +89,8 @@ public final class HistoryBench implements Callable<Integer> {
             long updates;
             double seconds;
             long drainNanos;
+            long failed;
+            boolean allApplied;
             double ratioMax = 0;
             try (LobClient client = new LobClient(pipeline.config())) {
                 out.note(String.format(Locale.ROOT, "pipeline up after %.1f s; writing the %d rows", (System.nanoTime() - t0) / 1e9, rows));
@@ -139,6 +141,9 @@ public final class HistoryBench implements Callable<Integer> {
                     Thread.sleep(20);
                 }
                 drainNanos = System.nanoTime() - stopped;
+                // history back to 0 alone is no success: a writer that stopped applying leaves nothing to purge
+                allApplied = applied(node) - appliedAtLoadStart >= load.acked();
+                failed = load.failed();
             }
             // The last reclaims are applied; the writer's next commit syncs and gives the free tail back
             // (lob.shrink.min.pages). Space at the end is read once the tablespaces have settled.
@@ -156,6 +161,8 @@ public final class HistoryBench implements Callable<Integer> {
             j.put("history_p99_seconds_second_half", BenchOutput.round(updatesPerSecond == 0 ? 0 : p99Late / updatesPerSecond, 3));
             j.put("drain_seconds", BenchOutput.round(drainNanos / 1e9, 2));
             j.put("history_length_end", endStats.historyLength());
+            j.put("all_applied", allApplied);
+            j.put("updates_failed", failed);
             j.put("space_ratio_end", BenchOutput.round(ratio(endStats), 3));
             j.put("space_ratio_max", BenchOutput.round(Math.max(ratioMax, ratio(endStats)), 3));
             j.put("tablespace_bytes_end", endStats.tablespaceBytes());
@@ -185,7 +192,7 @@ public final class HistoryBench implements Callable<Integer> {
             } else {
                 out.note(j.toPrettyString());
             }
-            return endStats.historyLength() == 0 ? 0 : 1;
+            return endStats.historyLength() == 0 && allApplied && failed == 0 ? 0 : 1;
         }
     }
 
