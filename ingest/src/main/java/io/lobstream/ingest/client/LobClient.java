@@ -2,6 +2,7 @@ package io.lobstream.ingest.client;
 
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
+import io.lobstream.schema.CommandFingerprint;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
@@ -460,6 +461,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
         long done = 0;
         int piece = 0;
         String previous = null;
+        Long previousFingerprint = null;
         List<Long> starts = new ArrayList<>(); // each piece's first byte
         byte[] buffer = new byte[(int) Math.min(chunkSize, length)]; // one for every piece: see send()
         do {
@@ -480,9 +482,11 @@ public final class LobClient implements LobWrites, AutoCloseable {
             // Each piece names the one before (after): sent without waiting for its acknowledgement, a piece could be
             // delivered though the one before expired in the producer's buffer (delivery.timeout.ms, a broker away), and
             // an APPEND be applied where the lost piece belonged. The writer refuses a piece whose piece before was not
-            // applied, so what is applied of the write is a prefix.
-            LobCommand cmd = base(ids, piece++).setAfter(previous).setOffset(offset + done).setTotalLength(n)
-                    .setCrc32c(crc(buffer, n)).setData(ByteBuffer.wrap(buffer, 0, n)).build();
+            // applied, so what is applied of the write is a prefix. It names the piece as this try sent it too
+            // (afterFingerprint): a retry under the same idempotency key with other bytes must not follow the first try's.
+            LobCommand cmd = base(ids, piece++).setAfter(previous).setAfterFingerprint(previousFingerprint).setOffset(offset + done)
+                    .setTotalLength(n).setCrc32c(crc(buffer, n)).setData(ByteBuffer.wrap(buffer, 0, n)).build();
+            previousFingerprint = CommandFingerprint.of(cmd); // before the send, whose serializer may read the buffer through
             sent.send(cmd);
             starts.add(done);
             previous = cmd.getCommandId();

@@ -2,6 +2,7 @@ package io.lobstream.ingest.writer;
 
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
+import io.lobstream.schema.CommandFingerprint;
 import io.lobstream.store.Chunk;
 import io.lobstream.store.ChunkResult;
 import io.lobstream.store.LobStore;
@@ -120,7 +121,7 @@ public final class CommandApplier {
             before = store.commandApplied(cmd.getCommandId(), timestamp - dedupeWindowMs);
         }
         if (before.isPresent()) {
-            if (before.getAsLong() != 0 && comparable(cmd) && before.getAsLong() != fingerprint(cmd)) {
+            if (before.getAsLong() != 0 && comparable(cmd) && before.getAsLong() != CommandFingerprint.of(cmd)) {
                 Rejected conflict = new Rejected(Rejection.ID_CONFLICT, (cmd.getUploadId() != null ? "upload " + cmd.getUploadId()
                         : "commandId " + cmd.getCommandId()) + " was applied before as another write (other bytes, offset or "
                         + "length): an id, or an idempotency key, names one write; a new write needs a new one");
@@ -139,7 +140,7 @@ public final class CommandApplier {
 
     /** Applies a command the store has not seen: its checks against the store's state, then the change. */
     private Outcome applyNew(LobCommand cmd, long timestamp, LobStore store, Source source) throws IOException {
-        Source tagged = source.withCommandId(appliedMark(cmd, false), fingerprint(cmd));
+        Source tagged = source.withCommandId(appliedMark(cmd, false), CommandFingerprint.of(cmd));
         String id = cmd.getLobId();
         // the command's bytes are read where Avro decoded them, not copied again
         ByteBuffer data = cmd.getData().duplicate();
@@ -205,10 +206,26 @@ public final class CommandApplier {
      * producer's buffer (a broker away) would let the next be delivered without it, and an APPEND applied where the lost
      * piece belonged. Refused, it and every piece after it are dead-lettered, and what is applied stays a prefix of the
      * write. A piece sent again (a retry under the same idempotency key) names the same piece before, applied by then.
+     * With {@code afterFingerprint}, the piece before must have been applied as this try sent it: a retry with other
+     * bytes has its first piece refused as id-conflict, and its next, never applied, would otherwise follow the first
+     * try's piece. That one is refused as id-conflict too, and so on down the chain (each piece's fingerprint holds the
+     * one before).
      */
     private Rejected pieceBeforeMissing(LobCommand cmd, long timestamp, LobStore store) throws IOException {
         String after = cmd.getAfter();
-        if (after == null || store.commandApplied(escaped(after), timestamp - dedupeWindowMs).isPresent()) {
+        if (after == null) {
+            return null;
+        }
+        OptionalLong before = store.commandApplied(escaped(after), timestamp - dedupeWindowMs);
+        Long expected = cmd.getAfterFingerprint();
+        if (before.isPresent() && expected != null && before.getAsLong() != 0 && before.getAsLong() != expected) {
+            // a retry under the same idempotency key with other bytes: its first piece was refused (id-conflict), and this
+            // one, never applied, would otherwise follow the first try's piece and splice the two writes together
+            return new Rejected(Rejection.ID_CONFLICT, cmd.getOp() + " " + cmd.getCommandId() + " of " + cmd.getLobId()
+                    + " follows command " + after + ", which was applied as another write (other bytes, offset or length): an "
+                    + "idempotency key names one write; a new write needs a new one");
+        }
+        if (before.isPresent()) {
             return null;
         }
         return new Rejected(Rejection.OUT_OF_ORDER, cmd.getOp() + " " + cmd.getCommandId() + " of " + cmd.getLobId()
@@ -278,6 +295,9 @@ public final class CommandApplier {
                 || cmd.getAfter().isEmpty() || cmd.getAfter().equals(cmd.getCommandId()))) {
             return invalid("after " + cmd.getAfter() + ": only a WRITE or APPEND of a write in pieces names the piece before it, "
                     + "by another, non-empty commandId");
+        }
+        if (cmd.getAfterFingerprint() != null && cmd.getAfter() == null) {
+            return invalid("afterFingerprint without after: it is the fingerprint of the piece named there");
         }
         switch (cmd.getOp()) {
             case PUT:
@@ -390,22 +410,6 @@ public final class CommandApplier {
     private static String escaped(String commandId) {
         // never an upload's mark, and one to one: what begins with the mark's prefix or with the escape is escaped
         return commandId.startsWith(UPLOAD_FINISHED) || commandId.startsWith("\0") ? "\0" + commandId : commandId;
-    }
-
-    /**
-     * What {@code cmd} asks for, in a number kept with what the store remembers of it: the op, where, how long, and the
-     * CRC32C its sender gave its bytes (which the writer checked). Sent again as it was, a command has the same; a
-     * command that reuses the id of another (a key reused for another write) most likely not. For an upload, its last
-     * chunk's: the whole value's length and CRC32C.
-     */
-    static long fingerprint(LobCommand cmd) {
-        long h = 1125899906842597L;
-        boolean chunk = cmd.getUploadId() != null; // the whole value's, not how lob.chunk.size cut it
-        for (long v : new long[]{cmd.getOp().ordinal(), chunk ? 0 : cmd.getOffset(), cmd.getTotalLength(),
-                chunk ? 0 : cmd.getData().remaining(), cmd.getCrc32c() == null ? -1 : cmd.getCrc32c() & 0xffffffffL}) {
-            h = 31 * h + v;
-        }
-        return h == 0 ? 1 : h; // 0 says none
     }
 
     /** Whether {@code cmd}'s fingerprint is that of what its mark remembers: a command's own; an upload's last chunk's. */

@@ -2,6 +2,7 @@ package io.lobstream.ingest.writer;
 
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
+import io.lobstream.schema.CommandFingerprint;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
@@ -280,6 +281,57 @@ class CommandApplierTest {
             assertThat(applier.apply(put, key(id), p, 0, store, new Source(TOPIC + p, offset)))
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason()).contains("only a WRITE or APPEND"));
         }
+    }
+
+    /**
+     * An append of three pieces under an idempotency key: the first applied, the rest lost. Run again under the same
+     * key with other bytes, its first piece is an id-conflict, and the second, whose id was never applied, must not
+     * follow the first try's piece: what is applied stays a prefix of one write, never the first try's bytes spliced
+     * with the second's. The first write run again as it was then goes on where it stopped.
+     */
+    @Test
+    void aRetryWithOtherBytesUnderTheSameKeyDoesNotGoOnAfterTheFirstTrysPieces() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String[] ids = {"key/0", "key/1", "key/2"};
+        LobCommand[] first = pieces(id, ids, new byte[]{1, 2, 3});
+        LobCommand[] other = pieces(id, ids, new byte[]{7, 8, 9});
+        long offset = 0;
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(command(id, LobOp.PUT, 0, new byte[]{0}), key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            assertThat(applier.apply(first[0], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            for (int i = 0; i < other.length; i++) {
+                String kind = i < 2 ? "id-conflict" : "out-of-order"; // the third follows the second, never applied
+                assertThat(applier.apply(other[i], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                        .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo(kind));
+            }
+            assertThat(applier.apply(first[0], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                    .isInstanceOf(CommandApplier.Duplicate.class);
+            for (int i = 1; i < first.length; i++) {
+                assertThat(applier.apply(first[i], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                        .isInstanceOf(CommandApplier.Applied.class);
+            }
+            try (LobReadHandle h = store.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                assertThat(in.readAllBytes()).containsExactly(0, 1, 2, 3);
+            }
+        }
+    }
+
+    /** One-byte APPEND pieces with the given ids, chained as {@code LobClient} chains them (after, afterFingerprint). */
+    private static LobCommand[] pieces(String id, String[] ids, byte[] bytes) {
+        LobCommand[] pieces = new LobCommand[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            pieces[i] = command(id, LobOp.APPEND, 0, new byte[]{bytes[i]});
+            pieces[i].setCommandId(ids[i]);
+            pieces[i].setCrc32c((int) crc(new byte[]{bytes[i]}));
+            if (i > 0) {
+                pieces[i].setAfter(ids[i - 1]);
+                pieces[i].setAfterFingerprint(CommandFingerprint.of(pieces[i - 1]));
+            }
+        }
+        return pieces;
     }
 
     /** The piece before is looked up as a duplicate is: within the window, in the commands' own time. */
