@@ -36,14 +36,16 @@ final class InputFile implements Closeable {
     /**
      * The value's bytes, with their length known before the first is sent (an upload's first chunk says
      * it): a regular file as it is; standard input ({@code -}) or anything else one can only read
-     * through once (a pipe, {@code <(cmd)}, {@code /dev/stdin}) copied to a temporary file first.
+     * through once (a pipe, {@code <(cmd)}, {@code /dev/stdin}), or a file of length 0 (which may
+     * hold bytes all the same), copied to a temporary file first.
      */
     static InputFile open(String arg) throws IOException {
         String problem = problem(arg);
         if (problem != null) {
             throw new IOException(problem);
         }
-        if (!arg.equals("-") && Files.isRegularFile(Path.of(arg))) {
+        // a regular file that says it is empty may not be (/proc, /sys: the kernel makes their bytes as they are read)
+        if (!arg.equals("-") && Files.isRegularFile(Path.of(arg)) && Files.size(Path.of(arg)) > 0) {
             return new InputFile(Path.of(arg), false);
         }
         Path tmp = Files.createTempFile("lobstream-stdin-", ".bin");

@@ -26,13 +26,20 @@ final class Waits {
     private Waits() {
     }
 
-    static int untilApplied(LobWrite write, String writerGroup, NodeHttp http, Duration timeout, PrintWriter err)
+    /** @param inPieces a write or append, which over lob.chunk.size goes in pieces applied one by one */
+    static int untilApplied(LobWrite write, boolean inPieces, String writerGroup, NodeHttp http, Duration timeout, PrintWriter err)
             throws InterruptedException, ExecutionException {
         String id = write.lobId();
         try {
             WriteOutcome outcome = write.applied().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             if (outcome.deadLetter().isPresent()) {
-                err.printf("%s: not applied: the writer dead-lettered it (%s)%n", id, outcome.deadLetter().get().reason());
+                if (inPieces) {
+                    // the first dead letter of the write: the pieces before it may be applied, so "not applied" could be untrue
+                    err.printf("%s: dead-lettered (%s); sent in pieces (over lob.chunk.size), those before the one dead-lettered "
+                            + "may be applied: read the LOB before you run it again%n", id, outcome.deadLetter().get().reason());
+                } else {
+                    err.printf("%s: not applied: the writer dead-lettered it (%s)%n", id, outcome.deadLetter().get().reason());
+                }
                 return DEAD_LETTERED;
             }
             err.printf("%s: applied%s%n", id, etag(http, id));

@@ -63,6 +63,9 @@ final class WriteCommands {
 
         /** An id the index cannot hold (the writer would dead-letter it) is a bad argument, as is an empty key. */
         private void checkId() {
+            if (id.isEmpty()) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "the LOB id must not be empty");
+            }
             try {
                 LobStore.checkId("the LOB id", id);
             } catch (IllegalArgumentException tooLong) {
@@ -83,12 +86,25 @@ final class WriteCommands {
                 if (wait.waitApplied) {
                     client.watchApplied(); // no writer ever ran (no dead-letter topic): said before anything is sent
                 }
-                LobWrite write = send.send(idempotencyKey == null ? client : client.idempotent(idempotencyKey));
+                LobWrite write;
+                try {
+                    write = send.send(idempotencyKey == null ? client : client.idempotent(idempotencyKey));
+                } catch (IllegalArgumentException refused) {
+                    // the client refuses before sending what the writer would dead-letter (a value over
+                    // lob.value.max.bytes, a write past it): a bad argument, exit 2, as the README says
+                    throw new CommandLine.ParameterException(spec.commandLine(), refused.getMessage());
+                }
                 acknowledged(write.get());
                 return wait.waitApplied
-                        ? Waits.untilApplied(write, client.writerGroup(), new NodeHttp(wait.node), wait.timeout, spec.commandLine().getErr())
+                        ? Waits.untilApplied(write, inPieces(), client.writerGroup(), new NodeHttp(wait.node), wait.timeout,
+                        spec.commandLine().getErr())
                         : Waits.APPLIED;
             }
+        }
+
+        /** Whether the command's bytes go in pieces applied one by one (a write or append over lob.chunk.size). */
+        boolean inPieces() {
+            return false;
         }
 
         private void acknowledged(RecordMetadata md) {
@@ -151,6 +167,11 @@ final class WriteCommands {
             }
             return runWithFile(file, (client, in, length, progress) -> client.write(id, offset, in, length, progress));
         }
+
+        @Override
+        boolean inPieces() {
+            return true;
+        }
     }
 
     @Command(name = "append", mixinStandardHelpOptions = true, description = "Append bytes to a LOB (creating it if needed).")
@@ -161,6 +182,11 @@ final class WriteCommands {
         @Override
         public Integer call() throws Exception {
             return runWithFile(file, (client, in, length, progress) -> client.append(id, in, length, progress));
+        }
+
+        @Override
+        boolean inPieces() {
+            return true;
         }
     }
 

@@ -580,6 +580,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
     }
 
     private LobWrite begin(String lobId) {
+        if (lobId.isEmpty()) {
+            throw new IllegalArgumentException("the lobId must not be empty"); // the writer would dead-letter it
+        }
         LobStore.checkId("lobId", lobId); // the writer would dead-letter it
         return new LobWrite(this, lobId, clientId + "/" + writes.incrementAndGet(), System.currentTimeMillis());
     }
