@@ -5,6 +5,7 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -63,6 +64,31 @@ final class DeadLetterLog {
      * letters of {@code commands}: in that order, so that every command below the offset has its letter in what is read.
      * A {@code stop} asked meanwhile ends it, in whatever Kafka call it waits in, with {@link InterruptedIOException}.
      */
+    /**
+     * The writer group's stable committed offset of {@code commands}, 0 when it committed none. Asked for that partition,
+     * with {@code requireStable}: a partition whose commit is in flight is left out of the answer (its error is only
+     * logged by the admin client), which is not "none committed", and is asked again until it is there.
+     */
+    private static long stableCommittedOffset(Admin admin, String group, TopicPartition commands, ReplayStop stop)
+            throws IOException, InterruptedException, ExecutionException, TimeoutException {
+        long deadline = System.nanoTime() + STALLED.toNanos();
+        while (true) {
+            Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(
+                    Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(commands))),
+                    new ListConsumerGroupOffsetsOptions().requireStable(true)).partitionsToOffsetAndMetadata(group).get(30, TimeUnit.SECONDS);
+            if (answer.containsKey(commands)) {
+                OffsetAndMetadata committed = answer.get(commands); // null: none committed
+                return committed == null ? 0 : committed.offset();
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the committed offset of " + commands + " in group " + group + " stayed unstable (a commit "
+                        + "in flight) for " + STALLED.toSeconds() + " s");
+            }
+            stop.throwIfAsked("reading the writer group's committed offset stopped");
+            Thread.sleep(200); // a dead owner's commit is decided within its transaction timeout
+        }
+    }
+
     static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, ReplayStop stop) throws IOException {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -76,9 +102,7 @@ final class DeadLetterLog {
              ReplayStop.Watch adminWatch = stop.watch(admin);
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              ReplayStop.Watch consumerWatch = stop.watch(consumer)) {
-            OffsetAndMetadata committed = admin.listConsumerGroupOffsets(group, new ListConsumerGroupOffsetsOptions().requireStable(true))
-                    .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).get(commands);
-            long decidedBelow = committed == null ? 0 : committed.offset();
+            long decidedBelow = stableCommittedOffset(admin, group, commands, stop);
             List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
                     .map(i -> new TopicPartition(topic, i.partition())).sorted(java.util.Comparator.comparingInt(TopicPartition::partition))
                     .collect(Collectors.toList());

@@ -224,11 +224,13 @@ public final class TablespaceCatchUp implements AutoCloseable {
          */
         PARTITIONS_CHANGED,
         /**
-         * It has applied offsets past the topic's end, and the writer group committed offsets past it too: the log lost
-         * records that were committed (an unclean leader election, a broker's lost disk). Neither the tablespace nor the
-         * group's offset is a place to go on from (the consumer would start past the end, and new commands at the offsets
-         * the tablespace applied would be taken for applied ones): the task does not start until an operator resets the
-         * group's offset ({@link #logLost}), after which the tablespace is {@link #AHEAD}.
+         * The writer group committed offsets past the topic's end: the log lost records that were committed (an unclean
+         * leader election, a broker's lost disk), whatever this copy holds (a fresh or stale copy too: a partition often
+         * moves because its owner died, with the leader that lost them). Neither the tablespace nor the group's offset is a
+         * place to go on from (the consumer would start past the end, a catch-up cannot reach the offset, and new commands
+         * at offsets a tablespace applied would be taken for applied ones): the task does not start until an operator
+         * resets the group's offset ({@link #logLost}), after which a tablespace that applied past the end is
+         * {@link #AHEAD}.
          */
         LOG_LOST
     }
@@ -281,7 +283,14 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     + "within {} ms); waiting for it on a thread of its own", partition, tp.topic(), CHECK_TIMEOUT.toMillis());
             return Check.UNKNOWN;
         }
-        long committed = stable.getAsLong();
+        return check(partition, store, tp, stable.getAsLong());
+    }
+
+    /**
+     * {@link #check(int, LobStore)} against {@code committed}, the writer group's stable committed offset: first whether
+     * the store is a copy of this log at all (its topic id, partition count, a log cut or lost under it), then how far.
+     */
+    private Check check(int partition, LobStore store, TopicPartition tp, long committed) throws IOException {
         String source = tp.topic() + "-" + tp.partition();
         Optional<CommandsLog> now = topicNow(tp).map(CommandsLog::of);
         if (now.isEmpty() || now.get().partitions() <= partition) {
@@ -305,17 +314,19 @@ public final class TablespaceCatchUp implements AutoCloseable {
         }
         long applied = store.appliedOffset(source);
         Optional<String> cut = TablespaceDirs.logCut(store.directory());
+        OptionalLong end = logEndNow(tp);
+        if (end.isEmpty()) {
+            return Check.UNKNOWN;
+        }
+        if (committed > end.getAsLong()) {
+            // the group's offset past the log's end: records it committed are gone, whatever this copy holds (a fresh or
+            // stale copy too: the partition often moved because its owner died, with the leader that lost them)
+            log.error(logLost(partition, applied, committed, end.getAsLong()));
+            metrics.logLost(partition);
+            return Check.LOG_LOST;
+        }
         if (applied >= 0) {
-            OptionalLong end = logEndNow(tp);
-            if (end.isEmpty()) {
-                return Check.UNKNOWN;
-            }
             if (applied >= end.getAsLong() || cut.isPresent()) {
-                if (committed > end.getAsLong()) { // the group's offset is past the end too: no guess at what to keep
-                    log.error(logLost(partition, applied, committed, end.getAsLong()));
-                    metrics.logLost(partition);
-                    return Check.LOG_LOST;
-                }
                 if (cut.isPresent()) {
                     log.error("partition {}: {}; the tablespace applied {} up to offset {}, which the log may now hold other "
                             + "commands at", partition, cut.get(), tp.topic(), applied);
@@ -459,10 +470,22 @@ public final class TablespaceCatchUp implements AutoCloseable {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long committed = awaitStableCommittedOffset(tp);
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
-        if (current(store, applied, committed)) {
-            log.info("partition {}: the writer group committed {} up to offset {}: the tablespace is current", partition, tp.topic(),
-                    committed);
-            return new PartitionReplayer.Result(0, 0, 0, committed);
+        // checked in full again, with the stable offset: an init that found it unstable returned before checking that the
+        // copy is one of this log, and a replay into a copy of another topic would write over the values it holds
+        Check check = check(partition, store, tp, committed);
+        switch (check) {
+            case CURRENT -> {
+                log.info("partition {}: the writer group committed {} up to offset {}: the tablespace is current", partition,
+                        tp.topic(), committed);
+                return new PartitionReplayer.Result(0, 0, 0, committed);
+            }
+            case BEHIND -> {
+            }
+            case UNKNOWN -> throw new IOException("partition " + partition + ": no answer from the cluster about " + tp.topic());
+            default -> {
+                log.info("partition {}: not caught up ({}): the task's next init sets the copy aside or refuses it", partition, check);
+                return new PartitionReplayer.Result(0, 0, 0, -1);
+            }
         }
         PartitionReplayer replayer = new PartitionReplayer(config);
         PartitionReplayer.Result r = stoppable(replayer::stop, () -> replayer.replay(partition, store, applied + 1, committed,
