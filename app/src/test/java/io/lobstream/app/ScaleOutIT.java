@@ -98,7 +98,7 @@ class ScaleOutIT {
         client = new LobClient(configA);
         // as `node --purge-workers 1` runs them: each follows whatever its node owns at the moment
         purgeA = PurgeWorker.following(configA, LobStoreConfig.defaults(), "scale-purge-a", purgeMetersA,
-                () -> a == null ? Set.of() : a.tablespaces().all().keySet(), 0, 1);
+                () -> a == null ? Set.of() : a.tablespaces().all().keySet());
         purgeThreadA = new Thread(purgeA, "purge-a");
         purgeThreadA.start();
         startPurgeB();
@@ -109,7 +109,7 @@ class ScaleOutIT {
 
     static void startPurgeB() {
         purgeB = PurgeWorker.following(configB, LobStoreConfig.defaults(), "scale-purge-b", new SimpleMeterRegistry(),
-                () -> b == null ? Set.of() : b.tablespaces().all().keySet(), 0, 1);
+                () -> b == null ? Set.of() : b.tablespaces().all().keySet());
         purgeThreadB = new Thread(purgeB, "purge-b");
         purgeThreadB.start();
     }

@@ -49,7 +49,7 @@ final class TestPipeline implements AutoCloseable {
             LobNode node = new LobNode(config, LobStoreConfig.defaults()).start();
             node.awaitRunning(Duration.ofSeconds(120));
             PurgeWorker purge = PurgeWorker.following(config, LobStoreConfig.defaults(), "it-" + dir.getFileName(), node.meters(),
-                    () -> node.tablespaces().all().keySet(), 0, 1);
+                    () -> node.tablespaces().all().keySet());
             Thread purgeThread = new Thread(purge, "purge-it");
             purgeThread.start();
             return new TestPipeline(cluster, config, node, purge, purgeThread, new LobClient(config));

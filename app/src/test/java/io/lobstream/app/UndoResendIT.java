@@ -74,7 +74,7 @@ class UndoResendIT {
             admin.alterConsumerGroupOffsets(config.get(LobStreamConfig.PURGE_GROUP), skipped).all().get();
         }
         PurgeWorker worker = PurgeWorker.following(config, LobStoreConfig.defaults(), "it-resend", pipeline.node.meters(),
-                () -> pipeline.node.tablespaces().all().keySet(), 0, 1);
+                () -> pipeline.node.tablespaces().all().keySet());
         Thread thread = new Thread(worker, "purge-it-resend");
         thread.start();
         try {

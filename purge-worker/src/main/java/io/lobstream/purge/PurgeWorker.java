@@ -15,6 +15,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -25,7 +26,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -117,22 +117,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     }
 
     /**
-     * A worker inside a writer node: worker {@code index} of {@code count} purges its share of the
-     * partitions {@code open} returns (the node's open tablespaces), asked again every half second.
+     * A worker inside a writer node: it purges the partitions {@code partitions} returns (its share of the node's open
+     * tablespaces; {@link PurgeWorkerPool#following} splits them), asked again every half second.
      */
     public static PurgeWorker following(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, MeterRegistry meters,
-                                        Supplier<Set<Integer>> open, int index, int count) {
-        return create(config, storeConfig, workerId, 0, meters, () -> share(open.get(), index, count));
-    }
-
-    /** Worker {@code index}'s share of {@code partitions} among {@code count} workers: every count-th, in order. */
-    static Set<Integer> share(Set<Integer> partitions, int index, int count) {
-        List<Integer> sorted = partitions.stream().sorted().toList();
-        Set<Integer> mine = new HashSet<>();
-        for (int i = index; i < sorted.size(); i += count) {
-            mine.add(sorted.get(i));
-        }
-        return mine;
+                                        Supplier<Set<Integer>> partitions) {
+        return create(config, storeConfig, workerId, 0, meters, partitions);
     }
 
     /** Makes the worker's parts in turn, the Kafka consumer last; a failure closes those made (the constructor, its own). */
@@ -277,6 +267,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         // an ACL missing, say: the pause grows, so a worker waiting for it does not log every second
                         long wait = unexpectedBackoff.next();
                         log.error("purge worker {}: its producer failed for good ({}); a new one in {} ms", workerId, e.toString(), wait);
+                        pause(wait);
+                    } else if (e instanceof AuthorizationException) {
+                        // the consumer's ACLs (Read on the group or on lob.undo-history): as lasting as the producer's
+                        long wait = unexpectedBackoff.next();
+                        log.error("purge worker {}: not authorized ({}); trying again in {} ms", workerId, e.toString(), wait);
                         pause(wait);
                     } else {
                         log.warn("purge worker {}: {}; trying again in {} ms", workerId, e.toString(), Backoff.MIN_MS);

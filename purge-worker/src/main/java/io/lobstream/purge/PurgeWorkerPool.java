@@ -16,7 +16,11 @@ import java.util.function.Supplier;
  * of the purge group. Closing stops them all and waits for each to end its transaction.
  */
 public final class PurgeWorkerPool implements AutoCloseable {
-    /** How long closing waits for each worker's thread (it closes its consumer and producer, 5 s each at most). */
+    /**
+     * How long closing waits for the workers' threads, all together (each closes its consumer and producer, 5 s each at
+     * most): one blocked in a producer call with the cluster away waits out max.block.ms, and a wait per worker would add
+     * up past the node's close budget (README: 30 s).
+     */
     private static final long JOIN_MILLIS = 15_000;
 
     private final List<PurgeWorker> workers = new ArrayList<>();
@@ -42,7 +46,8 @@ public final class PurgeWorkerPool implements AutoCloseable {
     /** {@code count} workers inside a writer node: each purges its share of the partitions {@code open} returns. */
     public static PurgeWorkerPool following(LobStreamConfig config, LobStoreConfig storeConfig, String idPrefix, MeterRegistry meters,
                                             Supplier<Set<Integer>> open, int count) {
-        return new PurgeWorkerPool(count, i -> PurgeWorker.following(config, storeConfig, idPrefix + "-" + i, meters, open, i, count));
+        PurgeShares shares = new PurgeShares(open, count);
+        return new PurgeWorkerPool(count, i -> PurgeWorker.following(config, storeConfig, idPrefix + "-" + i, meters, () -> shares.of(i)));
     }
 
     /** {@code count} members of the purge group, which splits the partitions between them. */
@@ -63,8 +68,9 @@ public final class PurgeWorkerPool implements AutoCloseable {
         closed = true;
         workers.forEach(PurgeWorker::close);
         try {
+            long end = System.nanoTime() + JOIN_MILLIS * 1_000_000;
             for (Thread t : threads) {
-                t.join(JOIN_MILLIS);
+                t.join(Math.max(1, (end - System.nanoTime()) / 1_000_000));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

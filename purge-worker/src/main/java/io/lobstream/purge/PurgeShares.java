@@ -1,0 +1,58 @@
+package io.lobstream.purge;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+
+/**
+ * How the purge workers inside a writer node split its open partitions: a partition keeps the
+ * worker it was given for as long as it stays open, and one newly open goes to the worker with the
+ * fewest. Ranked by position instead, a partition opening or closing (each start, each rebalance)
+ * would move every partition after it to another worker, which would start again from the group's
+ * committed offset while the first still purged its open transaction: each version in between read
+ * and reclaimed twice, and the committed offset possibly taken back.
+ */
+final class PurgeShares {
+    private final Supplier<Set<Integer>> open;
+    private final int count;
+    private final Map<Integer, Integer> workerOf = new HashMap<>();
+
+    /** @param open the node's open partitions, asked at each {@link #of} */
+    PurgeShares(Supplier<Set<Integer>> open, int count) {
+        if (count < 1) {
+            throw new IllegalArgumentException("count " + count);
+        }
+        this.open = open;
+        this.count = count;
+    }
+
+    /** Worker {@code index}'s share of the partitions open now. */
+    synchronized Set<Integer> of(int index) {
+        Set<Integer> now = open.get();
+        workerOf.keySet().retainAll(now);
+        int[] load = new int[count];
+        workerOf.values().forEach(w -> load[w]++);
+        for (int p : new TreeSet<>(now)) {
+            if (!workerOf.containsKey(p)) {
+                int least = 0;
+                for (int w = 1; w < count; w++) {
+                    if (load[w] < load[least]) {
+                        least = w;
+                    }
+                }
+                workerOf.put(p, least);
+                load[least]++;
+            }
+        }
+        Set<Integer> mine = new HashSet<>();
+        workerOf.forEach((p, w) -> {
+            if (w == index) {
+                mine.add(p);
+            }
+        });
+        return mine;
+    }
+}
