@@ -39,6 +39,21 @@ class InputFileTest {
         }
     }
 
+    /** /proc and /sys: regular files of length 0 whose bytes the kernel makes as they are read. Sent as they said, empty. */
+    @Test
+    void aFileThatSaysItIsEmptyIsReadAllTheSame() throws Exception {
+        Path status = Path.of("/proc/self/status");
+        assumeThat(Files.isRegularFile(status) && Files.size(status) == 0).as("a /proc file of length 0").isTrue();
+        try (InputFile in = InputFile.open(status.toString()); var s = in.stream()) {
+            assertThat(in.length()).isPositive();
+            assertThat(new String(s.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII)).contains("Pid:");
+        }
+        Path empty = Files.createFile(dir.resolve("empty"));
+        try (InputFile in = InputFile.open(empty.toString())) {
+            assertThat(in.length()).isZero();
+        }
+    }
+
     @Test
     void whatIsNotAFileIsNamed() {
         assertThat(InputFile.problem(dir.resolve("missing").toString())).startsWith("no such file: ");

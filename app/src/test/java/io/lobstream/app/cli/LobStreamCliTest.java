@@ -39,6 +39,8 @@ class LobStreamCliTest {
     void anIdTheIndexCannotHoldIsAUsageError() {
         assertThat(cli.run("delete", "x".repeat(70_000), "--bootstrap", "127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("the LOB id of 70000 bytes: at most 65535");
+        assertThat(cli.run("delete", "", "--bootstrap", "127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("the LOB id must not be empty");
     }
 
     @Test
