@@ -19,16 +19,30 @@ public final class CommandFingerprint {
 
     /** Never 0, which says "none recorded". */
     public static long of(LobCommand cmd) {
+        long h = hash(cmd);
+        if (cmd.getAfterFingerprint() != null) {
+            // only when present: a command without it keeps the fingerprint the releases before this field gave it
+            h = 31 * h + cmd.getAfterFingerprint();
+        }
+        return h == 0 ? 1 : h;
+    }
+
+    /**
+     * What a client of a release before {@code afterFingerprint} (session 45) made {@link #of} the same command without
+     * the field: the command's own fields alone.
+     */
+    public static long withoutChain(LobCommand cmd) {
+        long h = hash(cmd);
+        return h == 0 ? 1 : h;
+    }
+
+    private static long hash(LobCommand cmd) {
         long h = 1125899906842597L;
         boolean chunk = cmd.getUploadId() != null; // the whole value's, not how lob.chunk.size cut it
         for (long v : new long[]{cmd.getOp().ordinal(), chunk ? 0 : cmd.getOffset(), cmd.getTotalLength(),
                 chunk ? 0 : cmd.getData().remaining(), cmd.getCrc32c() == null ? -1 : cmd.getCrc32c() & 0xffffffffL}) {
             h = 31 * h + v;
         }
-        if (cmd.getAfterFingerprint() != null) {
-            // only when present: a command without it keeps the fingerprint the releases before this field gave it
-            h = 31 * h + cmd.getAfterFingerprint();
-        }
-        return h == 0 ? 1 : h;
+        return h;
     }
 }

@@ -214,7 +214,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * lacks. The writer remembers applied commands for {@code lob.command.dedupe.window.ms} (an hour), in the commands'
      * time: retry within it. A chunked put whose upload expired ({@code lob.upload.timeout.ms} after its last chunk came)
      * starts again from its first chunk. A multi-record write is split by the client's {@code lob.chunk.size}: retry it
-     * with the same.
+     * with the same, and with a client of this release or a later one (its pieces name the piece before by fingerprint,
+     * which a client of a release before session 45 does not: its retry of a newer client's write is refused).
      *
      * <p>A key names one write: the returned object makes one (a second call throws {@link IllegalStateException}; a call
      * refused with {@link IllegalArgumentException} before anything was sent does not count), and

@@ -121,7 +121,14 @@ public final class CommandApplier {
             before = store.commandApplied(cmd.getCommandId(), timestamp - dedupeWindowMs);
         }
         if (before.isPresent()) {
-            if (before.getAsLong() != 0 && comparable(cmd) && before.getAsLong() != CommandFingerprint.of(cmd)) {
+            long fingerprint = CommandFingerprint.of(cmd);
+            if (before.getAsLong() != fingerprint && sentBeforeChains(cmd, before.getAsLong(), timestamp, store)) {
+                // the same piece, which a client of a release before afterFingerprint applied, sent again by a newer one:
+                // a duplicate, its mark taken to the fingerprint its next piece names (else that one would be refused)
+                store.recordSkipped(source.withCommandId(mark, fingerprint));
+                return new Duplicate(cmd.getCommandId());
+            }
+            if (before.getAsLong() != 0 && comparable(cmd) && before.getAsLong() != fingerprint) {
                 Rejected conflict = new Rejected(Rejection.ID_CONFLICT, (cmd.getUploadId() != null ? "upload " + cmd.getUploadId()
                         : "commandId " + cmd.getCommandId()) + " was applied before as another write (other bytes, offset or "
                         + "length): an id, or an idempotency key, names one write; a new write needs a new one");
@@ -231,6 +238,16 @@ public final class CommandApplier {
         return new Rejected(Rejection.OUT_OF_ORDER, cmd.getOp() + " " + cmd.getCommandId() + " of " + cmd.getLobId()
                 + " follows command " + after + ", which was not applied (lost, dead-lettered, or more than "
                 + "lob.command.dedupe.window.ms before): the pieces of a write apply in order, so this one and those after it are not");
+    }
+
+    /**
+     * Whether {@code cmd}, a piece that names the fingerprint of the piece before, is the piece a client of a release
+     * before that field applied ({@code recorded}, its mark's fingerprint, is the piece's own fields' alone), the piece
+     * before being this write's: a retry across the upgrade, within the window, goes on where the first run stopped.
+     */
+    private boolean sentBeforeChains(LobCommand cmd, long recorded, long timestamp, LobStore store) throws IOException {
+        return cmd.getAfterFingerprint() != null && recorded == CommandFingerprint.withoutChain(cmd)
+                && pieceBeforeMissing(cmd, timestamp, store) == null;
     }
 
     private Outcome chunk(LobCommand cmd, ByteBuffer data, long timestamp, LobStore store, Source source) throws IOException {

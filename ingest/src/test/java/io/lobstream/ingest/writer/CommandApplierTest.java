@@ -319,6 +319,41 @@ class CommandApplierTest {
         }
     }
 
+    /**
+     * A retry across the upgrade that brought afterFingerprint: the first run, by an older client, applied two pieces
+     * without it; the newer client's retry finds them duplicates (their marks taken to the fingerprints it names) and
+     * goes on with the third.
+     */
+    @Test
+    void aRetryByANewerClientGoesOnAfterPiecesAnOlderOneApplied() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String[] ids = {"key/0", "key/1", "key/2"};
+        LobCommand[] newer = pieces(id, ids, new byte[]{1, 2, 3});
+        LobCommand[] older = pieces(id, ids, new byte[]{1, 2, 3});
+        for (LobCommand piece : older) {
+            piece.setAfterFingerprint(null);
+        }
+        long offset = 0;
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(command(id, LobOp.PUT, 0, new byte[]{0}), key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            for (int i = 0; i < 2; i++) {
+                assertThat(applier.apply(older[i], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                        .isInstanceOf(CommandApplier.Applied.class);
+            }
+            for (int i = 0; i < 2; i++) {
+                assertThat(applier.apply(newer[i], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
+                        .isInstanceOf(CommandApplier.Duplicate.class);
+            }
+            assertThat(applier.apply(newer[2], key(id), p, 0, store, new Source(TOPIC + p, offset)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            try (LobReadHandle h = store.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                assertThat(in.readAllBytes()).containsExactly(0, 1, 2, 3);
+            }
+        }
+    }
+
     /** One-byte APPEND pieces with the given ids, chained as {@code LobClient} chains them (after, afterFingerprint). */
     private static LobCommand[] pieces(String id, String[] ids, byte[] bytes) {
         LobCommand[] pieces = new LobCommand[ids.length];
