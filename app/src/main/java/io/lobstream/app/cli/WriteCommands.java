@@ -61,6 +61,9 @@ final class WriteCommands {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
+        /** The bytes FILE holds, once read (-1: a command without FILE). */
+        private long inputLength = -1;
+
         /** An id the index cannot hold (the writer would dead-letter it) is a bad argument, as is an empty key. */
         private void checkId() {
             if (id.isEmpty()) {
@@ -96,13 +99,13 @@ final class WriteCommands {
                 }
                 acknowledged(write.get());
                 return wait.waitApplied
-                        ? Waits.untilApplied(write, inPieces(), client.writerGroup(), new NodeHttp(wait.node), wait.timeout,
-                        spec.commandLine().getErr())
+                        ? Waits.untilApplied(write, inPieces() && inputLength > config.get(LobStreamConfig.CHUNK_SIZE),
+                        client.writerGroup(), new NodeHttp(wait.node), wait.timeout, spec.commandLine().getErr())
                         : Waits.APPLIED;
             }
         }
 
-        /** Whether the command's bytes go in pieces applied one by one (a write or append over lob.chunk.size). */
+        /** Whether the command's bytes, over lob.chunk.size, go in pieces applied one by one (a write or append). */
         boolean inPieces() {
             return false;
         }
@@ -120,6 +123,7 @@ final class WriteCommands {
             }
             try (InputFile in = InputFile.open(file)) {
                 long length = in.length();
+                inputLength = length;
                 ProgressBar progress = new ProgressBar(spec.name() + " " + id, length);
                 return run(client -> send.send(client, in.stream(), length, progress));
             }
