@@ -64,31 +64,6 @@ final class DeadLetterLog {
      * letters of {@code commands}: in that order, so that every command below the offset has its letter in what is read.
      * A {@code stop} asked meanwhile ends it, in whatever Kafka call it waits in, with {@link InterruptedIOException}.
      */
-    /**
-     * The writer group's stable committed offset of {@code commands}, 0 when it committed none. Asked for that partition,
-     * with {@code requireStable}: a partition whose commit is in flight is left out of the answer (its error is only
-     * logged by the admin client), which is not "none committed", and is asked again until it is there.
-     */
-    private static long stableCommittedOffset(Admin admin, String group, TopicPartition commands, ReplayStop stop)
-            throws IOException, InterruptedException, ExecutionException, TimeoutException {
-        long deadline = System.nanoTime() + STALLED.toNanos();
-        while (true) {
-            Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(
-                    Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(commands))),
-                    new ListConsumerGroupOffsetsOptions().requireStable(true)).partitionsToOffsetAndMetadata(group).get(30, TimeUnit.SECONDS);
-            if (answer.containsKey(commands)) {
-                OffsetAndMetadata committed = answer.get(commands); // null: none committed
-                return committed == null ? 0 : committed.offset();
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IOException("the committed offset of " + commands + " in group " + group + " stayed unstable (a commit "
-                        + "in flight) for " + STALLED.toSeconds() + " s");
-            }
-            stop.throwIfAsked("reading the writer group's committed offset stopped");
-            Thread.sleep(200); // a dead owner's commit is decided within its transaction timeout
-        }
-    }
-
     static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, ReplayStop stop) throws IOException {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -147,6 +122,31 @@ final class DeadLetterLog {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while " + what, e);
+        }
+    }
+
+    /**
+     * The writer group's stable committed offset of {@code commands}, 0 when it committed none. Asked for that partition,
+     * with {@code requireStable}: a partition whose commit is in flight is left out of the answer (its error is only
+     * logged by the admin client), which is not "none committed", and is asked again until it is there.
+     */
+    private static long stableCommittedOffset(Admin admin, String group, TopicPartition commands, ReplayStop stop)
+            throws IOException, InterruptedException, ExecutionException, TimeoutException {
+        long deadline = System.nanoTime() + STALLED.toNanos();
+        while (true) {
+            Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(
+                    Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(commands))),
+                    new ListConsumerGroupOffsetsOptions().requireStable(true)).partitionsToOffsetAndMetadata(group).get(30, TimeUnit.SECONDS);
+            if (answer.containsKey(commands)) {
+                OffsetAndMetadata committed = answer.get(commands); // null: none committed
+                return committed == null ? 0 : committed.offset();
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the committed offset of " + commands + " in group " + group + " stayed unstable (a commit "
+                        + "in flight) for " + STALLED.toSeconds() + " s");
+            }
+            stop.throwIfAsked("reading the writer group's committed offset stopped");
+            Thread.sleep(200); // a dead owner's commit is decided within its transaction timeout
         }
     }
 

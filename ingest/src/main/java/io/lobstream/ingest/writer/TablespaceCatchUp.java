@@ -283,14 +283,16 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     + "within {} ms); waiting for it on a thread of its own", partition, tp.topic(), CHECK_TIMEOUT.toMillis());
             return Check.UNKNOWN;
         }
-        return check(partition, store, tp, stable.getAsLong());
+        return check(partition, store, tp, stable.getAsLong(), true);
     }
 
     /**
      * {@link #check(int, LobStore)} against {@code committed}, the writer group's stable committed offset: first whether
      * the store is a copy of this log at all (its topic id, partition count, a log cut or lost under it), then how far.
+     *
+     * @param atInit a task's init, which counts the starts it refuses (a catch-up's check leaves them to the next init)
      */
-    private Check check(int partition, LobStore store, TopicPartition tp, long committed) throws IOException {
+    private Check check(int partition, LobStore store, TopicPartition tp, long committed, boolean atInit) throws IOException {
         String source = tp.topic() + "-" + tp.partition();
         Optional<CommandsLog> now = topicNow(tp).map(CommandsLog::of);
         if (now.isEmpty() || now.get().partitions() <= partition) {
@@ -309,7 +311,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     + "partitions and start the nodes on them with empty data directories, which they rebuild from the copy "
                     + "(or start anew)", partition, tp.topic(), now.get().partitions(), recorded.get().partitions(),
                     recorded.get().partitions());
-            metrics.partitionCountChanged(partition);
+            if (atInit) {
+                metrics.partitionCountChanged(partition);
+            }
             return Check.PARTITIONS_CHANGED;
         }
         long applied = store.appliedOffset(source);
@@ -322,7 +326,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
             // the group's offset past the log's end: records it committed are gone, whatever this copy holds (a fresh or
             // stale copy too: the partition often moved because its owner died, with the leader that lost them)
             log.error(logLost(partition, applied, committed, end.getAsLong()));
-            metrics.logLost(partition);
+            if (atInit) {
+                metrics.logLost(partition);
+            }
             return Check.LOG_LOST;
         }
         if (applied >= 0) {
@@ -376,8 +382,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 r = catchUp(partition, store);
                 copy = store.copyId();
             }
-            replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
-            metrics.rebuilt(r.records());
+            if (r.endOffset() >= 0) { // not a copy the check refused: the next init sets it aside or holds the task
+                replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
+                metrics.rebuilt(r.records());
+            }
         }, "tablespace behind the writer group, or not known to be current; checking and catching it up");
     }
 
@@ -472,7 +480,25 @@ public final class TablespaceCatchUp implements AutoCloseable {
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
         // checked in full again, with the stable offset: an init that found it unstable returned before checking that the
         // copy is one of this log, and a replay into a copy of another topic would write over the values it holds
-        Check check = check(partition, store, tp, committed);
+        Check check;
+        long deadline = System.nanoTime() + STABLE_WAIT.toNanos();
+        // asked within CHECK_TIMEOUT, sized for a stream thread: here a broker away for a moment is waited out, not a
+        // failure that would start the growing wait between catch-ups
+        while ((check = check(partition, store, tp, committed, false)) == Check.UNKNOWN) {
+            if (closed) {
+                throw new InterruptedIOException("the writer is closing");
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("partition " + partition + ": no answer from the cluster about " + tp.topic() + " for "
+                        + STABLE_WAIT.toSeconds() + " s");
+            }
+            try {
+                Thread.sleep(1_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while checking partition " + partition);
+            }
+        }
         switch (check) {
             case CURRENT -> {
                 log.info("partition {}: the writer group committed {} up to offset {}: the tablespace is current", partition,
@@ -481,7 +507,6 @@ public final class TablespaceCatchUp implements AutoCloseable {
             }
             case BEHIND -> {
             }
-            case UNKNOWN -> throw new IOException("partition " + partition + ": no answer from the cluster about " + tp.topic());
             default -> {
                 log.info("partition {}: not caught up ({}): the task's next init sets the copy aside or refuses it", partition, check);
                 return new PartitionReplayer.Result(0, 0, 0, -1);
