@@ -9,11 +9,12 @@ import java.util.function.Supplier;
 
 /**
  * How the purge workers inside a writer node split its open partitions: a partition keeps the
- * worker it was given for as long as it stays open, and one newly open goes to the worker with the
- * fewest. Ranked by position instead, a partition opening or closing (each start, each rebalance)
- * would move every partition after it to another worker, which would start again from the group's
- * committed offset while the first still purged its open transaction: each version in between read
- * and reclaimed twice, and the committed offset possibly taken back.
+ * worker it was given for as long as it stays open (unless the shares drift more than one apart),
+ * and one newly open goes to the worker with the fewest. Ranked by position instead, a partition
+ * opening or closing (each start, each rebalance) would move every partition after it to another
+ * worker, which would start again from the group's committed offset while the first still purged
+ * its open transaction: each version in between read and reclaimed twice, and the committed offset
+ * possibly taken back.
  */
 final class PurgeShares {
     private final Supplier<Set<Integer>> open;
@@ -47,6 +48,7 @@ final class PurgeShares {
                 load[least]++;
             }
         }
+        balance(load);
         Set<Integer> mine = new HashSet<>();
         workerOf.forEach((p, w) -> {
             if (w == index) {
@@ -54,5 +56,29 @@ final class PurgeShares {
             }
         });
         return mine;
+    }
+
+    /**
+     * Moves partitions from the busiest worker to the idlest while they differ by more than one: where the partitions that
+     * closed were one worker's, it would otherwise sit idle while another purges twice its share. A move is what the
+     * stickiness avoids, so only as many as even the shares out.
+     */
+    private void balance(int[] load) {
+        while (true) {
+            int most = 0;
+            int least = 0;
+            for (int w = 1; w < count; w++) {
+                most = load[w] > load[most] ? w : most;
+                least = load[w] < load[least] ? w : least;
+            }
+            if (load[most] - load[least] <= 1) {
+                return;
+            }
+            int from = most;
+            int moved = workerOf.entrySet().stream().filter(e -> e.getValue() == from).mapToInt(Map.Entry::getKey).max().orElseThrow();
+            workerOf.put(moved, least);
+            load[most]--;
+            load[least]++;
+        }
     }
 }

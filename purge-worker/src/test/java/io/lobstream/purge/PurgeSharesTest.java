@@ -44,6 +44,16 @@ class PurgeSharesTest {
         assertThat(shares.of(first.contains(1) ? 0 : 1)).as("the new one to the worker with the fewest").contains(6);
     }
 
+    /** The partitions that closed were all one worker's: one of the other's moves over, not one worker idle. */
+    @Test
+    void sharesThatDriftApartAreEvenedOut() {
+        AtomicReference<Set<Integer>> open = new AtomicReference<>(Set.of(0, 1, 2, 3));
+        PurgeShares shares = new PurgeShares(open::get, 2);
+        open.set(shares.of(1));
+        assertThat(shares.of(0)).hasSize(1);
+        assertThat(shares.of(1)).hasSize(1);
+    }
+
     @Test
     void moreWorkersThanPartitionsLeavesSomeIdle() {
         PurgeShares one = new PurgeShares(() -> Set.of(4), 2);
