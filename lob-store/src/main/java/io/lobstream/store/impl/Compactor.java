@@ -2,12 +2,17 @@ package io.lobstream.store.impl;
 
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.page.CorruptPageException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.PriorityQueue;
+import java.util.Set;
 
 /**
  * Tablespace compaction: the policy that decides when and which versions
@@ -18,7 +23,8 @@ import java.util.PriorityQueue;
  * versions reclaimed, behind live versions written while the file was at its peak. When those
  * holes pass {@code lob.compact.min.free.ratio} of the live pages (and {@code lob.shrink.min.pages}), a run moves the versions that
  * reach highest in the file, highest first, each into the lowest free pages below its last page,
- * about {@code lob.compact.max.pages} pages in all. The pages it leaves are at the end of the file,
+ * about {@code lob.compact.max.pages} pages in all (whole versions: one larger than that is moved
+ * alone). The pages it leaves are at the end of the file,
  * and the next {@code flush()} cuts them. Every move lowers the last page of a version, so
  * repeated runs converge even when some versions cannot move (no room below, or history pending).
  * A reader's pin does not stop a move: it keeps the old copy's pages until the reader lets go.
@@ -31,12 +37,16 @@ import java.util.PriorityQueue;
  * happen only while the holes are above the threshold.
  */
 final class Compactor {
+    private static final Logger log = LoggerFactory.getLogger(Compactor.class);
+
     private final DefaultLobStore store;
     private final double minFreeRatio;
     private final long minFreePages;
     private final int maxPages;
     /** Versions the store had issued when the previous run ended: unchanged means no write since. */
     private long versionsSeen = -1;
+    /** Versions with a page that failed its check when read to be moved ("lobId@version"): left where they are. */
+    private final Set<String> unreadable = new HashSet<>();
 
     /**
      * @param minFreePages holes smaller than this are never worth a run (the shrink threshold: a smaller
@@ -59,7 +69,21 @@ final class Compactor {
         long moved = 0;
         int moves = 0;
         for (VersionEntry e : highest()) {
-            long pages = store.relocate(e); // -1: no room below it; a smaller one may still fit
+            String key = e.lobId() + "@" + e.version();
+            if (unreadable.contains(key)) {
+                continue;
+            }
+            long pages;
+            try {
+                pages = store.relocate(e); // -1: no room below it; a smaller one may still fit
+            } catch (CorruptPageException damaged) {
+                // a value nobody writes with a page gone bad: its reads fail (fsck names the page); failing the run would
+                // fail the writer's task at every run, for as long as the value stays, and move nothing below it either
+                unreadable.add(key);
+                log.error("compaction: {} version {} cannot be read to be moved, and stays where it is: {}", e.lobId(), e.version(),
+                        damaged.getMessage());
+                continue;
+            }
             if (pages > 0) {
                 moved += pages;
                 moves++;

@@ -90,9 +90,10 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
                 maxVersion[0] = Math.max(maxVersion[0], e.version());
                 referenced.addAll(e.extents());
                 if (e.reclaimRequested()) {
+                    // freed below, its bytes never read again: not checked, as its pages may already hold another's (a
+                    // compaction move's old copy is released at once, with no flush between it and the next write)
                     deferred.add(e);
-                }
-                if (uncovered.test(e.version())) {
+                } else if (uncovered.test(e.version())) {
                     torn.version(e);
                 }
             });
