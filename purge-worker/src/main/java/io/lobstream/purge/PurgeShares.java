@@ -23,7 +23,7 @@ final class PurgeShares {
 
     /** @param open the node's open partitions, asked at each {@link #of} */
     PurgeShares(Supplier<Set<Integer>> open, int count) {
-        if (count < 1) {
+        if (count < 0) { // 0: a node with no purge workers of its own (--purge-workers 0), whose shares nobody asks for
             throw new IllegalArgumentException("count " + count);
         }
         this.open = open;
@@ -32,6 +32,9 @@ final class PurgeShares {
 
     /** Worker {@code index}'s share of the partitions open now. */
     synchronized Set<Integer> of(int index) {
+        if (index < 0 || index >= count) {
+            throw new IllegalArgumentException("worker " + index + " of " + count);
+        }
         Set<Integer> now = open.get();
         workerOf.keySet().retainAll(now);
         int[] load = new int[count];

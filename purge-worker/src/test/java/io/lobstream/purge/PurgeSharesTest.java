@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** How the purge workers inside a node split its open partitions. */
 class PurgeSharesTest {
@@ -60,5 +61,12 @@ class PurgeSharesTest {
         assertThat(one.of(0)).containsExactly(4);
         assertThat(one.of(1)).isEmpty();
         assertThat(new PurgeShares(Set::of, 2).of(0)).isEmpty();
+    }
+
+    /** A node started with --purge-workers 0 (the compose file's, whose purge runs in its own container) makes none. */
+    @Test
+    void noWorkersIsANodeWithoutPurgeOfItsOwn() {
+        PurgeShares none = new PurgeShares(() -> Set.of(0, 1), 0);
+        assertThatThrownBy(() -> none.of(0)).isInstanceOf(IllegalArgumentException.class);
     }
 }
