@@ -67,7 +67,7 @@ public final class LobStoreConfig {
                     + "also reach lob.shrink.min.pages, and no version may have been written since the last run (under load the "
                     + "allocator refills the lowest holes by itself). The node calls compact() every lob.compact.interval.ms.");
     public static final ConfigKey<Integer> COMPACT_MAX_PAGES = ConfigKey.integer("lob.compact.max.pages", 512, 0, Integer.MAX_VALUE,
-            "Compaction: pages moved per compact() call, about (the default is 8 MiB of 16 KiB pages): whole versions, so one larger than this is moved alone. 0 = compaction off.");
+            "Compaction: pages moved per compact() call, about (the default is 8 MiB of 16 KiB pages): whole versions, so a call may go past it by a version's pages. 0 = compaction off.");
 
     public static final ConfigKey<Integer> HISTORY_MAX = ConfigKey.integer("lob.history.max", 1_000, 0, Integer.MAX_VALUE,
             "Backpressure, like innodb_max_purge_lag but on by default: when more versions than this wait for purge, each "

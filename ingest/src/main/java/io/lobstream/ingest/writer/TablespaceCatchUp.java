@@ -382,7 +382,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 r = catchUp(partition, store);
                 copy = store.copyId();
             }
-            if (r.endOffset() >= 0) { // not a copy the check refused: the next init sets it aside or holds the task
+            if (r.endOffset() != REFUSED) { // a copy the check refused: the next init sets it aside or holds the task
                 replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
                 metrics.rebuilt(r.records());
             }
@@ -474,6 +474,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
         return new LockException("partition " + partition + ": " + why + " on thread " + t.getName());
     }
 
+    /** The end offset of a catch-up that found a copy it must not replay into (not -1: a group that committed nothing). */
+    private static final long REFUSED = Long.MIN_VALUE;
+
     private PartitionReplayer.Result catchUp(int partition, LobStore store) throws IOException {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long committed = awaitStableCommittedOffset(tp);
@@ -509,7 +512,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
             }
             default -> {
                 log.info("partition {}: not caught up ({}): the task's next init sets the copy aside or refuses it", partition, check);
-                return new PartitionReplayer.Result(0, 0, 0, -1);
+                return new PartitionReplayer.Result(0, 0, 0, REFUSED);
             }
         }
         PartitionReplayer replayer = new PartitionReplayer(config);

@@ -177,6 +177,11 @@ public final class Fsck {
             }
             claim(x, who);
         }
+        if (e.reclaimRequested()) {
+            // freed at the next open, its bytes never read again: they may already be another's (a compaction move's old
+            // copy is released at once, and a crash can lose its removal from the index but not the bytes written there)
+            return;
+        }
         try {
             VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), t -> pagesChecked++);
             if (r.byteLength() != e.byteLength()) {

@@ -6,6 +6,7 @@ import io.lobstream.store.page.CorruptPageException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -23,8 +24,8 @@ import java.util.Set;
  * versions reclaimed, behind live versions written while the file was at its peak. When those
  * holes pass {@code lob.compact.min.free.ratio} of the live pages (and {@code lob.shrink.min.pages}), a run moves the versions that
  * reach highest in the file, highest first, each into the lowest free pages below its last page,
- * about {@code lob.compact.max.pages} pages in all (whole versions: one larger than that is moved
- * alone). The pages it leaves are at the end of the file,
+ * about {@code lob.compact.max.pages} pages in all (whole versions: a call may move a larger one
+ * whole). The pages it leaves are at the end of the file,
  * and the next {@code flush()} cuts them. Every move lowers the last page of a version, so
  * repeated runs converge even when some versions cannot move (no room below, or history pending).
  * A reader's pin does not stop a move: it keeps the old copy's pages until the reader lets go.
@@ -76,7 +77,7 @@ final class Compactor {
             long pages;
             try {
                 pages = store.relocate(e); // -1: no room below it; a smaller one may still fit
-            } catch (CorruptPageException damaged) {
+            } catch (CorruptPageException | EOFException damaged) { // a page gone bad, or past the end of a file restored short
                 // a value nobody writes with a page gone bad: its reads fail (fsck names the page); failing the run would
                 // fail the writer's task at every run, for as long as the value stays, and move nothing below it either
                 unreadable.add(key);
