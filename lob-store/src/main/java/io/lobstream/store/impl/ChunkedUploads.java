@@ -90,7 +90,18 @@ final class ChunkedUploads {
                     List.of(), List.of(), 0), chunk);
         }
         if (existing.isPresent() && problem == null && chunk.chunkIndex() < existing.get().nextChunk()) {
-            SourceMarks.recordApplied(index, source);
+            UploadEntry upload = existing.get();
+            if (chunk.sentAtMillis() > upload.touchedAtMillis() && (source == null || source.offset() > index.applied(source.name()))) {
+                // a retry resending what the writer has, before what it lacks: it keeps the upload from expiring, else a
+                // long upload's retry begun near the timeout would lose it while resending (the offset in the same batch)
+                try (LobIndex.Batch batch = index.newBatch()) {
+                    SourceMarks.applied(batch, source);
+                    batch.putUpload(upload.touched(chunk.sentAtMillis()));
+                    index.write(batch);
+                }
+            } else {
+                SourceMarks.recordApplied(index, source);
+            }
             return Step.done(ChunkResult.of(ChunkResult.Status.DUPLICATE));
         }
         if (problem != null) {

@@ -74,6 +74,15 @@ public record UploadEntry(String uploadId, String lobId, long version, long tota
                 dataExtents, indexExtents, startedAtMillis, Math.max(touchedAtMillis, sentAt), partial, System.currentTimeMillis());
     }
 
+    /**
+     * The same upload, with a chunk it already had sent again at {@code sentAt} (a retry under an idempotency key, which
+     * sends the chunks the writer has before those it lacks): activity, so that the upload does not expire under it.
+     */
+    public UploadEntry touched(long sentAt) {
+        return new UploadEntry(uploadId, lobId, version, totalLength, chunkCount, nextChunk, bytesDone, crc32c, rootPage,
+                dataExtents, indexExtents, startedAtMillis, Math.max(touchedAtMillis, sentAt), partialPage, System.currentTimeMillis());
+    }
+
     public byte[] encode() {
         if (partialPage == null) {
             throw new IllegalStateException("upload " + uploadId + ": an entry of format 1 is read, never written");

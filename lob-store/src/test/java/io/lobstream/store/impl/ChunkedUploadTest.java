@@ -201,6 +201,21 @@ class ChunkedUploadTest {
         }
     }
 
+    /**
+     * A chunk the upload has, sent again (a retry under an idempotency key resends those before the ones the writer
+     * lacks), is activity: a long upload's retry begun near the timeout used to lose it while resending.
+     */
+    @Test
+    void aChunkSentAgainKeepsItsUploadFromExpiring() throws Exception {
+        try (LobStore store = DefaultLobStore.open(dir.resolve("t"), config)) {
+            store.putChunk(new Chunk("u2", "x", 3000, 0, 3, 0, 1000, null, 1_000_000), new ByteArrayInputStream(bytes(1000, 1)), null);
+            assertThat(store.putChunk(new Chunk("u2", "x", 3000, 0, 3, 0, 1000, null, 1_500_000), new ByteArrayInputStream(bytes(1000, 1)),
+                    null).status()).isEqualTo(ChunkResult.Status.DUPLICATE);
+            assertThat(store.expireUploads(1_000_000 + 600_001, Long.MAX_VALUE, 600_000)).as("idle since the chunk came again").isEmpty();
+            assertThat(store.expireUploads(1_500_000 + 600_001, Long.MAX_VALUE, 600_000)).containsExactly("u2");
+        }
+    }
+
     /** Idle by the time the chunks were sent and by the writer's clock, both. */
     @Test
     void anUploadIsIdleOnlyByBothTheTimeOfTheCommandsAndTheWritersClock() throws Exception {
