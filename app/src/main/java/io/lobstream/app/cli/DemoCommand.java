@@ -87,9 +87,9 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         new LobStreamConfig(config); // an unknown key or a bad value: a usage error before anything starts
         new LobStoreConfig(config);
-        if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 0 || partitions < 1) {
+        if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 1 || partitions < 1) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                    "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 0, --partitions >= 1");
+                    "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 1 (the demo drains history), --partitions >= 1");
         }
         boolean temporary = dataDir == null;
         Path dir = temporary ? Files.createTempDirectory("lobstream-demo-") : dataDir;

@@ -91,7 +91,9 @@ final class ChunkedUploads {
         }
         if (existing.isPresent() && problem == null && chunk.chunkIndex() < existing.get().nextChunk()) {
             UploadEntry upload = existing.get();
-            if (chunk.sentAtMillis() > upload.touchedAtMillis() && (source == null || source.offset() > index.applied(source.name()))) {
+            // (not an entry of format 1, which is read, never written: its next new chunk converts it)
+            if (chunk.sentAtMillis() > upload.touchedAtMillis() && !upload.partialPageOnDisk()
+                    && (source == null || source.offset() > index.applied(source.name()))) {
                 // a retry resending what the writer has, before what it lacks: it keeps the upload from expiring, else a
                 // long upload's retry begun near the timeout would lose it while resending (the offset in the same batch)
                 try (LobIndex.Batch batch = index.newBatch()) {
