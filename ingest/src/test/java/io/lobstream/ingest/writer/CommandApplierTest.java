@@ -291,31 +291,21 @@ class CommandApplierTest {
      */
     @Test
     void aRetryWithOtherBytesUnderTheSameKeyDoesNotGoOnAfterTheFirstTrysPieces() throws Exception {
-        String id = "doc";
-        int p = partitionOf(id);
-        String[] ids = {"key/0", "key/1", "key/2"};
-        LobCommand[] first = pieces(id, ids, new byte[]{1, 2, 3});
-        LobCommand[] other = pieces(id, ids, new byte[]{7, 8, 9});
-        long offset = 0;
+        LobCommand[] first = pieces(DOC, PIECE_IDS, new byte[]{1, 2, 3});
+        LobCommand[] other = pieces(DOC, PIECE_IDS, new byte[]{7, 8, 9});
         try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
-            assertThat(applier.apply(command(id, LobOp.PUT, 0, new byte[]{0}), key(id), p, 0, store, new Source(TOPIC + p, offset++)))
-                    .isInstanceOf(CommandApplier.Applied.class);
-            assertThat(applier.apply(first[0], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
-                    .isInstanceOf(CommandApplier.Applied.class);
+            DocLog log = new DocLog(store);
+            assertThat(log.apply(command(DOC, LobOp.PUT, 0, new byte[]{0}))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(log.apply(first[0])).isInstanceOf(CommandApplier.Applied.class);
             for (int i = 0; i < other.length; i++) {
                 String kind = i < 2 ? "id-conflict" : "out-of-order"; // the third follows the second, never applied
-                assertThat(applier.apply(other[i], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
-                        .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo(kind));
+                assertThat(log.apply(other[i])).isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo(kind));
             }
-            assertThat(applier.apply(first[0], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
-                    .isInstanceOf(CommandApplier.Duplicate.class);
+            assertThat(log.apply(first[0])).isInstanceOf(CommandApplier.Duplicate.class);
             for (int i = 1; i < first.length; i++) {
-                assertThat(applier.apply(first[i], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
-                        .isInstanceOf(CommandApplier.Applied.class);
+                assertThat(log.apply(first[i])).isInstanceOf(CommandApplier.Applied.class);
             }
-            try (LobReadHandle h = store.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
-                assertThat(in.readAllBytes()).containsExactly(0, 1, 2, 3);
-            }
+            assertThat(log.value()).containsExactly(0, 1, 2, 3);
         }
     }
 
@@ -326,30 +316,45 @@ class CommandApplierTest {
      */
     @Test
     void aRetryByANewerClientGoesOnAfterPiecesAnOlderOneApplied() throws Exception {
-        String id = "doc";
-        int p = partitionOf(id);
-        String[] ids = {"key/0", "key/1", "key/2"};
-        LobCommand[] newer = pieces(id, ids, new byte[]{1, 2, 3});
-        LobCommand[] older = pieces(id, ids, new byte[]{1, 2, 3});
+        LobCommand[] newer = pieces(DOC, PIECE_IDS, new byte[]{1, 2, 3});
+        LobCommand[] older = pieces(DOC, PIECE_IDS, new byte[]{1, 2, 3});
         for (LobCommand piece : older) {
             piece.setAfterFingerprint(null);
         }
-        long offset = 0;
         try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
-            assertThat(applier.apply(command(id, LobOp.PUT, 0, new byte[]{0}), key(id), p, 0, store, new Source(TOPIC + p, offset++)))
-                    .isInstanceOf(CommandApplier.Applied.class);
+            DocLog log = new DocLog(store);
+            assertThat(log.apply(command(DOC, LobOp.PUT, 0, new byte[]{0}))).isInstanceOf(CommandApplier.Applied.class);
             for (int i = 0; i < 2; i++) {
-                assertThat(applier.apply(older[i], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
-                        .isInstanceOf(CommandApplier.Applied.class);
+                assertThat(log.apply(older[i])).isInstanceOf(CommandApplier.Applied.class);
             }
             for (int i = 0; i < 2; i++) {
-                assertThat(applier.apply(newer[i], key(id), p, 0, store, new Source(TOPIC + p, offset++)))
-                        .isInstanceOf(CommandApplier.Duplicate.class);
+                assertThat(log.apply(newer[i])).isInstanceOf(CommandApplier.Duplicate.class);
             }
-            assertThat(applier.apply(newer[2], key(id), p, 0, store, new Source(TOPIC + p, offset)))
-                    .isInstanceOf(CommandApplier.Applied.class);
-            try (LobReadHandle h = store.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
-                assertThat(in.readAllBytes()).containsExactly(0, 1, 2, 3);
+            assertThat(log.apply(newer[2])).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(log.value()).containsExactly(0, 1, 2, 3);
+        }
+    }
+
+    private static final String DOC = "doc";
+    private static final String[] PIECE_IDS = {"key/0", "key/1", "key/2"};
+
+    /** Commands of {@link #DOC} read from its partition at offsets one after another, applied to {@code store}. */
+    private final class DocLog {
+        private final LobStore store;
+        private final int partition = partitionOf(DOC);
+        private long offset;
+
+        DocLog(LobStore store) {
+            this.store = store;
+        }
+
+        CommandApplier.Outcome apply(LobCommand cmd) throws java.io.IOException {
+            return applier.apply(cmd, key(DOC), partition, 0, store, new Source(TOPIC + partition, offset++));
+        }
+
+        byte[] value() throws java.io.IOException {
+            try (LobReadHandle h = store.open(DOC).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                return in.readAllBytes();
             }
         }
     }
