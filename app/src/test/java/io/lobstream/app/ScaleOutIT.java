@@ -256,9 +256,9 @@ class ScaleOutIT {
             assertThat(a.tablespaces().get(p).orElseThrow().stats().lobs()).as("LOBs rebuilt in partition " + p).isPositive();
         }
         assertReadable(bulkValues, a);
-        assertThat(a.meters().find("lob_rebuilds_completed").counter())
-                .as("catch-ups run beside the stream thread, whose task init gave way meanwhile (LockException)").isNotNull()
-                .satisfies(c -> assertThat(c.count()).isGreaterThanOrEqualTo(moved.size()));
+        assertThat(a.meters().find("lob_rebuilds_completed").counters().stream().mapToDouble(c -> c.count()).sum())
+                .as("catch-ups run beside the stream thread, whose task init gave way meanwhile (LockException)")
+                .isGreaterThanOrEqualTo(moved.size());
         assertAllReadable(a);
         writeRound();
         assertAllReadable(a);

@@ -210,7 +210,7 @@ final class DemoCommand implements Callable<Integer> {
      */
     private long handled(MeterRegistry meters) {
         return sum(meters, "lob_commands_applied") + deadLetteredCommands(meters)
-                + (long) meters.find("lob_commands_skipped").tag("reason", "duplicate-command-id").counters().stream()
+                + (long) meters.find("lob_commands_skipped").tag("reason", io.lobstream.ingest.writer.WriterMetrics.SKIPPED_DUPLICATE).counters().stream()
                 .mapToDouble(Counter::count).sum();
     }
 

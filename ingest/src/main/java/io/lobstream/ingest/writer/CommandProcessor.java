@@ -238,9 +238,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                         e.lobId(), e.version(), source.offset());
                 emitUndo(e, true);
             }
-            metrics.skipped("applied-before-restart");
+            metrics.skipped(WriterMetrics.SKIPPED_APPLIED);
         } else if (outcome instanceof CommandApplier.Duplicate) {
-            metrics.skipped("duplicate-command-id");
+            metrics.skipped(WriterMetrics.SKIPPED_DUPLICATE);
         } else if (outcome instanceof CommandApplier.Rejected rejected) {
             deadLetter(record, rejected.kind(), rejected.kind() + ": " + rejected.reason());
         }

@@ -382,7 +382,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 r = catchUp(partition, store);
                 copy = store.copyId();
             }
-            if (r.endOffset() != REFUSED) { // a copy the check refused: the next init sets it aside or holds the task
+            if (r.endOffset() == REFUSED) { // a copy the check refused: the next init sets it aside or holds the task
+                metrics.rebuildRefused();
+            } else {
                 replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
                 metrics.rebuilt(r.records());
             }

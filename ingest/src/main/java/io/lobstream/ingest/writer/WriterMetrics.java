@@ -1,11 +1,13 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.store.ReclaimOutcome;
+import io.lobstream.store.index.Rejection;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 import java.time.Duration;
+import java.util.List;
 
 /** Meters of the writer topology. */
 public final class WriterMetrics {
@@ -44,47 +46,122 @@ public final class WriterMetrics {
         Counter.builder("lob_commands_applied").tag("op", op).description("Commands applied to a tablespace").register(registry).increment();
     }
 
+    /**
+     * Registers at 0 the counters whose tags are known beforehand (created on their first event, a series would appear at
+     * 1, and Prometheus' increase() or rate() would never see that first one: a first dead letter, a first catch-up).
+     */
+    public void registerAtZero(String commandsTopic, String reclaimTopic) {
+        for (String kind : Rejection.KINDS) {
+            deadLetteredCounter(kind, commandsTopic);
+            deadLetteredCounter(kind, reclaimTopic);
+        }
+        for (ReclaimOutcome outcome : ReclaimOutcome.values()) {
+            reclaimCounter(outcome);
+        }
+        skippedCounter(SKIPPED_APPLIED);
+        skippedCounter(SKIPPED_DUPLICATE);
+        chunkCounter();
+        uploadsExpiredCounter();
+        registerRebuildsAtZero();
+        undoResentCounter();
+    }
+
+    /** The catch-ups' counters at 0 (see {@link #registerAtZero}). */
+    public void registerRebuildsAtZero() {
+        rebuildStartedCounter();
+        for (String outcome : List.of(REBUILT_REPLAYED, REBUILT_CURRENT, REBUILT_REFUSED)) {
+            rebuiltCounter(outcome);
+        }
+        rebuildRecordsCounter();
+        rebuildFailedCounter();
+    }
+
+    /** Why a command was skipped: applied before a restart (read again after it). */
+    public static final String SKIPPED_APPLIED = "applied-before-restart";
+    /** Why a command was skipped: sent twice (the same commandId, within the window). */
+    public static final String SKIPPED_DUPLICATE = "duplicate-command-id";
+    private static final String REBUILT_REPLAYED = "replayed";
+    private static final String REBUILT_CURRENT = "current";
+    private static final String REBUILT_REFUSED = "refused";
+
     public void skipped(String reason) {
-        Counter.builder("lob_commands_skipped").tag("reason", reason)
+        skippedCounter(reason).increment();
+    }
+
+    private Counter skippedCounter(String reason) {
+        return Counter.builder("lob_commands_skipped").tag("reason", reason)
                 .description("Commands not applied again: applied before a restart, or sent twice (same commandId)")
-                .register(registry).increment();
+                .register(registry);
     }
 
     public void chunk() {
-        Counter.builder("lob_upload_chunks").description("Chunks of uploads written (the last one counts as a PUT applied)")
-                .register(registry).increment();
+        chunkCounter().increment();
+    }
+
+    private Counter chunkCounter() {
+        return Counter.builder("lob_upload_chunks").description("Chunks of uploads written (the last one counts as a PUT applied)")
+                .register(registry);
     }
 
     public void uploadsExpired(int n) {
-        Counter.builder("lob_uploads_expired").description("Uploads dropped after lob.upload.timeout.ms without a chunk")
-                .register(registry).increment(n);
+        uploadsExpiredCounter().increment(n);
+    }
+
+    private Counter uploadsExpiredCounter() {
+        return Counter.builder("lob_uploads_expired").description("Uploads dropped after lob.upload.timeout.ms without a chunk")
+                .register(registry);
     }
 
     /** A record of {@code topic} (lob.commands, or lob.reclaim) sent to the dead-letter topic as {@code kind}. */
     public void deadLettered(String kind, String topic) {
-        Counter.builder("lob_commands_dead_lettered").tag("kind", kind).tag("topic", topic)
-                .description("Records sent to the dead-letter topic, by kind and by the topic they came from").register(registry).increment();
+        deadLetteredCounter(kind, topic).increment();
+    }
+
+    private Counter deadLetteredCounter(String kind, String topic) {
+        return Counter.builder("lob_commands_dead_lettered").tag("kind", kind).tag("topic", topic)
+                .description("Records sent to the dead-letter topic, by kind and by the topic they came from").register(registry);
     }
 
     public void reclaim(ReclaimOutcome outcome) {
-        Counter.builder("lob_reclaims").tag("outcome", outcome.name().toLowerCase()).description("Reclaim records applied, by outcome")
-                .register(registry).increment();
+        reclaimCounter(outcome).increment();
+    }
+
+    private Counter reclaimCounter(ReclaimOutcome outcome) {
+        return Counter.builder("lob_reclaims").tag("outcome", outcome.name().toLowerCase()).description("Reclaim records applied, by outcome")
+                .register(registry);
     }
 
     /** A tablespace behind the writer group started catching up from lob.commands. */
     public void rebuildStarted() {
-        Counter.builder("lob_rebuilds_started").description("Catch-ups of tablespaces behind the writer group started (lob-rebuild-P threads)")
-                .register(registry).increment();
+        rebuildStartedCounter().increment();
+    }
+
+    private Counter rebuildStartedCounter() {
+        return Counter.builder("lob_rebuilds_started").description("Catch-ups of tablespaces behind the writer group started (lob-rebuild-P threads)")
+                .register(registry);
     }
 
     /** A catch-up finished, having replayed {@code records} records (none: the tablespace was current after all). */
     public void rebuilt(long records) {
-        Counter.builder("lob_rebuilds_completed").tag("outcome", records > 0 ? "replayed" : "current")
+        rebuiltCounter(records > 0 ? REBUILT_REPLAYED : REBUILT_CURRENT).increment();
+        rebuildRecordsCounter().increment(records);
+    }
+
+    /** A catch-up that found a copy it must not replay into (another log's, or one whose log lost records): the task's next init acts. */
+    public void rebuildRefused() {
+        rebuiltCounter(REBUILT_REFUSED).increment();
+    }
+
+    private Counter rebuiltCounter(String outcome) {
+        return Counter.builder("lob_rebuilds_completed").tag("outcome", outcome)
                 .description("Catch-ups of tablespaces behind the writer group (or not known to be current) completed: replayed, "
-                        + "or found current once the group's committed offset was stable")
-                .register(registry).increment();
-        Counter.builder("lob_rebuild_records").description("Records of lob.commands replayed by catch-ups")
-                .register(registry).increment(records);
+                        + "found current once the group's committed offset was stable, or refused (a copy of another log, or one "
+                        + "whose log lost records: the task's next start sets it aside or holds it)")
+                .register(registry);
+    }
+
+    private Counter rebuildRecordsCounter() {
+        return Counter.builder("lob_rebuild_records").description("Records of lob.commands replayed by catch-ups").register(registry);
     }
 
     /** Registers the gauge of the records catch-ups under way have still to replay. */
@@ -95,9 +172,13 @@ public final class WriterMetrics {
 
     /** A catch-up failed (logged); the task's next start tries again. */
     public void rebuildFailed() {
-        Counter.builder("lob_rebuild_failures").description("Catch-ups of tablespaces, and checks of every page after a restart "
+        rebuildFailedCounter().increment();
+    }
+
+    private Counter rebuildFailedCounter() {
+        return Counter.builder("lob_rebuild_failures").description("Catch-ups of tablespaces, and checks of every page after a restart "
                 + "of the machine without lob.sync, that failed (the task's next start tries again)")
-                .register(registry).increment();
+                .register(registry);
     }
 
     /**
@@ -121,9 +202,13 @@ public final class WriterMetrics {
 
     /** {@code n} undo records produced again because purge had consumed them without a reclaim (counted as re-emitted too). */
     public void undoResent(int n) {
-        Counter.builder("lob_undo_records_resent")
+        undoResentCounter().increment(n);
+    }
+
+    private Counter undoResentCounter() {
+        return Counter.builder("lob_undo_records_resent")
                 .description("Undo records produced again because purge consumed them without a reclaim (lob.undo.resend.interval.ms)")
-                .register(registry).increment(n);
+                .register(registry);
     }
 
     public void undo(boolean reemitted) {

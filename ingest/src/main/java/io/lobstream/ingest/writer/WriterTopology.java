@@ -47,6 +47,7 @@ public final class WriterTopology {
                                  int partitions, TablespaceCatchUp catchUps, UndoResender.Settings resend, CommandsLogEnd logEnd) {
         Topics topics = config.topics();
         WriterMetrics metrics = new WriterMetrics(meters);
+        metrics.registerAtZero(topics.commands(), topics.reclaim());
         Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
         long maxValue = config.get(LobStreamConfig.VALUE_MAX_BYTES);
         UploadExpiry uploads = new UploadExpiry(config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS), topics.commands(), logEnd);
