@@ -250,9 +250,22 @@ public final class LobHttpServer implements AutoCloseable {
         }
     }
 
+    /** Whether the request says it carries a body (a length above 0, or chunks). */
+    private static boolean hasBody(HttpExchange ex) {
+        String length = ex.getRequestHeaders().getFirst("Content-Length");
+        return ex.getRequestHeaders().containsKey("Transfer-Encoding") || length != null && !length.trim().equals("0");
+    }
+
     private void lobs(HttpExchange ex) throws IOException {
         String method = ex.getRequestMethod();
         if (!Responses.readOnly(ex)) {
+            return;
+        }
+        if (hasBody(ex)) {
+            // never read, a body keeps the JDK server from counting the request as arrived: its request timer (30 s) would
+            // then cut the download, however fast it went
+            ex.getResponseHeaders().set("Connection", "close");
+            Responses.text(ex, 400, "a " + method + " of a value takes no request body\n");
             return;
         }
         // the path percent-decoded (a '+' stays a '+': form encoding is for queries, not paths)
