@@ -6,7 +6,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -22,6 +25,17 @@ class EmbeddedClusterTest {
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("port " + busy.getLocalPort() + " for the embedded broker is in use")
                     .hasMessageContaining("--kafka-port");
+        }
+    }
+
+    /** Another process's embedded cluster on the directory (here, a lock this JVM holds): refused before anything starts. */
+    @Test
+    void aDataDirectoryInUseIsAClearError() throws Exception {
+        try (FileChannel held = FileChannel.open(dir.resolve("embedded.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+             FileLock lock = held.lock()) {
+            assertThatThrownBy(() -> EmbeddedCluster.start(dir, 0, 0, 0))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is in use by another LobStream node");
         }
     }
 }

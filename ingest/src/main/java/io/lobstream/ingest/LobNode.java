@@ -203,8 +203,10 @@ public final class LobNode implements AutoCloseable {
         streams.setUncaughtExceptionHandler(new WriterThreadFailures(members, System::nanoTime));
         streams.setStateListener((now, before) -> {
             log.info("writer {} -> {}", before, now);
-            if (now == KafkaStreams.State.ERROR) {
-                writerStopped.complete("the writer stopped: Kafka Streams reached its ERROR state (the log above says why)");
+            // PENDING_ERROR too: Kafka Streams then joins its stream threads with no time limit (a transaction's abort, a
+            // consumer's close), minutes in which the node would serve 503s and not exit
+            if (now == KafkaStreams.State.ERROR || now == KafkaStreams.State.PENDING_ERROR) {
+                writerStopped.complete("the writer stopped: Kafka Streams reached its " + now + " state (the log above says why)");
             }
         });
         Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
@@ -350,7 +352,8 @@ public final class LobNode implements AutoCloseable {
             if (System.nanoTime() > deadline) {
                 throw new TimeoutException("writer not running after " + timeout + " (state " + streams.state() + ")");
             }
-            if (streams.state() == KafkaStreams.State.ERROR || streams.state() == KafkaStreams.State.NOT_RUNNING) {
+            if (streams.state() == KafkaStreams.State.ERROR || streams.state() == KafkaStreams.State.PENDING_ERROR
+                    || streams.state() == KafkaStreams.State.NOT_RUNNING) {
                 throw new IllegalStateException("writer stopped: " + streams.state());
             }
             Thread.sleep(50);
@@ -392,7 +395,8 @@ public final class LobNode implements AutoCloseable {
     }
 
     /**
-     * Completes, with why, when the writer has stopped on its own for good: Kafka Streams reached its ERROR state (an
+     * Completes, with why, when the writer has stopped on its own for good: Kafka Streams reached its ERROR state, or the
+     * PENDING_ERROR before it (an
      * error of the JVM in a stream thread, a shutdown another member of the group asked for, a thread it could not
      * replace; other failures replace the thread). Nothing is applied from then on, and the node's process is better
      * ended, for its supervisor to start it again, than left serving reads that go stale.

@@ -3,7 +3,11 @@ package io.lobstream.app.embedded;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Map;
 
@@ -12,12 +16,17 @@ import java.util.Map;
  * process, both under {@code dataDir}, both on loopback.
  */
 public final class EmbeddedCluster implements Cluster {
+    /** The file whose lock says a process runs an embedded cluster on its directory. */
+    static final String LOCK_FILE = "embedded.lock";
+
     private final EmbeddedKafka kafka;
     private final EmbeddedRegistry registry;
+    private final FileChannel lock;
 
-    private EmbeddedCluster(EmbeddedKafka kafka, EmbeddedRegistry registry) {
+    private EmbeddedCluster(EmbeddedKafka kafka, EmbeddedRegistry registry, FileChannel lock) {
         this.kafka = kafka;
         this.registry = registry;
+        this.lock = lock;
     }
 
     /** Ports 0 mean "any free port". */
@@ -40,6 +49,7 @@ public final class EmbeddedCluster implements Cluster {
         requireFree(kp, "broker", "--kafka-port");
         requireFree(cp, "KRaft controller", "--controller-port");
         requireFree(rp, "registry", "--registry-port");
+        FileChannel lock = lock(dataDir);
         EmbeddedRegistry registry = new EmbeddedRegistry(rp, dataDir.resolve("registry").resolve("registry.log"));
         EmbeddedKafka kafka = new EmbeddedKafka(dataDir.resolve("kafka"), kp, cp, brokerSettings);
         try {
@@ -50,9 +60,35 @@ public final class EmbeddedCluster implements Cluster {
         } catch (Exception e) {
             registry.close();
             kafka.close();
+            lock.close();
             throw e;
         }
-        return new EmbeddedCluster(kafka, registry);
+        return new EmbeddedCluster(kafka, registry, lock);
+    }
+
+    /**
+     * Locks {@code dataDir} for this process's embedded cluster. On other ports, a second one would go ahead: its
+     * registry truncates the first's log, and its KRaft controller opens the first's metadata log before the broker's own
+     * lock would refuse it.
+     */
+    private static FileChannel lock(Path dataDir) throws IOException {
+        Files.createDirectories(dataDir);
+        FileChannel channel = FileChannel.open(dataDir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock held;
+        try {
+            held = channel.tryLock();
+        } catch (java.nio.channels.OverlappingFileLockException inThisProcess) {
+            held = null;
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+        if (held == null) {
+            channel.close();
+            throw new IllegalStateException("the data directory " + dataDir + " is in use by another LobStream node, demo or "
+                    + "cluster on this machine (its embedded broker and registry); stop it, or give another --data-dir");
+        }
+        return channel; // closing it releases the lock
     }
 
     private static void requireFree(int port, String what, String option) {
@@ -78,5 +114,10 @@ public final class EmbeddedCluster implements Cluster {
     public void close() {
         registry.close();
         kafka.close();
+        try {
+            lock.close();
+        } catch (IOException e) {
+            // the lock goes with the process anyway
+        }
     }
 }
