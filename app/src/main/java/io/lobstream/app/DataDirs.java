@@ -1,6 +1,9 @@
 package io.lobstream.app;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -20,6 +23,15 @@ public final class DataDirs {
         Path dir = Files.createTempDirectory(prefix);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(dir), "remove-" + dir.getFileName()));
         return dir;
+    }
+
+    /** The lock of {@code file}, or null if another process (or this one) holds it. */
+    public static FileLock tryLock(FileChannel file) throws IOException {
+        try {
+            return file.tryLock();
+        } catch (OverlappingFileLockException heldHere) {
+            return null;
+        }
     }
 
     /** Deletes {@code dir} and everything under it, best effort (a temporary directory). */

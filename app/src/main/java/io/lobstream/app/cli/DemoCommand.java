@@ -8,6 +8,7 @@ import io.lobstream.app.demo.LoadGenerator;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
@@ -15,6 +16,7 @@ import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.search.Search;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -161,7 +163,7 @@ final class DemoCommand implements Callable<Integer> {
                 summary = new ObjectMapper().createObjectNode();
                 summary.put("duration_s", duration.toSeconds());
                 summary.put("commands_acknowledged", acked);
-                summary.put("commands_applied", sum(meters, "lob_commands_applied"));
+                summary.put("commands_applied", sum(meters.find("lob_commands_applied")));
                 summary.put("commands_dead_lettered", deadLetteredCommands(meters));
                 summary.put("versions_reclaimed", reclaimed(meters));
                 summary.put("lobs_live", st.lobs());
@@ -209,29 +211,28 @@ final class DemoCommand implements Callable<Integer> {
      * applied and counted, and counting them again would call the load applied while some is not.
      */
     private long handled(MeterRegistry meters) {
-        return sum(meters, "lob_commands_applied") + deadLetteredCommands(meters)
-                + (long) meters.find("lob_commands_skipped").tag("reason", io.lobstream.ingest.writer.WriterMetrics.SKIPPED_DUPLICATE).counters().stream()
-                .mapToDouble(Counter::count).sum();
+        return sum(meters.find("lob_commands_applied")) + deadLetteredCommands(meters)
+                + sum(meters.find("lob_commands_skipped").tag("reason", WriterMetrics.SKIPPED_DUPLICATE));
     }
 
     /** Commands dead-lettered: not the reclaims the writer dead-lettered too. */
     private long deadLetteredCommands(MeterRegistry meters) {
-        return (long) meters.find("lob_commands_dead_lettered").tag("topic", commandsTopic).counters().stream()
-                .mapToDouble(Counter::count).sum();
+        return sum(meters.find("lob_commands_dead_lettered").tag("topic", commandsTopic));
     }
 
     private static long reclaimed(MeterRegistry meters) {
-        return (long) meters.find("lob_reclaims").tag("outcome", "applied").counters().stream().mapToDouble(Counter::count).sum();
+        return sum(meters.find("lob_reclaims").tag("outcome", "applied"));
     }
 
-    private static long sum(MeterRegistry meters, String name) {
-        return (long) meters.find(name).counters().stream().mapToDouble(Counter::count).sum();
+    /** The sum of the counters {@code search} finds. */
+    private static long sum(Search search) {
+        return (long) search.counters().stream().mapToDouble(Counter::count).sum();
     }
 
     private String line(String phase, long commands, LobNode node, MeterRegistry meters) {
         StoreStats st = node.tablespaces().totals();
         return String.format("%-14s commands %7d  applied %7d  reclaimed %7d  history %5d  lobs %5d  pages live %7d / history %6d / free %6d",
-                phase, commands, sum(meters, "lob_commands_applied"),
+                phase, commands, sum(meters.find("lob_commands_applied")),
                 reclaimed(meters),
                 st.historyLength(), st.lobs(), st.pagesLive(), st.pagesHistory(), st.pagesFree());
     }

@@ -26,7 +26,6 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -99,7 +98,7 @@ final class ReplayCommand implements Callable<Integer> {
         Files.createDirectories(dir.getParent());
         boolean ok;
         try (FileChannel lockFile = FileChannel.open(TablespaceDirs.replayLock(dir), CREATE, WRITE);
-             FileLock lock = tryLock(lockFile)) {
+             FileLock lock = DataDirs.tryLock(lockFile)) {
             if (lock == null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "another replay of partition " + partition
                         + " is building into " + dataDir + " now");
@@ -133,15 +132,6 @@ final class ReplayCommand implements Callable<Integer> {
                     + LobStreamConfig.DEFAULT_NODE_URL + ")");
         }
         new NodeHttp(node).getText("/status");
-    }
-
-    /** The lock, or null if another process (or this one) holds it. */
-    private static FileLock tryLock(FileChannel file) throws IOException {
-        try {
-            return file.tryLock();
-        } catch (OverlappingFileLockException heldHere) {
-            return null;
-        }
     }
 
     /**

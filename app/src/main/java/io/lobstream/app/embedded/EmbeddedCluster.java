@@ -1,5 +1,7 @@
 package io.lobstream.app.embedded;
 
+import io.lobstream.app.DataDirs;
+
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -76,9 +78,7 @@ public final class EmbeddedCluster implements Cluster {
         FileChannel channel = FileChannel.open(dataDir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock held;
         try {
-            held = channel.tryLock();
-        } catch (java.nio.channels.OverlappingFileLockException inThisProcess) {
-            held = null;
+            held = DataDirs.tryLock(channel);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;

@@ -1,15 +1,13 @@
 package io.lobstream.ingest.replay;
 
+import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
-import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.utils.Utils;
@@ -22,6 +20,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -126,20 +125,17 @@ final class DeadLetterLog {
     }
 
     /**
-     * The writer group's stable committed offset of {@code commands}, 0 when it committed none. Asked for that partition,
-     * with {@code requireStable}: a partition whose commit is in flight is left out of the answer (its error is only
-     * logged by the admin client), which is not "none committed", and is asked again until it is there.
+     * The writer group's stable committed offset of {@code commands}, 0 when it committed none; asked again while its
+     * commit is in flight ({@link TablespaceCatchUp#stableOffsetIn}).
      */
     private static long stableCommittedOffset(Admin admin, String group, TopicPartition commands, ReplayStop stop)
             throws IOException, InterruptedException, ExecutionException, TimeoutException {
         long deadline = System.nanoTime() + STALLED.toNanos();
         while (true) {
-            Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(
-                    Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(commands))),
-                    new ListConsumerGroupOffsetsOptions().requireStable(true)).partitionsToOffsetAndMetadata(group).get(30, TimeUnit.SECONDS);
-            if (answer.containsKey(commands)) {
-                OffsetAndMetadata committed = answer.get(commands); // null: none committed
-                return committed == null ? 0 : committed.offset();
+            OptionalLong committed = TablespaceCatchUp.stableOffsetIn(TablespaceCatchUp.askStableOffset(admin, group, commands,
+                    30_000).get(30, TimeUnit.SECONDS), commands);
+            if (committed.isPresent()) {
+                return Math.max(0, committed.getAsLong()); // none committed: nothing decided
             }
             if (System.nanoTime() > deadline) {
                 throw new IOException("the committed offset of " + commands + " in group " + group + " stayed unstable (a commit "

@@ -318,21 +318,22 @@ public final class TablespaceCatchUp implements AutoCloseable {
         }
         long applied = store.appliedOffset(source);
         Optional<String> cut = TablespaceDirs.logCut(store.directory());
-        OptionalLong end = logEndNow(tp);
-        if (end.isEmpty()) {
-            return Check.UNKNOWN;
-        }
-        if (committed > end.getAsLong()) {
-            // the group's offset past the log's end: records it committed are gone, whatever this copy holds (a fresh or
-            // stale copy too: the partition often moved because its owner died, with the leader that lost them)
-            log.error(logLost(partition, applied, committed, end.getAsLong()));
-            if (atInit) {
-                metrics.logLost(partition);
+        // (a fresh copy of a partition with nothing committed has nothing to hold against the log's end: a first start)
+        if (applied >= 0 || committed > 0) {
+            OptionalLong end = logEndNow(tp);
+            if (end.isEmpty()) {
+                return Check.UNKNOWN;
             }
-            return Check.LOG_LOST;
-        }
-        if (applied >= 0) {
-            if (applied >= end.getAsLong() || cut.isPresent()) {
+            if (committed > end.getAsLong()) {
+                // the group's offset past the log's end: records it committed are gone, whatever this copy holds (a fresh or
+                // stale copy too: the partition often moved because its owner died, with the leader that lost them)
+                log.error(logLost(partition, applied, committed, end.getAsLong()));
+                if (atInit) {
+                    metrics.logLost(partition);
+                }
+                return Check.LOG_LOST;
+            }
+            if (applied >= 0 && (applied >= end.getAsLong() || cut.isPresent())) {
                 if (cut.isPresent()) {
                     log.error("partition {}: {}; the tablespace applied {} up to offset {}, which the log may now hold other "
                             + "commands at", partition, cut.get(), tp.topic(), applied);
@@ -585,13 +586,27 @@ public final class TablespaceCatchUp implements AutoCloseable {
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         // the call's own timeout too: one not answered in time does not go on retrying in the shared client
         Optional<Map<TopicPartition, OffsetAndMetadata>> answer = answerNow(tp, "the committed offsets of group " + group,
-                admin().listConsumerGroupOffsets(Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
-                        new ListConsumerGroupOffsetsOptions().requireStable(true).timeoutMs((int) CHECK_TIMEOUT.toMillis()))
-                        .partitionsToOffsetAndMetadata(group));
-        if (answer.isEmpty() || !answer.get().containsKey(tp)) {
-            return OptionalLong.empty(); // left out: its error (UNSTABLE_OFFSET_COMMIT) is only logged by the admin client
+                askStableOffset(admin(), group, tp, (int) CHECK_TIMEOUT.toMillis()));
+        return answer.isEmpty() ? OptionalLong.empty() : stableOffsetIn(answer.get(), tp);
+    }
+
+    /** Asks for {@code group}'s committed offset of {@code tp} with {@code requireStable}: see {@link #stableOffsetIn}. */
+    public static KafkaFuture<Map<TopicPartition, OffsetAndMetadata>> askStableOffset(Admin admin, String group, TopicPartition tp,
+                                                                                     int timeoutMs) {
+        return admin.listConsumerGroupOffsets(Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
+                new ListConsumerGroupOffsetsOptions().requireStable(true).timeoutMs(timeoutMs)).partitionsToOffsetAndMetadata(group);
+    }
+
+    /**
+     * The stable committed offset of {@code tp} in an answer of {@link #askStableOffset}: -1 when none was committed; empty
+     * when the partition was left out, its commit in flight (its error, UNSTABLE_OFFSET_COMMIT, only logged by the admin
+     * client), which is not "none committed".
+     */
+    public static OptionalLong stableOffsetIn(Map<TopicPartition, OffsetAndMetadata> answer, TopicPartition tp) {
+        if (!answer.containsKey(tp)) {
+            return OptionalLong.empty();
         }
-        OffsetAndMetadata o = answer.get().get(tp); // null: no offset committed
+        OffsetAndMetadata o = answer.get(tp); // null: no offset committed
         return OptionalLong.of(o == null ? -1 : o.offset());
     }
 

@@ -67,7 +67,7 @@ public final class WriterMetrics {
     }
 
     /** The catch-ups' counters at 0 (see {@link #registerAtZero}). */
-    public void registerRebuildsAtZero() {
+    private void registerRebuildsAtZero() {
         rebuildStartedCounter();
         for (String outcome : List.of(REBUILT_REPLAYED, REBUILT_CURRENT, REBUILT_REFUSED)) {
             rebuiltCounter(outcome);
