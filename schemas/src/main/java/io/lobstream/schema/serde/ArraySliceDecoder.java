@@ -122,14 +122,26 @@ final class ArraySliceDecoder extends Decoder {
         return s;
     }
 
+    /** Through {@link #checkedLength}: Avro skips a negative length as 0 and would read on from there. */
     @Override
     public void skipString() throws IOException {
-        in.skipString();
+        in.skipFixed(checkedLength("string", in.readLong()));
     }
 
     @Override
     public void skipBytes() throws IOException {
-        in.skipBytes();
+        in.skipFixed(checkedLength("bytes field", in.readLong()));
+    }
+
+    /**
+     * Refuses bytes left after the record: a producer that reused its buffer without clearing it, or framed a
+     * newer record with an older schema's id, would otherwise have the rest dropped without a word.
+     */
+    public void requireEnd() throws IOException {
+        int left = end - position();
+        if (left != 0) {
+            throw new IOException(left + " bytes after the record");
+        }
     }
 
     @Override

@@ -50,7 +50,10 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
             cached = c;
         }
         try {
-            return c.reader.read(null, new ArraySliceDecoder(buffer.array(), start, length));
+            ArraySliceDecoder decoder = new ArraySliceDecoder(buffer.array(), start, length);
+            Object record = c.reader.read(null, decoder);
+            decoder.requireEnd();
+            return record;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -124,6 +124,32 @@ class ArraySliceDecoderTest {
                 .isInstanceOf(IOException.class).hasMessageContaining("items in all");
     }
 
+    @Test
+    void bytesLeftAfterTheRecordAreAnError() throws IOException {
+        LobCommand sent = LobCommand.newBuilder().setCommandId("c").setLobId("l").setOp(LobOp.DELETE).build();
+        byte[] wire = encode(sent); // 3 bytes of garbage after the record
+        ArraySliceDecoder whole = new ArraySliceDecoder(wire, PREFIX, wire.length - PREFIX - 3);
+        ArraySliceDecoder withTail = new ArraySliceDecoder(wire, PREFIX, wire.length - PREFIX);
+
+        new SpecificDatumReader<>(LobCommand.class).read(null, whole);
+        whole.requireEnd();
+        assertThat(new SpecificDatumReader<>(LobCommand.class).read(null, withTail)).isEqualTo(sent);
+        assertThatThrownBy(withTail::requireEnd).isInstanceOf(IOException.class).hasMessage("3 bytes after the record");
+    }
+
+    /** A field only the writer schema has is skipped: a negative length there must not be skipped as 0. */
+    @Test
+    void aNegativeLengthInASkippedStringIsAnError() throws IOException {
+        org.apache.avro.Schema writer = new org.apache.avro.Schema.Parser().parse(ReclaimRecord.getClassSchema().toString()
+                .replaceFirst("\\[\\s*\\{", "[{\"name\":\"junk\",\"type\":\"string\"},{"));
+        assertThat(writer.getFields().get(0).name()).isEqualTo("junk");
+        byte[] wire = forged(enc -> enc.writeLong(-3));
+
+        assertThatThrownBy(() -> new SpecificDatumReader<ReclaimRecord>(writer, ReclaimRecord.getClassSchema())
+                .read(null, new ArraySliceDecoder(wire, 0, wire.length)))
+                .isInstanceOf(IOException.class).hasMessageContaining("string of -3 bytes");
+    }
+
     private interface Writing {
         void to(BinaryEncoder enc) throws IOException;
     }
