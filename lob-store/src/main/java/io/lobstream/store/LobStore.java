@@ -29,12 +29,23 @@ public interface LobStore extends Closeable {
      */
     int MAX_ID_BYTES = 65_535;
 
-    /** @throws IllegalArgumentException if {@code id} in modified UTF-8 is longer than {@link #MAX_ID_BYTES} */
+    /**
+     * @throws IllegalArgumentException if {@code id} in modified UTF-8 is longer than {@link #MAX_ID_BYTES}, or holds a
+     *         surrogate without its pair: the index's keys are the id in UTF-8, where every such char becomes {@code ?}, so
+     *         {@code "a\uD800"} and {@code "a?"} would be one LOB (ids from Kafka or HTTP never hold one)
+     */
     static void checkId(String what, String id) {
         long n = 0;
         for (int i = 0; i < id.length(); i++) {
             char c = id.charAt(i);
-            n += c != 0 && c < 0x80 ? 1 : c < 0x800 ? 2 : 3; // NUL takes two bytes, a surrogate three
+            if (Character.isHighSurrogate(c) && i + 1 < id.length() && Character.isLowSurrogate(id.charAt(i + 1))) {
+                i++;
+                n += 6; // a surrogate takes three bytes, and so does its pair
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException(what + " has a surrogate without its pair at char " + i);
+            } else {
+                n += c != 0 && c < 0x80 ? 1 : c < 0x800 ? 2 : 3; // NUL takes two bytes
+            }
         }
         if (n > MAX_ID_BYTES) {
             throw new IllegalArgumentException(what + " of " + n + " bytes: at most " + MAX_ID_BYTES);

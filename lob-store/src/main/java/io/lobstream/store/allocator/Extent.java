@@ -61,7 +61,8 @@ public record Extent(long firstPage, int pageCount) {
         return out;
     }
 
-    private static void addRun(List<Extent> out, long from, long to) {
+    /** Adds the pages {@code [from, to)} to {@code out}, in extents of at most {@link Integer#MAX_VALUE} pages. */
+    public static void addRun(List<Extent> out, long from, long to) {
         while (to - from > Integer.MAX_VALUE) {
             out.add(new Extent(from, Integer.MAX_VALUE));
             from += Integer.MAX_VALUE;

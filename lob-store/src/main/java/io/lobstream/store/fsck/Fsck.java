@@ -75,18 +75,20 @@ public final class Fsck {
             index.forEachPending(e -> named.addAll(e.extents()));
             index.forEachUpload(u -> named.addAll(u.pages()));
             named.sort(java.util.Comparator.comparingLong(Extent::firstPage));
-            List<Extent> union = new ArrayList<>(); // overlapping extents merged: overlaps are for run() to report
+            // overlapping extents merged (overlaps are for run() to report); a run kept as longs, as it may pass 2^31 pages
+            List<Extent> union = new ArrayList<>();
+            long runFirst = 0;
+            long runEnd = 0;
             long end = (file.path().toFile().length() + pageSize - 1) / pageSize;
             for (Extent e : named) {
-                Extent last = union.isEmpty() ? null : union.get(union.size() - 1);
-                if (last != null && e.firstPage() <= last.endPage()) {
-                    long to = Math.max(last.endPage(), e.endPage());
-                    union.set(union.size() - 1, new Extent(last.firstPage(), (int) Math.min(Integer.MAX_VALUE, to - last.firstPage())));
-                } else {
-                    union.add(e);
+                if (e.firstPage() > runEnd) {
+                    Extent.addRun(union, runFirst, runEnd);
+                    runFirst = e.firstPage();
                 }
+                runEnd = Math.max(runEnd, e.endPage());
                 end = Math.max(end, e.endPage());
             }
+            Extent.addRun(union, runFirst, runEnd);
             return withMarkers(new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData).run(), tablespaceDir);
         }
     }

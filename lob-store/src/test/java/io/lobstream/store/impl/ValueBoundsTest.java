@@ -25,7 +25,7 @@ import static io.lobstream.store.impl.DefaultLobStoreTest.read;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Values too long for the tablespace, and caller streams longer or shorter than the length they announce. */
+/** Values too long for the tablespace, ids it cannot key, and caller streams longer or shorter than the length they announce. */
 class ValueBoundsTest {
     private static final int PAGE = 4096;
 
@@ -99,6 +99,20 @@ class ValueBoundsTest {
         store.write("doc", offset, in, length, null);
         System.arraycopy(data, 0, v, offset, length);
         assertSameBytes(read(store, "doc"), v);
+    }
+
+    @Test
+    void anIdWithASurrogateWithoutItsPairIsRefusedAsItWouldShareAKey() throws IOException {
+        try (DefaultLobStore store = open()) {
+            put(store, "a?", bytes(10, 1));
+            assertThatThrownBy(() -> store.put("a\uD800", new ByteArrayInputStream(bytes(10, 2)), 10, null, null))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessage("lobId has a surrogate without its pair at char 1");
+            assertThatThrownBy(() -> store.delete("\uDC00b", null)).isInstanceOf(IllegalArgumentException.class);
+            put(store, "a\uD83D\uDE00", bytes(10, 3)); // a pair is one code point, as UTF-8 keys it
+
+            assertSameBytes(read(store, "a?"), bytes(10, 1));
+            assertSameBytes(read(store, "a\uD83D\uDE00"), bytes(10, 3));
+        }
     }
 
     @Test
