@@ -86,20 +86,16 @@ final class GetCommand implements Callable<Integer> {
 
     /**
      * Into FILE.part, renamed to FILE once whole: a download that fails leaves no file that looks
-     * complete, and the old one as it was. FILE a symbolic link to a regular file: the same beside
-     * the file it names, so the link stays a link. Straight into FILE when it is not a regular file
-     * (a device, a pipe), a link to nothing, or one of the links under /dev and /proc
+     * complete, and the old one as it was. FILE a symbolic link to a regular file, or to a file not
+     * there yet: the same beside the file it names, so the link stays a link. Straight into FILE when
+     * it is not a regular file (a device, a pipe), or one of the links under /dev and /proc
      * ({@code -o /dev/stdout}: the shell's redirection, appending or not, is written through).
      */
     private long download(InputStream in, long length) throws IOException {
         Path target = output;
         Path absolute = output.toAbsolutePath();
-        if (Files.isSymbolicLink(output) && Files.isRegularFile(output) && !absolute.startsWith("/dev") && !absolute.startsWith("/proc")) {
-            try {
-                target = output.toRealPath();
-            } catch (IOException unresolvable) {
-                target = output; // written through, as before links were followed
-            }
+        if (Files.isSymbolicLink(output) && !absolute.startsWith("/dev") && !absolute.startsWith("/proc")) {
+            target = linkedFile(output);
         }
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
             try (OutputStream out = Files.newOutputStream(target)) {
@@ -119,6 +115,22 @@ final class GetCommand implements Callable<Integer> {
             Files.deleteIfExists(part);
             throw e;
         }
+    }
+
+    /** The file {@code link} names, if a regular file or none yet; else {@code link} itself, written through. */
+    private static Path linkedFile(Path link) {
+        try {
+            if (Files.isRegularFile(link)) {
+                return link.toRealPath();
+            }
+            if (!Files.exists(link)) { // a link to nothing: its file is made, so a failed download must not leave it cut short
+                Path named = link.resolveSibling(Files.readSymbolicLink(link));
+                return Files.isSymbolicLink(named) ? link : named;
+            }
+        } catch (IOException unresolvable) {
+            // written through, as before links were followed
+        }
+        return link;
     }
 
     /**

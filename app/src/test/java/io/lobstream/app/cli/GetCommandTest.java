@@ -77,6 +77,20 @@ class GetCommandTest {
         assertThat(Files.size(file)).isEqualTo(1000);
     }
 
+    @Test
+    void aLinkToAFileNotThereYetGetsNoFileOnFailureAndAWholeOneAfter() throws IOException {
+        Path link = Files.createSymbolicLink(dir.resolve("latest.bin"), Path.of("latest-2.bin"));
+        Path file = dir.resolve("latest-2.bin");
+
+        assertThat(getTo(link, servingHalfOf(1000))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(file).doesNotExist();
+        assertThat(dir.resolve("latest-2.bin.part")).doesNotExist();
+
+        assertThat(getTo(link, servingWhole(1000))).isZero();
+        assertThat(Files.isSymbolicLink(link)).isTrue();
+        assertThat(Files.size(file)).isEqualTo(1000);
+    }
+
     /** As {@code -o /dev/stdout} into a pipe: a link to what is not a regular file is written through, not beside. */
     @Test
     void aLinkToAPipeIsWrittenThrough() throws Exception {

@@ -58,7 +58,8 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
     /**
      * Read-your-writes: completes once the writer group has committed past the write's last
      * record, with what the writer did (check {@link WriteOutcome#applied()}: a write the writer
-     * dead-lettered completes too, with the reason). Any node then serves the new version. Never
+     * dead-lettered completes too, with the reason). Any node in the writer group then serves the new version (one cut off
+     * from Kafka serves what it last had until it rejoins: README, Known limits). Never
      * completes while no writer runs: bound the wait with {@link #applied(Duration)} (a
      * {@code get(timeout, unit)} on this future bounds the caller's wait, not the client's tracking
      * of the write). Fails if Kafka did not acknowledge the write, or the client is closed first.
