@@ -133,17 +133,6 @@ final class ArraySliceDecoder extends Decoder {
         in.skipFixed(checkedLength("bytes field", in.readLong()));
     }
 
-    /**
-     * Refuses bytes left after the record: a producer that reused its buffer without clearing it, or framed a
-     * newer record with an older schema's id, would otherwise have the rest dropped without a word.
-     */
-    public void requireEnd() throws IOException {
-        int left = end - position();
-        if (left != 0) {
-            throw new IOException(left + " bytes after the record");
-        }
-    }
-
     @Override
     public void readFixed(byte[] bytes, int start, int length) throws IOException {
         in.readFixed(bytes, start, length);

@@ -50,10 +50,9 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
             cached = c;
         }
         try {
-            ArraySliceDecoder decoder = new ArraySliceDecoder(buffer.array(), start, length);
-            Object record = c.reader.read(null, decoder);
-            decoder.requireEnd();
-            return record;
+            // bytes left after the record are not refused: an older writer applied such records (a client that framed a
+            // newer record with an older schema's id), and a rebuild must apply them as it did
+            return c.reader.read(null, new ArraySliceDecoder(buffer.array(), start, length));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

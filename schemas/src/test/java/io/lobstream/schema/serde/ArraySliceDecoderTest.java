@@ -124,19 +124,6 @@ class ArraySliceDecoderTest {
                 .isInstanceOf(IOException.class).hasMessageContaining("items in all");
     }
 
-    @Test
-    void bytesLeftAfterTheRecordAreAnError() throws IOException {
-        LobCommand sent = LobCommand.newBuilder().setCommandId("c").setLobId("l").setOp(LobOp.DELETE).build();
-        byte[] wire = encode(sent); // 3 bytes of garbage after the record
-        ArraySliceDecoder whole = new ArraySliceDecoder(wire, PREFIX, wire.length - PREFIX - 3);
-        ArraySliceDecoder withTail = new ArraySliceDecoder(wire, PREFIX, wire.length - PREFIX);
-
-        new SpecificDatumReader<>(LobCommand.class).read(null, whole);
-        whole.requireEnd();
-        assertThat(new SpecificDatumReader<>(LobCommand.class).read(null, withTail)).isEqualTo(sent);
-        assertThatThrownBy(withTail::requireEnd).isInstanceOf(IOException.class).hasMessage("3 bytes after the record");
-    }
-
     /** A field only the writer schema has is skipped: a negative length there must not be skipped as 0. */
     @Test
     void aNegativeLengthInASkippedStringIsAnError() throws IOException {
