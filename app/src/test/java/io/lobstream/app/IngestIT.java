@@ -930,9 +930,8 @@ class IngestIT {
         // the subject's latest schema (another test may have added an op symbol: BACKWARD would refuse a schema without
         // it), with a property of its own: new content, so a new version and ids
         String subject = config.topics().commands() + "-value";
-        String latest = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(ccompat + "/subjects/" + subject
-                + "/versions/latest")).build(), HttpResponse.BodyHandlers.ofString()).body()).get("schema").asText();
-        Schema schema = new Schema.Parser().parse(latest.replaceFirst("\\{", "{\"producer\":\"it-foreign\","));
+        Schema schema = new Schema.Parser().parse(latestCommandSchema(ccompat).toString()
+                .replaceFirst("\\{", "{\"producer\":\"it-foreign\","));
         int id = registerThroughConfluentApi(ccompat, subject, schema.toString());
         JsonNode meta = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(registry + "/groups/default/artifacts/"
                 + subject + "/meta")).build(), HttpResponse.BodyHandlers.ofString()).body());
@@ -940,37 +939,11 @@ class IngestIT {
         assertThat(meta.get("globalId").asInt()).as("ids that differ, so the test tells them apart").isNotEqualTo(id);
 
         byte[] value = bytes(3000, 21);
-        CRC32C crc = new CRC32C();
-        crc.update(value);
-        GenericRecord command = new GenericData.Record(schema);
-        for (Schema.Field f : schema.getFields()) { // fields another test added, with their defaults
-            if (f.hasDefaultValue()) {
-                command.put(f.name(), GenericData.get().getDefaultValue(f));
-            }
-        }
-        command.put("commandId", UUID.randomUUID().toString());
-        command.put("lobId", "it-foreign");
-        command.put("op", new GenericData.EnumSymbol(schema.getField("op").schema(), "PUT"));
-        command.put("uploadId", null);
-        command.put("chunkIndex", 0);
-        command.put("chunkCount", 1);
-        command.put("offset", 0L);
-        command.put("totalLength", (long) value.length);
-        command.put("crc32c", (int) crc.getValue());
-        command.put("data", ByteBuffer.wrap(value));
-        command.put("contentType", "application/x-foreign");
-        command.put("metadata", Map.of("from", "elsewhere"));
-        command.put("producedAt", System.currentTimeMillis());
-        ByteArrayOutputStream frame = new ByteArrayOutputStream();
-        frame.write(0);
-        frame.writeBytes(ByteBuffer.allocate(4).putInt(id).array());
-        BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(frame, null);
-        new GenericDatumWriter<GenericRecord>(schema).write(command, encoder);
-        encoder.flush();
         try (KafkaProducer<byte[], byte[]> plain = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.ACKS_CONFIG, "all"),
                 new ByteArraySerializer(), new ByteArraySerializer())) {
-            plain.send(new ProducerRecord<>(config.topics().commands(), "it-foreign".getBytes(StandardCharsets.UTF_8), frame.toByteArray())).get();
+            plain.send(new ProducerRecord<>(config.topics().commands(), "it-foreign".getBytes(StandardCharsets.UTF_8),
+                    framedPut(schema, id, "it-foreign", value))).get();
         }
         awaitValue("it-foreign", value);
         HttpResponse<Void> head = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/lobs/it-foreign"))
@@ -994,13 +967,7 @@ class IngestIT {
                 HttpResponse.BodyHandlers.ofString()).body()).get("version").asText();
         String ccompat = config.get(LobStreamConfig.REGISTRY_URL).replace("/apis/registry/v2", "/apis/ccompat/v7");
         String subject = config.topics().commands() + "-value";
-        String latest = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(ccompat + "/subjects/" + subject
-                + "/versions/latest")).build(), HttpResponse.BodyHandlers.ofString()).body()).get("schema").asText();
-        Schema old = new Schema.Parser().parse(latest);
-        List<Schema.Field> fields = new ArrayList<>();
-        old.getFields().forEach(f -> fields.add(new Schema.Field(f, f.schema())));
-        fields.add(new Schema.Field("priority", Schema.create(Schema.Type.INT), null, 0));
-        Schema newer = Schema.createRecord(old.getName(), old.getDoc(), old.getNamespace(), false, fields);
+        Schema newer = withIntField(latestCommandSchema(ccompat), "priority");
         registerThroughConfluentApi(ccompat, subject, newer.toString());
         byte[] value = bytes(2000, 22);
         LobStreamConfig registered = config.with("apicurio.registry.auto-register", "false");
@@ -1063,6 +1030,46 @@ class IngestIT {
     }
 
     /**
+     * A command the writer could not decode (its schema not registered yet) is dead-lettered; the schema is registered,
+     * the LOB put again, and the letter sent back: the writer applies it last. A replay decodes it at its first offset
+     * now, and must refuse it there by its letter as the writer did, or it applies the two PUTs the other way round.
+     */
+    @Test
+    void aReplayRefusesWhereTheWriterDidACommandThatDecodesOnlyNow() throws Exception {
+        String id = "it-late-schema";
+        int p = Nodes.partitionOf(id, 2);
+        client.put(id + "-first", new byte[1], null).get(60, TimeUnit.SECONDS); // the commands' schema registered, if no test has
+        String ccompat = config.get(LobStreamConfig.REGISTRY_URL).replace("/apis/registry/v2", "/apis/ccompat/v7");
+        String unique = UUID.randomUUID().toString().replace("-", "");
+        Schema probe = withIntField(ReclaimRecord.getClassSchema(), "probe_" + unique);
+        int next = registerThroughConfluentApi(ccompat, "it-late-probe-value", probe.toString()) + 1; // the next new content's id
+        Schema schema = withIntField(latestCommandSchema(ccompat), "late_" + unique);
+        byte[] first = bytes(40, 81);
+        try (KafkaProducer<byte[], byte[]> plain = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(),
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.ACKS_CONFIG, "all"),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            plain.send(new ProducerRecord<>(config.topics().commands(), id.getBytes(StandardCharsets.UTF_8), framedPut(schema, next, id, first)))
+                    .get();
+        }
+        long letter = Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60),
+                        seen -> seen.stream().anyMatch(r -> r.key() != null && id.equals(new String(r.key(), StandardCharsets.UTF_8))))
+                .stream().filter(r -> r.key() != null && id.equals(new String(r.key(), StandardCharsets.UTF_8))).findFirst().orElseThrow().offset();
+        assertThat(registerThroughConfluentApi(ccompat, config.topics().commands() + "-value", schema.toString()))
+                .as("the id the command named").isEqualTo(next);
+        byte[] second = bytes(50, 82);
+        assertThat(client.put(id, second, null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
+        assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, Rejection.UNDECODABLE::equals, false).redriven()).isEqualTo(1);
+        awaitValue(id, first);
+
+        try (LobStore replayed = LobStore.open(dir.resolve("replay-late-schema"), LobStoreConfig.defaults())) {
+            new PartitionReplayer(config).replay(p, replayed);
+            try (LobReadHandle h = replayed.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                assertThat(in.readAllBytes()).as("the value the writer holds").isEqualTo(first);
+            }
+        }
+    }
+
+    /**
      * Purge lag on a partition the purge group never committed on counts from the log's start, not offset 0: after
      * retention (here deleteRecords) trimmed it, the records it deleted are no lag.
      */
@@ -1089,6 +1096,53 @@ class IngestIT {
             // what `lobstream status` shows, read the same way
             assertThat(PurgeLag.read(admin, undo0.topic(), partitions, Map.of(), 5_000)).containsEntry(0, 4L);
         }
+    }
+
+    /** The commands subject's latest schema (other tests add op symbols and fields: BACKWARD refuses a schema without them). */
+    static Schema latestCommandSchema(String ccompat) throws Exception {
+        return new Schema.Parser().parse(new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(ccompat + "/subjects/"
+                + config.topics().commands() + "-value/versions/latest")).build(), HttpResponse.BodyHandlers.ofString()).body())
+                .get("schema").asText());
+    }
+
+    /** {@code schema} with an int field more, default 0 (compatible): new content to the registry, which ignores properties. */
+    static Schema withIntField(Schema schema, String name) {
+        List<Schema.Field> fields = new ArrayList<>();
+        schema.getFields().forEach(f -> fields.add(new Schema.Field(f, f.schema())));
+        fields.add(new Schema.Field(name, Schema.create(Schema.Type.INT), null, 0));
+        return Schema.createRecord(schema.getName(), schema.getDoc(), schema.getNamespace(), false, fields);
+    }
+
+    /** A PUT of {@code value} to {@code lobId} as a producer in another language frames it: byte 0, {@code schemaId}, Avro binary. */
+    static byte[] framedPut(Schema schema, int schemaId, String lobId, byte[] value) throws IOException {
+        CRC32C crc = new CRC32C();
+        crc.update(value);
+        GenericRecord command = new GenericData.Record(schema);
+        for (Schema.Field f : schema.getFields()) { // fields another test added, with their defaults
+            if (f.hasDefaultValue()) {
+                command.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        command.put("commandId", UUID.randomUUID().toString());
+        command.put("lobId", lobId);
+        command.put("op", new GenericData.EnumSymbol(schema.getField("op").schema(), "PUT"));
+        command.put("uploadId", null);
+        command.put("chunkIndex", 0);
+        command.put("chunkCount", 1);
+        command.put("offset", 0L);
+        command.put("totalLength", (long) value.length);
+        command.put("crc32c", (int) crc.getValue());
+        command.put("data", ByteBuffer.wrap(value));
+        command.put("contentType", "application/x-foreign");
+        command.put("metadata", Map.of("from", "elsewhere"));
+        command.put("producedAt", System.currentTimeMillis());
+        ByteArrayOutputStream frame = new ByteArrayOutputStream();
+        frame.write(0);
+        frame.writeBytes(ByteBuffer.allocate(4).putInt(schemaId).array());
+        BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(frame, null);
+        new GenericDatumWriter<GenericRecord>(schema).write(command, encoder);
+        encoder.flush();
+        return frame.toByteArray();
     }
 
     /** Registers {@code schema} under {@code subject} as a Confluent client does; returns the id it answers. */

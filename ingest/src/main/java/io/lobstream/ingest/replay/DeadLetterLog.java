@@ -4,6 +4,7 @@ import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
+import io.lobstream.store.index.Rejection;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -17,22 +18,29 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
+import java.util.zip.CRC32C;
 
 /**
  * Which commands of one partition of {@code lob.commands} the writer dead-lettered, as far as
- * {@code lob.commands.dlq} still says: what a replay asks when a command names a schema the
- * registry does not have. The writer dead-letters such a command too, so a replay that finds no
+ * {@code lob.commands.dlq} still says. A replay asks it twice. When a command names a schema the
+ * registry does not have: the writer dead-letters such a command too, so a replay that finds no
  * letter for a command the writer has decided is reading another registry than the writer did
  * (restored from an older backup, or the wrong one), and would leave out commands the writer applied.
+ * And when a command decodes: the writer may not have decoded it (its schema registered since, an
+ * op it did not know yet), and a replay that applied it there would apply the commands after it,
+ * and its copy {@code redrive} sent back, in another order than the writer did.
  */
 final class DeadLetterLog {
     private static final Logger log = LoggerFactory.getLogger(DeadLetterLog.class);
@@ -43,25 +51,30 @@ final class DeadLetterLog {
     private static final Duration STALLED = Duration.ofMinutes(2);
 
     private final Set<Long> offsets;
+    private final Map<Long, Undecodable> undecodable;
     private final long[] keptSince;
     private final long decidedBelow;
 
     /**
      * @param offsets      the offsets of the partition's commands that have a letter
+     * @param undecodable  of those, the ones the writer could not decode: its reason, and the command's value
      * @param keptSince    per partition of the dead-letter topic, the time of its oldest letter kept: 0 when retention
      *                     deleted none of it, Long.MAX_VALUE when it deleted all
      * @param decidedBelow the writer group's committed offset of the partition: the commands it has decided
      */
-    DeadLetterLog(Set<Long> offsets, long[] keptSince, long decidedBelow) {
+    DeadLetterLog(Set<Long> offsets, Map<Long, Undecodable> undecodable, long[] keptSince, long decidedBelow) {
         this.offsets = offsets;
+        this.undecodable = undecodable;
         this.keptSince = keptSince;
         this.decidedBelow = decidedBelow;
     }
 
     /**
-     * Reads the writer group's committed offset of {@code commands}, then the whole dead-letter topic, keeping the
-     * letters of {@code commands}: in that order, so that every command below the offset has its letter in what is read.
-     * A {@code stop} asked meanwhile ends it, in whatever Kafka call it waits in, with {@link InterruptedIOException}.
+     * Reads the writer group's committed offset of {@code commands}, then the dead-letter topic, keeping the letters of
+     * {@code commands}: in that order, so that every command below the offset has its letter in what is read. The writer
+     * sends a letter to its key's partition, which is the command's partition where both topics have as many (as
+     * LobStream makes them): only that one is read then. A {@code stop} asked meanwhile ends it, in whatever Kafka call
+     * it waits in, with {@link InterruptedIOException}.
      */
     static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, ReplayStop stop) throws IOException {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
@@ -71,16 +84,20 @@ final class DeadLetterLog {
         String topic = config.topics().deadLetters();
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         Set<Long> offsets = new HashSet<>();
+        Map<Long, Undecodable> undecodable = new HashMap<>();
         String what = "reading the dead letters of " + commands;
         try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
              ReplayStop.Watch adminWatch = stop.watch(admin);
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              ReplayStop.Watch consumerWatch = stop.watch(consumer)) {
             long decidedBelow = stableCommittedOffset(admin, group, commands, stop);
-            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+            List<TopicPartition> all = consumer.partitionsFor(topic).stream()
                     .map(i -> new TopicPartition(topic, i.partition())).sorted(java.util.Comparator.comparingInt(TopicPartition::partition))
                     .collect(Collectors.toList());
-            long[] keptSince = new long[partitions.size()];
+            List<TopicPartition> partitions = all.size() == consumer.partitionsFor(commands.topic()).size()
+                    ? List.of(all.get(commands.partition())) : all;
+            long[] keptSince = new long[all.size()];
+            Arrays.fill(keptSince, Long.MAX_VALUE); // a partition not read: in doubt, its letters may have expired
             Map<TopicPartition, Long> first = consumer.beginningOffsets(partitions);
             for (TopicPartition tp : partitions) {
                 keptSince[tp.partition()] = first.get(tp) == 0 ? 0 : Long.MAX_VALUE; // a trimmed one: its oldest letter kept, below
@@ -110,10 +127,17 @@ final class DeadLetterLog {
                             && Integer.toString(commands.partition()).equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_PARTITION))
                             && offset != null && offset.matches("\\d{1,18}")) {
                         offsets.add(Long.parseLong(offset));
+                        if (Rejection.UNDECODABLE.equals(DeadLetterTopic.header(letter, DeadLetterTopic.KIND)) && letter.value() != null) {
+                            String reason = DeadLetterTopic.header(letter, DeadLetterTopic.REASON);
+                            undecodable.put(Long.parseLong(offset), new Undecodable(reason != null ? reason : Rejection.UNDECODABLE,
+                                    Undecodable.fingerprint(letter.value())));
+                        } else {
+                            undecodable.remove(Long.parseLong(offset)); // redriven, then refused for another reason
+                        }
                     }
                 }
             }
-            return new DeadLetterLog(offsets, keptSince, decidedBelow);
+            return new DeadLetterLog(offsets, undecodable, keptSince, decidedBelow);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             stop.throwIfAsked(e, what); // the stop ended the call it waited in
             throw new IOException("cannot read the dead letters of " + commands + " from " + topic + ", or the writer group "
@@ -148,6 +172,27 @@ final class DeadLetterLog {
 
     private static long positions(KafkaConsumer<?, ?> consumer, List<TopicPartition> partitions) {
         return partitions.stream().mapToLong(consumer::position).sum();
+    }
+
+    /**
+     * The writer's reason if it dead-lettered {@code command} as undecodable: a replay that decodes it now must refuse it
+     * too, and apply its copy where {@code redrive} sent it back, as the writer did. The letter must hold the command's
+     * value: one of a log made anew (or reset past records it lost) names offsets that other commands have now.
+     */
+    Optional<String> undecodableAt(ConsumerRecord<byte[], byte[]> command) {
+        Undecodable letter = command.offset() < decidedBelow ? undecodable.get(command.offset()) : null;
+        return letter != null && command.value() != null && letter.value() == Undecodable.fingerprint(command.value())
+                ? Optional.of(letter.reason()) : Optional.empty();
+    }
+
+    /** A letter of a command the writer could not decode: its reason, and a fingerprint of the command's value. */
+    record Undecodable(String reason, long value) {
+        /** The length and CRC32C of {@code value}: letters are kept in memory, their values are not. */
+        static long fingerprint(byte[] value) {
+            CRC32C crc = new CRC32C();
+            crc.update(value);
+            return (long) value.length << 32 | crc.getValue();
+        }
     }
 
     /**

@@ -29,12 +29,14 @@ import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Rebuilds (part of) one partition's tablespace from its redo log: the committed records of
  * {@code lob.commands} for the partition in an offset range, applied in order with the same
  * {@link CommandApplier} the writer uses, each recording its offset (so a crash during a replay
- * resumes where it stopped). What the writer dead-lettered is rejected again and skipped. No
+ * resumes where it stopped). What the writer dead-lettered is rejected again and skipped (what it
+ * could not decode, by its letter: a replay may decode it now, see {@link DeadLetterLog}). No
  * undo records are produced: superseded versions are reclaimed locally as it goes, since the
  * page numbers in {@code lob.reclaim} belong to the tablespace that wrote them, not to this one.
  * Used offline ({@code ./lobstream replay}) and by a writer task that finds its tablespace
@@ -109,7 +111,7 @@ public final class PartitionReplayer {
         long partitionTime = -1; // the highest command time so far: a record without one takes it (CommandTime)
         long applied = 0;
         long rejected = 0;
-        DeadLetterLog letters = null; // read when a command first names a schema the registry does not have
+        DeadLetterLog letters = null; // read before the first record
         try (Deserializer<Object> values = LobSerdes.valueDeserializer(config);
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              ReplayStop.Watch watch = stop.watch(consumer);
@@ -126,6 +128,9 @@ public final class PartitionReplayer {
                         + TablespaceCatchUp.offsetReset(config, tp));
             }
             long end = to >= 0 ? to : logEnd;
+            if (next < end) {
+                letters = DeadLetterLog.read(config, tp, stop);
+            }
             log.info("replaying {} offsets [{}, {})", tp, next, end);
             long lastLog = System.nanoTime();
             while (next < end) {
@@ -159,13 +164,17 @@ public final class PartitionReplayer {
                     String undecodableWhy = null;
                     try {
                         cmd = LobSerdes.decode(values, r.topic(), r.value(), LobCommand.class);
+                        Optional<String> notDecodedThen = letters.undecodableAt(r);
+                        if (notDecodedThen.isPresent()) { // its redriven copy, if any, applies where it was sent back
+                            cmd = null;
+                            undecodableWhy = notDecodedThen.get();
+                        }
                     } catch (RegistryUnavailableException e) {
                         throw e; // the writer would have retried too, not skipped the command
                     } catch (RuntimeException undecodable) {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
                         undecodableWhy = "cannot decode a LobCommand: " + undecodable.getMessage();
                         if (RegistryUnavailableException.isSchemaNotFound(undecodable)) {
-                            letters = letters != null ? letters : DeadLetterLog.read(config, tp, stop);
                             letters.requireLetter(r, config.get(LobStreamConfig.REGISTRY_URL), undecodable);
                         }
                     }

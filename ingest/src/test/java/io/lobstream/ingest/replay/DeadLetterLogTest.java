@@ -31,36 +31,57 @@ class DeadLetterLogTest {
     private static final RuntimeException NOT_FOUND = new IllegalStateException("schema 99 not found");
 
     private static ConsumerRecord<byte[], byte[]> command(long offset, long timestamp) {
-        return new ConsumerRecord<>("lob.commands", 3, offset, timestamp, TimestampType.LOG_APPEND_TIME, 0, 0, new byte[0], new byte[0],
+        return command(offset, timestamp, new byte[0]);
+    }
+
+    private static ConsumerRecord<byte[], byte[]> command(long offset, long timestamp, byte[] value) {
+        return new ConsumerRecord<>("lob.commands", 3, offset, timestamp, TimestampType.LOG_APPEND_TIME, 0, value.length, new byte[0], value,
                 new RecordHeaders(), Optional.empty());
     }
 
     @Test
     void aCommandTheWriterDeadLetteredIsSkipped() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), new long[]{0}, 100);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{0}, 100);
         assertThatCode(() -> letters.requireLetter(command(7, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
     }
 
     @Test
     void aCommandWithoutALetterWhileLettersOfItsTimeAreKeptStopsTheReplay() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), new long[]{500}, 100);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{500}, 100);
         assertThatThrownBy(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).isInstanceOf(IOException.class)
                 .hasMessageContaining("lob.commands-3 offset 8").hasMessageContaining("http://r").hasMessageContaining("did not dead-letter");
     }
 
     @Test
     void aCommandOlderThanEveryLetterKeptCannotBeToldAndIsSkipped() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(), new long[]{5_000}, 100);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), new long[]{5_000}, 100);
         assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
-        DeadLetterLog allExpired = new DeadLetterLog(Set.of(), new long[]{Long.MAX_VALUE}, 100);
+        DeadLetterLog allExpired = new DeadLetterLog(Set.of(), Map.of(), new long[]{Long.MAX_VALUE}, 100);
         assertThatCode(() -> allExpired.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
     }
 
     /** A command past the writer group's committed offset is not decided yet: no letter proves anything. */
     @Test
     void aCommandTheWriterHasNotDecidedYetIsSkipped() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(), new long[]{0}, 8);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), new long[]{0}, 8);
         assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
+    }
+
+    /**
+     * The writer could not decode the command at 7 (a schema not registered yet, an op it did not know): a replay that
+     * decodes it now refuses it as the writer did, with its reason; one past what the writer has decided, or another
+     * command at that offset (a log made anew), it judges itself.
+     */
+    @Test
+    void aCommandTheWriterCouldNotDecodeIsRefusedByItsLetter() {
+        byte[] value = {0, 0, 0, 0, 42, 1, 2};
+        DeadLetterLog.Undecodable letter = new DeadLetterLog.Undecodable("cannot decode a LobCommand: no op X",
+                DeadLetterLog.Undecodable.fingerprint(value));
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L, 8L, 120L), Map.of(7L, letter, 120L, letter), new long[]{0}, 100);
+        assertThat(letters.undecodableAt(command(7, 1_000, value))).contains("cannot decode a LobCommand: no op X");
+        assertThat(letters.undecodableAt(command(7, 1_000, new byte[]{0, 0, 0, 0, 42, 1, 3}))).isEmpty();
+        assertThat(letters.undecodableAt(command(8, 1_000, value))).isEmpty(); // another kind: the replay finds it itself
+        assertThat(letters.undecodableAt(command(120, 1_000, value))).isEmpty();
     }
 
     /** A letter goes to its key's partition of the dead-letter topic: that partition's retention is the one that counts. */
@@ -69,7 +90,7 @@ class DeadLetterLogTest {
         long[] kept = new long[8];
         int keysPartition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(new byte[0])) % 8;
         kept[keysPartition] = 5_000; // trimmed past the command's time; the others keep everything
-        DeadLetterLog letters = new DeadLetterLog(Set.of(), kept, 100);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), kept, 100);
         assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
     }
 
