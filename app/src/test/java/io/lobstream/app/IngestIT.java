@@ -774,6 +774,28 @@ class IngestIT {
     }
 
     /**
+     * A replay purges its copy itself, between commands: it keeps the copy within the store's own backpressure limit
+     * (here 4 versions), or each command would wait for a purge that only the waiting thread runs.
+     */
+    @Test
+    void aReplayKeepsItsCopyWithinBackpressureAndNeverWaits() throws Exception {
+        String id = idsOfPartition0("it-replay-bp-", 1).get(0);
+        for (int i = 0; i < 20; i++) {
+            client.put(id, bytes(100, 90 + i), null).get();
+        }
+        awaitValue(id, bytes(100, 109));
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        LobStoreConfig tight = new LobStoreConfig(Map.of(LobStoreConfig.HISTORY_MAX.name(), 4));
+        try (LobStore replayed = LobStore.open(dir.resolve("replay-backpressure"), tight, meters, "replay-bp")) {
+            new PartitionReplayer(config).replay(0, replayed);
+            assertThat(meters.get("lob_backpressure_delay_seconds").timer().count()).as("writes that waited").isZero();
+            try (LobReadHandle h = replayed.open(id).orElseThrow(); InputStream in = h.stream(0, h.length())) {
+                assertThat(in.readAllBytes()).isEqualTo(bytes(100, 109));
+            }
+        }
+    }
+
+    /**
      * While the partition's last owner has a commit in flight (here a transaction with an offset
      * commit, left open) the writer group's committed offset is not stable, and a task's init
      * cannot tell whether its tablespace is current (it used to read "nothing committed", and

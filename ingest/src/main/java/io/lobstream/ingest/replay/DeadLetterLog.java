@@ -71,12 +71,12 @@ final class DeadLetterLog {
 
     /**
      * Reads the writer group's committed offset of {@code commands}, then the dead-letter topic, keeping the letters of
-     * {@code commands}: in that order, so that every command below the offset has its letter in what is read. The writer
+     * {@code commands} in offsets {@code [from, to)} (a catch-up of a few commands keeps no more): in that order, so that every command below the offset has its letter in what is read. The writer
      * sends a letter to its key's partition, which is the command's partition where both topics have as many (as
      * LobStream makes them): only that one is read then. A {@code stop} asked meanwhile ends it, in whatever Kafka call
      * it waits in, with {@link InterruptedIOException}.
      */
-    static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, ReplayStop stop) throws IOException {
+    static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, long from, long to, ReplayStop stop) throws IOException {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -125,14 +125,10 @@ final class DeadLetterLog {
                     String offset = DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_OFFSET);
                     if (commands.topic().equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_TOPIC))
                             && Integer.toString(commands.partition()).equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_PARTITION))
-                            && offset != null && offset.matches("\\d{1,18}")) {
+                            && offset != null && offset.matches("\\d{1,18}") && Long.parseLong(offset) >= from && Long.parseLong(offset) < to) {
                         offsets.add(Long.parseLong(offset));
-                        if (Rejection.UNDECODABLE.equals(DeadLetterTopic.header(letter, DeadLetterTopic.KIND)) && letter.value() != null) {
-                            String reason = DeadLetterTopic.header(letter, DeadLetterTopic.REASON);
-                            undecodable.put(Long.parseLong(offset), new Undecodable(reason != null ? reason : Rejection.UNDECODABLE,
-                                    Undecodable.fingerprint(letter.value())));
-                        } else {
-                            undecodable.remove(Long.parseLong(offset)); // redriven, then refused for another reason
+                        if (Rejection.UNDECODABLE.equals(DeadLetterTopic.header(letter, DeadLetterTopic.KIND))) {
+                            Undecodable.of(letter).ifPresent(u -> undecodable.put(Long.parseLong(offset), u));
                         }
                     }
                 }
@@ -181,17 +177,33 @@ final class DeadLetterLog {
      */
     Optional<String> undecodableAt(ConsumerRecord<byte[], byte[]> command) {
         Undecodable letter = command.offset() < decidedBelow ? undecodable.get(command.offset()) : null;
-        return letter != null && command.value() != null && letter.value() == Undecodable.fingerprint(command.value())
-                ? Optional.of(letter.reason()) : Optional.empty();
+        return letter != null && letter.holds(command.value()) ? Optional.of(letter.reason()) : Optional.empty();
     }
 
-    /** A letter of a command the writer could not decode: its reason, and a fingerprint of the command's value. */
-    record Undecodable(String reason, long value) {
-        /** The length and CRC32C of {@code value}: letters are kept in memory, their values are not. */
-        static long fingerprint(byte[] value) {
+    /**
+     * A letter of a command the writer could not decode: its reason, and the command's value as its length and CRC32C
+     * (letters are kept in memory, their values are not); the CRC -1 for a letter sent without the value (too large),
+     * whose length alone is known.
+     */
+    record Undecodable(String reason, int length, long crc32c) {
+        static Optional<Undecodable> of(ConsumerRecord<byte[], byte[]> letter) {
+            String reason = Optional.ofNullable(DeadLetterTopic.header(letter, DeadLetterTopic.REASON)).orElse(Rejection.UNDECODABLE);
+            if (letter.value() != null) {
+                return Optional.of(new Undecodable(reason, letter.value().length, crc32c(letter.value())));
+            }
+            String dropped = DeadLetterTopic.header(letter, DeadLetterTopic.VALUE_DROPPED);
+            return dropped != null && dropped.matches("\\d{1,9}")
+                    ? Optional.of(new Undecodable(reason, Integer.parseInt(dropped), -1)) : Optional.empty();
+        }
+
+        boolean holds(byte[] value) {
+            return value != null && value.length == length && (crc32c < 0 || crc32c == crc32c(value));
+        }
+
+        static long crc32c(byte[] value) {
             CRC32C crc = new CRC32C();
             crc.update(value);
-            return (long) value.length << 32 | crc.getValue();
+            return crc.getValue();
         }
     }
 

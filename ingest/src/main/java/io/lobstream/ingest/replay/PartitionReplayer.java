@@ -10,6 +10,7 @@ import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.Source;
+import io.lobstream.store.StoreStats;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.purge.LocalPurger;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -47,6 +48,20 @@ import java.util.Optional;
 public final class PartitionReplayer {
     private static final Logger log = LoggerFactory.getLogger(PartitionReplayer.class);
     private static final Duration POLL = Duration.ofMillis(500);
+    private static final int PURGE_BATCH = 256;
+
+    /**
+     * Whether the copy's history passed {@link #PURGE_BATCH} versions, or half of what backpressure lets it have
+     * ({@code lob.history.max}, {@code lob.history.max.ratio}): its purge is this thread's own, so a write that waited
+     * for purge would only slow the replay. (Each purge ends with a flush: not after every command.)
+     */
+    private static boolean purgeDue(LobStore store) {
+        StoreStats s = store.stats();
+        int max = store.config().historyMax();
+        double ratio = store.config().historyMaxRatio();
+        return s.historyLength() > (max > 0 ? Math.min(PURGE_BATCH, max / 2) : PURGE_BATCH)
+                || ratio > 0 && s.pagesHistory() > ratio * s.pagesLive() / 2;
+    }
 
     /** What a replay did. */
     public record Result(long records, long applied, long rejected, long endOffset) {
@@ -111,11 +126,11 @@ public final class PartitionReplayer {
         long partitionTime = -1; // the highest command time so far: a record without one takes it (CommandTime)
         long applied = 0;
         long rejected = 0;
-        DeadLetterLog letters = null; // read before the first record
+        DeadLetterLog letters = null; // read at the first record
         try (Deserializer<Object> values = LobSerdes.valueDeserializer(config);
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              ReplayStop.Watch watch = stop.watch(consumer);
-             LocalPurger purger = new LocalPurger(store, 256)) {
+             LocalPurger purger = new LocalPurger(store, PURGE_BATCH)) {
             consumer.assign(List.of(tp));
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),
                     consumer.partitionsFor(tp.topic()).size(), config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
@@ -128,9 +143,6 @@ public final class PartitionReplayer {
                         + TablespaceCatchUp.offsetReset(config, tp));
             }
             long end = to >= 0 ? to : logEnd;
-            if (next < end) {
-                letters = DeadLetterLog.read(config, tp, stop);
-            }
             log.info("replaying {} offsets [{}, {})", tp, next, end);
             long lastLog = System.nanoTime();
             while (next < end) {
@@ -156,6 +168,7 @@ public final class PartitionReplayer {
                     }
                     stopIfAsked(tp, r.offset());
                     if (records++ == 0) {
+                        letters = DeadLetterLog.read(config, tp, r.offset(), end, stop); // (a range of markers alone: not read)
                         progress.firstRecord(r.offset());
                     }
                     CommandApplier.Outcome o;
@@ -197,9 +210,9 @@ public final class PartitionReplayer {
                     } else if (o instanceof CommandApplier.Rejected) {
                         rejected++;
                     }
-                }
-                while (store.stats().historyLength() > 256 && purger.purgeOnce() > 0) {
-                    // keep the rebuilt tablespace near its live size
+                    while (purgeDue(store) && purger.purgeOnce() > 0) {
+                        // keep the rebuilt tablespace near its live size
+                    }
                 }
                 progress.at(next, end);
                 if (System.nanoTime() - lastLog > 5_000_000_000L) {

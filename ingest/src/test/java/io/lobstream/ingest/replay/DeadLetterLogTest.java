@@ -75,12 +75,16 @@ class DeadLetterLogTest {
     @Test
     void aCommandTheWriterCouldNotDecodeIsRefusedByItsLetter() {
         byte[] value = {0, 0, 0, 0, 42, 1, 2};
-        DeadLetterLog.Undecodable letter = new DeadLetterLog.Undecodable("cannot decode a LobCommand: no op X",
-                DeadLetterLog.Undecodable.fingerprint(value));
-        DeadLetterLog letters = new DeadLetterLog(Set.of(7L, 8L, 120L), Map.of(7L, letter, 120L, letter), new long[]{0}, 100);
+        DeadLetterLog.Undecodable letter = new DeadLetterLog.Undecodable("cannot decode a LobCommand: no op X", value.length,
+                DeadLetterLog.Undecodable.crc32c(value));
+        DeadLetterLog.Undecodable sentWithoutValue = new DeadLetterLog.Undecodable("r", value.length, -1); // too large to carry
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L, 8L, 9L, 120L), Map.of(7L, letter, 9L, sentWithoutValue, 120L, letter),
+                new long[]{0}, 100);
         assertThat(letters.undecodableAt(command(7, 1_000, value))).contains("cannot decode a LobCommand: no op X");
         assertThat(letters.undecodableAt(command(7, 1_000, new byte[]{0, 0, 0, 0, 42, 1, 3}))).isEmpty();
         assertThat(letters.undecodableAt(command(8, 1_000, value))).isEmpty(); // another kind: the replay finds it itself
+        assertThat(letters.undecodableAt(command(9, 1_000, new byte[]{1, 2, 3, 4, 5, 6, 7}))).contains("r");
+        assertThat(letters.undecodableAt(command(9, 1_000, new byte[]{1, 2, 3}))).isEmpty();
         assertThat(letters.undecodableAt(command(120, 1_000, value))).isEmpty();
     }
 
@@ -113,7 +117,7 @@ class DeadLetterLogTest {
             return t;
         });
         try {
-            Future<DeadLetterLog> read = reader.submit(() -> DeadLetterLog.read(config, new TopicPartition("lob.commands", 3), stop));
+            Future<DeadLetterLog> read = reader.submit(() -> DeadLetterLog.read(config, new TopicPartition("lob.commands", 3), 0, Long.MAX_VALUE, stop));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (!waitingOnKafka(thread.get()) && System.nanoTime() < deadline) {
                 Thread.sleep(10);
