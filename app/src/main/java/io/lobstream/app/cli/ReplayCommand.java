@@ -58,7 +58,7 @@ import static java.nio.file.StandardOpenOption.WRITE;
                 + "running node's (--node) and report differences.",
                 "Exit status: 0 if fsck is clean and (with --verify) nothing differs, 1 otherwise."})
 final class ReplayCommand implements Callable<Integer> {
-    /** How long, in all, values the node answers 503 for without a Retry-After are asked again: a rebalance's length. */
+    /** How long, waits added up, values the node answers 503 for without a Retry-After are asked again: a rebalance's length. */
     private static final java.time.Duration REBALANCE_WAIT = java.time.Duration.ofSeconds(60);
 
     @Mixin
@@ -207,7 +207,7 @@ final class ReplayCommand implements Callable<Integer> {
         ArrayNode differences = out.putArray("differences");
         long nodeAppliedBefore = partitionStatus(http).path("applied_offset").asLong(-1); // -1: reads forwarded to its owner
         String owner = null; // host:port of the node that served the partition, if --node forwarded the reads to it
-        long rebalanceOver = System.nanoTime() + REBALANCE_WAIT.toNanos();
+        long[] waitLeftMs = {REBALANCE_WAIT.toMillis()};
         for (VersionEntry e : live) {
             String mine;
             try (LobReadHandle h = store.open(e.lobId()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
@@ -215,7 +215,7 @@ final class ReplayCommand implements Callable<Integer> {
             }
             mine += attributes(e.attributes().contentType(), e.attributes().metadata());
             String theirs;
-            try (StreamedResponse r = getWaitingOutRebalance(http, e.lobId(), rebalanceOver)) {
+            try (StreamedResponse r = getWaitingOutRebalance(http, e.lobId(), waitLeftMs)) {
                 theirs = r.statusCode() == 200 ? sha256(r.body()) + attributes(r) : "HTTP " + r.statusCode();
                 owner = r.header(LobHttpServer.SERVED_BY).orElse(owner);
             }
@@ -288,19 +288,20 @@ final class ReplayCommand implements Callable<Integer> {
     }
 
     /**
-     * A 503 without a Retry-After (partitions being assigned, the partition moving or opening) asked again until
-     * {@code deadline}, one for the whole comparison: a rebalance during it is not a difference, a partition that stays
-     * away is (one with a Retry-After, {@link NodeHttp#get} waits out itself).
+     * A 503 without a Retry-After (partitions being assigned, the partition moving or opening) asked again each second
+     * while {@code waitLeftMs[0]}, shared by the whole comparison, lasts: a rebalance during it is not a difference, a
+     * partition that stays away is (one with a Retry-After, {@link NodeHttp#get} waits out itself).
      */
-    private static StreamedResponse getWaitingOutRebalance(NodeHttp http, String lobId, long deadline)
+    private static StreamedResponse getWaitingOutRebalance(NodeHttp http, String lobId, long[] waitLeftMs)
             throws IOException, InterruptedException {
         while (true) {
             StreamedResponse r = http.get(lobId, null);
-            if (r.statusCode() != 503 || r.header("Retry-After").isPresent() || System.nanoTime() > deadline) {
+            if (r.statusCode() != 503 || r.header("Retry-After").isPresent() || waitLeftMs[0] <= 0) {
                 return r;
             }
             r.close();
             Thread.sleep(1000);
+            waitLeftMs[0] -= 1000;
         }
     }
 
