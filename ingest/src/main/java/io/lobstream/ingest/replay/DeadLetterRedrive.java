@@ -14,11 +14,15 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
@@ -34,15 +38,22 @@ import java.util.stream.Collectors;
  * once within {@code lob.command.dedupe.window.ms}. Letters of other topics (reclaim records) are
  * left: purge produces those again. A command sent back lands after every command sent since: a
  * PUT replaces a newer value, an APPEND appends at today's end; choose with {@code --kind} and
- * {@code --from-offset} what still makes sense.
+ * {@code --from-offset} what still makes sense. Nothing records what a run sent: a run again more
+ * than the window later sends the same letters again, applied again (start it at the offsets the
+ * last one reached, {@link Result#nextOffsets}).
  */
 public final class DeadLetterRedrive {
+    private static final Logger log = LoggerFactory.getLogger(DeadLetterRedrive.class);
     private static final Duration POLL = Duration.ofMillis(500);
     /** How long a run waits for letters it knows are there before it gives up. */
     private static final Duration STALLED = Duration.ofSeconds(60);
 
-    /** What a run did: letters read, sent back, and left (another topic, or a kind not asked for). */
-    public record Result(long read, long redriven, long left) {
+    /**
+     * What a run did: letters read, sent back, left (another topic, or a kind not asked for), and not sent because
+     * {@code lob.commands} no longer holds their command where they say (made anew); and, per partition of the
+     * dead-letter topic read, the offset a next run would start at to send none of these again.
+     */
+    public record Result(long read, long redriven, long left, long commandGone, Map<Integer, Long> nextOffsets) {
     }
 
     private DeadLetterRedrive() {
@@ -79,6 +90,7 @@ public final class DeadLetterRedrive {
             AtomicReference<Exception> failed = new AtomicReference<>();
             long read = 0;
             long redriven = 0;
+            long commandGone = 0;
             long lastProgress = System.nanoTime();
             long lastPositions = -1;
             while (true) {
@@ -97,6 +109,9 @@ public final class DeadLetterRedrive {
                             + " s (a partition without a leader?); " + redriven + " letters were sent back so far");
                 }
                 for (ConsumerRecord<byte[], byte[]> r : in.poll(POLL)) {
+                    if (failed.get() != null) {
+                        break; // none sent after the first that failed: a run again goes on in order
+                    }
                     if (r.offset() >= end.get(new TopicPartition(r.topic(), r.partition()))) {
                         continue;
                     }
@@ -105,9 +120,20 @@ public final class DeadLetterRedrive {
                             || !kinds.test(DeadLetterTopic.header(r, DeadLetterTopic.KIND))) {
                         continue;
                     }
+                    ConsumerRecord<byte[], byte[]> original = r;
+                    if (out != null && (r.headers().lastHeader(DeadLetterTopic.VALUE_DROPPED) != null
+                            || r.headers().lastHeader(DeadLetterTopic.KEY_DROPPED) != null)) {
+                        original = original(originals, r);
+                        if (!isItsCommand(r, original)) {
+                            log.warn("the dead letter at {}-{}@{} was sent without its value, and {}-{}@{} holds another command "
+                                    + "now (lob.commands made anew?): not sent back", r.topic(), r.partition(), r.offset(),
+                                    original.topic(), original.partition(), original.offset());
+                            commandGone++;
+                            continue;
+                        }
+                    }
                     redriven++;
                     if (out != null) {
-                        ConsumerRecord<byte[], byte[]> original = r.value() == null || r.key() == null ? original(originals, r) : r;
                         RecordHeaders headers = new RecordHeaders();
                         for (Header h : original.headers()) {
                             if (!DeadLetterTopic.isLetters(h.key())) {
@@ -130,11 +156,26 @@ public final class DeadLetterRedrive {
             }
             if (failed.get() != null) {
                 throw new IllegalStateException("redrive: a letter could not be sent back to " + commands + ": " + failed.get()
-                        + " (those read before it were sent; a run again sends every letter again, each applied once by its "
-                        + "commandId within lob.command.dedupe.window.ms)", failed.get());
+                        + " (some read before it were sent, none after it; a run again sends every letter again, each applied "
+                        + "once by its commandId within lob.command.dedupe.window.ms)", failed.get());
             }
-            return new Result(read, redriven, read - redriven);
+            Map<Integer, Long> next = new TreeMap<>();
+            tps.forEach(tp -> next.put(tp.partition(), in.position(tp)));
+            return new Result(read, redriven, read - redriven - commandGone, commandGone, next);
         }
+    }
+
+    /** Whether {@code original}, read where {@code letter} says, is its command: the key and value it kept, or their lengths. */
+    static boolean isItsCommand(ConsumerRecord<byte[], byte[]> letter, ConsumerRecord<byte[], byte[]> original) {
+        return sameOrOfLength(letter.value(), DeadLetterTopic.header(letter, DeadLetterTopic.VALUE_DROPPED), original.value())
+                && sameOrOfLength(letter.key(), DeadLetterTopic.header(letter, DeadLetterTopic.KEY_DROPPED), original.key());
+    }
+
+    private static boolean sameOrOfLength(byte[] kept, String droppedLength, byte[] original) {
+        if (droppedLength == null) {
+            return Arrays.equals(kept, original);
+        }
+        return droppedLength.equals(Integer.toString(original == null ? 0 : original.length));
     }
 
     /** The record a letter without its value (or key) was made of, read from where its origin headers say. */
