@@ -89,6 +89,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.zip.CRC32C;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -1049,6 +1050,32 @@ class IngestIT {
         assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, kind -> true, true).redriven()).as("a dry run").isEqualTo(1);
         assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, "not-found"::equals, false).redriven()).isEqualTo(1);
         awaitValue(id, Arrays.copyOf(value, 3));
+    }
+
+    /**
+     * A command too large for its letter to carry (1 MB of bytes that are no Avro) is dead-lettered without its value;
+     * redrive fetches it from lob.commands, where it is the letter's key and length, and sends it back.
+     */
+    @Test
+    void aLetterSentWithoutItsValueIsSentBackWithTheCommandItNames() throws Exception {
+        String id = "it-redrive-large";
+        int p = Nodes.partitionOf(id, 2);
+        try (KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            raw.send(new ProducerRecord<>(config.topics().commands(), id.getBytes(StandardCharsets.UTF_8), new byte[1_000_100])).get();
+        }
+        Predicate<ConsumerRecord<byte[], byte[]>> ours = r -> r.key() != null && id.equals(new String(r.key(), StandardCharsets.UTF_8));
+        ConsumerRecord<byte[], byte[]> letter = Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60),
+                seen -> seen.stream().anyMatch(ours)).stream().filter(ours).findFirst().orElseThrow();
+        assertThat(letter.value()).isNull();
+        assertThat(Nodes.header(letter, DeadLetterTopic.VALUE_DROPPED)).isEqualTo("1000100");
+
+        DeadLetterRedrive.Result r = DeadLetterRedrive.run(config, Set.of(p), letter.offset(), Rejection.UNDECODABLE::equals, false);
+        assertThat(r.redriven()).isEqualTo(1);
+        assertThat(r.commandGone()).isZero();
+        // sent back whole, and dead-lettered again (still no Avro): a second letter of the same length
+        Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60),
+                seen -> seen.stream().filter(ours).count() >= 2);
     }
 
     /**

@@ -62,16 +62,18 @@ final class RedriveCommand implements Callable<Integer> {
         LobStreamConfig config = cluster.streamConfig(null);
         BrokerCheck.requireAnswer(config, BrokerCheck.WAIT);
         DeadLetterRedrive.Result r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() ? !Rejection.ID_CONFLICT.equals(k) : kinds.contains(k), dryRun);
-        spec.commandLine().getErr().printf("redrive: %d dead letters read, %d %s to %s, %d left (another topic's, or another kind)%s; "
-                + "a run that sends none of these again starts, per partition, at %s (--partition P --from-offset N)%n", r.read(), r.redriven(),
-                dryRun ? "would be sent back" : "sent back", config.topics().commands(), r.left(),
+        spec.commandLine().getErr().printf("redrive: %d dead letters read, %d %s to %s, %d left (another topic's, or another kind)%s%s%n",
+                r.read(), r.redriven(), dryRun ? "would be sent back" : "sent back", config.topics().commands(), r.left(),
                 r.commandGone() == 0 ? "" : ", " + r.commandGone() + " not sent: their command is not where they say (see the log)",
-                r.nextOffsets());
+                dryRun ? "" : "; a run that sends none of these again starts, per partition, at " + r.nextOffsets()
+                        + " (--partition P --from-offset N)");
         if (json) {
             ObjectNode out = new ObjectMapper().createObjectNode().put("read", r.read()).put("redriven", r.redriven())
                     .put("left", r.left()).put("command_gone", r.commandGone()).put("dry_run", dryRun);
-            ObjectNode next = out.putObject("next_offsets");
-            r.nextOffsets().forEach((partition, offset) -> next.put(Integer.toString(partition), offset));
+            if (!dryRun) {
+                ObjectNode next = out.putObject("next_offsets");
+                r.nextOffsets().forEach((partition, offset) -> next.put(Integer.toString(partition), offset));
+            }
             System.out.println(out);
         }
         return 0;

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
@@ -110,7 +111,7 @@ public final class DeadLetterRedrive {
                 }
                 for (ConsumerRecord<byte[], byte[]> r : in.poll(POLL)) {
                     if (failed.get() != null) {
-                        break; // none sent after the first that failed: a run again goes on in order
+                        break; // none handed to the producer after a failure it reported
                     }
                     if (r.offset() >= end.get(new TopicPartition(r.topic(), r.partition()))) {
                         continue;
@@ -121,16 +122,14 @@ public final class DeadLetterRedrive {
                         continue;
                     }
                     ConsumerRecord<byte[], byte[]> original = r;
-                    if (out != null && (r.headers().lastHeader(DeadLetterTopic.VALUE_DROPPED) != null
-                            || r.headers().lastHeader(DeadLetterTopic.KEY_DROPPED) != null)) {
-                        original = original(originals, r);
-                        if (!isItsCommand(r, original)) {
-                            log.warn("the dead letter at {}-{}@{} was sent without its value, and {}-{}@{} holds another command "
-                                    + "now (lob.commands made anew?): not sent back", r.topic(), r.partition(), r.offset(),
-                                    original.topic(), original.partition(), original.offset());
+                    if (r.headers().lastHeader(DeadLetterTopic.VALUE_DROPPED) != null
+                            || r.headers().lastHeader(DeadLetterTopic.KEY_DROPPED) != null) { // (a dry run reads it too)
+                        Optional<ConsumerRecord<byte[], byte[]>> its = original(originals, r).filter(o -> isItsCommand(r, o));
+                        if (its.isEmpty()) {
                             commandGone++;
                             continue;
                         }
+                        original = its.get();
                     }
                     redriven++;
                     if (out != null) {
@@ -147,20 +146,20 @@ public final class DeadLetterRedrive {
                         });
                     }
                 }
+                if (out != null) {
+                    out.flush(); // a failure the broker reports stops the run here, not letters later
+                }
                 if (failed.get() != null) {
                     break;
                 }
             }
-            if (out != null) {
-                out.flush();
-            }
             if (failed.get() != null) {
                 throw new IllegalStateException("redrive: a letter could not be sent back to " + commands + ": " + failed.get()
-                        + " (some read before it were sent, none after it; a run again sends every letter again, each applied "
-                        + "once by its commandId within lob.command.dedupe.window.ms)", failed.get());
+                        + " (those read before it were sent, and some of its poll's after it may have been; a run again sends "
+                        + "every letter again, each applied once by its commandId within lob.command.dedupe.window.ms)", failed.get());
             }
-            Map<Integer, Long> next = new TreeMap<>();
-            tps.forEach(tp -> next.put(tp.partition(), in.position(tp)));
+            Map<Integer, Long> next = new TreeMap<>(); // the snapshot's end: letters written since were not read
+            tps.forEach(tp -> next.put(tp.partition(), Math.min(in.position(tp), end.get(tp))));
             return new Result(read, redriven, read - redriven - commandGone, commandGone, next);
         }
     }
@@ -178,27 +177,40 @@ public final class DeadLetterRedrive {
         return droppedLength.equals(Integer.toString(original == null ? 0 : original.length));
     }
 
-    /** The record a letter without its value (or key) was made of, read from where its origin headers say. */
-    private static ConsumerRecord<byte[], byte[]> original(KafkaConsumer<byte[], byte[]> originals, ConsumerRecord<byte[], byte[]> letter) {
+    /**
+     * The record a letter without its value (or key) was made of, read from where its origin headers say; none, logged,
+     * if the log no longer has it (deleted by retention, or a {@code lob.commands} made anew that has not reached it).
+     */
+    private static Optional<ConsumerRecord<byte[], byte[]>> original(KafkaConsumer<byte[], byte[]> originals,
+                                                                      ConsumerRecord<byte[], byte[]> letter) {
         TopicPartition tp = new TopicPartition(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_TOPIC),
                 Integer.parseInt(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_PARTITION)));
         long offset = Long.parseLong(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_OFFSET));
+        String where = "the dead letter at " + letter.topic() + "-" + letter.partition() + "@" + letter.offset() + " carries no value, and "
+                + tp + "@" + offset + ", its command, ";
+        if (originals.partitionsFor(tp.topic()).stream().noneMatch(i -> i.partition() == tp.partition())
+                || offset >= originals.endOffsets(List.of(tp)).get(tp)) {
+            log.warn("{}is past the log's end (lob.commands made anew?): not sent back", where);
+            return Optional.empty();
+        }
         originals.assign(List.of(tp));
         originals.seek(tp, offset);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        search:
         while (System.nanoTime() < deadline) {
             for (ConsumerRecord<byte[], byte[]> r : originals.poll(POLL)) {
                 if (r.offset() == offset) {
-                    return r;
+                    if (!isItsCommand(letter, r)) {
+                        log.warn("{}is another command now, of another key or length (lob.commands made anew?): not sent back", where);
+                    }
+                    return Optional.of(r);
                 }
                 if (r.offset() > offset) { // read from the first record kept (auto.offset.reset): it is gone
-                    break search;
+                    log.warn("{}was deleted by retention: not sent back", where);
+                    return Optional.empty();
                 }
             }
         }
-        throw new IllegalStateException("the dead letter at " + letter.topic() + "-" + letter.partition() + "@" + letter.offset()
-                + " carries no value, and " + tp + "@" + offset + " (its command) could not be read: deleted by retention?");
+        throw new IllegalStateException(where + "could not be read within 60 s (a partition without a leader?)");
     }
 
 }
