@@ -208,7 +208,14 @@ final class ChunkedUploads {
                 if (!fresh) {
                     usage.uploading(-Extent.totalPages(upload.pages()));
                 }
-                frees.release(upload.pages()); // after the write that drops the upload's entry
+                if (fresh) {
+                    frees.release(upload.pages()); // no entry ever named them
+                } else {
+                    // after the sync that makes the entry's removal durable: a power loss before it brings the entry back,
+                    // and the open's torn-write check, which runs before Kafka applies the chunks again, would find another
+                    // write's bytes on its pages and set the whole copy aside to be rebuilt
+                    frees.releaseAfterSync(upload.pages());
+                }
                 versions.settled(upload.version());
                 return Step.done(new ChunkResult(ChunkResult.Status.CHECKSUM_MISMATCH, Optional.empty(), reason));
             }
