@@ -72,6 +72,8 @@ public final class DeadLetterRedrive {
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         // a position retention deleted meanwhile: on from the first letter kept, not from the end (Kafka's default)
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        // asking for a lob.commands made anew (deleted, not yet created again) must not create it with the broker's defaults
+        c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
         Map<String, Object> p = LobClient.producerSettings(config);
         try (KafkaConsumer<byte[], byte[]> in = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              KafkaConsumer<byte[], byte[]> originals = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -188,15 +190,27 @@ public final class DeadLetterRedrive {
         long offset = Long.parseLong(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_OFFSET));
         String where = "the dead letter at " + letter.topic() + "-" + letter.partition() + "@" + letter.offset() + " carries no value, and "
                 + tp + "@" + offset + ", its command, ";
-        if (originals.partitionsFor(tp.topic()).stream().noneMatch(i -> i.partition() == tp.partition())
-                || offset >= originals.endOffsets(List.of(tp)).get(tp)) {
+        if (originals.partitionsFor(tp.topic()).stream().noneMatch(i -> i.partition() == tp.partition())) {
+            log.warn("{}is in a partition the topic does not have (lob.commands made anew?): not sent back", where);
+            return Optional.empty();
+        }
+        long end = originals.endOffsets(List.of(tp)).get(tp);
+        if (offset >= end) {
             log.warn("{}is past the log's end (lob.commands made anew?): not sent back", where);
+            return Optional.empty();
+        }
+        if (offset < originals.beginningOffsets(List.of(tp)).get(tp)) {
+            log.warn("{}was deleted by retention: not sent back", where);
             return Optional.empty();
         }
         originals.assign(List.of(tp));
         originals.seek(tp, offset);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
+            if (originals.position(tp) >= end) { // reset past it (retention deleted it meanwhile), or aborted records only
+                log.warn("{}is no record now: not sent back", where);
+                return Optional.empty();
+            }
             for (ConsumerRecord<byte[], byte[]> r : originals.poll(POLL)) {
                 if (r.offset() == offset) {
                     if (!isItsCommand(letter, r)) {
