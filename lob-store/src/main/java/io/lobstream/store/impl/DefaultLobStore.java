@@ -560,7 +560,7 @@ public final class DefaultLobStore implements LobStore {
                 if (now.isPresent() && now.get().version() == u.version() && idle.test(now.get())) {
                     index.write(index.newBatch().deleteUpload(u.uploadId()));
                     usage.uploading(-Extent.totalPages(u.pages()));
-                    frees.release(u.pages());
+                    frees.releaseAfterSync(u.pages()); // its last chunk may not be flushed yet: DurableFrees
                     versions.settled(u.version());
                     expired.add(u.uploadId());
                     log.info("{}: upload {} of {} expired after {} of {} bytes; its {} pages are free again", name, u.uploadId(),

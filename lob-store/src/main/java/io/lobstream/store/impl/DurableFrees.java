@@ -16,11 +16,14 @@ import java.util.List;
  * back at once, a writer could take them, force its own bytes onto them and lose power before its WAL sync: the index
  * would come back naming the old version, or upload, on pages that now hold another's bytes, and purge would take it
  * for stale and keep its pages as history for good. Writes under that setting sync the WAL all the time, so freed pages
- * wait one group commit. Without it (the pipeline), such a loss takes the reclaim or expiry with the Kafka transaction it
- * was part of, and it is applied again: pages go back at once. A reclaim no Kafka transaction would apply again (one
- * with no source: {@code LocalPurger}'s, in a catch-up or a replay; one done at an unpin, an open or past a pin's
- * lease, whose request may have had none) waits for the next WAL sync either way ({@link #releaseAfterSync}). The
- * mirror rule, pages before the index that names them, is {@link PagesFirst}'s.
+ * wait one group commit. Without it (the pipeline), such a loss takes a reclaim with the Kafka transaction it was part
+ * of, and it is applied again: its pages go back at once (the version it frees was flushed before its undo record was
+ * sent). A reclaim no Kafka transaction would apply again (one with no source: {@code LocalPurger}'s, in a catch-up or a
+ * replay; one done at an unpin, an open or past a pin's lease, whose request may have had none) waits for the next WAL
+ * sync either way ({@link #releaseAfterSync}); so do an expired upload's pages and a refused one's, whose last chunks
+ * may not be flushed yet: the open's torn-write check, which runs before Kafka applies anything again, would find
+ * another write's bytes on them and set the whole copy aside. The mirror rule, pages before the index that names them,
+ * is {@link PagesFirst}'s.
  */
 final class DurableFrees {
     private final boolean deferred;
