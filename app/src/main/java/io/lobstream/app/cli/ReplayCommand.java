@@ -34,6 +34,7 @@ import java.nio.file.StandardCopyOption;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -59,7 +60,7 @@ import static java.nio.file.StandardOpenOption.WRITE;
                 "Exit status: 0 if fsck is clean and (with --verify) nothing differs, 1 otherwise."})
 final class ReplayCommand implements Callable<Integer> {
     /** How long, waits added up, values the node answers 503 for without a Retry-After are asked again: a rebalance's length. */
-    private static final java.time.Duration REBALANCE_WAIT = java.time.Duration.ofSeconds(60);
+    private static final Duration REBALANCE_WAIT = Duration.ofSeconds(60);
 
     @Mixin
     ClusterOptions cluster;

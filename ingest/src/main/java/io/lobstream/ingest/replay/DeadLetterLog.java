@@ -71,9 +71,10 @@ final class DeadLetterLog {
 
     /**
      * Reads the writer group's committed offset of {@code commands}, then the dead-letter topic, keeping the letters of
-     * {@code commands} in offsets {@code [from, to)} (a catch-up of a few commands keeps no more): in that order, so that every command below the offset has its letter in what is read. The writer
-     * sends a letter to its key's partition, which is the command's partition where both topics have as many (as
-     * LobStream makes them): only that one is read then. A {@code stop} asked meanwhile ends it, in whatever Kafka call
+     * {@code commands} in offsets {@code [from, to)} (a catch-up of a few commands keeps no more): in that order, so
+     * that every command below the offset has its letter in what is read. The writer sends a letter to its key's
+     * partition, which is the command's partition where both topics have as many (as LobStream makes them): only that
+     * one is read then. A {@code stop} asked meanwhile ends it, in whatever Kafka call
      * it waits in, with {@link InterruptedIOException}.
      */
     static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, long from, long to, ReplayStop stop) throws IOException {
@@ -81,6 +82,7 @@ final class DeadLetterLog {
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"); // (as DeadLetterRedrive: not a jump to the end)
+        p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false); // a topic missing is not made with the broker's defaults
         String topic = config.topics().deadLetters();
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         Set<Long> offsets = new HashSet<>();
@@ -122,13 +124,14 @@ final class DeadLetterLog {
                         keptSince[letter.partition()] = Math.min(keptSince[letter.partition()], letter.timestamp());
                     }
                     // (the last value of each: a letter copies its original's headers first, its own come after them)
-                    String offset = DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_OFFSET);
+                    String header = DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_OFFSET);
+                    long offset = header != null && header.matches("\\d{1,18}") ? Long.parseLong(header) : -1;
                     if (commands.topic().equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_TOPIC))
                             && Integer.toString(commands.partition()).equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_PARTITION))
-                            && offset != null && offset.matches("\\d{1,18}") && Long.parseLong(offset) >= from && Long.parseLong(offset) < to) {
-                        offsets.add(Long.parseLong(offset));
+                            && offset >= from && offset < to) {
+                        offsets.add(offset);
                         if (Rejection.UNDECODABLE.equals(DeadLetterTopic.header(letter, DeadLetterTopic.KIND))) {
-                            Undecodable.of(letter).ifPresent(u -> undecodable.put(Long.parseLong(offset), u));
+                            Undecodable.of(letter).ifPresent(u -> undecodable.put(offset, u));
                         }
                     }
                 }
@@ -242,7 +245,7 @@ final class DeadLetterLog {
             return Long.MAX_VALUE;
         }
         if (key == null) {
-            return java.util.Arrays.stream(keptSince).max().orElse(Long.MAX_VALUE);
+            return Arrays.stream(keptSince).max().orElse(Long.MAX_VALUE);
         }
         return keptSince[Utils.toPositive(Utils.murmur2(key)) % keptSince.length];
     }

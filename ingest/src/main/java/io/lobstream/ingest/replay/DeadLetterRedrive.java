@@ -126,7 +126,7 @@ public final class DeadLetterRedrive {
                     ConsumerRecord<byte[], byte[]> original = r;
                     if (r.headers().lastHeader(DeadLetterTopic.VALUE_DROPPED) != null
                             || r.headers().lastHeader(DeadLetterTopic.KEY_DROPPED) != null) { // (a dry run reads it too)
-                        Optional<ConsumerRecord<byte[], byte[]>> its = original(originals, r).filter(o -> isItsCommand(r, o));
+                        Optional<ConsumerRecord<byte[], byte[]>> its = original(originals, r);
                         if (its.isEmpty()) {
                             commandGone++;
                             continue;
@@ -181,7 +181,8 @@ public final class DeadLetterRedrive {
 
     /**
      * The record a letter without its value (or key) was made of, read from where its origin headers say; none, logged,
-     * if the log no longer has it (deleted by retention, or a {@code lob.commands} made anew that has not reached it).
+     * if the log no longer has it (deleted by retention, or a {@code lob.commands} made anew that has not reached it,
+     * or holds another command there: {@link #isItsCommand}).
      */
     private static Optional<ConsumerRecord<byte[], byte[]>> original(KafkaConsumer<byte[], byte[]> originals,
                                                                       ConsumerRecord<byte[], byte[]> letter) {
@@ -215,6 +216,7 @@ public final class DeadLetterRedrive {
                 if (r.offset() == offset) {
                     if (!isItsCommand(letter, r)) {
                         log.warn("{}is another command now, of another key or length (lob.commands made anew?): not sent back", where);
+                        return Optional.empty();
                     }
                     return Optional.of(r);
                 }

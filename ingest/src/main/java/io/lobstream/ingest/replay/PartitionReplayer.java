@@ -51,16 +51,19 @@ public final class PartitionReplayer {
     private static final int PURGE_BATCH = 256;
 
     /**
-     * Whether the copy's history passed {@link #PURGE_BATCH} versions, or half of what backpressure lets it have
-     * ({@code lob.history.max}, {@code lob.history.max.ratio}): its purge is this thread's own, so a write that waited
-     * for purge would only slow the replay. (Each purge ends with a flush: not after every command.)
+     * When the copy's history is due a purge: past {@link #PURGE_BATCH} versions, or half of what backpressure lets it
+     * have ({@code lob.history.max}, {@code lob.history.max.ratio}). Its purge is the replay's own thread, so a write
+     * that waited for purge would only slow the replay. (Each purge ends with a flush: not after every command.)
      */
-    private static boolean purgeDue(LobStore store) {
-        StoreStats s = store.stats();
-        int max = store.config().historyMax();
-        double ratio = store.config().historyMaxRatio();
-        return s.historyLength() > (max > 0 ? Math.min(PURGE_BATCH, max / 2) : PURGE_BATCH)
-                || ratio > 0 && s.pagesHistory() > ratio * s.pagesLive() / 2;
+    private record PurgeDue(long versions, double ratio) {
+        static PurgeDue of(LobStore store) {
+            int max = store.config().historyMax();
+            return new PurgeDue(max > 0 ? Math.min(PURGE_BATCH, max / 2) : PURGE_BATCH, store.config().historyMaxRatio() / 2);
+        }
+
+        boolean now(StoreStats s) {
+            return s.historyLength() > versions || ratio > 0 && s.pagesHistory() > ratio * s.pagesLive();
+        }
     }
 
     /** What a replay did. */
@@ -131,6 +134,7 @@ public final class PartitionReplayer {
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              ReplayStop.Watch watch = stop.watch(consumer);
              LocalPurger purger = new LocalPurger(store, PURGE_BATCH)) {
+            PurgeDue purgeDue = PurgeDue.of(store);
             consumer.assign(List.of(tp));
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),
                     consumer.partitionsFor(tp.topic()).size(), config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
@@ -210,7 +214,7 @@ public final class PartitionReplayer {
                     } else if (o instanceof CommandApplier.Rejected) {
                         rejected++;
                     }
-                    while (purgeDue(store) && purger.purgeOnce() > 0) {
+                    while (purgeDue.now(store.stats()) && purger.purgeOnce() > 0) {
                         // keep the rebuilt tablespace near its live size
                     }
                 }
