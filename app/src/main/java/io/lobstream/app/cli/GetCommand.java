@@ -31,7 +31,7 @@ final class GetCommand implements Callable<Integer> {
     @Option(names = "--range", paramLabel = "A-B", description = "Only bytes A..B (inclusive), as an HTTP Range: A-B, A- or -N.")
     String range;
 
-    @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
     String node;
 
     @CommandLine.Spec

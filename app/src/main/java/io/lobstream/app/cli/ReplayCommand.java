@@ -24,8 +24,6 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
@@ -74,7 +72,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--verify", description = "Compare every live value with the node's.")
     boolean verify;
 
-    @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API, for --verify (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API, for --verify (default: ${DEFAULT-VALUE}).")
     String node;
 
     @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
@@ -125,18 +123,8 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    /** Fails with usage if --node is not an HTTP URL, with the reason if no node answers there. */
+    /** Fails with the reason if no node answers at --node (NodeUrl refused what is no HTTP URL, with usage). */
     private void requireNode() throws IOException, InterruptedException {
-        URI uri;
-        try {
-            uri = new URI(node);
-        } catch (URISyntaxException e) {
-            uri = null;
-        }
-        if (uri == null || uri.getHost() == null || !("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--node " + node + ": not an HTTP URL (e.g. "
-                    + LobStreamConfig.DEFAULT_NODE_URL + ")");
-        }
         new NodeHttp(node).getText("/status");
     }
 

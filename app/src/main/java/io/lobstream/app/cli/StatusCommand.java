@@ -28,7 +28,7 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
     String node;
 
     @Option(names = "--wait", paramLabel = "DURATION",

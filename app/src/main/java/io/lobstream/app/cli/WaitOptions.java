@@ -12,7 +12,7 @@ final class WaitOptions {
                     + "--no-wait-applied: once Kafka has it): exit 0 applied, 4 dead-lettered (reason printed), 3 not within --timeout.")
     boolean waitApplied;
 
-    @Option(names = "--node", paramLabel = "URL", defaultValue = LobStreamConfig.DEFAULT_NODE_URL,
+    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, defaultValue = LobStreamConfig.DEFAULT_NODE_URL,
             description = "Any node's HTTP API, asked for the new ETag once applied (default: ${DEFAULT-VALUE}).")
     String node;
 

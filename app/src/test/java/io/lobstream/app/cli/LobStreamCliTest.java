@@ -50,6 +50,15 @@ class LobStreamCliTest {
     }
 
     @Test
+    void aNodeThatIsNoUrlIsAUsageErrorBeforeAnythingIsSent() {
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "--node", "http://[bad")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("'http://[bad' is not a node's HTTP URL");
+        assertThat(cli.run("get", "doc", "--node", "ftp://host:21")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(new NodeUrl().convert("127.0.0.1:8080")).isEqualTo("http://127.0.0.1:8080"); // as --bootstrap takes it
+        assertThat(new NodeUrl().convert("https://node-1:8443/")).isEqualTo("https://node-1:8443/");
+    }
+
+    @Test
     void benchWithoutABenchmarkIsAUsageError() {
         assertThat(cli.run("bench")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("a benchmark is required").contains("Usage: lobstream bench");
