@@ -18,6 +18,8 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -73,11 +75,16 @@ final class FsckCommand implements Callable<Integer> {
         }
         boolean nothingToCheck = partitions.isEmpty() && !single && others.stream().noneMatch(FsckCommand::lostItsDescriptor);
         if (nothingToCheck && others.isEmpty()) {
-            return cannotCheck(mapper, "no tablespaces under " + dir);
+            Path parent = dir.toAbsolutePath().normalize().getParent();
+            boolean dataDirBelow = parent != null && dir.toAbsolutePath().normalize().endsWith("tablespaces")
+                    && !TablespaceDirs.partitions(parent).isEmpty();
+            return cannotCheck(mapper, "no tablespaces under " + dir
+                    + (dataDirBelow ? " (it holds them itself: give fsck the data directory, " + parent + ")" : ""));
         }
         ObjectNode root = mapper.createObjectNode();
         ArrayNode parts = root.putArray("partitions");
         ArrayNode held = mapper.createArrayNode();
+        ArrayNode unreadable = mapper.createArrayNode();
         FsckReport total = FsckReport.empty();
         for (Integer p : single ? List.of(-1) : partitions) {
             Path ts = single ? dir : TablespaceDirs.partitionDir(dir, p);
@@ -92,6 +99,10 @@ final class FsckCommand implements Callable<Integer> {
                 r = Fsck.offline(ts, !noData); // read-only, no recovery: what is on disk, as it is
             } catch (java.nio.file.NoSuchFileException missing) {
                 r = FsckReport.empty().withProblem(ts + ": missing: " + missing.getMessage());
+            } catch (AccessDeniedException denied) { // not this fsck's to read (another user's files): not checked, not damage
+                System.err.println("fsck: " + ts + ": not checked: " + LobStreamCli.fileProblem(denied));
+                unreadable.add(p);
+                continue;
             } catch (IOException | RuntimeException e) {
                 r = FsckReport.empty().withProblem(ts + ": cannot be read: " + e.getMessage());
             }
@@ -129,18 +140,23 @@ final class FsckCommand implements Callable<Integer> {
         }
         root.setAll(LobHttpServer.fsckJson(total));
         root.set("held_by_a_node", held);
+        root.set("not_readable", unreadable);
+        boolean complete = held.isEmpty() && unreadable.isEmpty() && !nothingToCheck;
+        root.put("complete", complete); // fsck_ok says only that what was checked is clean
         root.set("kept_aside", keptAside);
         if (json) {
             System.out.println(mapper.writeValueAsString(root));
         } else if (nothingToCheck) {
             System.out.println("fsck: no tablespace under " + dir + " to check");
-        } else if (held.isEmpty()) {
+        } else if (complete) {
             System.out.println(total.ok() ? "fsck: clean" : "fsck: " + total.problems().size() + " problem(s)");
         } else {
             System.out.println("fsck: " + (total.ok() ? "no problems" : total.problems().size() + " problem(s)") + " in what was checked; "
-                    + held.size() + " tablespace(s) open in a running node not checked");
+                    + (held.isEmpty() ? "" : held.size() + " tablespace(s) open in a running node")
+                    + (held.isEmpty() || unreadable.isEmpty() ? "" : " and ")
+                    + (unreadable.isEmpty() ? "" : unreadable.size() + " that could not be read") + " not checked");
         }
-        return !total.ok() ? 1 : held.isEmpty() && !nothingToCheck ? 0 : 2; // problems found come first: what a script must not miss
+        return !total.ok() ? 1 : complete ? 0 : 2; // problems found come first: what a script must not miss
     }
 
     private static boolean lostItsDescriptor(Path dir) {
@@ -164,17 +180,29 @@ final class FsckCommand implements Callable<Integer> {
     private record NodeLock(FileChannel channel, FileLock lock) implements AutoCloseable {
         /**
          * The lock, or null when a process holds it. A lock file that cannot be opened for writing (a read-only mount,
-         * another user's directory, no index) says nothing: the check goes on, read-only, without it.
+         * another user's directory) is locked shared, read-only: that still conflicts with a node's lock. One that cannot
+         * be opened at all (no index: the check reports it) is said on stderr, and the check goes on without it.
          */
         static NodeLock take(Path ts) throws IOException {
+            Path file = ts.resolve(TablespaceDirs.INDEX).resolve("LOCK");
             FileChannel channel;
+            boolean shared = false;
             try {
-                channel = FileChannel.open(ts.resolve(TablespaceDirs.INDEX).resolve("LOCK"), StandardOpenOption.WRITE);
-            } catch (IOException cannotOpen) {
-                return new NodeLock(null, null);
+                channel = FileChannel.open(file, StandardOpenOption.WRITE);
+            } catch (IOException notWritable) {
+                try {
+                    channel = FileChannel.open(file, StandardOpenOption.READ);
+                    shared = true;
+                } catch (IOException cannotOpen) {
+                    if (Files.exists(file)) {
+                        System.err.println("fsck: cannot tell whether a node holds " + ts + " (" + (cannotOpen instanceof FileSystemException f
+                                ? LobStreamCli.fileProblem(f) : cannotOpen.getMessage()) + "); checked all the same: stop its node first");
+                    }
+                    return new NodeLock(null, null);
+                }
             }
             try {
-                FileLock lock = channel.tryLock();
+                FileLock lock = channel.tryLock(0, Long.MAX_VALUE, shared);
                 if (lock == null) {
                     channel.close();
                     return null;
@@ -182,6 +210,8 @@ final class FsckCommand implements Callable<Integer> {
                 return new NodeLock(channel, lock);
             } catch (IOException | RuntimeException e) {
                 channel.close();
+                System.err.println("fsck: cannot tell whether a node holds " + ts + " (locking " + file + ": " + e.getMessage()
+                        + "); checked all the same: stop its node first");
                 return new NodeLock(null, null);
             }
         }

@@ -81,7 +81,7 @@ public final class LobStreamCli implements Runnable {
     }
 
     /** Java names only the path for the commonest of these ("/x/y.part"): say what is wrong with it. */
-    private static String fileProblem(FileSystemException e) {
+    static String fileProblem(FileSystemException e) {
         String what = e instanceof NoSuchFileException ? "no such file or directory"
                 : e instanceof AccessDeniedException ? "permission denied"
                 : e instanceof FileAlreadyExistsException ? "already exists"
