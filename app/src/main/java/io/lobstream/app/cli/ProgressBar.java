@@ -18,7 +18,7 @@ final class ProgressBar implements LobClient.Progress {
     }
 
     /** What the launcher found ({@code [ -t 2 ]}); without it, Java's guess, which asks of stdin and stdout instead. */
-    private static boolean stderrIsATerminal() {
+    static boolean stderrIsATerminal() {
         String launcher = System.getenv("LOBSTREAM_STDERR_TERMINAL");
         return launcher != null ? launcher.equals("1") : System.console() != null;
     }
@@ -37,6 +37,14 @@ final class ProgressBar implements LobClient.Progress {
             if (bytes >= total) {
                 System.err.println();
             }
+        }
+    }
+
+    /** Ends the line a bar stopped short on (a write that failed part-way), so that what is said next has a line of its own. */
+    void finish() {
+        if (show && lastPercent >= 0 && lastPercent < 100) {
+            System.err.println();
+            lastPercent = 100;
         }
     }
 }

@@ -81,10 +81,19 @@ final class WriteCommands {
 
         int run(Send send) throws Exception {
             checkId();
+            return send(connect(), send);
+        }
+
+        /** The configuration (a misspelt -c key is a usage error), once a broker answers. */
+        private LobStreamConfig connect() throws InterruptedException {
             LobStreamConfig config = cluster.streamConfig(null);
             // --timeout, when it is shorter, bounds this wait too, unless nothing is waited for after the send
             boolean shorter = wait.waitApplied && wait.timeout.compareTo(BrokerCheck.WAIT) < 0;
             BrokerCheck.requireAnswer(config, shorter ? wait.timeout : BrokerCheck.WAIT);
+            return config;
+        }
+
+        private int send(LobStreamConfig config, Send send) throws Exception {
             try (LobClient client = new LobClient(config)) {
                 if (wait.waitApplied) {
                     client.watchApplied(); // no writer ever ran (no dead-letter topic): said before anything is sent
@@ -114,18 +123,39 @@ final class WriteCommands {
             spec.commandLine().getErr().printf("%s %s: acknowledged at %s-%d@%d%n", spec.name(), id, md.topic(), md.partition(), md.offset());
         }
 
-        /** Sends the bytes of FILE (or stdin). */
+        /** The most bytes FILE may hold, as the client checks them: a value's most, {@code lob.value.max.bytes}. */
+        long maxInputBytes(long valueMaxBytes) {
+            return valueMaxBytes;
+        }
+
+        /**
+         * Sends the bytes of FILE (or stdin). The id, the configuration and a broker are checked before a stdin is spooled
+         * (it may run for minutes), and the spooling stops at the most bytes the command may send.
+         */
         int runWithFile(String file, SendBytes send) throws Exception {
-            checkId(); // before a stdin is spooled
+            checkId();
             String problem = InputFile.problem(file);
             if (problem != null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), problem);
             }
-            try (InputFile in = InputFile.open(file)) {
+            LobStreamConfig config = connect();
+            long valueMax = config.get(LobStreamConfig.VALUE_MAX_BYTES);
+            InputFile input;
+            try {
+                input = InputFile.open(file, maxInputBytes(valueMax));
+            } catch (InputFile.TooLong tooLong) {
+                throw new CommandLine.ParameterException(spec.commandLine(), file + ": " + tooLong.getMessage()
+                        + ", more than the value may hold (lob.value.max.bytes " + valueMax + "): the writer would dead-letter it");
+            }
+            try (InputFile in = input) {
                 long length = in.length();
                 inputLength = length;
                 ProgressBar progress = new ProgressBar(spec.name() + " " + id, length);
-                return run(client -> send.send(client, in.stream(), length, progress));
+                try {
+                    return send(config, client -> send.send(client, in.stream(), length, progress));
+                } finally {
+                    progress.finish();
+                }
             }
         }
     }
@@ -170,6 +200,11 @@ final class WriteCommands {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--offset must be >= 0");
             }
             return runWithFile(file, (client, in, length, progress) -> client.write(id, offset, in, length, progress));
+        }
+
+        @Override
+        long maxInputBytes(long valueMaxBytes) {
+            return Math.max(0, valueMaxBytes - offset); // the value reaches offset + length
         }
 
         @Override
