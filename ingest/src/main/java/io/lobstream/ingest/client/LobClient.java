@@ -253,8 +253,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
 
         private <E extends Exception> LobWrite once(Call<E> call) throws E {
             if (!used.compareAndSet(false, true)) {
-                throw new IllegalStateException("idempotency key " + key + " names one write, made already: call idempotent(key) "
-                        + "with a key of its own for each write");
+                throw new IllegalStateException("idempotency key " + key + " names one write, made already with this object: to "
+                        + "retry that write, call idempotent(key) again with the same key; another write needs a key of its own");
             }
             long begun = writes.get();
             try {
@@ -377,17 +377,33 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 return sent.stopped("put " + lobId + ": stopped after " + before + " of " + chunks
                         + " chunks, as one of them failed; the upload is incomplete and expires unapplied: the LOB is unchanged");
             }
-            int n = readExactly(value, buffer, (int) Math.min(chunkSize, length - offset), offset, length);
+            int n;
+            try {
+                n = readExactly(value, buffer, (int) Math.min(chunkSize, length - offset), offset, length);
+            } catch (IOException e) {
+                if (i == 0) {
+                    throw e;
+                }
+                String why = "put " + lobId + ": reading the input failed after " + i + " of " + chunks + " chunks were sent; the "
+                        + "upload is incomplete and expires unapplied: the LOB is unchanged: " + e.getMessage();
+                throw e instanceof EOFException ? new EOFException(why) : new IOException(why, e);
+            }
             whole.update(buffer, 0, n);
             LobCommand.Builder chunk = base(ids, i).setUploadId(uploadId).setChunkIndex(i).setChunkCount(chunks)
                     .setOffset(offset).setTotalLength(length).setData(ByteBuffer.wrap(buffer, 0, n));
             if (i == chunks - 1) { // the upload's version is published with its last chunk, and takes that chunk's attributes
                 chunk.setCrc32c((int) whole.getValue()).setContentType(attributes.contentType()).setMetadata(attributes.metadata());
             }
-            sent.send(chunk.build());
+            if (!sent.send(chunk.build())) {
+                return sent.stopped("put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " was refused; the upload is "
+                        + "incomplete and expires unapplied: the LOB is unchanged");
+            }
             progress.sent(offset + n);
         }
-        return completeWhen(w, sent.futures);
+        // all queued without waiting: a chunk that fails now (a broker away for delivery.timeout.ms) fails after the rest
+        return completeWhen(w, sent.futures, i -> "put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " failed; the LOB is "
+                + "unchanged (the upload expires unapplied), unless that chunk timed out having reached Kafka all the same: read "
+                + "the LOB before you retry");
     }
 
     private CompletableFuture<RecordMetadata> sendWhole(LobWrite w, CommandIds ids, byte[] data, Attributes attributes) {
@@ -488,7 +504,10 @@ public final class LobClient implements LobWrites, AutoCloseable {
             LobCommand cmd = base(ids, piece++).setAfter(previous).setAfterFingerprint(previousFingerprint).setOffset(offset + done)
                     .setTotalLength(n).setCrc32c(crc(buffer, n)).setData(ByteBuffer.wrap(buffer, 0, n)).build();
             previousFingerprint = CommandFingerprint.of(cmd); // before the send, whose serializer may read the buffer through
-            sent.send(cmd);
+            if (!sent.send(cmd)) { // refused before it left (no metadata within max.block.ms, the serializer): nothing from before on
+                return sent.stopped(name + " " + lobId + ": stopped at byte " + before + " of " + length + ", as its piece was "
+                        + "refused" + (before == 0 ? "; nothing of it was sent: the LOB is unchanged" : mayBeApplied(before)));
+            }
             starts.add(done);
             previous = cmd.getCommandId();
             done += n;
@@ -521,7 +540,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
             this.write = write;
         }
 
-        void send(LobCommand cmd) {
+        /** @return false if the producer refused the record at once (it never left; the caller stops the write there) */
+        boolean send(LobCommand cmd) {
             CompletableFuture<RecordMetadata> f = LobClient.this.send(write, cmd);
             f.whenComplete((md, err) -> {
                 if (err != null) {
@@ -529,6 +549,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 }
             });
             futures.add(f);
+            return !f.isCompletedExceptionally();
         }
 
         boolean anyFailed() {
@@ -706,6 +727,11 @@ public final class LobClient implements LobWrites, AutoCloseable {
         return config.get(LobStreamConfig.APPLICATION_ID);
     }
 
+    /**
+     * Sends what the producer holds and waits until Kafka has acknowledged or refused it (the producer's flush). The
+     * {@link LobWrite} futures complete on the client's callback thread just after, not all of them by the time this
+     * returns: wait on them, not on this, to know a write's outcome.
+     */
     public void flush() {
         producer.flush();
     }

@@ -20,7 +20,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A write of many records stops at the first that failed, and says what was sent: here no broker
- * answers, so every send fails after {@code max.block.ms}. Sending on, a put of 100 chunks would
+ * answers, so the first send is refused after {@code max.block.ms} (the producer fails it at once, having no
+ * metadata), and nothing was sent. Sending on, a put of 100 chunks would
  * take 100 times as long only to fail the same way (with 512 KiB chunks and a dead broker, a
  * 1 GiB put crawled on for many minutes). Kafka's failure fails the returned write, as a
  * producer's future; bad arguments are refused before anything is sent.
@@ -35,7 +36,7 @@ class LobClientTest {
             LobWrite write = client.put("doc", new ByteArrayInputStream(value), value.length, null, LobClient.Progress.NONE);
             assertThat(write).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
                     .havingCause().isInstanceOf(IOException.class)
-                    .withMessageContaining("put doc: stopped after 1 of " + CHUNKS + " chunks")
+                    .withMessageContaining("put doc: chunk 1 of " + CHUNKS + " was refused")
                     .withMessageContaining("the LOB is unchanged");
         }
     }
@@ -47,8 +48,8 @@ class LobClientTest {
             LobWrite write = client.append("log", new ByteArrayInputStream(data), data.length, LobClient.Progress.NONE);
             assertThat(write).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
                     .havingCause().isInstanceOf(IOException.class)
-                    .withMessageContaining("append log: stopped at byte 1024 of " + data.length)
-                    .withMessageContaining("the pieces before byte 1024 were sent and a prefix of them may be applied");
+                    .withMessageContaining("append log: stopped at byte 0 of " + data.length + ", as its piece was refused")
+                    .withMessageContaining("nothing of it was sent: the LOB is unchanged");
         }
     }
 
