@@ -40,6 +40,9 @@ final class PurgeClients {
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        // a worker started before the first node, on a broker that creates topics, would make lob.undo-history with the
+        // broker's partition count; the node then takes that count for every topic, and lob.topic.partitions is lost
+        c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
         c.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
         c.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         return new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());

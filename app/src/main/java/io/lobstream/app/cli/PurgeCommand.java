@@ -13,6 +13,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -56,7 +58,20 @@ final class PurgeCommand implements Runnable {
 
     @Override
     public void run() {
+        if (metricsPort < -1 || metricsPort > 65_535) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--metrics-port " + metricsPort
+                    + ": a port (0 to 65535, 0 = any free one), or -1 for none");
+        }
         LobStreamConfig cfg = cluster.streamConfig(dataDir);
+        Path tablespaces = Path.of(cfg.get(LobStreamConfig.DATA_DIR)).resolve("tablespaces");
+        if (Files.isDirectory(tablespaces) && !Files.isReadable(tablespaces)) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "cannot read " + tablespaces
+                    + ": permission denied (run the worker as the node's user)");
+        }
+        if (!Files.isDirectory(tablespaces)) { // not refused: started with its node, the worker may come first
+            System.err.println("purge worker: no tablespaces under " + cfg.get(LobStreamConfig.DATA_DIR) + " yet: a node on this host "
+                    + "makes them as it starts; if that is not the node's --data-dir, the partitions this worker takes stay unpurged");
+        }
         String id = workerId != null ? workerId : UUID.randomUUID().toString().substring(0, 8);
         long latency = readLatency == null ? 0 : readLatency.toNanos();
         if (latency > 0) {
@@ -81,8 +96,9 @@ final class PurgeCommand implements Runnable {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             worker.close();
             try {
-                // not a join of the main thread: after run() it blocks in System.exit while hooks run
-                done.await(10, TimeUnit.SECONDS);
+                // not a join of the main thread: after run() it blocks in System.exit while hooks run. Long enough for
+                // the worker's last commit and its clients' closes (5 s each), within compose's 30 s grace period
+                done.await(20, TimeUnit.SECONDS);
             } catch (InterruptedException ignored) {
                 Thread.currentThread().interrupt();
             }

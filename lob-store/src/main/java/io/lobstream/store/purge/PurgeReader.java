@@ -3,6 +3,7 @@ package io.lobstream.store.purge;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.page.PageType;
 import io.lobstream.store.page.StalePageException;
 import io.lobstream.store.page.UnwrittenPageException;
@@ -251,10 +252,13 @@ public final class PurgeReader implements Closeable {
             return new Result(r, List.of(), e, true);
         } catch (IOException e) {
             return new Result(r, List.of(), e, false);
+        } catch (CancellationException givenUpMidway) { // its result is never collected
+            return new Result(r, List.of(), new IOException(givenUpMidway.toString(), givenUpMidway), false);
         } catch (RuntimeException e) {
-            // e.g. retained pages that the version does not reference: the undo record does not match this page file;
-            // or the scan given up (its result is never collected)
-            return new Result(r, List.of(), new IOException(e.toString(), e), false);
+            // e.g. retained pages that the version does not reference, a page number past any file: the version's pages
+            // do not match its undo record. Not the disk's error (the purger counts those apart, for a disk check)
+            return new Result(r, List.of(), new CorruptPageException(r.rootPage(), "the version's pages do not match its undo "
+                    + "record: " + e), false);
         }
     }
 

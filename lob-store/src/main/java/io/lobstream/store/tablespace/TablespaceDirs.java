@@ -322,12 +322,23 @@ public final class TablespaceDirs {
         try (Reader r = Files.newBufferedReader(f)) {
             p.load(r);
         }
-        int format = Integer.parseInt(p.getProperty("format.version", "1"));
+        int format = number(f, p, "format.version", "1");
         if (format > FORMAT_VERSION) {
             throw new IOException("tablespace " + tablespaceDir + " is of format " + format + ", written by a later LobStream release; "
                     + "this one reads format " + FORMAT_VERSION + " and below (releases go forward only: run the one that wrote it)");
         }
-        return new Descriptor(Integer.parseInt(p.getProperty("page.size")), p.getProperty("copy.id"));
+        return new Descriptor(number(f, p, "page.size", null), p.getProperty("copy.id"));
+    }
+
+    /** A descriptor's number: one missing or garbled is the file's damage, an IOException naming it (not a bare parse error). */
+    private static int number(Path descriptor, Properties p, String key, String absent) throws IOException {
+        String value = p.getProperty(key, absent);
+        try {
+            return Integer.parseInt(value == null ? "" : value.trim());
+        } catch (NumberFormatException e) {
+            throw new IOException(descriptor + ": " + key + (value == null ? " missing" : " is not a number: '" + value + "'")
+                    + " (a damaged descriptor: restore it from a backup, or rebuild the partition)");
+        }
     }
 
     /** Reads the page size a tablespace was created with. */
