@@ -58,7 +58,7 @@ public final class LobStoreConfig {
             "At flush() (every Kafka Streams commit) and close: when at least this many pages at the end of the page file are "
                     + "free, the file is cut back to its last used page plus one preallocation batch (lob.prealloc.data.batch.size) "
                     + "and the rest goes back to the file system, so a burst does not leave the file at its peak size. The default "
-                    + "(1 MiB of 16 KiB pages) keeps the file from being cut and regrown at every commit. 0 = off: the file never shrinks.");
+                    + "(1 MiB of 16 KiB pages) keeps the file from being cut and regrown at every commit. 0 = off: the file never shrinks (and compaction, which only serves a shrink, is off too).");
 
     public static final ConfigKey<Double> COMPACT_MIN_FREE_RATIO = ConfigKey.decimal("lob.compact.min.free.ratio", 0.1, 0, 100,
             "Compaction: when the free pages between used ones (holes, which a shrink cannot give back) pass this share of the "

@@ -1,5 +1,6 @@
 package io.lobstream.store.impl;
 
+import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.page.CorruptPageException;
@@ -35,7 +36,9 @@ import java.util.Set;
  * rewritten would only add writes (in {@code bench history} it cost a quarter of the throughput).
  *
  * <p>Finding the highest versions scans the index's current versions: one pass per run, and runs
- * happen only while the holes are above the threshold.
+ * happen only while the holes are above the threshold, and not again after a run that moved nothing until a write
+ * or a change in the holes (a purge, an unpin) may let one move. With {@code lob.shrink.min.pages} 0 (the file never
+ * shrinks) there are none.
  */
 final class Compactor {
     private static final Logger log = LoggerFactory.getLogger(Compactor.class);
@@ -46,6 +49,12 @@ final class Compactor {
     private final int maxPages;
     /** Versions the store had issued when the previous run ended: unchanged means no write since. */
     private long versionsSeen = -1;
+    /**
+     * The free pages below the end when a run on an idle store moved nothing (-1: none did): the top of the file is
+     * values with no room below, pending purge or pinned. Until a write comes or the holes change (a purge, an unpin),
+     * a run would scan every current version to find the same, each interval, for as long as the node stays idle.
+     */
+    private long holesAtFruitlessRun = -1;
     /** Versions with a page that failed its check when read to be moved ("lobId@version"): left where they are. */
     private final Set<String> unreadable = new HashSet<>();
 
@@ -64,7 +73,13 @@ final class Compactor {
     long run() throws IOException {
         boolean idle = store.nextVersion() == versionsSeen;
         versionsSeen = store.nextVersion();
-        if (!idle || maxPages <= 0 || store.holePages() < Math.max(minFreePages, minFreeRatio * store.stats().pagesLive())) {
+        if (!idle) {
+            holesAtFruitlessRun = -1;
+        }
+        long holes = store.holePages();
+        // lob.shrink.min.pages 0: the file never shrinks, so a move would only rewrite a value
+        if (!idle || maxPages <= 0 || minFreePages <= 0 || holes == holesAtFruitlessRun
+                || holes < Math.max(minFreePages, minFreeRatio * store.stats().pagesLive())) {
             return 0;
         }
         long moved = 0;
@@ -77,7 +92,8 @@ final class Compactor {
             long pages;
             try {
                 pages = store.relocate(e); // -1: no room below it; a smaller one may still fit
-            } catch (CorruptPageException | EOFException damaged) { // a page gone bad, or past the end of a file restored short
+            } catch (CorruptPageException | EOFException | ValueChecksumException damaged) {
+                // a page gone bad, past the end of a file restored short, or bytes that no longer match the value's CRC32C:
                 // a value nobody writes with a page gone bad: its reads fail (fsck names the page); failing the run would
                 // fail the writer's task at every run, for as long as the value stays, and move nothing below it either
                 unreadable.add(key);
@@ -91,6 +107,7 @@ final class Compactor {
             }
         }
         versionsSeen += moves; // its own moves are not writes; a write made meanwhile by another thread still counts
+        holesAtFruitlessRun = moved == 0 ? holes : -1;
         return moved;
     }
 

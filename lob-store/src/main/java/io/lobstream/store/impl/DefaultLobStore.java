@@ -704,7 +704,9 @@ public final class DefaultLobStore implements LobStore {
                 }
                 long length = base.get().reader().byteLength();
                 return NewValue.whole(length, base.get().reader().stream(0, length));
-            }, null, null, null, Placement.below(allocator, end));
+            // the moved copy is checked against the value's CRC32C (0: shared pages, none kept), not given a new one: a
+            // page gone bad that its own check missed would otherwise become the value, checked from then on
+            }, entry.valueCrc32c() != 0 ? Integer.valueOf(entry.valueCrc32c()) : null, null, null, Placement.below(allocator, end));
         } catch (NotMovable changed) {
             return 0;
         } catch (Placement.NoRoom noRoom) {
