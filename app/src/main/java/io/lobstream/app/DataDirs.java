@@ -4,10 +4,12 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 
 /** Temporary data directories of demos, benchmarks and tests. */
 public final class DataDirs {
@@ -34,15 +36,36 @@ public final class DataDirs {
         }
     }
 
-    /** Deletes {@code dir} and everything under it, best effort (a temporary directory). */
+    /**
+     * Deletes {@code dir} and everything under it, best effort (a temporary directory). A walk goes on past what
+     * vanishes under it (the broker's retention, RocksDB's compactions, another thread deleting the same tree as a
+     * Ctrl-C ends the demo), where a sorted {@code Files.walk} gave up on the whole tree at the first; and it walks twice,
+     * for what was written into a directory while it was being emptied.
+     */
     public static void deleteTree(Path dir) {
-        if (dir == null || !Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | java.io.UncheckedIOException ignored) {
-            // best effort (another thread may be deleting the same tree: a Ctrl-C as the demo ends)
+        for (int pass = 0; pass < 2 && dir != null && Files.exists(dir, LinkOption.NOFOLLOW_LINKS); pass++) {
+            try {
+                Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                    @Override
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                        file.toFile().delete();
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult visitFileFailed(Path file, IOException gone) {
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult postVisitDirectory(Path d, IOException gone) {
+                        d.toFile().delete();
+                        return FileVisitResult.CONTINUE;
+                    }
+                });
+            } catch (IOException ignored) {
+                // best effort
+            }
         }
     }
 }

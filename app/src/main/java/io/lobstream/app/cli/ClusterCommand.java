@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
 import java.util.Map;
@@ -28,8 +30,12 @@ final class ClusterCommand implements Callable<Integer> {
     @Mixin
     EmbeddedClusterOptions embedded;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
+        embedded.check(spec.commandLine());
         ShutdownHook shutdown = ShutdownHook.register("cluster-shutdown");
         EmbeddedCluster cluster;
         try {

@@ -68,8 +68,8 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers (default: ${DEFAULT-VALUE}).")
     int purgeWorkers;
 
-    @Option(names = "--partitions", defaultValue = "8", description = "Partitions = tablespaces (default: ${DEFAULT-VALUE}).")
-    int partitions;
+    @Option(names = "--partitions", description = "Partitions = tablespaces (default: lob.topic.partitions, 8 unless -c sets it).")
+    Integer partitions;
 
     @Option(names = "--drain-timeout", defaultValue = "120s", description = "How long to wait for purge to drain (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
@@ -87,9 +87,11 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        new LobStreamConfig(config); // an unknown key or a bad value: a usage error before anything starts
+        LobStreamConfig given = new LobStreamConfig(config); // an unknown key or a bad value: a usage error before anything starts
         new LobStoreConfig(config);
-        if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 1 || partitions < 1) {
+        // the option wins over -c lob.topic.partitions, as every option over its key; not given, it leaves the key to -c
+        int parts = partitions != null ? partitions : given.get(LobStreamConfig.PARTITIONS);
+        if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 1 || parts < 1) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 1 (the demo drains history), --partitions >= 1");
         }
@@ -116,7 +118,7 @@ final class DemoCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(cleanup);
         try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
             running.add(cluster);
-            LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, config);
+            LobStreamConfig cfg = cluster.nodeConfig(dir, parts, config);
             commandsTopic = cfg.topics().commands();
             LobStoreConfig storeCfg = new LobStoreConfig(config);
             // the purge workers close before the node (resources close in reverse): they read its tablespaces
@@ -248,7 +250,7 @@ final class DemoCommand implements Callable<Integer> {
 
     /** A live progress line on a terminal; a line every 5 s otherwise. Always on stderr. */
     private static final class Progress {
-        private final boolean tty = System.console() != null;
+        private final boolean tty = ProgressBar.stderrIsATerminal();
         private long lastPrinted;
 
         void line(String s) {

@@ -1,7 +1,9 @@
 package io.lobstream.app.cli;
 
 import io.lobstream.app.embedded.EmbeddedCluster;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,6 +23,26 @@ final class EmbeddedClusterOptions {
 
     @Option(names = "--registry-port", description = "Embedded registry port (default: " + REGISTRY_PORT + ").")
     Integer registryPort;
+
+    /**
+     * Refuses, as a usage error, a port out of range (0 = any free one) or one given for two roles (with the others'
+     * defaults): found only as the broker starts, it was an error exit 1, "node failed to start".
+     */
+    void check(CommandLine cli) {
+        int[] ports = {or(kafkaPort, KAFKA_PORT), or(controllerPort, CONTROLLER_PORT), or(registryPort, REGISTRY_PORT)};
+        String[] names = {"--kafka-port", "--controller-port", "--registry-port"};
+        for (int i = 0; i < ports.length; i++) {
+            if (ports[i] < 0 || ports[i] > 65_535) {
+                throw new ParameterException(cli, names[i] + " " + ports[i] + ": a port from 1 to 65535 (0: any free one)");
+            }
+            for (int j = 0; j < i; j++) {
+                if (ports[i] != 0 && ports[i] == ports[j]) {
+                    throw new ParameterException(cli, names[j] + " and " + names[i] + " are both " + ports[i]
+                            + ": the broker, the KRaft controller and the registry need ports of their own");
+                }
+            }
+        }
+    }
 
     /** Starts broker and registry under {@code dataDir} ({@code kafka/}, {@code registry/}). */
     EmbeddedCluster start(Path dataDir) throws Exception {

@@ -53,7 +53,7 @@ public final class LobStreamCli implements Runnable {
     /** The command line with its converters and error handling: what {@link #main} runs, and tests too. */
     public static CommandLine commandLine() {
         return new CommandLine(new LobStreamCli())
-                .registerConverter(java.time.Duration.class, Durations::parse)
+                .registerConverter(java.time.Duration.class, Durations::converted)
                 .registerConverter(SizeRange.class, SizeRange::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
                 .setExecutionExceptionHandler((thrown, cmd, parsed) -> {

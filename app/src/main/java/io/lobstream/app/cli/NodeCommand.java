@@ -61,6 +61,7 @@ final class NodeCommand implements Runnable {
         if (purgeWorkers < 0) {
             throw new ParameterException(spec.commandLine(), "--purge-workers must be >= 0 (0: run them as separate `purge` processes)");
         }
+        embedded.check(spec.commandLine());
         ShutdownHook shutdown = ShutdownHook.register("node-shutdown");
         CompletableFuture<String> stopped;
         try {

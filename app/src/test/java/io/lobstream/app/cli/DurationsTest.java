@@ -15,7 +15,9 @@ class DurationsTest {
         assertThat(Durations.parse("30")).isEqualTo(Duration.ofSeconds(30));
         assertThat(Durations.parse("2m")).isEqualTo(Duration.ofMinutes(2));
         assertThat(Durations.parse("PT1H")).isEqualTo(Duration.ofHours(1));
+        assertThat(Durations.parse("1m 500ms")).isEqualTo(Duration.ofMillis(60_500));
         assertThatThrownBy(() -> Durations.parse("soon")).hasMessageContaining("not a duration: 'soon'");
+        assertThatThrownBy(() -> Durations.parse("1h30")).hasMessageContaining("a bare number is seconds");
     }
 
     /** Used to overflow into a negative duration, or to fail later, as an error that was not a usage error. */
@@ -34,7 +36,7 @@ class DurationsTest {
         assertThat(Durations.format(Duration.ofMinutes(150))).isEqualTo("2h30m");
         assertThat(Durations.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
         assertThat(Durations.format(Duration.ZERO)).isEqualTo("0s");
-        for (String s : new String[]{"45s", "2m", "1h", "250ms"}) {
+        for (String s : new String[]{"45s", "2m", "1h", "250ms", "1h30m", "2m5s"}) {
             assertThat(Durations.format(Durations.parse(s))).isEqualTo(s);
         }
     }

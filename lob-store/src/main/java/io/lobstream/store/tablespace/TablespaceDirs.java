@@ -95,6 +95,11 @@ public final class TablespaceDirs {
      */
     public static void createDirectoriesDurably(Path dir) throws IOException {
         if (Files.isDirectory(dir)) {
+            // a process killed between its making and the sync below left the name unsynced: one fsync makes it sure
+            Path parent = dir.toAbsolutePath().getParent();
+            if (parent != null) {
+                syncDirectory(parent);
+            }
             return;
         }
         Path top = dir.toAbsolutePath();
