@@ -537,10 +537,10 @@ class HttpApiIT {
         List<String> replay = List.of("replay", "--partition", Integer.toString(partition),
                 "--data-dir", replayDir.toString(), "--verify", "--node", "http://127.0.0.1:" + a.httpPort());
 
-        Cli noScheme = clusterCommand(List.of("replay", "--partition", Integer.toString(partition),
-                "--data-dir", replayDir.toString(), "--verify", "--node", "127.0.0.1:" + a.httpPort()));
-        assertThat(noScheme.exit).as(noScheme.err).isEqualTo(CommandLine.ExitCode.USAGE);
-        assertThat(noScheme.err).contains("not an HTTP URL");
+        Cli notHttp = clusterCommand(List.of("replay", "--partition", Integer.toString(partition),
+                "--data-dir", replayDir.toString(), "--verify", "--node", "ftp://127.0.0.1:" + a.httpPort()));
+        assertThat(notHttp.exit).as(notHttp.err).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(notHttp.err).contains("is not a node's HTTP URL");
         assertThat(leftover).as("refused before the replay began").exists();
 
         try (FileChannel lockFile = FileChannel.open(TablespaceDirs.replayLock(tablespace),

@@ -76,8 +76,7 @@ final class FsckCommand implements Callable<Integer> {
         boolean nothingToCheck = partitions.isEmpty() && !single && others.stream().noneMatch(FsckCommand::lostItsDescriptor);
         if (nothingToCheck && others.isEmpty()) {
             Path parent = dir.toAbsolutePath().normalize().getParent();
-            boolean dataDirBelow = parent != null && dir.toAbsolutePath().normalize().endsWith("tablespaces")
-                    && !TablespaceDirs.partitions(parent).isEmpty();
+            boolean dataDirBelow = parent != null && dir.toAbsolutePath().normalize().endsWith("tablespaces") && hasPartitions(parent);
             return cannotCheck(mapper, "no tablespaces under " + dir
                     + (dataDirBelow ? " (it holds them itself: give fsck the data directory, " + parent + ")" : ""));
         }
@@ -89,6 +88,12 @@ final class FsckCommand implements Callable<Integer> {
         for (Integer p : single ? List.of(-1) : partitions) {
             Path ts = single ? dir : TablespaceDirs.partitionDir(dir, p);
             FsckReport r;
+            Path cannotRead = firstUnreadable(ts);
+            if (cannotRead != null) { // not this fsck's to read (another user's files): not checked, not damage
+                System.err.println("fsck: " + ts + ": not checked: cannot read " + cannotRead + " (permission denied)");
+                unreadable.add(p);
+                continue;
+            }
             try (NodeLock lock = NodeLock.take(ts)) {
                 if (lock == null) {
                     System.err.println("fsck: " + ts + " is open in a running node: not checked (stop the node first; GET /fsck "
@@ -99,7 +104,7 @@ final class FsckCommand implements Callable<Integer> {
                 r = Fsck.offline(ts, !noData); // read-only, no recovery: what is on disk, as it is
             } catch (java.nio.file.NoSuchFileException missing) {
                 r = FsckReport.empty().withProblem(ts + ": missing: " + missing.getMessage());
-            } catch (AccessDeniedException denied) { // not this fsck's to read (another user's files): not checked, not damage
+            } catch (AccessDeniedException denied) { // as above, a file deeper down
                 System.err.println("fsck: " + ts + ": not checked: " + LobStreamCli.fileProblem(denied));
                 unreadable.add(p);
                 continue;
@@ -119,7 +124,10 @@ final class FsckCommand implements Callable<Integer> {
         }
         ArrayNode keptAside = mapper.createArrayNode();
         for (Path other : others) {
-            if (lostItsDescriptor(other)) {
+            if (lostItsDescriptor(other) && !readable(other)) { // its descriptor may be there, unseen
+                System.err.println("fsck: " + other + ": not checked: cannot read it (permission denied)");
+                unreadable.add(Integer.parseInt(other.getFileName().toString().substring(2)));
+            } else if (lostItsDescriptor(other)) {
                 String problem = other + ": no " + TablespaceDirs.DESCRIPTOR + ", so not a tablespace any node opens "
                         + "(a restore that left it out?); a node given this partition refuses it";
                 total = total.withProblem(problem);
@@ -159,6 +167,28 @@ final class FsckCommand implements Callable<Integer> {
         return !total.ok() ? 1 : complete ? 0 : 2; // problems found come first: what a script must not miss
     }
 
+    /** The first of a tablespace's directories and files this process may not read, or null. */
+    private static Path firstUnreadable(Path ts) {
+        for (Path p : List.of(ts, ts.resolve(TablespaceDirs.INDEX), ts.resolve(TablespaceDirs.DESCRIPTOR), ts.resolve(TablespaceDirs.PAGES))) {
+            if (Files.exists(p) && !readable(p)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    private static boolean readable(Path p) {
+        return Files.isReadable(p) && (!Files.isDirectory(p) || Files.isExecutable(p));
+    }
+
+    private static boolean hasPartitions(Path dataDir) {
+        try {
+            return !TablespaceDirs.partitions(dataDir).isEmpty();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return false;
+        }
+    }
+
     private static boolean lostItsDescriptor(Path dir) {
         return dir.getFileName().toString().matches("p-\\d+");
     }
@@ -167,7 +197,8 @@ final class FsckCommand implements Callable<Integer> {
     private int cannotCheck(ObjectMapper mapper, String why) throws java.io.IOException {
         System.err.println("fsck: " + why);
         if (json) {
-            System.out.println(mapper.writeValueAsString(mapper.createObjectNode().put("fsck_ok", false).put("error", why)));
+            System.out.println(mapper.writeValueAsString(mapper.createObjectNode().put("fsck_ok", false).put("complete", false)
+                    .put("error", why)));
         }
         return 2;
     }

@@ -61,7 +61,9 @@ final class NodeCommand implements Runnable {
         if (purgeWorkers < 0) {
             throw new ParameterException(spec.commandLine(), "--purge-workers must be >= 0 (0: run them as separate `purge` processes)");
         }
-        embedded.check(spec.commandLine());
+        if (bootstrap == null && !config.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // else ignored, and said so
+            embedded.check(spec.commandLine());
+        }
         ShutdownHook shutdown = ShutdownHook.register("node-shutdown");
         CompletableFuture<String> stopped;
         try {

@@ -81,7 +81,10 @@ final class WriteCommands {
 
         int run(Send send) throws Exception {
             checkId();
-            return send(connect(), send);
+            LobStreamConfig config = connect();
+            try (LobClient client = client(config)) {
+                return send(config, client, send);
+            }
         }
 
         /** The configuration (a misspelt -c key is a usage error), once a broker answers. */
@@ -93,25 +96,33 @@ final class WriteCommands {
             return config;
         }
 
-        private int send(LobStreamConfig config, Send send) throws Exception {
-            try (LobClient client = new LobClient(config)) {
-                if (wait.waitApplied) {
-                    client.watchApplied(); // no writer ever ran (no dead-letter topic): said before anything is sent
-                }
-                LobWrite write;
+        private LobClient client(LobStreamConfig config) {
+            LobClient client = new LobClient(config);
+            if (wait.waitApplied) {
                 try {
-                    write = send.send(idempotencyKey == null ? client : client.idempotent(idempotencyKey));
-                } catch (IllegalArgumentException refused) {
-                    // the client refuses before sending what the writer would dead-letter (a value over
-                    // lob.value.max.bytes, a write past it): a bad argument, exit 2, as the README says
-                    throw new CommandLine.ParameterException(spec.commandLine(), refused.getMessage());
+                    client.watchApplied(); // no writer ever ran (no dead-letter topic): said before anything is sent
+                } catch (RuntimeException e) {
+                    client.close();
+                    throw e;
                 }
-                acknowledged(write.get());
-                return wait.waitApplied
-                        ? Waits.untilApplied(write, inPieces() && inputLength > config.get(LobStreamConfig.CHUNK_SIZE),
-                        client.writerGroup(), new NodeHttp(wait.node), wait.timeout, spec.commandLine().getErr())
-                        : Waits.APPLIED;
             }
+            return client;
+        }
+
+        private int send(LobStreamConfig config, LobClient client, Send send) throws Exception {
+            LobWrite write;
+            try {
+                write = send.send(idempotencyKey == null ? client : client.idempotent(idempotencyKey));
+            } catch (IllegalArgumentException refused) {
+                // the client refuses before sending what the writer would dead-letter (a value over
+                // lob.value.max.bytes, a write past it): a bad argument, exit 2, as the README says
+                throw new CommandLine.ParameterException(spec.commandLine(), refused.getMessage());
+            }
+            acknowledged(write.get());
+            return wait.waitApplied
+                    ? Waits.untilApplied(write, inPieces() && inputLength > config.get(LobStreamConfig.CHUNK_SIZE),
+                    client.writerGroup(), new NodeHttp(wait.node), wait.timeout, spec.commandLine().getErr())
+                    : Waits.APPLIED;
         }
 
         /** Whether the command's bytes, over lob.chunk.size, go in pieces applied one by one (a write or append). */
@@ -129,8 +140,9 @@ final class WriteCommands {
         }
 
         /**
-         * Sends the bytes of FILE (or stdin). The id, the configuration and a broker are checked before a stdin is spooled
-         * (it may run for minutes), and the spooling stops at the most bytes the command may send.
+         * Sends the bytes of FILE (or stdin). The id, the configuration, a broker and (with --wait-applied) a writer's
+         * dead-letter topic are checked before a stdin is spooled (it may run for minutes), and the spooling stops at the
+         * most bytes the command may send.
          */
         int runWithFile(String file, SendBytes send) throws Exception {
             checkId();
@@ -140,21 +152,24 @@ final class WriteCommands {
             }
             LobStreamConfig config = connect();
             long valueMax = config.get(LobStreamConfig.VALUE_MAX_BYTES);
-            InputFile input;
-            try {
-                input = InputFile.open(file, maxInputBytes(valueMax));
-            } catch (InputFile.TooLong tooLong) {
-                throw new CommandLine.ParameterException(spec.commandLine(), file + ": " + tooLong.getMessage()
-                        + ", more than the value may hold (lob.value.max.bytes " + valueMax + "): the writer would dead-letter it");
-            }
-            try (InputFile in = input) {
-                long length = in.length();
-                inputLength = length;
-                ProgressBar progress = new ProgressBar(spec.name() + " " + id, length);
+            try (LobClient client = client(config)) {
+                InputFile input;
                 try {
-                    return send(config, client -> send.send(client, in.stream(), length, progress));
-                } finally {
-                    progress.finish();
+                    input = InputFile.open(file, maxInputBytes(valueMax));
+                } catch (InputFile.TooLong tooLong) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), (file.equals("-") ? "standard input" : file) + ": "
+                            + tooLong.getMessage() + ", more than the value may hold (lob.value.max.bytes " + valueMax
+                            + "): the writer would dead-letter it");
+                }
+                try (InputFile in = input) {
+                    long length = in.length();
+                    inputLength = length;
+                    ProgressBar progress = new ProgressBar(spec.name() + " " + id, length);
+                    try {
+                        return send(config, client, c -> send.send(c, in.stream(), length, progress));
+                    } finally {
+                        progress.finish();
+                    }
                 }
             }
         }

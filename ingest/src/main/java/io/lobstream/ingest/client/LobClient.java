@@ -549,7 +549,12 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 }
             });
             futures.add(f);
-            return !f.isCompletedExceptionally();
+            if (f.isCompletedExceptionally()) {
+                // failed within send (its callback ran on this thread); recorded here too, as whenComplete may not have run
+                failed.compareAndSet(null, unwrapped(f.handle((md, err) -> err).join()));
+                return false;
+            }
+            return true;
         }
 
         boolean anyFailed() {

@@ -1,5 +1,6 @@
 package io.lobstream.store.impl;
 
+import io.lobstream.store.StoreStats;
 import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.VersionEntry;
@@ -36,8 +37,8 @@ import java.util.Set;
  * rewritten would only add writes (in {@code bench history} it cost a quarter of the throughput).
  *
  * <p>Finding the highest versions scans the index's current versions: one pass per run, and runs
- * happen only while the holes are above the threshold, and not again after a run that moved nothing until a write
- * or a change in the holes (a purge, an unpin) may let one move. With {@code lob.shrink.min.pages} 0 (the file never
+ * happen only while the holes are above the threshold, and not again after a run that moved nothing until a write,
+ * or pages freed (a purge, an unpin), may let one move. With {@code lob.shrink.min.pages} 0 (the file never
  * shrinks) there are none.
  */
 final class Compactor {
@@ -50,11 +51,16 @@ final class Compactor {
     /** Versions the store had issued when the previous run ended: unchanged means no write since. */
     private long versionsSeen = -1;
     /**
-     * The free pages below the end when a run on an idle store moved nothing (-1: none did): the top of the file is
-     * values with no room below, pending purge or pinned. Until a write comes or the holes change (a purge, an unpin),
-     * a run would scan every current version to find the same, each interval, for as long as the node stays idle.
+     * The pages as a run on an idle store that moved nothing found them (null: none did): the top of the file is values
+     * with no room below, pending purge or pinned. Until a write comes or the pages change (a purge or an unpin frees
+     * some, below the end or at it: a version freed next to the free tail leaves the holes as they were), a run would
+     * scan every current version to find the same, each interval, for as long as the node stays idle.
      */
-    private long holesAtFruitlessRun = -1;
+    private Pages atFruitlessRun;
+
+    /** What a run's outcome depends on, besides the versions written. */
+    private record Pages(long holes, long free, long history) {
+    }
     /** Versions with a page that failed its check when read to be moved ("lobId@version"): left where they are. */
     private final Set<String> unreadable = new HashSet<>();
 
@@ -74,12 +80,13 @@ final class Compactor {
         boolean idle = store.nextVersion() == versionsSeen;
         versionsSeen = store.nextVersion();
         if (!idle) {
-            holesAtFruitlessRun = -1;
+            atFruitlessRun = null;
         }
-        long holes = store.holePages();
+        StoreStats stats = store.stats();
+        Pages pages = new Pages(store.holePages(), stats.pagesFree(), stats.pagesHistory());
         // lob.shrink.min.pages 0: the file never shrinks, so a move would only rewrite a value
-        if (!idle || maxPages <= 0 || minFreePages <= 0 || holes == holesAtFruitlessRun
-                || holes < Math.max(minFreePages, minFreeRatio * store.stats().pagesLive())) {
+        if (!idle || maxPages <= 0 || minFreePages <= 0 || pages.equals(atFruitlessRun)
+                || pages.holes() < Math.max(minFreePages, minFreeRatio * stats.pagesLive())) {
             return 0;
         }
         long moved = 0;
@@ -89,9 +96,9 @@ final class Compactor {
             if (unreadable.contains(key)) {
                 continue;
             }
-            long pages;
+            long relocated;
             try {
-                pages = store.relocate(e); // -1: no room below it; a smaller one may still fit
+                relocated = store.relocate(e); // -1: no room below it; a smaller one may still fit
             } catch (CorruptPageException | EOFException | ValueChecksumException damaged) {
                 // a page gone bad, past the end of a file restored short, or bytes that no longer match the value's CRC32C:
                 // a value nobody writes with a page gone bad: its reads fail (fsck names the page); failing the run would
@@ -101,13 +108,13 @@ final class Compactor {
                         damaged.getMessage());
                 continue;
             }
-            if (pages > 0) {
-                moved += pages;
+            if (relocated > 0) {
+                moved += relocated;
                 moves++;
             }
         }
         versionsSeen += moves; // its own moves are not writes; a write made meanwhile by another thread still counts
-        holesAtFruitlessRun = moved == 0 ? holes : -1;
+        atFruitlessRun = moved == 0 ? pages : null;
         return moved;
     }
 
