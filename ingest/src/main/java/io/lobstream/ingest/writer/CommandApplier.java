@@ -177,6 +177,9 @@ public final class CommandApplier {
                     if (cmd.getCrc32c() != null && cmd.getCrc32c() != crc(data)) {
                         return new Rejected(Rejection.CRC_MISMATCH, new ValueChecksumException(id, cmd.getCrc32c(), crc(data)).getMessage());
                     }
+                    if (length == 0 && store.current(id).isPresent()) {
+                        return unchanged(cmd, store, tagged);
+                    }
                     return new Applied(cmd.getOp(), store.write(id, at, stream(data), length, tagged).superseded());
                 }
                 case TRUNCATE: {
@@ -187,6 +190,9 @@ public final class CommandApplier {
                     if (cmd.getTotalLength() > cur.get().byteLength()) {
                         return new Rejected(Rejection.OUT_OF_RANGE, "TRUNCATE of " + id + " to " + cmd.getTotalLength() + " bytes; it has "
                                 + cur.get().byteLength());
+                    }
+                    if (cmd.getTotalLength() == cur.get().byteLength()) {
+                        return unchanged(cmd, store, tagged);
                     }
                     return new Applied(LobOp.TRUNCATE, store.truncate(id, cmd.getTotalLength(), tagged).superseded());
                 }
@@ -205,6 +211,17 @@ public final class CommandApplier {
             log.error("{}: the tablespace refused the command at {}; dead-lettered", id, source, e);
             return invalid("refused by the tablespace: " + e.getMessage());
         }
+    }
+
+    /**
+     * A command that changes no byte of a LOB that exists (a write or append of 0 bytes, a truncate to its length): applied
+     * as nothing, its id and offset recorded. A new version would serve a new ETag for the same bytes (a client's If-Match
+     * failing, its cache read again), add history for purge, and lose the value's whole CRC32C (a partial update's pages
+     * are shared), all for no change.
+     */
+    private static Outcome unchanged(LobCommand cmd, LobStore store, Source tagged) throws IOException {
+        store.recordSkipped(tagged);
+        return new Applied(cmd.getOp(), Optional.empty());
     }
 
     /**

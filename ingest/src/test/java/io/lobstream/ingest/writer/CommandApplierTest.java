@@ -8,6 +8,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.Attributes;
+import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -513,6 +515,36 @@ class CommandApplierTest {
         // kept in the index: read back after a reopen
         try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             assertThat(store.current(id).orElseThrow().attributes().contentType()).isEqualTo("text/plain");
+        }
+    }
+    /**
+     * A write or append of 0 bytes, or a truncate to the LOB's length, changes no byte: applied as nothing (the same version,
+     * so the same ETag; no history), its id recorded, so it is a duplicate when it comes again. On a LOB that does not
+     * exist, a write of 0 bytes still makes it, empty.
+     */
+    @Test
+    void aCommandThatChangesNoByteMakesNoVersion() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String source = TOPIC + p;
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            applier.apply(command(id, LobOp.PUT, 0, new byte[50_000]), key(id), p, 0, store, new Source(source, 0));
+            VersionEntry put = store.current(id).orElseThrow();
+            LobCommand nothing = command(id, LobOp.APPEND, 0, new byte[0]);
+            LobCommand truncate = command(id, LobOp.TRUNCATE, 0, new byte[0]);
+            truncate.setTotalLength(50_000L);
+            long offset = 1;
+            for (LobCommand same : new LobCommand[] {nothing, command(id, LobOp.WRITE, 20_000, new byte[0]), truncate}) {
+                assertThat(applier.apply(same, key(id), p, 0, store, new Source(source, offset++)))
+                        .isEqualTo(new CommandApplier.Applied(same.getOp(), Optional.empty()));
+            }
+            assertThat(store.current(id).orElseThrow()).isEqualTo(put);
+            assertThat(store.stats().historyLength()).isZero();
+            assertThat(applier.apply(nothing, key(id), p, 0, store, new Source(source, offset++)))
+                    .isInstanceOf(CommandApplier.Duplicate.class);
+            assertThat(applier.apply(command("new", LobOp.APPEND, 0, new byte[0]), key("new"), partitionOf("new"), 0, store,
+                    new Source(TOPIC + partitionOf("new"), 0))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(store.current("new").orElseThrow().byteLength()).isZero();
         }
     }
 }
