@@ -109,6 +109,11 @@ final class FsckCommand implements Callable<Integer> {
                 unreadable.add(p);
                 continue;
             } catch (IOException | RuntimeException e) {
+                if (String.valueOf(e.getMessage()).contains("Permission denied")) { // a file in the index, as RocksDB says it
+                    System.err.println("fsck: " + ts + ": not checked: " + e.getMessage());
+                    unreadable.add(p);
+                    continue;
+                }
                 r = FsckReport.empty().withProblem(ts + ": cannot be read: " + e.getMessage());
             }
             total = total.plus(r);

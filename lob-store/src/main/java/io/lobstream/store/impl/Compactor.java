@@ -58,8 +58,11 @@ final class Compactor {
      */
     private Pages atFruitlessRun;
 
-    /** What a run's outcome depends on, besides the versions written. */
-    private record Pages(long holes, long free, long history) {
+    /**
+     * What a run's outcome depends on, besides the versions written: live pages too, as an upload's last chunk publishes
+     * a LOB with the number and pages it took at its first, changing neither those nor the versions issued.
+     */
+    private record Pages(long holes, long free, long history, long live) {
     }
     /** Versions with a page that failed its check when read to be moved ("lobId@version"): left where they are. */
     private final Set<String> unreadable = new HashSet<>();
@@ -83,7 +86,7 @@ final class Compactor {
             atFruitlessRun = null;
         }
         StoreStats stats = store.stats();
-        Pages pages = new Pages(store.holePages(), stats.pagesFree(), stats.pagesHistory());
+        Pages pages = new Pages(store.holePages(), stats.pagesFree(), stats.pagesHistory(), stats.pagesLive());
         // lob.shrink.min.pages 0: the file never shrinks, so a move would only rewrite a value
         if (!idle || maxPages <= 0 || minFreePages <= 0 || pages.equals(atFruitlessRun)
                 || pages.holes() < Math.max(minFreePages, minFreeRatio * stats.pagesLive())) {
