@@ -17,6 +17,7 @@ import picocli.CommandLine.Option;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -48,8 +49,8 @@ final class StatusCommand implements Callable<Integer> {
         while (true) {
             try {
                 status = (ObjectNode) JSON.readTree(http.getText("/status", within(deadline)));
-                if (waitFor == null || "RUNNING".equals(status.path("state").asText())) {
-                    break;
+                if (waitFor == null || "RUNNING".equals(status.path("state").asText()) || stopping(status)) {
+                    break; // a writer stopping or stopped does not come back to RUNNING: the node exits
                 }
             } catch (java.io.IOException e) {
                 if (System.nanoTime() - deadline > 0) {
@@ -72,11 +73,16 @@ final class StatusCommand implements Callable<Integer> {
             print(status);
         }
         if (waitFor != null && !"RUNNING".equals(status.path("state").asText())) {
-            System.err.println("node at " + node + " not running after " + Durations.format(waitFor) + " (state "
-                    + status.path("state").asText() + ")");
+            System.err.println("node at " + node + (stopping(status) ? " is stopping" : " not running after " + Durations.format(waitFor))
+                    + " (state " + status.path("state").asText() + ")");
             return 3;
         }
         return 0;
+    }
+
+    /** Kafka Streams' states a writer leaves only by its node's exit. */
+    private static boolean stopping(ObjectNode status) {
+        return Set.of("PENDING_SHUTDOWN", "NOT_RUNNING", "PENDING_ERROR", "ERROR").contains(status.path("state").asText());
     }
 
     /**
