@@ -1,6 +1,7 @@
 package io.lobstream.ingest;
 
 import io.lobstream.ingest.writer.TaskRetries;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.streams.errors.MissingSourceTopicException;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
@@ -21,7 +22,9 @@ import java.util.function.LongSupplier;
  *   <li>a source topic missing ({@link MissingSourceTopicException}) for {@link #MISSING_TOPIC_GRACE} in a row: it was
  *       deleted, or the node runs against another cluster. A node that starts again creates the topics, and sets aside
  *       the tablespaces that applied the old {@code lob.commands} (its id differs). Missing once, or for less than the
- *       grace, is a broker's metadata behind a topic just made, and the thread is replaced.</li>
+ *       grace, is a broker's metadata behind a topic just made, and the thread is replaced;</li>
+ *   <li>a thread fenced as a static member ({@code FencedInstanceIdException}): another process runs with this node's
+ *       {@code lob.node.id}.</li>
  * </ul>
  */
 final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
@@ -53,6 +56,15 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
     public StreamThreadExceptionResponse handle(Throwable e) {
         if (TaskRetries.jvmError(e)) {
             log.error("writer thread failed on an error of the JVM; stopping the writer", e);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        }
+        if (causedBy(e, FencedInstanceIdException.class)) {
+            // Another process joined the group under this node's static member id (its lob.node.id) and took the member
+            // over: replaced, this thread would take another member id and fence that process in turn (and its members
+            // removed would be that process's), partitions moving at each turn, for ever. The newer one keeps the id.
+            log.error("writer thread {} fenced: another process joined the writer group with this node's lob.node.id and took "
+                    + "over its static member; stopping this writer. Two nodes must not share an id ({})",
+                    Thread.currentThread().getName(), TaskRetries.messages(e));
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         }
         if (missingTopicTooLong(e)) {
@@ -92,8 +104,12 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
     }
 
     private static boolean missingTopic(Throwable e) {
+        return causedBy(e, MissingSourceTopicException.class);
+    }
+
+    private static boolean causedBy(Throwable e, Class<? extends Throwable> kind) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof MissingSourceTopicException) {
+            if (kind.isInstance(t)) {
                 return true;
             }
         }

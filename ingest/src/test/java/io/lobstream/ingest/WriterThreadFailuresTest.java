@@ -1,5 +1,6 @@
 package io.lobstream.ingest;
 
+import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.streams.errors.MissingSourceTopicException;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.junit.jupiter.api.Test;
@@ -21,6 +22,13 @@ class WriterThreadFailuresTest {
         assertThat(failures.handle(new StreamsException(new UncheckedIOException(new IOException("disk refuses"))))).isEqualTo(REPLACE_THREAD);
         assertThat(failures.handle(new IllegalStateException("a bug"))).isEqualTo(REPLACE_THREAD);
         assertThat(failures.handle(new StreamsException(new OutOfMemoryError("Java heap space")))).isEqualTo(SHUTDOWN_CLIENT);
+    }
+
+    /** Another process with this node's id took its static member: replaced, the thread would fence that one in turn. */
+    @Test
+    void aThreadFencedAsAStaticMemberStopsTheWriter() {
+        assertThat(failures.handle(new StreamsException(new FencedInstanceIdException("instance id n1-1 fenced"))))
+                .isEqualTo(SHUTDOWN_CLIENT);
     }
 
     /** A topic just made may be missing from a broker's metadata for a moment; a topic deleted stays missing. */
