@@ -35,6 +35,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -166,6 +167,33 @@ public final class LobNode implements AutoCloseable {
         return partitions;
     }
 
+    /**
+     * Says when a node with a {@code lob.node.id} comes back under another HTTP address than it last ran with (a new host
+     * name or IP, another port, port 0): a static member back within the session timeout causes no rebalance, so every
+     * node, this one too, keeps the old address as its partitions' owner, and forwards their reads there, until the next
+     * rebalance. The address is kept in the data directory ({@code node.address}).
+     */
+    private void warnIfAddressMoved(String address) {
+        if (config.get(LobStreamConfig.NODE_ID).isBlank()) {
+            return;
+        }
+        Path file = config.dataDir().resolve("node.address");
+        try {
+            String last = Files.exists(file) ? Files.readString(file).strip() : null;
+            if (last != null && !last.equals(address)) {
+                log.warn("this node ran last at {} and now at {}: back under lob.node.id {} within {} ms, it causes no rebalance, "
+                                + "so the writer group still names {} for its partitions, and reads of them are forwarded there until "
+                                + "the next rebalance. Stop a node longer than that to change its address", last, address,
+                        config.get(LobStreamConfig.NODE_ID), config.get(LobStreamConfig.SESSION_TIMEOUT_MS), last);
+            }
+            if (!address.equals(last)) {
+                Files.writeString(file, address + "\n");
+            }
+        } catch (IOException e) {
+            log.debug("cannot keep the node's address in {}: {}", file, e.toString());
+        }
+    }
+
     /** Binds the HTTP port and starts the writer, on topics of {@code partitions} partitions. */
     private void startWriter(int partitions) throws IOException {
         http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
@@ -181,6 +209,7 @@ public final class LobNode implements AutoCloseable {
                     LobStreamConfig.STREAMS_PREFIX);
         }
         warnIfBackpressureCanOutlastTransactions(partitions, config.writerTransactionTimeoutMs());
+        warnIfAddressMoved(streamsProperties.getProperty(StreamsConfig.APPLICATION_SERVER_CONFIG));
         warnIfPageListsCanOutgrowRecords();
         if (config.get(LobStreamConfig.VALUE_MAX_BYTES) > storeConfig.layoutMaxBytes()) {
             // the client sends such a value whole, chunk by chunk; the writer refuses its first chunk (too-large)

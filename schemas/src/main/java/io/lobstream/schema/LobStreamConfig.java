@@ -151,6 +151,9 @@ public final class LobStreamConfig {
             "interceptor.classes", "Kafka Streams gives it to its producers and consumers alike, and a producer's interceptor "
                     + "fails a consumer: set " + STREAMS_PREFIX + "producer.interceptor.classes or " + STREAMS_PREFIX
                     + "consumer.interceptor.classes",
+            "application.server", "the node advertises the address its HTTP API listens on (lob.http.advertised.host, "
+                    + "lob.http.port), to which other nodes forward reads of its partitions; another would have them, and it, "
+                    + "forward every read of them away",
             "partitioner.class", WRITER_ROUTING,
             "producer.partitioner.class", WRITER_ROUTING,
             "partitioner.ignore.keys", WRITER_ROUTING,
