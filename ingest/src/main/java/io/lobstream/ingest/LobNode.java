@@ -181,10 +181,11 @@ public final class LobNode implements AutoCloseable {
         try {
             String last = Files.exists(file) ? Files.readString(file).strip() : null;
             if (last != null && !last.equals(address)) {
-                log.warn("this node ran last at {} and now at {}: back under lob.node.id {} within {} ms, it causes no rebalance, "
-                                + "so the writer group still names {} for its partitions, and reads of them are forwarded there until "
-                                + "the next rebalance. Stop a node longer than that to change its address", last, address,
-                        config.get(LobStreamConfig.NODE_ID), config.get(LobStreamConfig.SESSION_TIMEOUT_MS), last);
+                log.warn("this node ran last at {} and now at {}: if it is back under lob.node.id {} within {} ms of its stop, "
+                                + "its return causes no rebalance, so the writer group still names {} for its partitions, and reads "
+                                + "of them are forwarded there until the next rebalance. Stop a node longer than that to change its "
+                                + "address", last, address, config.get(LobStreamConfig.NODE_ID),
+                        config.get(LobStreamConfig.SESSION_TIMEOUT_MS), last);
             }
             if (!address.equals(last)) {
                 Files.writeString(file, address + "\n");

@@ -142,6 +142,8 @@ class LobStreamConfigTest {
                 .hasMessageContaining("no changelog");
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.group.protocol", "streams")))
                 .hasMessageContaining("only the classic protocol");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.application.server", "elsewhere:8080")))
+                .hasMessageContaining("lob.http.advertised.host");
         assertThat(new LobStreamConfig(Map.of("lob.streams.group.protocol", "classic")).originals()).hasSize(1);
     }
 

@@ -49,8 +49,8 @@ final class StatusCommand implements Callable<Integer> {
         while (true) {
             try {
                 status = (ObjectNode) JSON.readTree(http.getText("/status", within(deadline)));
-                if (waitFor == null || "RUNNING".equals(status.path("state").asText()) || stopping(status)) {
-                    break; // a writer stopping or stopped does not come back to RUNNING: the node exits
+                if (waitFor == null || "RUNNING".equals(status.path("state").asText())) {
+                    break;
                 }
             } catch (java.io.IOException e) {
                 if (System.nanoTime() - deadline > 0) {
@@ -73,14 +73,15 @@ final class StatusCommand implements Callable<Integer> {
             print(status);
         }
         if (waitFor != null && !"RUNNING".equals(status.path("state").asText())) {
-            System.err.println("node at " + node + (stopping(status) ? " is stopping" : " not running after " + Durations.format(waitFor))
-                    + " (state " + status.path("state").asText() + ")");
+            // a writer stopping exits its node, which a supervisor may start again within the wait: hence waited out
+            System.err.println("node at " + node + " not running after " + Durations.format(waitFor) + " (state "
+                    + status.path("state").asText() + (stopping(status) ? ", as it last answered: it was stopping" : "") + ")");
             return 3;
         }
         return 0;
     }
 
-    /** Kafka Streams' states a writer leaves only by its node's exit. */
+    /** Kafka Streams' states a writer leaves only by its node's exit (and a start again). */
     private static boolean stopping(ObjectNode status) {
         return Set.of("PENDING_SHUTDOWN", "NOT_RUNNING", "PENDING_ERROR", "ERROR").contains(status.path("state").asText());
     }
