@@ -45,6 +45,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.IntPredicate;
 
 /**
  * Brings a task's tablespace up to the writer group's committed offset before the task starts
@@ -113,11 +114,26 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     private Admin admin;
     private volatile boolean closed;
+    /** Whether the group's assignment gives a partition to this node; true while it cannot tell (see {@link #assignedHere}). */
+    private volatile IntPredicate assignedHere = p -> true;
+    /** Partitions whose catch-up stopped as they went to another node: not a failure. */
+    private final Set<Integer> movedAway = ConcurrentHashMap.newKeySet();
+    /** How often a catch-up asks whether its partition is still this node's. */
+    static final Duration OWNER_CHECK = Duration.ofSeconds(10);
 
     public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
         this.metrics = metrics;
         metrics.rebuildRemaining(() -> remaining.values().stream().mapToLong(Long::longValue).sum());
+    }
+
+    /**
+     * Tells catch-ups where the group's assignment puts partitions: one whose partition went to another node (its owner
+     * back, a rebalance) stops, its progress kept, where it would replay on for hours a copy no task here opens, beside
+     * the new owner's own catch-up. {@code here} answers true while it cannot tell (no assignment known).
+     */
+    public void assignedHere(IntPredicate here) {
+        this.assignedHere = here;
     }
 
     /** Per partition being caught up, the records of lob.commands it has still to replay (once its replay began). */
@@ -448,7 +464,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 job.run();
                 retries.remove(partition);
             } catch (Throwable e) {
-                if (!closed) {
+                if (movedAway.remove(partition) && !closed) {
+                    retries.remove(partition);
+                    log.info("partition {}: {} stopped: the partition went to another node (what was replayed is kept, for a "
+                            + "catch-up here again)", partition, what);
+                } else if (!closed) {
                     metrics.rebuildFailed();
                     Retry last = retries.get(partition);
                     int failures = last == null ? 1 : last.inARow() + 1;
@@ -519,11 +539,20 @@ public final class TablespaceCatchUp implements AutoCloseable {
             }
         }
         PartitionReplayer replayer = new PartitionReplayer(config);
+        long[] ownerAsked = {System.nanoTime(), 0}; // when last asked; how many answers in a row said elsewhere
         PartitionReplayer.Result r = stoppable(replayer::stop, () -> replayer.replay(partition, store, applied + 1, committed,
                 new PartitionReplayer.Progress() {
                     @Override
                     public void at(long offset, long end) {
                         remaining.put(partition, Math.max(0, end - offset));
+                        if (System.nanoTime() - ownerAsked[0] > OWNER_CHECK.toNanos()) {
+                            ownerAsked[0] = System.nanoTime();
+                            ownerAsked[1] = assignedHere.test(partition) ? 0 : ownerAsked[1] + 1;
+                            if (ownerAsked[1] >= 2) { // twice, 10 s apart: not an assignment caught mid-change
+                                movedAway.add(partition);
+                                replayer.stop(); // the replay ends at its next poll, with what it applied kept
+                            }
+                        }
                     }
 
                     @Override
