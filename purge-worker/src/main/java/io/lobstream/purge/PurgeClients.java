@@ -79,6 +79,9 @@ final class PurgeClients {
         Map<String, Object> p = config.clientConfig(ClientKind.PRODUCER);
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(config, workerId));
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        // as the README says: a plain acks=1 given for other tools (-c, @FILE) made the producer refuse to start, so the
+        // node failed after its broker and writer were up
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
         p.putIfAbsent(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Topics.PAGE_LIST_RECORD_MAX_BYTES); // a reclaim lists every page freed
         return () -> new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
