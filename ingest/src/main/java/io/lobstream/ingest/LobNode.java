@@ -27,12 +27,10 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -197,26 +195,6 @@ public final class LobNode implements AutoCloseable {
         }
     }
 
-    /**
-     * Whether the group's last assignment gives {@code partition} to this node, as the HTTP API's routing reads it (by
-     * the address the node advertises); true while the writer is not RUNNING or the assignment does not name this node,
-     * where it cannot tell.
-     */
-    private boolean assignedHere(int partition) {
-        KafkaStreams s = streams;
-        if (s == null || s.state() != KafkaStreams.State.RUNNING) {
-            return true;
-        }
-        try {
-            HostInfo me = http.hostInfo();
-            return s.metadataForAllStreamsClients().stream().filter(m -> m.hostInfo().equals(me)).findFirst()
-                    .map(m -> m.topicPartitions().contains(new TopicPartition(config.topics().commands(), partition)))
-                    .orElse(true);
-        } catch (RuntimeException e) { // the writer changing state meanwhile
-            return true;
-        }
-    }
-
     /** Binds the HTTP port and starts the writer, on topics of {@code partitions} partitions. */
     private void startWriter(int partitions) throws IOException {
         http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
@@ -252,7 +230,6 @@ public final class LobNode implements AutoCloseable {
                 commandsLogEnd), streamsProperties);
         String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
         members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
-        catchUps.assignedHere(this::assignedHere);
         streams.setUncaughtExceptionHandler(new WriterThreadFailures(members, System::nanoTime));
         streams.setStateListener((now, before) -> {
             log.info("writer {} -> {}", before, now);

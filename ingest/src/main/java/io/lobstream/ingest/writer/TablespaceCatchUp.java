@@ -45,7 +45,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.IntPredicate;
 
 /**
  * Brings a task's tablespace up to the writer group's committed offset before the task starts
@@ -114,26 +113,22 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     private Admin admin;
     private volatile boolean closed;
-    /** Whether the group's assignment gives a partition to this node; true while it cannot tell (see {@link #assignedHere}). */
-    private volatile IntPredicate assignedHere = p -> true;
-    /** Partitions whose catch-up stopped as they went to another node: not a failure. */
-    private final Set<Integer> movedAway = ConcurrentHashMap.newKeySet();
-    /** How often a catch-up asks whether its partition is still this node's. */
-    static final Duration OWNER_CHECK = Duration.ofSeconds(10);
+    /**
+     * When each partition's task last asked to start ({@link #awaitRebuilt}): a task assigned here whose catch-up runs asks
+     * at every pass of its stream thread's loop, and one that went to another node asks no more.
+     */
+    private final Map<Integer, Long> initAsked = new ConcurrentHashMap<>();
+    /**
+     * How long a catch-up goes on with no task here asking for its partition: then the partition went to another node (its
+     * owner back, a rebalance), and the catch-up stops, what it replayed kept, where it would replay on for hours a copy no
+     * task here opens, beside the new owner's own. Wrong (a stream thread stuck that long), it costs a catch-up begun again.
+     */
+    static final Duration MOVED_AFTER = Duration.ofSeconds(30);
 
     public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
         this.metrics = metrics;
         metrics.rebuildRemaining(() -> remaining.values().stream().mapToLong(Long::longValue).sum());
-    }
-
-    /**
-     * Tells catch-ups where the group's assignment puts partitions: one whose partition went to another node (its owner
-     * back, a rebalance) stops, its progress kept, where it would replay on for hours a copy no task here opens, beside
-     * the new owner's own catch-up. {@code here} answers true while it cannot tell (no assignment known).
-     */
-    public void assignedHere(IntPredicate here) {
-        this.assignedHere = here;
     }
 
     /** Per partition being caught up, the records of lob.commands it has still to replay (once its replay began). */
@@ -149,6 +144,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * reads from Kafka again, and would otherwise follow the last at once, at every task start).
      */
     public void awaitRebuilt(int partition) {
+        initAsked.put(partition, System.nanoTime());
         CompletableFuture<Void> f = running.get(partition);
         if (f == null) {
             return;
@@ -464,10 +460,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 job.run();
                 retries.remove(partition);
             } catch (Throwable e) {
-                if (movedAway.remove(partition) && !closed) {
+                if (e instanceof MovedAway && !closed) {
                     retries.remove(partition);
-                    log.info("partition {}: {} stopped: the partition went to another node (what was replayed is kept, for a "
-                            + "catch-up here again)", partition, what);
+                    metrics.rebuildMoved();
+                    log.info("partition {}: {} stopped: {}", partition, what, e.getMessage());
                 } else if (!closed) {
                     metrics.rebuildFailed();
                     Retry last = retries.get(partition);
@@ -495,6 +491,15 @@ public final class TablespaceCatchUp implements AutoCloseable {
         running.put(partition, done);
         t.start();
         return new LockException("partition " + partition + ": " + why + " on thread " + t.getName());
+    }
+
+    /** A catch-up stopped as no task here asked for its partition for {@link #MOVED_AFTER}: not a failure. */
+    static final class MovedAway extends InterruptedIOException {
+        MovedAway(int partition, Throwable cause) {
+            super("no task here asked for partition " + partition + " for " + MOVED_AFTER.toSeconds() + " s: it went to another "
+                    + "node (what was replayed is kept, for a catch-up here again)");
+            initCause(cause);
+        }
     }
 
     /** The end offset of a catch-up that found a copy it must not replay into (not -1: a group that committed nothing). */
@@ -539,27 +544,32 @@ public final class TablespaceCatchUp implements AutoCloseable {
             }
         }
         PartitionReplayer replayer = new PartitionReplayer(config);
-        long[] ownerAsked = {System.nanoTime(), 0}; // when last asked; how many answers in a row said elsewhere
-        PartitionReplayer.Result r = stoppable(replayer::stop, () -> replayer.replay(partition, store, applied + 1, committed,
-                new PartitionReplayer.Progress() {
-                    @Override
-                    public void at(long offset, long end) {
-                        remaining.put(partition, Math.max(0, end - offset));
-                        if (System.nanoTime() - ownerAsked[0] > OWNER_CHECK.toNanos()) {
-                            ownerAsked[0] = System.nanoTime();
-                            ownerAsked[1] = assignedHere.test(partition) ? 0 : ownerAsked[1] + 1;
-                            if (ownerAsked[1] >= 2) { // twice, 10 s apart: not an assignment caught mid-change
-                                movedAway.add(partition);
+        boolean[] moved = {false};
+        PartitionReplayer.Result r;
+        try {
+            r = stoppable(replayer::stop, () -> replayer.replay(partition, store, applied + 1, committed,
+                    new PartitionReplayer.Progress() {
+                        @Override
+                        public void at(long offset, long end) {
+                            remaining.put(partition, Math.max(0, end - offset));
+                            Long asked = initAsked.get(partition);
+                            if (!moved[0] && asked != null && System.nanoTime() - asked > MOVED_AFTER.toNanos()) {
+                                moved[0] = true;
                                 replayer.stop(); // the replay ends at its next poll, with what it applied kept
                             }
                         }
-                    }
 
-                    @Override
-                    public void firstRecord(long offset) throws IOException {
-                        renewCopyId(partition, store, offset);
-                    }
-                }));
+                        @Override
+                        public void firstRecord(long offset) throws IOException {
+                            renewCopyId(partition, store, offset);
+                        }
+                    }));
+        } catch (InterruptedIOException stopped) {
+            if (moved[0] && !closed) {
+                throw new MovedAway(partition, stopped);
+            }
+            throw stopped;
+        }
         log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
                 + "{} LOBs live", partition, committed, r.applied(), r.rejected(), store.stats().lobs());
         return r;

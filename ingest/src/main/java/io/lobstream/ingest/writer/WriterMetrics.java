@@ -69,7 +69,7 @@ public final class WriterMetrics {
     /** The catch-ups' counters at 0 (see {@link #registerAtZero}). */
     private void registerRebuildsAtZero() {
         rebuildStartedCounter();
-        for (String outcome : List.of(REBUILT_REPLAYED, REBUILT_CURRENT, REBUILT_REFUSED)) {
+        for (String outcome : List.of(REBUILT_REPLAYED, REBUILT_CURRENT, REBUILT_REFUSED, REBUILT_MOVED)) {
             rebuiltCounter(outcome);
         }
         rebuildRecordsCounter();
@@ -83,6 +83,7 @@ public final class WriterMetrics {
     private static final String REBUILT_REPLAYED = "replayed";
     private static final String REBUILT_CURRENT = "current";
     private static final String REBUILT_REFUSED = "refused";
+    static final String REBUILT_MOVED = "moved";
 
     public void skipped(String reason) {
         skippedCounter(reason).increment();
@@ -152,11 +153,17 @@ public final class WriterMetrics {
         rebuiltCounter(REBUILT_REFUSED).increment();
     }
 
+    /** A catch-up stopped as its partition went to another node (what it replayed kept). */
+    public void rebuildMoved() {
+        rebuiltCounter(REBUILT_MOVED).increment();
+    }
+
     private Counter rebuiltCounter(String outcome) {
         return Counter.builder("lob_rebuilds_completed").tag("outcome", outcome)
                 .description("Catch-ups of tablespaces behind the writer group (or not known to be current) completed: replayed, "
-                        + "found current once the group's committed offset was stable, or refused (a copy of another log, or one "
-                        + "whose log lost records: the task's next start sets it aside or holds it)")
+                        + "found current once the group's committed offset was stable, refused (a copy of another log, or one "
+                        + "whose log lost records: the task's next start sets it aside or holds it), or stopped as the partition "
+                        + "moved to another node")
                 .register(registry);
     }
 
