@@ -114,16 +114,19 @@ public final class TablespaceCatchUp implements AutoCloseable {
     private Admin admin;
     private volatile boolean closed;
     /**
-     * When each partition's task last asked to start ({@link #awaitRebuilt}): a task assigned here whose catch-up runs asks
-     * at every pass of its stream thread's loop, and one that went to another node asks no more.
+     * When each partition's task last asked to start ({@link #awaitRebuilt}), or its catch-up began: a task assigned here
+     * whose catch-up runs asks again after each LockException, Kafka Streams backing off up to 10 s between tries; one that
+     * went to another node asks no more.
      */
     private final Map<Integer, Long> initAsked = new ConcurrentHashMap<>();
     /**
-     * How long a catch-up goes on with no task here asking for its partition: then the partition went to another node (its
-     * owner back, a rebalance), and the catch-up stops, what it replayed kept, where it would replay on for hours a copy no
-     * task here opens, beside the new owner's own. Wrong (a stream thread stuck that long), it costs a catch-up begun again.
+     * How long a catch-up's replay goes on with no task here asking for its partition: then the partition went to another
+     * node (its owner back, a rebalance), and the catch-up stops, what it replayed kept, where it would replay on for hours
+     * a copy no task here opens, beside the new owner's own. Wrong (a stream thread stalled that long: a thread replaced,
+     * a broker away for a commit), it costs a catch-up begun again from where this one stopped; a minute and a half is
+     * well past Kafka Streams' 10 s between tries, and little beside hours.
      */
-    static final Duration MOVED_AFTER = Duration.ofSeconds(30);
+    static final Duration MOVED_AFTER = Duration.ofSeconds(90);
 
     public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
@@ -489,15 +492,16 @@ public final class TablespaceCatchUp implements AutoCloseable {
             threads.add(t); // here: a close that comes next joins it
         }
         running.put(partition, done);
+        initAsked.put(partition, System.nanoTime()); // the init's own work before this is not the task's silence
         t.start();
         return new LockException("partition " + partition + ": " + why + " on thread " + t.getName());
     }
 
-    /** A catch-up stopped as no task here asked for its partition for {@link #MOVED_AFTER}: not a failure. */
+    /** A catch-up's replay stopped as no task here asked for its partition for {@link #MOVED_AFTER}: not a failure. */
     static final class MovedAway extends InterruptedIOException {
         MovedAway(int partition, Throwable cause) {
             super("no task here asked for partition " + partition + " for " + MOVED_AFTER.toSeconds() + " s: it went to another "
-                    + "node (what was replayed is kept, for a catch-up here again)");
+                    + "node, or its stream thread stalled (what was replayed is kept, for a catch-up here again)");
             initCause(cause);
         }
     }

@@ -153,7 +153,7 @@ public final class WriterMetrics {
         rebuiltCounter(REBUILT_REFUSED).increment();
     }
 
-    /** A catch-up stopped as its partition went to another node (what it replayed kept). */
+    /** A catch-up stopped as no task here asked for its partition (it went to another node; what it replayed kept). */
     public void rebuildMoved() {
         rebuiltCounter(REBUILT_MOVED).increment();
     }
@@ -162,8 +162,8 @@ public final class WriterMetrics {
         return Counter.builder("lob_rebuilds_completed").tag("outcome", outcome)
                 .description("Catch-ups of tablespaces behind the writer group (or not known to be current) completed: replayed, "
                         + "found current once the group's committed offset was stable, refused (a copy of another log, or one "
-                        + "whose log lost records: the task's next start sets it aside or holds it), or stopped as the partition "
-                        + "moved to another node")
+                        + "whose log lost records: the task's next start sets it aside or holds it), or stopped as no task here "
+                        + "asked for the partition for 90 s (it moved to another node, or its stream thread stalled)")
                 .register(registry);
     }
 
