@@ -1,15 +1,14 @@
 package io.lobstream.app;
 
+import io.lobstream.store.tablespace.TablespaceDirs;
+
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 
 /** Temporary data directories of demos, benchmarks and tests. */
 public final class DataDirs {
@@ -44,28 +43,7 @@ public final class DataDirs {
      */
     public static void deleteTree(Path dir) {
         for (int pass = 0; pass < 2 && dir != null && Files.exists(dir, LinkOption.NOFOLLOW_LINKS); pass++) {
-            try {
-                Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-                    @Override
-                    public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-                        file.toFile().delete();
-                        return FileVisitResult.CONTINUE;
-                    }
-
-                    @Override
-                    public FileVisitResult visitFileFailed(Path file, IOException gone) {
-                        return FileVisitResult.CONTINUE;
-                    }
-
-                    @Override
-                    public FileVisitResult postVisitDirectory(Path d, IOException gone) {
-                        d.toFile().delete();
-                        return FileVisitResult.CONTINUE;
-                    }
-                });
-            } catch (IOException ignored) {
-                // best effort
-            }
+            TablespaceDirs.walkBestEffort(dir, (file, attrs) -> file.toFile().delete(), d -> d.toFile().delete());
         }
     }
 }

@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -260,30 +262,41 @@ public final class TablespaceDirs {
      */
     public static long bytesUnder(Path dir) {
         long[] bytes = {0};
+        walkBestEffort(dir, (file, attrs) -> {
+            if (attrs.isRegularFile()) {
+                bytes[0] += attrs.size();
+            }
+        }, d -> { });
+        return bytes[0];
+    }
+
+    /**
+     * Visits every file under {@code dir} (links as themselves, not followed), then each directory once its entries
+     * were visited, going on past whatever vanishes or cannot be read meanwhile.
+     */
+    public static void walkBestEffort(Path dir, BiConsumer<Path, BasicFileAttributes> file, Consumer<Path> directoryDone) {
         try {
             Files.walkFileTree(dir, new SimpleFileVisitor<>() {
                 @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-                    if (attrs.isRegularFile()) {
-                        bytes[0] += attrs.size();
-                    }
+                public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) {
+                    file.accept(f, attrs);
                     return FileVisitResult.CONTINUE;
                 }
 
                 @Override
-                public FileVisitResult visitFileFailed(Path file, IOException gone) {
+                public FileVisitResult visitFileFailed(Path f, IOException gone) {
                     return FileVisitResult.CONTINUE;
                 }
 
                 @Override
                 public FileVisitResult postVisitDirectory(Path d, IOException gone) {
+                    directoryDone.accept(d);
                     return FileVisitResult.CONTINUE;
                 }
             });
         } catch (IOException e) {
-            // not thrown by the visitor above; what was counted stands
+            // not thrown by the visitor above; what was visited stands
         }
-        return bytes[0];
     }
 
     /** The directories under {@code dataDir}'s tablespaces, sorted by name (none if it has none). */
