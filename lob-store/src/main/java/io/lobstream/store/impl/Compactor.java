@@ -82,14 +82,14 @@ final class Compactor {
     long run() throws IOException {
         boolean idle = store.nextVersion() == versionsSeen;
         versionsSeen = store.nextVersion();
-        if (!idle) {
+        // lob.shrink.min.pages 0: the file never shrinks, so a move would only rewrite a value
+        if (!idle || maxPages <= 0 || minFreePages <= 0) {
             atFruitlessRun = null;
+            return 0;
         }
         StoreStats stats = store.stats();
         Pages pages = new Pages(store.holePages(), stats.pagesFree(), stats.pagesHistory(), stats.pagesLive());
-        // lob.shrink.min.pages 0: the file never shrinks, so a move would only rewrite a value
-        if (!idle || maxPages <= 0 || minFreePages <= 0 || pages.equals(atFruitlessRun)
-                || pages.holes() < Math.max(minFreePages, minFreeRatio * stats.pagesLive())) {
+        if (pages.equals(atFruitlessRun) || pages.holes() < Math.max(minFreePages, minFreeRatio * stats.pagesLive())) {
             return 0;
         }
         long moved = 0;
