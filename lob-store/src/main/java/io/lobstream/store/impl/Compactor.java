@@ -104,8 +104,8 @@ final class Compactor {
                 relocated = store.relocate(e); // -1: no room below it; a smaller one may still fit
             } catch (CorruptPageException | EOFException | ValueChecksumException damaged) {
                 // a page gone bad, past the end of a file restored short, or bytes that no longer match the value's CRC32C:
-                // a value nobody writes with a page gone bad: its reads fail (fsck names the page); failing the run would
-                // fail the writer's task at every run, for as long as the value stays, and move nothing below it either
+                // its reads fail too (fsck names the page). Failing the run would fail the writer's task at every run, for
+                // as long as nobody writes the value, and move nothing below it either
                 unreadable.add(key);
                 log.error("compaction: {} version {} cannot be read to be moved, and stays where it is: {}", e.lobId(), e.version(),
                         damaged.getMessage());
