@@ -89,12 +89,10 @@ final class FsckCommand implements Callable<Integer> {
             Path ts = single ? dir : TablespaceDirs.partitionDir(dir, p);
             FsckReport r;
             Path cannotRead = firstUnreadable(ts);
-            if (cannotRead != null) { // not this fsck's to read (another user's files): not checked, not damage
-                System.err.println("fsck: " + ts + ": not checked: cannot read " + cannotRead + " (permission denied)");
-                unreadable.add(p);
-                continue;
-            }
             try (NodeLock lock = NodeLock.take(ts)) {
+                if (cannotRead != null) { // not this fsck's to read (another user's files): not checked, not damage
+                    throw new AccessDeniedException(cannotRead.toString());
+                }
                 if (lock == null) {
                     System.err.println("fsck: " + ts + " is open in a running node: not checked (stop the node first; GET /fsck "
                             + "checks a running node)");
@@ -104,13 +102,11 @@ final class FsckCommand implements Callable<Integer> {
                 r = Fsck.offline(ts, !noData); // read-only, no recovery: what is on disk, as it is
             } catch (java.nio.file.NoSuchFileException missing) {
                 r = FsckReport.empty().withProblem(ts + ": missing: " + missing.getMessage());
-            } catch (AccessDeniedException denied) { // as above, a file deeper down
-                System.err.println("fsck: " + ts + ": not checked: " + LobStreamCli.fileProblem(denied));
-                unreadable.add(p);
-                continue;
             } catch (IOException | RuntimeException e) {
-                if (String.valueOf(e.getMessage()).contains("Permission denied")) { // a file in the index, as RocksDB says it
-                    System.err.println("fsck: " + ts + ": not checked: " + e.getMessage());
+                // a file fsck may not read (RocksDB says so in its message): not checked, not damage
+                if (e instanceof AccessDeniedException || String.valueOf(e.getMessage()).contains("Permission denied")) {
+                    System.err.println("fsck: " + ts + ": not checked: " + (e instanceof AccessDeniedException denied
+                            ? LobStreamCli.fileProblem(denied) : e.getMessage()));
                     unreadable.add(p);
                     continue;
                 }
@@ -231,8 +227,7 @@ final class FsckCommand implements Callable<Integer> {
                     shared = true;
                 } catch (IOException cannotOpen) {
                     if (Files.exists(file)) {
-                        System.err.println("fsck: cannot tell whether a node holds " + ts + " (" + (cannotOpen instanceof FileSystemException f
-                                ? LobStreamCli.fileProblem(f) : cannotOpen.getMessage()) + "); checked all the same: stop its node first");
+                        unguarded(ts, cannotOpen instanceof FileSystemException f ? LobStreamCli.fileProblem(f) : cannotOpen.getMessage());
                     }
                     return new NodeLock(null, null);
                 }
@@ -246,10 +241,14 @@ final class FsckCommand implements Callable<Integer> {
                 return new NodeLock(channel, lock);
             } catch (IOException | RuntimeException e) {
                 channel.close();
-                System.err.println("fsck: cannot tell whether a node holds " + ts + " (locking " + file + ": " + e.getMessage()
-                        + "); checked all the same: stop its node first");
+                unguarded(ts, "locking " + file + ": " + e.getMessage());
                 return new NodeLock(null, null);
             }
+        }
+
+        private static void unguarded(Path ts, String why) {
+            System.err.println("fsck: cannot tell whether a node holds " + ts + " (" + why + "); checked all the same: stop its "
+                    + "node first");
         }
 
         @Override

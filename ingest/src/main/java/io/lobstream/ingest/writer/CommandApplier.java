@@ -166,7 +166,8 @@ public final class CommandApplier {
                     if (outOfOrder != null) {
                         return outOfOrder;
                     }
-                    long current = store.current(id).map(VersionEntry::byteLength).orElse(0L);
+                    Optional<VersionEntry> base = store.current(id);
+                    long current = base.map(VersionEntry::byteLength).orElse(0L);
                     long at = cmd.getOp() == LobOp.APPEND ? current : cmd.getOffset();
                     if (at > current) {
                         return new Rejected(Rejection.OUT_OF_RANGE, "WRITE at offset " + at + " of " + id + ", which has " + current + " bytes");
@@ -177,7 +178,7 @@ public final class CommandApplier {
                     if (cmd.getCrc32c() != null && cmd.getCrc32c() != crc(data)) {
                         return new Rejected(Rejection.CRC_MISMATCH, new ValueChecksumException(id, cmd.getCrc32c(), crc(data)).getMessage());
                     }
-                    if (length == 0 && store.current(id).isPresent()) {
+                    if (length == 0 && base.isPresent()) {
                         return unchanged(cmd, store, tagged);
                     }
                     return new Applied(cmd.getOp(), store.write(id, at, stream(data), length, tagged).superseded());

@@ -163,7 +163,8 @@ public final class WriterMetrics {
                 .description("Catch-ups of tablespaces behind the writer group (or not known to be current) completed: replayed, "
                         + "found current once the group's committed offset was stable, refused (a copy of another log, or one "
                         + "whose log lost records: the task's next start sets it aside or holds it), or stopped as no task here "
-                        + "asked for the partition for 90 s (it moved to another node, or its stream thread stalled)")
+                        + "asked for the partition for " + TablespaceCatchUp.MOVED_AFTER.toSeconds() + " s (it moved to another node, or "
+                        + "its stream thread stalled)")
                 .register(registry);
     }
 

@@ -252,14 +252,12 @@ public final class PurgeReader implements Closeable {
             return new Result(r, List.of(), e, true);
         } catch (IOException e) {
             return new Result(r, List.of(), e, false);
-        } catch (CancellationException givenUpMidway) { // its result is never collected
-            return new Result(r, List.of(), new IOException(givenUpMidway.toString(), givenUpMidway), false);
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
             // retained pages that the version does not reference, a page number past any file: the version's pages do not
             // match its undo record. Not the disk's error (the purger counts those apart, for a disk check)
             return new Result(r, List.of(), new CorruptPageException(r.rootPage(), "the version's pages do not match its undo "
                     + "record: " + e), false);
-        } catch (RuntimeException e) { // a bug's: said as it is
+        } catch (RuntimeException e) { // the scan given up (its result is never collected), or a bug's: said as it is
             return new Result(r, List.of(), new IOException(e.toString(), e), false);
         }
     }
