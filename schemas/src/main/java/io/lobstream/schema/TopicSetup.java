@@ -63,9 +63,11 @@ public final class TopicSetup {
         // run before any node, on a broker that creates topics on first use, makes lob.commands with the broker's
         // num.partitions; the others then match it, and the commands already sent are kept.
         int partitions = config.get(LobStreamConfig.PARTITIONS);
+        boolean decided = false; // by a topic that exists, or one created here
         for (String t : topics.all()) {
             if (present.contains(t)) {
-                partitions = admin.describeTopics(List.of(t)).allTopicNames().get().get(t).partitions().size();
+                partitions = partitionsOf(admin, t);
+                decided = true;
                 break;
             }
         }
@@ -95,18 +97,25 @@ public final class TopicSetup {
                 topic.configs(Map.of("retention.ms", Long.toString(retention), "retention.bytes", "-1", "cleanup.policy", "delete",
                         TIMESTAMP_TYPE, LOG_APPEND_TIME));
             }
+            boolean created;
             try {
-                create(admin, topic);
+                created = create(admin, topic);
             } catch (ExecutionException e) {
                 boolean refusedLimit = e.getCause() instanceof PolicyViolationException || e.getCause() instanceof InvalidConfigurationException;
                 if (refusedLimit && pageLists) {
                     // a cluster that caps max.message.bytes (a create-topic policy, a managed service): the broker's limit
                     // takes page lists of values up to a GiB or two, and topicProblems says what is short
-                    create(admin, new NewTopic(t, Optional.of(partitions), rf));
+                    created = create(admin, new NewTopic(t, Optional.of(partitions), rf));
                 } else {
                     throw e;
                 }
             }
+            if (!created && !decided) {
+                // it existed after all: made a moment ago (the listing above did not show it yet) or by another node
+                // meanwhile. Its count decides, as if it had been listed: not the configured one, for the topics after it
+                partitions = partitionsOf(admin, t);
+            }
+            decided = true;
         }
         Map<String, TopicDescription> described = admin.describeTopics(topics.all()).allTopicNames().get();
         int commands = described.get(topics.commands()).partitions().size();
@@ -122,13 +131,20 @@ public final class TopicSetup {
         return commands;
     }
 
-    private static void create(Admin admin, NewTopic topic) throws InterruptedException, ExecutionException {
+    private static int partitionsOf(Admin admin, String topic) throws InterruptedException, ExecutionException {
+        return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+    }
+
+    /** @return false if the topic existed already */
+    private static boolean create(Admin admin, NewTopic topic) throws InterruptedException, ExecutionException {
         try {
             admin.createTopics(List.of(topic)).all().get();
+            return true;
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) { // another node created it meanwhile: checked below
                 throw e;
             }
+            return false;
         }
     }
 
