@@ -73,7 +73,7 @@ public final class VersionWriter {
             throw new IllegalStateException(index + " data pages given for " + layout.dataPages());
         }
         byte[] tail = new byte[layout.tailLength()];
-        int got = value.readNBytes(tail, 0, tail.length);
+        int got = readUpTo(value, tail);
         if (got != tail.length) {
             throw new EOFException("value ended after " + (layout.dataBytes() + got) + " of " + layout.byteLength() + " bytes");
         }
@@ -256,11 +256,22 @@ public final class VersionWriter {
         file.write(rootPage, p);
     }
 
+    // Both reads below go through readAtLeastOne: a caller's stream that returns 0 at its end
+    // (not -1) would otherwise spin here for ever, holding the LOB's write latch, as
+    // InputStream.readNBytes does on one.
+    private static int readUpTo(InputStream in, byte[] b) throws IOException {
+        int done = 0;
+        for (int got; done < b.length && (got = BulkInputStream.readAtLeastOne(in, b, done, b.length - done)) >= 0; ) {
+            done += got;
+        }
+        return done;
+    }
+
     private static void readFully(InputStream in, ByteBuffer page, int off, int n, CRC32C crc, byte[] chunk) throws IOException {
         int done = 0;
         while (done < n) {
             int want = Math.min(chunk.length, n - done);
-            int got = in.read(chunk, 0, want);
+            int got = BulkInputStream.readAtLeastOne(in, chunk, 0, want);
             if (got < 0) {
                 throw new EOFException("value ended early");
             }

@@ -116,7 +116,7 @@ class ValueBoundsTest {
     }
 
     @Test
-    void aStreamThatReturnsNoBytesForABulkReadLosesNone() throws IOException {
+    void aStreamThatReturnsNoBytesForABulkReadLosesNoneAndEndsWhereItEnds() throws IOException {
         try (DefaultLobStore store = open()) {
             byte[] v = bytes(3 * 4064 + 50, 1);
             put(store, "doc", v);
@@ -125,6 +125,27 @@ class ValueBoundsTest {
             assertThatThrownBy(() -> store.write("doc", 0, new StutteringStream(bytes(10, 3)), 20, null))
                     .isInstanceOf(EOFException.class).hasMessageContaining("10 of the 20 bytes");
             assertSameBytes(read(store, "doc"), v);
+
+            // A whole value reads its stream the same way: one that says 0 bytes at its end, not
+            // -1, ends the put rather than spinning under the LOB's latch.
+            byte[] w = bytes(3 * 4064 + 50, 4);
+            store.put("whole", new StutteringStream(w), w.length, null, null);
+            assertSameBytes(read(store, "whole"), w);
+            InputStream zeroAtEnd = new InputStream() {
+                private final InputStream in = new ByteArrayInputStream(bytes(10, 5));
+
+                @Override
+                public int read() throws IOException {
+                    return in.read();
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    return Math.max(0, in.read(b, off, len));
+                }
+            };
+            assertThatThrownBy(() -> store.put("short", zeroAtEnd, 20, null, null)).isInstanceOf(EOFException.class);
+            assertThat(store.open("short")).isEmpty();
             assertThat(store.fsck(true).problems()).isEmpty();
         }
     }
