@@ -59,7 +59,11 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         // them all; after a restart of the machine any may be lost while the index, which RocksDB syncs on its own
         // (its flushes, and the WAL at each reservation of version numbers), names them and counts their commands as
         // applied: then every version and upload is checked.
-        boolean checkAll = !clean && frontier.isEmpty() && !BootId.isCurrent(index.metaBytes(BootId.META_KEY)) && index.namesPages();
+        // One that does not decode (SyncedFrontier.NONE) covers nothing: every page is read, so not on a caller's thread
+        // that said not to either.
+        boolean undecodable = frontier.isPresent() && frontier.get() == SyncedFrontier.NONE;
+        boolean checkAll = !clean && (undecodable || frontier.isEmpty() && !BootId.isCurrent(index.metaBytes(BootId.META_KEY)))
+                && index.namesPages();
         if (checkAll && !fullCheck) {
             throw new TablespaceCheckDueException(dir);
         }
@@ -106,8 +110,8 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
                     torn.upload(u, frontier.map(f -> f.uploadBytesCovered(u.version())).orElse(0L));
                 }
             });
-        } catch (UncheckedIOException closed) {
-            throw closed.getCause(); // the page file closed under the torn-write check (TornWrites): not a lost page
+        } catch (UncheckedIOException notThePages) {
+            throw notThePages.getCause(); // the index failing, or the page file closed, under the torn-write check (TornWrites)
         }
         long referencedEnd = 0;
         for (Extent e : referenced) {

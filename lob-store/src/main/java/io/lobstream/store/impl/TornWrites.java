@@ -5,11 +5,12 @@ import io.lobstream.store.index.UploadEntry;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
+import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.tablespace.PageFile;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongPredicate;
@@ -50,20 +51,23 @@ final class TornWrites {
     }
 
     /**
-     * Checks the pages of version {@code e}.
+     * Checks the pages of version {@code e}. Only a page that fails its check, or lies past the file's end, is a loss:
+     * each names its page.
      *
-     * @throws UncheckedIOException with a {@link ClosedChannelException} if the page file was closed under the check (an
-     *                              interrupt, a close): that says nothing of the pages, and must not be taken for a loss
+     * @throws UncheckedIOException for any other I/O error: the index failing to read, the page file closed under the
+     *                              check (an interrupt, a close). That says nothing of the pages, and must not be taken
+     *                              for a loss, which throws the copy away to rebuild it; the open fails, as it does when
+     *                              the index fails in Recovery's own scan
      */
     void version(VersionEntry e) {
         versions++;
         try {
             VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead++);
             r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, uncovered));
-        } catch (ClosedChannelException closed) {
-            throw new UncheckedIOException(closed);
-        } catch (IOException | RuntimeException ex) {
-            report(problems, e.lobId() + "@" + e.version() + ": " + ex.getMessage());
+        } catch (CorruptPageException | EOFException lost) {
+            report(problems, e.lobId() + "@" + e.version() + ": " + lost.getMessage());
+        } catch (IOException notThePages) {
+            throw new UncheckedIOException(notThePages);
         }
     }
 
@@ -74,10 +78,10 @@ final class TornWrites {
         try {
             pagesRead += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
                     VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), from, u.bytesDone());
-        } catch (ClosedChannelException closed) {
-            throw new UncheckedIOException(closed); // as for a version
-        } catch (IOException | RuntimeException ex) {
-            report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + ex.getMessage());
+        } catch (CorruptPageException | EOFException lost) {
+            report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + lost.getMessage());
+        } catch (IOException notThePages) {
+            throw new UncheckedIOException(notThePages); // as for a version
         }
     }
 

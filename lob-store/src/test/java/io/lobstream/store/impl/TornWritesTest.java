@@ -130,6 +130,23 @@ class TornWritesTest {
         assertLosingRefuses(lost, "a@"); // lob.sync on now changes nothing: the run that wrote a did not force it
     }
 
+    /** A frontier that does not decode covers nothing: every page is to be read, and a caller that may not wait is told first. */
+    @Test
+    void aFrontierThatDoesNotDecodeChecksEveryVersionNotOnATaskInit() throws IOException {
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        byte[] a = bytes(5 * CAPACITY, 1);
+        put(store, "a", a);
+        store.flush();
+        store.crash();
+        try (LobIndex index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) {
+            index.writeSync(index.newBatch().putMeta(SyncedFrontier.META_KEY, new byte[] {1, 2, 3}));
+        }
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config, null, "t", false)).isInstanceOf(TablespaceCheckDueException.class);
+        try (DefaultLobStore again = DefaultLobStore.open(dir, config)) {
+            assertSameBytes(read(again, "a"), a);
+        }
+    }
+
     @Test
     void versionsTheLastFlushCoveredAreNotReadAgain() throws IOException {
         DefaultLobStore store = DefaultLobStore.open(dir, config);
