@@ -215,10 +215,12 @@ public final class DefaultLobStore implements LobStore {
             }
             if (config.sync()) {
                 SyncedFrontier frontier = store.versions.frontier().withUploads(recovered.uploads()); // the scan read the uploads
-                file.force();
-                index.writeSync(frontier.put(opened));
+                // guarded as every later sync is: an fsync that fails here and succeeds on a retried open would record
+                // pages the kernel dropped as covered (a run crashed in this boot left them unforced)
+                store.syncGuard.run(file::force);
+                store.syncGuard.run(() -> index.writeSync(frontier.put(opened)));
             } else {
-                index.writeSync(opened.deleteMeta(SyncedFrontier.META_KEY));
+                store.syncGuard.run(() -> index.writeSync(opened.deleteMeta(SyncedFrontier.META_KEY)));
             }
         }
         for (VersionEntry e : recovered.deferredReclaims()) {

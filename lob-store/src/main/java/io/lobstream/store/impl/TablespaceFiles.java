@@ -49,14 +49,13 @@ record TablespaceFiles(Path dir, String copyId, LobStoreConfig config, PageFile 
             throw new IOException("tablespace " + dir + " has an index but no " + TablespaceDirs.PAGES + ": restore it with "
                     + "the rest, or move the directory aside to have the partition rebuilt");
         }
-        boolean made = !Files.exists(dir.resolve(TablespaceDirs.INDEX));
         PageFile pages = PageFile.openReadWrite(dir.resolve(TablespaceDirs.PAGES), pageSize);
         LobIndex index = null;
         try {
             index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX), IndexMemory.shared(config.indexMemoryBytes()));
-            if (made) {
-                TablespaceDirs.syncDirectory(dir); // the names of both: an index without its page file is refused above
-            }
+            // the names of both: an index without its page file is refused above. On every open, not only the one
+            // that made them: a kill between making them and this sync leaves both there, their names maybe not durable
+            TablespaceDirs.syncDirectory(dir);
         } catch (IOException | RuntimeException e) {
             try (pages; LobIndex opened = index) { // closed as the failure leaves, the index first
                 throw e;
