@@ -153,7 +153,8 @@ class IngestIT {
             // said, for the node to warn of
             assertThat(TopicSetup.topicProblems(admin, early)).hasSize(2)
                     .anySatisfy(p -> assertThat(p).startsWith("early.commands has retention.ms=604800000, not -1"))
-                    .anySatisfy(p -> assertThat(p).startsWith("early.commands has message.timestamp.type=CreateTime, not LogAppendTime"));
+                    .anySatisfy(p -> assertThat(p).startsWith("early.commands has message.timestamp.type=CreateTime, not LogAppendTime"))
+                    .allSatisfy(p -> assertThat(p).contains(": kafka-configs.sh --bootstrap-server " + cluster.bootstrap() + " --alter"));
 
             // created here, lob.commands keeps every record: neither time nor size deletes from the redo log
             LobStreamConfig fresh = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "fresh.");
@@ -169,6 +170,7 @@ class IngestIT {
             org.apache.kafka.clients.admin.Config d = admin.describeConfigs(List.of(letters)).all().get().get(letters);
             assertThat(d.get("retention.ms").value()).isEqualTo("-1");
             assertThat(d.get("retention.bytes").value()).isEqualTo("-1");
+            assertThat(d.get("cleanup.policy").value()).isEqualTo("delete"); // whatever the broker's default
             // and the topics whose records list a version's pages take such a list of the longest value (TopicsTest)
             try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
                     cluster.bootstrap(), ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Topics.PAGE_LIST_RECORD_MAX_BYTES),
@@ -180,13 +182,15 @@ class IngestIT {
                 }
             }
 
-            // topics an older release made (with the broker's 7 days and 1 MiB records): said, for the node to warn of
+            // topics an older release made (with the broker's 7 days and 1 MiB records), or compacted by hand: said, for
+            // the node to warn of (a compacted dead-letter topic keeps one letter per LOB, and its start does not move)
             LobStreamConfig old = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "old.");
-            admin.createTopics(List.of(new NewTopic(old.topics().deadLetters(), 2, (short) 1),
+            admin.createTopics(List.of(new NewTopic(old.topics().deadLetters(), 2, (short) 1).configs(Map.of("cleanup.policy", "compact")),
                     new NewTopic(old.topics().reclaim(), 2, (short) 1))).all().get();
             assertThat(TopicSetup.ensureTopics(admin, old)).isEqualTo(2);
-            assertThat(TopicSetup.topicProblems(admin, old)).hasSize(2)
+            assertThat(TopicSetup.topicProblems(admin, old)).hasSize(3)
                     .anySatisfy(p -> assertThat(p).startsWith("old.commands.dlq has retention.ms=604800000, not -1"))
+                    .anySatisfy(p -> assertThat(p).startsWith("old.commands.dlq has cleanup.policy=compact, not delete"))
                     .anySatisfy(p -> assertThat(p).startsWith("old.reclaim has max.message.bytes=1048588, not 16777216"));
         }
     }

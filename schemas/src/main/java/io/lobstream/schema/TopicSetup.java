@@ -83,7 +83,7 @@ public final class TopicSetup {
                 // and a client whether its write was; and a letter keeps its command's timestamp, so a time limit would
                 // delete at once the letters of a writer far behind
                 topic.configs(Map.of("retention.ms", Long.toString(config.get(LobStreamConfig.COMMANDS_RETENTION_MS)),
-                        "retention.bytes", "-1"));
+                        "retention.bytes", "-1", "cleanup.policy", "delete"));
             }
             boolean pageLists = t.equals(topics.undoHistory()) || t.equals(topics.reclaim());
             if (pageLists) {
@@ -182,9 +182,7 @@ public final class TopicSetup {
         String everyCommand = "replay and the rebuild of a partition need every command";
         if (c != null) {
             keepsWhatCommandsNeed(problems, config, topic, c, everyCommand);
-            expect(problems, topic, "cleanup.policy", value(c, "cleanup.policy"), "delete", "delete".equals(value(c, "cleanup.policy")),
-                    "compaction keeps one record per LOB, and partial writes are not last-value-wins; " + everyCommand);
-            expect(problems, topic, TIMESTAMP_TYPE, value(c, TIMESTAMP_TYPE), LOG_APPEND_TIME, LOG_APPEND_TIME.equals(value(c, TIMESTAMP_TYPE)),
+            expect(problems, config, topic, TIMESTAMP_TYPE, value(c, TIMESTAMP_TYPE), LOG_APPEND_TIME, LOG_APPEND_TIME.equals(value(c, TIMESTAMP_TYPE)),
                     "upload expiry and the de-duplication window are measured in the commands' time; with CreateTime a producer's "
                             + "clock sets it, and one that runs ahead expires other producers' uploads");
         }
@@ -195,7 +193,7 @@ public final class TopicSetup {
         for (String pageLists : List.of(topics.undoHistory(), topics.reclaim())) {
             if (configs.containsKey(pageLists)) {
                 String max = value(configs.get(pageLists), MAX_MESSAGE_BYTES);
-                expect(problems, pageLists, MAX_MESSAGE_BYTES, max, Integer.toString(Topics.PAGE_LIST_RECORD_MAX_BYTES),
+                expect(problems, config, pageLists, MAX_MESSAGE_BYTES, max, Integer.toString(Topics.PAGE_LIST_RECORD_MAX_BYTES),
                         max != null && Long.parseLong(max) >= Topics.PAGE_LIST_RECORD_MAX_BYTES,
                         "its records list a superseded version's pages, one extent per page at worst: past 1 MiB for a value "
                                 + "over about 2 GiB written into a tablespace of holes, which the broker would refuse to the "
@@ -205,15 +203,20 @@ public final class TopicSetup {
         return problems;
     }
 
-    /** Adds to {@code problems} what in {@code c}, {@code topic}'s configuration, keeps less than lob.commands.retention.ms. */
+    /**
+     * Adds to {@code problems} what in {@code c}, {@code topic}'s configuration, keeps less than lob.commands.retention.ms,
+     * or compacts: a compacted topic keeps only the newest record of each LOB, and its start does not move to say so.
+     */
     private static void keepsWhatCommandsNeed(List<String> problems, LobStreamConfig config, String topic, Config c, String why) {
         long wantedMs = config.get(LobStreamConfig.COMMANDS_RETENTION_MS);
         String ms = value(c, "retention.ms");
         boolean keepsLess = ms == null || (Long.parseLong(ms) >= 0 && (wantedMs < 0 || Long.parseLong(ms) < wantedMs));
-        expect(problems, topic, "retention.ms", ms, Long.toString(wantedMs), !keepsLess,
+        expect(problems, config, topic, "retention.ms", ms, Long.toString(wantedMs), !keepsLess,
                 LobStreamConfig.COMMANDS_RETENTION_MS.name() + " is " + wantedMs + "; " + why);
-        expect(problems, topic, "retention.bytes", value(c, "retention.bytes"), "-1", "-1".equals(value(c, "retention.bytes")),
+        expect(problems, config, topic, "retention.bytes", value(c, "retention.bytes"), "-1", "-1".equals(value(c, "retention.bytes")),
                 "a size limit deletes the oldest records; " + why);
+        expect(problems, config, topic, "cleanup.policy", value(c, "cleanup.policy"), "delete", "delete".equals(value(c, "cleanup.policy")),
+                "compaction keeps only the newest record of each LOB; " + why);
     }
 
     private static String value(Config c, String key) {
@@ -221,10 +224,13 @@ public final class TopicSetup {
         return e == null ? null : e.value();
     }
 
-    private static void expect(List<String> problems, String topic, String key, String value, String wanted, boolean ok, String why) {
+    /** Adds to {@code problems}, unless {@code ok}, that {@code topic} has {@code key=value}, why not, and the line that fixes it. */
+    private static void expect(List<String> problems, LobStreamConfig config, String topic, String key, String value, String wanted,
+                               boolean ok, String why) {
         if (!ok) {
-            problems.add(topic + " has " + key + "=" + value + ", not " + wanted + " (" + why + "): kafka-configs --alter "
-                    + "--entity-type topics --entity-name " + topic + " --add-config " + key + "=" + wanted);
+            problems.add(topic + " has " + key + "=" + value + ", not " + wanted + " (" + why + "): kafka-configs.sh "
+                    + "--bootstrap-server " + config.bootstrap() + " --alter --entity-type topics --entity-name " + topic
+                    + " --add-config " + key + "=" + wanted);
         }
     }
 }
