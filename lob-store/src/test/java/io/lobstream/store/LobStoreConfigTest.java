@@ -25,4 +25,14 @@ class LobStoreConfigTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessage("lob.page.size=12288: must be a power of two");
     }
+
+    /** A number with a unit, or past its type, says what the key takes, not Java's 'For input string'. */
+    @Test
+    void aValueThatIsNoNumberSaysWhatIsTaken() {
+        assertThatThrownBy(() -> new LobStoreConfig(Map.of("lob.page.size", "4k")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("lob.page.size=4k: not a whole number up to 2147483647 (plain digits, no unit)");
+        assertThatThrownBy(() -> new LobStoreConfig(Map.of("lob.page.size", "3000000000")))
+                .hasMessage("lob.page.size=3000000000: not a whole number up to 2147483647 (plain digits, no unit)");
+    }
 }

@@ -7,6 +7,8 @@ import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.schema.serde.RegistryUnavailableException;
+import io.lobstream.store.config.ConfigException;
+import io.lobstream.store.config.ConfigKey;
 import org.apache.avro.util.ClassSecurityValidator;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
@@ -33,21 +35,32 @@ public final class LobSerdes {
 
     @SuppressWarnings("unchecked")
     public static Serializer<Object> valueSerializer(LobStreamConfig config) {
-        Serializer<Object> s = (Serializer<Object>) instantiate(config.get(LobStreamConfig.VALUE_SERIALIZER));
+        Serializer<Object> s = (Serializer<Object>) instantiate(LobStreamConfig.VALUE_SERIALIZER, config, Serializer.class);
         s.configure(config.serdeConfig(), false);
         return s;
     }
 
     @SuppressWarnings("unchecked")
     public static Deserializer<Object> valueDeserializer(LobStreamConfig config) {
-        Deserializer<Object> d = (Deserializer<Object>) instantiate(config.get(LobStreamConfig.VALUE_DESERIALIZER));
+        Deserializer<Object> d = (Deserializer<Object>) instantiate(LobStreamConfig.VALUE_DESERIALIZER, config, Deserializer.class);
         d.configure(config.serdeConfig(), false);
         return d;
     }
 
-    private static Object instantiate(String className) {
+    /** A new {@code type} of the class {@code key} names; a class that is missing or no such type is a bad setting of it. */
+    private static Object instantiate(ConfigKey<String> key, LobStreamConfig config, Class<?> type) {
+        String className = config.get(key);
+        Class<?> c;
         try {
-            return Class.forName(className).getDeclaredConstructor().newInstance();
+            c = Class.forName(className);
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw new ConfigException(key.name() + "=" + className + ": no such class on the class path (" + e + ")");
+        }
+        if (!type.isAssignableFrom(c)) {
+            throw new ConfigException(key.name() + "=" + className + ": not a Kafka " + type.getSimpleName());
+        }
+        try {
+            return c.getDeclaredConstructor().newInstance();
         } catch (ReflectiveOperationException e) {
             throw new IllegalArgumentException("cannot create serde " + className + ": " + e, e);
         }

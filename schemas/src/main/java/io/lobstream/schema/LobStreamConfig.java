@@ -240,6 +240,8 @@ public final class LobStreamConfig {
             }
         } else if (CLIENT_OWN.containsKey(k)) {
             throw new ConfigException(k + " is not taken: " + CLIENT_OWN.get(k));
+        } else if (ROUTING.contains(k)) { // not handed to any client (plainClientConfig): refused, not dropped without a word
+            throw new ConfigException(k + " is not taken: " + KEY_ROUTING);
         } else if (PER_KIND_ONLY.contains(k)) {
             throw new ConfigException(k + " is not taken as it is: a producer's fails a consumer, and the other way round; set "
                     + ClientKind.PRODUCER.prefix + k + " or " + ClientKind.CONSUMER.prefix + k);
@@ -265,7 +267,7 @@ public final class LobStreamConfig {
         if (!kind.names.contains(setting)) {
             throw new ConfigException("unknown configuration key " + key + ": " + setting + " is no Kafka " + kind.noun() + " setting");
         }
-        String why = ROUTING.contains(setting) ? "a LOB's records go to its key's partition, in every topic"
+        String why = ROUTING.contains(setting) ? KEY_ROUTING
                 : setting.equals(BOOTSTRAP.name()) ? "every client takes " + BOOTSTRAP.name() : CLIENT_OWN.get(setting);
         if (why != null) {
             throw new ConfigException(key + " is not taken: " + why);
@@ -349,6 +351,7 @@ public final class LobStreamConfig {
      * partition, its reclaims in the same tablespace's partition).
      */
     private static final Set<String> ROUTING = Set.of("partitioner.class", "partitioner.ignore.keys");
+    private static final String KEY_ROUTING = "a LOB's records go to its key's partition, in every topic";
 
     /**
      * The kinds of Kafka client LobStream creates itself (the write commands' producer, read-your-writes, replay,

@@ -16,7 +16,6 @@ class LobStreamConfigTest {
             "security.protocol", "SASL_SSL",
             "linger.ms", "20",
             "session.timeout.ms", "10000",
-            "partitioner.ignore.keys", "true",
             "lob.chunk.size", "65536"));
 
     /** A client gets the Kafka settings it knows, security above all; nothing of LobStream's own, nor routing. */
@@ -60,6 +59,11 @@ class LobStreamConfigTest {
                 .hasMessage("unknown configuration key lob.consumer.linger.ms: linger.ms is no Kafka consumer setting");
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.producer.partitioner.class", "a.Q")))
                 .hasMessageContaining("a LOB's records go to its key's partition");
+        // plain, no client would take them: refused, not dropped without a word
+        for (String k : List.of("partitioner.class", "partitioner.ignore.keys")) {
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of(k, "a.Q"))).as(k).isInstanceOf(ConfigException.class)
+                    .hasMessage(k + " is not taken: a LOB's records go to its key's partition, in every topic");
+        }
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.admin.bootstrap.servers", "other:9092")))
                 .hasMessageContaining("every client takes bootstrap.servers");
         // Kafka Streams would give a plain one to producers and consumers alike too
@@ -71,6 +75,15 @@ class LobStreamConfigTest {
                 "lob.streams.producer.partitioner.ignore.keys", "lob.streams.partitioner.ignore.keys")) {
             assertThatThrownBy(() -> new LobStreamConfig(Map.of(k, "a.R"))).as(k).hasMessageContaining("go to their key's partition");
         }
+    }
+
+    /** A serde class that is missing, or no serializer or deserializer, is a bad setting of its key (exit 2), not a failure. */
+    @Test
+    void aSerdeClassThatIsNoneIsABadSetting() {
+        assertThatThrownBy(() -> LobSerdes.valueSerializer(new LobStreamConfig(Map.of("lob.value.serializer", "com.Typo"))))
+                .isInstanceOf(ConfigException.class).hasMessageStartingWith("lob.value.serializer=com.Typo: no such class");
+        assertThatThrownBy(() -> LobSerdes.valueDeserializer(new LobStreamConfig(Map.of("lob.value.deserializer", "java.lang.String"))))
+                .isInstanceOf(ConfigException.class).hasMessage("lob.value.deserializer=java.lang.String: not a Kafka Deserializer");
     }
 
     /** What LobStream decides for each client it creates is refused, plain or per kind, naming what to set instead. */

@@ -32,23 +32,34 @@ public final class ConfigKey<T> {
     }
 
     public static ConfigKey<Integer> integer(String name, int defaultValue, int min, int max, String doc) {
-        return new ConfigKey<>(name, defaultValue, doc, Integer::parseInt,
+        return new ConfigKey<>(name, defaultValue, doc, numeric(Integer::parseInt, "a whole number up to " + Integer.MAX_VALUE),
                 v -> v < min || v > max ? "must be between " + min + " and " + max : null, range(min, max, Integer.MAX_VALUE));
     }
 
     public static ConfigKey<Long> longValue(String name, long defaultValue, long min, long max, String doc) {
-        return new ConfigKey<>(name, defaultValue, doc, Long::parseLong,
+        return new ConfigKey<>(name, defaultValue, doc, numeric(Long::parseLong, "a whole number"),
                 v -> v < min || v > max ? "must be between " + min + " and " + max : null, range(min, max, Long.MAX_VALUE));
     }
 
     public static ConfigKey<Double> decimal(String name, double defaultValue, double min, double max, String doc) {
-        return new ConfigKey<>(name, defaultValue, doc, Double::parseDouble,
+        return new ConfigKey<>(name, defaultValue, doc, numeric(Double::parseDouble, "a number"),
                 v -> v.isNaN() || v < min || v > max ? "must be between " + min + " and " + max : null,
                 range(min, max, Double.MAX_VALUE));
     }
 
     public static ConfigKey<String> string(String name, String defaultValue, String doc) {
         return new ConfigKey<>(name, defaultValue, doc, s -> s, v -> null, "");
+    }
+
+    /** {@code parse}, saying what it takes where Java's text would not ('For input string: "10m"'). */
+    private static <N> Function<String, N> numeric(Function<String, N> parse, String what) {
+        return s -> {
+            try {
+                return parse.apply(s);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("not " + what + " (plain digits, no unit)");
+            }
+        };
     }
 
     /** {@code min to max}, or {@code at least min} where the type's largest value is the only bound (ASCII: any terminal). */
