@@ -51,13 +51,19 @@ final class NodeHttp {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             StreamedResponse r = getOnce(lobId, range);
-            long waitS = r.statusCode() == 503 ? r.header("Retry-After").map(NodeHttp::seconds).orElse(-1L) : -1;
-            if (waitS < 0 || TimeUnit.SECONDS.toNanos(waitS) > deadline - System.nanoTime()) {
+            long waitS = retryWithin(r.statusCode(), r.header("Retry-After"), deadline);
+            if (waitS < 0) {
                 return r;
             }
             r.close();
             Thread.sleep(TimeUnit.SECONDS.toMillis(waitS));
         }
+    }
+
+    /** The seconds to wait before asking again: a 503 that says when, if that is before {@code deadline}; else -1. */
+    private static long retryWithin(int status, Optional<String> retryAfter, long deadline) {
+        long waitS = status == 503 ? retryAfter.map(NodeHttp::seconds).orElse(-1L) : -1;
+        return waitS >= 0 && TimeUnit.SECONDS.toNanos(waitS) <= deadline - System.nanoTime() ? waitS : -1;
     }
 
     /** A Retry-After in seconds, at least one (0 would ask again at once, for as long as it is answered so); -1 for a date. */
@@ -108,10 +114,13 @@ final class NodeHttp {
         }
     }
 
-    /** The current version (ETag) of a LOB, empty if it has none. */
+    /** The current version (ETag) of a LOB, empty if it has none; a 503 that says when is asked again, as {@link #get}. */
     Optional<String> etag(String lobId) throws IOException, InterruptedException {
-        HttpResponse<Void> r = send(HttpRequest.newBuilder(lobUri(lobId)).timeout(timeout).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
-                HttpResponse.BodyHandlers.discarding(), timeout);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        HttpResponse<Void> r = head(lobId);
+        for (long waitS; (waitS = retryWithin(r.statusCode(), r.headers().firstValue("Retry-After"), deadline)) >= 0; r = head(lobId)) {
+            Thread.sleep(TimeUnit.SECONDS.toMillis(waitS));
+        }
         if (r.statusCode() == 404) {
             return Optional.empty();
         }
@@ -119,6 +128,11 @@ final class NodeHttp {
             throw new IOException("it answered HEAD " + lobId + " with HTTP " + r.statusCode());
         }
         return r.headers().firstValue("ETag");
+    }
+
+    private HttpResponse<Void> head(String lobId) throws IOException, InterruptedException {
+        return send(HttpRequest.newBuilder(lobUri(lobId)).timeout(timeout).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.discarding(), timeout);
     }
 
     String getText(String path) throws IOException, InterruptedException {

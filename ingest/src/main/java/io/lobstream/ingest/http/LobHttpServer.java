@@ -358,6 +358,8 @@ public final class LobHttpServer implements AutoCloseable {
             Responses.text(ex, 404, "no LOB " + id + "\n");
             return;
         }
+        // A response with no body releases the version's pin before it is written: the stall watchdog watches bodies
+        // alone, and a client that reads nothing (pipelined HEADs) would otherwise hold a compaction move's old copy.
         try (LobReadHandle h = opened.get()) {
             long length = h.length();
             var headers = ex.getResponseHeaders();
@@ -373,12 +375,14 @@ public final class LobHttpServer implements AutoCloseable {
                     Responses.listHeader(ex.getRequestHeaders(), "If-None-Match"), etag)) {
                 case NOT_MODIFIED -> { // the 200's headers, its length too (RFC 9110 §15.4.5, §8.6), and no body
                     headers.add("Content-Length", Long.toString(length));
+                    h.close();
                     ex.sendResponseHeaders(304, -1);
                     return;
                 }
                 case FAILED -> {
                     headers.clear();
                     headers.add("ETag", etag); // the version there is: a client that asked for another can tell
+                    h.close();
                     Responses.text(ex, 412, "LOB " + id + " is at version " + etag + ", not one If-Match names\n");
                     return;
                 }
@@ -396,6 +400,7 @@ public final class LobHttpServer implements AutoCloseable {
                 range = ByteRange.parse(rangeHeader, length);
             } catch (ByteRange.Unsatisfiable u) {
                 headers.add("Content-Range", "bytes */" + length);
+                h.close();
                 ex.sendResponseHeaders(416, -1);
                 return;
             }
@@ -405,6 +410,7 @@ public final class LobHttpServer implements AutoCloseable {
             int status = range.isPresent() ? 206 : 200;
             if (head) {
                 headers.add("Content-Length", Long.toString(count));
+                h.close();
                 ex.sendResponseHeaders(status, -1);
                 return;
             }
@@ -495,14 +501,16 @@ public final class LobHttpServer implements AutoCloseable {
             Responses.text(ex, 503, "an fsck is running on this node; retry once it is done\n");
             return;
         }
+        ObjectNode report;
         try {
-            fsckAll(ex, data);
+            report = fsckAll(data);
         } finally {
-            fscks.release();
+            fscks.release(); // before the answer is written: a client that does not read it must not hold every later fsck
         }
+        sendJson(ex, report);
     }
 
-    private void fsckAll(HttpExchange ex, boolean data) throws IOException {
+    private ObjectNode fsckAll(boolean data) throws IOException {
         FsckReport total = FsckReport.empty();
         ObjectNode root = JSON.createObjectNode();
         ArrayNode parts = root.putArray("partitions");
@@ -520,7 +528,7 @@ public final class LobHttpServer implements AutoCloseable {
             parts.add(p);
         }
         root.setAll(fsckJson(total));
-        sendJson(ex, root);
+        return root;
     }
 
     public static ObjectNode fsckJson(FsckReport r) {

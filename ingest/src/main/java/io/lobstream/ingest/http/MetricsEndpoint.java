@@ -15,12 +15,16 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executors;
 
 /**
  * {@code GET /metrics} in the Prometheus text format: the node serves it beside its LOB API, and
  * a standalone purge worker ({@code lobstream purge --metrics-port}) serves it alone.
  */
 public final class MetricsEndpoint implements HttpHandler {
+    /** Threads of a standalone endpoint: a scraper or two, and a client that stalls, at once. */
+    private static final int THREADS = 4;
+
     private final PrometheusMeterRegistry registry;
 
     public MetricsEndpoint(PrometheusMeterRegistry registry) {
@@ -31,6 +35,13 @@ public final class MetricsEndpoint implements HttpHandler {
     public static HttpServer serve(PrometheusMeterRegistry registry, String host, int port) throws IOException {
         HttpServer server = HttpServers.create(new InetSocketAddress(host, port), 0);
         server.createContext("/metrics", new MetricsEndpoint(registry));
+        // Not the JDK's default, the dispatcher thread itself: a client that sent half a request, or stopped reading a
+        // scrape, would hold every other scrape and connection behind it. Daemons: stop() leaves them idle, no more.
+        server.setExecutor(Executors.newFixedThreadPool(THREADS, r -> {
+            Thread t = new Thread(r, "lob-metrics-http");
+            t.setDaemon(true);
+            return t;
+        }));
         server.start();
         return server;
     }
