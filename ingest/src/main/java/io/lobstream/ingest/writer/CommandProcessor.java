@@ -69,6 +69,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     /** The pending versions whose undo records the task produced again since it opened, and the last of them. */
     private int reemitted;
     private VersionEntry reemitAfter;
+    /** Whether the open's re-emit pass still runs: the resender waits for it (it would send the versions ahead of it too). */
+    private boolean reemitting;
 
     CommandProcessor(Supplier<Deserializer<Object>> deserializers, WriterMetrics metrics, long maxValueBytes, int partitions,
                      UploadExpiry uploads, long dedupeWindowMs, Duration compactEvery, UndoResender resender) {
@@ -96,6 +98,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         }
         reemitted = 0;
         reemitAfter = null;
+        reemitting = true;
         Cancellable[] reemit = new Cancellable[1];
         reemit[0] = every(REEMIT_EVERY, "re-emitting undo records", now -> {
             if (!reemitPending()) {
@@ -127,6 +130,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             reemitAfter = page.get(page.size() - 1);
             return true;
         }
+        reemitting = false;
         if (reemitted > 0) {
             log.info("{}: undo records of the {} versions pending purge produced again (tablespace opened)", store().name(), reemitted);
         }
@@ -135,6 +139,11 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     /** Produces again the undo records purge consumed without reclaiming their versions ({@link UndoResender}). */
     private void resendConsumedUnreclaimed(long now) {
+        if (reemitting) {
+            // the versions the pass has not reached yet look consumed and unreclaimed (their records are old): they
+            // would be produced twice, counted as resent and warned of, though purge lost nothing
+            return;
+        }
         List<VersionEntry> due = resender.due(context.taskId().partition(), store(), now);
         if (due.isEmpty()) {
             return;
