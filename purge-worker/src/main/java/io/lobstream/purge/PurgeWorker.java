@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -62,6 +63,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);
     /** How often partitions paused for lack of a tablespace are tried again. */
     private static final Duration MISSING_RETRY = Duration.ofSeconds(10);
+    /** How often, while polls return nothing, positions past the committed offsets are committed ({@link #skippedPastCommitted}). */
+    private static final Duration IDLE_COMMIT_EVERY = Duration.ofSeconds(30);
 
     /** Fences closer together than this lengthen the pause before the next producer. */
     private static final long FENCE_WINDOW_NANOS = Duration.ofMinutes(10).toNanos();
@@ -98,6 +101,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final TablespaceReaders readers;
     private final UndoPurger purger;
     private long missingRetried = System.nanoTime();
+    private long idleCommitted = System.nanoTime() - IDLE_COMMIT_EVERY.toNanos(); // the first idle poll looks
     private final AtomicBoolean running = new AtomicBoolean(true);
     /** Set by the first of {@link #run()} and {@link #close()}: whichever it is lets the clients go when it is done. */
     private final AtomicBoolean started = new AtomicBoolean();
@@ -232,8 +236,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         missingRetried = System.nanoTime();
                     }
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
-                    if (!records.isEmpty()) {
-                        if (processInTransaction(records)) {
+                    Map<TopicPartition, OffsetAndMetadata> skipped = records.isEmpty() ? skippedPastCommitted() : Map.of();
+                    if (!records.isEmpty() || !skipped.isEmpty()) {
+                        if (processInTransaction(records, skipped)) {
                             abortBackoff.reset();
                         } else if (running.get()) {
                             // aborted (a registry away, a send refused): the records come again, after a pause, not at once;
@@ -325,8 +330,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
-    /** @return false if the transaction was aborted (its records are read again) */
-    private boolean processInTransaction(ConsumerRecords<String, byte[]> records) {
+    /**
+     * Purges {@code records} in one transaction, committing their offsets, and {@code skipped}'s.
+     *
+     * @return false if the transaction was aborted (its records are read again)
+     */
+    private boolean processInTransaction(ConsumerRecords<String, byte[]> records, Map<TopicPartition, OffsetAndMetadata> skipped) {
         try {
             producer.beginTransaction(); // in the try: a producer that failed for good says so here first
             // past this, or once the worker is closing, the transaction commits what it has and leaves the rest of the
@@ -337,7 +346,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             long versions = 0;
             long pages = 0;
             List<UndoPurger.Purged> done = new ArrayList<>();
-            Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+            Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>(skipped);
             List<TopicPartition> partitions = new ArrayList<>(records.partitions());
             for (int p = 0; p < partitions.size(); p++) {
                 TopicPartition tp = partitions.get(p);
@@ -510,6 +519,35 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     }
 
     /** After an aborted transaction: go back to the committed offsets of every assigned partition. */
+    /**
+     * Every {@link #IDLE_COMMIT_EVERY} while polls return nothing: the positions of this worker's partitions that are past
+     * their committed offsets. A read_committed poll moves past an aborted transaction's records and its marker (a writer
+     * killed while it produced undo records again) and returns nothing of them, so no transaction commits that position:
+     * the group's lag, and purge's progress that the writer's resender and status read, stayed behind for good on a
+     * partition that then went quiet. Paused partitions are left out: their positions were moved back to records not read.
+     */
+    private Map<TopicPartition, OffsetAndMetadata> skippedPastCommitted() {
+        if (System.nanoTime() - idleCommitted < IDLE_COMMIT_EVERY.toNanos()) {
+            return Map.of();
+        }
+        idleCommitted = System.nanoTime();
+        Set<TopicPartition> owned = new HashSet<>(consumer.assignment());
+        owned.removeAll(consumer.paused());
+        if (owned.isEmpty()) {
+            return Map.of();
+        }
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(owned, Duration.ofSeconds(10));
+        Map<TopicPartition, OffsetAndMetadata> past = new HashMap<>();
+        for (TopicPartition tp : owned) {
+            long at = consumer.position(tp, Duration.ofSeconds(10));
+            OffsetAndMetadata c = committed.get(tp);
+            if (at > (c == null ? 0 : c.offset())) {
+                past.put(tp, new OffsetAndMetadata(at));
+            }
+        }
+        return past;
+    }
+
     private void rewind() {
         seekToCommitted(consumer.assignment());
     }

@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.List;
 import java.util.Map;
@@ -42,7 +43,18 @@ class PurgeWorkerTransactionsTest {
     @TempDir
     Path dataDir;
     private PurgeFixture f;
-    private final MockConsumer<String, byte[]> consumer = new MockConsumer<>("earliest");
+    /** As Kafka's: the offsets committed are those the last producer's committed transaction sent. */
+    private final MockConsumer<String, byte[]> consumer = new MockConsumer<>("earliest") {
+        @Override
+        public synchronized Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions, Duration timeout) {
+            Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+            for (MockProducer<String, Object> p : producers) {
+                p.consumerGroupOffsetsHistory().forEach(byGroup -> byGroup.values().forEach(committed::putAll));
+            }
+            committed.keySet().retainAll(partitions);
+            return committed;
+        }
+    };
     /** Every producer the worker took, in order. */
     private final List<MockProducer<String, Object>> producers = new CopyOnWriteArrayList<>(); // the worker adds, the test reads
     private final List<ConsumerRecord<String, byte[]>> undoRecords = new ArrayList<>();
@@ -192,6 +204,22 @@ class PurgeWorkerTransactionsTest {
         assertThat(producer.consumerGroupOffsetsHistory()).extracting(o -> o.values().iterator().next().get(UNDO_0).offset())
                 .containsExactly(1L, 2L, 3L);
         assertThat(f.metrics.failures.count()).isZero();
+    }
+
+    /**
+     * A writer killed while it produced undo records again: its transaction aborted, and a read_committed poll moves past
+     * its records and marker returning nothing. The position is committed all the same, or the group's lag would stay.
+     */
+    @Test
+    void aPositionPastRecordsNoPollReturnedIsCommitted() {
+        consumer.schedulePollTask(() -> consumer.seek(UNDO_0, 4)); // three aborted records and their marker
+
+        start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == 1);
+        assertThat(producers.get(0).history()).isEmpty();
+        assertThat(producers.get(0).consumerGroupOffsetsHistory()).singleElement()
+                .satisfies(byGroup -> assertThat(byGroup.values()).singleElement().isEqualTo(Map.of(UNDO_0, new OffsetAndMetadata(4))));
     }
 
     private void start() {
