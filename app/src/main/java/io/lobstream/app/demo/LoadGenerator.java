@@ -81,6 +81,11 @@ public final class LoadGenerator implements AutoCloseable {
             int thread = i;
             Thread t = new Thread(() -> loop(thread, new SplittableRandom(seed)), "load-" + i);
             t.setDaemon(true);
+            t.setUncaughtExceptionHandler((dead, e) -> {
+                // a producer gone says so, and counts as a failure: the load it was to send is missing
+                failed.incrementAndGet();
+                System.err.println(dead.getName() + " stopped: " + e);
+            });
             threads.add(t);
             t.start();
         }
@@ -94,18 +99,21 @@ public final class LoadGenerator implements AutoCloseable {
             while (running && !mayWrite.getAsBoolean()) {
                 LockSupport.parkNanos(1_000_000);
             }
-            try {
-                inFlight.acquire();
-            } catch (InterruptedException e) {
-                return;
-            }
             String id = inserts ? "ins-" + thread + "-" + n++ : id(rnd.nextInt(ids));
             boolean delete = !inserts && rnd.nextDouble() < deleteShare;
             byte[] value = delete ? null : value(rnd, noise);
+            try {
+                inFlight.acquire(); // after what may throw: from here every way out gives the permit back
+            } catch (InterruptedException e) {
+                return;
+            }
             long t0 = System.nanoTime();
             LobWrite future;
             try {
                 future = delete ? client.delete(id) : client.put(id, value, "application/octet-stream");
+            } catch (Error e) {
+                inFlight.release(); // the thread ends (uncaught, counted): its permit back, or close() would wait for ever
+                throw e;
             } catch (RuntimeException e) {
                 // refused before it was sent (a closed producer, a registry away): counted, and its permit back, or
                 // close() would wait for it for ever
@@ -117,13 +125,16 @@ public final class LoadGenerator implements AutoCloseable {
             sent.incrementAndGet();
             int size = delete ? 0 : value.length;
             future.whenComplete((md, err) -> {
-                if (err != null) {
-                    failed.incrementAndGet();
-                } else {
-                    acked.incrementAndGet();
-                    listener.acked(md, t0, size);
+                try {
+                    if (err != null) {
+                        failed.incrementAndGet();
+                    } else {
+                        acked.incrementAndGet();
+                        listener.acked(md, t0, size);
+                    }
+                } finally {
+                    inFlight.release(); // last: close() returns once every acknowledgement is counted
                 }
-                inFlight.release(); // last: close() returns once every acknowledgement is counted
             });
         }
     }

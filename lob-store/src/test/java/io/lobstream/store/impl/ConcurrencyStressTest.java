@@ -210,6 +210,7 @@ class ConcurrencyStressTest {
             stop.set(true);
             for (Thread t : threads) {
                 t.join(30_000);
+                assertThat(t.isAlive()).as(t.getName() + " ended (a deadlock after its first pass would pass unseen)").isFalse();
             }
             assertThat(failures).isEmpty();
             assertThat(writes.get()).isPositive();
@@ -304,6 +305,7 @@ class ConcurrencyStressTest {
             stop.set(true);
             for (Thread t : threads) {
                 t.join(30_000);
+                assertThat(t.isAlive()).as(t.getName() + " ended (a deadlock after its first pass would pass unseen)").isFalse();
             }
             assertThat(failures).isEmpty();
             assertThat(store.metrics().shrinks()).as("shrinks").isPositive();
