@@ -415,8 +415,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     public LockException checkInBackground(int partition, Callable<LobStore> open) {
         return inBackground(partition, "the check of its pages", () -> open.call().close(),
-                "the pages of every version to check before it opens (no flush covered them, and the machine may have "
-                        + "restarted); checking them");
+                "the pages of every version to check before it opens (the log above says why); checking them");
     }
 
     private interface Job {

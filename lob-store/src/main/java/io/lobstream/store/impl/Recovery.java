@@ -64,14 +64,15 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         boolean undecodable = frontier.isPresent() && frontier.get() == SyncedFrontier.NONE;
         boolean checkAll = !clean && (undecodable || frontier.isEmpty() && !BootId.isCurrent(index.metaBytes(BootId.META_KEY)))
                 && index.namesPages();
+        String why = undecodable ? "the record of what the last flush covered does not decode"
+                : "no flush covered them, the last run ended uncleanly, and the machine may have restarted since";
         if (checkAll && !fullCheck) {
-            throw new TablespaceCheckDueException(dir);
+            throw new TablespaceCheckDueException(dir, why);
         }
         LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> checkAll);
         if (checkAll) {
-            log.info("{}: checking the pages of every version and upload before it opens (no flush covered them, the last run "
-                    + "ended uncleanly, and the machine may have restarted since): {} pages", name, file.path().toFile().length()
-                    / file.pageSize());
+            log.info("{}: checking the pages of every version and upload before it opens ({}): {} pages", name, why,
+                    file.path().toFile().length() / file.pageSize());
         }
         long start = System.nanoTime();
         TornWrites torn = new TornWrites(file, index, uncovered);
@@ -136,8 +137,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
         TornWrites.Result checked = torn.result();
         if (frontier.isPresent() || checkAll) {
             log.info("{}: checked the pages of {} versions and {} uploads {}: {} pages read, the open's scan took {} ms, {}", name,
-                    checked.versions(), checked.uploads(), checkAll ? "(no flush covered them, and the machine may have restarted since)"
-                            : "the last flush did not cover", checked.pagesRead(), (System.nanoTime() - start) / 1_000_000,
+                    checked.versions(), checked.uploads(), checkAll ? "(" + why + ")" : "the last flush did not cover", checked.pagesRead(), (System.nanoTime() - start) / 1_000_000,
                     checked.problems().isEmpty() ? "all on disk" : checked.problems().size() + " not");
         }
         List<String> tornWrites = checked.problems();

@@ -7,6 +7,7 @@ import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.PageReadException;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -51,8 +52,8 @@ final class TornWrites {
     }
 
     /**
-     * Checks the pages of version {@code e}. Only a page that fails its check, or lies past the file's end, is a loss:
-     * each names its page.
+     * Checks the pages of version {@code e}. Only a page that fails its check, that the device fails to read, or that
+     * lies past the file's end is a loss: each names its page. Anything else the check throws is not the pages'.
      *
      * @throws UncheckedIOException for any other I/O error: the index failing to read, the page file closed under the
      *                              check (an interrupt, a close). That says nothing of the pages, and must not be taken
@@ -64,10 +65,12 @@ final class TornWrites {
         try {
             VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead++);
             r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, uncovered));
-        } catch (CorruptPageException | EOFException lost) {
+        } catch (CorruptPageException | EOFException | PageReadException lost) {
             report(problems, e.lobId() + "@" + e.version() + ": " + lost.getMessage());
         } catch (IOException notThePages) {
             throw new UncheckedIOException(notThePages);
+        } catch (RuntimeException bug) { // an index entry that does not add up, say: the open fails, saying where
+            throw new UncheckedIOException(new IOException("checking the pages of " + e.lobId() + "@" + e.version() + ": " + bug, bug));
         }
     }
 
@@ -78,10 +81,13 @@ final class TornWrites {
         try {
             pagesRead += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
                     VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), from, u.bytesDone());
-        } catch (CorruptPageException | EOFException lost) {
+        } catch (CorruptPageException | EOFException | PageReadException lost) {
             report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + lost.getMessage());
         } catch (IOException notThePages) {
             throw new UncheckedIOException(notThePages); // as for a version
+        } catch (RuntimeException bug) {
+            throw new UncheckedIOException(new IOException("checking the pages of upload " + u.uploadId() + " of " + u.lobId() + "@"
+                    + u.version() + ": " + bug, bug));
         }
     }
 

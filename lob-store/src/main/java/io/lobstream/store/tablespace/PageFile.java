@@ -54,8 +54,10 @@ public final class PageFile implements Closeable {
             int n;
             try {
                 n = channel.read(dst, pos + dst.position());
+            } catch (java.nio.channels.ClosedChannelException e) {
+                throw e; // not the page's
             } catch (IOException e) {
-                throw failed("reading page " + pageNo, e);
+                throw new PageReadException(pageNo, "reading page " + pageNo + " of " + path + ": " + e.getMessage(), e);
             }
             if (n < 0) {
                 throw new EOFException("page " + pageNo + " is past the end of " + path + " (" + sizeInPages() + " pages)");

@@ -132,7 +132,7 @@ class ValueBoundsTest {
             store.put("whole", new StutteringStream(w), w.length, null, null);
             assertSameBytes(read(store, "whole"), w);
             InputStream zeroAtEnd = new InputStream() {
-                private final InputStream in = new ByteArrayInputStream(bytes(10, 5));
+                private final InputStream in = new ByteArrayInputStream(bytes(2 * 4064 + 10, 5)); // past a page: both loops
 
                 @Override
                 public int read() throws IOException {
@@ -144,7 +144,7 @@ class ValueBoundsTest {
                     return Math.max(0, in.read(b, off, len));
                 }
             };
-            assertThatThrownBy(() -> store.put("short", zeroAtEnd, 20, null, null)).isInstanceOf(EOFException.class);
+            assertThatThrownBy(() -> store.put("short", zeroAtEnd, 3 * 4064 + 20, null, null)).isInstanceOf(EOFException.class);
             assertThat(store.open("short")).isEmpty();
             assertThat(store.fsck(true).problems()).isEmpty();
         }
