@@ -579,7 +579,23 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * {@code readNBytes(n)}, which gathers 8 KiB pieces and copies them again.
      */
     private static int readExactly(InputStream in, byte[] buffer, int n, long at, long total) throws IOException {
-        int read = in.readNBytes(buffer, 0, n);
+        int read = 0;
+        while (read < n) {
+            int got = in.read(buffer, read, n - read);
+            if (got == 0) {
+                // a stream that breaks read's contract by returning 0 (at its end, say): one byte, which blocks until there
+                // is one or the end, as readNBytes would spin on it for ever
+                got = in.read();
+                if (got >= 0) {
+                    buffer[read] = (byte) got;
+                    got = 1;
+                }
+            }
+            if (got < 0) {
+                break;
+            }
+            read += got;
+        }
         if (read != n) {
             throw new EOFException("input ended after " + (at + read) + " of " + total + " bytes");
         }
