@@ -53,16 +53,18 @@ public final class LobSerdes {
         Class<?> c;
         try {
             c = Class.forName(className);
-        } catch (ClassNotFoundException | LinkageError e) {
-            throw new ConfigException(key.name() + "=" + className + ": no such class on the class path (" + e + ")");
+        } catch (ClassNotFoundException e) {
+            throw new ConfigException(key.name() + "=" + className + ": no such class on the class path");
+        } catch (LinkageError e) {
+            throw new ConfigException(key.name() + "=" + className + ": cannot load it (" + e + ")");
         }
         if (!type.isAssignableFrom(c)) {
             throw new ConfigException(key.name() + "=" + className + ": not a Kafka " + type.getSimpleName());
         }
         try {
             return c.getDeclaredConstructor().newInstance();
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalArgumentException("cannot create serde " + className + ": " + e, e);
+        } catch (ReflectiveOperationException | LinkageError e) { // abstract, an interface, no public no-argument constructor
+            throw new ConfigException(key.name() + "=" + className + ": cannot make one (" + e + ")");
         }
     }
 

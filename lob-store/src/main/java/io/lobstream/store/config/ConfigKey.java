@@ -37,7 +37,7 @@ public final class ConfigKey<T> {
     }
 
     public static ConfigKey<Long> longValue(String name, long defaultValue, long min, long max, String doc) {
-        return new ConfigKey<>(name, defaultValue, doc, numeric(Long::parseLong, "a whole number"),
+        return new ConfigKey<>(name, defaultValue, doc, numeric(Long::parseLong, "a whole number up to " + Long.MAX_VALUE),
                 v -> v < min || v > max ? "must be between " + min + " and " + max : null, range(min, max, Long.MAX_VALUE));
     }
 
