@@ -1,5 +1,6 @@
 package io.lobstream.app.bench;
 
+import io.lobstream.app.embedded.Cluster;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import picocli.CommandLine.Option;
@@ -27,6 +28,7 @@ final class BenchOptions {
 
     /** Refuses an unknown key or a bad value (a usage error) before anything starts. */
     void checkConfig() {
+        Cluster.refuseOwnKeys(config);
         new LobStreamConfig(config);
         new LobStoreConfig(config);
     }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.app.DataDirs;
 import io.lobstream.app.bench.SizeRange;
 import io.lobstream.app.demo.LoadGenerator;
+import io.lobstream.app.embedded.Cluster;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
@@ -87,6 +88,7 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Cluster.refuseOwnKeys(config);
         LobStreamConfig given = new LobStreamConfig(config); // an unknown key or a bad value: a usage error before anything starts
         new LobStoreConfig(config);
         // the option wins over -c lob.topic.partitions, as every option over its key; not given, it leaves the key to -c

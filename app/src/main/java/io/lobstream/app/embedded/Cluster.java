@@ -1,9 +1,11 @@
 package io.lobstream.app.embedded;
 
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.config.ConfigException;
 
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /** A Kafka broker and a schema registry, wherever they run. */
@@ -17,6 +19,7 @@ public interface Cluster extends AutoCloseable {
      * registry, {@code dataDir}, {@code partitions} and an HTTP port picked at run time.
      */
     default LobStreamConfig nodeConfig(Path dataDir, int partitions, Map<String, ?> overrides) {
+        refuseOwnKeys(overrides);
         Map<String, Object> props = new HashMap<>(overrides);
         props.put(LobStreamConfig.BOOTSTRAP.name(), bootstrap());
         props.put(LobStreamConfig.REGISTRY_URL.name(), registryUrl());
@@ -24,6 +27,22 @@ public interface Cluster extends AutoCloseable {
         props.put(LobStreamConfig.HTTP_PORT.name(), 0);
         props.put(LobStreamConfig.PARTITIONS.name(), partitions);
         return new LobStreamConfig(props);
+    }
+
+    /**
+     * Refuses a key {@link #nodeConfig} sets itself: a command that runs its own cluster (demo, bench) would otherwise drop
+     * {@code -c lob.data.dir=/keep} without a word, and delete the temporary directory it ran in instead.
+     *
+     * @throws ConfigException naming the key and what to use instead
+     */
+    static void refuseOwnKeys(Map<String, ?> config) {
+        for (String own : List.of(LobStreamConfig.BOOTSTRAP.name(), LobStreamConfig.REGISTRY_URL.name(), LobStreamConfig.DATA_DIR.name(),
+                LobStreamConfig.HTTP_PORT.name())) {
+            if (config.containsKey(own)) {
+                throw new ConfigException(own + " is not taken: this command runs its own broker and registry, in --data-dir "
+                        + "(default a temporary directory), its node on a free HTTP port");
+            }
+        }
     }
 
     @Override

@@ -33,6 +33,11 @@ class LobStreamCliTest {
         // no broker, registry or node is started for it: this returns at once
         assertThat(cli.run("demo", "-c", "lob.purge.prefetch.windw=4")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("unknown configuration key lob.purge.prefetch.windw");
+        // nor for a key it sets itself, which it would drop without a word (and delete the temporary directory it ran in)
+        assertThat(cli.run("demo", "-c", "lob.data.dir=/keep")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.data.dir is not taken: this command runs its own broker and registry, in --data-dir");
+        assertThat(cli.run("bench", "pipeline", "-c", "bootstrap.servers=elsewhere:9092")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("bootstrap.servers is not taken");
     }
 
     @Test
