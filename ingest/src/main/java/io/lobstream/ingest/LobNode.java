@@ -60,6 +60,8 @@ public final class LobNode implements AutoCloseable {
     private final TablespaceRegistry tablespaces = new TablespaceRegistry();
     private LobHttpServer http;
     private KafkaStreams streams;
+    /** The partition count of the topics the writer runs on: lob.commands', whatever lob.topic.partitions says. */
+    private int partitions;
     /** Completed, with why, when the writer stops on its own for good (see {@link #writerStopped()}). */
     private final CompletableFuture<String> writerStopped = new CompletableFuture<>();
     private KafkaStreamsMetrics streamsMetrics;
@@ -103,6 +105,11 @@ public final class LobNode implements AutoCloseable {
                     || s.startsWith(StreamsConfig.CLIENT_TAG_PREFIX) || STREAMS_CLIENT_PREFIXES.entrySet().stream()
                     .anyMatch(p -> s.startsWith(p.getKey()) && p.getValue().contains(s.substring(p.getKey().length()))));
         }).sorted().toList();
+    }
+
+    /** The partition count of the topics the writer runs on (lob.commands'), once started. */
+    public int partitions() {
+        return partitions;
     }
 
     /** Creates the topics if needed, binds the HTTP port and starts the writer. */
@@ -197,6 +204,7 @@ public final class LobNode implements AutoCloseable {
 
     /** Binds the HTTP port and starts the writer, on topics of {@code partitions} partitions. */
     private void startWriter(int partitions) throws IOException {
+        this.partitions = partitions;
         http = new LobHttpServer(config.get(LobStreamConfig.HTTP_HOST), config.get(LobStreamConfig.HTTP_ADVERTISED_HOST),
                 config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters,
                 java.time.Duration.ofMillis(config.get(LobStreamConfig.HTTP_STALL_TIMEOUT_MS)));

@@ -63,8 +63,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);
     /** How often partitions paused for lack of a tablespace are tried again. */
     private static final Duration MISSING_RETRY = Duration.ofSeconds(10);
-    /** How often, while polls return nothing, positions past the committed offsets are committed ({@link #skippedPastCommitted}). */
-    private static final Duration IDLE_COMMIT_EVERY = Duration.ofSeconds(30);
+    /** How often positions a poll moved past records it did not return are looked for ({@link #skippedPastCommitted}). */
+    private static final Duration SKIPPED_CHECK_EVERY = Duration.ofSeconds(30);
 
     /** Fences closer together than this lengthen the pause before the next producer. */
     private static final long FENCE_WINDOW_NANOS = Duration.ofMinutes(10).toNanos();
@@ -101,7 +101,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final TablespaceReaders readers;
     private final UndoPurger purger;
     private long missingRetried = System.nanoTime();
-    private long idleCommitted = System.nanoTime() - IDLE_COMMIT_EVERY.toNanos(); // the first idle poll looks
+    private long skippedChecked = System.nanoTime() - SKIPPED_CHECK_EVERY.toNanos(); // the first poll looks
     private final AtomicBoolean running = new AtomicBoolean(true);
     /** Set by the first of {@link #run()} and {@link #close()}: whichever it is lets the clients go when it is done. */
     private final AtomicBoolean started = new AtomicBoolean();
@@ -236,7 +236,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         missingRetried = System.nanoTime();
                     }
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
-                    Map<TopicPartition, OffsetAndMetadata> skipped = records.isEmpty() ? skippedPastCommitted() : Map.of();
+                    Map<TopicPartition, OffsetAndMetadata> skipped = skippedPastCommitted(records.partitions());
                     if (!records.isEmpty() || !skipped.isEmpty()) {
                         if (processInTransaction(records, skipped)) {
                             abortBackoff.reset();
@@ -518,24 +518,25 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         return !assigned.isEmpty();
     }
 
-    /** After an aborted transaction: go back to the committed offsets of every assigned partition. */
     /**
-     * Every {@link #IDLE_COMMIT_EVERY} while polls return nothing: the positions of this worker's partitions that are past
-     * their committed offsets. A read_committed poll moves past an aborted transaction's records and its marker (a writer
-     * killed while it produced undo records again) and returns nothing of them, so no transaction commits that position:
-     * the group's lag, and purge's progress that the writer's resender and status read, stayed behind for good on a
-     * partition that then went quiet. Paused partitions are left out: their positions were moved back to records not read.
+     * Every {@link #SKIPPED_CHECK_EVERY}: the positions of this worker's partitions that are past their committed offsets,
+     * but those of {@code inPoll}, which the poll's transaction commits or moves back. A read_committed poll moves past an
+     * aborted transaction's records and its marker (a writer killed while it produced undo records again) and returns
+     * nothing of them, so no transaction committed that position: the group's lag, and purge's progress that the writer's
+     * resender and status read, stayed behind for good on a partition that then went quiet. Paused partitions are left
+     * out: their positions were moved back to records not read.
      */
-    private Map<TopicPartition, OffsetAndMetadata> skippedPastCommitted() {
-        if (System.nanoTime() - idleCommitted < IDLE_COMMIT_EVERY.toNanos()) {
+    private Map<TopicPartition, OffsetAndMetadata> skippedPastCommitted(Set<TopicPartition> inPoll) {
+        if (System.nanoTime() - skippedChecked < SKIPPED_CHECK_EVERY.toNanos()) {
             return Map.of();
         }
-        idleCommitted = System.nanoTime();
         Set<TopicPartition> owned = new HashSet<>(consumer.assignment());
         owned.removeAll(consumer.paused());
+        owned.removeAll(inPoll);
         if (owned.isEmpty()) {
-            return Map.of();
+            return Map.of(); // not counted as a check: the first with partitions comes at once (a group still joining)
         }
+        skippedChecked = System.nanoTime();
         Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(owned, Duration.ofSeconds(10));
         Map<TopicPartition, OffsetAndMetadata> past = new HashMap<>();
         for (TopicPartition tp : owned) {
@@ -548,6 +549,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         return past;
     }
 
+    /** After an aborted transaction: go back to the committed offsets of every assigned partition. */
     private void rewind() {
         seekToCommitted(consumer.assignment());
     }
