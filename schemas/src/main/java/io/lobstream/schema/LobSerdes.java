@@ -55,8 +55,9 @@ public final class LobSerdes {
             c = Class.forName(className);
         } catch (ClassNotFoundException e) {
             throw new ConfigException(key.name() + "=" + className + ": no such class on the class path");
-        } catch (LinkageError e) {
-            throw new ConfigException(key.name() + "=" + className + ": cannot load it (" + e + ")");
+        } catch (LinkageError e) { // a static initializer that threw, say: its reason kept
+            Throwable why = e.getCause() != null ? e.getCause() : e;
+            throw new ConfigException(key.name() + "=" + className + ": cannot load it (" + why + ")", why);
         }
         if (!type.isAssignableFrom(c)) {
             throw new ConfigException(key.name() + "=" + className + ": not a Kafka " + type.getSimpleName());
@@ -64,7 +65,9 @@ public final class LobSerdes {
         try {
             return c.getDeclaredConstructor().newInstance();
         } catch (ReflectiveOperationException | LinkageError e) { // abstract, an interface, no public no-argument constructor
-            throw new ConfigException(key.name() + "=" + className + ": cannot make one (" + e + ")");
+            // a constructor that threw: its exception, not the reflection's wrapper, which says nothing
+            Throwable why = e instanceof java.lang.reflect.InvocationTargetException && e.getCause() != null ? e.getCause() : e;
+            throw new ConfigException(key.name() + "=" + className + ": cannot make one (" + why + ")", why);
         }
     }
 

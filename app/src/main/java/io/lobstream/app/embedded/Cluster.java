@@ -15,8 +15,8 @@ public interface Cluster extends AutoCloseable {
     String registryUrl();
 
     /**
-     * A node's configuration on this cluster: {@code overrides} (any keys), then this broker and
-     * registry, {@code dataDir}, {@code partitions} and an HTTP port picked at run time.
+     * A node's configuration on this cluster: {@code overrides} (any keys but those {@link #refuseOwnKeys} refuses), then
+     * this broker and registry, {@code dataDir}, {@code partitions} and an HTTP port picked at run time.
      */
     default LobStreamConfig nodeConfig(Path dataDir, int partitions, Map<String, ?> overrides) {
         refuseOwnKeys(overrides);
@@ -39,8 +39,8 @@ public interface Cluster extends AutoCloseable {
         for (String own : List.of(LobStreamConfig.BOOTSTRAP.name(), LobStreamConfig.REGISTRY_URL.name(), LobStreamConfig.DATA_DIR.name(),
                 LobStreamConfig.HTTP_PORT.name())) {
             if (config.containsKey(own)) {
-                throw new ConfigException(own + " is not taken: this command runs its own broker and registry, in --data-dir "
-                        + "(default a temporary directory), its node on a free HTTP port");
+                throw new ConfigException(own + " is not taken: this command sets it itself (its own broker and registry, "
+                        + "--data-dir, default a temporary directory, and a free HTTP port)");
             }
         }
     }

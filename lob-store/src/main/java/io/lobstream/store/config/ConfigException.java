@@ -5,4 +5,8 @@ public class ConfigException extends IllegalArgumentException {
     public ConfigException(String message) {
         super(message);
     }
+
+    public ConfigException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

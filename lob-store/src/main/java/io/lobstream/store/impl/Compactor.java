@@ -5,6 +5,7 @@ import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.page.CorruptPageException;
+import io.lobstream.store.tablespace.PageReadException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,10 +103,10 @@ final class Compactor {
             long relocated;
             try {
                 relocated = store.relocate(e); // -1: no room below it; a smaller one may still fit
-            } catch (CorruptPageException | EOFException | ValueChecksumException damaged) {
-                // a page gone bad, past the end of a file restored short, or bytes that no longer match the value's CRC32C:
-                // its reads fail too (fsck names the page). Failing the run would fail the writer's task at every run, for
-                // as long as nobody writes the value, and move nothing below it either
+            } catch (CorruptPageException | EOFException | PageReadException | ValueChecksumException damaged) {
+                // a page gone bad or that the device fails to read, past the end of a file restored short, or bytes that no
+                // longer match the value's CRC32C: its reads fail too (fsck names the page). Failing the run would fail the
+                // writer's task at every run, for as long as nobody writes the value, and move nothing below it either
                 unreadable.add(key);
                 log.error("compaction: {} version {} cannot be read to be moved, and stays where it is: {}", e.lobId(), e.version(),
                         damaged.getMessage());
