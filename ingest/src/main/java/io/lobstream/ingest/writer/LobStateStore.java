@@ -9,6 +9,7 @@ import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.errors.LockException;
+import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.state.internals.CacheFlushListener;
@@ -141,8 +142,22 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             }
             RuntimeException thrown = e instanceof RuntimeException re ? re
                     : new UncheckedIOException("cannot open tablespace of partition " + partition, (IOException) e);
-            // a LockException gives way (a wait, a catch-up) and is retried by Streams; anything else is a failure to start
-            throw thrown instanceof LockException ? thrown : failed(thrown);
+            if (thrown instanceof StreamsException) {
+                // a LockException gives way (a wait, a catch-up) and is retried by Streams; Streams' own are Streams' to handle
+                throw thrown instanceof LockException ? thrown : failed(thrown);
+            }
+            // A failure to start (a tablespace that does not open, a check that cannot be made): the task waits and tries
+            // again, as after a refusal above, and as a LockException for the reason given there: thrown as it is, it would
+            // end the stream thread, and its other tasks would close and open again at every try, for as long as it lasts.
+            Duration wait = registry.retries().failed(partition, thrown, System.nanoTime());
+            if (TaskRetries.environmental(thrown)) {
+                log.error("partition {}: the task cannot start ({}); it tries again in {} s, the other tasks going on", partition,
+                        TaskRetries.messages(thrown), wait.toSeconds());
+            } else {
+                log.error("partition {}: the task cannot start; it tries again in {} s, the other tasks going on", partition,
+                        wait.toSeconds(), thrown);
+            }
+            throw new LockException("partition " + partition + ": " + TaskRetries.messages(thrown) + " (logged above)", thrown);
         }
         context.register(root, (key, value) -> {
             // no changelog: nothing to restore from Kafka Streams' side
