@@ -55,9 +55,9 @@ public final class LobSerdes {
             c = Class.forName(className);
         } catch (ClassNotFoundException e) {
             throw new ConfigException(key.name() + "=" + className + ": no such class on the class path");
-        } catch (LinkageError e) { // a static initializer that threw, say: its reason kept
-            Throwable why = e.getCause() != null ? e.getCause() : e;
-            throw new ConfigException(key.name() + "=" + className + ": cannot load it (" + why + ")", why);
+        } catch (LinkageError e) { // a static initializer that threw, say: its reason kept, not the Error (a JVM's, to a handler)
+            throw new ConfigException(key.name() + "=" + className + ": cannot load it (" + (e.getCause() != null ? e.getCause() : e) + ")",
+                    e.getCause());
         }
         if (!type.isAssignableFrom(c)) {
             throw new ConfigException(key.name() + "=" + className + ": not a Kafka " + type.getSimpleName());
@@ -67,7 +67,7 @@ public final class LobSerdes {
         } catch (ReflectiveOperationException | LinkageError e) { // abstract, an interface, no public no-argument constructor
             // a constructor that threw: its exception, not the reflection's wrapper, which says nothing
             Throwable why = e instanceof java.lang.reflect.InvocationTargetException && e.getCause() != null ? e.getCause() : e;
-            throw new ConfigException(key.name() + "=" + className + ": cannot make one (" + why + ")", why);
+            throw new ConfigException(key.name() + "=" + className + ": cannot make one (" + why + ")", why instanceof Error ? null : why);
         }
     }
 

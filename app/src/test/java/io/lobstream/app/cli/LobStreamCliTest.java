@@ -35,9 +35,11 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("unknown configuration key lob.purge.prefetch.windw");
         // nor for a key it sets itself, which it would drop without a word (and delete the temporary directory it ran in)
         assertThat(cli.run("demo", "-c", "lob.data.dir=/keep")).isEqualTo(CommandLine.ExitCode.USAGE);
-        assertThat(cli.err()).contains("lob.data.dir is not taken: this command sets it itself (its own broker and registry, --data-dir");
+        assertThat(cli.err()).contains("lob.data.dir is not taken: this command sets it itself (the data directory with --data-dir)");
         assertThat(cli.run("bench", "pipeline", "-c", "bootstrap.servers=elsewhere:9092")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("bootstrap.servers is not taken");
+        assertThat(cli.run("demo", "-c", "apicurio.registry.url=http://elsewhere:8080/apis/registry/v2")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("apicurio.registry.url is not taken");
     }
 
     @Test

@@ -151,11 +151,11 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             // end the stream thread, and its other tasks would close and open again at every try, for as long as it lasts.
             Duration wait = registry.retries().failed(partition, thrown, System.nanoTime());
             if (TaskRetries.environmental(thrown)) {
-                log.error("partition {}: the task cannot start ({}); it tries again in {} s, the other tasks going on", partition,
-                        TaskRetries.messages(thrown), wait.toSeconds());
+                log.error("partition {}: the task cannot start ({}); its next start waits {} s (and Kafka Streams' own retry, up "
+                        + "to 10 s), the other tasks going on", partition, TaskRetries.messages(thrown), wait.toSeconds());
             } else {
-                log.error("partition {}: the task cannot start; it tries again in {} s, the other tasks going on", partition,
-                        wait.toSeconds(), thrown);
+                log.error("partition {}: the task cannot start; its next start waits {} s (and Kafka Streams' own retry, up to "
+                        + "10 s), the other tasks going on", partition, wait.toSeconds(), thrown);
             }
             throw new LockException("partition " + partition + ": " + TaskRetries.messages(thrown) + " (logged above)", thrown);
         }

@@ -49,6 +49,9 @@ public final class WriterTopology {
         WriterMetrics metrics = new WriterMetrics(meters);
         metrics.registerAtZero(topics.commands(), topics.reclaim());
         Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
+        // the tasks make their own on the stream threads; one made here first says a bad lob.value.deserializer at start, as a
+        // bad setting (exit 2), where a task's would replace its thread round after round
+        LobSerdes.valueDeserializer(config).close();
         long maxValue = config.get(LobStreamConfig.VALUE_MAX_BYTES);
         UploadExpiry uploads = new UploadExpiry(config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS), topics.commands(), logEnd);
         long dedupeWindow = config.get(LobStreamConfig.DEDUPE_WINDOW_MS);

@@ -68,4 +68,29 @@ class LobStateStoreTest {
             assertThat(store.current("a")).isPresent();
         }
     }
+
+    /**
+     * A copy that does not open (its index without its page file) is a task that waits and tries again, as a LockException:
+     * anything else would end the stream thread, closing and opening its other tasks at every try.
+     */
+    @Test
+    void aCopyThatDoesNotOpenIsATaskThatWaitsNotAThreadThatEnds() throws Exception {
+        Path p0 = TablespaceDirs.partitionDir(dir, 0);
+        try (LobStore store = LobStore.open(p0, LobStoreConfig.defaults())) {
+            store.put("a", new ByteArrayInputStream(new byte[] {1}), 1, null, Attributes.NONE, null);
+        }
+        Files.delete(p0.resolve(TablespaceDirs.PAGES));
+
+        TablespaceRegistry registry = new TablespaceRegistry();
+        LobStateStore tablespace = new LobStateStore(dir, LobStoreConfig.defaults(), null, registry, null);
+        MockProcessorContext<Object, Object> context = new MockProcessorContext<>(); // task 0_0
+        assertThatThrownBy(() -> tablespace.init(context.getStateStoreContext(), tablespace)).isInstanceOf(LockException.class)
+                .hasMessageContaining("has an index but no " + TablespaceDirs.PAGES);
+        assertThat(registry.waitingTasks()).singleElement().satisfies(f -> {
+            assertThat(f.partition()).isZero();
+            assertThat(f.failuresInARow()).isEqualTo(1);
+            assertThat(f.lastError()).contains("has an index but no");
+        });
+        assertThat(registry.all()).isEmpty();
+    }
 }
