@@ -15,11 +15,11 @@ public interface Cluster extends AutoCloseable {
     String registryUrl();
 
     /**
-     * A node's configuration on this cluster: {@code overrides} (any keys but those {@link #refuseOwnKeys} refuses), then
-     * this broker and registry, {@code dataDir}, {@code partitions} and an HTTP port picked at run time.
+     * A node's configuration on this cluster: {@code overrides} (any keys; a command's {@code -c} checked first with
+     * {@link #refuseOwnKeys}), then this broker and registry, {@code dataDir}, {@code partitions} and an HTTP port picked
+     * at run time.
      */
     default LobStreamConfig nodeConfig(Path dataDir, int partitions, Map<String, ?> overrides) {
-        refuseOwnKeys(overrides);
         Map<String, Object> props = new HashMap<>(overrides);
         props.put(LobStreamConfig.BOOTSTRAP.name(), bootstrap());
         props.put(LobStreamConfig.REGISTRY_URL.name(), registryUrl());

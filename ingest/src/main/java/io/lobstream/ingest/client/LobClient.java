@@ -9,6 +9,7 @@ import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.index.Attributes;
+import io.lobstream.store.layout.BulkInputStream;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -580,20 +581,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      */
     private static int readExactly(InputStream in, byte[] buffer, int n, long at, long total) throws IOException {
         int read = 0;
-        while (read < n) {
-            int got = in.read(buffer, read, n - read);
-            if (got == 0) {
-                // a stream that breaks read's contract by returning 0 (at its end, say): one byte, which blocks until there
-                // is one or the end, as readNBytes would spin on it for ever
-                got = in.read();
-                if (got >= 0) {
-                    buffer[read] = (byte) got;
-                    got = 1;
-                }
-            }
-            if (got < 0) {
-                break;
-            }
+        // not readNBytes, which spins for ever on a stream that returns 0 at its end
+        for (int got; read < n && (got = BulkInputStream.readAtLeastOne(in, buffer, read, n - read)) >= 0; ) {
             read += got;
         }
         if (read != n) {

@@ -21,11 +21,12 @@ public abstract class BulkInputStream extends InputStream {
     /**
      * Reads up to {@code len > 0} bytes of {@code in}, at least one unless it has ended: a stream
      * that breaks read's contract by returning 0 gets a single-byte read instead, which blocks
-     * until there is a byte or the end. What {@link #readSome} needs of a stream it wraps.
+     * until there is a byte or the end. What {@link #readSome} needs of a stream it wraps, and
+     * what any reader of a caller's stream needs (the engine's writer, the producer client).
      *
      * @return the bytes read, at least 1, or -1 at the end of {@code in}
      */
-    protected static int readAtLeastOne(InputStream in, byte[] b, int off, int len) throws IOException {
+    public static int readAtLeastOne(InputStream in, byte[] b, int off, int len) throws IOException {
         int n = in.read(b, off, len);
         if (n != 0) {
             return n;
