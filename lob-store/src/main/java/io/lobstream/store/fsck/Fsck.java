@@ -40,6 +40,8 @@ public final class Fsck {
     /** firstPage → owner description, for overlap detection */
     private final TreeMap<Long, Owned> owners = new TreeMap<>();
     private long pagesChecked;
+    /** The page file's length; the high-water mark may lie past it (derived from what the index names, which a short file lacks). */
+    private long filePages;
     private boolean overlapFound;
 
     private record Owned(Extent extent, String owner) {
@@ -117,6 +119,7 @@ public final class Fsck {
     }
 
     public FsckReport run() throws IOException {
+        filePages = file.sizeInPages();
         long[] live = new long[2];
         long[] history = new long[2];
         index.forEachCurrent(e -> {
@@ -184,6 +187,13 @@ public final class Fsck {
             // copy is released at once, and a crash can lose its removal from the index but not the bytes written there)
             return;
         }
+        for (Extent x : e.extents()) {
+            // its pages were written before it was published, so the file covers them: a file cut short (a restore, a
+            // lost extension) has lost them, which only reading the data pages would tell otherwise
+            if (x.endPage() > filePages) {
+                problem(who + " owns pages " + x + " past the end of the page file (" + filePages + " pages)");
+            }
+        }
         try {
             VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), t -> pagesChecked++);
             if (r.byteLength() != e.byteLength()) {
@@ -218,7 +228,7 @@ public final class Fsck {
         }
         CRC32C crc = new CRC32C();
         byte[] buf = new byte[64 * 1024];
-        try (InputStream in = r.stream(0, r.byteLength())) {
+        try (InputStream in = r.withListener(VersionReader.PageReadListener.NONE).stream(0, r.byteLength())) { // counted once, above
             for (int n; (n = in.read(buf)) > 0; ) {
                 crc.update(buf, 0, n);
             }

@@ -1017,7 +1017,9 @@ public final class DefaultLobStore implements LobStore {
     /** fsck's data pass over {@code e}, which the caller pins: what is wrong (naming the page), or empty. */
     private Optional<String> liveDataProblem(VersionEntry e, long[] pagesRead) throws IOException {
         try {
-            VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), page -> pagesRead[0]++);
+            // its root and index pages were counted by the structure pass
+            VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), VersionReader.PageReadListener.NONE)
+                    .withListener(page -> pagesRead[0]++);
             LongUnaryOperator writtenBy;
             try (Latches.Held latch = openShared()) { // the index, which close excludes
                 writtenBy = PageWriters.of(e, r.dataExtents(), index, version -> true);

@@ -211,6 +211,11 @@ public final class VersionReader {
         return false;
     }
 
+    /** This reader, telling {@code other} instead of its listener of the pages it reads from now on. */
+    public VersionReader withListener(PageReadListener other) {
+        return new VersionReader(file, lobId, version, rootPageNo, root, indexExtents, dataExtents, other);
+    }
+
     /** Streams bytes {@code [from, to)} of the value. */
     public InputStream stream(long from, long to) {
         if (from < 0 || to > root.byteLength() || from > to) {

@@ -39,7 +39,25 @@ class OfflineFsckTest {
         FsckReport r = Fsck.offline(dir, true);
         assertThat(r.problems()).isEmpty();
         assertThat(r.lobs()).isEqualTo(5);
+        assertThat(r.pagesChecked()).as("each page read once, the checksum pass not counted again").isEqualTo(r.pagesLive());
         assertThat(Files.readAllBytes(dir.resolve(TablespaceDirs.PAGES))).as("the page file, untouched").isEqualTo(pages);
+    }
+
+    /** A page file cut short (a restore, an extension lost) is reported without reading data pages: its end once stretched to the index's. */
+    @Test
+    void pagesPastTheEndOfAShortPageFileAreReported() throws Exception {
+        VersionEntry live;
+        try (LobStore store = LobStore.open(dir, LobStoreConfig.defaults())) {
+            byte[] v = bytes(200_000, 3);
+            live = store.put("a", new ByteArrayInputStream(v), v.length, null, null).written();
+        }
+        try (java.nio.channels.FileChannel pages = java.nio.channels.FileChannel.open(dir.resolve(TablespaceDirs.PAGES),
+                java.nio.file.StandardOpenOption.WRITE)) {
+            pages.truncate((live.rootPage() + 1) * LobStoreConfig.defaults().pageSize()); // the root kept, its data pages cut
+        }
+        FsckReport r = Fsck.offline(dir, false);
+        assertThat(r.ok()).isFalse();
+        assertThat(r.problems()).anyMatch(p -> p.contains("live a@") && p.contains("past the end of the page file"));
     }
 
     @Test

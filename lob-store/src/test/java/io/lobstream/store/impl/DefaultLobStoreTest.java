@@ -372,7 +372,8 @@ class DefaultLobStoreTest {
             FsckReport online = store.fsckOnline();
             assertThat(online.ok()).isFalse();
             assertThat(online.problems()).singleElement().asString().startsWith("live a@").contains("page " + dataPage);
-            assertThat(online.pagesChecked()).as("the first part's root and index pages, then the data pass's").isGreaterThan(r.pagesChecked());
+            assertThat(online.pagesChecked()).as("the first part's root and index pages, then the data pass's, each once")
+                    .isEqualTo(r.pagesChecked());
         }
     }
 
