@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LaterFormatException;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -103,14 +104,20 @@ final class FsckCommand implements Callable<Integer> {
             } catch (java.nio.file.NoSuchFileException missing) {
                 r = FsckReport.empty().withProblem(ts + ": missing: " + missing.getMessage());
             } catch (IOException | RuntimeException e) {
-                // a file fsck may not read (RocksDB says so in its message): not checked, not damage
-                if (e instanceof AccessDeniedException || String.valueOf(e.getMessage()).contains("Permission denied")) {
+                // a file fsck may not read (RocksDB says so in its message), or a format a later release wrote: not checked,
+                // not damage (a script that rebuilds what fsck finds damaged must not act on a sound copy)
+                if (e instanceof AccessDeniedException || e instanceof LaterFormatException
+                        || String.valueOf(e.getMessage()).contains("Permission denied")) {
                     System.err.println("fsck: " + ts + ": not checked: " + (e instanceof AccessDeniedException denied
                             ? LobStreamCli.fileProblem(denied) : e.getMessage()));
                     unreadable.add(p);
                     continue;
                 }
                 r = FsckReport.empty().withProblem(ts + ": cannot be read: " + e.getMessage());
+            } catch (LinkageError e) { // RocksDB's native library does not load here (a noexec /tmp): not checked, not damage
+                System.err.println("fsck: " + ts + ": not checked: cannot read its index here: " + e);
+                unreadable.add(p);
+                continue;
             }
             total = total.plus(r);
             ObjectNode n = LobHttpServer.fsckJson(r);

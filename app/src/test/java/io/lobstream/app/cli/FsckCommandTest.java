@@ -87,6 +87,21 @@ class FsckCommandTest {
         assertThat(out).contains("p-1: no " + TablespaceDirs.DESCRIPTOR).contains("kept aside (3 MB)");
     }
 
+    /** A copy a later release wrote is not this fsck's to judge: not checked (exit 2), never a problem (exit 1) a script acts on. */
+    @Test
+    void aTablespaceOfALaterFormatIsNotCheckedRatherThanDamaged(@TempDir Path dataDir) throws Exception {
+        for (int p = 0; p < 2; p++) {
+            try (LobStore store = LobStore.open(TablespaceDirs.partitionDir(dataDir, p), LobStoreConfig.defaults())) {
+                store.put("a", new ByteArrayInputStream(new byte[40_000]), 40_000, null, null);
+            }
+        }
+        Path descriptor = TablespaceDirs.partitionDir(dataDir, 1).resolve(TablespaceDirs.DESCRIPTOR);
+        java.nio.file.Files.writeString(descriptor, java.nio.file.Files.readString(descriptor)
+                .replace("format.version=" + TablespaceDirs.FORMAT_VERSION, "format.version=" + (TablespaceDirs.FORMAT_VERSION + 1)));
+        String out = stdout(() -> assertThat(fsck(dataDir.toString(), "--json")).isEqualTo(2));
+        assertThat(out).contains("\"fsck_ok\":true").contains("\"not_readable\":[1]").contains("\"complete\":false");
+    }
+
     /** What {@code run} prints to System.out, where the commands print their reports. */
     private static String stdout(Runnable run) {
         PrintStream was = System.out;

@@ -1,5 +1,6 @@
 package io.lobstream.store.index;
 
+import io.lobstream.store.LaterFormatException;
 import io.lobstream.store.allocator.Extent;
 import org.rocksdb.AbstractNativeReference;
 import org.rocksdb.BlockBasedTableConfig;
@@ -210,8 +211,7 @@ public final class LobIndex implements Closeable {
     private long checkFormat(Path dir) throws IOException {
         long format = metaLong(FORMAT_KEY, -1);
         if (format > FORMAT_VERSION) {
-            throw new IOException("index " + dir + " is of format " + format + ", written by a later LobStream release; this one reads "
-                    + "format " + FORMAT_VERSION + " and below (releases go forward only: run the one that wrote it)");
+            throw new LaterFormatException("index " + dir, format, FORMAT_VERSION);
         }
         return format;
     }

@@ -1,5 +1,7 @@
 package io.lobstream.store.tablespace;
 
+import io.lobstream.store.LaterFormatException;
+
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringWriter;
@@ -342,8 +344,7 @@ public final class TablespaceDirs {
         }
         int format = number(f, p, "format.version", "1");
         if (format > FORMAT_VERSION) {
-            throw new IOException("tablespace " + tablespaceDir + " is of format " + format + ", written by a later LobStream release; "
-                    + "this one reads format " + FORMAT_VERSION + " and below (releases go forward only: run the one that wrote it)");
+            throw new LaterFormatException("tablespace " + tablespaceDir, format, FORMAT_VERSION);
         }
         return new Descriptor(number(f, p, "page.size", null), p.getProperty("copy.id"));
     }

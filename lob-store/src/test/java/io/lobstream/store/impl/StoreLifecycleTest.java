@@ -276,7 +276,7 @@ class StoreLifecycleTest {
         }
         String later = "of format " + (io.lobstream.store.index.LobIndex.FORMAT_VERSION + 1);
         assertThatThrownBy(() -> DefaultLobStore.open(dir, config).close()).isInstanceOf(IOException.class).hasMessageContaining(later);
-        assertThatThrownBy(() -> Fsck.offline(dir, true)).isInstanceOf(IOException.class).hasMessageContaining(later);
+        assertThatThrownBy(() -> Fsck.offline(dir, true)).isInstanceOf(io.lobstream.store.LaterFormatException.class).hasMessageContaining(later);
         try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.open(dir.resolve(TablespaceDirs.INDEX).resolveSibling("fresh"))) {
             assertThat(index.metaLong("format.version", -1)).isEqualTo(io.lobstream.store.index.LobIndex.FORMAT_VERSION);
         }
@@ -286,7 +286,7 @@ class StoreLifecycleTest {
         Path descriptor = pages.resolve(TablespaceDirs.DESCRIPTOR);
         java.nio.file.Files.writeString(descriptor, java.nio.file.Files.readString(descriptor)
                 .replace("format.version=" + TablespaceDirs.FORMAT_VERSION, "format.version=" + (TablespaceDirs.FORMAT_VERSION + 1)));
-        assertThatThrownBy(() -> TablespaceDirs.read(pages)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> TablespaceDirs.read(pages)).isInstanceOf(io.lobstream.store.LaterFormatException.class)
                 .hasMessageContaining("of format " + (TablespaceDirs.FORMAT_VERSION + 1));
         assertThatThrownBy(() -> DefaultLobStore.open(pages, config).close()).isInstanceOf(IOException.class);
     }
