@@ -228,6 +228,7 @@ class NodeCrashIT {
         JsonNode report = json.readTree(fsck.body());
         assertThat(report.path("fsck_ok").asBoolean()).as(fsck.body()).isTrue();
         assertThat(report.path("partitions")).as("every partition checked: " + fsck.body()).hasSize(4);
+        assertThat(report.path("complete").asBoolean()).as("none left out: " + fsck.body()).isTrue();
         // A copy a kill broke would be moved aside and rebuilt from lob.commands, and the rebuilt one pass every check
         // above: with acks=all and a process killed (not the machine), no kill may break one.
         try (Stream<Path> files = Files.walk(dir.resolve("node"))) {

@@ -38,6 +38,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -442,11 +444,8 @@ public final class LobHttpServer implements AutoCloseable {
         ObjectNode left = root.putObject("catching_up_remaining"); // partition -> records of lob.commands still to replay
         catchUpRemaining.get().forEach((p, n) -> left.put(Integer.toString(p), n));
         // why an assigned partition is neither listed nor catching up: its task, or its catch-up, failed and waits to try again
-        List<TaskFailure> waiting = new ArrayList<>(registry.waitingTasks());
-        waiting.addAll(catchUpsWaiting.get());
-        waiting.sort(Comparator.comparingInt(TaskFailure::partition));
         ArrayNode failed = root.putArray("waiting_after_failure");
-        for (TaskFailure f : waiting) {
+        for (TaskFailure f : waitingAfterFailure()) {
             failed.addObject().put("partition", f.partition()).put("stage", f.stage()).put("failures_in_a_row", f.failuresInARow())
                     .put("next_try_in_s", (f.nextTryIn().toMillis() + 999) / 1000).put("last_error", f.lastError());
         }
@@ -515,7 +514,19 @@ public final class LobHttpServer implements AutoCloseable {
         sendJson(ex, report);
     }
 
+    /** The partitions whose task, or catch-up, failed here and waits to try again. */
+    private List<TaskFailure> waitingAfterFailure() {
+        List<TaskFailure> waiting = new ArrayList<>(registry.waitingTasks());
+        waiting.addAll(catchUpsWaiting.get());
+        waiting.sort(Comparator.comparingInt(TaskFailure::partition));
+        return waiting;
+    }
+
     private ObjectNode fsckAll(boolean data) throws IOException {
+        // fsck_ok says only that what was checked is clean, as lobstream fsck's does: partitions assigned here whose
+        // tablespace was not open, before or after (catching up, or waiting after a failure), were not checked
+        SortedSet<Integer> notOpen = notOpenHere();
+        SortedSet<Integer> checked = new TreeSet<>();
         FsckReport total = FsckReport.empty();
         ObjectNode root = JSON.createObjectNode();
         ArrayNode parts = root.putArray("partitions");
@@ -527,13 +538,26 @@ public final class LobHttpServer implements AutoCloseable {
             } catch (TablespaceClosedException moving) {
                 continue; // closed since the snapshot (its partition moving), as in status: not this node's now
             }
+            checked.add(e.getKey());
             total = total.plus(r);
             ObjectNode p = fsckJson(r);
             p.put("partition", e.getKey());
             parts.add(p);
         }
         root.setAll(fsckJson(total));
+        notOpen.addAll(notOpenHere());
+        notOpen.removeAll(checked);
+        ArrayNode notChecked = root.putArray("not_open");
+        notOpen.forEach(notChecked::add);
+        root.put("complete", notOpen.isEmpty());
         return root;
+    }
+
+    /** The partitions assigned here whose tablespace is not open: catching up, or waiting to try again after a failure. */
+    private SortedSet<Integer> notOpenHere() {
+        SortedSet<Integer> notOpen = new TreeSet<>(catchingUp.get());
+        waitingAfterFailure().forEach(f -> notOpen.add(f.partition()));
+        return notOpen;
     }
 
     public static ObjectNode fsckJson(FsckReport r) {
