@@ -46,7 +46,8 @@ public final class LocalPurger implements Closeable {
      * reached the disk. After: its reclaims are durable, and their pages go to writers (a reclaim with no source waits
      * for a flush: {@link LobStore#reclaim}).
      *
-     * @return the versions dealt with: reclaimed, or skipped as stale for the first time; 0 once there is nothing to do
+     * @return the versions dealt with: reclaimed, or skipped (stale, or refused by the store) for the first time; 0 once there
+     * is nothing to do
      */
     public int purgeOnce() throws IOException {
         List<PurgeReader.Request> requests = new ArrayList<>(batch);
@@ -65,15 +66,20 @@ public final class LocalPurger implements Closeable {
                 throw r.failure(); // the index names this version pending: its root was written and synced, and is lost
             }
             if (r.stale()) {
-                reclaimed += skipStale(r) ? 1 : 0;
+                reclaimed += skip(r.request(), "its pages are no longer its own (reclaimed already?): " + r.failure().getMessage()) ? 1 : 0;
                 continue;
             }
             if (!r.ok()) {
                 throw r.failure();
             }
             PurgeReader.Request q = r.request();
-            if (store.reclaim(q.lobId(), q.version(), r.extents(), null) == ReclaimOutcome.APPLIED) {
+            ReclaimOutcome outcome = store.reclaim(q.lobId(), q.version(), r.extents(), null);
+            if (outcome == ReclaimOutcome.APPLIED) {
                 reclaimed++;
+            } else if (outcome == ReclaimOutcome.REJECTED) {
+                // the index says it owns other pages than its root names (damage fsck reports): left out like a stale one,
+                // or it would fill every later batch, and a batch of nothing but these would end the caller's loop early
+                reclaimed += skip(q, "the pages its root names, " + r.extents() + ", are not those the index says it owns") ? 1 : 0;
             }
         }
         if (reclaimed > 0) {
@@ -82,13 +88,12 @@ public final class LocalPurger implements Closeable {
         return reclaimed;
     }
 
-    /** Leaves a stale version out of purge from now on; returns whether it was news (and so logged). */
-    private boolean skipStale(PurgeReader.Result r) {
-        if (!skipped.add(key(r.request().lobId(), r.request().version()))) {
+    /** Leaves a version out of purge from now on; returns whether it was news (and so logged). */
+    private boolean skip(PurgeReader.Request q, String why) {
+        if (!skipped.add(key(q.lobId(), q.version()))) {
             return false;
         }
-        log.warn("{}: not purging {}@{}: its pages are no longer its own (reclaimed already?): {}", store.name(), r.request().lobId(),
-                r.request().version(), r.failure().getMessage());
+        log.warn("{}: not purging {}@{}: {}", store.name(), q.lobId(), q.version(), why);
         return true;
     }
 

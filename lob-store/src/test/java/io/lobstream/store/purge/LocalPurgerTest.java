@@ -2,6 +2,8 @@ package io.lobstream.store.purge;
 
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.page.PageCodec;
@@ -16,6 +18,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 import static io.lobstream.store.purge.PurgeReaderTest.put;
@@ -67,6 +71,34 @@ class LocalPurgerTest {
                 assertThatThrownBy(purger::purgeOnce).isInstanceOf(CorruptPageException.class)
                         .hasMessageContaining("page " + corrupt.rootPage());
             }
+        }
+    }
+
+    /**
+     * A pending version whose index entry names other pages than its root (damage fsck reports) is refused by the store:
+     * it used to come back in every batch, and a batch of nothing else ended a replay's purge with history left.
+     */
+    @Test
+    void aVersionWhoseReclaimIsRefusedIsSkippedAndEndsNoDrainEarly() throws IOException {
+        LobStoreConfig config = new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), PAGE));
+        VersionEntry damaged;
+        try (LobStore store = LobStore.open(dir, config)) {
+            damaged = supersede(store, "a"); // first in index order
+            supersede(store, "b");
+        }
+        try (LobIndex index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) {
+            List<Extent> more = new ArrayList<>(damaged.extents());
+            more.add(new Extent(1_000, 1)); // a page nothing else names
+            index.writeSync(index.newBatch().putPending(VersionEntry.current("a", damaged.version(), damaged.rootPage(),
+                    damaged.byteLength(), damaged.valueCrc32c(), more).superseded(damaged.cause(), damaged.sourceOffset())));
+        }
+        try (LobStore store = LobStore.open(dir, config); LocalPurger purger = new LocalPurger(store, 1)) {
+            int dealtWith = 0;
+            for (int n; (n = purger.purgeOnce()) > 0; ) {
+                dealtWith += n;
+            }
+            assertThat(dealtWith).as("a skipped, b reclaimed").isEqualTo(2);
+            assertThat(store.stats().historyLength()).isEqualTo(1);
         }
     }
 }
