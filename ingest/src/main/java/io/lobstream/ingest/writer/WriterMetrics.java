@@ -128,7 +128,7 @@ public final class WriterMetrics {
     }
 
     private Counter reclaimCounter(ReclaimOutcome outcome) {
-        return Counter.builder("lob_reclaims").tag("outcome", outcome.name().toLowerCase()).description("Reclaim records applied, by outcome")
+        return Counter.builder("lob_reclaims").tag("outcome", outcome.name().toLowerCase()).description("Reclaim records applied, by outcome (read again after an abort: counted again)")
                 .register(registry);
     }
 

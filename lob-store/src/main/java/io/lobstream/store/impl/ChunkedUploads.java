@@ -84,7 +84,7 @@ final class ChunkedUploads {
             problem = mismatch(existing.get(), chunk);
         } else if (chunk.chunkIndex() != 0) {
             problem = "unknown upload " + chunk.uploadId() + ": chunk " + chunk.chunkIndex() + " arrived but chunk 0 never did "
-                    + "(or the upload expired, or finished)";
+                    + "(or it was refused: see its dead letter; or the upload expired, or finished)";
         } else {
             problem = mismatch(UploadEntry.begun(chunk.uploadId(), chunk.lobId(), 0, chunk.totalLength(), chunk.chunkCount(), 0,
                     List.of(), List.of(), 0), chunk);
@@ -125,7 +125,7 @@ final class ChunkedUploads {
                 || upload.chunkCount() != chunk.chunkCount()) {
             return "chunk " + chunk.chunkIndex() + " of upload " + chunk.uploadId() + " names " + chunk.lobId() + ", "
                     + chunk.totalLength() + " bytes in " + chunk.chunkCount() + " chunks; the upload is " + upload.lobId() + ", "
-                    + upload.totalLength() + " bytes in " + upload.chunkCount();
+                    + upload.totalLength() + " bytes in " + upload.chunkCount() + " chunks";
         }
         if (chunk.chunkIndex() < upload.nextChunk()) {
             return null; // a duplicate
