@@ -504,7 +504,7 @@ class CommandApplierTest {
             // from a producer other than LobClient (which refuses them): the value is kept, what a header cannot carry is not
             LobCommand injecting = command(id, LobOp.PUT, 0, new byte[5]);
             injecting.setContentType("text/plain\r\nSet-Cookie: x=1");
-            injecting.setMetadata(Map.of("owner", "ann\r\nSet-Cookie: x=1", "two words", "v", "Kept", "yes"));
+            injecting.setMetadata(Map.of("owner", "ann\r\nSet-Cookie: x=1", "two words", "v", "Kept", "yes", "note", " draft "));
             assertThat(applier.apply(injecting, key(id), p, 0, store, new Source(source, offset))).isInstanceOf(CommandApplier.Applied.class);
             assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(5);
             assertThat(store.current(id).orElseThrow().attributes()).isEqualTo(new Attributes(null, Map.of("kept", "yes")));

@@ -31,8 +31,12 @@ public record Attributes(String contentType, Map<String, String> metadata) {
     /** What a metadata header adds to its key and value: "X-LobStream-Meta-", ": " and CRLF. */
     private static final int HEADER_OVERHEAD = 21;
     private static final Pattern KEY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
-    /** Visible ASCII and spaces: no CR or LF (a header of its own), no other control characters. */
-    private static final Pattern HEADER_SAFE = Pattern.compile("[\\x20-\\x7E]*");
+    /**
+     * Visible ASCII and spaces: no CR or LF (a header of its own), no other control characters; and no space at either end,
+     * which every HTTP reader strips from a field value (RFC 9110 5.5), so that a value would not come back as it was stored.
+     */
+    private static final Pattern HEADER_SAFE = Pattern.compile("(?:[\\x21-\\x7E](?:[\\x20-\\x7E]*[\\x21-\\x7E])?)?");
+    private static final String NOT_CARRIED = "characters an HTTP header cannot carry, or a space at either end (which HTTP drops)";
 
     public Attributes {
         contentType = contentType == null || contentType.isEmpty() ? null : contentType;
@@ -51,7 +55,7 @@ public record Attributes(String contentType, Map<String, String> metadata) {
     /** Why these attributes cannot be stored, or null if they can. */
     public String problem() {
         if (contentType != null && !HEADER_SAFE.matcher(contentType).matches()) {
-            return "content type with characters an HTTP header cannot carry: " + quoted(contentType);
+            return "content type with " + NOT_CARRIED + ": " + quoted(contentType);
         }
         int bytes = contentType == null ? 0 : contentType.length();
         for (Map.Entry<String, String> e : metadata.entrySet()) {
@@ -69,7 +73,7 @@ public record Attributes(String contentType, Map<String, String> metadata) {
             return "metadata key " + quoted(key) + ": letters, digits, '.', '_' and '-' only, not first";
         }
         if (!HEADER_SAFE.matcher(value).matches()) {
-            return "metadata " + key + " has characters an HTTP header cannot carry: " + quoted(value);
+            return "metadata " + key + " has " + NOT_CARRIED + ": " + quoted(value);
         }
         return null;
     }

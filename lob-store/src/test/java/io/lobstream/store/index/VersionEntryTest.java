@@ -110,6 +110,11 @@ class VersionEntryTest {
         assertThat(new Attributes("text/plain\r\nX: y", Map.of()).problem()).contains("content type").contains("\\r\\n");
         assertThat(new Attributes(null, Map.of("", "v")).problem()).contains("metadata key \"\"");
         assertThat(new Attributes(null, Map.of("k", "é")).problem()).contains("metadata k has characters");
+        // stored as given but read back without them: every HTTP reader strips a field value's surrounding spaces
+        assertThat(new Attributes(null, Map.of("k", " draft")).problem()).contains("metadata k has").contains("space at either end");
+        assertThat(new Attributes(null, Map.of("k", "draft ")).problem()).contains("space at either end");
+        assertThat(new Attributes(" text/plain", Map.of()).problem()).contains("content type");
+        assertThat(new Attributes(null, Map.of("k", "", "j", "a b")).problem()).isNull();
         assertThat(new Attributes(null, Map.of("k", "v".repeat(Attributes.MAX_BYTES))).problem()).contains("over " + Attributes.MAX_BYTES);
         assertThat(Attributes.of("", Map.of())).isSameAs(Attributes.NONE);
         assertThat(new Attributes(null, Map.of("k", "v".repeat(100))).problem()).isNull();
