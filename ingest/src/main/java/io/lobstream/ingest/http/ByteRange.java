@@ -1,5 +1,6 @@
 package io.lobstream.ingest.http;
 
+import java.math.BigInteger;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -54,7 +55,7 @@ public record ByteRange(long first, long last) {
             return length == 0 ? Optional.empty() : Optional.of(new ByteRange(Math.max(0, length - suffix), length - 1));
         }
         long first = number(a);
-        if (!b.isEmpty() && number(b) < first) {
+        if (!b.isEmpty() && new BigInteger(b).compareTo(new BigInteger(a)) < 0) { // as written: both may be past a long
             return Optional.empty(); // invalid: ignore the header
         }
         if (first >= length) {
