@@ -36,7 +36,9 @@ final class ClusterOptions {
         if (dataDir != null) {
             p.put(LobStreamConfig.DATA_DIR.name(), dataDir);
         }
-        return new LobStreamConfig(p);
+        LobStreamConfig checked = new LobStreamConfig(p);
+        storeConfig(); // the engine's keys too, which this one knows by name only: a bad value is a usage error before anything starts
+        return checked;
     }
 
     LobStoreConfig storeConfig() {

@@ -54,6 +54,9 @@ class LobStreamCliTest {
     void aValueAKeyDoesNotTakeIsAUsageError() {
         assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.chunk.size=big")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("lobstream delete: ").contains("lob.chunk.size");
+        // an engine key, which a client command does not use, is checked all the same, as README says
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.page.size=abc")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.page.size");
     }
 
     @Test
