@@ -414,7 +414,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * against lob.commands as for any start (it may be caught up then).
      */
     public LockException checkInBackground(int partition, Callable<LobStore> open) {
-        return inBackground(partition, "the check of its pages", () -> open.call().close(),
+        return inBackground(partition, "the check of its pages", () -> {
+            try (LobStore checked = open.call()) {
+                opened(); // no interrupt from close() now: one in the store's close would cost it its clean flag, and the check
+            }
+        },
                 "the pages of every version to check before it opens (the log above says why); checking them");
     }
 
