@@ -507,7 +507,8 @@ class CommandApplierTest {
             injecting.setMetadata(Map.of("owner", "ann\r\nSet-Cookie: x=1", "two words", "v", "Kept", "yes", "note", " draft "));
             assertThat(applier.apply(injecting, key(id), p, 0, store, new Source(source, offset))).isInstanceOf(CommandApplier.Applied.class);
             assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(5);
-            assertThat(store.current(id).orElseThrow().attributes()).isEqualTo(new Attributes(null, Map.of("kept", "yes")));
+            // a space at either end is taken off, as HTTP readers did when a release before stored it with the value
+            assertThat(store.current(id).orElseThrow().attributes()).isEqualTo(new Attributes(null, Map.of("kept", "yes", "note", "draft")));
             LobCommand last = command(id, LobOp.PUT, 0, new byte[20]);
             last.setContentType("text/plain");
             assertThat(applier.apply(last, key(id), p, 0, store, new Source(source, offset + 1))).isInstanceOf(CommandApplier.Applied.class);

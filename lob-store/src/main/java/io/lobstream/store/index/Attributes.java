@@ -82,18 +82,37 @@ public record Attributes(String contentType, Map<String, String> metadata) {
         return HEADER_OVERHEAD + e.getKey().length() + e.getValue().length();
     }
 
-    /** These attributes less what {@link #problem()} finds: a content type or keys a header cannot carry, keys past the limit. */
+    /**
+     * These attributes less what {@link #problem()} finds: a content type or keys a header cannot carry, keys past the limit.
+     * Spaces at either end are taken off, not the value with them: what every HTTP reader saw of a value a release that
+     * allowed them stored, so a copy rebuilt from its commands serves what the copy it replaces did.
+     */
     public Attributes headerSafe() {
-        String type = contentType != null && HEADER_SAFE.matcher(contentType).matches() ? contentType : null;
+        String type = contentType == null ? null : withoutEdgeSpaces(contentType);
+        type = type != null && HEADER_SAFE.matcher(type).matches() ? type : null;
         int bytes = type == null ? 0 : type.length();
         Map<String, String> kept = new TreeMap<>();
         for (Map.Entry<String, String> e : metadata.entrySet()) {
-            if (problem(e.getKey(), e.getValue()) == null && bytes + headerBytes(e) <= MAX_BYTES) {
-                kept.put(e.getKey(), e.getValue());
-                bytes += headerBytes(e);
+            Map.Entry<String, String> trimmed = Map.entry(e.getKey(), withoutEdgeSpaces(e.getValue()));
+            if (problem(trimmed.getKey(), trimmed.getValue()) == null && bytes + headerBytes(trimmed) <= MAX_BYTES) {
+                kept.put(trimmed.getKey(), trimmed.getValue());
+                bytes += headerBytes(trimmed);
             }
         }
         return of(type, kept);
+    }
+
+    /** {@code s} without the spaces at its ends (only spaces: a tab or another control character is refused anyway). */
+    private static String withoutEdgeSpaces(String s) {
+        int from = 0;
+        int to = s.length();
+        while (from < to && s.charAt(from) == ' ') {
+            from++;
+        }
+        while (to > from && s.charAt(to - 1) == ' ') {
+            to--;
+        }
+        return s.substring(from, to);
     }
 
     private static String quoted(String s) {

@@ -135,5 +135,8 @@ class VersionEntryTest {
         assertThat(given.headerSafe().problem()).isNull();
         Attributes fine = new Attributes("image/png", Map.of("owner", "ann"));
         assertThat(fine.headerSafe()).isEqualTo(fine);
+        assertThat(new Attributes(" text/plain ", Map.of("k", " v ", "j", "  ")).headerSafe())
+                .as("spaces at either end taken off, as every HTTP reader does").isEqualTo(new Attributes("text/plain", Map.of("k", "v", "j", "")));
+        assertThat(new Attributes("  ", Map.of()).headerSafe()).isSameAs(Attributes.NONE);
     }
 }
