@@ -1,6 +1,5 @@
 package io.lobstream.ingest.http;
 
-import java.math.BigInteger;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -55,7 +54,7 @@ public record ByteRange(long first, long last) {
             return length == 0 ? Optional.empty() : Optional.of(new ByteRange(Math.max(0, length - suffix), length - 1));
         }
         long first = number(a);
-        if (!b.isEmpty() && new BigInteger(b).compareTo(new BigInteger(a)) < 0) { // as written: both may be past a long
+        if (!b.isEmpty() && compareDigits(b, a) < 0) { // as written: both may be past a long
             return Optional.empty(); // invalid: ignore the header
         }
         if (first >= length) {
@@ -64,9 +63,27 @@ public record ByteRange(long first, long last) {
         return Optional.of(new ByteRange(first, b.isEmpty() ? length - 1 : Math.min(number(b), length - 1)));
     }
 
+    /**
+     * Compares two runs of digits as the numbers they write, in time linear in their length (a header may be hundreds of KiB
+     * long: BigInteger's parse is quadratic in it).
+     */
+    private static int compareDigits(String x, String y) {
+        String a = x.substring(firstSignificant(x));
+        String b = y.substring(firstSignificant(y));
+        return a.length() != b.length() ? Integer.compare(a.length(), b.length()) : a.compareTo(b);
+    }
+
+    private static int firstSignificant(String digits) {
+        int i = 0;
+        while (i < digits.length() - 1 && digits.charAt(i) == '0') {
+            i++;
+        }
+        return i;
+    }
+
     /** A position past what a long holds is past the end of any value: as large as a long goes. Leading zeros count for nothing. */
     private static long number(String digits) {
-        String significant = digits.replaceFirst("^0+(?=\\d)", "");
+        String significant = digits.substring(firstSignificant(digits));
         return significant.length() > 18 ? Long.MAX_VALUE : Long.parseLong(significant);
     }
 }
