@@ -154,7 +154,7 @@ public final class DefaultLobStore implements LobStore {
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.pagesFirst = new PagesFirst(config, pageSync);
         this.versions = new VersionNumbers(index, recovered.highestVersion(), recovered.uploads().keySet(),
-                sync -> pagesFirst.syncWal(() -> syncGuard.run(file::force), () -> syncGuard.run(sync)));
+                this::syncWalCounted);
         this.frees = new DurableFrees(config, allocator);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished, usage);
         this.backpressure = new Backpressure(() -> usage.historyExcess(config.historyMax(), config.historyMaxRatio()),
@@ -719,7 +719,6 @@ public final class DefaultLobStore implements LobStore {
             try (Latches.Held latch = openShared()) {
                 syncWalNow();
             }
-            metrics.walSync();
         }
         try (Latches.Held latch = openPublishing(old.lobId())) {
             if (!pins.holds(old) && index.pending(old.lobId(), old.version()).isPresent()) {
@@ -822,7 +821,6 @@ public final class DefaultLobStore implements LobStore {
                 // as relocate() does before it frees: the move's publish must be on disk before the old copy's pages can
                 // be written again, or a power loss would bring back the old copy as current over another's bytes
                 syncWalNow();
-                metrics.walSync();
             }
             for (VersionEntry pending : due) {
                 freePending(pending, null, true);
@@ -1076,7 +1074,18 @@ public final class DefaultLobStore implements LobStore {
 
     /** A WAL sync of its own (not a flush's, not the group commit's), ordered after other writers' pages ({@link PagesFirst}). */
     private void syncWalNow() throws IOException {
-        pagesFirst.syncWal(() -> syncGuard.run(file::force), () -> syncGuard.run(index::syncWal));
+        syncWalCounted(index::syncWal);
+    }
+
+    /** {@code walSync} ordered after other writers' pages, as {@link #syncWalNow}; each fsync counted in lob_syncs_total. */
+    private void syncWalCounted(GroupSync.SyncAction walSync) throws IOException {
+        pagesFirst.syncWal(() -> {
+            syncGuard.run(file::force);
+            metrics.pageSync();
+        }, () -> {
+            syncGuard.run(walSync);
+            metrics.walSync();
+        });
     }
 
     /**
