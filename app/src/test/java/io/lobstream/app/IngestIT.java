@@ -26,6 +26,7 @@ import io.lobstream.schema.Topics;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.Source;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
@@ -621,6 +622,30 @@ class IngestIT {
                     assertThat(onNode).as("partition " + p).containsExactlyElementsOf(replayedIds);
                 });
             }
+        }
+    }
+
+    /**
+     * A replay given a lob.value.max.bytes raised since refuses, by the writer's letter, what the writer refused as too
+     * large: applying it there would apply the commands after it in another order than the writer did, and skip the copy
+     * redrive sent back as a duplicate.
+     */
+    @Test
+    void aReplayWithALimitRaisedSinceRefusesWhatTheWriterRefusedByItsLetter() throws Exception {
+        String id = "it-raised";
+        int p = Nodes.partitionOf(id, config.get(LobStreamConfig.PARTITIONS));
+        String topic = config.topics().commands();
+        RecordMetadata over = avro.send(new ProducerRecord<>(topic, id, put(id, new byte[0]).setUploadId("u-raised").setChunkCount(400)
+                .setTotalLength(200L << 20).build())).get(); // over the node's 100 MiB
+        Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> seen.stream()
+                .anyMatch(r -> r.key() != null && id.equals(new String(r.key(), StandardCharsets.UTF_8))));
+        LobStreamConfig raised = config.with(LobStreamConfig.VALUE_MAX_BYTES.name(), 1L << 30);
+        try (LobStore replayed = LobStore.open(dir.resolve("replay-raised"), LobStoreConfig.defaults())) {
+            PartitionReplayer.Result r = new PartitionReplayer(raised).replay(p, replayed, over.offset(), over.offset() + 1);
+            assertThat(r.rejected()).isEqualTo(1);
+            assertThat(replayed.rejection(new Source(new TopicPartition(topic, p).toString(), over.offset())))
+                    .get().extracting(Rejection::kind).isEqualTo(Rejection.TOO_LARGE);
+            assertThat(replayed.stats().pagesUploading()).as("no upload begun").isZero();
         }
     }
 

@@ -34,13 +34,14 @@ import java.util.zip.CRC32C;
 
 /**
  * Which commands of one partition of {@code lob.commands} the writer dead-lettered, as far as
- * {@code lob.commands.dlq} still says. A replay asks it twice. When a command names a schema the
- * registry does not have: the writer dead-letters such a command too, so a replay that finds no
- * letter for a command the writer has decided is reading another registry than the writer did
- * (restored from an older backup, or the wrong one), and would leave out commands the writer applied.
- * And when a command decodes: the writer may not have decoded it (its schema registered since, an
- * op it did not know yet), and a replay that applied it there would apply the commands after it,
- * and its copy {@code redrive} sent back, in another order than the writer did.
+ * {@code lob.commands.dlq} still says. A replay asks it twice. When a command does not decode: the
+ * writer dead-letters such a command too, so a replay that finds no letter for a command the writer
+ * has decided is reading another registry than the writer did (restored from an older backup, or
+ * the wrong one) or with another deserializer, and would leave out commands the writer applied.
+ * And when a command decodes: the writer may have refused it for what its release or its settings
+ * were then (its schema registered since, an op it did not know yet, a {@code lob.value.max.bytes}
+ * raised since), and a replay that applied it there would apply the commands after it, and its
+ * copy {@code redrive} sent back, in another order than the writer did.
  */
 final class DeadLetterLog {
     private static final Logger log = LoggerFactory.getLogger(DeadLetterLog.class);
@@ -51,20 +52,21 @@ final class DeadLetterLog {
     private static final Duration STALLED = Duration.ofMinutes(2);
 
     private final Set<Long> offsets;
-    private final Map<Long, Undecodable> undecodable;
+    private final Map<Long, Letter> refusals;
     private final long[] keptSince;
     private final long decidedBelow;
 
     /**
      * @param offsets      the offsets of the partition's commands that have a letter
-     * @param undecodable  of those, the ones the writer could not decode: its reason, and the command's value
+     * @param refusals     of those, the ones the writer refused for what its release or settings were ({@link #FOLLOWED}):
+     *                     its kind and reason, and the command's value
      * @param keptSince    per partition of the dead-letter topic, the time of its oldest letter kept: 0 when retention
      *                     deleted none of it, Long.MAX_VALUE when it deleted all
      * @param decidedBelow the writer group's committed offset of the partition: the commands it has decided
      */
-    DeadLetterLog(Set<Long> offsets, Map<Long, Undecodable> undecodable, long[] keptSince, long decidedBelow) {
+    DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow) {
         this.offsets = offsets;
-        this.undecodable = undecodable;
+        this.refusals = refusals;
         this.keptSince = keptSince;
         this.decidedBelow = decidedBelow;
     }
@@ -86,7 +88,7 @@ final class DeadLetterLog {
         String topic = config.topics().deadLetters();
         String group = config.get(LobStreamConfig.APPLICATION_ID);
         Set<Long> offsets = new HashSet<>();
-        Map<Long, Undecodable> undecodable = new HashMap<>();
+        Map<Long, Letter> refusals = new HashMap<>();
         String what = "reading the dead letters of " + commands;
         try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
              ReplayStop.Watch adminWatch = stop.watch(admin);
@@ -130,13 +132,14 @@ final class DeadLetterLog {
                             && Integer.toString(commands.partition()).equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_PARTITION))
                             && offset >= from && offset < to) {
                         offsets.add(offset);
-                        if (Rejection.UNDECODABLE.equals(DeadLetterTopic.header(letter, DeadLetterTopic.KIND))) {
-                            Undecodable.of(letter).ifPresent(u -> undecodable.put(offset, u));
+                        String kind = DeadLetterTopic.header(letter, DeadLetterTopic.KIND);
+                        if (FOLLOWED.contains(kind)) {
+                            Letter.of(kind, letter).ifPresent(l -> refusals.put(offset, l));
                         }
                     }
                 }
             }
-            return new DeadLetterLog(offsets, undecodable, keptSince, decidedBelow);
+            return new DeadLetterLog(offsets, refusals, keptSince, decidedBelow);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             stop.throwIfAsked(e, what); // the stop ended the call it waited in
             throw new IOException("cannot read the dead letters of " + commands + " from " + topic + ", or the writer group "
@@ -174,29 +177,37 @@ final class DeadLetterLog {
     }
 
     /**
-     * The writer's reason if it dead-lettered {@code command} as undecodable: a replay that decodes it now must refuse it
+     * The kinds of refusal a replay takes from the writer's letter rather than judging again: those that depend on what the
+     * writer's release and settings were, not on the command and the tablespace alone, and that the writer made before
+     * changing anything. A limit raised since, a schema registered since, an op or a check a later release knows, would
+     * otherwise have a replay apply what the writer refused, and the copy {@code redrive} sent back of it as a duplicate.
+     */
+    static final Set<String> FOLLOWED = Set.of(Rejection.UNDECODABLE, Rejection.UNSUPPORTED, Rejection.TOO_LARGE, Rejection.INVALID);
+
+    /**
+     * The writer's letter if it refused {@code command} for one of the {@link #FOLLOWED} kinds: a replay must refuse it
      * too, and apply its copy where {@code redrive} sent it back, as the writer did. The letter must hold the command's
      * value: one of a log made anew (or reset past records it lost) names offsets that other commands have now.
      */
-    Optional<String> undecodableAt(ConsumerRecord<byte[], byte[]> command) {
-        Undecodable letter = command.offset() < decidedBelow ? undecodable.get(command.offset()) : null;
-        return letter != null && letter.holds(command.value()) ? Optional.of(letter.reason()) : Optional.empty();
+    Optional<Letter> refusedAt(ConsumerRecord<byte[], byte[]> command) {
+        Letter letter = command.offset() < decidedBelow ? refusals.get(command.offset()) : null;
+        return letter != null && letter.holds(command.value()) ? Optional.of(letter) : Optional.empty();
     }
 
     /**
-     * A letter of a command the writer could not decode: its reason, and the command's value as its length and CRC32C
+     * A letter of a command the writer refused: its kind and reason, and the command's value as its length and CRC32C
      * (letters are kept in memory, their values are not); the CRC -1 for a letter sent without the value (too large),
      * whose length alone is known.
      */
-    record Undecodable(String reason, int length, long crc32c) {
-        static Optional<Undecodable> of(ConsumerRecord<byte[], byte[]> letter) {
-            String reason = Optional.ofNullable(DeadLetterTopic.header(letter, DeadLetterTopic.REASON)).orElse(Rejection.UNDECODABLE);
+    record Letter(String kind, String reason, int length, long crc32c) {
+        static Optional<Letter> of(String kind, ConsumerRecord<byte[], byte[]> letter) {
+            String reason = Optional.ofNullable(DeadLetterTopic.header(letter, DeadLetterTopic.REASON)).orElse(kind);
             if (letter.value() != null) {
-                return Optional.of(new Undecodable(reason, letter.value().length, crc32c(letter.value())));
+                return Optional.of(new Letter(kind, reason, letter.value().length, crc32c(letter.value())));
             }
             String dropped = DeadLetterTopic.header(letter, DeadLetterTopic.VALUE_DROPPED);
             return dropped != null && dropped.matches("\\d{1,9}")
-                    ? Optional.of(new Undecodable(reason, Integer.parseInt(dropped), -1)) : Optional.empty();
+                    ? Optional.of(new Letter(kind, reason, Integer.parseInt(dropped), -1)) : Optional.empty();
         }
 
         boolean holds(byte[] value) {
@@ -211,10 +222,12 @@ final class DeadLetterLog {
     }
 
     /**
-     * Returns if the writer dead-lettered {@code command}, which names a schema the registry at {@code registry} does not
-     * have, or if nobody can tell (the writer has not decided it yet, or its letter would have expired by now: taken for
-     * dead-lettered, with a warning); throws otherwise: this registry is not the one the writer read (restored from an
-     * older backup, or another), and a replay going on would leave out commands the writer applied.
+     * Returns if the writer dead-lettered {@code command}, which does not decode here (it names a schema the registry at
+     * {@code registry} does not have, or names another, or this replay's deserializer reads it otherwise), or if nobody
+     * can tell (the writer has not decided it yet, or its letter would have expired by now: taken for dead-lettered, with
+     * a warning); throws otherwise: this replay does not read the commands as the writer did (another registry, one
+     * restored from an older backup, another {@code lob.value.deserializer}), and going on would leave out commands the
+     * writer applied.
      */
     void requireLetter(ConsumerRecord<byte[], ?> command, String registry, RuntimeException undecodable) throws IOException {
         if (offsets.contains(command.offset())) {
@@ -222,17 +235,17 @@ final class DeadLetterLog {
         }
         String where = command.topic() + "-" + command.partition() + " offset " + command.offset();
         if (command.offset() >= decidedBelow) {
-            log.warn("{} names a schema the registry at {} does not have; the writer has not decided it yet (its group has "
-                    + "committed up to offset {}): skipped, as the writer will dead-letter it", where, registry, decidedBelow);
+            log.warn("{} does not decode here (registry {}: {}); the writer has not decided it yet (its group has committed up to "
+                    + "offset {}): skipped, as the writer will dead-letter it", where, registry, undecodable.getMessage(), decidedBelow);
             return;
         }
         if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command.key())) {
-            throw new IOException(where + " names a schema the registry at " + registry + " does not have, and the writer did "
-                    + "not dead-letter it: the writer read another registry, or this one lost schemas since (restored from an older "
-                    + "backup?). Replay against the writer's registry. (" + undecodable.getMessage() + ")");
+            throw new IOException(where + " does not decode here, and the writer did not dead-letter it: the writer read it with "
+                    + "another registry than " + registry + " (or this one lost schemas since: restored from an older backup?), or "
+                    + "with another lob.value.deserializer. Replay as the writer reads. (" + undecodable.getMessage() + ")");
         }
-        log.warn("{} names a schema the registry at {} does not have; the dead letters of its time have expired, so whether "
-                + "the writer applied it cannot be told: skipped, as dead-lettered", where, registry);
+        log.warn("{} does not decode here (registry {}: {}); the dead letters of its time have expired, so whether the writer "
+                + "applied it cannot be told: skipped, as dead-lettered", where, registry, undecodable.getMessage());
     }
 
     /**

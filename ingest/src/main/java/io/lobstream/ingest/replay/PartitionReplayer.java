@@ -178,22 +178,21 @@ public final class PartitionReplayer {
                     CommandApplier.Outcome o;
                     // the writer's name for this input, so the applied offsets agree with what its tasks record
                     LobCommand cmd;
-                    String undecodableWhy = null;
+                    Rejection refusedThen = null;
                     try {
                         cmd = LobSerdes.decode(values, r.topic(), r.value(), LobCommand.class);
-                        Optional<String> notDecodedThen = letters.undecodableAt(r);
-                        if (notDecodedThen.isPresent()) { // its redriven copy, if any, applies where it was sent back
+                        Optional<DeadLetterLog.Letter> letter = letters.refusedAt(r);
+                        if (letter.isPresent()) { // its redriven copy, if any, applies where it was sent back
                             cmd = null;
-                            undecodableWhy = notDecodedThen.get();
+                            refusedThen = new Rejection(letter.get().kind(), letter.get().reason());
                         }
                     } catch (RegistryUnavailableException e) {
                         throw e; // the writer would have retried too, not skipped the command
                     } catch (RuntimeException undecodable) {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
-                        undecodableWhy = "cannot decode a LobCommand: " + undecodable.getMessage();
-                        if (RegistryUnavailableException.isSchemaNotFound(undecodable)) {
-                            letters.requireLetter(r, config.get(LobStreamConfig.REGISTRY_URL), undecodable);
-                        }
+                        refusedThen = new Rejection(Rejection.UNDECODABLE, "cannot decode a LobCommand: " + undecodable.getMessage());
+                        // unless this replay reads another registry, or with another deserializer, than the writer did
+                        letters.requireLetter(r, config.get(LobStreamConfig.REGISTRY_URL), undecodable);
                     }
                     long at = CommandTime.of(r.timestamp(), partitionTime); // as the writer's tasks read it
                     partitionTime = Math.max(partitionTime, at);
@@ -204,8 +203,8 @@ public final class PartitionReplayer {
                     }
                     Source source = new Source(tp.toString(), r.offset(), at);
                     if (cmd == null) {
-                        store.recordRejected(source, new Rejection(Rejection.UNDECODABLE, undecodableWhy)); // as the writer does
-                        o = new CommandApplier.Rejected(Rejection.UNDECODABLE, undecodableWhy);
+                        store.recordRejected(source, refusedThen); // as the writer does
+                        o = new CommandApplier.Rejected(refusedThen.kind(), refusedThen.reason());
                     } else {
                         o = applier.apply(cmd, r.key(), tp.partition(), at, store, source);
                     }

@@ -68,24 +68,29 @@ class DeadLetterLogTest {
     }
 
     /**
-     * The writer could not decode the command at 7 (a schema not registered yet, an op it did not know): a replay that
-     * decodes it now refuses it as the writer did, with its reason; one past what the writer has decided, or another
-     * command at that offset (a log made anew), it judges itself.
+     * The writer could not decode the command at 7 (a schema not registered yet, an op it did not know), and refused the
+     * one at 10 as over its lob.value.max.bytes then: a replay that decodes them now, or has a higher limit, refuses them as
+     * the writer did, with its kind and reason; one past what the writer has decided, another command at that offset (a
+     * log made anew), or a refusal that depends on the tablespace alone (8), it judges itself.
      */
     @Test
-    void aCommandTheWriterCouldNotDecodeIsRefusedByItsLetter() {
+    void aCommandTheWriterRefusedForItsReleaseOrSettingsIsRefusedByItsLetter() {
         byte[] value = {0, 0, 0, 0, 42, 1, 2};
-        DeadLetterLog.Undecodable letter = new DeadLetterLog.Undecodable("cannot decode a LobCommand: no op X", value.length,
-                DeadLetterLog.Undecodable.crc32c(value));
-        DeadLetterLog.Undecodable sentWithoutValue = new DeadLetterLog.Undecodable("r", value.length, -1); // too large to carry
-        DeadLetterLog letters = new DeadLetterLog(Set.of(7L, 8L, 9L, 120L), Map.of(7L, letter, 9L, sentWithoutValue, 120L, letter),
-                new long[]{0}, 100);
-        assertThat(letters.undecodableAt(command(7, 1_000, value))).contains("cannot decode a LobCommand: no op X");
-        assertThat(letters.undecodableAt(command(7, 1_000, new byte[]{0, 0, 0, 0, 42, 1, 3}))).isEmpty();
-        assertThat(letters.undecodableAt(command(8, 1_000, value))).isEmpty(); // another kind: the replay finds it itself
-        assertThat(letters.undecodableAt(command(9, 1_000, new byte[]{1, 2, 3, 4, 5, 6, 7}))).contains("r");
-        assertThat(letters.undecodableAt(command(9, 1_000, new byte[]{1, 2, 3}))).isEmpty();
-        assertThat(letters.undecodableAt(command(120, 1_000, value))).isEmpty();
+        DeadLetterLog.Letter letter = new DeadLetterLog.Letter("undecodable", "cannot decode a LobCommand: no op X", value.length,
+                DeadLetterLog.Letter.crc32c(value));
+        DeadLetterLog.Letter sentWithoutValue = new DeadLetterLog.Letter("undecodable", "r", value.length, -1); // too large to carry
+        DeadLetterLog.Letter tooLarge = new DeadLetterLog.Letter("too-large", "x would be 7 bytes, over lob.value.max.bytes 5",
+                value.length, DeadLetterLog.Letter.crc32c(value));
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L, 8L, 9L, 10L, 120L),
+                Map.of(7L, letter, 9L, sentWithoutValue, 10L, tooLarge, 120L, letter), new long[]{0}, 100);
+        assertThat(letters.refusedAt(command(7, 1_000, value))).contains(letter);
+        assertThat(letters.refusedAt(command(7, 1_000, new byte[]{0, 0, 0, 0, 42, 1, 3}))).isEmpty();
+        assertThat(letters.refusedAt(command(8, 1_000, value))).isEmpty(); // another kind: the replay finds it itself
+        assertThat(letters.refusedAt(command(9, 1_000, new byte[]{1, 2, 3, 4, 5, 6, 7}))).map(DeadLetterLog.Letter::reason).contains("r");
+        assertThat(letters.refusedAt(command(9, 1_000, new byte[]{1, 2, 3}))).isEmpty();
+        assertThat(letters.refusedAt(command(10, 1_000, value))).map(DeadLetterLog.Letter::kind).contains("too-large");
+        assertThat(letters.refusedAt(command(120, 1_000, value))).isEmpty();
+        assertThat(DeadLetterLog.FOLLOWED).doesNotContain("crc-mismatch", "upload", "out-of-range", "not-found", "id-conflict");
     }
 
     /** A letter goes to its key's partition of the dead-letter topic: that partition's retention is the one that counts. */
