@@ -178,9 +178,10 @@ public final class PartitionReplayer {
                     CommandApplier.Outcome o;
                     // the writer's name for this input, so the applied offsets agree with what its tasks record
                     LobCommand cmd;
+                    LobCommand decoded = null;
                     Rejection refusedThen = null;
                     try {
-                        cmd = LobSerdes.decode(values, r.topic(), r.value(), LobCommand.class);
+                        cmd = decoded = LobSerdes.decode(values, r.topic(), r.value(), LobCommand.class);
                         Optional<DeadLetterLog.Letter> letter = letters.refusedAt(r);
                         if (letter.isPresent()) { // its redriven copy, if any, applies where it was sent back
                             cmd = null;
@@ -196,7 +197,8 @@ public final class PartitionReplayer {
                     }
                     long at = CommandTime.of(r.timestamp(), partitionTime); // as the writer's tasks read it
                     partitionTime = Math.max(partitionTime, at);
-                    if (cmd != null && cmd.getUploadId() != null) {
+                    boolean writerDecoded = decoded != null && (refusedThen == null || !Rejection.UNDECODABLE.equals(refusedThen.kind()));
+                    if (writerDecoded && decoded.getUploadId() != null) { // refused by its letter or not, as the writer does
                         // before a chunk, as of its own time, as the writer does (CommandProcessor.apply): an upload idle for the
                         // timeout in the commands' time is gone
                         store.expireUploads(at, Long.MAX_VALUE, uploadTimeoutMs);
