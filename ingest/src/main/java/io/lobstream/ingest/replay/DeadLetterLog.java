@@ -191,27 +191,31 @@ final class DeadLetterLog {
      */
     Optional<Letter> refusedAt(ConsumerRecord<byte[], byte[]> command) {
         Letter letter = command.offset() < decidedBelow ? refusals.get(command.offset()) : null;
-        return letter != null && letter.holds(command.value()) ? Optional.of(letter) : Optional.empty();
+        return letter != null && letter.holds(command.key(), command.value()) ? Optional.of(letter) : Optional.empty();
     }
 
     /**
-     * A letter of a command the writer refused: its kind and reason, and the command's value as its length and CRC32C
-     * (letters are kept in memory, their values are not); the CRC -1 for a letter sent without the value (too large),
-     * whose length alone is known.
+     * A letter of a command the writer refused: its kind and reason (as the writer's store records it, without the kind
+     * the letter's reason begins with), the hash of its key, and the command's value as its length and CRC32C (letters
+     * are kept in memory, their values are not); the CRC -1 for a letter sent without the value (too large), whose length
+     * alone is known.
      */
-    record Letter(String kind, String reason, int length, long crc32c) {
+    record Letter(String kind, String reason, int keyHash, int length, long crc32c) {
         static Optional<Letter> of(String kind, ConsumerRecord<byte[], byte[]> letter) {
             String reason = Optional.ofNullable(DeadLetterTopic.header(letter, DeadLetterTopic.REASON)).orElse(kind);
+            reason = reason.startsWith(kind + ": ") ? reason.substring(kind.length() + 2) : reason;
+            int keyHash = Arrays.hashCode(letter.key());
             if (letter.value() != null) {
-                return Optional.of(new Letter(kind, reason, letter.value().length, crc32c(letter.value())));
+                return Optional.of(new Letter(kind, reason, keyHash, letter.value().length, crc32c(letter.value())));
             }
             String dropped = DeadLetterTopic.header(letter, DeadLetterTopic.VALUE_DROPPED);
             return dropped != null && dropped.matches("\\d{1,9}")
-                    ? Optional.of(new Letter(kind, reason, Integer.parseInt(dropped), -1)) : Optional.empty();
+                    ? Optional.of(new Letter(kind, reason, keyHash, Integer.parseInt(dropped), -1)) : Optional.empty();
         }
 
-        boolean holds(byte[] value) {
-            return value != null && value.length == length && (crc32c < 0 || crc32c == crc32c(value));
+        boolean holds(byte[] key, byte[] value) {
+            return Arrays.hashCode(key) == keyHash && value != null && value.length == length
+                    && (crc32c < 0 || crc32c == crc32c(value));
         }
 
         static long crc32c(byte[] value) {

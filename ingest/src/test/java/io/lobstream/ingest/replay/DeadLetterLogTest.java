@@ -29,6 +29,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** A replay meets a command whose schema the registry does not have: was it dead-lettered, or is the registry wrong? */
 class DeadLetterLogTest {
     private static final RuntimeException NOT_FOUND = new IllegalStateException("schema 99 not found");
+    /** The hash of the key {@link #command} gives its records. */
+    private static final int NO_KEY = Arrays.hashCode(new byte[0]);
 
     private static ConsumerRecord<byte[], byte[]> command(long offset, long timestamp) {
         return command(offset, timestamp, new byte[0]);
@@ -76,11 +78,11 @@ class DeadLetterLogTest {
     @Test
     void aCommandTheWriterRefusedForItsReleaseOrSettingsIsRefusedByItsLetter() {
         byte[] value = {0, 0, 0, 0, 42, 1, 2};
-        DeadLetterLog.Letter letter = new DeadLetterLog.Letter("undecodable", "cannot decode a LobCommand: no op X", value.length,
+        DeadLetterLog.Letter letter = new DeadLetterLog.Letter("undecodable", "cannot decode a LobCommand: no op X", NO_KEY, value.length,
                 DeadLetterLog.Letter.crc32c(value));
-        DeadLetterLog.Letter sentWithoutValue = new DeadLetterLog.Letter("undecodable", "r", value.length, -1); // too large to carry
+        DeadLetterLog.Letter sentWithoutValue = new DeadLetterLog.Letter("undecodable", "r", NO_KEY, value.length, -1); // too large to carry
         DeadLetterLog.Letter tooLarge = new DeadLetterLog.Letter("too-large", "x would be 7 bytes, over lob.value.max.bytes 5",
-                value.length, DeadLetterLog.Letter.crc32c(value));
+                NO_KEY, value.length, DeadLetterLog.Letter.crc32c(value));
         DeadLetterLog letters = new DeadLetterLog(Set.of(7L, 8L, 9L, 10L, 120L),
                 Map.of(7L, letter, 9L, sentWithoutValue, 10L, tooLarge, 120L, letter), new long[]{0}, 100);
         assertThat(letters.refusedAt(command(7, 1_000, value))).contains(letter);
@@ -90,6 +92,9 @@ class DeadLetterLogTest {
         assertThat(letters.refusedAt(command(9, 1_000, new byte[]{1, 2, 3}))).isEmpty();
         assertThat(letters.refusedAt(command(10, 1_000, value))).map(DeadLetterLog.Letter::kind).contains("too-large");
         assertThat(letters.refusedAt(command(120, 1_000, value))).isEmpty();
+        DeadLetterLog otherKey = new DeadLetterLog(Set.of(9L), Map.of(9L, new DeadLetterLog.Letter("too-large", "r", NO_KEY + 1, value.length, -1)),
+                new long[]{0}, 100);
+        assertThat(otherKey.refusedAt(command(9, 1_000, value))).as("a letter without its value: key and length must match").isEmpty();
         assertThat(DeadLetterLog.FOLLOWED).doesNotContain("crc-mismatch", "upload", "out-of-range", "not-found", "id-conflict");
     }
 
