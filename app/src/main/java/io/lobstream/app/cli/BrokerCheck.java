@@ -7,9 +7,12 @@ import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.NetworkClient;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -32,7 +35,16 @@ final class BrokerCheck {
      * {@code within} (at least {@link #MIN_WAIT}). Synchronized: it lowers a logger of the whole
      * JVM while it runs, and each caller must restore what it found.
      */
-    static synchronized void requireAnswer(LobStreamConfig config, Duration within) throws InterruptedException {
+    static void requireAnswer(LobStreamConfig config, Duration within) throws InterruptedException {
+        requireAnswer(config, within, null);
+    }
+
+    /**
+     * As {@link #requireAnswer(LobStreamConfig, Duration)}, and then that {@code topic} exists, if not null: a producer
+     * sending to a topic the broker does not have (one that does not create topics on first use) waits out its
+     * max.block.ms, 60 s, and then names no cause.
+     */
+    static synchronized void requireAnswer(LobStreamConfig config, Duration within, String topic) throws InterruptedException {
         Duration wait = within.compareTo(MIN_WAIT) < 0 ? MIN_WAIT : within;
         // each failed connection attempt logs a warning that the error below says once
         Logger network = (Logger) LoggerFactory.getLogger(NetworkClient.class);
@@ -40,6 +52,9 @@ final class BrokerCheck {
         network.setLevel(Level.ERROR);
         try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN))) {
             admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) wait.toMillis())).nodes().get();
+            if (topic != null) {
+                requireTopic(admin, config, topic, wait);
+            }
         } catch (ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
                 throw new IllegalStateException("no Kafka broker answers at " + config.bootstrap() + " within " + Durations.format(wait)
@@ -49,6 +64,18 @@ final class BrokerCheck {
             throw new IllegalStateException("the Kafka cluster at " + config.bootstrap() + " refused: " + e.getCause().getMessage(), e.getCause());
         } finally {
             network.setLevel(level);
+        }
+    }
+
+    private static void requireTopic(Admin admin, LobStreamConfig config, String topic, Duration wait) throws InterruptedException {
+        try {
+            admin.describeTopics(List.of(topic), new DescribeTopicsOptions().timeoutMs((int) wait.toMillis())).allTopicNames().get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                throw new IllegalStateException("no topic " + topic + " on " + config.bootstrap()
+                        + ": has a writer node run against this cluster (it creates the topics)?", e.getCause());
+            }
+            // anything else (not allowed to describe it, say): the send finds out, and says so itself
         }
     }
 }

@@ -92,7 +92,8 @@ final class WriteCommands {
             LobStreamConfig config = cluster.streamConfig(null);
             // --timeout, when it is shorter, bounds this wait too, unless nothing is waited for after the send
             boolean shorter = wait.waitApplied && wait.timeout.compareTo(BrokerCheck.WAIT) < 0;
-            BrokerCheck.requireAnswer(config, shorter ? wait.timeout : BrokerCheck.WAIT);
+            // waiting, the client asks for the topics itself (watchApplied); else the send would wait 60 s on a missing one
+            BrokerCheck.requireAnswer(config, shorter ? wait.timeout : BrokerCheck.WAIT, wait.waitApplied ? null : config.topics().commands());
             return config;
         }
 
