@@ -68,8 +68,11 @@ public final class LobStreamCli implements Runnable {
                     // some say nothing but their type (a ConnectException has no message)
                     String said = e instanceof FileSystemException fs ? fileProblem(fs)
                             : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-                    boolean rootSaid = root == e || said.contains(String.valueOf(root.getMessage()));
-                    cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + said + (rootSaid ? "" : " (" + root + ")"));
+                    // a file problem a wrapper passed on (node's "failed to start: /x/y") names only its path: say what it is
+                    String why = java.util.stream.Stream.iterate(e.getCause(), java.util.Objects::nonNull, Throwable::getCause)
+                            .filter(t -> t instanceof FileSystemException).findFirst().map(t -> fileProblem((FileSystemException) t))
+                            .orElse(root == e || said.contains(String.valueOf(root.getMessage())) ? "" : root.toString());
+                    cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + said + (why.isEmpty() || said.contains(why) ? "" : " (" + why + ")"));
                     if (System.getenv("LOBSTREAM_DEBUG") != null) {
                         e.printStackTrace(cmd.getErr());
                     }

@@ -80,7 +80,7 @@ final class NodeHttp {
             return StreamedResponse.send(lobUri(lobId), "GET", range == null ? Map.of() : Map.of("Range", "bytes=" + range),
                     CONNECT_TIMEOUT, timeout);
         } catch (java.net.ConnectException e) {
-            throw new IOException(noNode(), e);
+            throw new IOException(noNode(e), e);
         } catch (java.net.SocketTimeoutException e) {
             throw new IOException("the node at " + base + " did not answer within " + timeout.toSeconds() + " s", e);
         }
@@ -105,7 +105,7 @@ final class NodeHttp {
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof java.net.ConnectException || cause instanceof java.net.http.HttpConnectTimeoutException) {
-                throw new IOException(noNode(), cause);
+                throw new IOException(noNode(cause), cause);
             }
             if (cause instanceof java.net.http.HttpTimeoutException) {
                 throw new IOException("the node at " + base + " did not answer within " + timeout.toSeconds() + " s", cause);
@@ -157,7 +157,11 @@ final class NodeHttp {
         return base;
     }
 
-    private String noNode() {
-        return "no node answers at " + base + " (start one with ./lobstream node, or name one with --node URL)";
+    private String noNode(Throwable cause) {
+        // a name that does not resolve says nothing but the name: say so, where "start one" would mislead
+        boolean unresolved = java.util.stream.Stream.iterate(cause, java.util.Objects::nonNull, Throwable::getCause)
+                .anyMatch(t -> t instanceof java.net.UnknownHostException || t instanceof java.nio.channels.UnresolvedAddressException);
+        return unresolved ? "no node answers at " + base + ": its host name does not resolve (a typo in --node?)"
+                : "no node answers at " + base + " (start one with ./lobstream node, or name one with --node URL)";
     }
 }
