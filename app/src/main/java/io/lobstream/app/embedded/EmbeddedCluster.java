@@ -47,21 +47,28 @@ public final class EmbeddedCluster implements Cluster {
             throw new IllegalArgumentException("the broker, the KRaft controller and the registry need three different ports, not "
                     + kp + ", " + cp + " and " + rp + " (--kafka-port, --controller-port, --registry-port)");
         }
-        // Kafka halts the JVM when it cannot bind: say which port, and which option moves it, first
-        requireFree(kp, "broker", "--kafka-port");
-        requireFree(cp, "KRaft controller", "--controller-port");
-        requireFree(rp, "registry", "--registry-port");
+        // the data directory first: a second node started on it is told so, not to move ports the first one holds
         FileChannel lock = lock(dataDir);
-        EmbeddedRegistry registry = new EmbeddedRegistry(rp, dataDir.resolve("registry").resolve("registry.log"));
-        EmbeddedKafka kafka = new EmbeddedKafka(dataDir.resolve("kafka"), kp, cp, brokerSettings);
+        EmbeddedRegistry registry = null;
+        EmbeddedKafka kafka = null;
         try {
+            // Kafka halts the JVM when it cannot bind: say which port, and which option moves it, first
+            requireFree(kp, "broker", "--kafka-port");
+            requireFree(cp, "KRaft controller", "--controller-port");
+            requireFree(rp, "registry", "--registry-port");
+            registry = new EmbeddedRegistry(rp, dataDir.resolve("registry").resolve("registry.log"));
+            kafka = new EmbeddedKafka(dataDir.resolve("kafka"), kp, cp, brokerSettings);
             // the registry takes ~10 s to boot in its own JVM: the broker starts meanwhile
             registry.launch();
             kafka.start();
             registry.awaitReady(Duration.ofSeconds(120));
         } catch (Exception e) {
-            registry.close();
-            kafka.close();
+            if (registry != null) {
+                registry.close();
+            }
+            if (kafka != null) {
+                kafka.close();
+            }
             lock.close();
             throw e;
         }
