@@ -196,15 +196,15 @@ final class DeadLetterLog {
 
     /**
      * A letter of a command the writer refused: its kind and reason (as the writer's store records it, without the kind
-     * the letter's reason begins with), the hash of its key, and the command's value as its length and CRC32C (letters
-     * are kept in memory, their values are not); the CRC -1 for a letter sent without the value (too large), whose length
-     * alone is known.
+     * the letter's reason begins with), the hash of its key (null for a letter sent without it, too large), and the
+     * command's value as its length and CRC32C (letters are kept in memory, their values are not); the CRC -1 for a letter
+     * sent without the value (too large), whose length alone is known.
      */
-    record Letter(String kind, String reason, int keyHash, int length, long crc32c) {
+    record Letter(String kind, String reason, Integer keyHash, int length, long crc32c) {
         static Optional<Letter> of(String kind, ConsumerRecord<byte[], byte[]> letter) {
             String reason = Optional.ofNullable(DeadLetterTopic.header(letter, DeadLetterTopic.REASON)).orElse(kind);
             reason = reason.startsWith(kind + ": ") ? reason.substring(kind.length() + 2) : reason;
-            int keyHash = Arrays.hashCode(letter.key());
+            Integer keyHash = DeadLetterTopic.header(letter, DeadLetterTopic.KEY_DROPPED) != null ? null : Arrays.hashCode(letter.key());
             if (letter.value() != null) {
                 return Optional.of(new Letter(kind, reason, keyHash, letter.value().length, crc32c(letter.value())));
             }
@@ -214,7 +214,7 @@ final class DeadLetterLog {
         }
 
         boolean holds(byte[] key, byte[] value) {
-            return Arrays.hashCode(key) == keyHash && value != null && value.length == length
+            return (keyHash == null || keyHash == Arrays.hashCode(key)) && value != null && value.length == length
                     && (crc32c < 0 || crc32c == crc32c(value));
         }
 
