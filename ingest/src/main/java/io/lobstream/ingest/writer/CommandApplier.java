@@ -97,6 +97,9 @@ public final class CommandApplier {
             // aborted with the transaction, and the store has moved on: the check would not say the same)
             Optional<Rejection> rejected = store.rejection(source);
             if (rejected.isPresent()) {
+                // stamped again: it must outlive the transaction of the dead letter sent again now, not only the first
+                // one's, or housekeeping after a long outage forgets it before that commits, and an abort then loses both
+                store.recordRejected(source, rejected.get());
                 return new Rejected(rejected.get().kind(), rejected.get().reason());
             }
             List<VersionEntry> undo = new ArrayList<>();

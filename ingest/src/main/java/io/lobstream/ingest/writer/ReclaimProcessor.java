@@ -43,6 +43,7 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
         if (source.offset() <= store.appliedOffset(source.name())) {
             Optional<Rejection> refused = store.rejection(source);
             if (refused.isPresent()) { // refused, and then refused again
+                store.recordRejected(source, refused.get()); // stamped again, as CommandApplier says why
                 deadLetter(record, refused.get().kind(), refused.get().reason());
                 return;
             }

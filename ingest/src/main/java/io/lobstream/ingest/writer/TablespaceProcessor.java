@@ -20,6 +20,7 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -155,7 +156,11 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     private void undecodable(Record<byte[], byte[]> record, Source source, String reason) throws IOException {
         LobStore store = tablespace.store();
         if (source.offset() <= store.appliedOffset(source.name())) {
-            store.rejection(source).ifPresent(r -> deadLetter(record, r.kind(), r.reason()));
+            Optional<Rejection> rejected = store.rejection(source);
+            if (rejected.isPresent()) {
+                store.recordRejected(source, rejected.get()); // stamped again, as CommandApplier says why
+                deadLetter(record, rejected.get().kind(), rejected.get().reason());
+            }
             return;
         }
         deadLetter(record, Rejection.UNDECODABLE, reason);

@@ -468,6 +468,27 @@ class CommandApplierTest {
     }
 
     /**
+     * A rejection read again after a restart is stamped again with its dead letter sent again: forgotten by the first
+     * stamp, after an outage longer than the window, an abort of that letter's transaction would lose both.
+     */
+    @Test
+    void aRejectionReadAgainIsStampedAgain() throws Exception {
+        String id = "gone";
+        int p = partitionOf(id);
+        Source source = new Source(TOPIC + p, 0);
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            LobCommand truncate = command(id, LobOp.TRUNCATE, 0, new byte[0]);
+            assertThat(applier.apply(truncate, key(id), p, 0, store, source)).isInstanceOf(CommandApplier.Rejected.class);
+            Thread.sleep(5);
+            long between = System.currentTimeMillis();
+            Thread.sleep(5);
+            assertThat(applier.apply(truncate, key(id), p, 0, store, source)).isInstanceOf(CommandApplier.Rejected.class);
+            store.forgetCommandsBefore(between);
+            assertThat(store.rejection(source)).as("kept by its second stamp").isPresent();
+        }
+    }
+
+    /**
      * A PUT's content type and metadata are its version's; a chunked PUT's come with its last chunk; a
      * partial update keeps them; a PUT without them clears them; what an HTTP header cannot carry is dropped, the value kept.
      */
