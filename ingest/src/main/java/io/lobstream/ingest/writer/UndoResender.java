@@ -98,8 +98,10 @@ public final class UndoResender {
                 return; // its reclaim came; it waits for a reader's pin
             }
             String key = key(e);
-            pending.add(key);
             Produced last = produced.get(key);
+            if (last != null) {
+                pending.add(key); // of those it remembers alone: a long history is not copied into a set either
+            }
             long producedAt = Math.max(e.supersededAtMillis(), last == null ? Long.MIN_VALUE : last.atMillis());
             if (producedAt >= consumedBefore - slackMs) {
                 return; // not known to be consumed yet
