@@ -70,7 +70,8 @@ public final class LobStreamCli implements Runnable {
                             : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
                     // a file problem a wrapper passed on (node's "failed to start: /x/y") names only its path: say what it is
                     String why = java.util.stream.Stream.iterate(e.getCause(), java.util.Objects::nonNull, Throwable::getCause)
-                            .filter(t -> t instanceof FileSystemException fs && !said.contains(fs.getMessage())).findFirst()
+                            .filter(t -> t instanceof FileSystemException fs
+                                    && !(fs.getReason() != null && said.contains(String.valueOf(fs.getMessage())))).findFirst()
                             .map(t -> fileProblem((FileSystemException) t))
                             .orElse(root == e || said.contains(String.valueOf(root.getMessage())) ? "" : root.toString());
                     cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + said + (why.isEmpty() || said.contains(why) ? "" : " (" + why + ")"));

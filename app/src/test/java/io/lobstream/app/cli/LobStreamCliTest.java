@@ -59,6 +59,14 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("lob.page.size");
     }
 
+    /** A file problem inside node's "failed to start" names only its path: the one-line error says what is wrong with it. */
+    @Test
+    void aDataDirectoryThatIsAFileIsNamedWithWhatIsWrong(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
+        java.nio.file.Path file = java.nio.file.Files.createFile(dir.resolve("not-a-dir"));
+        assertThat(cli.run("node", "--data-dir", file.toString(), "--http-port", "0")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(cli.err()).contains("lobstream node: ").contains("already exists: " + file);
+    }
+
     @Test
     void aNodeThatIsNoUrlIsAUsageErrorBeforeAnythingIsSent() {
         assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "--node", "http://[bad")).isEqualTo(CommandLine.ExitCode.USAGE);
