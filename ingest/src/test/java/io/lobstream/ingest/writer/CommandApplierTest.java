@@ -479,13 +479,21 @@ class CommandApplierTest {
         try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             LobCommand truncate = command(id, LobOp.TRUNCATE, 0, new byte[0]);
             assertThat(applier.apply(truncate, key(id), p, 0, store, source)).isInstanceOf(CommandApplier.Rejected.class);
-            Thread.sleep(5);
-            long between = System.currentTimeMillis();
-            Thread.sleep(5);
+            long between = nextMillisecond(System.currentTimeMillis()); // after the first stamp
+            nextMillisecond(between); // the second stamp after it
             assertThat(applier.apply(truncate, key(id), p, 0, store, source)).isInstanceOf(CommandApplier.Rejected.class);
             store.forgetCommandsBefore(between);
             assertThat(store.rejection(source)).as("kept by its second stamp").isPresent();
         }
+    }
+
+    /** Waits until the wall clock, which stamps rejections, has passed {@code millis}; returns its time then. */
+    private static long nextMillisecond(long millis) {
+        long now;
+        while ((now = System.currentTimeMillis()) <= millis) {
+            Thread.onSpinWait();
+        }
+        return now;
     }
 
     /**
