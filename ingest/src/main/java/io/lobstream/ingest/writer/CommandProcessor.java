@@ -131,6 +131,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             return true;
         }
         reemitting = false;
+        resender.reemittedAll(System.currentTimeMillis());
         if (reemitted > 0) {
             log.info("{}: undo records of the {} versions pending purge produced again (tablespace opened)", store().name(), reemitted);
         }
@@ -246,6 +247,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 log.debug("re-emitting undo record for {}@{} (command at offset {} was applied before a restart)",
                         e.lobId(), e.version(), source.offset());
                 emitUndo(e, true);
+                resender.reemitted(e, System.currentTimeMillis());
             }
             metrics.skipped(WriterMetrics.SKIPPED_APPLIED);
         } else if (outcome instanceof CommandApplier.Duplicate) {
@@ -269,9 +271,6 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 .setCopyId(store().copyId())
                 .build();
         context.forward(new Record<Object, Object>(old.lobId(), undo, context.currentSystemTimeMs()), UNDO_SINK);
-        if (reemitted) {
-            resender.reemitted(old, System.currentTimeMillis());
-        }
         metrics.undo(reemitted);
     }
 }

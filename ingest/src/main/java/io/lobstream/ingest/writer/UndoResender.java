@@ -56,8 +56,13 @@ public final class UndoResender {
     private final PurgeProgress progress;
     private final long everyMs;
     private final long slackMs;
-    /** Pending versions this task produced again: when, and how many times for lack of a reclaim. */
+    /** Pending versions this task produced again one by one: when, and how many times for lack of a reclaim. */
     private final Map<String, Produced> produced = new HashMap<>();
+    /**
+     * When the pass at the tablespace's open had produced every pending version's undo record again: one mark for all
+     * of them, not an entry each, or a history of millions after purge was away long would be held in the heap.
+     */
+    private long allProducedAt = Long.MIN_VALUE;
     private long lastConsumedBefore = Long.MIN_VALUE;
     /** Versions were left for a later round (backoff, or the cap): look again even if purge did not move. */
     private boolean waiting;
@@ -76,7 +81,12 @@ public final class UndoResender {
         return Duration.ofMillis(everyMs);
     }
 
-    /** The task produced {@code version}'s undo record again (the tablespace opened, or its command came again). */
+    /** The task produced the undo record of every version pending at {@code atMillis} again (the tablespace opened). */
+    void reemittedAll(long atMillis) {
+        allProducedAt = atMillis;
+    }
+
+    /** The task produced {@code version}'s undo record again (its command came again). */
     void reemitted(VersionEntry version, long atMillis) {
         if (enabled()) {
             produced.merge(key(version), new Produced(atMillis, 0), (old, now) -> new Produced(atMillis, old.resends()));
@@ -102,7 +112,7 @@ public final class UndoResender {
             if (last != null) {
                 pending.add(key); // of those it remembers alone: a long history is not copied into a set either
             }
-            long producedAt = Math.max(e.supersededAtMillis(), last == null ? Long.MIN_VALUE : last.atMillis());
+            long producedAt = Math.max(Math.max(e.supersededAtMillis(), allProducedAt), last == null ? Long.MIN_VALUE : last.atMillis());
             if (producedAt >= consumedBefore - slackMs) {
                 return; // not known to be consumed yet
             }

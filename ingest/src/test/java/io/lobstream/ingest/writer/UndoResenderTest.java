@@ -52,7 +52,7 @@ class UndoResenderTest {
             put(store, "b", 2000);
             VersionEntry pending = store.pendingToPurge(10).get(0);
             long opened = pending.supersededAtMillis() + 10 * EVERY;
-            resender.reemitted(pending, opened);
+            resender.reemittedAll(opened);
             consumedBefore = opened; // consumed what was superseded, not yet what was produced at the open
             assertThat(resender.due(0, store, opened + EVERY)).isEmpty();
             consumedBefore = opened + SLACK + 1;
