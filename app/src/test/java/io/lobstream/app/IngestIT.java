@@ -588,6 +588,13 @@ class IngestIT {
             return invalid.stream().anyMatch(r -> r.contains("no key")) && invalid.stream().anyMatch(r -> r.contains("belongs to partition " + home));
         });
         assertThat(get("it-elsewhere").statusCode()).isEqualTo(404);
+        // each letter on the partition numbered as its command's, where a replay of that partition reads, not its key's
+        List<ConsumerRecord<byte[], byte[]>> letters = Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60),
+                seen -> seen.stream().anyMatch(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).equals("it-elsewhere")));
+        assertThat(letters).filteredOn(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).equals("it-elsewhere"))
+                .singleElement().extracting(ConsumerRecord::partition).isEqualTo(1 - home);
+        assertThat(letters).filteredOn(r -> r.headers().lastHeader(DeadLetterTopic.ORIGIN_PARTITION) != null).isNotEmpty()
+                .allSatisfy(r -> assertThat(r.partition()).isEqualTo(Integer.parseInt(Nodes.header(r, DeadLetterTopic.ORIGIN_PARTITION))));
     }
 
     @Test

@@ -74,10 +74,9 @@ final class DeadLetterLog {
     /**
      * Reads the writer group's committed offset of {@code commands}, then the dead-letter topic, keeping the letters of
      * {@code commands} in offsets {@code [from, to)} (a catch-up of a few commands keeps no more): in that order, so
-     * that every command below the offset has its letter in what is read. The writer sends a letter to its key's
-     * partition, which is the command's partition where both topics have as many (as LobStream makes them): only that
-     * one is read then. A {@code stop} asked meanwhile ends it, in whatever Kafka call
-     * it waits in, with {@link InterruptedIOException}.
+     * that every command below the offset has its letter in what is read. The writer sends a letter to the partition
+     * numbered as its command's: where both topics have as many (as LobStream makes them), only that one is read. A
+     * {@code stop} asked meanwhile ends it, in whatever Kafka call it waits in, with {@link InterruptedIOException}.
      */
     static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, long from, long to, ReplayStop stop) throws IOException {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
@@ -243,7 +242,7 @@ final class DeadLetterLog {
                     + "offset {}): skipped, as the writer will dead-letter it", where, registry, undecodable.getMessage(), decidedBelow);
             return;
         }
-        if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command.key())) {
+        if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command)) {
             throw new IOException(where + " does not decode here, and the writer did not dead-letter it: the writer read it with "
                     + "another registry than " + registry + " (or this one lost schemas since: restored from an older backup?), or "
                     + "with another lob.value.deserializer. Replay as the writer reads. (" + undecodable.getMessage() + ")");
@@ -253,17 +252,19 @@ final class DeadLetterLog {
     }
 
     /**
-     * Since when the dead-letter partition a letter of this command would be in keeps letters: the writer sends a letter
-     * under its command's key, to the key's partition as Kafka's default partitioner picks it. Without a key, the
-     * latest of all partitions (in doubt, a letter may have expired).
+     * Since when the dead-letter partition a letter of {@code command} would be in keeps letters: the writer sends a
+     * letter to the partition numbered as its command's ({@code DeadLetters.BY_ORIGIN}); earlier releases sent it to its
+     * key's, as Kafka's default partitioner picks it (any, without a key). The latest of those: in doubt, a letter may
+     * have expired.
      */
-    private long keptSince(byte[] key) {
+    private long keptSince(ConsumerRecord<byte[], ?> command) {
         if (keptSince.length == 0) {
             return Long.MAX_VALUE;
         }
-        if (key == null) {
-            return Arrays.stream(keptSince).max().orElse(Long.MAX_VALUE);
-        }
-        return keptSince[Utils.toPositive(Utils.murmur2(key)) % keptSince.length];
+        long byOrigin = keptSince[command.partition() % keptSince.length];
+        byte[] key = command.key();
+        long byKey = key == null ? Arrays.stream(keptSince).max().orElse(Long.MAX_VALUE)
+                : keptSince[Utils.toPositive(Utils.murmur2(key)) % keptSince.length];
+        return Math.max(byOrigin, byKey);
     }
 }

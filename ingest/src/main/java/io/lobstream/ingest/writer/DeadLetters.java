@@ -6,12 +6,14 @@ import io.lobstream.store.index.Rejection;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.processor.StreamPartitioner;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Sends a record the writer cannot apply to the dead-letter topic: the original key and bytes
@@ -32,6 +34,26 @@ public final class DeadLetters {
     static final int MAX_LETTER_BYTES = 1_000_000;
     /** The longest reason a dead letter carries (one can quote a lobId of 64 KiB). */
     static final int MAX_REASON_CHARS = 1024;
+
+    /**
+     * Puts each letter on the dead-letter partition numbered as its origin's ({@code lob.commands} and {@code lob.reclaim}
+     * have the same partitions), where a replay of that partition looks for it ({@code DeadLetterLog}). By key, as Kafka
+     * would, a letter too big to keep its key would land on any partition, and the replay stop for want of it; so would
+     * the letters of a producer that partitions {@code lob.commands} its own way.
+     */
+    static final StreamPartitioner<Object, Object> BY_ORIGIN = new StreamPartitioner<>() {
+        @Override
+        public Optional<Set<Integer>> partitions(String topic, Object key, Object value, Headers headers, int numPartitions) {
+            Header origin = headers.lastHeader(DeadLetterTopic.ORIGIN_PARTITION);
+            String partition = origin == null || origin.value() == null ? "" : new String(origin.value(), StandardCharsets.UTF_8);
+            return partition.matches("\\d{1,9}") ? Optional.of(Set.of(Integer.parseInt(partition) % numPartitions)) : Optional.empty();
+        }
+
+        @Override
+        public Optional<Set<Integer>> partitions(String topic, Object key, Object value, int numPartitions) {
+            return Optional.empty(); // (Kafka Streams asks the one above)
+        }
+    };
 
     private DeadLetters() {
     }

@@ -71,7 +71,7 @@ public final class WriterTopology {
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, catchUps), "apply-commands", "apply-reclaims");
         t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");
         t.addSink(DeadLetters.SINK, topics.deadLetters(), new ByteArraySerializer(), new ByteArraySerializer(),
-                "apply-commands", "apply-reclaims");
+                DeadLetters.BY_ORIGIN, "apply-commands", "apply-reclaims");
         return t;
     }
 }

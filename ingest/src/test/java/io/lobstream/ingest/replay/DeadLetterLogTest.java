@@ -98,14 +98,23 @@ class DeadLetterLogTest {
         assertThat(DeadLetterLog.FOLLOWED).doesNotContain("crc-mismatch", "upload", "out-of-range", "not-found", "id-conflict");
     }
 
-    /** A letter goes to its key's partition of the dead-letter topic: that partition's retention is the one that counts. */
+    /**
+     * A letter goes to the dead-letter partition numbered as its command's (earlier releases: its key's): the retention
+     * of those partitions is the one that counts.
+     */
     @Test
-    void theLettersPartitionIsTheKeys() {
-        long[] kept = new long[8];
+    void theLettersPartitionIsTheCommandsOrEarlierTheKeys() {
         int keysPartition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(new byte[0])) % 8;
-        kept[keysPartition] = 5_000; // trimmed past the command's time; the others keep everything
-        DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), kept, 100);
-        assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
+        assertThat(keysPartition).as("the test's key must not fall on the command's partition").isNotEqualTo(3);
+        for (int trimmed : new int[]{3, keysPartition}) {
+            long[] kept = new long[8];
+            kept[trimmed] = 5_000; // trimmed past the command's time; the others keep everything
+            DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), kept, 100);
+            assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).as("partition %d", trimmed)
+                    .doesNotThrowAnyException();
+        }
+        DeadLetterLog keptAll = new DeadLetterLog(Set.of(), Map.of(), new long[8], 100);
+        assertThatThrownBy(() -> keptAll.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).isInstanceOf(IOException.class);
     }
 
     /**

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -74,6 +75,21 @@ class DeadLettersTest {
         assertThat(letter.key()).isNull();
         assertThat(letter.value()).isNull();
         assertThat(header(letter, DeadLetterTopic.KEY_DROPPED)).isEqualTo("1100000");
+        assertThat(DeadLetters.BY_ORIGIN.partitions("lob.commands.dlq", null, null, letter.headers(), 8))
+                .as("on its command's partition still, where a replay of it looks").contains(Set.of(3));
+    }
+
+    /** A letter goes to the partition numbered as its command's (of as many), or by Kafka's partitioner without an origin. */
+    @Test
+    void aLetterGoesToItsCommandsPartition() {
+        Record<Object, Object> letter = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L, new RecordHeaders()), ORIGIN,
+                "invalid", "why");
+        assertThat(DeadLetters.BY_ORIGIN.partitions("lob.commands.dlq", letter.key(), letter.value(), letter.headers(), 8)).contains(Set.of(3));
+        assertThat(DeadLetters.BY_ORIGIN.partitions("lob.commands.dlq", letter.key(), letter.value(), letter.headers(), 2)).contains(Set.of(1));
+        Record<Object, Object> unknown = DeadLetters.letter(new Record<>(bytes("doc"), bytes("v"), 7L,
+                new RecordHeaders().add(DeadLetterTopic.ORIGIN_PARTITION, bytes("5"))), Optional.empty(), "invalid", "why");
+        assertThat(DeadLetters.BY_ORIGIN.partitions("lob.commands.dlq", unknown.key(), unknown.value(), unknown.headers(), 8))
+                .as("a forged origin is not the letter's").isEmpty();
     }
 
     /**
