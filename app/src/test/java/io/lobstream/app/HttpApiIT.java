@@ -440,6 +440,9 @@ class HttpApiIT {
         assertThat(proxied.body()).isEqualTo(valueA);
         assertThat(proxied.headers().firstValue("X-LobStream-Served-By")).contains("127.0.0.1:" + a.httpPort());
         assertThat(get(a, onA, null).headers().firstValue("X-LobStream-Served-By")).isEmpty();
+        assertThat(proxied.headers().firstValue("X-LobStream-Node")).as("the node that answered").contains("127.0.0.1:" + b.httpPort());
+        assertThat(get(a, "never-written", null).headers().firstValue("X-LobStream-Node")).as("on a 404 too")
+                .contains("127.0.0.1:" + a.httpPort());
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.StreamedResponse;
 
 import java.io.IOException;
@@ -51,6 +52,12 @@ final class NodeHttp {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             StreamedResponse r = getOnce(lobId, range);
+            try {
+                requireNode(r.statusCode(), r.header(LobHttpServer.NODE));
+            } catch (IOException e) {
+                r.close();
+                throw e;
+            }
             long waitS = retryWithin(r.statusCode(), r.header("Retry-After"), deadline);
             if (waitS < 0) {
                 return r;
@@ -95,7 +102,9 @@ final class NodeHttp {
             throws IOException, InterruptedException {
         CompletableFuture<HttpResponse<T>> answer = http.sendAsync(request, body);
         try {
-            return answer.get(2 * timeout.toMillis(), TimeUnit.MILLISECONDS);
+            HttpResponse<T> r = answer.get(2 * timeout.toMillis(), TimeUnit.MILLISECONDS);
+            requireNode(r.statusCode(), r.headers().firstValue(LobHttpServer.NODE));
+            return r;
         } catch (InterruptedException e) {
             answer.cancel(true);
             throw e;
@@ -155,6 +164,14 @@ final class NodeHttp {
 
     String base() {
         return base;
+    }
+
+    /** An answer without the header every node's API answer carries is another server's: said, not taken for a node's. */
+    private void requireNode(int status, Optional<String> node) throws IOException {
+        if (node.isEmpty()) {
+            throw new IOException("the server at " + base + " is not a LobStream node (it answered HTTP " + status + " without "
+                    + LobHttpServer.NODE + "): --node names a node's HTTP API, port 8080 unless lob.http.port says otherwise");
+        }
     }
 
     private String noNode(Throwable cause) {

@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import com.sun.net.httpserver.HttpServer;
+import io.lobstream.ingest.http.LobHttpServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -130,6 +131,7 @@ class GetCommandTest {
         HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         node.createContext("/lobs/", ex -> {
             ex.getResponseHeaders().add("ETag", "\"c.3\"");
+            ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");
             ex.sendResponseHeaders(200, length);
             ex.getResponseBody().write(new byte[length]);
             ex.close();
@@ -142,6 +144,7 @@ class GetCommandTest {
     private static HttpServer servingHalfOf(int length) throws IOException {
         HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         node.createContext("/lobs/", ex -> {
+            ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");
             ex.sendResponseHeaders(200, length);
             ex.getResponseBody().write(new byte[length / 2]);
             ex.getResponseBody().flush();
@@ -149,6 +152,20 @@ class GetCommandTest {
         });
         node.start();
         return node;
+    }
+
+    /** --node naming another server (the registry's port, say): its 404 is not taken for "no such LOB". */
+    @Test
+    void aServerThatIsNoNodeIsSaidToBeNone(@TempDir Path dir) throws Exception {
+        HttpServer other = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        other.createContext("/", ex -> {
+            try (ex) {
+                ex.sendResponseHeaders(404, -1);
+            }
+        });
+        other.start();
+        assertThat(getTo(dir.resolve("out"), other)).isEqualTo(1);
+        assertThat(cli.err()).contains("is not a LobStream node (it answered HTTP 404").doesNotContain("no such LOB");
     }
 
     @Test

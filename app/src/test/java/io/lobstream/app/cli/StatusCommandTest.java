@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import com.sun.net.httpserver.HttpServer;
+import io.lobstream.ingest.http.LobHttpServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -96,6 +97,7 @@ class StatusCommandTest {
                 }
             }
             try (ex) {
+                ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");
                 ex.sendResponseHeaders(200, body.length);
                 ex.getResponseBody().write(body);
             }

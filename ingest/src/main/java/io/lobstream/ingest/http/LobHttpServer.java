@@ -65,6 +65,11 @@ public final class LobHttpServer implements AutoCloseable {
     public static final String META = "X-LobStream-Meta-";
     /** On an answer one node forwarded from the owner of the key's partition: the owner's host:port. */
     public static final String SERVED_BY = "X-LobStream-Served-By";
+    /**
+     * On every answer of the API (not /metrics): the answering node's host:port. A client told a wrong URL (the
+     * registry's, another web server's) learns so, where a 404 or a page of HTML would pass for a LOB's answer.
+     */
+    public static final String NODE = "X-LobStream-Node";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final HttpServer server;
@@ -228,6 +233,7 @@ public final class LobHttpServer implements AutoCloseable {
     private HttpHandler answering(Endpoint endpoint) {
         return ex -> {
             try (ex) {
+                ex.getResponseHeaders().set(NODE, advertisedHost + ":" + ex.getLocalAddress().getPort());
                 try {
                     endpoint.answer(ex);
                 } catch (IOException | RuntimeException e) {
