@@ -176,7 +176,9 @@ final class UndoPurger implements AutoCloseable {
                     .setExtents(Extents.toAvro(result.extents())).setWorkerId(workerId).setTime(clock.instant()).build();
             // The reclaim record carries the undo record's timestamp, so that lob.reclaim's times (retention, time
             // index) follow lob.undo-history's. The writer does not order by it: it reads reclaims ahead of commands.
-            reclaims.add(new ProducerRecord<>(reclaimTopic, null, timestamps.get(i), q.lobId(), reclaim));
+            // To the partition numbered as the tablespace's, whose writer task applies it: by key, under a partition count
+            // changed since the writer started, it would reach another task, which ignores it.
+            reclaims.add(new ProducerRecord<>(reclaimTopic, partition, timestamps.get(i), q.lobId(), reclaim));
             pages += Extent.totalPages(result.extents());
         }
         long[] after = pagesRead(reader);

@@ -80,6 +80,7 @@ class UndoPurgerTest {
         ProducerRecord<String, Object> first = purged.reclaims().get(0);
         assertThat(first.topic()).isEqualTo(PurgeFixture.RECLAIM_TOPIC);
         assertThat(first.key()).isEqualTo("small");
+        assertThat(first.partition()).as("the tablespace's partition, whatever lob.reclaim's count").isEqualTo(0);
         assertThat(first.timestamp()).as("the undo record's timestamp").isEqualTo(1_000L);
         assertThat(((ReclaimRecord) first.value()).getWorkerId()).isEqualTo("w1");
         assertThat(((ReclaimRecord) first.value()).getTime()).isEqualTo(PurgeFixture.NOW);

@@ -9,10 +9,15 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.StreamPartitioner;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * The writer: one sub-topology, so partition p of {@code lob.commands} and of {@code lob.reclaim}
@@ -69,9 +74,20 @@ public final class WriterTopology {
                 partitions, uploads, dedupeWindow, compactEvery, new UndoResender(resend)), "commands");
         t.addProcessor("apply-reclaims", () -> new ReclaimProcessor(() -> LobSerdes.valueDeserializer(config), metrics), RECLAIMS_SOURCE);
         t.addStateStore(new LobStateStoreBuilder(config.dataDir(), storeConfig, meters, registry, catchUps), "apply-commands", "apply-reclaims");
-        t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, "apply-commands");
+        t.addSink(CommandProcessor.UNDO_SINK, topics.undoHistory(), new StringSerializer(), undoWriter, toTablespace(partitions),
+                "apply-commands");
         t.addSink(DeadLetters.SINK, topics.deadLetters(), new ByteArraySerializer(), new ByteArraySerializer(),
                 DeadLetters.BY_ORIGIN, "apply-commands", "apply-reclaims");
         return t;
+    }
+
+    /**
+     * An undo record to the partition numbered as its tablespace's: its LOB's under the partition count the topics had at
+     * the start (checked alike then), not the one lob.undo-history has now. Partitions added while the writer runs would
+     * take undo records where no purge worker reads their tablespace, and history would grow without a word.
+     */
+    static StreamPartitioner<String, Object> toTablespace(int partitions) {
+        return (topic, lobId, undo, numPartitions) -> partitions > numPartitions ? Optional.empty() // (a topic made anew, smaller)
+                : Optional.of(Set.of(Utils.toPositive(Utils.murmur2(lobId.getBytes(StandardCharsets.UTF_8))) % partitions));
     }
 }
