@@ -369,6 +369,7 @@ class HttpApiIT {
                 HttpResponse<byte[]> r = get(via, id, null);
                 assertThat(r.statusCode()).as("via " + via.httpPort()).isEqualTo(500);
                 assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("page " + root);
+                assertThat(r.headers().firstValue("X-LobStream-Node")).as("a failure's answer is the node's too").isPresent();
             }
         });
         awaitValue(b, id, v);

@@ -233,7 +233,7 @@ public final class LobHttpServer implements AutoCloseable {
     private HttpHandler answering(Endpoint endpoint) {
         return ex -> {
             try (ex) {
-                ex.getResponseHeaders().set(NODE, advertisedHost + ":" + ex.getLocalAddress().getPort());
+                nameNode(ex);
                 try {
                     endpoint.answer(ex);
                 } catch (IOException | RuntimeException e) {
@@ -241,6 +241,10 @@ public final class LobHttpServer implements AutoCloseable {
                 }
             }
         };
+    }
+
+    private void nameNode(HttpExchange ex) {
+        ex.getResponseHeaders().set(NODE, advertisedHost + ":" + ex.getLocalAddress().getPort());
     }
 
     // ---------------------------------------------------------------- /lobs/{id}
@@ -323,12 +327,17 @@ public final class LobHttpServer implements AutoCloseable {
         boolean stopping = s == null || !(s.state() == KafkaStreams.State.RUNNING || s.state() == KafkaStreams.State.REBALANCING);
         boolean moved = e instanceof TablespaceClosedException || e instanceof ClosedChannelException;
         if (ex.getResponseCode() != -1) {
-            log.warn("{}: failed after the response began; connection closed: {}", request, e.toString());
+            // a corrupt data page is read after the status line, as is a client gone mid-value: each as often as asked
+            if (firstInAMinute(e.toString())) {
+                log.warn("{}: failed after the response began; connection closed (the same failure of other requests is not "
+                        + "logged again for a minute): {}", request, e.toString());
+            }
             Responses.cutShort(ex);
             return;
         }
         try {
             ex.getResponseHeaders().clear(); // what the value's answer had set (its ETag, its Content-Type) is not this one's
+            nameNode(ex);
             if (stopping || moved) {
                 log.debug("{}: {}", request, e.toString());
                 Responses.text(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
