@@ -25,6 +25,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 /**
@@ -40,6 +41,9 @@ import java.util.zip.CRC32C;
  */
 public final class CommandApplier {
     private static final Logger log = LoggerFactory.getLogger(CommandApplier.class);
+    /** When {@link #sayDropped} last said (System.nanoTime), and how many it has not said since. */
+    private static Long droppedSaidAt;
+    private static int droppedSince;
 
     /** What came of a command. */
     public sealed interface Outcome permits Applied, ChunkAccepted, AlreadyApplied, Duplicate, Rejected {
@@ -375,9 +379,25 @@ public final class CommandApplier {
         Attributes given = Attributes.of(cmd.getContentType(), cmd.getMetadata());
         Attributes safe = given.headerSafe();
         if (publishes && !safe.equals(given)) {
-            log.warn("{}: content type or metadata dropped: {}", cmd.getLobId(), given.problem());
+            sayDropped(cmd.getLobId(), given.problem());
         }
         return safe;
+    }
+
+    /**
+     * Says a value's dropped attributes: once a minute at most, with how many others were dropped meanwhile. A producer
+     * sending them with every PUT, or a rebuild replaying a history of those, would otherwise write a line per command.
+     */
+    private static synchronized void sayDropped(String lobId, String problem) {
+        long now = System.nanoTime();
+        if (droppedSaidAt != null && now - droppedSaidAt < TimeUnit.MINUTES.toNanos(1)) {
+            droppedSince++;
+            return;
+        }
+        log.warn("{}: content type or metadata dropped: {}{}", lobId, problem,
+                droppedSince == 0 ? "" : " (and of " + droppedSince + " other values since this was last said)");
+        droppedSaidAt = now;
+        droppedSince = 0;
     }
 
     private static Rejected invalid(String reason) {

@@ -1,5 +1,8 @@
 package io.lobstream.ingest.writer;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.CommandFingerprint;
@@ -12,6 +15,7 @@ import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
@@ -538,6 +542,20 @@ class CommandApplierTest {
             assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(5);
             // a space at either end is taken off, as HTTP readers did when a release before stored it with the value
             assertThat(store.current(id).orElseThrow().attributes()).isEqualTo(new Attributes(null, Map.of("kept", "yes", "note", "draft")));
+            // said once a minute at most: a producer that sends them with every PUT would write a line per command
+            ListAppender<ILoggingEvent> said = new ListAppender<>();
+            said.start();
+            Logger applierLog = (Logger) LoggerFactory.getLogger(CommandApplier.class);
+            applierLog.addAppender(said);
+            try {
+                for (int i = 0; i < 3; i++) {
+                    injecting.setCommandId(UUID.randomUUID().toString());
+                    applier.apply(injecting, key(id), p, 0, store, new Source(source, ++offset));
+                }
+            } finally {
+                applierLog.detachAppender(said);
+            }
+            assertThat(said.list).filteredOn(e -> e.getFormattedMessage().contains("metadata dropped")).hasSizeLessThanOrEqualTo(1);
             LobCommand last = command(id, LobOp.PUT, 0, new byte[20]);
             last.setContentType("text/plain");
             assertThat(applier.apply(last, key(id), p, 0, store, new Source(source, offset + 1))).isInstanceOf(CommandApplier.Applied.class);
