@@ -346,6 +346,19 @@ public final class LobStreamConfig {
     }
 
     /**
+     * {@code lob.registry.url} to print or log: without the user and password it may carry (a Confluent registry's
+     * {@code basic.auth.credentials.source=URL}), which a log, a terminal or {@code /status} must not show.
+     */
+    public String registryShown() {
+        return withoutUserInfo(get(REGISTRY_URL));
+    }
+
+    /** {@code text} with the user and password of every URL in it (scheme://user:password@host) replaced by {@code ***}. */
+    public static String withoutUserInfo(String text) {
+        return text.replaceAll("([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\\s]*@", "$1***@");
+    }
+
+    /**
      * Producer settings that would route a LOB's records elsewhere than its key's partition: never
      * passed on, since the topics are co-partitioned by lobId (a LOB's commands in order in one
      * partition, its reclaims in the same tablespace's partition).

@@ -209,4 +209,15 @@ class LobStreamConfigTest {
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.value.max.bytes", Long.toString((1L << 40) + 1))))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("must be between 0 and 1099511627776");
     }
+
+    /** A registry URL carrying credentials (Confluent's basic.auth.credentials.source=URL) is never printed with them. */
+    @Test
+    void aRegistryUrlIsShownWithoutItsCredentials() {
+        LobStreamConfig withKey = new LobStreamConfig(Map.of(LobStreamConfig.REGISTRY_URL.name(), "https://KEY:SECRET@registry:8081/apis"));
+        assertThat(withKey.registryShown()).isEqualTo("https://***@registry:8081/apis");
+        assertThat(LobStreamConfig.withoutUserInfo("java.net.ConnectException: http://u:p@h/x and https://v@w/y"))
+                .isEqualTo("java.net.ConnectException: http://***@h/x and https://***@w/y");
+        assertThat(config.registryShown()).isEqualTo(config.get(LobStreamConfig.REGISTRY_URL));
+    }
+
 }

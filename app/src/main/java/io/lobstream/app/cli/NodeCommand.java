@@ -100,7 +100,7 @@ final class NodeCommand implements Runnable {
             shutdown.started(PurgeWorkerPool.following(cfg, storeCfg, ids, node.meters(), () -> node.tablespaces().all().keySet(),
                     purgeWorkers));
             System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",
-                    cfg.bootstrap(), cfg.get(LobStreamConfig.REGISTRY_URL), node.httpUrl());
+                    cfg.bootstrap(), cfg.registryShown(), node.httpUrl());
             shutdown.startEnded();
             stopped = node.writerStopped();
         } catch (Exception | Error e) { // an Error too: the embedded broker's threads would keep the JVM alive

@@ -28,11 +28,13 @@ final class RegistryCheck {
             return; // another registry's serdes: its own URL, its own API
         }
         String url = config.get(LobStreamConfig.REGISTRY_URL);
+        String shown = config.registryShown();
         URI info;
         try {
             info = URI.create(url.replaceAll("/+$", "") + "/system/info");
         } catch (IllegalArgumentException e) {
-            err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + "=" + url + " is not a URL: " + e.getMessage());
+            err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + "=" + shown + " is not a URL: "
+                    + LobStreamConfig.withoutUserInfo(String.valueOf(e.getMessage())));
             return;
         }
         HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
@@ -40,13 +42,13 @@ final class RegistryCheck {
             int status = http.send(HttpRequest.newBuilder(info).timeout(TIMEOUT).build(), HttpResponse.BodyHandlers.discarding())
                     .statusCode();
             if (status != 200) {
-                err.println("lobstream node: the registry at " + url + " answered " + status + " to " + info.getPath() + ": is "
+                err.println("lobstream node: the registry at " + shown + " answered " + status + " to " + info.getPath() + ": is "
                         + LobStreamConfig.REGISTRY_URL.name() + " the base of its Apicurio v2 API (e.g. http://host:8081/apis/registry/v2)? "
                         + "Until it answers, the writer waits on each command it cannot decode");
             }
         } catch (IOException | IllegalArgumentException e) {
-            err.println("lobstream node: no registry answers at " + url + " yet (" + e + "); the writer waits for it on each command "
-                    + "it cannot decode");
+            err.println("lobstream node: no registry answers at " + shown + " yet (" + LobStreamConfig.withoutUserInfo(e.toString())
+                    + "); the writer waits for it on each command it cannot decode");
         }
     }
 

@@ -193,7 +193,7 @@ public final class PartitionReplayer {
                         cmd = null; // dead-lettered by the writer too; a failure to apply one that decodes is not skipped
                         refusedThen = new Rejection(Rejection.UNDECODABLE, "cannot decode a LobCommand: " + undecodable.getMessage());
                         // unless this replay reads another registry, or with another deserializer, than the writer did
-                        letters.requireLetter(r, config.get(LobStreamConfig.REGISTRY_URL), undecodable);
+                        letters.requireLetter(r, config.registryShown(), undecodable);
                     }
                     long at = CommandTime.of(r.timestamp(), partitionTime); // as the writer's tasks read it
                     partitionTime = Math.max(partitionTime, at);
