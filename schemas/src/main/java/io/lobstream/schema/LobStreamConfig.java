@@ -139,8 +139,8 @@ public final class LobStreamConfig {
      * Kafka Streams settings the writer's topology decides, and why: given, they would change nothing, or break what the
      * node relies on.
      */
-    private static final String WRITER_ROUTING = "the writer's undo records and dead letters go to their key's partition, "
-            + "that of the tablespace they belong to (purge reads a partition's undo records against that tablespace)";
+    private static final String WRITER_ROUTING = "the writer's undo records go to the partition numbered as their tablespace's "
+            + "(purge reads a partition's undo records against that tablespace), its dead letters to the one numbered as their command's";
     private static final Map<String, String> WRITER_FIXED = Map.of(
             "default.timestamp.extractor", "the writer's sources time their records themselves (a command by its own time, "
                     + "as replay reads it, for upload expiry and the dedupe window)",
@@ -364,7 +364,7 @@ public final class LobStreamConfig {
      * partition, its reclaims in the same tablespace's partition).
      */
     private static final Set<String> ROUTING = Set.of("partitioner.class", "partitioner.ignore.keys");
-    private static final String KEY_ROUTING = "a LOB's records go to its key's partition, in every topic";
+    private static final String KEY_ROUTING = "a LOB's commands go to its key's partition, whose tablespace holds it";
 
     /**
      * The kinds of Kafka client LobStream creates itself (the write commands' producer, read-your-writes, replay,

@@ -3,8 +3,10 @@ package io.lobstream.schema;
 import java.util.List;
 
 /**
- * The topics of one LobStream deployment. All four are co-partitioned (same partition count,
- * keyed by lobId with the default partitioner), so partition p of each belongs to tablespace p.
+ * The topics of one LobStream deployment. All four are co-partitioned (same partition count, keyed
+ * by lobId), so partition p of each belongs to tablespace p: a command goes to its key's partition
+ * by the default partitioner; undo records, reclaims and dead letters go to the partition numbered
+ * as the tablespace's (or command's) they come from.
  *
  * @param prefix configurable prefix, {@code lob.} by default
  */

@@ -58,11 +58,11 @@ class LobStreamConfigTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessage("unknown configuration key lob.consumer.linger.ms: linger.ms is no Kafka consumer setting");
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.producer.partitioner.class", "a.Q")))
-                .hasMessageContaining("a LOB's records go to its key's partition");
+                .hasMessageContaining("a LOB's commands go to its key's partition");
         // plain, no client would take them: refused, not dropped without a word
         for (String k : List.of("partitioner.class", "partitioner.ignore.keys")) {
             assertThatThrownBy(() -> new LobStreamConfig(Map.of(k, "a.Q"))).as(k).isInstanceOf(ConfigException.class)
-                    .hasMessage(k + " is not taken: a LOB's records go to its key's partition, in every topic");
+                    .hasMessage(k + " is not taken: a LOB's commands go to its key's partition, whose tablespace holds it");
         }
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.admin.bootstrap.servers", "other:9092")))
                 .hasMessageContaining("every client takes bootstrap.servers");
@@ -73,7 +73,7 @@ class LobStreamConfigTest {
         // the writer's sinks leave the partition to its producer's partitioner: undo records elsewhere than their tablespace's
         for (String k : List.of("lob.streams.producer.partitioner.class", "lob.streams.partitioner.class",
                 "lob.streams.producer.partitioner.ignore.keys", "lob.streams.partitioner.ignore.keys")) {
-            assertThatThrownBy(() -> new LobStreamConfig(Map.of(k, "a.R"))).as(k).hasMessageContaining("go to their key's partition");
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of(k, "a.R"))).as(k).hasMessageContaining("go to the partition numbered as their tablespace's");
         }
     }
 

@@ -113,7 +113,7 @@ public final class EngineBench implements Callable<Integer> {
         if (rows < 1 || threads.stream().anyMatch(t -> t < 1) || duration.isNegative() || duration.isZero()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need --rows >= 1, --threads >= 1, --duration > 0");
         }
-        noise = new byte[(8 << 20) + blobSize.max()]; // room to start a value anywhere in the first 8 MiB
+        noise = new byte[(int) Math.min(Integer.MAX_VALUE - 8, (8L << 20) + blobSize.max())]; // a value starts anywhere in 8 MiB
         new Random(42).nextBytes(noise);
         Path root = options.dataDir != null ? Files.createDirectories(options.dataDir) : DataDirs.temporary("lobstream-bench-");
         BenchOutput out = new BenchOutput(System.err, List.of("workload", "blob_size", "switches", "threads", "tps", "p50_ms",
