@@ -97,6 +97,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final Backoff fenceBackoff = new Backoff();
     private long lastFence;
     private boolean fencedBefore;
+    /** The last Kafka failure retried at once, and when it was said: the same one lasting (a corrupt batch) said once a minute. */
+    private String retriedFailure;
+    private long retriedFailureSaid;
     private final PurgeMetrics metrics;
     private final TablespaceReaders readers;
     private final UndoPurger purger;
@@ -279,7 +282,13 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         log.error("purge worker {}: not authorized ({}); trying again in {} ms", workerId, e.toString(), wait);
                         pause(wait);
                     } else {
-                        log.warn("purge worker {}: {}; trying again in {} ms", workerId, e.toString(), Backoff.MIN_MS);
+                        // at once: what this mostly is lasts a transaction timeout at most; what lasts is said once a minute
+                        if (!e.toString().equals(retriedFailure) || System.nanoTime() - retriedFailureSaid > TimeUnit.MINUTES.toNanos(1)) {
+                            log.warn("purge worker {}: {}; trying again every {} ms (the same failure is said once a minute)",
+                                    workerId, e.toString(), Backoff.MIN_MS);
+                            retriedFailure = e.toString();
+                            retriedFailureSaid = System.nanoTime();
+                        }
                         pause(Backoff.MIN_MS);
                     }
                 } catch (RuntimeException e) {
