@@ -613,6 +613,12 @@ public final class DefaultLobStore implements LobStore {
 
     // ---------------------------------------------------------------- reclaim
 
+    /** Extents to log: the first few and how many (a fragmented value of GiBs has thousands, a reclaim record up to 16 MiB of them). */
+    private static String brief(List<Extent> extents) {
+        return extents.size() <= 8 ? extents.toString()
+                : extents.subList(0, 8).toString().replaceFirst("]$", ", ... (" + extents.size() + " extents)]");
+    }
+
     @Override
     public ReclaimOutcome reclaim(String lobId, long version, List<Extent> extents, Source source) throws IOException {
         try (Latches.Held latch = openPublishing(lobId)) {
@@ -626,7 +632,8 @@ public final class DefaultLobStore implements LobStore {
             }
             VersionEntry e = pending.get();
             if (!Extent.coalesce(extents).equals(Extent.coalesce(e.extents()))) {
-                log.warn("{}: reclaim of {}@{} names pages {} but the version owns {}: rejected", name, lobId, version, extents, e.extents());
+                log.warn("{}: reclaim of {}@{} names pages {} but the version owns {}: rejected", name, lobId, version, brief(extents),
+                        brief(e.extents()));
                 SourceMarks.recordApplied(index, source);
                 return ReclaimOutcome.REJECTED;
             }
