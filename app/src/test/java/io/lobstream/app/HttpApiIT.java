@@ -178,6 +178,7 @@ class HttpApiIT {
                     HttpResponse.BodyHandlers.ofByteArray());
             assertThat(stale.statusCode()).isEqualTo(412);
             assertThat(stale.headers().firstValue("ETag")).contains(etag);
+            assertThat(stale.headers().firstValue("X-LobStream-Node")).as("via " + via.httpPort()).contains("127.0.0.1:" + via.httpPort());
 
             HttpResponse<byte[]> current = Nodes.HTTP.send(HttpRequest.newBuilder(Nodes.uri(via, onB)).header("If-Match", etag)
                     .header("If-None-Match", "\"c0.1\"").build(), HttpResponse.BodyHandlers.ofByteArray());

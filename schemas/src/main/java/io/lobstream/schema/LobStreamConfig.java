@@ -350,12 +350,18 @@ public final class LobStreamConfig {
      * {@code basic.auth.credentials.source=URL}), which a log, a terminal or {@code /status} must not show.
      */
     public String registryShown() {
-        return withoutUserInfo(get(REGISTRY_URL));
+        return withoutRegistryUserInfo(get(REGISTRY_URL));
     }
 
-    /** {@code text} with the user and password of every URL in it (scheme://user:password@host) replaced by {@code ***}. */
-    public static String withoutUserInfo(String text) {
-        return text.replaceAll("([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\\s]*@", "$1***@");
+    /**
+     * {@code text} (a message that quotes {@code lob.registry.url}) with the URL's user and password, as given, replaced
+     * by {@code ***}: all between {@code ://} and its last {@code @}, whatever characters a pasted secret holds.
+     */
+    public String withoutRegistryUserInfo(String text) {
+        String url = get(REGISTRY_URL);
+        int from = url.indexOf("://") + 3;
+        int at = url.lastIndexOf('@');
+        return from < 3 || at < from ? text : text.replace(url.substring(from, at), "***");
     }
 
     /**

@@ -215,8 +215,10 @@ class LobStreamConfigTest {
     void aRegistryUrlIsShownWithoutItsCredentials() {
         LobStreamConfig withKey = new LobStreamConfig(Map.of(LobStreamConfig.REGISTRY_URL.name(), "https://KEY:SECRET@registry:8081/apis"));
         assertThat(withKey.registryShown()).isEqualTo("https://***@registry:8081/apis");
-        assertThat(LobStreamConfig.withoutUserInfo("java.net.ConnectException: http://u:p@h/x and https://v@w/y"))
-                .isEqualTo("java.net.ConnectException: http://***@h/x and https://***@w/y");
+        LobStreamConfig pasted = new LobStreamConfig(Map.of(LobStreamConfig.REGISTRY_URL.name(), "https://KEY:a/b+c d@registry/apis"));
+        assertThat(pasted.registryShown()).as("a secret pasted unencoded").isEqualTo("https://***@registry/apis");
+        assertThat(pasted.withoutRegistryUserInfo("Illegal character in authority at index 17: https://KEY:a/b+c d@registry/apis"))
+                .doesNotContain("KEY").doesNotContain("b+c");
         assertThat(config.registryShown()).isEqualTo(config.get(LobStreamConfig.REGISTRY_URL));
     }
 

@@ -166,9 +166,13 @@ final class NodeHttp {
         return base;
     }
 
-    /** An answer without the header every node's API answer carries is another server's: said, not taken for a node's. */
+    /**
+     * An answer the CLI would take as the node's word on a LOB (a value, its status, a 404, a 416) without the header every
+     * node's answer carries is another server's: said, not taken for a node's. A proxy's own 5xx (the node behind it
+     * restarting) or 401 keeps its status and its Retry-After.
+     */
     private void requireNode(int status, Optional<String> node) throws IOException {
-        if (node.isEmpty()) {
+        if (node.isEmpty() && (status / 100 == 2 || status == 404 || status == 416)) {
             throw new IOException("the server at " + base + " is not a LobStream node (it answered HTTP " + status + " without "
                     + LobHttpServer.NODE + "): --node names a node's HTTP API, port 8080 unless lob.http.port says otherwise");
         }

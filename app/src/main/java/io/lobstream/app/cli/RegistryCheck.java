@@ -34,7 +34,7 @@ final class RegistryCheck {
             info = URI.create(url.replaceAll("/+$", "") + "/system/info");
         } catch (IllegalArgumentException e) {
             err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + "=" + shown + " is not a URL: "
-                    + LobStreamConfig.withoutUserInfo(String.valueOf(e.getMessage())));
+                    + config.withoutRegistryUserInfo(String.valueOf(e.getMessage())));
             return;
         }
         HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
@@ -47,7 +47,7 @@ final class RegistryCheck {
                         + "Until it answers, the writer waits on each command it cannot decode");
             }
         } catch (IOException | IllegalArgumentException e) {
-            err.println("lobstream node: no registry answers at " + shown + " yet (" + LobStreamConfig.withoutUserInfo(e.toString())
+            err.println("lobstream node: no registry answers at " + shown + " yet (" + config.withoutRegistryUserInfo(e.toString())
                     + "); the writer waits for it on each command it cannot decode");
         }
     }

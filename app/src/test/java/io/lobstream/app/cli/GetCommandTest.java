@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -166,6 +167,22 @@ class GetCommandTest {
         other.start();
         assertThat(getTo(dir.resolve("out"), other)).isEqualTo(1);
         assertThat(cli.err()).contains("is not a LobStream node (it answered HTTP 404").doesNotContain("no such LOB");
+    }
+
+    /** A proxy in front of a node answers 502 of its own while the node restarts: said as such, not as "no node". */
+    @Test
+    void aProxysOwnErrorKeepsItsStatus(@TempDir Path dir) throws Exception {
+        HttpServer proxy = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        proxy.createContext("/", ex -> {
+            try (ex) {
+                byte[] body = "Bad Gateway".getBytes(StandardCharsets.UTF_8);
+                ex.sendResponseHeaders(502, body.length);
+                ex.getResponseBody().write(body);
+            }
+        });
+        proxy.start();
+        assertThat(getTo(dir.resolve("out"), proxy)).isEqualTo(1);
+        assertThat(cli.err()).as("(its status goes to System.err)").doesNotContain("not a LobStream node");
     }
 
     @Test

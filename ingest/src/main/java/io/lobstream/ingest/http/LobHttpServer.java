@@ -398,6 +398,7 @@ public final class LobHttpServer implements AutoCloseable {
                 }
                 case FAILED -> {
                     headers.clear();
+                    nameNode(ex);
                     headers.add("ETag", etag); // the version there is: a client that asked for another can tell
                     h.close();
                     Responses.text(ex, 412, "LOB " + id + " is at version " + etag + ", not one If-Match names\n");
