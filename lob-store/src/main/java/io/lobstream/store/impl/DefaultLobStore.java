@@ -21,6 +21,7 @@ import io.lobstream.store.allocator.PageAllocator;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.Attributes;
+import io.lobstream.store.index.IndexWriteRefusedException;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.UploadEntry;
@@ -38,6 +39,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -1246,9 +1248,21 @@ public final class DefaultLobStore implements LobStore {
                 shrinkTail();
                 // the allocator's end is the file's but where growing it failed (and always with lob.prealloc off, the
                 // file as long as its last write): the file spans it, so the next open derives the checkpoint's free space
-                file.extendTo(allocator.highWaterMark());
+                try {
+                    file.extendTo(allocator.highWaterMark());
+                } catch (ClosedChannelException e) {
+                    throw e; // an interrupt closed it: said as such
+                } catch (IOException full) {
+                    // a full disk: no clean checkpoint then, and the next open recovers the tablespace as after a crash
+                    log.warn("{}: cannot extend the page file to {} pages at close ({}); closed without a checkpoint", name,
+                            allocator.highWaterMark(), full.toString());
+                    return;
+                }
                 syncGuard.run(file::force);
                 index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN);
+            } catch (IndexWriteRefusedException refused) {
+                // said where the disk refused it; no sync is tried after that, and the next open recovers as after a crash
+                log.warn("{}: closed without a checkpoint ({})", name, refused.getMessage());
             } finally {
                 // Whatever failed above, the index lets go of its lock and the file of its descriptor, or the
                 // tablespace could not be opened again in this process; and a reopen registers its own meters.

@@ -2,6 +2,7 @@ package io.lobstream.store.impl;
 
 import io.lobstream.store.LobStore;
 import io.lobstream.store.TablespaceSyncFailedException;
+import io.lobstream.store.index.IndexWriteRefusedException;
 import io.lobstream.store.tablespace.GroupSync;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.slf4j.Logger;
@@ -70,6 +71,8 @@ final class SyncGuard {
             sync.sync();
         } catch (ClosedChannelException e) {
             throw e; // the channel was closed under the sync (an interrupt, a close): not the disk, and a reopen is sound
+        } catch (IndexWriteRefusedException e) {
+            throw e; // a write the disk refused, no fsync failed: the store reopens from its last good sync (a full disk)
         } catch (IOException e) {
             fail(e);
             throw new TablespaceSyncFailedException(dir, "a sync failed: " + e);

@@ -55,6 +55,8 @@ import java.util.function.Predicate;
 public final class LobIndex implements Closeable {
     /** Batches written so far (see {@link #writeCount()}). */
     private final AtomicLong writes = new AtomicLong();
+    /** The first write the disk refused since this index opened: no sync is tried after it. */
+    private volatile IndexWriteRefusedException refused;
     static {
         RocksDB.loadLibrary();
     }
@@ -95,7 +97,6 @@ public final class LobIndex implements Closeable {
     private final ColumnFamilyHandle rejected;
     private boolean closed;
     private final WriteOptions writeOptions = new WriteOptions();
-    private final WriteOptions syncWrite = new WriteOptions().setSync(true);
 
     private LobIndex(RocksDB db, List<AbstractNativeReference> options, List<ColumnFamilyHandle> handles) {
         this.db = db;
@@ -453,11 +454,20 @@ public final class LobIndex implements Closeable {
 
     public void write(Batch batch) throws IOException {
         try (WriteBatch wb = batch.wb) {
-            db.write(writeOptions, wb);
+            writeOrRefuse(wb);
             // after the write: a flush that reads the new count syncs a WAL that already holds this batch
             writes.incrementAndGet();
+        }
+    }
+
+    /** Writes {@code wb} unsynced; a write the disk refuses is remembered, and no sync is tried after it ({@link #syncWal}). */
+    private void writeOrRefuse(WriteBatch wb) throws IndexWriteRefusedException {
+        try {
+            db.write(writeOptions, wb);
         } catch (RocksDBException e) {
-            throw new IOException(e);
+            IndexWriteRefusedException r = new IndexWriteRefusedException("a write to the index was refused: " + e.getMessage(), e);
+            refused = r;
+            throw r;
         }
     }
 
@@ -472,15 +482,22 @@ public final class LobIndex implements Closeable {
      * sync's record of itself, not counted among the writes (a store that wrote nothing else has nothing to sync).
      */
     public void syncWalWith(Batch batch) throws IOException {
+        // written, then synced: a write the disk refuses (full) is told from a sync that fails (IndexWriteRefusedException)
         try (WriteBatch wb = batch.wb) {
-            db.write(syncWrite, wb);
-        } catch (RocksDBException e) {
-            throw new IOException(e);
+            writeOrRefuse(wb);
         }
+        syncWal();
     }
 
-    /** Makes every write so far durable. */
+    /**
+     * Makes every write so far durable; not tried once a write was refused since the index opened (RocksDB would answer
+     * "Writer has previous error" without an fsync, or stay stopped): {@link IndexWriteRefusedException}, not a failure.
+     */
     public void syncWal() throws IOException {
+        IndexWriteRefusedException before = refused;
+        if (before != null) {
+            throw new IndexWriteRefusedException("the index is not synced: a write to it was refused before", before);
+        }
         try {
             db.flushWal(true);
         } catch (RocksDBException e) {
@@ -597,7 +614,6 @@ public final class LobIndex implements Closeable {
             // the WAL still holds everything
         }
         writeOptions.close();
-        syncWrite.close();
         for (ColumnFamilyHandle h : handles) {
             if (h != null) { // a column family a read-only open did not find
                 h.close();
