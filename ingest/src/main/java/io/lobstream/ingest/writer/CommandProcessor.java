@@ -212,7 +212,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      */
     @Override
     protected void logWentBack(String why) throws IOException {
-        TablespaceDirs.markLogCut(store().directory(), why);
+        TablespaceDirs.markLogCut(store().directory(), store().copyId(), why);
     }
 
     @Override

@@ -332,7 +332,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
             return Check.PARTITIONS_CHANGED;
         }
         long applied = store.appliedOffset(source);
-        Optional<String> cut = TablespaceDirs.logCut(store.directory());
+        Optional<String> cut = TablespaceDirs.logCut(store.directory(), store.copyId());
         // (a fresh copy of a partition with nothing committed has nothing to hold against the log's end: a first start)
         if (applied >= 0 || committed > 0) {
             OptionalLong end = logEndNow(tp);

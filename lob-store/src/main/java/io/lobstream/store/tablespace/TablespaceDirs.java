@@ -17,8 +17,10 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
@@ -51,6 +53,8 @@ import java.util.regex.Pattern;
  * Only {@code p-N} directories are tablespaces ({@link #partitions}).
  */
 public final class TablespaceDirs {
+    /** Copies whose log was cut under their task in this process, by id, with why (their marker may not be on disk). */
+    private static final Map<String, String> CUT_HERE = new ConcurrentHashMap<>();
     public static final String PAGES = "lob.pages";
     public static final String INDEX = "index";
     public static final String DESCRIPTOR = "tablespace.properties";
@@ -137,9 +141,27 @@ public final class TablespaceDirs {
         writeMarker(tablespaceDir.resolve(LOG_CUT), why);
     }
 
+    /**
+     * {@link #markLogCut(Path, String)}, remembered in this process under the copy's id first: a marker the disk refuses
+     * (no inode left, a file system remounted read-only) must not let the task's next check trust the copy, whose applied
+     * offsets the log now holds other commands at (they would be skipped as applied, and lost).
+     */
+    public static void markLogCut(Path tablespaceDir, String copyId, String why) throws IOException {
+        if (copyId != null) { // (a tablespace of a release before copy ids has none)
+            CUT_HERE.put(copyId, why);
+        }
+        markLogCut(tablespaceDir, why);
+    }
+
     /** What the marker of a log cut under {@code tablespaceDir}'s task says, if there is one. */
     public static Optional<String> logCut(Path tablespaceDir) throws IOException {
         return marker(tablespaceDir.resolve(LOG_CUT));
+    }
+
+    /** {@link #logCut(Path)}, or what this process remembers of a cut under the copy {@code copyId} (a marker refused). */
+    public static Optional<String> logCut(Path tablespaceDir, String copyId) throws IOException {
+        Optional<String> marked = logCut(tablespaceDir);
+        return marked.isPresent() || copyId == null ? marked : Optional.ofNullable(CUT_HERE.get(copyId));
     }
 
     /** Writes a marker saying {@code why}: it and its name are forced to disk, as far as the disk still takes a small write. */
