@@ -266,6 +266,12 @@ final class AppliedTracker implements AutoCloseable {
      */
     private boolean readDeadLettersTo(Map<TopicPartition, Long> end) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        List<TopicPartition> madeAnew = end.keySet().stream().filter(tp -> deadLetters.position(tp) > end.get(tp)).toList();
+        if (!madeAnew.isEmpty()) {
+            // past the end: the topic was deleted and made again (or its log cut), and its letters start over below the
+            // position; read from there on, or a dead-lettered write would be taken for applied
+            deadLetters.seekToBeginning(madeAnew);
+        }
         while (end.entrySet().stream().anyMatch(e -> deadLetters.position(e.getKey()) < e.getValue())) {
             if (System.nanoTime() > deadline) {
                 return false;
