@@ -518,14 +518,21 @@ public final class LobClient implements LobWrites, AutoCloseable {
         // queued, and the write says which piece failed first and what that means
         return completeWhen(w, sent.futures, i -> name + " " + lobId + ": the piece at byte " + starts.get(i) + " of " + length
                 + " failed; a prefix of the write may be applied (each piece applies on its own, once the one before it is; one "
-                + "that timed out may have reached Kafka): read the LOB before you retry");
+                + "that timed out may have reached Kafka)" + RETRY);
     }
 
     /** Each piece of a write or append is applied on its own, in order: those sent before a failure may be applied (a prefix). */
     private static String mayBeApplied(long sentBefore) {
         return "; the pieces before byte " + sentBefore + " were sent and a prefix of them may be applied (each piece applies "
-                + "on its own, once the one before it is): read the LOB before you retry";
+                + "on its own, once the one before it is)" + RETRY;
     }
+
+    /**
+     * How to retry a write that may be partly applied. Not "read the LOB first": the pieces sent may not be applied yet when
+     * it is read, and would be applied twice, once from each try.
+     */
+    private static final String RETRY = "; to retry, give the write an idempotency key (LobClient.idempotent, the CLI's "
+            + "--idempotency-key): a try under the same key applies only what the last did not";
 
     /**
      * The records of one write handed to the producer so far. Once one failed the rest are not
