@@ -3,8 +3,11 @@ package io.lobstream.app.bench;
 import io.lobstream.app.embedded.Cluster;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -31,5 +34,21 @@ final class BenchOptions {
         Cluster.refuseOwnKeys(config);
         new LobStreamConfig(config);
         new LobStoreConfig(config);
+    }
+
+    /** Refuses a --csv or --chart that cannot be written (a usage error) before the run, not after it has taken minutes. */
+    void checkOutputs(CommandSpec spec) {
+        for (Path out : new Path[]{csv, chart}) {
+            if (out == null) {
+                continue;
+            }
+            Path dir = out.toAbsolutePath().getParent();
+            String problem = Files.isDirectory(out) ? "is a directory"
+                    : dir == null || !Files.isDirectory(dir) ? "is in no directory there is"
+                    : !Files.isWritable(Files.exists(out) ? out : dir) ? "cannot be written" : null;
+            if (problem != null) {
+                throw new ParameterException(spec.commandLine(), (out == csv ? "--csv " : "--chart ") + out + " " + problem);
+            }
+        }
     }
 }

@@ -106,6 +106,7 @@ public final class EngineBench implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         options.checkConfig();
+        options.checkOutputs(spec);
         List<String> sets = switches.size() == 1 && switches.get(0).equals("matrix") ? MATRIX : switches;
         for (String set : sets) {
             switchConfig(set); // reject unknown names before any run starts

@@ -68,9 +68,13 @@ public final class HistoryBench implements Callable<Integer> {
     @Mixin
     BenchOptions options;
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         options.checkConfig();
+        options.checkOutputs(spec);
         if (rows < 1 || threads < 1 || purgeWorkers < 1 || duration.isNegative() || duration.isZero()) {
             throw new CommandLine.ParameterException(new CommandLine(this), "need --rows, --threads, --purge-workers >= 1 and a positive --duration");
         }

@@ -17,6 +17,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import picocli.CommandLine;
@@ -37,6 +38,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -163,10 +165,13 @@ public final class PipelineBench implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         options.checkConfig();
-        if (rows < 1 || producers < 1 || partitions < 1 || purgeWorkers < 0 || duration.toSeconds() < 1 || warmup.isNegative()) {
-            throw new CommandLine.ParameterException(spec.commandLine(),
-                    "need --rows >= 1, --producers >= 1, --partitions >= 1, --purge-workers >= 0, --duration >= 1s, --warmup >= 0");
+        if (rows < 1 || producers < 1 || partitions < 1 || purgeWorkers < 0 || duration.toSeconds() < 2 || warmup.isNegative()
+                || drainTimeout.toSeconds() < 1 || blobSize.min() < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "need --rows >= 1, --producers >= 1, --partitions >= 1, "
+                    + "--purge-workers >= 0, --duration >= 2s (a CPU window needs two samples), --warmup >= 0, --drain-timeout >= 1s, "
+                    + "--blob-size >= 1 byte");
         }
+        options.checkOutputs(spec);
         // A larger value goes as an upload of several records while the raw phase would send it as one: not the same payloads.
         int chunkSize = new LobStreamConfig(options.config).get(LobStreamConfig.CHUNK_SIZE);
         if (blobSize.max() > chunkSize) {
@@ -508,10 +513,25 @@ public final class PipelineBench implements Callable<Integer> {
         created.add(topic);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
             int replication = cfg.get(LobStreamConfig.REPLICATION);
-            admin.createTopics(List.of(new NewTopic(topic, Optional.of(partitions),
-                    replication < 1 ? Optional.empty() : Optional.of((short) replication))
+            NewTopic scratch = new NewTopic(topic, Optional.of(partitions), replication < 1 ? Optional.empty() : Optional.of((short) replication))
                     .configs(Map.of(TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(Math.max(1, bytes / partitions)),
-                            TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, "1000")))).all().get();
+                            TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, "1000"));
+            if (admin.listTopics().names().get().contains(topic)) {
+                // left by a run on this --data-dir that failed before it deleted its scratch topics: its records would be read
+                admin.deleteTopics(List.of(topic)).all().get();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (true) {
+                try {
+                    admin.createTopics(List.of(scratch)).all().get();
+                    break;
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException) || System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                    Thread.sleep(200); // the one just deleted is still being removed
+                }
+            }
             KafkaTools.awaitLeaders(admin, List.of(topic), Duration.ofSeconds(60));
         }
         return topic;

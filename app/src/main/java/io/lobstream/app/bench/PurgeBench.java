@@ -107,6 +107,9 @@ public final class PurgeBench implements Callable<Integer> {
     @Mixin
     BenchOptions options;
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     private static final int IDS_PER_PARTITION = 16;
 
     private record Config(int workers, boolean prefetch, boolean skipLoad) {
@@ -131,6 +134,7 @@ public final class PurgeBench implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         options.checkConfig();
+        options.checkOutputs(spec);
         List<Config> configs = configs();
         String latencyNote = readLatency == null || readLatency.isZero() ? "no read latency injected"
                 : "every page read purge made was delayed by " + human(readLatency) + " (--read-latency)";

@@ -2,7 +2,10 @@ package io.lobstream.app.bench;
 
 import io.lobstream.app.cli.CliRun;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
+
+import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,6 +36,23 @@ class PipelineBenchArgumentsTest {
     @Test
     void aZeroDurationIsAUsageError() {
         assertThat(bench("--duration", "0s")).isEqualTo(CommandLine.ExitCode.USAGE);
-        assertThat(cli.err()).contains("--duration >= 1s");
+        assertThat(cli.err()).contains("--duration >= 2s");
+    }
+
+    /** Accepted, these ran the raw and e2e phases for minutes, then failed, or gave a ratio of NaN printed as 0. */
+    @Test
+    void aZeroDrainTimeoutOrAnEmptyValueIsAUsageError() {
+        assertThat(bench("--drain-timeout", "0s")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(bench("--blob-size", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--blob-size >= 1 byte");
+    }
+
+    /** An output that cannot be written was found after the run, and its JSON lost with it. */
+    @Test
+    void anOutputThatCannotBeWrittenIsAUsageErrorBeforeTheRun(@TempDir Path dir) {
+        assertThat(bench("--csv", dir.toString())).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--csv " + dir + " is a directory");
+        assertThat(bench("--chart", dir.resolve("no/such/dir/c.png").toString())).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("is in no directory there is");
     }
 }
