@@ -15,6 +15,7 @@ import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.Status;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
@@ -30,7 +31,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -57,6 +61,7 @@ public final class LobIndex implements Closeable {
     private final AtomicLong writes = new AtomicLong();
     /** The first write the disk refused since this index opened: no sync is tried after it. */
     private volatile IndexWriteRefusedException refused;
+    private final AtomicInteger writesInFlight = new AtomicInteger();
     static {
         RocksDB.loadLibrary();
     }
@@ -460,15 +465,36 @@ public final class LobIndex implements Closeable {
         }
     }
 
-    /** Writes {@code wb} unsynced; a write the disk refuses is remembered, and no sync is tried after it ({@link #syncWal}). */
-    private void writeOrRefuse(WriteBatch wb) throws IndexWriteRefusedException {
+    /**
+     * Writes {@code wb} unsynced. A write refused for want of space is remembered, and no sync is tried after it
+     * ({@link #syncWal}); any other failure (a background fsync RocksDB saw fail, an I/O error) is a plain IOException,
+     * which a guarded caller takes for a failed sync.
+     */
+    private void writeOrRefuse(WriteBatch wb) throws IOException {
+        writesInFlight.incrementAndGet();
         try {
             db.write(writeOptions, wb);
         } catch (RocksDBException e) {
+            if (!noSpace(e)) {
+                throw new IOException(e);
+            }
             IndexWriteRefusedException r = new IndexWriteRefusedException("a write to the index was refused: " + e.getMessage(), e);
             refused = r;
             throw r;
+        } finally {
+            writesInFlight.decrementAndGet(); // after refused is set: a sync that failed meanwhile looks at it (syncWal)
         }
+    }
+
+    /**
+     * Whether RocksDB refused the write for want of space in a write, not in a sync: an fsync that reports ENOSPC (space
+     * allocated late, a thin volume) may have dropped the pages it could not write, and RocksDB answers every later write
+     * with that error ("While fsync", "While fdatasync", "While sync_file_range"), which must fence as a failed sync.
+     */
+    static boolean noSpace(RocksDBException e) {
+        Status status = e.getStatus();
+        String message = String.valueOf(e.getMessage()).toLowerCase(java.util.Locale.ROOT);
+        return status != null && status.getSubCode() == Status.SubCode.NoSpace && !message.contains("sync");
     }
 
     /** Writes and syncs the WAL before returning. */
@@ -501,6 +527,16 @@ public final class LobIndex implements Closeable {
         try {
             db.flushWal(true);
         } catch (RocksDBException e) {
+            // a write refused while this sync waited leaves RocksDB's WAL "with a previous error", which it answers without
+            // an fsync: once the writes in flight have come back, a refusal among them is what failed it
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+            while (writesInFlight.get() > 0 && refused == null && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(50_000);
+            }
+            IndexWriteRefusedException meanwhile = refused;
+            if (meanwhile != null) {
+                throw new IndexWriteRefusedException("the index is not synced: a write to it was refused meanwhile", meanwhile);
+            }
             throw new IOException(e);
         }
     }
