@@ -15,6 +15,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,6 +73,9 @@ final class AppliedTracker implements AutoCloseable {
     private final KafkaConsumer<byte[], byte[]> deadLetters;
     private final Admin admin;
     private final Set<TopicPartition> dlqPartitions;
+    private final String dlqTopic;
+    /** The dead-letter topic's id when last read: another one is the topic made again, read from its beginning. */
+    private Uuid dlqTopicId;
     private final BlockingQueue<Waiting> incoming = new LinkedBlockingQueue<>();
     private record Seen(WriteOutcome.DeadLetter letter, long timestampMs) {
     }
@@ -111,6 +115,7 @@ final class AppliedTracker implements AutoCloseable {
         this.deadLetters = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         try {
             String topic = config.topics().deadLetters();
+            this.dlqTopic = topic;
             this.dlqPartitions = deadLetters.partitionsFor(topic, Duration.ofSeconds(30)).stream()
                     .map(p -> new TopicPartition(topic, p.partition())).collect(Collectors.toUnmodifiableSet());
             if (dlqPartitions.isEmpty()) {
@@ -202,6 +207,7 @@ final class AppliedTracker implements AutoCloseable {
             readFromMs = Long.MAX_VALUE;
             forgottenThroughMs = Long.MIN_VALUE;
         }
+        readAgainIfMadeAgain();
         rewindTo(from);
         Set<Integer> partitions = waiting.stream().map(w -> w.last.partition()).collect(Collectors.toSet());
         Map<Integer, Long> committed = committed(partitions);
@@ -226,6 +232,21 @@ final class AppliedTracker implements AutoCloseable {
             forgottenThroughMs = Math.max(forgottenThroughMs, eldest.next().timestampMs());
             eldest.remove();
         }
+    }
+
+    /**
+     * Reads the dead-letter topic from its beginning if it was deleted and made again since it was last read (by its id):
+     * its letters start over, below the position reached in the old one, and a dead-lettered write would be taken for
+     * applied.
+     */
+    private void readAgainIfMadeAgain() throws ExecutionException, InterruptedException, TimeoutException {
+        Uuid id = admin.describeTopics(List.of(dlqTopic)).allTopicNames().get(10, TimeUnit.SECONDS).get(dlqTopic).topicId();
+        if (dlqTopicId != null && !dlqTopicId.equals(id)) {
+            log.warn("{} was made again: its letters are read from its beginning", dlqTopic);
+            deadLetters.seekToBeginning(dlqPartitions);
+            readFromMs = Long.MIN_VALUE;
+        }
+        dlqTopicId = id;
     }
 
     /** Makes sure the dead-letter topic is read from {@code fromMs} on (found through its time index). */
