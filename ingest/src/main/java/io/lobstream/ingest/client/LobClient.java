@@ -486,16 +486,16 @@ public final class LobClient implements LobWrites, AutoCloseable {
             long before = done;
             if (sent.anyFailed()) {
                 return sent.stopped(name + " " + lobId + ": stopped at byte " + before + " of " + length + ", as a piece failed"
-                        + mayBeApplied(before));
+                        + mayBeApplied(before, ids));
             }
             int n;
             try {
                 n = readExactly(data, buffer, (int) Math.min(chunkSize, length - done), done, length);
             } catch (EOFException e) {
-                throw before == 0 ? e : new EOFException(e.getMessage() + mayBeApplied(before));
+                throw before == 0 ? e : new EOFException(e.getMessage() + mayBeApplied(before, ids));
             } catch (IOException e) {
                 throw before == 0 ? e : new IOException(name + " " + lobId + ": reading the input failed at byte " + before
-                        + mayBeApplied(before) + ": " + e.getMessage(), e);
+                        + mayBeApplied(before, ids) + ": " + e.getMessage(), e);
             }
             // Each piece names the one before (after): sent without waiting for its acknowledgement, a piece could be
             // delivered though the one before expired in the producer's buffer (delivery.timeout.ms, a broker away), and
@@ -507,7 +507,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             previousFingerprint = CommandFingerprint.of(cmd); // before the send, whose serializer may read the buffer through
             if (!sent.send(cmd)) { // refused before it left (no metadata within max.block.ms, the serializer): nothing from before on
                 return sent.stopped(name + " " + lobId + ": stopped at byte " + before + " of " + length + ", as its piece was "
-                        + "refused" + (before == 0 ? "; nothing of it was sent: the LOB is unchanged" : mayBeApplied(before)));
+                        + "refused" + (before == 0 ? "; nothing of it was sent: the LOB is unchanged" : mayBeApplied(before, ids)));
             }
             starts.add(done);
             previous = cmd.getCommandId();
@@ -518,21 +518,26 @@ public final class LobClient implements LobWrites, AutoCloseable {
         // queued, and the write says which piece failed first and what that means
         return completeWhen(w, sent.futures, i -> name + " " + lobId + ": the piece at byte " + starts.get(i) + " of " + length
                 + " failed; a prefix of the write may be applied (each piece applies on its own, once the one before it is; one "
-                + "that timed out may have reached Kafka)" + RETRY);
+                + "that timed out may have reached Kafka)" + retry(ids));
     }
 
     /** Each piece of a write or append is applied on its own, in order: those sent before a failure may be applied (a prefix). */
-    private static String mayBeApplied(long sentBefore) {
+    private static String mayBeApplied(long sentBefore, CommandIds ids) {
         return "; the pieces before byte " + sentBefore + " were sent and a prefix of them may be applied (each piece applies "
-                + "on its own, once the one before it is)" + RETRY;
+                + "on its own, once the one before it is)" + retry(ids);
     }
 
     /**
-     * How to retry a write that may be partly applied. Not "read the LOB first": the pieces sent may not be applied yet when
-     * it is read, and would be applied twice, once from each try.
+     * How to retry a write that may be partly applied. Under an idempotency key: the same write again. Without one, not
+     * at once: the pieces sent may not be applied yet, and a LOB read then would have them sent twice.
      */
-    private static final String RETRY = "; to retry, give the write an idempotency key (LobClient.idempotent, the CLI's "
-            + "--idempotency-key): a try under the same key applies only what the last did not";
+    private static String retry(CommandIds ids) {
+        return ids.key() != null
+                ? "; run it again under the same idempotency key (within lob.command.dedupe.window.ms): it applies only what "
+                + "this try did not"
+                : "; before you send what is missing, let what was sent be applied (the writer's next commit) and read the "
+                + "LOB; a write given an idempotency key from its first try can simply be run again";
+    }
 
     /**
      * The records of one write handed to the producer so far. Once one failed the rest are not
