@@ -1259,7 +1259,8 @@ public final class DefaultLobStore implements LobStore {
                     return;
                 }
                 syncGuard.run(file::force);
-                index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN);
+                // guarded as every sync is: the clean flag of a checkpoint whose sync failed must not be trusted
+                syncGuard.run(() -> index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN));
             } catch (IndexWriteRefusedException refused) {
                 // said where the disk refused it; no sync is tried after that, and the next open recovers as after a crash
                 log.warn("{}: closed without a checkpoint ({})", name, refused.getMessage());
