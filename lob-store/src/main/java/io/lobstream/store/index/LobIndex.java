@@ -37,6 +37,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.regex.Pattern;
 
 /**
  * The RocksDB index of one tablespace. It holds metadata, and no LOB bytes but the unfinished page of each chunked
@@ -493,8 +494,16 @@ public final class LobIndex implements Closeable {
      */
     static boolean noSpace(RocksDBException e) {
         Status status = e.getStatus();
-        String message = String.valueOf(e.getMessage()).toLowerCase(java.util.Locale.ROOT);
-        return status != null && status.getSubCode() == Status.SubCode.NoSpace && !message.contains("sync");
+        return status != null && status.getSubCode() == Status.SubCode.NoSpace && !failedSync(e);
+    }
+
+    /** RocksDB's context of an I/O error of an fsync (not a file's path that happens to hold "sync"). */
+    private static final Pattern SYNC_CONTEXT = Pattern.compile("(?i)while (fsync|fdatasync|sync_file_range|fcntl)");
+
+    /** Whether {@code e} is an fsync of RocksDB's that failed, now or earlier (it answers later writes with that error). */
+    static boolean failedSync(RocksDBException e) {
+        return SYNC_CONTEXT.matcher(String.valueOf(e.getMessage())).find()
+                || (e.getStatus() != null && SYNC_CONTEXT.matcher(String.valueOf(e.getStatus().getState())).find());
     }
 
     /** Writes and syncs the WAL before returning. */
@@ -527,6 +536,9 @@ public final class LobIndex implements Closeable {
         try {
             db.flushWal(true);
         } catch (RocksDBException e) {
+            if (failedSync(e)) {
+                throw new IOException(e); // this fsync's own failure: fenced, whatever else was refused meanwhile
+            }
             // a write refused while this sync waited leaves RocksDB's WAL "with a previous error", which it answers without
             // an fsync: once the writes in flight have come back, a refusal among them is what failed it
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);

@@ -21,5 +21,8 @@ class LobIndexRefusalTest {
         assertThat(LobIndex.noSpace(io(Status.SubCode.NoSpace, "While fdatasync: 000012.log: No space left on device"))).isFalse();
         assertThat(LobIndex.noSpace(io(Status.SubCode.None, "While fsync: 000012.log: Input/output error"))).isFalse();
         assertThat(LobIndex.noSpace(new RocksDBException("no status"))).isFalse();
+        assertThat(LobIndex.noSpace(io(Status.SubCode.NoSpace, "While appending to file: /srv/rsync/p-3/index/000012.log: "
+                + "No space left on device"))).as("a path that holds \"sync\"").isTrue();
+        assertThat(LobIndex.failedSync(io(Status.SubCode.None, "Writer has previous error."))).isFalse();
     }
 }
