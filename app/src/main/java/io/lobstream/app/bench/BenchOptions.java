@@ -43,8 +43,11 @@ final class BenchOptions {
                 continue;
             }
             Path dir = out.toAbsolutePath().getParent();
+            while (dir != null && !Files.exists(dir)) {
+                dir = dir.getParent(); // the output's directories are made: the nearest one there is must take them
+            }
             String problem = Files.isDirectory(out) ? "is a directory"
-                    : dir == null || !Files.isDirectory(dir) ? "is in no directory there is"
+                    : dir == null || !Files.isDirectory(dir) ? "is under a file, not a directory"
                     : !Files.isWritable(Files.exists(out) ? out : dir) ? "cannot be written" : null;
             if (problem != null) {
                 throw new ParameterException(spec.commandLine(), (out == csv ? "--csv " : "--chart ") + out + " " + problem);
