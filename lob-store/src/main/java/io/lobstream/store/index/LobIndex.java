@@ -103,6 +103,7 @@ public final class LobIndex implements Closeable {
     private final ColumnFamilyHandle rejected;
     private boolean closed;
     private final WriteOptions writeOptions = new WriteOptions();
+    private final WriteOptions syncWrite = new WriteOptions().setSync(true);
 
     private LobIndex(RocksDB db, List<AbstractNativeReference> options, List<ColumnFamilyHandle> handles) {
         this.db = db;
@@ -460,31 +461,34 @@ public final class LobIndex implements Closeable {
 
     public void write(Batch batch) throws IOException {
         try (WriteBatch wb = batch.wb) {
-            writeOrRefuse(wb);
+            write(wb, writeOptions);
             // after the write: a flush that reads the new count syncs a WAL that already holds this batch
             writes.incrementAndGet();
         }
     }
 
     /**
-     * Writes {@code wb} unsynced. A write refused for want of space is remembered, and no sync is tried after it
-     * ({@link #syncWal}); any other failure (a background fsync RocksDB saw fail, an I/O error) is a plain IOException,
-     * which a guarded caller takes for a failed sync.
+     * Writes {@code wb} with {@code options}. A write refused for want of space is remembered, and no sync is tried after
+     * it ({@link #syncWal}); an fsync that failed, or any other failure, is a plain IOException, which a guarded caller
+     * takes for a failed sync ({@link #failedUnlessRefused}).
      */
-    private void writeOrRefuse(WriteBatch wb) throws IOException {
+    private void write(WriteBatch wb, WriteOptions options) throws IOException {
+        RocksDBException failure;
         writesInFlight.incrementAndGet();
         try {
-            db.write(writeOptions, wb);
+            db.write(options, wb);
+            return;
         } catch (RocksDBException e) {
-            if (!noSpace(e)) {
-                throw new IOException(e);
+            if (noSpace(e)) {
+                IndexWriteRefusedException r = new IndexWriteRefusedException("a write to the index was refused: " + e.getMessage(), e);
+                refused = r;
+                throw r;
             }
-            IndexWriteRefusedException r = new IndexWriteRefusedException("a write to the index was refused: " + e.getMessage(), e);
-            refused = r;
-            throw r;
+            failure = e;
         } finally {
-            writesInFlight.decrementAndGet(); // after refused is set: a sync that failed meanwhile looks at it (syncWal)
+            writesInFlight.decrementAndGet(); // after refused is set: a sync that failed meanwhile looks at it
         }
+        throw failedUnlessRefused(failure);
     }
 
     /**
@@ -506,6 +510,33 @@ public final class LobIndex implements Closeable {
                 || (e.getStatus() != null && SYNC_CONTEXT.matcher(String.valueOf(e.getStatus().getState())).find());
     }
 
+    /**
+     * What a write or sync that failed with {@code e} throws. A write refused while it waited leaves RocksDB's WAL "with a
+     * previous error", which it answers without an fsync: unless {@code e} is an fsync's own failure (fenced, whatever
+     * else was refused meanwhile), once the writes in flight have come back, a refusal among them is what failed it.
+     */
+    private IOException failedUnlessRefused(RocksDBException e) {
+        if (!failedSync(e)) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+            while (writesInFlight.get() > 0 && refused == null && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(50_000);
+            }
+            IndexWriteRefusedException meanwhile = refused;
+            if (meanwhile != null) {
+                return new IndexWriteRefusedException("the index is not synced: a write to it was refused meanwhile", meanwhile);
+            }
+        }
+        return new IOException(e);
+    }
+
+    /** Not tried once a write was refused since the index opened (RocksDB would answer without an fsync, or stay stopped). */
+    private void refuseIfRefused() throws IndexWriteRefusedException {
+        IndexWriteRefusedException before = refused;
+        if (before != null) {
+            throw new IndexWriteRefusedException("the index is not synced: a write to it was refused before", before);
+        }
+    }
+
     /** Writes and syncs the WAL before returning. */
     public void writeSync(Batch batch) throws IOException {
         syncWalWith(batch);
@@ -515,41 +546,22 @@ public final class LobIndex implements Closeable {
     /**
      * Writes {@code batch} and syncs the WAL, making every write so far durable with it, as {@link #syncWal} does: a
      * sync's record of itself, not counted among the writes (a store that wrote nothing else has nothing to sync).
+     * One synced write: a refusal of the write itself is told from a failed fsync by RocksDB's context ({@link #noSpace}).
      */
     public void syncWalWith(Batch batch) throws IOException {
-        // written, then synced: a write the disk refuses (full) is told from a sync that fails (IndexWriteRefusedException)
         try (WriteBatch wb = batch.wb) {
-            writeOrRefuse(wb);
+            refuseIfRefused();
+            write(wb, syncWrite);
         }
-        syncWal();
     }
 
-    /**
-     * Makes every write so far durable; not tried once a write was refused since the index opened (RocksDB would answer
-     * "Writer has previous error" without an fsync, or stay stopped): {@link IndexWriteRefusedException}, not a failure.
-     */
+    /** Makes every write so far durable; {@link IndexWriteRefusedException}, not a failure, once a write was refused. */
     public void syncWal() throws IOException {
-        IndexWriteRefusedException before = refused;
-        if (before != null) {
-            throw new IndexWriteRefusedException("the index is not synced: a write to it was refused before", before);
-        }
+        refuseIfRefused();
         try {
             db.flushWal(true);
         } catch (RocksDBException e) {
-            if (failedSync(e)) {
-                throw new IOException(e); // this fsync's own failure: fenced, whatever else was refused meanwhile
-            }
-            // a write refused while this sync waited leaves RocksDB's WAL "with a previous error", which it answers without
-            // an fsync: once the writes in flight have come back, a refusal among them is what failed it
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-            while (writesInFlight.get() > 0 && refused == null && System.nanoTime() < deadline) {
-                LockSupport.parkNanos(50_000);
-            }
-            IndexWriteRefusedException meanwhile = refused;
-            if (meanwhile != null) {
-                throw new IndexWriteRefusedException("the index is not synced: a write to it was refused meanwhile", meanwhile);
-            }
-            throw new IOException(e);
+            throw failedUnlessRefused(e);
         }
     }
 
@@ -662,6 +674,7 @@ public final class LobIndex implements Closeable {
             // the WAL still holds everything
         }
         writeOptions.close();
+        syncWrite.close();
         for (ColumnFamilyHandle h : handles) {
             if (h != null) { // a column family a read-only open did not find
                 h.close();
