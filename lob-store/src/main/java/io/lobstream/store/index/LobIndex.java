@@ -60,7 +60,7 @@ import java.util.regex.Pattern;
 public final class LobIndex implements Closeable {
     /** Batches written so far (see {@link #writeCount()}). */
     private final AtomicLong writes = new AtomicLong();
-    /** The first write the disk refused since this index opened: no sync is tried after it. */
+    /** A write the disk refused since this index opened (the latest): no sync is tried after one. */
     private volatile IndexWriteRefusedException refused;
     private final AtomicInteger writesInFlight = new AtomicInteger();
     static {
@@ -469,8 +469,8 @@ public final class LobIndex implements Closeable {
 
     /**
      * Writes {@code wb} with {@code options}. A write refused for want of space is remembered, and no sync is tried after
-     * it ({@link #syncWal}); an fsync that failed, or any other failure, is a plain IOException, which a guarded caller
-     * takes for a failed sync ({@link #failedUnlessRefused}).
+     * it ({@link #syncWal}); an fsync that failed is a plain IOException, which a guarded caller takes for a failed sync,
+     * and any other failure is what {@link #failedUnlessRefused} makes of it.
      */
     private void write(WriteBatch wb, WriteOptions options) throws IOException {
         RocksDBException failure;
