@@ -361,7 +361,7 @@ public final class LobStreamConfig {
         String url = get(REGISTRY_URL);
         int from = url.indexOf("://") + 3;
         int at = url.lastIndexOf('@');
-        return from < 3 || at < from ? text : text.replace(url.substring(from, at), "***");
+        return from < 3 || at <= from ? text : text.replace(url.substring(from, at), "***"); // (an empty user: nothing to hide)
     }
 
     /**

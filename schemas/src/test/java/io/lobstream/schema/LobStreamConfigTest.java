@@ -220,6 +220,8 @@ class LobStreamConfigTest {
         assertThat(pasted.withoutRegistryUserInfo("Illegal character in authority at index 17: https://KEY:a/b+c d@registry/apis"))
                 .doesNotContain("KEY").doesNotContain("b+c");
         assertThat(config.registryShown()).isEqualTo(config.get(LobStreamConfig.REGISTRY_URL));
+        LobStreamConfig emptyUser = new LobStreamConfig(Map.of(LobStreamConfig.REGISTRY_URL.name(), "http://@registry:8081/apis"));
+        assertThat(emptyUser.registryShown()).isEqualTo("http://@registry:8081/apis");
     }
 
 }
