@@ -2,6 +2,7 @@ package io.lobstream.purge;
 
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LogOncePerMinute;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.page.PageType;
 import io.lobstream.store.purge.PurgeReader;
@@ -97,9 +98,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final Backoff fenceBackoff = new Backoff();
     private long lastFence;
     private boolean fencedBefore;
-    /** The last Kafka failure retried at once, and when it was said: the same one lasting (a corrupt batch) said once a minute. */
-    private String retriedFailure;
-    private long retriedFailureSaid;
+    /** The Kafka failures retried at once: one that lasts (a corrupt batch) is said once a minute. */
+    private final LogOncePerMinute retriedSaid = new LogOncePerMinute();
     private final PurgeMetrics metrics;
     private final TablespaceReaders readers;
     private final UndoPurger purger;
@@ -283,11 +283,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         pause(wait);
                     } else {
                         // at once: what this mostly is lasts a transaction timeout at most; what lasts is said once a minute
-                        if (!e.toString().equals(retriedFailure) || System.nanoTime() - retriedFailureSaid > TimeUnit.MINUTES.toNanos(1)) {
+                        if (retriedSaid.sayNow(e.toString()) >= 0) {
                             log.warn("purge worker {}: {}; trying again every {} ms (the same failure is said once a minute)",
                                     workerId, e.toString(), Backoff.MIN_MS);
-                            retriedFailure = e.toString();
-                            retriedFailureSaid = System.nanoTime();
                         }
                         pause(Backoff.MIN_MS);
                     }

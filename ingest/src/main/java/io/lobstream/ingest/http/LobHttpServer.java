@@ -10,6 +10,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.ingest.writer.LobStateStore;
 import io.lobstream.ingest.writer.TaskFailure;
 import io.lobstream.ingest.writer.TablespaceRegistry;
+import io.lobstream.schema.LogOncePerMinute;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.TablespaceClosedException;
@@ -40,7 +41,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.SortedSet;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -99,7 +99,7 @@ public final class LobHttpServer implements AutoCloseable {
 
     private final String advertisedHost;
     /** When each failure answered with a 500 was last logged. */
-    private final Map<String, Long> failuresSaid = new ConcurrentHashMap<>();
+    private final LogOncePerMinute failuresSaid = new LogOncePerMinute();
     private final String commandsTopic;
 
     public LobHttpServer(String host, String advertisedHost, int port, String commandsTopic, TablespaceRegistry registry,
@@ -328,7 +328,7 @@ public final class LobHttpServer implements AutoCloseable {
         boolean moved = e instanceof TablespaceClosedException || e instanceof ClosedChannelException;
         if (ex.getResponseCode() != -1) {
             // a corrupt data page is read after the status line, as is a client gone mid-value: each as often as asked
-            if (firstInAMinute(e.toString())) {
+            if (failuresSaid.sayNow(e.toString()) >= 0) {
                 log.warn("{}: failed after the response began; connection closed (the same failure of other requests is not "
                         + "logged again for a minute): {}", request, e.toString());
             }
@@ -342,7 +342,7 @@ public final class LobHttpServer implements AutoCloseable {
                 log.debug("{}: {}", request, e.toString());
                 Responses.text(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
             } else {
-                if (firstInAMinute(e.toString())) {
+                if (failuresSaid.sayNow(e.toString()) >= 0) {
                     log.error("{} failed (the same failure of other requests is not logged again for a minute)", request, e);
                 }
                 Responses.text(ex, 500, "failed: " + e.getMessage() + "\n");
@@ -350,23 +350,6 @@ public final class LobHttpServer implements AutoCloseable {
         } catch (IOException | RuntimeException answering) {
             log.debug("{}: could not answer: {}", request, answering.toString());
         }
-    }
-
-    /**
-     * Whether a request's failure is the first of its kind in a minute: a corrupt page fails every read of its value, and
-     * clients retry, so the log would follow the request rate.
-     */
-    private boolean firstInAMinute(String failure) {
-        long now = System.nanoTime();
-        if (failuresSaid.size() > 1_000) {
-            failuresSaid.clear();
-        }
-        Long said = failuresSaid.get(failure);
-        if (said != null && now - said < TimeUnit.MINUTES.toNanos(1)) {
-            return false;
-        }
-        failuresSaid.put(failure, now);
-        return true;
     }
 
     private void serve(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {

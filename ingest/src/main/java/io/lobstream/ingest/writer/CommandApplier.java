@@ -3,6 +3,7 @@ package io.lobstream.ingest.writer;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.CommandFingerprint;
+import io.lobstream.schema.LogOncePerMinute;
 import io.lobstream.store.Chunk;
 import io.lobstream.store.ChunkResult;
 import io.lobstream.store.LobStore;
@@ -25,7 +26,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 /**
@@ -41,9 +41,8 @@ import java.util.zip.CRC32C;
  */
 public final class CommandApplier {
     private static final Logger log = LoggerFactory.getLogger(CommandApplier.class);
-    /** When {@link #sayDropped} last said (System.nanoTime), and how many it has not said since. */
-    private static Long droppedSaidAt;
-    private static int droppedSince;
+    /** What {@link #sayDropped} says, in the whole process: a producer's every PUT, or a rebuild, drops them alike. */
+    private static final LogOncePerMinute DROPPED_SAID = new LogOncePerMinute();
 
     /** What came of a command. */
     public sealed interface Outcome permits Applied, ChunkAccepted, AlreadyApplied, Duplicate, Rejected {
@@ -388,16 +387,12 @@ public final class CommandApplier {
      * Says a value's dropped attributes: once a minute at most, with how many others were dropped meanwhile. A producer
      * sending them with every PUT, or a rebuild replaying a history of those, would otherwise write a line per command.
      */
-    private static synchronized void sayDropped(String lobId, String problem) {
-        long now = System.nanoTime();
-        if (droppedSaidAt != null && now - droppedSaidAt < TimeUnit.MINUTES.toNanos(1)) {
-            droppedSince++;
-            return;
+    private static void sayDropped(String lobId, String problem) {
+        long notSaid = DROPPED_SAID.sayNow("dropped");
+        if (notSaid >= 0) {
+            log.warn("{}: content type or metadata dropped: {}{}", lobId, problem,
+                    notSaid == 0 ? "" : " (and of " + notSaid + " other values since this was last said)");
         }
-        log.warn("{}: content type or metadata dropped: {}{}", lobId, problem,
-                droppedSince == 0 ? "" : " (and of " + droppedSince + " other values since this was last said)");
-        droppedSaidAt = now;
-        droppedSince = 0;
     }
 
     private static Rejected invalid(String reason) {
