@@ -74,7 +74,7 @@ final class AppliedTracker implements AutoCloseable {
     private final Admin admin;
     private final Set<TopicPartition> dlqPartitions;
     private final String dlqTopic;
-    /** The dead-letter topic's id when last read: another one is the topic made again, read from its beginning. */
+    /** The id of the dead-letter topic its positions are in: another one is the topic made again ({@link #madeAgain}). */
     private Uuid dlqTopicId;
     private final BlockingQueue<Waiting> incoming = new LinkedBlockingQueue<>();
     private record Seen(WriteOutcome.DeadLetter letter, long timestampMs) {
@@ -207,7 +207,6 @@ final class AppliedTracker implements AutoCloseable {
             readFromMs = Long.MAX_VALUE;
             forgottenThroughMs = Long.MIN_VALUE;
         }
-        readAgainIfMadeAgain();
         rewindTo(from);
         Set<Integer> partitions = waiting.stream().map(w -> w.last.partition()).collect(Collectors.toSet());
         Map<Integer, Long> committed = committed(partitions);
@@ -215,6 +214,10 @@ final class AppliedTracker implements AutoCloseable {
         // the end is read after the offsets: a commit seen above has its dead letters below it
         boolean readToEnd = readDeadLettersTo(DeadLetterTopic.uncommittedEnd(admin,
                 dlqPartitions.stream().filter(tp -> partitions.contains(tp.partition())).toList()));
+        if (readToEnd && waiting.stream().anyMatch(w -> !seen.containsKey(w.write.writeId())
+                && committed.getOrDefault(w.last.partition(), -1L) > w.last.offset()) && madeAgain()) {
+            return; // no write is taken for applied before the topic made again is read from its beginning (next round)
+        }
         waiting.removeIf(w -> {
             Seen dead = seen.get(w.write.writeId()); // kept: applied() may be asked again for this write
             if (dead != null) {
@@ -235,25 +238,32 @@ final class AppliedTracker implements AutoCloseable {
     }
 
     /**
-     * Reads the dead-letter topic from its beginning if it was deleted and made again since it was last read (by its id):
-     * its letters start over, below the position reached in the old one, and a dead-lettered write would be taken for
-     * applied.
+     * Whether the dead-letter topic was deleted and made again since its positions were set (its id): its letters start
+     * over below them, and a dead-lettered write would be taken for applied. If so, it is read from its beginning. Asked
+     * only before a write is taken for applied, not every round: a round trip to the broker.
      */
-    private void readAgainIfMadeAgain() throws ExecutionException, InterruptedException, TimeoutException {
-        Uuid id = admin.describeTopics(List.of(dlqTopic)).allTopicNames().get(10, TimeUnit.SECONDS).get(dlqTopic).topicId();
-        if (dlqTopicId != null && !dlqTopicId.equals(id)) {
-            log.warn("{} was made again: its letters are read from its beginning", dlqTopic);
-            deadLetters.seekToBeginning(dlqPartitions);
-            readFromMs = Long.MIN_VALUE;
+    private boolean madeAgain() throws ExecutionException, InterruptedException, TimeoutException {
+        Uuid id = topicId();
+        if (id.equals(dlqTopicId)) {
+            return false;
         }
+        log.warn("{} was made again: its letters are read from its beginning", dlqTopic);
+        deadLetters.seekToBeginning(dlqPartitions);
+        readFromMs = Long.MIN_VALUE;
         dlqTopicId = id;
+        return true;
+    }
+
+    private Uuid topicId() throws ExecutionException, InterruptedException, TimeoutException {
+        return admin.describeTopics(List.of(dlqTopic)).allTopicNames().get(10, TimeUnit.SECONDS).get(dlqTopic).topicId();
     }
 
     /** Makes sure the dead-letter topic is read from {@code fromMs} on (found through its time index). */
-    private void rewindTo(long fromMs) {
+    private void rewindTo(long fromMs) throws ExecutionException, InterruptedException, TimeoutException {
         if (fromMs >= readFromMs) {
             return;
         }
+        dlqTopicId = topicId(); // the topic the positions set below are in
         // The committed end first, then the time lookup: both see committed records only. A dead letter whose
         // transaction was open at the lookup is past the end read before it; one read the other way round could
         // commit in between and be skipped (a rejected write reported applied: seen in CI).
