@@ -39,6 +39,9 @@ public final class LobStoreConfig {
     public static final ConfigKey<Boolean> PURGE_SKIP_LOAD = ConfigKey.bool("lob.purge.skip.load", true,
             "Purge never reads DATA pages; it frees them by the page numbers in root and index pages. "
                     + "Off: every data page is read and its header checked before it is freed.");
+    /** The on/off switches of the optimisations; the sixth, the batch size, is a number. */
+    public static final List<ConfigKey<Boolean>> SWITCHES = List.of(PREALLOC, LATCH_DOWNGRADE, OPTIMISTIC_UPDATE, PURGE_PREFETCH,
+            PURGE_SKIP_LOAD);
     public static final ConfigKey<Boolean> SYNC = ConfigKey.bool("lob.sync", true,
             "flush() forces the page file and syncs the index WAL (called at every Kafka Streams commit), recording which "
                     + "versions the force covered: an open after a crash checks the pages of the others, and refuses the "
@@ -136,7 +139,7 @@ public final class LobStoreConfig {
      */
     public LobStoreConfig withSwitches(boolean on) {
         Map<String, Object> v = new HashMap<>(values);
-        for (ConfigKey<?> key : List.of(PREALLOC, LATCH_DOWNGRADE, OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_SKIP_LOAD)) {
+        for (ConfigKey<?> key : SWITCHES) {
             v.put(key.name(), on);
         }
         return new LobStoreConfig(v);

@@ -29,11 +29,26 @@ final class BenchOptions {
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
     Map<String, String> config = new HashMap<>();
 
-    /** Refuses an unknown key or a bad value (a usage error) before anything starts. */
-    void checkConfig() {
+    /**
+     * Refuses an unknown key or a bad value (a usage error) before anything starts, and a key that one of the bench's own
+     * options sets: the option would win without a word, and the run measure what was not asked.
+     *
+     * @param optionOfKey the keys the bench's options set, each with the option that sets it
+     */
+    void checkConfig(CommandSpec spec, Map<String, String> optionOfKey) {
         Cluster.refuseOwnKeys(config);
         new LobStreamConfig(config);
         new LobStoreConfig(config);
+        optionOfKey.forEach((key, option) -> {
+            if (config.containsKey(key)) {
+                throw new ParameterException(spec.commandLine(), "-c " + key + " is not taken: this bench sets it with " + option);
+            }
+        });
+    }
+
+    /** The --partitions given, or else lob.topic.partitions (8 unless -c sets it): either way, as the demo takes them. */
+    Integer partitions(Integer option) {
+        return option != null ? option : new LobStreamConfig(config).get(LobStreamConfig.PARTITIONS);
     }
 
     /** Refuses a --csv or --chart that cannot be written (a usage error) before the run, not after it has taken minutes. */

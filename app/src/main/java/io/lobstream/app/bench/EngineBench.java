@@ -105,7 +105,11 @@ public final class EngineBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        options.checkConfig();
+        Map<String, String> optionOfKey = new HashMap<>();
+        LobStoreConfig.SWITCHES.forEach(key -> optionOfKey.put(key.name(), "--switches"));
+        optionOfKey.put(LobStoreConfig.PAGE_SIZE.name(), "--page-size");
+        optionOfKey.put(LobStoreConfig.SYNC_EACH_WRITE.name(), "--durability");
+        options.checkConfig(spec, optionOfKey);
         options.checkOutputs(spec);
         List<String> sets = switches.size() == 1 && switches.get(0).equals("matrix") ? MATRIX : switches;
         for (String set : sets) {

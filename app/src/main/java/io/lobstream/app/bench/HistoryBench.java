@@ -59,8 +59,8 @@ public final class HistoryBench implements Callable<Integer> {
     @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers, in this process (default: ${DEFAULT-VALUE}).")
     int purgeWorkers;
 
-    @Option(names = "--partitions", defaultValue = "8", description = "Partitions = tablespaces (default: ${DEFAULT-VALUE}).")
-    int partitions;
+    @Option(names = "--partitions", description = "Partitions = tablespaces (default: lob.topic.partitions, 8 unless -c sets it).")
+    Integer partitions;
 
     @Option(names = "--drain-timeout", defaultValue = "300s", description = "How long to wait for history to reach 0 (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
@@ -73,7 +73,8 @@ public final class HistoryBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        options.checkConfig();
+        options.checkConfig(spec, Map.of());
+        partitions = options.partitions(partitions);
         options.checkOutputs(spec);
         if (rows < 1 || threads < 1 || purgeWorkers < 1 || duration.isNegative() || duration.isZero()) {
             throw new CommandLine.ParameterException(new CommandLine(this), "need --rows, --threads, --purge-workers >= 1 and a positive --duration");

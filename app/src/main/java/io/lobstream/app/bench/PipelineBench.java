@@ -106,8 +106,8 @@ public final class PipelineBench implements Callable<Integer> {
                     + "third of the CPU.")
     Duration warmup;
 
-    @Option(names = "--partitions", defaultValue = "8", description = "Partitions = tablespaces (default: ${DEFAULT-VALUE}).")
-    int partitions;
+    @Option(names = "--partitions", description = "Partitions = tablespaces (default: lob.topic.partitions, 8 unless -c sets it).")
+    Integer partitions;
 
     @Option(names = "--purge-workers", defaultValue = "2", description = "Purge workers in the node's process (default: ${DEFAULT-VALUE}).")
     int purgeWorkers;
@@ -164,7 +164,8 @@ public final class PipelineBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        options.checkConfig();
+        options.checkConfig(spec, Map.of());
+        partitions = options.partitions(partitions);
         if (rows < 1 || producers < 1 || partitions < 1 || purgeWorkers < 0 || duration.toSeconds() < 2 || warmup.isNegative()
                 || drainTimeout.toSeconds() < 1 || blobSize.min() < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need --rows >= 1, --producers >= 1, --partitions >= 1, "

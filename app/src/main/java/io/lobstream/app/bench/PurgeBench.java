@@ -81,8 +81,8 @@ import static io.lobstream.app.bench.BenchOutput.round;
                 "Timing starts when all workers have joined the group (JVM start, join and transaction set-up excluded) "
                         + "and stops when the group has committed the last reclaim record."})
 public final class PurgeBench implements Callable<Integer> {
-    @Option(names = "--partitions", defaultValue = "8", description = "Partitions = tablespaces (default: ${DEFAULT-VALUE}).")
-    int partitions;
+    @Option(names = "--partitions", description = "Partitions = tablespaces (default: lob.topic.partitions, 8 unless -c sets it).")
+    Integer partitions;
 
     @Option(names = "--workers", split = ",", defaultValue = "1,2,4", description = "Worker process counts to run (default: ${DEFAULT-VALUE}).")
     List<Integer> workers;
@@ -133,7 +133,9 @@ public final class PurgeBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        options.checkConfig();
+        options.checkConfig(spec, Map.of(LobStoreConfig.PURGE_PREFETCH.name(), "--prefetch",
+                LobStoreConfig.PURGE_SKIP_LOAD.name(), "--skip-load"));
+        partitions = options.partitions(partitions);
         options.checkOutputs(spec);
         List<Config> configs = configs();
         String latencyNote = readLatency == null || readLatency.isZero() ? "no read latency injected"

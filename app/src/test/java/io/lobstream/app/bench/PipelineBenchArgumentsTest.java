@@ -48,6 +48,25 @@ class PipelineBenchArgumentsTest {
         assertThat(bench("--blob-size", "0")).isEqualTo(CommandLine.ExitCode.USAGE); // (the same usage line: the exit code says it)
     }
 
+    /** The key lost to --partitions' default without a word: 8 tablespaces were measured where 4 were asked. */
+    @Test
+    void partitionsNotGivenAreTheConfiguredOnes() {
+        BenchOptions options = new BenchOptions();
+        assertThat(options.partitions(null)).isEqualTo(8);
+        options.config.put("lob.topic.partitions", "4");
+        assertThat(options.partitions(null)).isEqualTo(4);
+        assertThat(options.partitions(2)).isEqualTo(2); // the option wins, as in the demo
+    }
+
+    /** A key that sets what a bench's own option sets (which sets it always) was dropped without a word. */
+    @Test
+    void aKeyThatAnOptionSetsIsAUsageError() {
+        assertThat(cli.run("bench", "engine", "-c", "lob.page.size=8192")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("-c lob.page.size is not taken: this bench sets it with --page-size");
+        assertThat(cli.run("bench", "purge", "-c", "lob.purge.prefetch=false")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("-c lob.purge.prefetch is not taken: this bench sets it with --prefetch");
+    }
+
     /** An output that cannot be written was found after the run, and its JSON lost with it. */
     @Test
     void anOutputThatCannotBeWrittenIsAUsageErrorBeforeTheRun(@TempDir Path dir) throws Exception {
