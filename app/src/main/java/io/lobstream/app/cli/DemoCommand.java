@@ -97,6 +97,10 @@ final class DemoCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 1 (the demo drains history), --partitions >= 1");
         }
+        if (maxSize > given.get(LobStreamConfig.VALUE_MAX_BYTES)) { // the client refuses each such write: the run would count failures
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--max-size " + maxSize + " is over lob.value.max.bytes ("
+                    + given.get(LobStreamConfig.VALUE_MAX_BYTES) + "): the client would refuse writes that large");
+        }
         boolean temporary = dataDir == null;
         Path dir = temporary ? Files.createTempDirectory("lobstream-demo-") : dataDir;
         long t0 = System.nanoTime();
