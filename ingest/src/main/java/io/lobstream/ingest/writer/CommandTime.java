@@ -11,6 +11,9 @@ import org.apache.kafka.streams.processor.TimestampExtractor;
  * the partition for good. Replay reads times the same way, so a rebuilt copy decides as the writer did.
  */
 public final class CommandTime implements TimestampExtractor {
+    /** The time of a record without one while its partition has none yet. */
+    public static final long NONE_YET = 0;
+
     @Override
     public long extract(ConsumerRecord<Object, Object> record, long partitionTime) {
         return of(record.timestamp(), partitionTime);
@@ -20,6 +23,6 @@ public final class CommandTime implements TimestampExtractor {
      * @param partitionTime the highest time of the partition's records before this one, -1 if none
      */
     public static long of(long timestamp, long partitionTime) {
-        return timestamp >= 0 ? timestamp : Math.max(partitionTime, 0);
+        return timestamp >= 0 ? timestamp : Math.max(partitionTime, NONE_YET);
     }
 }

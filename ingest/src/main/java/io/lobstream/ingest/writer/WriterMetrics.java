@@ -35,12 +35,22 @@ public final class WriterMetrics {
 
     /** A command or a chunk of an upload applied, {@code lag} after its record's timestamp. */
     public void commandApplyLag(Duration lag) {
-        commandApplyLag.record(lag.isNegative() ? Duration.ZERO : lag);
+        commandApplyLag.record(bounded(lag));
     }
 
     public void reclaimApplyLag(Duration lag) {
-        reclaimApplyLag.record(lag.isNegative() ? Duration.ZERO : lag);
+        reclaimApplyLag.record(bounded(lag));
     }
+
+    /**
+     * Not below 0 (a producer's clock ahead), nor past what a timer's nanoseconds hold (292 years): a ReclaimRecord's time
+     * is any long a producer sends, and the timer's ArithmeticException would fail the task the reclaim was applied in.
+     */
+    private static Duration bounded(Duration lag) {
+        return lag.isNegative() ? Duration.ZERO : lag.compareTo(LONGEST_LAG) > 0 ? LONGEST_LAG : lag;
+    }
+
+    private static final Duration LONGEST_LAG = Duration.ofNanos(Long.MAX_VALUE);
 
     public void applied(String op) {
         Counter.builder("lob_commands_applied").tag("op", op).description("Commands applied to a tablespace").register(registry).increment();

@@ -15,7 +15,7 @@ class CommandTimeTest {
         CommandTime times = new CommandTime();
         assertThat(times.extract(record(1_000L), 5_000L)).isEqualTo(1_000L);
         assertThat(times.extract(record(-1L), 5_000L)).as("none: the partition's time").isEqualTo(5_000L);
-        assertThat(times.extract(record(-1L), -1L)).as("none, and nothing before it").isZero();
+        assertThat(times.extract(record(-1L), -1L)).as("none, and nothing before it").isEqualTo(CommandTime.NONE_YET);
     }
 
     private static ConsumerRecord<Object, Object> record(long timestamp) {

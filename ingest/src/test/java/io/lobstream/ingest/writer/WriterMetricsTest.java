@@ -1,0 +1,25 @@
+package io.lobstream.ingest.writer;
+
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class WriterMetricsTest {
+    /** A ReclaimRecord's time is any long its producer sends: one from the year 1685 threw out of the task that applied it. */
+    @Test
+    void aLagPastWhatATimerHoldsIsItsLongestNotAFailedTask() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        WriterMetrics metrics = new WriterMetrics(meters);
+        metrics.reclaimApplyLag(Duration.ofDays(365L * 341));
+        metrics.commandApplyLag(Duration.ofSeconds(-5)); // a producer's clock ahead
+        Timer reclaims = meters.get("lob_reclaim_apply_lag_seconds").timer();
+        assertThat(reclaims.count()).isEqualTo(1);
+        assertThat(reclaims.max(TimeUnit.NANOSECONDS)).isEqualTo(Long.MAX_VALUE);
+        assertThat(meters.get("lob_command_apply_lag_seconds").timer().max(TimeUnit.NANOSECONDS)).isZero();
+    }
+}
