@@ -11,9 +11,12 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +42,9 @@ final class StatusCommand implements Callable<Integer> {
 
     @Option(names = "--json", description = "Print one JSON object.")
     boolean json;
+
+    @Spec
+    CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
@@ -67,10 +73,11 @@ final class StatusCommand implements Callable<Integer> {
             Thread.sleep(500);
         }
         addPurgeLag(status, cfg);
+        PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            System.out.println(JSON.writeValueAsString(status));
+            out.println(JSON.writeValueAsString(status));
         } else {
-            print(status);
+            print(status, out);
         }
         if (waitFor != null && !"RUNNING".equals(status.path("state").asText())) {
             // a writer stopping exits its node, which a supervisor may start again within the wait: hence waited out
@@ -125,23 +132,23 @@ final class StatusCommand implements Callable<Integer> {
         }
     }
 
-    private static void print(JsonNode s) {
-        System.out.printf("writer: %s%n", s.path("state").asText());
+    private static void print(JsonNode s, PrintWriter out) {
+        out.printf("writer: %s%n", s.path("state").asText());
         if (!s.path("catching_up").isEmpty()) {
-            System.out.printf("catching up from lob.commands (their tasks start after): partitions %s%n", s.path("catching_up"));
+            out.printf("catching up from lob.commands (their tasks start after): partitions %s%n", s.path("catching_up"));
             s.path("catching_up_remaining").properties().forEach(e ->
-                    System.out.printf("  partition %s: %,d records left to replay%n", e.getKey(), e.getValue().asLong()));
+                    out.printf("  partition %s: %,d records left to replay%n", e.getKey(), e.getValue().asLong()));
         }
         for (JsonNode w : s.path("waiting_after_failure")) {
-            System.out.printf("partition %s: its %s failed %d time(s) in a row; next try in %d s. Last: %s%n", w.path("partition").asText(),
+            out.printf("partition %s: its %s failed %d time(s) in a row; next try in %d s. Last: %s%n", w.path("partition").asText(),
                     w.path("stage").asText(), w.path("failures_in_a_row").asInt(), w.path("next_try_in_s").asLong(),
                     w.path("last_error").asText());
         }
-        System.out.printf("%-5s %10s %14s %10s %10s %10s %10s %10s %10s%n", "part", "lobs", "bytes_live", "history", "purge_lag",
+        out.printf("%-5s %10s %14s %10s %10s %10s %10s %10s %10s%n", "part", "lobs", "bytes_live", "history", "purge_lag",
                 "pg_live", "pg_history", "pg_free", "pg_upload");
         for (JsonNode p : s.path("partitions")) {
             String part = p.path("partition").asText();
-            System.out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d %10d%n", part, p.path("lobs_live").asLong(),
+            out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d %10d%n", part, p.path("lobs_live").asLong(),
                     p.path("bytes_live").asLong(), p.path("history_length").asLong(),
                     s.path("purge_lag").path(part).asText("?"), p.path("pages_live").asLong(),
                     p.path("pages_history").asLong(), p.path("pages_free").asLong(), p.path("pages_uploading").asLong());
@@ -155,14 +162,19 @@ final class StatusCommand implements Callable<Integer> {
             lag += l.asLong();
         }
         JsonNode t = s.path("totals");
-        System.out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d %10d%n", "all", t.path("lobs_live").asLong(), t.path("bytes_live").asLong(),
+        out.printf("%-5s %10d %14d %10d %10s %10d %10d %10d %10d%n", "all", t.path("lobs_live").asLong(), t.path("bytes_live").asLong(),
                 t.path("history_length").asLong(), lagKnown ? Long.toString(lag) : "?", t.path("pages_live").asLong(),
                 t.path("pages_history").asLong(), t.path("pages_free").asLong(), t.path("pages_uploading").asLong());
         if (s.path("purge_lag_total").isNumber() && s.path("purge_lag_total").asLong() != lag) {
-            System.out.println("purge lag of every partition, other nodes' too: " + s.path("purge_lag_total").asLong());
+            out.println("purge lag of every partition, other nodes' too: " + s.path("purge_lag_total").asLong());
         }
         if (s.has("purge_lag_error")) {
-            System.out.println(s.path("purge_lag_error").asText());
+            out.println(s.path("purge_lag_error").asText());
+        }
+        for (JsonNode p : s.path("partitions")) { // a copy rebuilt without commands that retention had deleted: fsck says it too
+            if (p.has("incomplete")) {
+                out.printf("partition %s is incomplete: %s%n", p.path("partition").asText(), p.path("incomplete").asText());
+            }
         }
     }
 }

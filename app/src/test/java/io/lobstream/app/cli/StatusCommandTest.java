@@ -62,6 +62,15 @@ class StatusCommandTest {
         assertThat(cli.err()).contains("unknown configuration key lob.purge.grup");
     }
 
+    /** {@code /status} said it, the table did not: a copy that lacks commands looked like any other. */
+    @Test
+    void anIncompleteCopyIsSaid() throws IOException {
+        String why = "offsets [0, 2) of lob.commands-0 were deleted by retention before this copy was built";
+        assertThat(status(node("{\"state\":\"RUNNING\",\"catching_up\":[],\"partitions\":[{\"partition\":0,\"incomplete\":\""
+                + why + "\"},{\"partition\":1}],\"totals\":{}}", false))).isZero();
+        assertThat(cli.out()).contains("partition 0 is incomplete: " + why).doesNotContain("partition 1 is");
+    }
+
     @Test
     void aBadDurationIsAUsageError() {
         assertThat(cli.run("status", "--wait", "soon")).isEqualTo(2);
@@ -85,8 +94,13 @@ class StatusCommandTest {
 
     /** @param hangsAfterOne answers once, then leaves every request unanswered */
     private String nodeIn(String state, boolean hangsAfterOne) throws IOException {
+        return node("{\"state\":\"" + state + "\",\"catching_up\":[],\"partitions\":[],\"totals\":{}}", hangsAfterOne);
+    }
+
+    /** @param hangsAfterOne answers once, then leaves every request unanswered */
+    private String node(String status, boolean hangsAfterOne) throws IOException {
         node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        byte[] body = ("{\"state\":\"" + state + "\",\"catching_up\":[],\"partitions\":[],\"totals\":{}}").getBytes(StandardCharsets.UTF_8);
+        byte[] body = status.getBytes(StandardCharsets.UTF_8);
         AtomicInteger asked = new AtomicInteger();
         node.createContext("/status", ex -> {
             if (hangsAfterOne && asked.incrementAndGet() > 1) {
