@@ -89,7 +89,8 @@ public record Attributes(String contentType, Map<String, String> metadata) {
      */
     public Attributes headerSafe() {
         String type = contentType == null ? null : withoutEdgeSpaces(contentType);
-        type = type != null && HEADER_SAFE.matcher(type).matches() ? type : null;
+        // a content type over the limit alone: dropped as the keys past it are, not the whole value refused with it
+        type = type != null && HEADER_SAFE.matcher(type).matches() && type.length() <= MAX_BYTES ? type : null;
         int bytes = type == null ? 0 : type.length();
         Map<String, String> kept = new TreeMap<>();
         for (Map.Entry<String, String> e : metadata.entrySet()) {

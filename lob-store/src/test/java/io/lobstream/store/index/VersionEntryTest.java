@@ -138,5 +138,9 @@ class VersionEntryTest {
         assertThat(new Attributes(" text/plain ", Map.of("k", " v ", "j", "  ")).headerSafe())
                 .as("spaces at either end taken off, as every HTTP reader does").isEqualTo(new Attributes("text/plain", Map.of("k", "v", "j", "")));
         assertThat(new Attributes("  ", Map.of()).headerSafe()).isSameAs(Attributes.NONE);
+        // a content type over the limit on its own was kept, and the value refused for it
+        Attributes longType = new Attributes("x".repeat(9000), Map.of("ok", "1"));
+        assertThat(longType.headerSafe()).isEqualTo(new Attributes(null, Map.of("ok", "1")));
+        assertThat(longType.headerSafe().problem()).isNull();
     }
 }
