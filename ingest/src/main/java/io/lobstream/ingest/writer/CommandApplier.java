@@ -348,7 +348,7 @@ public final class CommandApplier {
                 if (!chunked && cmd.getTotalLength() != n) {
                     return invalid("totalLength " + cmd.getTotalLength() + " but the command carries " + n + " bytes");
                 }
-                if (chunked && cmd.getOffset() + n > cmd.getTotalLength()) {
+                if (chunked && cmd.getOffset() > cmd.getTotalLength() - n) { // not offset + n, which a huge offset wraps
                     return invalid("chunk bytes " + cmd.getOffset() + "+" + n + " run past totalLength " + cmd.getTotalLength());
                 }
                 return null;

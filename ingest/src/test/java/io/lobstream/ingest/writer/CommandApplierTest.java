@@ -433,6 +433,19 @@ class CommandApplierTest {
         }
     }
 
+    /** offset + length wrapped past Long.MAX_VALUE: the chunk was let through, and refused later as kind upload. */
+    @Test
+    void aChunkWhoseOffsetRunsPastTheValueIsInvalidHoweverLarge() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        LobCommand far = chunk(id, "u", 0, new byte[20], null);
+        far.setOffset(Long.MAX_VALUE);
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(far, key(id), p, 0, store, new Source(TOPIC + p, 0))).isInstanceOfSatisfying(CommandApplier.Rejected.class,
+                    r -> assertThat(r.kind() + ": " + r.reason()).isEqualTo("invalid: chunk bytes " + Long.MAX_VALUE + "+10 run past totalLength 20"));
+        }
+    }
+
     @Test
     void aCommandWithoutAKeyOrOffItsKeysPartitionIsInvalid() throws Exception {
         String id = "doc";
