@@ -174,6 +174,8 @@ public final class LobStreamConfig {
     private static final List<String> SERDE_PREFIXES = List.of("apicurio.", "schema.registry.", "basic.auth.", "bearer.auth.",
             "specific.avro.", "avro.", "auto.register.", "use.latest.", "use.schema.", "latest.compatibility.", "normalize.",
             "key.subject.", "value.subject.", "context.name.", "proxy.", "rule.");
+    /** Apicurio's setting that moves the schema id from the record's value to its headers. */
+    private static final String SCHEMA_ID_IN_HEADERS = "apicurio.registry.headers.enabled";
     /** A serde's setting that no prefix above names, passed to the serdes without this prefix. */
     public static final String SERDE_PREFIX = "lob.serde.";
 
@@ -204,6 +206,15 @@ public final class LobStreamConfig {
             // partition on the node that holds its tablespace, and its static-member clean-up would both be bypassed
             throw new ConfigException(STREAMS_PREFIX + "group.protocol=" + protocol + " is not taken: the writer assigns its "
                     + "tasks itself, which only the classic protocol lets it do");
+        }
+        for (String key : List.of(SCHEMA_ID_IN_HEADERS, SERDE_PREFIX + SCHEMA_ID_IN_HEADERS)) {
+            Object inHeaders = props.get(key);
+            if (inHeaders != null && !"false".equalsIgnoreCase(inHeaders.toString().strip())) {
+                // the serializer would write each record's schema id in its headers and none in its value, where every
+                // reader here looks for it: each command would be dead-lettered, each undo record skipped by purge
+                throw new ConfigException(key + "=" + inHeaders + " is not taken: LobStream's readers (the writer, replay, "
+                        + "purge) take the schema id from the record's value, as Confluent's framing puts it");
+            }
         }
         for (ConfigKey<?> key : KEYS) {
             key.from(props); // validate every key up front
@@ -474,7 +485,7 @@ public final class LobStreamConfig {
         // with auto-registering off, the subject's latest version unless apicurio.registry.artifact.version names one (the
         // lookup by content finds nothing with Apicurio 2.6's client); LobAvroSerializer refuses an id of another schema
         m.put("apicurio.registry.find-latest", "true");
-        m.put("apicurio.registry.headers.enabled", "false");
+        m.put(SCHEMA_ID_IN_HEADERS, "false");
         m.put("apicurio.registry.as-confluent", "true");
         // the handler as-confluent installs, named too: otherwise every serde warns of a "duplicate id-handler"
         m.put("apicurio.registry.id-handler", "io.apicurio.registry.serde.Legacy4ByteIdHandler");

@@ -160,6 +160,17 @@ class LobStreamConfigTest {
         assertThat(new LobStreamConfig(Map.of("lob.streams.group.protocol", "classic")).originals()).hasSize(1);
     }
 
+    /** Taken, every command was dead-lettered as undecodable: the readers look for the schema id in the value. */
+    @Test
+    void aSchemaIdInHeadersIsRefused() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("apicurio.registry.headers.enabled", "true")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("take the schema id from the record's value");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.serde.apicurio.registry.headers.enabled", true)))
+                .hasMessageContaining("is not taken");
+        assertThat(new LobStreamConfig(Map.of("apicurio.registry.headers.enabled", "false")).serdeConfig())
+                .containsEntry("apicurio.registry.headers.enabled", "false");
+    }
+
     /** Kafka Streams refuses a commit interval over the transaction timeout, naming neither LobStream key, after a broker started. */
     @Test
     void aCommitIntervalOverTheTransactionTimeoutIsRefused() {
