@@ -7,11 +7,14 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -78,7 +81,23 @@ public final class DeadLetterTopic {
 
     /** The last value of header {@code name} of {@code r}, a letter or a command, as text; null without one. */
     public static String header(ConsumerRecord<?, ?> r, String name) {
-        Header h = r.headers().lastHeader(name);
+        return header(r.headers(), name);
+    }
+
+    private static String header(Headers headers, String name) {
+        Header h = headers.lastHeader(name);
         return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+
+    /** A letter's {@link #ORIGIN_PARTITION}; none where it lacks one or it is no partition (a letter made by hand, or elsewhere). */
+    public static OptionalInt originPartition(Headers letter) {
+        String p = header(letter, ORIGIN_PARTITION);
+        return p != null && p.matches("\\d{1,9}") ? OptionalInt.of(Integer.parseInt(p)) : OptionalInt.empty();
+    }
+
+    /** A letter's {@link #ORIGIN_OFFSET}; none where it lacks one or it is no offset. */
+    public static OptionalLong originOffset(Headers letter) {
+        String o = header(letter, ORIGIN_OFFSET);
+        return o != null && o.matches("\\d{1,18}") ? OptionalLong.of(Long.parseLong(o)) : OptionalLong.empty();
     }
 }

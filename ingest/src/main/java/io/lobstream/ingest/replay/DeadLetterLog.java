@@ -24,6 +24,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
@@ -125,10 +126,9 @@ final class DeadLetterLog {
                         keptSince[letter.partition()] = Math.min(keptSince[letter.partition()], letter.timestamp());
                     }
                     // (the last value of each: a letter copies its original's headers first, its own come after them)
-                    String header = DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_OFFSET);
-                    long offset = header != null && header.matches("\\d{1,18}") ? Long.parseLong(header) : -1;
+                    long offset = DeadLetterTopic.originOffset(letter.headers()).orElse(-1);
                     if (commands.topic().equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_TOPIC))
-                            && Integer.toString(commands.partition()).equals(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_PARTITION))
+                            && DeadLetterTopic.originPartition(letter.headers()).equals(OptionalInt.of(commands.partition()))
                             && offset >= from && offset < to) {
                         offsets.add(offset);
                         String kind = DeadLetterTopic.header(letter, DeadLetterTopic.KIND);

@@ -22,6 +22,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
@@ -184,11 +186,17 @@ public final class DeadLetterRedrive {
      * if the log no longer has it (deleted by retention, or a {@code lob.commands} made anew that has not reached it,
      * or holds another command there: {@link #isItsCommand}).
      */
-    private static Optional<ConsumerRecord<byte[], byte[]>> original(KafkaConsumer<byte[], byte[]> originals,
-                                                                      ConsumerRecord<byte[], byte[]> letter) {
-        TopicPartition tp = new TopicPartition(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_TOPIC),
-                Integer.parseInt(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_PARTITION)));
-        long offset = Long.parseLong(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_OFFSET));
+    static Optional<ConsumerRecord<byte[], byte[]>> original(KafkaConsumer<byte[], byte[]> originals,
+                                                             ConsumerRecord<byte[], byte[]> letter) {
+        OptionalInt partition = DeadLetterTopic.originPartition(letter.headers());
+        OptionalLong at = DeadLetterTopic.originOffset(letter.headers());
+        if (partition.isEmpty() || at.isEmpty()) { // a letter made by hand, or by another tool: not a reason to stop the rest
+            log.warn("the dead letter at {}-{}@{} carries no value, nor the partition and offset of its command: not sent back",
+                    letter.topic(), letter.partition(), letter.offset());
+            return Optional.empty();
+        }
+        TopicPartition tp = new TopicPartition(DeadLetterTopic.header(letter, DeadLetterTopic.ORIGIN_TOPIC), partition.getAsInt());
+        long offset = at.getAsLong();
         String where = "the dead letter at " + letter.topic() + "-" + letter.partition() + "@" + letter.offset() + " carries no value, and "
                 + tp + "@" + offset + ", its command, ";
         if (originals.partitionsFor(tp.topic()).stream().noneMatch(i -> i.partition() == tp.partition())) {

@@ -13,6 +13,7 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 
 /**
@@ -44,9 +45,8 @@ public final class DeadLetters {
     static final StreamPartitioner<Object, Object> BY_ORIGIN = new StreamPartitioner<>() {
         @Override
         public Optional<Set<Integer>> partitions(String topic, Object key, Object value, Headers headers, int numPartitions) {
-            Header origin = headers.lastHeader(DeadLetterTopic.ORIGIN_PARTITION);
-            String partition = origin == null || origin.value() == null ? "" : new String(origin.value(), StandardCharsets.UTF_8);
-            return partition.matches("\\d{1,9}") ? Optional.of(Set.of(Integer.parseInt(partition) % numPartitions)) : Optional.empty();
+            OptionalInt origin = DeadLetterTopic.originPartition(headers);
+            return origin.isPresent() ? Optional.of(Set.of(origin.getAsInt() % numPartitions)) : Optional.empty();
         }
 
         @Override

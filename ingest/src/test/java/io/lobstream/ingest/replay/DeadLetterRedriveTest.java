@@ -32,4 +32,15 @@ class DeadLetterRedriveTest {
         assertThat(DeadLetterRedrive.isItsCommand(letter, record("lob.commands", "other".getBytes(StandardCharsets.UTF_8),
                 new byte[1_200_000], null))).as("another LOB's").isFalse();
     }
+
+    /** A letter made by hand, or by another tool: parsed as it was, its bad origin threw out of the redrive, the rest unsent. */
+    @Test
+    void aLetterWithoutItsValueOrACommandOffsetIsPassedOver() {
+        ConsumerRecord<byte[], byte[]> letter = record("lob.commands.dlq", "doc".getBytes(StandardCharsets.UTF_8), null, "1200000");
+        letter.headers().add(DeadLetterTopic.ORIGIN_TOPIC, "lob.commands".getBytes(StandardCharsets.UTF_8));
+        letter.headers().add(DeadLetterTopic.ORIGIN_OFFSET, "17".getBytes(StandardCharsets.UTF_8));
+        assertThat(DeadLetterRedrive.original(null, letter)).as("no partition").isEmpty(); // (the consumer not asked)
+        letter.headers().add(DeadLetterTopic.ORIGIN_PARTITION, "x".getBytes(StandardCharsets.UTF_8));
+        assertThat(DeadLetterRedrive.original(null, letter)).as("no partition number").isEmpty();
+    }
 }
