@@ -1,6 +1,8 @@
 package io.lobstream.store.tablespace;
 
 import io.lobstream.store.LaterFormatException;
+import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.config.ConfigException;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -368,7 +370,14 @@ public final class TablespaceDirs {
         if (format > FORMAT_VERSION) {
             throw new LaterFormatException("tablespace " + tablespaceDir, format, FORMAT_VERSION);
         }
-        return new Descriptor(number(f, p, "page.size", null), p.getProperty("copy.id"));
+        int pageSize = number(f, p, "page.size", null);
+        try {
+            LobStoreConfig.defaults().with(LobStoreConfig.PAGE_SIZE.name(), pageSize); // as a new tablespace's is checked
+        } catch (ConfigException e) { // not blamed on a setting the operator never made; and no division by 0 in fsck
+            throw new IOException(f + ": page.size " + pageSize + " is no page size (" + e.getMessage()
+                    + "): a damaged descriptor: restore it from a backup, or rebuild the partition");
+        }
+        return new Descriptor(pageSize, p.getProperty("copy.id"));
     }
 
     /** A descriptor's number: one missing or garbled is the file's damage, an IOException naming it (not a bare parse error). */

@@ -36,6 +36,19 @@ class TablespaceDirsTest {
         assertThat(TablespaceDirs.read(old)).isEqualTo(opened);
     }
 
+    /** A page size out of range was blamed on lob.page.size, which the operator never set, and fsck divided by a 0 one. */
+    @Test
+    void aDescriptorWithNoPageSizeIsDamageNamingTheFile() throws Exception {
+        Path bad = dir.resolve("bad");
+        Files.createDirectories(bad);
+        for (String size : new String[]{"0", "12288", "131072"}) {
+            Files.writeString(bad.resolve(TablespaceDirs.DESCRIPTOR), "format.version=1\npage.size=" + size + "\n");
+            assertThatThrownBy(() -> TablespaceDirs.read(bad)).isInstanceOf(IOException.class)
+                    .hasMessageContaining(bad.resolve(TablespaceDirs.DESCRIPTOR) + ": page.size " + size + " is no page size")
+                    .hasMessageContaining("a damaged descriptor");
+        }
+    }
+
     /** A log cut whose marker the disk refuses is remembered for the copy in this process: its next check does not trust it. */
     @Test
     void aLogCutIsRememberedForItsCopyWhenItsMarkerIsRefused(@TempDir Path dir) throws Exception {
