@@ -445,6 +445,11 @@ class HttpApiIT {
         assertThat(proxied.headers().firstValue("X-LobStream-Node")).as("the node that answered").contains("127.0.0.1:" + b.httpPort());
         assertThat(get(a, "never-written", null).headers().firstValue("X-LobStream-Node")).as("on a 404 too")
                 .contains("127.0.0.1:" + a.httpPort());
+        HttpResponse<String> root = Nodes.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort() + "/")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(root.statusCode()).isEqualTo(404);
+        assertThat(root.body()).contains("a LobStream node answers /lobs/{id}, /status, /fsck and /metrics");
+        assertThat(root.headers().firstValue("X-LobStream-Node")).as("on any path").contains("127.0.0.1:" + a.httpPort());
     }
 
     /**
