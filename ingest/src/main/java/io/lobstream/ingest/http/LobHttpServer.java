@@ -133,9 +133,14 @@ public final class LobHttpServer implements AutoCloseable {
         server.createContext("/status", answering(this::status));
         server.createContext("/fsck", answering(this::fsck));
         server.createContext("/metrics", new MetricsEndpoint(prometheus));
-        // any other path: the JDK's bare 404 did not say whose it was, nor what is here (GET / to find what a port is)
-        server.createContext("/", answering(ex -> Responses.text(ex, 404, "no such endpoint " + ex.getRequestURI().getRawPath()
-                + ": a LobStream node answers /lobs/{id}, /status, /fsck and /metrics\n")));
+        // any other path: a 404 that says what is here, where the JDK's said nothing. Without X-LobStream-Node, as a
+        // --node with a wrong path (http://host:8080/api) must not have its 404 taken for a node's "no such LOB"
+        server.createContext("/", ex -> {
+            try (ex) {
+                Responses.text(ex, 404, "no such endpoint " + ex.getRequestURI().getRawPath()
+                        + ": a LobStream node answers /lobs/{id}, /status, /fsck and /metrics\n");
+            }
+        });
     }
 
     /** The Streams instance to ask which node owns a key; set before {@link #start()}. */
