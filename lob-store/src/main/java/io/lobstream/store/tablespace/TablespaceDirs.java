@@ -374,8 +374,8 @@ public final class TablespaceDirs {
         try {
             LobStoreConfig.defaults().with(LobStoreConfig.PAGE_SIZE.name(), pageSize); // as a new tablespace's is checked
         } catch (ConfigException e) { // not blamed on a setting the operator never made; and no division by 0 in fsck
-            throw new IOException(f + ": page.size " + pageSize + " is no page size (" + e.getMessage()
-                    + "): a damaged descriptor: restore it from a backup, or rebuild the partition");
+            throw new IOException(f + ": page.size " + pageSize + " is no page size (a power of two from 4096 to 65536 bytes): "
+                    + "a damaged descriptor: restore it from a backup, or rebuild the partition");
         }
         return new Descriptor(pageSize, p.getProperty("copy.id"));
     }
