@@ -200,13 +200,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     /**
      * The clock now, not {@code context.currentSystemTimeMs()}: Kafka Streams caches that once for a
      * whole batch of records, before the first is processed, so it would leave out the apply itself.
-     * A command sent without a time before any other of its partition has none to count from
-     * ({@link CommandTime#NONE_YET}): a lag of 56 years would be the histogram's max until restart.
      */
     private void applyLag(Record<byte[], byte[]> record) {
-        if (record.timestamp() != CommandTime.NONE_YET) {
-            metrics.commandApplyLag(Duration.ofMillis(System.currentTimeMillis() - record.timestamp()));
-        }
+        metrics.commandApplyLag(record.timestamp(), System.currentTimeMillis());
     }
 
     /**

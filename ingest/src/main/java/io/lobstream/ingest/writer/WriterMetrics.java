@@ -33,9 +33,15 @@ public final class WriterMetrics {
                         + "writer applying it, each chunk of an upload counted: how far behind the writer is, in time").register(registry);
     }
 
-    /** A command or a chunk of an upload applied, {@code lag} after its record's timestamp. */
-    public void commandApplyLag(Duration lag) {
-        commandApplyLag.record(bounded(lag));
+    /**
+     * A command or a chunk of an upload applied at {@code nowMs}, its record's time {@code timestampMs} ({@link CommandTime}).
+     * One sent without a time before any other of its partition has none to count from ({@link CommandTime#NONE_YET}): a
+     * lag of 56 years would be the histogram's max until the node restarts.
+     */
+    public void commandApplyLag(long timestampMs, long nowMs) {
+        if (timestampMs != CommandTime.NONE_YET) {
+            commandApplyLag.record(bounded(Duration.ofMillis(nowMs - timestampMs)));
+        }
     }
 
     public void reclaimApplyLag(Duration lag) {

@@ -16,10 +16,21 @@ class WriterMetricsTest {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         WriterMetrics metrics = new WriterMetrics(meters);
         metrics.reclaimApplyLag(Duration.ofDays(365L * 341));
-        metrics.commandApplyLag(Duration.ofSeconds(-5)); // a producer's clock ahead
+        metrics.commandApplyLag(10_000, 5_000); // a producer's clock ahead
         Timer reclaims = meters.get("lob_reclaim_apply_lag_seconds").timer();
         assertThat(reclaims.count()).isEqualTo(1);
         assertThat(reclaims.max(TimeUnit.NANOSECONDS)).isEqualTo(Long.MAX_VALUE);
         assertThat(meters.get("lob_command_apply_lag_seconds").timer().max(TimeUnit.NANOSECONDS)).isZero();
+    }
+
+    /** Counted from 1970, it was the histogram's max (56 years) until the node restarted. */
+    @Test
+    void aCommandWithoutATimeFirstInItsPartitionIsNotCounted() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        WriterMetrics metrics = new WriterMetrics(meters);
+        metrics.commandApplyLag(CommandTime.of(-1, -1), System.currentTimeMillis());
+        assertThat(meters.get("lob_command_apply_lag_seconds").timer().count()).isZero();
+        metrics.commandApplyLag(1_000, 1_250);
+        assertThat(meters.get("lob_command_apply_lag_seconds").timer().max(TimeUnit.MILLISECONDS)).isEqualTo(250);
     }
 }
