@@ -363,15 +363,16 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     break;
                 }
                 PurgeReader reader = readers.reader(tp.partition());
-                if (reader == null) {
-                    // No tablespace here (yet): leave the records unconsumed, the partition paused and tried again every
-                    // MISSING_RETRY. It stays assigned here (sticky): a subscribed worker needs every tablespace in its data
-                    // directory; a following worker drops the partition from its assignment once its node has closed it.
+                UndoPurger.Purged purged = reader == null ? UndoPurger.Purged.HELD_BACK : purger.purge(tp.partition(), reader, batch, due);
+                if (purged == UndoPurger.Purged.HELD_BACK) {
+                    // No tablespace here (yet), or a new copy that does not open: leave the records unconsumed, the partition
+                    // paused and tried again every MISSING_RETRY. It stays assigned here (sticky): a subscribed worker needs
+                    // every tablespace in its data directory; a following worker drops the partition from its assignment
+                    // once its node has closed it.
                     consumer.pause(List.of(tp));
                     consumer.seek(tp, batch.get(0).offset());
                     continue;
                 }
-                UndoPurger.Purged purged = purger.purge(tp.partition(), reader, batch, due);
                 purged.reclaims().forEach(producer::send);
                 done.add(purged);
                 versions += purged.reclaims().size();

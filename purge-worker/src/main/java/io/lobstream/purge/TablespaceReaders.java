@@ -83,6 +83,9 @@ final class TablespaceReaders implements AutoCloseable {
      * most often one produced before the partition moved here; but the tablespace may also have been
      * replaced under a running worker, whose reader still reads the old copy's file: it would skip
      * every undo record of the new copy for good.
+     *
+     * @return null if the descriptor cannot be read, or the new copy not opened: the batch's records are to wait, as a
+     *         missing tablespace's, not be taken for another copy's and consumed
      */
     PurgeReader reopenedIfReplaced(int partition, PurgeReader reader) {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
@@ -91,9 +94,10 @@ final class TablespaceReaders implements AutoCloseable {
             onDisk = TablespaceDirs.read(dir).copyId();
         } catch (IOException e) {
             if (!("descriptor " + e).equals(unopened.put(partition, "descriptor " + e))) { // asked at each such batch
-                log.warn("purge worker {}: cannot read the tablespace descriptor under {}: {}", workerId, dir, e.toString());
+                log.warn("purge worker {}: cannot read the tablespace descriptor under {}; its undo records stay unconsumed until "
+                        + "it can: {}", workerId, dir, e.toString());
             }
-            return reader;
+            return null;
         }
         if (onDisk == null || onDisk.equals(reader.copyId())) {
             unopened.remove(partition);
@@ -109,10 +113,10 @@ final class TablespaceReaders implements AutoCloseable {
             return fresh;
         } catch (IOException e) {
             if (!e.toString().equals(unopened.put(partition, e.toString()))) {
-                log.error("purge worker {}: cannot open the new copy {} of partition {}'s tablespace; reading the old one until "
-                        + "it opens", workerId, onDisk, partition, e);
+                log.error("purge worker {}: cannot open the new copy {} of partition {}'s tablespace; its undo records stay "
+                        + "unconsumed until it opens", workerId, onDisk, partition, e);
             }
-            return reader;
+            return null;
         }
     }
 

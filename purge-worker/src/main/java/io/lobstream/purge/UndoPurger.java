@@ -67,6 +67,9 @@ final class UndoPurger implements AutoCloseable {
      * read again, and would be counted twice.
      */
     record Purged(List<ProducerRecord<String, Object>> reclaims, long pages, int consumed, List<Counter> skipped) {
+        /** None of the batch: its tablespace was replaced by a copy that does not open; it waits, as a missing one's records. */
+        static final Purged HELD_BACK = new Purged(List.of(), 0, 0, List.of());
+
         void countSkipped() {
             skipped.forEach(Counter::increment);
         }
@@ -74,6 +77,7 @@ final class UndoPurger implements AutoCloseable {
 
     /**
      * @param reader the partition's reader ({@link TablespaceReaders#reader})
+     * @return {@link Purged#HELD_BACK} if the partition's tablespace was replaced by a copy that does not open
      * @param stop   asked before each version's pages are read but the first: true leaves the rest of the batch
      *               unconsumed ({@link Purged#consumed()})
      * @throws RegistryUnavailableException if the schema registry did not answer: the batch must be read again
@@ -104,8 +108,11 @@ final class UndoPurger implements AutoCloseable {
             }
         }
         PurgeReader own = reader;
-        if (undos.stream().anyMatch(u -> !own.ownCopy(u.getCopyId()))) {
+        if (undos.stream().anyMatch(u -> own.mayBeReplacedBy(u.getCopyId()))) {
             reader = readers.reopenedIfReplaced(partition, reader); // before any record is matched against a copy
+            if (reader == null) { // matched against the old copy, the new copy's records would be consumed as another's
+                return Purged.HELD_BACK;
+            }
         }
         List<PurgeReader.Request> requests = new ArrayList<>(batch.size());
         List<Long> timestamps = new ArrayList<>(batch.size());

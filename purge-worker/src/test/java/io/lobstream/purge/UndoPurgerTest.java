@@ -173,6 +173,45 @@ class UndoPurgerTest {
         assertThat(f.metrics.otherCopy.count()).isZero();
     }
 
+    /**
+     * A reader opened before the node gave its tablespace a copy id (an upgrade) took every record for its own copy's: a
+     * copy rebuilt later had its records read in the replaced file, found stale, and consumed.
+     */
+    @Test
+    void aReaderOfATablespaceWithoutACopyIdIsReadAnewWhenARecordNamesOne() throws IOException {
+        f.store.close();
+        Path dir = TablespaceDirs.partitionDir(dataDir, 0);
+        Path descriptor = dir.resolve(TablespaceDirs.DESCRIPTOR);
+        Files.writeString(descriptor, Files.readString(descriptor).replaceAll("(?m)^copy\\.id=.*$", ""));
+        PurgeReader before = f.readers.reader(0);
+        assertThat(before.copyId()).as("as a release before copy ids left it").isNull();
+        f.store = LobStore.open(dir, PurgeFixture.CONFIG); // the node gives it one
+        VersionEntry fresh = f.supersede("after", 20_000);
+        f.store.flush();
+
+        UndoPurger.Purged purged = f.purger.purge(0, before, List.of(record(PurgeFixture.encode(f.undo(fresh).build()))), () -> false);
+
+        assertThat(f.readers.reader(0).copyId()).isEqualTo(f.store.copyId());
+        assertThat(purged.reclaims()).hasSize(1);
+    }
+
+    /** Its records were matched against the old copy, taken for another copy's, and consumed without a reclaim. */
+    @Test
+    void recordsOfANewCopyThatDoesNotOpenAreHeldBack() throws IOException {
+        VersionEntry old = f.supersede("before", 100);
+        f.store.flush();
+        PurgeReader oldReader = f.readers.reader(0);
+        Path descriptor = TablespaceDirs.partitionDir(dataDir, 0).resolve(TablespaceDirs.DESCRIPTOR);
+        Files.writeString(descriptor, Files.readString(descriptor).replaceAll("(?m)^copy\\.id=.*$", "copy.id=rebuilt")
+                .replaceAll("(?m)^page\\.size=.*$", "page.size=0")); // a copy that will not open here
+
+        UndoPurger.Purged purged = f.purger.purge(0, oldReader, List.of(record(PurgeFixture.encode(f.undo(old).setCopyId("rebuilt")
+                .build()))), () -> false);
+
+        assertThat(purged).isSameAs(UndoPurger.Purged.HELD_BACK);
+        assertThat(f.metrics.otherCopy.count()).isZero();
+    }
+
     @Test
     void aPartitionWithoutItsTablespaceHasNoReaderUntilItAppears() throws IOException {
         assertThat(f.readers.reader(1)).isNull();

@@ -92,6 +92,15 @@ public final class PurgeReader implements Closeable {
     }
 
     /**
+     * Whether a record of copy {@code undoCopyId} says the tablespace may have been replaced since this reader opened it:
+     * it names another copy, or a copy where this reader knows of none (opened before the node gave the tablespace an id,
+     * it would take every later copy's records for its own, and read them in the replaced file).
+     */
+    public boolean mayBeReplacedBy(String undoCopyId) {
+        return undoCopyId != null && !undoCopyId.isEmpty() && !undoCopyId.equals(copyId);
+    }
+
+    /**
      * A reader with prefetch threads of its own (with {@code lob.purge.prefetch}), shut down by {@link #close}.
      *
      * @param readLatencyNanos added to every page read, to model remote block storage in benchmarks (0 = none)
