@@ -94,8 +94,8 @@ final class TablespaceReaders implements AutoCloseable {
             onDisk = TablespaceDirs.read(dir).copyId();
         } catch (IOException e) {
             if (!("descriptor " + e).equals(unopened.put(partition, "descriptor " + e))) { // asked at each such batch
-                log.warn("purge worker {}: cannot read the tablespace descriptor under {}; its undo records stay unconsumed until "
-                        + "it can: {}", workerId, dir, e.toString());
+                log.error("purge worker {}: cannot read the tablespace descriptor under {}; its undo records stay unconsumed "
+                        + "until it can: {}", workerId, dir, e.toString());
             }
             return null;
         }

@@ -198,12 +198,28 @@ class UndoPurgerTest {
     /** Its records were matched against the old copy, taken for another copy's, and consumed without a reclaim. */
     @Test
     void recordsOfANewCopyThatDoesNotOpenAreHeldBack() throws IOException {
+        Path dir = TablespaceDirs.partitionDir(dataDir, 0);
+        assertHeldBack(() -> Files.delete(dir.resolve(TablespaceDirs.PAGES))); // the new copy's page file not there (yet)
+    }
+
+    @Test
+    void recordsOfAPartitionWhoseDescriptorCannotBeReadAreHeldBack() throws IOException {
+        Path descriptor = TablespaceDirs.partitionDir(dataDir, 0).resolve(TablespaceDirs.DESCRIPTOR);
+        assertHeldBack(() -> Files.writeString(descriptor, Files.readString(descriptor).replaceAll("(?m)^page\\.size=.*$", "page.size=0")));
+    }
+
+    private interface Damage {
+        void apply() throws IOException;
+    }
+
+    /** A record of copy "rebuilt", which the descriptor names, after {@code damage}: the batch waits, none of it consumed. */
+    private void assertHeldBack(Damage damage) throws IOException {
         VersionEntry old = f.supersede("before", 100);
         f.store.flush();
         PurgeReader oldReader = f.readers.reader(0);
         Path descriptor = TablespaceDirs.partitionDir(dataDir, 0).resolve(TablespaceDirs.DESCRIPTOR);
-        Files.writeString(descriptor, Files.readString(descriptor).replaceAll("(?m)^copy\\.id=.*$", "copy.id=rebuilt")
-                .replaceAll("(?m)^page\\.size=.*$", "page.size=0")); // a copy that will not open here
+        Files.writeString(descriptor, Files.readString(descriptor).replaceAll("(?m)^copy\\.id=.*$", "copy.id=rebuilt"));
+        damage.apply();
 
         UndoPurger.Purged purged = f.purger.purge(0, oldReader, List.of(record(PurgeFixture.encode(f.undo(old).setCopyId("rebuilt")
                 .build()))), () -> false);
