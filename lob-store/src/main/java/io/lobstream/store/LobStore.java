@@ -134,6 +134,15 @@ public interface LobStore extends Closeable {
      */
     List<String> expireUploads(long asOfMillis, long wallClockMillis, long idleMillis) throws IOException;
 
+    /**
+     * Drops the chunked upload {@code uploadId} of {@code lobId}, begun and not finished, and frees its pages, as its
+     * expiry would, but at once: its producer said it will send no more (an ABORT command). Recorded as applied at
+     * {@code source} either way.
+     *
+     * @return false if there is no such upload of that LOB (finished, expired, never begun): nothing changed
+     */
+    boolean abortUpload(String lobId, String uploadId, Source source) throws IOException;
+
     /** Chunked uploads in progress: begun, neither published nor expired. */
     int uploadsInProgress() throws IOException;
 

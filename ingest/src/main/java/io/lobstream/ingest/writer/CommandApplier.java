@@ -121,7 +121,7 @@ public final class CommandApplier {
         }
         String mark = appliedMark(cmd, true);
         OptionalLong before = mark == null ? OptionalLong.empty() : store.commandApplied(mark, timestamp - dedupeWindowMs);
-        if (before.isEmpty() && cmd.getUploadId() != null && cmd.getCommandId() != null && !cmd.getCommandId().isEmpty()) {
+        if (before.isEmpty() && isChunk(cmd) && cmd.getCommandId() != null && !cmd.getCommandId().isEmpty()) {
             // the release before remembered each chunk by its commandId, not its upload by its id: a chunk it applied
             // within the window, sent again, is still a duplicate (else its upload would begin again, and publish twice)
             before = store.commandApplied(cmd.getCommandId(), timestamp - dedupeWindowMs);
@@ -135,7 +135,7 @@ public final class CommandApplier {
                 return new Duplicate(cmd.getCommandId());
             }
             if (before.getAsLong() != 0 && comparable(cmd) && before.getAsLong() != fingerprint) {
-                Rejected conflict = new Rejected(Rejection.ID_CONFLICT, (cmd.getUploadId() != null ? "upload " + cmd.getUploadId()
+                Rejected conflict = new Rejected(Rejection.ID_CONFLICT, (isChunk(cmd) ? "upload " + cmd.getUploadId()
                         : "commandId " + cmd.getCommandId()) + " was applied before as another write (other bytes, offset or "
                         + "length): an id, or an idempotency key, names one write; a new write needs a new one");
                 store.recordRejected(source, new Rejection(conflict.kind(), conflict.reason()));
@@ -205,6 +205,10 @@ public final class CommandApplier {
                 }
                 case DELETE:
                     return new Applied(LobOp.DELETE, store.delete(id, tagged));
+                case ABORT:
+                    // none to drop (finished, expired, never begun: its first chunk refused) is no fault of the command
+                    store.abortUpload(id, cmd.getUploadId(), tagged);
+                    return new Applied(LobOp.ABORT, Optional.empty());
                 default:
                     return new Rejected(Rejection.UNSUPPORTED, "op " + cmd.getOp());
             }
@@ -362,6 +366,8 @@ public final class CommandApplier {
             case TRUNCATE:
             case DELETE:
                 return chunked || n > 0 ? invalid(cmd.getOp() + " carries data or chunks") : null;
+            case ABORT:
+                return !chunked || n > 0 ? invalid("ABORT names the upload it drops by its uploadId, and carries no data") : null;
             default:
                 return new Rejected(Rejection.UNSUPPORTED, "op " + cmd.getOp());
         }
@@ -452,7 +458,7 @@ public final class CommandApplier {
      * @return null if nothing is remembered
      */
     private static String appliedMark(LobCommand cmd, boolean asked) {
-        if (cmd.getUploadId() != null) {
+        if (isChunk(cmd)) {
             return asked || cmd.getChunkIndex() == cmd.getChunkCount() - 1 ? UPLOAD_FINISHED + cmd.getUploadId() : null;
         }
         String id = emptyToNull(cmd.getCommandId());
@@ -467,7 +473,12 @@ public final class CommandApplier {
 
     /** Whether {@code cmd}'s fingerprint is that of what its mark remembers: a command's own; an upload's last chunk's. */
     private static boolean comparable(LobCommand cmd) {
-        return cmd.getUploadId() == null || cmd.getChunkIndex() == cmd.getChunkCount() - 1;
+        return !isChunk(cmd) || cmd.getChunkIndex() == cmd.getChunkCount() - 1;
+    }
+
+    /** A chunk of an upload, remembered by its upload; an ABORT names one, but is remembered by its own commandId. */
+    private static boolean isChunk(LobCommand cmd) {
+        return cmd.getUploadId() != null && cmd.getOp() != LobOp.ABORT;
     }
 
     /** Before an upload's id in what the store remembers of applied commands; a commandId that begins so is told apart. */

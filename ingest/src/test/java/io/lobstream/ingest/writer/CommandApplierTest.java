@@ -433,6 +433,39 @@ class CommandApplierTest {
         }
     }
 
+    /** An upload given up by its producer (its input failed) frees its pages at once, not after lob.upload.timeout.ms. */
+    @Test
+    void anAbortDropsItsUploadAndFreesItsPages() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            assertThat(applier.apply(chunk(id, "u", 0, new byte[20], null), key(id), p, 0, store, new Source(TOPIC + p, 0)))
+                    .isInstanceOf(CommandApplier.ChunkAccepted.class);
+            assertThat(store.stats().pagesUploading()).isPositive();
+            LobCommand abort = command(id, LobOp.ABORT, 0, new byte[0]);
+            abort.setUploadId("u");
+            LobCommand otherLobs = command("other", LobOp.ABORT, 0, new byte[0]);
+            otherLobs.setUploadId("u");
+            assertThat(applier.apply(otherLobs, key("other"), partitionOf("other"), 0, store, new Source("elsewhere-0", 0)))
+                    .as("another LOB's: not its upload").isInstanceOf(CommandApplier.Applied.class);
+            assertThat(store.uploadsInProgress()).isEqualTo(1);
+
+            assertThat(applier.apply(abort, key(id), p, 0, store, new Source(TOPIC + p, 1))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(store.uploadsInProgress()).isZero();
+            assertThat(store.stats().pagesUploading()).isZero();
+            assertThat(store.current(id)).isEmpty();
+            assertThat(store.appliedOffset(TOPIC + p)).isEqualTo(1);
+            assertThat(applier.apply(abort, key(id), p, 0, store, new Source(TOPIC + p, 2))).as("sent again")
+                    .isInstanceOf(CommandApplier.Duplicate.class);
+            assertThat(applier.apply(chunk(id, "u", 1, new byte[20], null), key(id), p, 0, store, new Source(TOPIC + p, 3)))
+                    .as("a chunk after it finds no upload").isInstanceOfSatisfying(CommandApplier.Rejected.class,
+                            r -> assertThat(r.kind()).isEqualTo("upload"));
+            LobCommand bare = command(id, LobOp.ABORT, 0, new byte[0]);
+            assertThat(applier.apply(bare, key(id), p, 0, store, new Source(TOPIC + p, 4))).as("no uploadId")
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("invalid"));
+        }
+    }
+
     /** offset + length wrapped past Long.MAX_VALUE: the chunk was let through, and refused later as kind upload. */
     @Test
     void aChunkWhoseOffsetRunsPastTheValueIsInvalidHoweverLarge() throws Exception {

@@ -562,17 +562,41 @@ public final class DefaultLobStore implements LobStore {
                 Optional<UploadEntry> now = index.upload(u.uploadId());
                 // the same upload still (an id that finished meanwhile and began again names other pages), still idle
                 if (now.isPresent() && now.get().version() == u.version() && idle.test(now.get())) {
-                    index.write(index.newBatch().deleteUpload(u.uploadId()));
-                    usage.uploading(-Extent.totalPages(u.pages()));
-                    frees.releaseAfterSync(u.pages()); // its last chunk may not be flushed yet: DurableFrees
-                    versions.settled(u.version());
+                    try (LobIndex.Batch batch = index.newBatch()) {
+                        dropUpload(u, batch, "expired");
+                    }
                     expired.add(u.uploadId());
-                    log.info("{}: upload {} of {} expired after {} of {} bytes; its {} pages are free again", name, u.uploadId(),
-                            u.lobId(), u.bytesDone(), u.totalLength(), Extent.totalPages(u.pages()));
                 }
             }
         }
         return expired;
+    }
+
+    @Override
+    public boolean abortUpload(String lobId, String uploadId, Source source) throws IOException {
+        checkOpen();
+        try (Latches.Held row = latches.write(lobId); Latches.Held latch = openShared(); LobIndex.Batch batch = index.newBatch()) {
+            // another LOB's upload under the same id is not this command's to drop
+            Optional<UploadEntry> upload = index.upload(uploadId).filter(u -> u.lobId().equals(lobId));
+            SourceMarks.applied(batch, source);
+            if (upload.isEmpty()) {
+                index.write(batch);
+                return false;
+            }
+            dropUpload(upload.get(), batch, "aborted by its producer");
+        }
+        awaitDurable();
+        return true;
+    }
+
+    /** Drops upload {@code u} in {@code batch} (with what else it holds) and frees its pages; the LOB's write latch held. */
+    private void dropUpload(UploadEntry u, LobIndex.Batch batch, String why) throws IOException {
+        index.write(batch.deleteUpload(u.uploadId()));
+        usage.uploading(-Extent.totalPages(u.pages()));
+        frees.releaseAfterSync(u.pages()); // its last chunk may not be flushed yet: DurableFrees
+        versions.settled(u.version());
+        log.info("{}: upload {} of {} {} after {} of {} bytes; its {} pages are free again", name, u.uploadId(), u.lobId(), why,
+                u.bytesDone(), u.totalLength(), Extent.totalPages(u.pages()));
     }
 
     @Override
