@@ -437,6 +437,40 @@ class IngestIT {
     }
 
     /**
+     * A put whose input fails after its first chunk: the client sends an ABORT after the chunks it sent, and the writer
+     * frees the upload's pages at once, where they stayed taken until lob.upload.timeout.ms (ten minutes by default).
+     */
+    @Test
+    void aPutWhoseInputFailsAbortsItsUpload() throws Exception {
+        double expiredBefore = uploadsExpired();
+        var aborts = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();
+        double abortsBefore = aborts == null ? 0 : aborts.count();
+        InputStream failing = new InputStream() {
+            private long read;
+
+            @Override
+            public int read() throws IOException {
+                if (read == 600_000) { // and at every read after it: InputStream.read(byte[]) drops a failure after a first byte
+                    throw new IOException("the disk went away");
+                }
+                read++;
+                return 7;
+            }
+        };
+        assertThatThrownBy(() -> client.put("it-aborted", failing, 2_000_000, null, Map.of(), LobClient.Progress.NONE))
+                .isInstanceOf(IOException.class).hasMessageContaining("the upload is aborted").hasMessageContaining("the disk went away");
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            var c = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();
+            return c != null && c.count() > abortsBefore;
+        });
+        FsckReport r = fsck();
+        assertThat(r.problems()).isEmpty();
+        assertThat(r.pagesUploading()).isZero();
+        assertThat(uploadsExpired()).as("aborted, not expired").isEqualTo(expiredBefore);
+        assertThat(get("it-aborted").statusCode()).isEqualTo(404);
+    }
+
+    /**
      * A chunk appended more than lob.upload.timeout.ms after the one before it (in the commands'
      * time: the broker's, lob.commands being LogAppendTime) finds its upload gone, as replay decides
      * it, whenever the writer's housekeeping last ran; it used to depend on whether housekeeping had
@@ -1244,7 +1278,7 @@ class IngestIT {
 
     /** A command written with a newer schema whose op enum has a symbol this writer does not know. */
     static GenericRecord unknownOp(String id) {
-        String json = LobCommand.getClassSchema().toString().replace("\"DELETE\"]", "\"DELETE\",\"COPY\"]");
+        String json = LobCommand.getClassSchema().toString().replace("\"ABORT\"]", "\"ABORT\",\"COPY\"]");
         Schema newer = new Schema.Parser().parse(json);
         GenericRecord r = new GenericData.Record(newer);
         for (Schema.Field f : newer.getFields()) {

@@ -335,7 +335,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      *
      * @return completed when Kafka has acknowledged every chunk
      * @throws IOException if reading {@code value} failed, or it ended before {@code length} bytes (a chunked upload
-     *                     begun is then left incomplete, and expires unapplied); bytes past {@code length} are left unread
+     *                     begun is then aborted, or under an idempotency key left for a run again); bytes past
+     *                     {@code length} are left unread
      * @throws IllegalArgumentException if the content type or metadata cannot travel in HTTP headers ({@link Attributes#problem()})
      */
     @Override
@@ -375,8 +376,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
             long offset = (long) i * chunkSize;
             int before = i;
             if (sent.anyFailed()) {
-                return sent.stopped("put " + lobId + ": stopped after " + before + " of " + chunks
-                        + " chunks, as one of them failed; the upload is incomplete and expires unapplied: the LOB is unchanged");
+                return sent.stopped("put " + lobId + ": stopped after " + before + " of " + chunks + " chunks, as one of them "
+                        + "failed; " + abandoned(w, ids, uploadId) + ": the LOB is unchanged");
             }
             int n;
             try {
@@ -385,8 +386,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 if (i == 0) {
                     throw e;
                 }
-                String why = "put " + lobId + ": reading the input failed after " + i + " of " + chunks + " chunks were sent; the "
-                        + "upload is incomplete and expires unapplied: the LOB is unchanged: " + e.getMessage();
+                String why = "put " + lobId + ": reading the input failed after " + i + " of " + chunks + " chunks were sent; "
+                        + abandoned(w, ids, uploadId) + ": the LOB is unchanged: " + e.getMessage();
                 throw e instanceof EOFException ? new EOFException(why) : new IOException(why, e);
             }
             whole.update(buffer, 0, n);
@@ -396,8 +397,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 chunk.setCrc32c((int) whole.getValue()).setContentType(attributes.contentType()).setMetadata(attributes.metadata());
             }
             if (!sent.send(chunk.build())) {
-                return sent.stopped("put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " was refused; the upload is "
-                        + "incomplete and expires unapplied: the LOB is unchanged");
+                return sent.stopped("put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " was refused; "
+                        + (i == 0 ? "nothing was sent" : abandoned(w, ids, uploadId)) + ": the LOB is unchanged");
             }
             progress.sent(offset + n);
         }
@@ -405,6 +406,22 @@ public final class LobClient implements LobWrites, AutoCloseable {
         return completeWhen(w, sent.futures, i -> "put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " failed; the LOB is "
                 + "unchanged (the upload expires unapplied), unless that chunk timed out having reached Kafka all the same: read "
                 + "the LOB before you retry");
+    }
+
+    /**
+     * What becomes of an upload given up after its first chunk, as the caller is told. Without an idempotency key, an ABORT
+     * sent after the chunks (same key, so same partition, after them) has the writer free the upload's pages at once,
+     * where they would stay taken for lob.upload.timeout.ms, and a put retried in a loop would take them again each time.
+     * Not waited for: lost, the upload expires as before. Under a key, a run again goes on from the chunks the writer has,
+     * which an abort would drop.
+     */
+    private String abandoned(LobWrite w, CommandIds ids, String uploadId) {
+        if (ids.key() != null) {
+            return "the upload is incomplete (run the put again under the same key to send the rest; else it expires after "
+                    + "lob.upload.timeout.ms)";
+        }
+        send(w, base(CommandIds.fresh(w.lobId(), LobOp.ABORT), 0).setUploadId(uploadId).build());
+        return "the upload is aborted (the writer frees its pages)";
     }
 
     private CompletableFuture<RecordMetadata> sendWhole(LobWrite w, CommandIds ids, byte[] data, Attributes attributes) {
