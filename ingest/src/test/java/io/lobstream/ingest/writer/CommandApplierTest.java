@@ -463,6 +463,11 @@ class CommandApplierTest {
             LobCommand bare = command(id, LobOp.ABORT, 0, new byte[0]);
             assertThat(applier.apply(bare, key(id), p, 0, store, new Source(TOPIC + p, 4))).as("no uploadId")
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("invalid"));
+            LobCommand reused = command(id, LobOp.ABORT, 0, new byte[0]);
+            reused.setUploadId("v");
+            reused.setCommandId(abort.getCommandId());
+            assertThat(applier.apply(reused, key(id), p, 0, store, new Source(TOPIC + p, 5))).as("its id reused for another upload")
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("id-conflict"));
         }
     }
 
