@@ -14,6 +14,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -377,7 +378,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             int before = i;
             if (sent.anyFailed()) {
                 return sent.stopped("put " + lobId + ": stopped after " + before + " of " + chunks + " chunks, as one of them "
-                        + "failed; " + abandoned(w, ids, uploadId) + ": the LOB is unchanged");
+                        + "failed; " + abandoned(w, ids, uploadId, sent.failed.get()) + ": the LOB is unchanged");
             }
             int n;
             try {
@@ -387,7 +388,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
                     throw e;
                 }
                 String why = "put " + lobId + ": reading the input failed after " + i + " of " + chunks + " chunks were sent; "
-                        + abandoned(w, ids, uploadId) + ": the LOB is unchanged: " + e.getMessage();
+                        + abandoned(w, ids, uploadId, null) + ": the LOB is unchanged: " + e.getMessage();
                 throw e instanceof EOFException ? new EOFException(why) : new IOException(why, e);
             }
             whole.update(buffer, 0, n);
@@ -398,7 +399,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
             }
             if (!sent.send(chunk.build())) {
                 return sent.stopped("put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " was refused; "
-                        + (i == 0 ? "nothing was sent" : abandoned(w, ids, uploadId)) + ": the LOB is unchanged");
+                        + (i == 0 ? "nothing was sent" : abandoned(w, ids, uploadId, sent.failed.get()))
+                        + ": the LOB is unchanged");
             }
             progress.sent(offset + n);
         }
@@ -414,13 +416,23 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * where they would stay taken for lob.upload.timeout.ms, and a put retried in a loop would take them again each time.
      * Not waited for: lost, the upload expires as before. Under a key, a run again goes on from the chunks the writer has,
      * which an abort would drop.
+     *
+     * @param failure why a chunk failed, null if the input did: a producer closed, or one that waited out a time limit (a
+     *                buffer full for max.block.ms, a broker away), would refuse the ABORT too, or make it wait as long again
      */
-    private String abandoned(LobWrite w, CommandIds ids, String uploadId) {
+    private String abandoned(LobWrite w, CommandIds ids, String uploadId, Throwable failure) {
+        String expires = "the upload expires after lob.upload.timeout.ms";
         if (ids.key() != null) {
-            return "the upload is incomplete (run the put again under the same key to send the rest; else it expires after "
-                    + "lob.upload.timeout.ms)";
+            return "the upload is incomplete (run the put again under the same key to send the rest; else " + expires + ")";
         }
-        send(w, base(CommandIds.fresh(w.lobId(), LobOp.ABORT), 0).setUploadId(uploadId).build());
+        if (failure instanceof TimeoutException || failure instanceof IllegalStateException) {
+            return expires;
+        }
+        CompletableFuture<RecordMetadata> abort = send(w, base(CommandIds.fresh(w.lobId(), LobOp.ABORT), 0)
+                .setUploadId(uploadId).build());
+        if (abort.isCompletedExceptionally()) { // refused within send: said, not claimed done
+            return expires + " (its ABORT was refused too: " + unwrapped(abort.handle((md, err) -> err).join()) + ")";
+        }
         return "the upload is aborted (the writer frees its pages)";
     }
 
