@@ -73,10 +73,18 @@ class StaticMembersIT {
         assertThat(instanceIds("leaving")).doesNotContain("leaving-7");
     }
 
+    /** Checked once the dying thread has ended and the removal that waited for it is over: before, it could not fail. */
     @Test
     void aNodeThatStaysKeepsIt() throws Exception {
         StaticMembers members = membersOf("staying", "staying-7");
         members.close(false);
+        end.countDown();
+        dying.join(10_000);
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("lob-remove-member-staying-7")) {
+                t.join(30_000);
+            }
+        }
         assertThat(instanceIds("staying")).contains("staying-7");
     }
 
