@@ -150,8 +150,11 @@ public final class DefaultLobStore implements LobStore {
                 metrics, config.prealloc() ? this::growFile : end -> { }); // off: each page write grows the file by itself
         this.anywhere = Placement.anywhere(allocator);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
-        this.pageSync = new GroupSync(() -> syncGuard.run(file::force), config.groupCommitIntervalMs(), metrics::pageSync);
-        this.walSync = new GroupSync(() -> syncGuard.run(this::syncWalIfOpen), config.groupCommitIntervalMs(), metrics::walSync);
+        // the wait for more writers only where writers wait for their syncs (lob.sync.each.write), as its doc says: the
+        // writers during a flush park for none (and compaction's moves never do: moveDurable)
+        int groupWaitMs = config.syncEachWrite() ? config.groupCommitIntervalMs() : 0;
+        this.pageSync = new GroupSync(() -> syncGuard.run(file::force), groupWaitMs, metrics::pageSync);
+        this.walSync = new GroupSync(() -> syncGuard.run(this::syncWalIfOpen), groupWaitMs, metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
         this.pagesFirst = new PagesFirst(config, pageSync);
@@ -326,7 +329,9 @@ public final class DefaultLobStore implements LobStore {
             }
             superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
         }
-        awaitDurable();
+        if (config.syncEachWrite()) {
+            walSync.await(!placement.relocation()); // as awaitDurable, but a move waits for no writers to join
+        }
         if (!placement.relocation()) { // a compaction move is no write of the LOB's
             metrics.writeLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
@@ -374,7 +379,7 @@ public final class DefaultLobStore implements LobStore {
             if (placement.relocation() && config.sync()) {
                 // a relocation's pages are on disk before its entry, in every mode: the version it replaces holds the
                 // same bytes and is freed as soon as this one is durable
-                pageSync.await();
+                pageSync.await(false); // a punctuation's moves, up to lob.compact.max.pages: none waits for writers
             } else {
                 pagesFirst.beforeIndexNamesPages();
             }

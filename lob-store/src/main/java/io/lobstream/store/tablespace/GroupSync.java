@@ -43,6 +43,14 @@ public final class GroupSync {
      * thread that uses it. (An interrupt that arrives during the sync itself still does.)
      */
     public void await() throws IOException {
+        await(true);
+    }
+
+    /**
+     * As {@link #await()}; {@code gather} false: a leader does not wait the interval for more writers to join (one that
+     * a stream thread's punctuation runs many times in a row, as compaction's moves, would hold it for all of them).
+     */
+    public void await(boolean gather) throws IOException {
         boolean interrupted = Thread.interrupted();
         try {
             long ticket;
@@ -64,7 +72,7 @@ public final class GroupSync {
                 }
                 syncing = true;
             }
-            if (intervalNanos > 0) {
+            if (gather && intervalNanos > 0) {
                 LockSupport.parkNanos(intervalNanos);
                 interrupted |= Thread.interrupted(); // an interrupt ends the park and stays set: clear it before the sync
             }

@@ -20,6 +20,26 @@ class GroupSyncTest {
     Path dir;
 
     /**
+     * Compaction's moves run in a row on a stream thread: each waited the group commit interval for writers to join (up to
+     * a second), 512 of them past max.poll.interval.ms. Against a leader that waits, in the same run.
+     */
+    @Test
+    void aLeaderThatGathersNoneDoesNotWaitTheInterval() throws Exception {
+        AtomicInteger syncs = new AtomicInteger();
+        GroupSync sync = new GroupSync(syncs::incrementAndGet, 300, () -> { });
+        long t0 = System.nanoTime();
+        sync.await(true);
+        long gathering = System.nanoTime() - t0;
+        t0 = System.nanoTime();
+        for (int i = 0; i < 3; i++) {
+            sync.await(false);
+        }
+        long three = System.nanoTime() - t0;
+        assertThat(syncs.get()).isEqualTo(4);
+        assertThat(three).as("three syncs that gather none, against one that gathers").isLessThan(gathering / 3);
+    }
+
+    /**
      * An interrupted follower used to spin inside the monitor (wait() threw again at once, without
      * letting go of it), so the leader could never finish its sync: every writer hung.
      */
