@@ -141,23 +141,33 @@ public final class LobStreamConfig {
      */
     private static final String WRITER_ROUTING = "the writer's undo records go to the partition numbered as their tablespace's "
             + "(purge reads a partition's undo records against that tablespace), its dead letters to the one numbered as their command's";
-    private static final Map<String, String> WRITER_FIXED = Map.of(
-            "default.timestamp.extractor", "the writer's sources time their records themselves (a command by its own time, "
-                    + "as replay reads it, for upload expiry and the dedupe window)",
-            "auto.offset.reset", "the writer reads lob.commands and lob.reclaim from their beginning, whatever it says: a "
-                    + "command skipped is a write lost",
-            "num.standby.replicas", "a tablespace has no changelog for a standby to follow: a partition that moves to a node "
-                    + "without its tablespace is rebuilt there from lob.commands",
-            "interceptor.classes", "Kafka Streams gives it to its producers and consumers alike, and a producer's interceptor "
-                    + "fails a consumer: set " + STREAMS_PREFIX + "producer.interceptor.classes or " + STREAMS_PREFIX
-                    + "consumer.interceptor.classes",
-            "application.server", "the node advertises the address its HTTP API listens on (lob.http.advertised.host, "
+    private static final Map<String, String> WRITER_FIXED = Map.ofEntries(
+            Map.entry("default.timestamp.extractor", "the writer's sources time their records themselves (a command by its own "
+                    + "time, as replay reads it, for upload expiry and the dedupe window)"),
+            Map.entry("auto.offset.reset", "the writer reads lob.commands and lob.reclaim from their beginning, whatever it "
+                    + "says: a command skipped is a write lost"),
+            Map.entry("num.standby.replicas", "a tablespace has no changelog for a standby to follow: a partition that moves to a "
+                    + "node without its tablespace is rebuilt there from lob.commands"),
+            Map.entry("interceptor.classes", "Kafka Streams gives it to its producers and consumers alike, and a producer's "
+                    + "interceptor fails a consumer: set " + STREAMS_PREFIX + "producer.interceptor.classes or " + STREAMS_PREFIX
+                    + "consumer.interceptor.classes"),
+            Map.entry("application.server", "the node advertises the address its HTTP API listens on (lob.http.advertised.host, "
                     + "lob.http.port), to which other nodes forward reads of its partitions; another would have them, and it, "
-                    + "forward every read of them away",
-            "partitioner.class", WRITER_ROUTING,
-            "producer.partitioner.class", WRITER_ROUTING,
-            "partitioner.ignore.keys", WRITER_ROUTING,
-            "producer.partitioner.ignore.keys", WRITER_ROUTING);
+                    + "forward every read of them away"),
+            Map.entry("task.assignor.class", "the writer assigns its tasks itself, keeping a partition on the node that holds "
+                    + "its tablespace; another assignor takes its stateless tasks for free to move, and each move rebuilds a "
+                    + "tablespace from lob.commands"),
+            Map.entry("partitioner.class", WRITER_ROUTING),
+            Map.entry("producer.partitioner.class", WRITER_ROUTING),
+            Map.entry("partitioner.ignore.keys", WRITER_ROUTING),
+            Map.entry("producer.partitioner.ignore.keys", WRITER_ROUTING));
+    /**
+     * The main consumer's settings Kafka Streams sets itself for exactly-once reads and static membership. It checks them
+     * given plain or as consumer.*, and drops them; as main.consumer.* they would win over its own (auto-commit on: a
+     * command taken for applied before the writer read it, and skipped after a crash).
+     */
+    private static final Set<String> MAIN_CONSUMER_FIXED = Set.of("enable.auto.commit", "isolation.level", "group.id",
+            "group.instance.id", "partition.assignment.strategy");
     /** Kafka Streams' transaction.timeout.ms for the writer's producers under exactly-once, unless {@code lob.streams.} sets it. */
     private static final long WRITER_TRANSACTION_TIMEOUT_MS = 10_000;
     /**
@@ -243,6 +253,11 @@ public final class LobStreamConfig {
             if (fixed != null) {
                 throw new ConfigException(k + " is not taken: " + fixed);
             }
+            String mainConsumer = STREAMS_PREFIX + "main.consumer.";
+            if (k.startsWith(mainConsumer) && MAIN_CONSUMER_FIXED.contains(k.substring(mainConsumer.length()))) {
+                throw new ConfigException(k + " is not taken: Kafka Streams sets it for the writer's exactly-once reads (the "
+                        + "static member id from lob.node.id), and with this prefix it would win over Streams' own");
+            }
         } else if (kindOf(k) != null) {
             checkPerKind(k, kindOf(k));
         } else if (k.startsWith("lob.")) {
@@ -302,9 +317,9 @@ public final class LobStreamConfig {
         if (timeout < checked) {
             key = STREAMS_PREFIX + "transaction.timeout.ms";
         }
-        if (get(COMMIT_INTERVAL_MS) > timeout) {
-            throw new ConfigException(COMMIT_INTERVAL_MS.name() + "=" + get(COMMIT_INTERVAL_MS) + ": longer than the writer's "
-                    + "transaction timeout, " + timeout + " ms (" + key + "), which each commit's transaction must end within");
+        if (get(COMMIT_INTERVAL_MS) >= timeout) { // equal, a commit's transaction runs past it by the commit's own work
+            throw new ConfigException(COMMIT_INTERVAL_MS.name() + "=" + get(COMMIT_INTERVAL_MS) + ": not shorter than the "
+                    + "writer's transaction timeout, " + timeout + " ms (" + key + "), which each commit's transaction must end within");
         }
     }
 

@@ -158,6 +158,14 @@ class LobStreamConfigTest {
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.application.server", "elsewhere:8080")))
                 .hasMessageContaining("lob.http.advertised.host");
         assertThat(new LobStreamConfig(Map.of("lob.streams.group.protocol", "classic")).originals()).hasSize(1);
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.task.assignor.class", "x.Y")))
+                .hasMessageContaining("assigns its tasks itself");
+        // Kafka Streams checks these plain and as consumer.*, not as main.consumer.*, which would win over its own
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.main.consumer.enable.auto.commit", "true")))
+                .hasMessageContaining("exactly-once reads");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.main.consumer.group.instance.id", "n1")))
+                .hasMessageContaining("lob.node.id");
+        assertThat(new LobStreamConfig(Map.of("lob.streams.main.consumer.fetch.max.bytes", "1000000")).originals()).hasSize(1);
     }
 
     /** Taken, every command was dead-lettered as undecodable: the readers look for the schema id in the value. */
@@ -176,7 +184,9 @@ class LobStreamConfigTest {
     void aCommitIntervalOverTheTransactionTimeoutIsRefused() {
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "30000")))
                 .isInstanceOf(ConfigException.class)
-                .hasMessageContaining("longer than the writer's transaction timeout, 10000 ms");
+                .hasMessageContaining("not shorter than the writer's transaction timeout, 10000 ms");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "10000")))
+                .as("equal: a commit's transaction runs past it by the commit itself").isInstanceOf(ConfigException.class);
         LobStreamConfig raised = new LobStreamConfig(Map.of("lob.writer.commit.interval.ms", "30000",
                 "lob.streams.producer.transaction.timeout.ms", "60000"));
         assertThat(raised.writerTransactionTimeoutMs()).isEqualTo(60_000);
