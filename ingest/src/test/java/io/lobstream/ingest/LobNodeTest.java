@@ -17,19 +17,19 @@ class LobNodeTest {
         p.put(StreamsConfig.producerPrefix("linger.ms"), 200);
         p.put(StreamsConfig.producerPrefix("max.request.size"), 16 << 20);
         p.put(StreamsConfig.consumerPrefix("max.poll.records"), 100);
-        p.put(StreamsConfig.mainConsumerPrefix("group.instance.id"), "node-1");
+        p.put(StreamsConfig.mainConsumerPrefix("fetch.min.bytes"), 1);
         p.put(StreamsConfig.POLL_MS_CONFIG, 100);
 
         LobNode.applyStreamsSettings(p, new LobStreamConfig(Map.of("lob.streams.linger.ms", "7",
                 "lob.streams.max.request.size", "1048576", "lob.streams.producer.max.request.size", "2097152",
-                "lob.streams.consumer.group.instance.id", "mine", "lob.streams.poll.ms", "50")));
+                "lob.streams.consumer.fetch.min.bytes", "4096", "lob.streams.poll.ms", "50")));
 
         assertThat(p).containsEntry("linger.ms", "7").containsEntry(StreamsConfig.producerPrefix("linger.ms"), "7")
                 // both forms set: each as given, Kafka Streams' precedence between them stands
                 .containsEntry("max.request.size", "1048576").containsEntry(StreamsConfig.producerPrefix("max.request.size"), "2097152")
                 .containsEntry(StreamsConfig.consumerPrefix("max.poll.records"), 100)
-                .containsEntry(StreamsConfig.consumerPrefix("group.instance.id"), "mine")
-                .containsEntry(StreamsConfig.mainConsumerPrefix("group.instance.id"), "mine")
+                .containsEntry(StreamsConfig.consumerPrefix("fetch.min.bytes"), "4096")
+                .containsEntry(StreamsConfig.mainConsumerPrefix("fetch.min.bytes"), "4096")
                 .containsEntry(StreamsConfig.POLL_MS_CONFIG, "50")
                 .doesNotContainKey(StreamsConfig.consumerPrefix("linger.ms"));
     }

@@ -162,12 +162,11 @@ public final class LobStreamConfig {
             Map.entry("partitioner.ignore.keys", WRITER_ROUTING),
             Map.entry("producer.partitioner.ignore.keys", WRITER_ROUTING));
     /**
-     * The main consumer's settings Kafka Streams sets itself for exactly-once reads and static membership. It checks them
-     * given plain or as consumer.*, and drops them; as main.consumer.* they would win over its own (auto-commit on: a
-     * command taken for applied before the writer read it, and skipped after a crash).
+     * The main consumer's settings Kafka Streams sets itself for exactly-once reads. Given plain or as consumer.*, it
+     * drops them with a warning; as main.consumer.* they would win over its own (auto-commit on: a command taken for
+     * applied before the writer read it, and skipped after a crash).
      */
-    private static final Set<String> MAIN_CONSUMER_FIXED = Set.of("enable.auto.commit", "isolation.level", "group.id",
-            "group.instance.id", "partition.assignment.strategy");
+    private static final Set<String> MAIN_CONSUMER_FIXED = Set.of("enable.auto.commit", "isolation.level");
     /** Kafka Streams' transaction.timeout.ms for the writer's producers under exactly-once, unless {@code lob.streams.} sets it. */
     private static final long WRITER_TRANSACTION_TIMEOUT_MS = 10_000;
     /**
@@ -255,8 +254,12 @@ public final class LobStreamConfig {
             }
             String mainConsumer = STREAMS_PREFIX + "main.consumer.";
             if (k.startsWith(mainConsumer) && MAIN_CONSUMER_FIXED.contains(k.substring(mainConsumer.length()))) {
-                throw new ConfigException(k + " is not taken: Kafka Streams sets it for the writer's exactly-once reads (the "
-                        + "static member id from lob.node.id), and with this prefix it would win over Streams' own");
+                throw new ConfigException(k + " is not taken: Kafka Streams sets it for the writer's exactly-once reads, and "
+                        + "with this prefix it would win over Streams' own");
+            }
+            if (k.endsWith("group.instance.id")) { // plain, consumer. or main.consumer.: each wins over the node's
+                throw new ConfigException(k + " is not taken: set lob.node.id, the static member id the node manages (it "
+                        + "removes the members of its replaced threads by it)");
             }
         } else if (kindOf(k) != null) {
             checkPerKind(k, kindOf(k));

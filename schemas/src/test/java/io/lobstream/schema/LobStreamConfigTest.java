@@ -163,8 +163,10 @@ class LobStreamConfigTest {
         // Kafka Streams checks these plain and as consumer.*, not as main.consumer.*, which would win over its own
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.main.consumer.enable.auto.commit", "true")))
                 .hasMessageContaining("exactly-once reads");
-        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.main.consumer.group.instance.id", "n1")))
-                .hasMessageContaining("lob.node.id");
+        for (String form : List.of("", "consumer.", "main.consumer.")) {
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams." + form + "group.instance.id", "n1")))
+                    .hasMessageContaining("set lob.node.id");
+        }
         assertThat(new LobStreamConfig(Map.of("lob.streams.main.consumer.fetch.max.bytes", "1000000")).originals()).hasSize(1);
     }
 
