@@ -388,7 +388,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
                     throw e;
                 }
                 String why = "put " + lobId + ": reading the input failed after " + i + " of " + chunks + " chunks were sent; "
-                        + abandoned(w, ids, uploadId, null) + ": the LOB is unchanged: " + e.getMessage();
+                        + abandoned(w, ids, uploadId, sent.failed.get()) + ": the LOB is unchanged: " + e.getMessage();
                 throw e instanceof EOFException ? new EOFException(why) : new IOException(why, e);
             }
             whole.update(buffer, 0, n);
@@ -417,8 +417,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * Not waited for: lost, the upload expires as before. Under a key, a run again goes on from the chunks the writer has,
      * which an abort would drop.
      *
-     * @param failure why a chunk failed, null if the input did: a producer closed, or one that waited out a time limit (a
-     *                buffer full for max.block.ms, a broker away), would refuse the ABORT too, or make it wait as long again
+     * @param failure why a chunk failed, if one did (null: only the input failed): a producer closed, or one that waited
+     *                out a time limit (a buffer full for max.block.ms, a broker away), would refuse the ABORT too, or make
+     *                it wait as long again
      */
     private String abandoned(LobWrite w, CommandIds ids, String uploadId, Throwable failure) {
         String expires = "the upload expires after lob.upload.timeout.ms";
