@@ -54,8 +54,8 @@ public final class LobStoreConfig {
                     + "is synced after. Concurrent writers share these syncs (group commit). Off (the node's setting): writes are "
                     + "made durable by flush() at each Kafka Streams commit, and Kafka is the redo log. Needs lob.sync (refused without it).");
     public static final ConfigKey<Integer> GROUP_COMMIT_INTERVAL_MS = ConfigKey.integer("lob.group.commit.interval.ms", 0, 0, 1000,
-            "With lob.sync.each.write: how long a group commit leader waits for more writers to join its sync. "
-                    + "0 = sync at once; writers arriving meanwhile share the next sync.");
+            "With lob.sync.each.write: how long a group commit leader waits for more writers to join its sync (a "
+                    + "compaction move never waits for it). 0 = sync at once; writers arriving meanwhile share the next sync.");
 
     public static final ConfigKey<Integer> SHRINK_MIN_PAGES = ConfigKey.integer("lob.shrink.min.pages", 64, 0, Integer.MAX_VALUE,
             "At flush() (every Kafka Streams commit) and close: when at least this many pages at the end of the page file are "

@@ -67,7 +67,7 @@ final class UndoPurger implements AutoCloseable {
      * read again, and would be counted twice.
      */
     record Purged(List<ProducerRecord<String, Object>> reclaims, long pages, int consumed, List<Counter> skipped) {
-        /** None of the batch: its tablespace was replaced by a copy that does not open; it waits, as a missing one's records. */
+        /** None of the batch: its tablespace is missing, or cannot be read, or was replaced by a copy that does not open. */
         static final Purged HELD_BACK = new Purged(List.of(), 0, 0, List.of());
 
         void countSkipped() {
@@ -77,9 +77,10 @@ final class UndoPurger implements AutoCloseable {
 
     /**
      * @param reader the partition's reader ({@link TablespaceReaders#reader})
-     * @return {@link Purged#HELD_BACK} if the partition's tablespace was replaced by a copy that does not open
      * @param stop   asked before each version's pages are read but the first: true leaves the rest of the batch
      *               unconsumed ({@link Purged#consumed()})
+     * @return {@link Purged#HELD_BACK} if the partition's tablespace was replaced by a copy that does not open, or its
+     *         descriptor cannot be read: the batch is to wait
      * @throws RegistryUnavailableException if the schema registry did not answer: the batch must be read again
      */
     Purged purge(int partition, PurgeReader reader, List<ConsumerRecord<String, byte[]>> batch, BooleanSupplier stop) {

@@ -306,8 +306,9 @@ public final class LobStreamConfig {
     /**
      * Kafka Streams refuses, under exactly-once, a commit interval over its producers' transaction timeout as it reads it
      * ({@code producer.transaction.timeout.ms} or its default, never the plain key), after a broker started and naming
-     * neither LobStream key: said here first. The plain key can lower what the producers get below that, and a commit
-     * interval over it would see transactions time out: refused too.
+     * neither LobStream key: said here first, and an equal one too (a commit's transaction runs past the interval by the
+     * commit's own work). The plain key can lower what the producers get below that, and a commit interval not under it
+     * would see transactions time out: refused too.
      */
     private void checkCommitIntervalFitsTransactions() {
         Object guarantee = props.get(STREAMS_PREFIX + "processing.guarantee");

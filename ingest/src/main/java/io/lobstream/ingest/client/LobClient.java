@@ -336,7 +336,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      *
      * @return completed when Kafka has acknowledged every chunk
      * @throws IOException if reading {@code value} failed, or it ended before {@code length} bytes (a chunked upload
-     *                     begun is then aborted, or under an idempotency key left for a run again); bytes past
+     *                     begun is then aborted where the producer can still send, else it expires after
+     *                     lob.upload.timeout.ms; under an idempotency key it is left for a run again); bytes past
      *                     {@code length} are left unread
      * @throws IllegalArgumentException if the content type or metadata cannot travel in HTTP headers ({@link Attributes#problem()})
      */

@@ -151,7 +151,7 @@ public final class DefaultLobStore implements LobStore {
         this.anywhere = Placement.anywhere(allocator);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
         // the wait for more writers only where writers wait for their syncs (lob.sync.each.write), as its doc says: the
-        // writers during a flush park for none (and compaction's moves never do: moveDurable)
+        // writers during a flush park for none; compaction's moves never do (await(false) in writeVersion, writePages)
         int groupWaitMs = config.syncEachWrite() ? config.groupCommitIntervalMs() : 0;
         this.pageSync = new GroupSync(() -> syncGuard.run(file::force), groupWaitMs, metrics::pageSync);
         this.walSync = new GroupSync(() -> syncGuard.run(this::syncWalIfOpen), groupWaitMs, metrics::walSync);

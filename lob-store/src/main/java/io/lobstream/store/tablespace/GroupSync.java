@@ -8,7 +8,8 @@ import java.util.concurrent.locks.LockSupport;
  * Group commit: concurrent writers that each need an fsync share one. The first writer to
  * arrive becomes the leader and runs the sync; writers that arrive while it runs wait and are
  * covered by the next sync, which one of them leads. With an interval, the leader first waits
- * that long so more writers can join its group (fewer syncs, more latency).
+ * that long so more writers can join its group (fewer syncs, more latency), unless it gathers
+ * none ({@link #await(boolean)}).
  *
  * <p>Correctness: a writer takes its ticket after its own writes, and a leader reads the newest
  * ticket before it syncs, so every ticket up to that one was written before the sync began.
