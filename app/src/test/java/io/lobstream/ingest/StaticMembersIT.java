@@ -77,14 +77,13 @@ class StaticMembersIT {
     @Test
     void aNodeThatStaysKeepsIt() throws Exception {
         StaticMembers members = membersOf("staying", "staying-7");
+        Thread removal = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("lob-remove-member-staying-7"))
+                .findFirst().orElseThrow(() -> new AssertionError("no removal waits for the dying thread"));
         members.close(false);
         end.countDown();
         dying.join(10_000);
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().equals("lob-remove-member-staying-7")) {
-                t.join(30_000);
-            }
-        }
+        removal.join(30_000);
+        assertThat(dying.isAlive() || removal.isAlive()).as("both ended: the removal could have run").isFalse();
         assertThat(instanceIds("staying")).contains("staying-7");
     }
 

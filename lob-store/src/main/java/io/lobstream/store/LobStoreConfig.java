@@ -15,8 +15,11 @@ import java.util.Map;
  * all of them off the engine is the coarse-latched baseline the benchmarks compare against.
  */
 public final class LobStoreConfig {
+    /** The page sizes a tablespace may have: powers of two between these, in bytes. */
+    public static final int MIN_PAGE_SIZE = 4 * 1024;
+    public static final int MAX_PAGE_SIZE = 64 * 1024;
 
-    public static final ConfigKey<Integer> PAGE_SIZE = ConfigKey.integer("lob.page.size", 16 * 1024, 4 * 1024, 64 * 1024,
+    public static final ConfigKey<Integer> PAGE_SIZE = ConfigKey.integer("lob.page.size", 16 * 1024, MIN_PAGE_SIZE, MAX_PAGE_SIZE,
             "Tablespace page size in bytes (4 KiB to 64 KiB, a power of two). Fixed when a tablespace is created. It bounds "
                     + "the longest value: about 440 MiB with 4 KiB pages, 28 GiB with 16 KiB (a node warns when lob.value.max.bytes "
                     + "is above).");
@@ -116,7 +119,7 @@ public final class LobStoreConfig {
         }
         this.values = Map.copyOf(v);
         int pageSize = get(PAGE_SIZE);
-        if (Integer.bitCount(pageSize) != 1) {
+        if (!isPageSize(pageSize)) { // (its range checked by the key)
             throw new ConfigException(PAGE_SIZE.name() + "=" + pageSize + ": must be a power of two");
         }
         if (get(SYNC_EACH_WRITE) && !get(SYNC)) { // asked for durable writes, and for nothing ever forced
@@ -127,6 +130,11 @@ public final class LobStoreConfig {
     @SuppressWarnings("unchecked")
     private <T> T get(ConfigKey<T> key) {
         return (T) values.get(key.name());
+    }
+
+    /** Whether {@code bytes} is a page size a tablespace may have: a new one's (lob.page.size), or a descriptor's. */
+    public static boolean isPageSize(int bytes) {
+        return bytes >= MIN_PAGE_SIZE && bytes <= MAX_PAGE_SIZE && Integer.bitCount(bytes) == 1;
     }
 
     public static LobStoreConfig defaults() {

@@ -251,6 +251,12 @@ public final class LobHttpServer implements AutoCloseable {
         };
     }
 
+    /** Clears the headers an answer had set, but the node's name, which every answer of the node carries. */
+    private void clearHeaders(HttpExchange ex) {
+        ex.getResponseHeaders().clear();
+        nameNode(ex);
+    }
+
     private void nameNode(HttpExchange ex) {
         ex.getResponseHeaders().set(NODE, advertisedHost + ":" + ex.getLocalAddress().getPort());
     }
@@ -344,8 +350,7 @@ public final class LobHttpServer implements AutoCloseable {
             return;
         }
         try {
-            ex.getResponseHeaders().clear(); // what the value's answer had set (its ETag, its Content-Type) is not this one's
-            nameNode(ex);
+            clearHeaders(ex); // what the value's answer had set (its ETag, its Content-Type) is not this one's
             if (stopping || moved) {
                 log.debug("{}: {}", request, e.toString());
                 Responses.text(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
@@ -388,8 +393,7 @@ public final class LobHttpServer implements AutoCloseable {
                     return;
                 }
                 case FAILED -> {
-                    headers.clear();
-                    nameNode(ex);
+                    clearHeaders(ex);
                     headers.add("ETag", etag); // the version there is: a client that asked for another can tell
                     h.close();
                     Responses.text(ex, 412, "LOB " + id + " is at version " + etag + ", not one If-Match names\n");

@@ -329,9 +329,7 @@ public final class DefaultLobStore implements LobStore {
             }
             superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
         }
-        if (config.syncEachWrite()) {
-            walSync.await(!placement.relocation()); // as awaitDurable, but a move waits for no writers to join
-        }
+        awaitDurable(!placement.relocation()); // a move waits for no writers to join
         if (!placement.relocation()) { // a compaction move is no write of the LOB's
             metrics.writeLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
@@ -407,8 +405,13 @@ public final class DefaultLobStore implements LobStore {
 
     /** With lob.sync.each.write, waits for the index WAL sync (shared with concurrent writers) that covers this write. */
     private void awaitDurable() throws IOException {
+        awaitDurable(true);
+    }
+
+    /** @param gather whether a leader waits lob.group.commit.interval.ms for more writers ({@link GroupSync#await(boolean)}) */
+    private void awaitDurable(boolean gather) throws IOException {
         if (config.syncEachWrite()) {
-            walSync.await();
+            walSync.await(gather);
         }
     }
 

@@ -3,6 +3,7 @@ package io.lobstream.store.tablespace;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongConsumer;
 
 /**
  * Group commit: concurrent writers that each need an fsync share one. The first writer to
@@ -25,15 +26,22 @@ public final class GroupSync {
     private final SyncAction action;
     private final long intervalNanos;
     private final Runnable onSync;
+    /** How a leader waits for more writers: {@link LockSupport#parkNanos(long)}, but in tests. */
+    private final LongConsumer gatherFor;
     private long requested;
     private long completed;
     private boolean syncing;
 
     /** @param onSync told after each sync (metrics) */
     public GroupSync(SyncAction action, long intervalMillis, Runnable onSync) {
+        this(action, intervalMillis, onSync, LockSupport::parkNanos);
+    }
+
+    GroupSync(SyncAction action, long intervalMillis, Runnable onSync, LongConsumer gatherFor) {
         this.action = action;
         this.intervalNanos = TimeUnit.MILLISECONDS.toNanos(intervalMillis);
         this.onSync = onSync;
+        this.gatherFor = gatherFor;
     }
 
     /**
@@ -74,7 +82,7 @@ public final class GroupSync {
                 syncing = true;
             }
             if (gather && intervalNanos > 0) {
-                LockSupport.parkNanos(intervalNanos);
+                gatherFor.accept(intervalNanos);
                 interrupted |= Thread.interrupted(); // an interrupt ends the park and stays set: clear it before the sync
             }
             lead();

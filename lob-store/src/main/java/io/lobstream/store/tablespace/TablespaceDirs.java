@@ -2,7 +2,6 @@ package io.lobstream.store.tablespace;
 
 import io.lobstream.store.LaterFormatException;
 import io.lobstream.store.LobStoreConfig;
-import io.lobstream.store.config.ConfigException;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -371,11 +370,10 @@ public final class TablespaceDirs {
             throw new LaterFormatException("tablespace " + tablespaceDir, format, FORMAT_VERSION);
         }
         int pageSize = number(f, p, "page.size", null);
-        try {
-            LobStoreConfig.defaults().with(LobStoreConfig.PAGE_SIZE.name(), pageSize); // as a new tablespace's is checked
-        } catch (ConfigException e) { // not blamed on a setting the operator never made; and no division by 0 in fsck
-            throw new IOException(f + ": page.size " + pageSize + " is no page size (a power of two from 4096 to 65536 bytes): "
-                    + "a damaged descriptor: restore it from a backup, or rebuild the partition");
+        if (!LobStoreConfig.isPageSize(pageSize)) { // not blamed on a setting the operator never made; no division by 0 in fsck
+            throw new IOException(f + ": page.size " + pageSize + " is no page size (a power of two from " + LobStoreConfig.MIN_PAGE_SIZE
+                    + " to " + LobStoreConfig.MAX_PAGE_SIZE + " bytes): a damaged descriptor: restore it from a backup, or rebuild "
+                    + "the partition");
         }
         return new Descriptor(pageSize, p.getProperty("copy.id"));
     }
