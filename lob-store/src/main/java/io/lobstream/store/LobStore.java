@@ -163,7 +163,8 @@ public interface LobStore extends Closeable {
 
     /**
      * Frees the pages of a superseded version, as found by purge. Applied only if the version is still
-     * pending and {@code extents} are exactly its pages; deferred while a reader pins it. With no {@code source} (a
+     * pending and {@code extents} are exactly its pages; deferred while a reader pins it (within
+     * {@code lob.read.pin.max.ms}: a pin older than that holds nothing back). With no {@code source} (a
      * reclaim no Kafka transaction would apply again after a crash), the pages go to writers only once the next
      * {@link #flush} has made it durable.
      */
@@ -276,12 +277,16 @@ public interface LobStore extends Closeable {
     boolean checking();
 
     /**
-     * Makes every write so far durable (page file forced, index WAL synced), then gives a long free
-     * run at the end of the page file back to the file system ({@code lob.shrink.min.pages}).
+     * Makes every write so far durable (page file forced, index WAL synced; with {@code lob.sync}
+     * false nothing is forced), then gives a long free run at the end of the page file back to the
+     * file system ({@code lob.shrink.min.pages}).
      */
     void flush() throws IOException;
 
-    /** True when something was written since the last {@link #flush()} made the store durable. */
+    /**
+     * True when something was written since the last {@link #flush()} made the store durable; always false with
+     * {@code lob.sync} false, where flush() forces nothing.
+     */
     boolean needsSync();
 
     /**

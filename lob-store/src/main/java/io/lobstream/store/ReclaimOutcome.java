@@ -4,7 +4,10 @@ package io.lobstream.store;
 public enum ReclaimOutcome {
     /** The version's pages are free. */
     APPLIED,
-    /** A reader pins the version: its pages are freed when the last pin is released. */
+    /**
+     * A reader pins the version: its pages are freed when the last pin is released, or when the pins lapse
+     * ({@code lob.read.pin.max.ms}), whichever comes first.
+     */
     DEFERRED,
     /** The version is not pending purge (already reclaimed, or never superseded): nothing freed. */
     IGNORED,

@@ -64,7 +64,7 @@ public final class StoreMetrics implements AutoCloseable {
         this.pageSyncs = track(Counter.builder("lob_syncs").tags(tags).tag("file", "pages")
                 .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry));
         this.backpressure = track(Timer.builder("lob_backpressure_delay_seconds").tags(tags)
-                .description("Delays added to writes because history passed lob.history.max").register(registry));
+                .description("Delays added to writes because history passed lob.history.max or lob.history.max.ratio").register(registry));
         this.walSyncs = track(Counter.builder("lob_syncs").tags(tags).tag("file", "index-wal")
                 .description("fsyncs, by file; with lob.sync.each.write, writes / syncs is the group commit size").register(registry));
         this.shrinks = track(Counter.builder("lob_tablespace_shrinks").tags(tags)

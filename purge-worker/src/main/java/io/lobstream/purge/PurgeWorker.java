@@ -76,7 +76,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final String transactionalId;
     private final Consumer<String, byte[]> consumer;
     private final Supplier<Producer<String, Object>> producers;
-    /** How long one transaction purges before it commits what it has: half the producer's transaction.timeout.ms. */
+    /** How long one transaction purges before it commits what it has: half the shorter of the producer's
+     * transaction.timeout.ms and the consumer's max.poll.interval.ms ({@link PurgeClients#transactionBudget}). */
     private final Duration transactionBudget;
     /** Replaced when it fails for good ({@link #producerFailed}). */
     private Producer<String, Object> producer;

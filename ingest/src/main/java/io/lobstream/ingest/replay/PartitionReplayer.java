@@ -35,8 +35,9 @@ import java.util.Optional;
 /**
  * Rebuilds (part of) one partition's tablespace from its redo log: the committed records of
  * {@code lob.commands} for the partition in an offset range, applied in order with the same
- * {@link CommandApplier} the writer uses, each recording its offset (so a crash during a replay
- * resumes where it stopped). What the writer dead-lettered is rejected again and skipped (what it
+ * {@link CommandApplier} the writer uses, each recording its offset (so a writer's catch-up that
+ * stopped part-way resumes from its last applied offset; an offline {@code replay} that fails or is
+ * killed starts over, in a new staging directory). What the writer dead-lettered is rejected again and skipped (what it
  * could not decode, by its letter: a replay may decode it now, see {@link DeadLetterLog}). No
  * undo records are produced: superseded versions are reclaimed locally as it goes, since the
  * page numbers in {@code lob.reclaim} belong to the tablespace that wrote them, not to this one.
