@@ -72,8 +72,9 @@ public final class LobStoreConfig {
                     + "so the free space gathers at the end, where the next flush() cuts it (lob.shrink.min.pages). The holes must "
                     + "also reach lob.shrink.min.pages, and no version may have been written since the last run (under load the "
                     + "allocator refills the lowest holes by itself). The node calls compact() every lob.compact.interval.ms.");
-    public static final ConfigKey<Integer> COMPACT_MAX_PAGES = ConfigKey.integer("lob.compact.max.pages", 512, 0, Integer.MAX_VALUE,
-            "Compaction: pages moved per compact() call, about (the default is 8 MiB of 16 KiB pages): whole versions, so a call may go past it by a version's pages. 0 = compaction off.");
+    public static final ConfigKey<Integer> COMPACT_MAX_PAGES = ConfigKey.integer("lob.compact.max.pages", 512, 0, 65_536,
+            "Compaction: pages moved per compact() call, about (the default is 8 MiB of 16 KiB pages): whole versions, so a call may go past it by a version's pages. "
+                    + "Up to 65536: a call's moves all run in one punctuation, which holds the writer's stream thread meanwhile. 0 = compaction off.");
 
     public static final ConfigKey<Integer> HISTORY_MAX = ConfigKey.integer("lob.history.max", 1_000, 0, Integer.MAX_VALUE,
             "Backpressure, like innodb_max_purge_lag but on by default: when more versions than this wait for purge, each "
