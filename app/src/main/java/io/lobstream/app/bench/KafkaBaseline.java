@@ -170,7 +170,12 @@ final class KafkaBaseline {
             // as the pipeline's LobClient's producer, -c settings included: the ratio compares two producers set up alike
             this.producer = new KafkaProducer<>(LobClient.producerSettings(config), new StringSerializer(), new ByteArraySerializer());
             this.consumed = consume ? new Counter() : null;
-            this.consumer = consume ? newConsumer() : null;
+            try {
+                this.consumer = consume ? newConsumer() : null;
+            } catch (RuntimeException e) { // the caller's try-with-resources never got this phase to close
+                producer.close(Duration.ZERO);
+                throw e;
+            }
             if (consume) {
                 Thread t = new Thread(this::consume, name + "-consumer");
                 threads.add(t);
@@ -197,10 +202,15 @@ final class KafkaBaseline {
             for (int p = 0; p < partitions; p++) {
                 all.add(new TopicPartition(topic, p));
             }
-            c.assign(all);
-            c.seekToEnd(all); // what the producers write from now on
-            all.forEach(c::position); // resolved now, before they start
-            return c;
+            try {
+                c.assign(all);
+                c.seekToEnd(all); // what the producers write from now on
+                all.forEach(c::position); // resolved now, before they start
+                return c;
+            } catch (RuntimeException e) { // e.g. no leader yet for the scratch topic within the default API timeout
+                c.close(Duration.ZERO);
+                throw e;
+            }
         }
 
         private void send(SplittableRandom rnd) {

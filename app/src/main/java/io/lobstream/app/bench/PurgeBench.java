@@ -353,18 +353,19 @@ public final class PurgeBench implements Callable<Integer> {
             long verifying = System.nanoTime();
             // the reclaim records this configuration committed: one per superseded version, same extents every time
             Map<String, String> extents = new TreeMap<>();
-            Deserializer<Object> des = LobSerdes.valueDeserializer(rc);
             long records = 0;
             long duplicates = 0;
             long pages = 0;
-            for (ConsumerRecord<byte[], byte[]> r : KafkaTools.readAll(rc.bootstrap(), rc.topics().reclaim())) {
-                ReclaimRecord rec = LobSerdes.decode(des, r.topic(), r.value(), ReclaimRecord.class);
-                records++;
-                String key = rec.getLobId() + "@" + rec.getVersion();
-                if (extents.put(key, rec.getExtents().toString()) != null) {
-                    duplicates++;
-                } else {
-                    pages += rec.getExtents().stream().mapToLong(e -> e.getPageCount()).sum();
+            try (Deserializer<Object> des = LobSerdes.valueDeserializer(rc)) { // one registry client per configuration
+                for (ConsumerRecord<byte[], byte[]> r : KafkaTools.readAll(rc.bootstrap(), rc.topics().reclaim())) {
+                    ReclaimRecord rec = LobSerdes.decode(des, r.topic(), r.value(), ReclaimRecord.class);
+                    records++;
+                    String key = rec.getLobId() + "@" + rec.getVersion();
+                    if (extents.put(key, rec.getExtents().toString()) != null) {
+                        duplicates++;
+                    } else {
+                        pages += rec.getExtents().stream().mapToLong(e -> e.getPageCount()).sum();
+                    }
                 }
             }
             extentsOut.set(extents);

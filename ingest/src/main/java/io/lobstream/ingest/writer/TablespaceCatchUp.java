@@ -592,6 +592,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
     private void renewCopyId(int partition, LobStore store, long offset) throws IOException {
         String was = store.copyId();
         store.renewCopyId();
+        replayedTo.remove(was); // no store opens under that id again: one entry per partition, not one per catch-up
         log.info("partition {}: catching up from offset {} of {} as copy {} (was {}): no ETag a copy of the old id gave out can "
                 + "match a version made now", partition, offset, config.topics().commands(), store.copyId(), was);
     }
