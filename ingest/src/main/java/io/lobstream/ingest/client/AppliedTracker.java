@@ -161,6 +161,9 @@ final class AppliedTracker implements AutoCloseable {
             } catch (InterruptedException e) {
                 break;
             } catch (KafkaException | ExecutionException | TimeoutException e) {
+                if (closed) { // close() interrupted a consumer call (Kafka's InterruptException): nothing to try again
+                    break;
+                }
                 if ((e instanceof ExecutionException ? e.getCause() : e) instanceof AuthorizationException denied) {
                     // no right to read the writer group's offsets or the dead letters: asking again will not change that,
                     // so the waiting writes fail now with why, not after the caller's whole timeout as "not applied"
@@ -180,6 +183,9 @@ final class AppliedTracker implements AutoCloseable {
                 failing = e.toString();
                 sleep();
             } catch (RuntimeException e) {
+                if (closed) {
+                    break;
+                }
                 // the thread must not die: every waiting and later applied() would hang
                 if (!e.toString().equals(failing)) {
                     log.error("tracking {} writes failed; trying again every second", waiting.size(), e);

@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -54,8 +55,12 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final long dedupeWindowMs;
     private final Duration compactEvery;
     private final UndoResender resender;
-    /** Wall-clock time of the last command processed (or of the task's start): how long the partition has been quiet. */
-    private long lastRecordAtMs;
+    /**
+     * System.nanoTime() of the last command processed (or of the task's start): how long the partition has been quiet. Not
+     * the wall clock: a step forward of the host's clock (NTP, a VM resumed) would take an upload still receiving chunks
+     * for idle, and drop it where a copy rebuilt from lob.commands keeps it.
+     */
+    private long lastRecordAtNanos;
     /** What the broker said of the task's partition: whether a command waits there, asked once it has been quiet that long. */
     private QuietPartition quiet;
     /**
@@ -85,7 +90,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     @Override
     public void init(ProcessorContext<Object, Object> context) {
         super.init(context);
-        lastRecordAtMs = context.currentSystemTimeMs();
+        lastRecordAtNanos = System.nanoTime();
         quiet = new QuietPartition(uploads);
         pastOpenedOffset = false;
         openedAppliedOffset = null;
@@ -189,7 +194,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      */
     private long commandsTime(LobStore store, long now) throws IOException {
         long streamTime = context.currentStreamTimeMs();
-        if (now - lastRecordAtMs < uploads.timeoutMs() || store.uploadsInProgress() == 0) {
+        if (System.nanoTime() - lastRecordAtNanos < TimeUnit.MILLISECONDS.toNanos(uploads.timeoutMs())
+                || store.uploadsInProgress() == 0) {
             return streamTime;
         }
         int partition = context.taskId().partition();
@@ -217,7 +223,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, LobStore store, Source source) throws IOException {
-        lastRecordAtMs = context.currentSystemTimeMs();
+        lastRecordAtNanos = System.nanoTime();
         if (!pastOpenedOffset) {
             if (openedAppliedOffset == null) {
                 openedAppliedOffset = store.appliedOffset(source.name()); // before this command is recorded
