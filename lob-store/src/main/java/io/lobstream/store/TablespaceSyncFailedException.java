@@ -13,7 +13,12 @@ import java.nio.file.Path;
  */
 public class TablespaceSyncFailedException extends IOException {
     public TablespaceSyncFailedException(Path dir, String what) {
+        this(dir, what, null);
+    }
+
+    /** @param cause the failure of the sync itself, so its stack reaches every caller that sees this, not only the first log */
+    public TablespaceSyncFailedException(Path dir, String what, Throwable cause) {
         super("tablespace " + dir + ": " + what + "; writes since its last good sync may be lost, so it is not opened again "
-                + "(a writer node moves it aside and rebuilds the partition from lob.commands)");
+                + "(a writer node moves it aside and rebuilds the partition from lob.commands)", cause);
     }
 }

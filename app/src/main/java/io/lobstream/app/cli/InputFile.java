@@ -58,9 +58,14 @@ final class InputFile implements Closeable {
         try (InputStream in = arg.equals("-") ? System.in : Files.newInputStream(Path.of(arg));
              OutputStream out = Files.newOutputStream(tmp)) {
             in.transferTo(new LimitedOutput(out, maxBytes));
-        } catch (IOException | RuntimeException e) {
+        } catch (TooLong | RuntimeException e) {
             Files.deleteIfExists(tmp);
             throw e;
+        } catch (IOException e) {
+            Files.deleteIfExists(tmp);
+            // the JDK's "No space left on device" names no file: it is this machine's temporary directory, not the node's disk
+            throw new IOException("copying " + (arg.equals("-") ? "standard input" : arg) + " to " + tmp + " (java.io.tmpdir) "
+                    + "first: " + e.getMessage(), e);
         }
         return new InputFile(tmp, true);
     }

@@ -102,8 +102,12 @@ public final class EmbeddedCluster implements Cluster {
         try (ServerSocket probe = new ServerSocket(port, 0, InetAddress.getLoopbackAddress())) {
             // bound, so free; closing a socket that never accepted leaves no TIME_WAIT behind
         } catch (IOException e) {
-            throw new IllegalStateException("port " + port + " for the embedded " + what + " is in use (another LobStream node or "
-                    + "cluster?); stop it, or choose another port with " + option);
+            // "Address already in use"; anything else (a port below 1024 for a user who may not open it) is said as it is
+            throw new IllegalStateException(String.valueOf(e.getMessage()).contains("in use")
+                    ? "port " + port + " for the embedded " + what + " is in use (another LobStream node or cluster?); stop it, "
+                    + "or choose another port with " + option
+                    : "cannot open port " + port + " for the embedded " + what + " (" + e.getMessage() + "): choose one this user "
+                    + "may open (1024 and up) with " + option, e);
         }
     }
 

@@ -75,7 +75,7 @@ final class SyncGuard {
             throw e; // a write the disk refused, no fsync failed: the store reopens from its last good sync (a full disk)
         } catch (IOException e) {
             fail(e);
-            throw new TablespaceSyncFailedException(dir, "a sync failed: " + e);
+            throw new TablespaceSyncFailedException(dir, "a sync failed: " + e, e);
         }
     }
 
