@@ -199,7 +199,9 @@ final class AppliedTracker implements AutoCloseable {
         // on the callback threads, still there (the client shuts them down once this thread ended): a stage that blocks,
         // or closes the client, does not hold this thread's close up
         waiting.forEach(w -> completions.execute(() -> w.outcome.completeExceptionally(closedFirst)));
-        // closed here: a KafkaConsumer is used by one thread only
+        // closed here: a KafkaConsumer is used by one thread only. Not interrupted: Kafka's InterruptException, out of a call
+        // close() interrupted, sets the flag again, and the closes would then not wait for their I/O threads
+        Thread.interrupted();
         admin.close(Duration.ofSeconds(5));
         deadLetters.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -61,6 +62,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      * for idle, and drop it where a copy rebuilt from lob.commands keeps it.
      */
     private long lastRecordAtNanos;
+    private final LongSupplier nanoClock;
     /** What the broker said of the task's partition: whether a command waits there, asked once it has been quiet that long. */
     private QuietPartition quiet;
     /**
@@ -79,7 +81,14 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     CommandProcessor(Supplier<Deserializer<Object>> deserializers, WriterMetrics metrics, long maxValueBytes, int partitions,
                      UploadExpiry uploads, long dedupeWindowMs, Duration compactEvery, UndoResender resender) {
+        this(deserializers, metrics, maxValueBytes, partitions, uploads, dedupeWindowMs, compactEvery, resender, System::nanoTime);
+    }
+
+    /** @param nanoClock System.nanoTime, or a test's: how long a partition has been quiet */
+    CommandProcessor(Supplier<Deserializer<Object>> deserializers, WriterMetrics metrics, long maxValueBytes, int partitions,
+                     UploadExpiry uploads, long dedupeWindowMs, Duration compactEvery, UndoResender resender, LongSupplier nanoClock) {
         super(deserializers, LobCommand.class, metrics);
+        this.nanoClock = nanoClock;
         this.resender = resender;
         this.applier = new CommandApplier(maxValueBytes, partitions, dedupeWindowMs);
         this.uploads = uploads;
@@ -90,7 +99,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     @Override
     public void init(ProcessorContext<Object, Object> context) {
         super.init(context);
-        lastRecordAtNanos = System.nanoTime();
+        lastRecordAtNanos = nanoClock.getAsLong();
         quiet = new QuietPartition(uploads);
         pastOpenedOffset = false;
         openedAppliedOffset = null;
@@ -194,7 +203,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      */
     private long commandsTime(LobStore store, long now) throws IOException {
         long streamTime = context.currentStreamTimeMs();
-        if (System.nanoTime() - lastRecordAtNanos < TimeUnit.MILLISECONDS.toNanos(uploads.timeoutMs())
+        if (nanoClock.getAsLong() - lastRecordAtNanos < TimeUnit.MILLISECONDS.toNanos(uploads.timeoutMs())
                 || store.uploadsInProgress() == 0) {
             return streamTime;
         }
@@ -223,7 +232,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, LobStore store, Source source) throws IOException {
-        lastRecordAtNanos = System.nanoTime();
+        lastRecordAtNanos = nanoClock.getAsLong();
         if (!pastOpenedOffset) {
             if (openedAppliedOffset == null) {
                 openedAppliedOffset = store.appliedOffset(source.name()); // before this command is recorded

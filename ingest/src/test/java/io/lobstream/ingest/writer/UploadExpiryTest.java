@@ -20,7 +20,9 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32C;
 
@@ -48,6 +50,8 @@ class UploadExpiryTest {
     private final AtomicInteger asked = new AtomicInteger();
     /** The store also holds an upload to the clock it was applied by. */
     private final long t0 = System.currentTimeMillis();
+    /** The processor's monotonic clock, in milliseconds: moved with each housekeeping's wall clock, as a real one would. */
+    private final AtomicLong clockMs = new AtomicLong(t0);
     private CommandProcessor processor;
     private LobStateStore tablespace;
 
@@ -58,7 +62,8 @@ class UploadExpiryTest {
                 new UploadExpiry(TIMEOUT_MS, "lob.commands", partition -> {
                     asked.incrementAndGet();
                     return CompletableFuture.completedFuture(end.get());
-                }), 60_000, Duration.ofHours(1), new UndoResender(UndoResender.Settings.OFF));
+                }), 60_000, Duration.ofHours(1), new UndoResender(UndoResender.Settings.OFF),
+                () -> TimeUnit.MILLISECONDS.toNanos(clockMs.get()));
         context.setCurrentSystemTimeMs(t0);
         tablespace = new LobStateStore(dir, LobStoreConfig.defaults(), meters, new TablespaceRegistry(), null);
         tablespace.init(context.getStateStoreContext(), tablespace);
@@ -115,11 +120,12 @@ class UploadExpiryTest {
         long idle = System.currentTimeMillis() + IDLE_MS + 1;
         end.set(OptionalLong.of(1));
         housekeeping(idle); // asked: the partition ends after offset 0
-        chunk(1); // another upload's first chunk at offset 1, as old as the first (the writer's clock stands still here)
+        chunk(1); // another upload's first chunk at offset 1, as old as the first by its record time
         end.set(OptionalLong.of(2));
-        housekeeping(idle + 1);
+        long quietAgain = idle + IDLE_MS + 1; // no command since that one for the timeout
+        housekeeping(quietAgain);
         assertThat(expired()).as("the answer was about offset 0").isZero();
-        housekeeping(idle + 2);
+        housekeeping(quietAgain + 1);
         assertThat(expired()).as("both uploads, by the answer about offset 1").isEqualTo(2);
     }
 
@@ -134,6 +140,22 @@ class UploadExpiryTest {
         assertThat(expired()).isEqualTo(1);
     }
 
+    /**
+     * A step of the host's clock (NTP, a VM resumed) is no quiet spell: an upload whose chunk came just before it lives on,
+     * as a copy rebuilt from lob.commands keeps it. By the wall clock the partition was quiet for the timeout.
+     */
+    @Test
+    void aClockSteppedForwardIsNoQuietSpell() throws Exception {
+        chunk(0);
+        end.set(OptionalLong.of(1)); // nothing after offset 0
+        long stepped = System.currentTimeMillis() + IDLE_MS + 60_000;
+        punctuate(stepped); // the monotonic clock did not move
+        punctuate(stepped + 1);
+        assertThat(asked).as("the broker is asked only after the timeout without a command").hasValue(0);
+        assertThat(expired()).isZero();
+        assertThat(tablespace.store().fsck(false).pagesUploading()).isPositive();
+    }
+
     /** The first chunk of an upload, of a LOB of its own, at {@code offset}. */
     private void chunk(int offset) {
         context.setRecordMetadata("lob.commands", 0, offset);
@@ -146,8 +168,14 @@ class UploadExpiryTest {
         housekeeping(now + 1);
     }
 
-    /** Runs the last housekeeping the processor scheduled (every half timeout) at {@code now}. */
+    /** Runs the last housekeeping the processor scheduled (every half timeout) at {@code now}, by both clocks. */
     private void housekeeping(long now) {
+        clockMs.set(now);
+        punctuate(now);
+    }
+
+    /** Runs the housekeeping at {@code now} by the wall clock, the monotonic clock left where it is. */
+    private void punctuate(long now) {
         context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(Duration.ofMillis(TIMEOUT_MS / 2)))
                 .reduce((first, second) -> second).orElseThrow().getPunctuator().punctuate(now);
     }
