@@ -5,8 +5,8 @@ public enum ReclaimOutcome {
     /** The version's pages are free. */
     APPLIED,
     /**
-     * A reader pins the version: its pages are freed when the last pin is released, or when the pins lapse
-     * ({@code lob.read.pin.max.ms}), whichever comes first.
+     * A reader pins the version: its pages are freed when the last pin is released, or, once the pins lapse
+     * ({@code lob.read.pin.max.ms}), at the next {@code LobStore.reclaimPastPinLeases()} (a node's housekeeping).
      */
     DEFERRED,
     /** The version is not pending purge (already reclaimed, or never superseded): nothing freed. */

@@ -102,8 +102,8 @@ public final class EmbeddedCluster implements Cluster {
         try (ServerSocket probe = new ServerSocket(port, 0, InetAddress.getLoopbackAddress())) {
             // bound, so free; closing a socket that never accepted leaves no TIME_WAIT behind
         } catch (IOException e) {
-            // "Address already in use"; anything else (a port below 1024 for a user who may not open it) is said as it is
-            throw new IllegalStateException(String.valueOf(e.getMessage()).contains("in use")
+            // by the port, not by the error's text (the system's, in its language): below 1024, a user may not open it
+            throw new IllegalStateException(port >= 1024 || String.valueOf(e.getMessage()).contains("in use")
                     ? "port " + port + " for the embedded " + what + " is in use (another LobStream node or cluster?); stop it, "
                     + "or choose another port with " + option
                     : "cannot open port " + port + " for the embedded " + what + " (" + e.getMessage() + "): choose one this user "

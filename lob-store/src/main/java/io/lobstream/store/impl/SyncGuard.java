@@ -111,7 +111,7 @@ final class SyncGuard {
     void refuseIfFailed() throws TablespaceSyncFailedException {
         IOException failed = failure;
         if (failed != null) {
-            throw new TablespaceSyncFailedException(dir, "a sync failed earlier: " + failed);
+            throw new TablespaceSyncFailedException(dir, "a sync failed earlier: " + failed, failed);
         }
     }
 }
