@@ -45,7 +45,7 @@ import java.util.concurrent.TimeoutException;
  * version whose undo record was committed before that time and that is still pending was
  * consumed without a reclaim ({@link UndoResender} allows for how late that commit may be).</li>
  * </ol>
- * Offsets that move backwards (a topic recreated, a group reset) forget what was known.
+ * Offsets that move backwards (a topic recreated, a group reset), or a clock set back, forget what was known.
  */
 public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdminPurgeProgress.class);
@@ -193,8 +193,11 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
             // purgedTo was read before undoEnd, so it cannot pass it unless the topic was recreated; appliedTo was read
             // after reclaimEnd, and may pass it
             boolean backwards = (!samples.isEmpty() && undoEnd < samples.peekLast().undoEnd()) || purgedTo > undoEnd
-                    || (!consumed.isEmpty() && reclaimEnd < consumed.peekLast().reclaimEnd());
-            if (backwards) { // a topic recreated or a group's offsets reset: start over
+                    || (!consumed.isEmpty() && reclaimEnd < consumed.peekLast().reclaimEnd())
+                    // the host's clock stepped back: versions superseded since are stamped before samples whose end offsets
+                    // their undo records come after, and would be taken for consumed, and produced again, once purge passed them
+                    || (!samples.isEmpty() && now < samples.peekLast().atMillis());
+            if (backwards) { // a topic recreated, a group's offsets reset, the clock set back: start over
                 samples.clear();
                 consumed.clear();
                 published = Long.MIN_VALUE;

@@ -45,6 +45,17 @@ class PurgeProgressTest {
     }
 
     @Test
+    void aClockSetBackForgetsWhatWasKnown() {
+        p.advance(1000, -1, 10, 0, -1);
+        assertThat(p.advance(2000, 10, 20, 0, -1)).isEqualTo(1000);
+        // the clock stepped back a minute: a time sampled before the step would pass for later than what comes after it
+        assertThat(p.advance(-58_000, 10, 30, 0, -1)).isEqualTo(UNKNOWN);
+        assertThat(p.advance(-57_000, 20, 30, 0, -1)).isEqualTo(UNKNOWN);
+        // known again from the first check after the step, once purge passes its end
+        assertThat(p.advance(-56_000, 30, 30, 0, -1)).isEqualTo(-57_000);
+    }
+
+    @Test
     void aGroupWithNoCommittedOffsetTellsNothing() {
         for (int i = 0; i < 5; i++) {
             assertThat(p.advance(1000L * i, -1, 0, 0, -1)).isEqualTo(UNKNOWN);
