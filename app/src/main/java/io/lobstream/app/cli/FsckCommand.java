@@ -3,7 +3,7 @@ package io.lobstream.app.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.lobstream.ingest.http.LobHttpServer;
+import io.lobstream.ingest.http.ReportJson;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LaterFormatException;
 import io.lobstream.store.fsck.Fsck;
@@ -120,7 +120,7 @@ final class FsckCommand implements Callable<Integer> {
                 continue;
             }
             total = total.plus(r);
-            ObjectNode n = LobHttpServer.fsckJson(r);
+            ObjectNode n = ReportJson.fsck(r);
             n.put("partition", p);
             parts.add(n);
             if (!json) {
@@ -154,7 +154,7 @@ final class FsckCommand implements Callable<Integer> {
                 }
             }
         }
-        root.setAll(LobHttpServer.fsckJson(total));
+        root.setAll(ReportJson.fsck(total));
         root.set("held_by_a_node", held);
         root.set("not_readable", unreadable);
         boolean complete = held.isEmpty() && unreadable.isEmpty() && !nothingToCheck;

@@ -464,7 +464,7 @@ public final class LobHttpServer implements AutoCloseable {
         StoreStats totals = StoreStats.empty();
         for (Map.Entry<Integer, LobStore> e : registry.all().entrySet()) {
             StoreStats stats = e.getValue().stats();
-            ObjectNode p = statsJson(stats);
+            ObjectNode p = ReportJson.stats(stats);
             p.put("partition", e.getKey());
             try {
                 // the last command applied: a producer that knows its record's offset can wait for it
@@ -477,21 +477,8 @@ public final class LobHttpServer implements AutoCloseable {
             parts.add(p);
             totals = totals.plus(stats);
         }
-        root.set("totals", statsJson(totals)); // of the partitions listed
+        root.set("totals", ReportJson.stats(totals)); // of the partitions listed
         sendJson(ex, root);
-    }
-
-    public static ObjectNode statsJson(StoreStats st) {
-        ObjectNode n = JSON.createObjectNode();
-        n.put("lobs_live", st.lobs());
-        n.put("bytes_live", st.bytesLive());
-        n.put("history_length", st.historyLength());
-        n.put("pages_live", st.pagesLive());
-        n.put("pages_history", st.pagesHistory());
-        n.put("pages_free", st.pagesFree());
-        n.put("pages_uploading", st.pagesUploading());
-        n.put("tablespace_bytes", st.tablespaceBytes());
-        return n;
     }
 
     private void fsck(HttpExchange ex) throws IOException {
@@ -551,11 +538,11 @@ public final class LobHttpServer implements AutoCloseable {
             }
             checked.add(e.getKey());
             total = total.plus(r);
-            ObjectNode p = fsckJson(r);
+            ObjectNode p = ReportJson.fsck(r);
             p.put("partition", e.getKey());
             parts.add(p);
         }
-        root.setAll(fsckJson(total));
+        root.setAll(ReportJson.fsck(total));
         notOpen.addAll(notOpenHere());
         notOpen.removeAll(checked);
         ArrayNode notChecked = root.putArray("not_open");
@@ -569,22 +556,6 @@ public final class LobHttpServer implements AutoCloseable {
         SortedSet<Integer> notOpen = new TreeSet<>(catchingUp.get());
         waitingAfterFailure().forEach(f -> notOpen.add(f.partition()));
         return notOpen;
-    }
-
-    public static ObjectNode fsckJson(FsckReport r) {
-        ObjectNode n = JSON.createObjectNode();
-        n.put("fsck_ok", r.ok());
-        n.put("lobs_live", r.lobs());
-        n.put("versions_pending", r.versionsPending());
-        n.put("pages_live", r.pagesLive());
-        n.put("pages_history", r.pagesHistory());
-        n.put("pages_free", r.pagesFree());
-        n.put("pages_uploading", r.pagesUploading());
-        n.put("pages_in_flight", r.pagesInFlight());
-        n.put("pages_checked", r.pagesChecked());
-        ArrayNode problems = n.putArray("problems");
-        r.problems().forEach(problems::add);
-        return n;
     }
 
     private static void sendJson(HttpExchange ex, Object node) throws IOException {
