@@ -12,6 +12,7 @@ import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.impl.DefaultLobStore;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
@@ -307,7 +308,7 @@ class ScaleOutIT {
         for (int p = 0; p < 4; p++) {
             Path d = TablespaceDirs.partitionDir(Path.of(config.get(LobStreamConfig.DATA_DIR)), p);
             if (Files.exists(d.resolve(TablespaceDirs.DESCRIPTOR))) {
-                ids.put(p, TablespaceDirs.read(d).copyId());
+                ids.put(p, TablespaceDescriptor.read(d).copyId());
             }
         }
         return ids;
@@ -408,7 +409,7 @@ class ScaleOutIT {
                     .putMeta("synced.frontier", ByteBuffer.allocate(12).putLong(0).putInt(0).array()));
         }
         assertThat(live).isNotEmpty();
-        int pageSize = TablespaceDirs.read(tablespace).pageSize();
+        int pageSize = TablespaceDescriptor.read(tablespace).pageSize();
         try (FileChannel pages = FileChannel.open(tablespace.resolve(TablespaceDirs.PAGES), StandardOpenOption.WRITE)) {
             pages.write(ByteBuffer.allocate(pageSize), live.get(0).rootPage() * pageSize);
         }

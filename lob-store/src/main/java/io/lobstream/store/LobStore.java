@@ -307,7 +307,7 @@ public interface LobStore extends Closeable {
     String name();
 
     /**
-     * This copy of the tablespace's data ({@link io.lobstream.store.tablespace.TablespaceDirs.Descriptor#copyId()}): version and
+     * This copy of the tablespace's data ({@link io.lobstream.store.tablespace.TablespaceDescriptor#copyId()}): version and
      * page numbers mean something only with it, so whoever keeps them elsewhere keeps the copy id too.
      */
     String copyId();

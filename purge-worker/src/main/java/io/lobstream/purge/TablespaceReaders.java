@@ -2,6 +2,7 @@ package io.lobstream.purge;
 
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.purge.PurgeReader;
+import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,7 +92,7 @@ final class TablespaceReaders implements AutoCloseable {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         String onDisk;
         try {
-            onDisk = TablespaceDirs.read(dir).copyId();
+            onDisk = TablespaceDescriptor.read(dir).copyId();
         } catch (IOException e) {
             if (!("descriptor " + e).equals(unopened.put(partition, "descriptor " + e))) { // asked at each such batch
                 log.error("purge worker {}: cannot read the tablespace descriptor under {}; its undo records stay unconsumed "

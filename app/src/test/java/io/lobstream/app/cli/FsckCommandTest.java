@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -97,7 +98,7 @@ class FsckCommandTest {
         }
         Path descriptor = TablespaceDirs.partitionDir(dataDir, 1).resolve(TablespaceDirs.DESCRIPTOR);
         java.nio.file.Files.writeString(descriptor, java.nio.file.Files.readString(descriptor)
-                .replace("format.version=" + TablespaceDirs.FORMAT_VERSION, "format.version=" + (TablespaceDirs.FORMAT_VERSION + 1)));
+                .replace("format.version=" + TablespaceDescriptor.FORMAT_VERSION, "format.version=" + (TablespaceDescriptor.FORMAT_VERSION + 1)));
         String out = stdout(() -> assertThat(fsck(dataDir.toString(), "--json")).isEqualTo(2));
         assertThat(out).contains("\"fsck_ok\":true").contains("\"not_readable\":[1]").contains("\"complete\":false");
     }

@@ -7,6 +7,7 @@ import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 
 import java.io.IOException;
@@ -69,7 +70,7 @@ public final class Fsck {
      * verify, and values whose checksum does not match can.
      */
     public static FsckReport offline(Path tablespaceDir, boolean readData) throws IOException {
-        int pageSize = TablespaceDirs.read(tablespaceDir).pageSize();
+        int pageSize = TablespaceDescriptor.read(tablespaceDir).pageSize();
         try (PageFile file = PageFile.openReadOnly(tablespaceDir.resolve(TablespaceDirs.PAGES), pageSize);
              LobIndex index = LobIndex.openReadOnly(tablespaceDir.resolve(TablespaceDirs.INDEX))) {
             List<Extent> named = new ArrayList<>();

@@ -31,6 +31,7 @@ import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.layout.VersionWriter;
 import io.lobstream.store.tablespace.GroupSync;
 import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
@@ -1187,7 +1188,7 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public void renewCopyId() throws IOException {
         try (Latches.Held latch = openExclusive()) {
-            syncGuard.renameCopy(() -> TablespaceDirs.renewCopyId(dir).copyId());
+            syncGuard.renameCopy(() -> TablespaceDescriptor.renewCopyId(dir).copyId());
         }
     }
 

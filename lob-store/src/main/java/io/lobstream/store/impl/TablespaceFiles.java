@@ -5,6 +5,7 @@ import io.lobstream.store.TablespaceSyncFailedException;
 import io.lobstream.store.index.IndexMemory;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +35,7 @@ record TablespaceFiles(Path dir, String copyId, LobStoreConfig config, PageFile 
         if (failed.isPresent()) {
             throw new TablespaceSyncFailedException(dir, "a sync failed (" + failed.get() + ")");
         }
-        TablespaceDirs.Descriptor descriptor = TablespaceDirs.createOrRead(dir, config.pageSize());
+        TablespaceDescriptor descriptor = TablespaceDescriptor.createOrRead(dir, config.pageSize());
         if (SyncGuard.failedHere(descriptor.copyId())) {
             throw new TablespaceSyncFailedException(dir, "a sync failed in this process (and its marker did not reach the disk)");
         }

@@ -8,6 +8,7 @@ import io.lobstream.store.page.PageType;
 import io.lobstream.store.page.StalePageException;
 import io.lobstream.store.page.UnwrittenPageException;
 import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 
 import java.io.Closeable;
@@ -121,7 +122,7 @@ public final class PurgeReader implements Closeable {
 
     private PurgeReader(Path tablespaceDir, LobStoreConfig config, long readLatencyNanos, ExecutorService io, boolean ownsIo)
             throws IOException {
-        TablespaceDirs.Descriptor descriptor = TablespaceDirs.read(tablespaceDir);
+        TablespaceDescriptor descriptor = TablespaceDescriptor.read(tablespaceDir);
         this.copyId = descriptor.copyId();
         this.skipLoad = config.purgeSkipLoad();
         this.prefetch = config.purgePrefetch();

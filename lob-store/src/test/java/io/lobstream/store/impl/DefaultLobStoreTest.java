@@ -20,6 +20,7 @@ import io.lobstream.store.page.PageHeader;
 import io.lobstream.store.purge.LocalPurger;
 import io.lobstream.store.purge.PurgeReader;
 import io.lobstream.store.tablespace.PageFile;
+import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -197,7 +198,7 @@ class DefaultLobStoreTest {
 
     private List<Extent> scan(DefaultLobStore store, VersionEntry e) throws IOException {
         Path ts = dir;
-        try (PageFile f = PageFile.openReadOnly(ts.resolve(TablespaceDirs.PAGES), TablespaceDirs.readPageSize(ts))) {
+        try (PageFile f = PageFile.openReadOnly(ts.resolve(TablespaceDirs.PAGES), TablespaceDescriptor.read(ts).pageSize())) {
             return VersionReader.open(f, e.lobId(), e.version(), e.rootPage(), VersionReader.PageReadListener.NONE).allPages();
         }
     }

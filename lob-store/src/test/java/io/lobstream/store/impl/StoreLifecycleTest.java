@@ -6,6 +6,7 @@ import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
 import io.lobstream.store.TablespaceSyncFailedException;
 import io.lobstream.store.fsck.Fsck;
+import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -235,7 +236,7 @@ class StoreLifecycleTest {
             store.renewCopyId();
             renewed = store.copyId();
             assertThat(renewed).isNotEqualTo(was);
-            assertThat(TablespaceDirs.read(dir)).isEqualTo(new TablespaceDirs.Descriptor(config.pageSize(), renewed));
+            assertThat(TablespaceDescriptor.read(dir)).isEqualTo(new TablespaceDescriptor(config.pageSize(), renewed));
             assertThat(put(store, "a", bytes(9000, 2)).written().version()).isGreaterThan(version);
         }
         try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
@@ -282,12 +283,12 @@ class StoreLifecycleTest {
         }
 
         Path pages = dir.resolve("later");
-        TablespaceDirs.createOrRead(pages, 4096);
+        TablespaceDescriptor.createOrRead(pages, 4096);
         Path descriptor = pages.resolve(TablespaceDirs.DESCRIPTOR);
         java.nio.file.Files.writeString(descriptor, java.nio.file.Files.readString(descriptor)
-                .replace("format.version=" + TablespaceDirs.FORMAT_VERSION, "format.version=" + (TablespaceDirs.FORMAT_VERSION + 1)));
-        assertThatThrownBy(() -> TablespaceDirs.read(pages)).isInstanceOf(io.lobstream.store.LaterFormatException.class)
-                .hasMessageContaining("of format " + (TablespaceDirs.FORMAT_VERSION + 1));
+                .replace("format.version=" + TablespaceDescriptor.FORMAT_VERSION, "format.version=" + (TablespaceDescriptor.FORMAT_VERSION + 1)));
+        assertThatThrownBy(() -> TablespaceDescriptor.read(pages)).isInstanceOf(io.lobstream.store.LaterFormatException.class)
+                .hasMessageContaining("of format " + (TablespaceDescriptor.FORMAT_VERSION + 1));
         assertThatThrownBy(() -> DefaultLobStore.open(pages, config).close()).isInstanceOf(IOException.class);
     }
 }

@@ -4,7 +4,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.UUID;
 
@@ -12,43 +11,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class TablespaceDirsTest {
-    @TempDir
-    Path dir;
-
-    @Test
-    void aTablespaceKeepsTheCopyIdItWasCreatedWith() throws Exception {
-        TablespaceDirs.Descriptor made = TablespaceDirs.createOrRead(dir.resolve("a"), 8192);
-        assertThat(made.copyId()).isNotBlank();
-        assertThat(TablespaceDirs.createOrRead(dir.resolve("a"), 4096)).isEqualTo(made); // page size too: it was made with 8192
-        assertThat(TablespaceDirs.read(dir.resolve("a"))).isEqualTo(made);
-        assertThat(TablespaceDirs.createOrRead(dir.resolve("b"), 8192).copyId()).as("another copy").isNotEqualTo(made.copyId());
-    }
-
-    @Test
-    void aTablespaceFromBeforeCopyIdsGetsOneWhenAWriterOpensIt() throws Exception {
-        Path old = dir.resolve("old");
-        Files.createDirectories(old);
-        Files.writeString(old.resolve(TablespaceDirs.DESCRIPTOR), "format.version=1\npage.size=16384\n");
-        assertThat(TablespaceDirs.read(old).copyId()).as("what a purge worker sees until then").isNull();
-        TablespaceDirs.Descriptor opened = TablespaceDirs.createOrRead(old, 4096);
-        assertThat(opened.pageSize()).isEqualTo(16384);
-        assertThat(opened.copyId()).isNotBlank();
-        assertThat(TablespaceDirs.read(old)).isEqualTo(opened);
-    }
-
-    /** A page size out of range was blamed on lob.page.size, which the operator never set, and fsck divided by a 0 one. */
-    @Test
-    void aDescriptorWithNoPageSizeIsDamageNamingTheFile() throws Exception {
-        Path bad = dir.resolve("bad");
-        Files.createDirectories(bad);
-        for (String size : new String[]{"0", "12288", "131072"}) {
-            Files.writeString(bad.resolve(TablespaceDirs.DESCRIPTOR), "format.version=1\npage.size=" + size + "\n");
-            assertThatThrownBy(() -> TablespaceDirs.read(bad)).isInstanceOf(IOException.class)
-                    .hasMessageContaining(bad.resolve(TablespaceDirs.DESCRIPTOR) + ": page.size " + size + " is no page size")
-                    .hasMessageContaining("a damaged descriptor");
-        }
-    }
-
     /** A log cut whose marker the disk refuses is remembered for the copy in this process: its next check does not trust it. */
     @Test
     void aLogCutIsRememberedForItsCopyWhenItsMarkerIsRefused(@TempDir Path dir) throws Exception {
@@ -58,5 +20,4 @@ class TablespaceDirsTest {
         assertThat(TablespaceDirs.logCut(gone, copy)).contains("went back from offset 9 to 0");
         assertThat(TablespaceDirs.logCut(gone, "another-copy")).as("a copy rebuilt in its place is another").isEmpty();
     }
-
 }
