@@ -102,12 +102,10 @@ public final class EmbeddedCluster implements Cluster {
         try (ServerSocket probe = new ServerSocket(port, 0, InetAddress.getLoopbackAddress())) {
             // bound, so free; closing a socket that never accepted leaves no TIME_WAIT behind
         } catch (IOException e) {
-            // by the port, not by the error's text (the system's, in its language): below 1024, a user may not open it
-            throw new IllegalStateException(port >= 1024 || String.valueOf(e.getMessage()).contains("in use")
-                    ? "port " + port + " for the embedded " + what + " is in use (another LobStream node or cluster?); stop it, "
-                    + "or choose another port with " + option
-                    : "cannot open port " + port + " for the embedded " + what + " (" + e.getMessage() + "): choose one this user "
-                    + "may open (1024 and up) with " + option, e);
+            // the system's own words (in its language) say which: in use, not this user's to open, no such address
+            throw new IllegalStateException("cannot open port " + port + " for the embedded " + what + " (" + e.getMessage()
+                    + "): another LobStream node or cluster may have it, or this user may not open it (below 1024); stop it, or "
+                    + "choose another port with " + option, e);
         }
     }
 

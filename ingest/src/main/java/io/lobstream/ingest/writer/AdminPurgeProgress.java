@@ -104,6 +104,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         Map<Integer, Double> lag = new HashMap<>();
         try {
             long now = System.currentTimeMillis();
+            long nowNanos = System.nanoTime();
             Map<TopicPartition, OffsetAndMetadata> purged = committed(purgeGroup);
             Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
             for (int p = 0; p < partitions; p++) {
@@ -122,7 +123,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                     continue;
                 }
                 long before = progress.computeIfAbsent(p, k -> new PartitionProgress())
-                        .advance(now, offset(purged.get(undo)), ends.get(undo).offset(), ends.get(reclaim).offset(),
+                        .advance(now, nowNanos, offset(purged.get(undo)), ends.get(undo).offset(), ends.get(reclaim).offset(),
                                 offset(applied.get(reclaim)));
                 if (before == Long.MIN_VALUE) {
                     published.remove(p);
@@ -171,7 +172,10 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         /** Samples kept: purge may be this many checks behind and still be followed. */
         static final int SAMPLES = 64;
 
-        private record Sample(long atMillis, long undoEnd) {
+        /** A wall clock that advanced this much less than the monotonic one since the last check was set back. */
+        static final long CLOCK_STEP_MS = 1000;
+
+        private record Sample(long atMillis, long atNanos, long undoEnd) {
         }
 
         /** Undo records committed before {@code consumedBefore} have been consumed; their reclaims are below {@code reclaimEnd}. */
@@ -185,18 +189,20 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         /**
          * One check, read in this order: {@code purgedTo} (the purge group's committed offset, -1 if none), {@code undoEnd},
          * {@code reclaimEnd} (end offsets), {@code appliedTo} (the writer group's committed offset on lob.reclaim, -1
-         * if none); {@code now} was taken before them all.
+         * if none); {@code now} (the wall clock) and {@code nowNanos} (System.nanoTime) were taken before them all.
          *
          * @return what to publish: the consumedBefore time, or {@link Long#MIN_VALUE}
          */
-        long advance(long now, long purgedTo, long undoEnd, long reclaimEnd, long appliedTo) {
+        long advance(long now, long nowNanos, long purgedTo, long undoEnd, long reclaimEnd, long appliedTo) {
             // purgedTo was read before undoEnd, so it cannot pass it unless the topic was recreated; appliedTo was read
             // after reclaimEnd, and may pass it
             boolean backwards = (!samples.isEmpty() && undoEnd < samples.peekLast().undoEnd()) || purgedTo > undoEnd
                     || (!consumed.isEmpty() && reclaimEnd < consumed.peekLast().reclaimEnd())
-                    // the host's clock stepped back: versions superseded since are stamped before samples whose end offsets
-                    // their undo records come after, and would be taken for consumed, and produced again, once purge passed them
-                    || (!samples.isEmpty() && now < samples.peekLast().atMillis());
+                    // the host's clock stepped back (less than the wall clock shows, by the monotonic one): versions
+                    // superseded since are stamped before samples whose end offsets their undo records come after, and would be
+                    // taken for consumed, and produced again, once purge passed them
+                    || (!samples.isEmpty() && now - samples.peekLast().atMillis()
+                    < (nowNanos - samples.peekLast().atNanos()) / 1_000_000 - CLOCK_STEP_MS);
             if (backwards) { // a topic recreated, a group's offsets reset, the clock set back: start over
                 samples.clear();
                 consumed.clear();
@@ -216,7 +222,7 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
             if (applied != null) {
                 published = applied.consumedBefore();
             }
-            samples.addLast(new Sample(now, undoEnd));
+            samples.addLast(new Sample(now, nowNanos, undoEnd));
             if (samples.size() > SAMPLES) {
                 samples.pollFirst();
             }

@@ -118,10 +118,9 @@ class UploadExpiryTest {
     void anAnswerIsUsedOnlyIfNoRecordCameSinceItWasAsked() throws Exception {
         chunk(0);
         long idle = System.currentTimeMillis() + IDLE_MS + 1;
-        end.set(OptionalLong.of(1));
-        housekeeping(idle); // asked: the partition ends after offset 0
+        end.set(OptionalLong.of(2)); // the broker has the chunk at offset 1 already, which the task has not processed yet
+        housekeeping(idle); // asked about offset 0, the last processed: the answer says something waits after it
         chunk(1); // another upload's first chunk at offset 1, as old as the first by its record time
-        end.set(OptionalLong.of(2));
         long quietAgain = idle + IDLE_MS + 1; // no command since that one for the timeout
         housekeeping(quietAgain);
         assertThat(expired()).as("the answer was about offset 0").isZero();

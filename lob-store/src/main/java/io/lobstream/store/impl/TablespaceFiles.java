@@ -17,7 +17,8 @@ import java.nio.file.Path;
 /**
  * A tablespace directory's files, checked and open for reading and writing: its descriptor, its page file and its index.
  * What {@link DefaultLobStore#open} recovers from; until then, whoever opened them closes them. Where the files are, and
- * the descriptor's and marker files' format: {@link io.lobstream.store.tablespace.TablespaceDirs}.
+ * the marker files' format: {@link io.lobstream.store.tablespace.TablespaceDirs}; the descriptor's:
+ * {@link io.lobstream.store.tablespace.TablespaceDescriptor}.
  *
  * @param config the configuration to run with: the one given, with the page size the tablespace was created with
  */

@@ -158,7 +158,7 @@ public final class PurgeReader implements Closeable {
         return pool;
     }
 
-    /** The copy whose pages this reads (see {@link TablespaceDirs}); null for a tablespace from before copy ids. */
+    /** The copy whose pages this reads ({@link TablespaceDescriptor#copyId()}); null for a tablespace from before copy ids. */
     public String copyId() {
         return copyId;
     }
