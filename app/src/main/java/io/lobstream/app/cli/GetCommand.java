@@ -12,6 +12,7 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -50,12 +51,13 @@ final class GetCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--range " + range + ": A must not be past B");
             }
         }
+        PrintWriter err = spec.commandLine().getErr(); // picocli's: whoever runs the command (a test too) reads it there
         try (StreamedResponse r = new NodeHttp(node).get(id, range)) {
             InputStream in = r.body();
             // a suffix of an empty value is the whole of it, which RFC 9110 answers with 200: nothing was ignored
             boolean suffixOfEmpty = range != null && range.startsWith("-") && r.contentLength().orElse(-1) == 0;
             if (range != null && r.statusCode() == 200 && !suffixOfEmpty) {
-                System.err.println(id + ": the node ignored --range " + range + " and sent the whole value");
+                err.println(id + ": the node ignored --range " + range + " and sent the whole value");
                 return 2;
             }
             switch (r.statusCode()) {
@@ -63,21 +65,21 @@ final class GetCommand implements Callable<Integer> {
                     long length = r.contentLength().orElse(-1);
                     // not System.out: a PrintStream keeps write errors to itself (a full disk, a closed pipe)
                     long n = output == null ? transfer(in, new FileOutputStream(FileDescriptor.out), length) : download(in, length);
-                    System.err.printf("%s: %d bytes, ETag %s, %s%n", id, n, r.header("ETag").orElse("?"),
+                    err.printf("%s: %d bytes, ETag %s, %s%n", id, n, r.header("ETag").orElse("?"),
                             r.header("Content-Type").orElse("no content type"));
                     return 0;
                 }
                 case 404 -> {
-                    System.err.println(id + ": no such LOB");
+                    err.println(id + ": no such LOB");
                     return 1;
                 }
                 case 416 -> {
-                    System.err.println(id + ": range " + range + " not satisfiable (" + r.header("Content-Range").orElse("") + ")");
+                    err.println(id + ": range " + range + " not satisfiable (" + r.header("Content-Range").orElse("") + ")");
                     return 2;
                 }
                 default -> {
                     // 503 while partitions are assigned, 502/504 when the owner does not answer: try again later
-                    System.err.println(id + ": HTTP " + r.statusCode() + " " + new String(in.readAllBytes()).strip());
+                    err.println(id + ": HTTP " + r.statusCode() + " " + new String(in.readAllBytes()).strip());
                     return 1;
                 }
             }

@@ -24,6 +24,7 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintWriter;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
@@ -111,7 +112,7 @@ final class ReplayCommand implements Callable<Integer> {
             ok = replayInto(cfg, TablespaceDirs.replayStaging(dir), dir, out);
         }
         if (json) {
-            System.out.println(out);
+            spec.commandLine().getOut().println(out);
         }
         return ok ? 0 : 1;
     }
@@ -137,7 +138,7 @@ final class ReplayCommand implements Callable<Integer> {
      */
     private boolean replayInto(LobStreamConfig cfg, Path staging, Path dir, ObjectNode out) throws Exception {
         if (Files.exists(staging)) {
-            System.err.println("removing " + staging + ", left by a replay that was stopped");
+            err().println("removing " + staging + ", left by a replay that was stopped");
             DataDirs.deleteTree(staging);
         }
         boolean ok;
@@ -149,7 +150,7 @@ final class ReplayCommand implements Callable<Integer> {
                     .put("seconds", Math.round((System.nanoTime() - t0) / 1e7) / 100.0);
             FsckReport fsck = store.fsck(true);
             out.put("lobs", fsck.lobs()).put("fsck_ok", fsck.ok());
-            System.err.printf("replayed partition %d: %d records, %d applied, %d rejected; %d LOBs; fsck %s%n", partition, r.records(),
+            err().printf("replayed partition %d: %d records, %d applied, %d rejected; %d LOBs; fsck %s%n", partition, r.records(),
                     r.applied(), r.rejected(), fsck.lobs(), fsck.ok() ? "clean" : "PROBLEMS " + fsck.problems());
             ok = fsck.ok();
             if (!ok) {
@@ -167,7 +168,7 @@ final class ReplayCommand implements Callable<Integer> {
                 Path failed = dir.resolveSibling(dir.getFileName() + ".replay-failed-" + System.currentTimeMillis());
                 Files.move(staging, failed, StandardCopyOption.ATOMIC_MOVE);
                 TablespaceDirs.syncDirectory(dir.getParent());
-                System.err.println("fsck found problems in the replayed copy: kept at " + failed + ", not at " + dir);
+                err().println("fsck found problems in the replayed copy: kept at " + failed + ", not at " + dir);
             } else if (done) {
                 // replayed and checked (whatever --verify finds or throws); the store is closed here, and its index holds no path
                 Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
@@ -180,6 +181,11 @@ final class ReplayCommand implements Callable<Integer> {
     }
 
     /** Partitions of lob.commands; fails with the reason when the cluster or the topic cannot be reached. */
+    /** Progress and findings: through picocli, so that whoever runs the command (a test too) reads them where it set. */
+    private PrintWriter err() {
+        return spec.commandLine().getErr();
+    }
+
     private static int partitionCount(LobStreamConfig cfg) throws Exception {
         try (Admin admin = Admin.create(cfg.clientConfig(ClientKind.ADMIN))) {
             String topic = cfg.topics().commands();
@@ -211,7 +217,7 @@ final class ReplayCommand implements Callable<Integer> {
             if (!mine.equals(theirs)) {
                 // "sha256 content-type {metadata}" on each side
                 differences.addObject().put("lob_id", e.lobId()).put("replayed", mine).put("node", theirs);
-                System.err.printf("DIFFERS %s: replayed %s, node %s%n", e.lobId(), mine, theirs);
+                err().printf("DIFFERS %s: replayed %s, node %s%n", e.lobId(), mine, theirs);
             }
         }
         // the node's count: a value the node has and the replay has not is found only so
@@ -232,16 +238,16 @@ final class ReplayCommand implements Callable<Integer> {
                     + (movedMeanwhile ? " (" + nodeAppliedBefore + " when the comparison began)" : "")
                     + ", the replay up to " + replayApplied + ": verify again while no command comes to the partition";
             differences.addObject().put("applied_offset", why);
-            System.err.println("NOT COMPARABLE " + why);
+            err().println("NOT COMPARABLE " + why);
         }
         String countDiffers = nodeLobs < 0 ? "replayed " + live.size() + ", not compared: " + node + " does not hold partition "
                 + partition + (owner == null ? "" : " and neither does " + owner) + "; name the node that does with --node"
                 : nodeLobs != live.size() ? "replayed " + live.size() + ", node " + nodeLobs : null;
         if (countDiffers != null) {
             differences.addObject().put("lob_count", countDiffers);
-            System.err.println("DIFFERS the count of live LOBs: " + countDiffers);
+            err().println("DIFFERS the count of live LOBs: " + countDiffers);
         }
-        System.err.printf("verified %d values against %s: %d differences%n", live.size(), node, differences.size());
+        err().printf("verified %d values against %s: %d differences%n", live.size(), node, differences.size());
         out.put("verify_ok", differences.isEmpty());
         return differences.isEmpty();
     }

@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -119,10 +120,13 @@ class GetCommandTest {
         assertThat(cli.err()).contains("lobstream get: no such file or directory: " + out + ".part");
     }
 
-    /** {@code get doc-1 -o out} from {@code node}, stopped afterwards. */
-    private int getTo(Path out, HttpServer node) {
+    /** {@code get doc-1 -o out [options]} from {@code node}, stopped afterwards. */
+    private int getTo(Path out, HttpServer node, String... options) {
         try {
-            return get("doc-1", "-o", out.toString(), "--node", "http://127.0.0.1:" + node.getAddress().getPort());
+            String[] all = new String[options.length + 4];
+            System.arraycopy(new String[]{"-o", out.toString(), "--node", "http://127.0.0.1:" + node.getAddress().getPort()}, 0, all, 0, 4);
+            System.arraycopy(options, 0, all, 4, options.length);
+            return get("doc-1", all);
         } finally {
             node.stop(0);
         }
@@ -182,7 +186,59 @@ class GetCommandTest {
         });
         proxy.start();
         assertThat(getTo(dir.resolve("out"), proxy)).isEqualTo(1);
-        assertThat(cli.err()).as("(its status goes to System.err)").doesNotContain("not a LobStream node");
+        assertThat(cli.err()).contains("doc-1: HTTP 502 Bad Gateway").doesNotContain("not a LobStream node");
+    }
+
+    /** What the node's answer means for the exit status: 1 no such LOB, 2 a range it could not or did not serve. */
+    @Test
+    void aNodesAnswerGivesTheExitStatus(@TempDir Path dir) throws Exception {
+        assertThat(getTo(dir.resolve("out"), answering(404, null))).isEqualTo(1);
+        assertThat(cli.err()).contains("doc-1: no such LOB");
+        assertThat(getTo(dir.resolve("out"), answering(416, "bytes */1000"), "--range", "5000-")).isEqualTo(2);
+        assertThat(cli.err()).contains("doc-1: range 5000- not satisfiable (bytes */1000)");
+        assertThat(getTo(dir.resolve("out"), servingWhole(1000), "--range", "0-9")).isEqualTo(2);
+        assertThat(cli.err()).contains("doc-1: the node ignored --range 0-9 and sent the whole value");
+        assertThat(dir.resolve("out")).as("nothing written of what was not asked").doesNotExist();
+    }
+
+    /** A 503 that says when (a partition under fsck, every read slot taken) is asked again, not an error. */
+    @Test
+    void aBusyNodeIsAskedAgainWhenItSays(@TempDir Path dir) throws Exception {
+        AtomicInteger asked = new AtomicInteger();
+        HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        node.createContext("/lobs/", ex -> {
+            try (ex) {
+                ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");
+                if (asked.incrementAndGet() == 1) {
+                    ex.getResponseHeaders().add("Retry-After", "1");
+                    ex.sendResponseHeaders(503, -1);
+                } else {
+                    ex.sendResponseHeaders(200, 10);
+                    ex.getResponseBody().write(new byte[10]);
+                }
+            }
+        });
+        node.start();
+        Path out = dir.resolve("out");
+        assertThat(getTo(out, node)).as(cli.err()).isZero();
+        assertThat(asked).hasValue(2);
+        assertThat(out).hasSize(10);
+    }
+
+    /** A node that answers every value {@code status} with no body, and {@code contentRange} if given. */
+    private static HttpServer answering(int status, String contentRange) throws IOException {
+        HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        node.createContext("/lobs/", ex -> {
+            try (ex) {
+                ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");
+                if (contentRange != null) {
+                    ex.getResponseHeaders().add("Content-Range", contentRange);
+                }
+                ex.sendResponseHeaders(status, -1);
+            }
+        });
+        node.start();
+        return node;
     }
 
     @Test
