@@ -202,6 +202,20 @@ class HttpApiIT {
         assertThat(post.headers().firstValue("Allow")).contains("GET, HEAD");
     }
 
+    /** {@code /fsck} takes data=true or false and nothing else: another query is a 400 saying so, not an fsck of other scope. */
+    @Test
+    void fsckRefusesAQueryItDoesNotKnow() throws Exception {
+        String fsck = "http://127.0.0.1:" + a.httpPort() + "/fsck";
+        HttpResponse<String> unknown = Nodes.HTTP.send(HttpRequest.newBuilder(URI.create(fsck + "?data=maybe")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(unknown.statusCode()).isEqualTo(400);
+        assertThat(unknown.body()).contains("data=true|false");
+        HttpResponse<String> whole = Nodes.HTTP.send(HttpRequest.newBuilder(URI.create(fsck + "?data=true")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(whole.statusCode()).isEqualTo(200);
+        assertThat(whole.body()).contains("\"fsck_ok\" : true");
+    }
+
     /** A value's GET with a body is refused: unread, the body would let the server's request timer cut the download. */
     @Test
     void aValuesGetWithABodyIsABadRequest() throws Exception {
@@ -498,6 +512,11 @@ class HttpApiIT {
         assertThat(put.exit).as(put.err).isZero();
         assertThat(put.err).contains(id + ": applied, ETag \"");
         assertThat(get(b, id, null).body()).as("readable as soon as put returns").isEqualTo(value);
+        // watching a writer group that never commits: not applied within --timeout is exit 3, never "applied"
+        Cli unwatched = clusterCommand(List.of("put", id + "-unwatched", file.toString(), "--timeout", "2s",
+                "-c", LobStreamConfig.APPLICATION_ID.name() + "=no-such-writer"));
+        assertThat(unwatched.exit).as(unwatched.err).isEqualTo(3);
+        assertThat(unwatched.err).contains(id + "-unwatched: not applied after", "no-such-writer");
 
         byte[] tail = bytes(100, 22);
         Path tailFile = dir.resolve("cli-tail");
@@ -566,13 +585,27 @@ class HttpApiIT {
         Cli replayed = clusterCommand(replay);
         assertThat(replayed.exit).as(replayed.err).isZero();
         // the count compared with the owner's (b), which node a forwarded the reads to: a does not hold the partition
-        assertThat(replayed.err).doesNotContain("not compared");
+        assertThat(replayed.err).doesNotContain("not compared").contains(": 0 differences");
         assertThat(leftover).doesNotExist();
         assertThat(TablespaceDirs.partitions(replayDir)).containsExactly(partition);
 
         Cli again = clusterCommand(replay);
         assertThat(again.exit).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(again.err).contains(tablespace + " exists");
+    }
+
+    /**
+     * A replay that differs from the node is exit 1, naming the difference: here one that refuses the partition's 10,000-byte
+     * value as too large, which the node's writer applied. A verify that always said "equal" would pass the test above.
+     */
+    @Test
+    void replayVerifyReportsAValueTheNodeHasAndTheReplayDoesNot() {
+        int partition = Nodes.partitionOf(b, onB);
+        Cli differs = clusterCommand(List.of("replay", "--partition", Integer.toString(partition),
+                "--data-dir", dir.resolve("replay-differs").toString(), "--verify", "--node", "http://127.0.0.1:" + b.httpPort(),
+                "-c", LobStreamConfig.VALUE_MAX_BYTES.name() + "=1000"));
+        assertThat(differs.exit).as(differs.err).isEqualTo(1);
+        assertThat(differs.err).containsPattern("verified \\d+ values against .*: [1-9]\\d* differences");
     }
 
     record Cli(int exit, String err) {

@@ -9,6 +9,7 @@ import io.lobstream.store.fsck.FsckReport;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
@@ -145,6 +146,15 @@ final class Nodes {
                 return enough.test(seen);
             });
             return seen;
+        }
+    }
+
+    /** Where {@code topic}'s partition {@code partition} ends (its high watermark). */
+    static long endOffset(Cluster cluster, String topic, int partition) {
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            TopicPartition tp = new TopicPartition(topic, partition);
+            return c.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
         }
     }
 

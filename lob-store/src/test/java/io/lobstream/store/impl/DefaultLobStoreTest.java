@@ -1023,4 +1023,33 @@ class DefaultLobStoreTest {
             assertIntact(store, live);
         }
     }
+
+    /**
+     * Backpressure through the store itself, not a stand-in for its history: versions superseded and never purged pass
+     * lob.history.max, or lob.history.max.ratio of the live pages, and writes are delayed and counted; with both off none is.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"lob.history.max=2", "lob.history.max.ratio=0.5", "off"})
+    void writesPastTheHistoryLimitAreDelayed(String limit) throws IOException {
+        Map<String, Object> settings = new HashMap<>(Map.of("lob.page.size", 4096, "lob.history.max.delay.ms", 1,
+                "lob.history.max", 0));
+        if (!limit.equals("off")) {
+            settings.put(limit.substring(0, limit.indexOf('=')), limit.substring(limit.indexOf('=') + 1));
+        }
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (DefaultLobStore store = DefaultLobStore.open(dir, new LobStoreConfig(settings), registry, "ts")) {
+            for (int i = 0; i < 8; i++) {
+                put(store, "lob", bytes(10_000, i)); // 3 pages each; 7 superseded, none purged
+            }
+            long delays = registry.get("lob_backpressure_delay_seconds").timer().count();
+            double excess = registry.get("lob_history_excess_ratio").gauge().value();
+            if (limit.equals("off")) {
+                assertThat(delays).isZero();
+                assertThat(excess).isZero();
+            } else {
+                assertThat(excess).as("history past its limit").isPositive();
+                assertThat(delays).as("the writes after history passed the limit").isGreaterThanOrEqualTo(4);
+            }
+        }
+    }
 }
