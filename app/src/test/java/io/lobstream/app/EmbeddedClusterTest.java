@@ -23,7 +23,8 @@ class EmbeddedClusterTest {
         try (ServerSocket busy = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
             assertThatThrownBy(() -> EmbeddedCluster.start(dir, busy.getLocalPort(), 0, 0))
                     .isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("port " + busy.getLocalPort() + " for the embedded broker is in use")
+                    .hasMessageContaining("cannot open port " + busy.getLocalPort() + " for the embedded broker (")
+                    .hasMessageContaining("another LobStream node or cluster may have it")
                     .hasMessageContaining("--kafka-port");
         }
     }

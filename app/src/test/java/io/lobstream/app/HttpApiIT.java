@@ -1,5 +1,6 @@
 package io.lobstream.app;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.store.LobStore;
 import io.lobstream.app.cli.LobStreamCli;
 import io.lobstream.app.embedded.EmbeddedCluster;
@@ -213,7 +214,7 @@ class HttpApiIT {
         HttpResponse<String> whole = Nodes.HTTP.send(HttpRequest.newBuilder(URI.create(fsck + "?data=true")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(whole.statusCode()).isEqualTo(200);
-        assertThat(whole.body()).contains("\"fsck_ok\" : true");
+        assertThat(new ObjectMapper().readTree(whole.body()).path("fsck_ok").asBoolean()).as(whole.body()).isTrue();
     }
 
     /** A value's GET with a body is refused: unread, the body would let the server's request timer cut the download. */
@@ -605,7 +606,8 @@ class HttpApiIT {
                 "--data-dir", dir.resolve("replay-differs").toString(), "--verify", "--node", "http://127.0.0.1:" + b.httpPort(),
                 "-c", LobStreamConfig.VALUE_MAX_BYTES.name() + "=1000"));
         assertThat(differs.exit).as(differs.err).isEqualTo(1);
-        assertThat(differs.err).containsPattern("verified \\d+ values against .*: [1-9]\\d* differences");
+        assertThat(differs.err).containsPattern("verified \\d+ values against .*: [1-9]\\d* differences")
+                .contains("DIFFERS the count of live LOBs: replayed").doesNotContain("NOT COMPARABLE");
     }
 
     record Cli(int exit, String err) {

@@ -172,8 +172,12 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         /** Samples kept: purge may be this many checks behind and still be followed. */
         static final int SAMPLES = 64;
 
-        /** A wall clock that advanced this much less than the monotonic one since the last check was set back. */
-        static final long CLOCK_STEP_MS = 1000;
+        /**
+         * A wall clock that advanced this much less than the monotonic one since the last check was set back. Well below
+         * the re-send's slack (the transaction timeout and 5 s: a smaller step misleads nothing), and well above a pause
+         * between the two clocks' reads (a GC), which would forget what was known for nothing.
+         */
+        static final long CLOCK_STEP_MS = 5000;
 
         private record Sample(long atMillis, long atNanos, long undoEnd) {
         }

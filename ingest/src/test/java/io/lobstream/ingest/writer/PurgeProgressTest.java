@@ -61,6 +61,13 @@ class PurgeProgressTest {
         assertThat(p.advance(101_000, 121_000_000_000L, 30, 30, 0, -1)).isEqualTo(71_000);
     }
 
+    /** A wall clock a little behind the monotonic one (a pause between their reads, a slewed clock) is no step. */
+    @Test
+    void aClockALittleBehindIsNoStep() {
+        advance(1000, -1, 10, 0, -1);
+        assertThat(p.advance(28_000, 31_000_000_000L, 10, 20, 0, -1)).isEqualTo(1000);
+    }
+
     @Test
     void aGroupWithNoCommittedOffsetTellsNothing() {
         for (int i = 0; i < 5; i++) {
