@@ -1,5 +1,7 @@
 package io.lobstream.schema;
 
+import org.apache.kafka.common.utils.Utils;
+
 import java.util.List;
 
 /**
@@ -21,6 +23,15 @@ public record Topics(String prefix) {
     public static final int PAGE_LIST_RECORD_MAX_BYTES = 16 << 20;
     /** The most one extent takes in those lists: Avro varints of a page number below 2^41 and a count. */
     public static final int EXTENT_MAX_BYTES = 7;
+
+    /**
+     * The partition of a record keyed {@code key} in a topic of {@code partitions}, as Kafka's default partitioner picks
+     * it: a LOB's commands, undo records, reclaims and tablespace. Fixed for as long as the count is, which is why the
+     * count is fixed for good.
+     */
+    public static int partitionOf(byte[] key, int partitions) {
+        return Utils.toPositive(Utils.murmur2(key)) % partitions;
+    }
 
     /** LobCommand records from producers. */
     public String commands() {

@@ -32,7 +32,6 @@ import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
-import org.apache.kafka.common.utils.Utils;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -274,7 +273,7 @@ public final class PurgeBench implements Callable<Integer> {
         }
         for (int i = 0, found = 0; found < partitions * perPartition; i++) {
             String id = prefix + i;
-            int p = Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % partitions;
+            int p = Topics.partitionOf(id.getBytes(StandardCharsets.UTF_8), partitions);
             if (by.get(p).size() < perPartition) {
                 by.get(p).add(id);
                 found++;

@@ -4,6 +4,7 @@ import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
+import io.lobstream.schema.Topics;
 import io.lobstream.store.index.Rejection;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -11,7 +12,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -252,6 +252,27 @@ final class DeadLetterLog {
     }
 
     /**
+     * Returns if the writer dead-lettered {@code command}, whose key hashes to partition {@code home} of the {@code partitions}
+     * its topic has now, not to its own (a producer's own partitioner), or if nobody can tell (as {@link #requireLetter});
+     * throws otherwise: the writer applied it when the topic had fewer partitions. Partitions were added since, and a copy
+     * rebuilt with the count of now would refuse every command of a LOB whose key moved, and lose those LOBs without a word.
+     */
+    void requireLetterIfElsewhere(ConsumerRecord<byte[], ?> command, int home, int partitions) throws IOException {
+        if (offsets.contains(command.offset()) || command.offset() >= decidedBelow) {
+            return; // dead-lettered; or not decided yet, and the writer will judge it by the count of now
+        }
+        String where = command.topic() + "-" + command.partition() + " offset " + command.offset();
+        if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command)) {
+            throw new IOException(where + ": its key hashes to partition " + home + " of the " + partitions + " the topic has now, "
+                    + "and the writer applied it: it did so when the topic had fewer partitions. Partitions were added, which moves "
+                    + "LOBs away from their tablespaces; a copy rebuilt now would lose them. Copy the commands to topics of the old "
+                    + "partition count and rebuild from those (README: the topics are co-partitioned).");
+        }
+        log.warn("{}: its key hashes to partition {} of {}; the dead letters of its time have expired, so whether the writer "
+                + "applied it cannot be told: skipped, as dead-lettered", where, home, partitions);
+    }
+
+    /**
      * Since when the dead-letter partition a letter of {@code command} would be in keeps letters: the writer sends a
      * letter to the partition numbered as its command's ({@code DeadLetters.BY_ORIGIN}); earlier releases sent it to its
      * key's, as Kafka's default partitioner picks it (any, without a key). The latest of those: in doubt, a letter may
@@ -264,7 +285,7 @@ final class DeadLetterLog {
         long byOrigin = keptSince[command.partition() % keptSince.length];
         byte[] key = command.key();
         long byKey = key == null ? Arrays.stream(keptSince).max().orElse(Long.MAX_VALUE)
-                : keptSince[Utils.toPositive(Utils.murmur2(key)) % keptSince.length];
+                : keptSince[Topics.partitionOf(key, keptSince.length)];
         return Math.max(byOrigin, byKey);
     }
 }

@@ -7,6 +7,7 @@ import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
+import io.lobstream.schema.Topics;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.Source;
@@ -137,8 +138,9 @@ public final class PartitionReplayer {
              LocalPurger purger = new LocalPurger(store, PURGE_BATCH)) {
             PurgeDue purgeDue = PurgeDue.of(store);
             consumer.assign(List.of(tp));
-            CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES),
-                    consumer.partitionsFor(tp.topic()).size(), config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
+            int partitions = consumer.partitionsFor(tp.topic()).size();
+            CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES), partitions,
+                    config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
             long next = Math.max(from, deletedBeforeRead(consumer, tp, from, store)); // the consumer's position, as of the last poll
             consumer.seek(tp, next);
             long logEnd = consumer.endOffsets(List.of(tp)).get(tp);
@@ -175,6 +177,10 @@ public final class PartitionReplayer {
                     if (records++ == 0) {
                         letters = DeadLetterLog.read(config, tp, r.offset(), end, stop); // (a range of markers alone: not read)
                         progress.firstRecord(r.offset());
+                    }
+                    int home = r.key() == null ? tp.partition() : Topics.partitionOf(r.key(), partitions);
+                    if (home != tp.partition()) { // refused below, as the writer refuses it now; unless it applied it, under another count
+                        letters.requireLetterIfElsewhere(r, home, partitions);
                     }
                     CommandApplier.Outcome o;
                     // the writer's name for this input, so the applied offsets agree with what its tasks record

@@ -4,6 +4,7 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.CommandFingerprint;
 import io.lobstream.schema.LogOncePerMinute;
+import io.lobstream.schema.Topics;
 import io.lobstream.store.Chunk;
 import io.lobstream.store.ChunkResult;
 import io.lobstream.store.LobStore;
@@ -13,7 +14,6 @@ import io.lobstream.store.ValueTooLargeException;
 import io.lobstream.store.index.Attributes;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
-import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -320,7 +320,7 @@ public final class CommandApplier {
         if (!Arrays.equals(key, cmd.getLobId().getBytes(StandardCharsets.UTF_8))) {
             return invalid("record key does not match lobId " + cmd.getLobId() + " (it would land in the wrong partition)");
         }
-        int home = Utils.toPositive(Utils.murmur2(key)) % partitions;
+        int home = Topics.partitionOf(key, partitions);
         if (home != partition) {
             return invalid("record on partition " + partition + " but lobId " + cmd.getLobId() + " belongs to partition " + home
                     + " (sent with a partitioner other than Kafka's default)");

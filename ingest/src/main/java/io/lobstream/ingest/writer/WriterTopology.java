@@ -9,7 +9,6 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.StreamPartitioner;
@@ -88,6 +87,6 @@ public final class WriterTopology {
      */
     static StreamPartitioner<String, Object> toTablespace(int partitions) {
         return (topic, lobId, undo, numPartitions) -> partitions > numPartitions ? Optional.empty() // (a topic made anew, smaller)
-                : Optional.of(Set.of(Utils.toPositive(Utils.murmur2(lobId.getBytes(StandardCharsets.UTF_8))) % partitions));
+                : Optional.of(Set.of(Topics.partitionOf(lobId.getBytes(StandardCharsets.UTF_8), partitions)));
     }
 }

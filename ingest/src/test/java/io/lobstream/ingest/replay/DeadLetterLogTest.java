@@ -62,6 +62,21 @@ class DeadLetterLogTest {
         assertThatCode(() -> allExpired.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
     }
 
+    /**
+     * A command whose key hashes to another partition of the topic as it is now: dead-lettered (a producer's own
+     * partitioner), or not decided yet, it is refused as the writer refuses it; applied by the writer, it was judged when
+     * the topic had fewer partitions, and a replay that refused it would lose its LOB without a word.
+     */
+    @Test
+    void aCommandOfAnotherPartitionTheWriterAppliedStopsTheReplay() {
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{0}, 100);
+        assertThatCode(() -> letters.requireLetterIfElsewhere(command(7, 1_000), 5, 16)).doesNotThrowAnyException();
+        assertThatCode(() -> letters.requireLetterIfElsewhere(command(100, 1_000), 5, 16)).doesNotThrowAnyException();
+        assertThatThrownBy(() -> letters.requireLetterIfElsewhere(command(8, 1_000), 5, 16)).isInstanceOf(IOException.class)
+                .hasMessageContaining("lob.commands-3 offset 8: its key hashes to partition 5 of the 16")
+                .hasMessageContaining("Partitions were added");
+    }
+
     /** A command past the writer group's committed offset is not decided yet: no letter proves anything. */
     @Test
     void aCommandTheWriterHasNotDecidedYetIsSkipped() {
