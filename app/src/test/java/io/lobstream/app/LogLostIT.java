@@ -1,9 +1,11 @@
 package io.lobstream.app;
 
+import io.lobstream.app.cli.LobStreamCli;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.Topics;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
@@ -18,6 +20,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -134,7 +139,8 @@ class LogLostIT {
      * Partitions added to the topics (all four, as co-partitioning asks) while the node was down: a LOB's partition is its
      * key's hash modulo the count, so LOBs may now be written to other partitions than their history's. The old
      * partitions' tasks do not start, and the node says why, where they used to go on as if nothing had changed; the
-     * added partition's does.
+     * added partition's does. A replay of an old partition from the grown topics stops at the first command of a LOB that
+     * moved, where it would have refused it and lost the LOB.
      */
     @Test
     void partitionsAddedToTheTopicsHoldTheTablespacesMadeBefore() throws Exception {
@@ -142,8 +148,13 @@ class LogLostIT {
              Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
             LobStreamConfig config = Nodes.config(cluster, dir.resolve("node-2"), 1, "partitions-added", 1);
             LobNode node = Nodes.start(config);
+            String moves = "a";
+            for (int i = 0; Topics.partitionOf(moves.getBytes(StandardCharsets.UTF_8), 2) != 1; i++) {
+                moves = "moves-" + i; // a LOB in partition 1 of 2
+            }
             try (LobClient client = new LobClient(config)) {
                 assertThat(client.put("a", bytes(1000, 1), null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
+                assertThat(client.put(moves, bytes(1000, 2), null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
             }
             node.close(true);
 
@@ -173,6 +184,11 @@ class LogLostIT {
             } finally {
                 held.close(true);
             }
+            StringWriter err = new StringWriter();
+            int exit = LobStreamCli.commandLine().setErr(new PrintWriter(err, true)).execute("replay", "--partition", "0",
+                    "--data-dir", dir.resolve("replay-2").toString(), "--bootstrap", cluster.bootstrap(), "--registry", cluster.registryUrl());
+            assertThat(exit).as(err.toString()).isNotZero();
+            assertThat(err.toString()).contains("its key hashes to partition 1 of the 2", "Partitions were added");
         }
     }
 

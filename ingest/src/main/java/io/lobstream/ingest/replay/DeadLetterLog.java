@@ -56,6 +56,8 @@ final class DeadLetterLog {
     private final Map<Long, Letter> refusals;
     private final long[] keptSince;
     private final long decidedBelow;
+    /** Whether every partition of the dead-letter topic was read, not only the one numbered as the commands'. */
+    private final boolean wholeTopic;
 
     /**
      * @param offsets      the offsets of the partition's commands that have a letter
@@ -64,8 +66,10 @@ final class DeadLetterLog {
      * @param keptSince    per partition of the dead-letter topic, the time of its oldest letter kept: 0 when retention
      *                     deleted none of it, Long.MAX_VALUE when it deleted all
      * @param decidedBelow the writer group's committed offset of the partition: the commands it has decided
+     * @param wholeTopic   whether every partition of the dead-letter topic was read
      */
-    DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow) {
+    DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow, boolean wholeTopic) {
+        this.wholeTopic = wholeTopic;
         this.offsets = offsets;
         this.refusals = refusals;
         this.keptSince = keptSince;
@@ -80,6 +84,16 @@ final class DeadLetterLog {
      * {@code stop} asked meanwhile ends it, in whatever Kafka call it waits in, with {@link InterruptedIOException}.
      */
     static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, long from, long to, ReplayStop stop) throws IOException {
+        return read(config, commands, from, to, stop, false);
+    }
+
+    /**
+     * As {@link #read(LobStreamConfig, TopicPartition, long, long, ReplayStop)}, reading every partition of the dead-letter
+     * topic if {@code wholeTopic}: for a command whose key hashes elsewhere, whose letter an earlier release sent to its
+     * key's partition, or that was judged when the topics had another count.
+     */
+    static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, long from, long to, ReplayStop stop, boolean wholeTopic)
+            throws IOException {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -98,7 +112,7 @@ final class DeadLetterLog {
             List<TopicPartition> all = consumer.partitionsFor(topic).stream()
                     .map(i -> new TopicPartition(topic, i.partition())).sorted(java.util.Comparator.comparingInt(TopicPartition::partition))
                     .collect(Collectors.toList());
-            List<TopicPartition> partitions = all.size() == consumer.partitionsFor(commands.topic()).size()
+            List<TopicPartition> partitions = !wholeTopic && all.size() == consumer.partitionsFor(commands.topic()).size()
                     ? List.of(all.get(commands.partition())) : all;
             long[] keptSince = new long[all.size()];
             Arrays.fill(keptSince, Long.MAX_VALUE); // a partition not read: in doubt, its letters may have expired
@@ -138,7 +152,7 @@ final class DeadLetterLog {
                     }
                 }
             }
-            return new DeadLetterLog(offsets, refusals, keptSince, decidedBelow);
+            return new DeadLetterLog(offsets, refusals, keptSince, decidedBelow, partitions.size() == all.size());
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             stop.throwIfAsked(e, what); // the stop ended the call it waited in
             throw new IOException("cannot read the dead letters of " + commands + " from " + topic + ", or the writer group "
@@ -251,6 +265,10 @@ final class DeadLetterLog {
                 + "applied it cannot be told: skipped, as dead-lettered", where, registry, undecodable.getMessage());
     }
 
+    boolean wholeTopic() {
+        return wholeTopic;
+    }
+
     /**
      * Returns if the writer dead-lettered {@code command}, whose key hashes to partition {@code home} of the {@code partitions}
      * its topic has now, not to its own (a producer's own partitioner), or if nobody can tell (as {@link #requireLetter});
@@ -258,6 +276,9 @@ final class DeadLetterLog {
      * rebuilt with the count of now would refuse every command of a LOB whose key moved, and lose those LOBs without a word.
      */
     void requireLetterIfElsewhere(ConsumerRecord<byte[], ?> command, int home, int partitions) throws IOException {
+        if (!wholeTopic) { // the letter may be in another partition, and each other partition's would pass for expired
+            throw new IllegalStateException("read every partition of the dead-letter topic first (wholeTopic())");
+        }
         if (offsets.contains(command.offset()) || command.offset() >= decidedBelow) {
             return; // dead-lettered; or not decided yet, and the writer will judge it by the count of now
         }

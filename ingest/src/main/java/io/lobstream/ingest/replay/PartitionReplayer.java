@@ -132,6 +132,7 @@ public final class PartitionReplayer {
         long applied = 0;
         long rejected = 0;
         DeadLetterLog letters = null; // read at the first record
+        long lettersFrom = -1;
         try (Deserializer<Object> values = LobSerdes.valueDeserializer(config);
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              ReplayStop.Watch watch = stop.watch(consumer);
@@ -176,10 +177,14 @@ public final class PartitionReplayer {
                     stopIfAsked(tp, r.offset());
                     if (records++ == 0) {
                         letters = DeadLetterLog.read(config, tp, r.offset(), end, stop); // (a range of markers alone: not read)
+                        lettersFrom = r.offset();
                         progress.firstRecord(r.offset());
                     }
                     int home = r.key() == null ? tp.partition() : Topics.partitionOf(r.key(), partitions);
                     if (home != tp.partition()) { // refused below, as the writer refuses it now; unless it applied it, under another count
+                        if (!letters.wholeTopic()) { // its letter may be in any partition (rare: read once, for the rest of the range)
+                            letters = DeadLetterLog.read(config, tp, lettersFrom, end, stop, true);
+                        }
                         letters.requireLetterIfElsewhere(r, home, partitions);
                     }
                     CommandApplier.Outcome o;

@@ -43,22 +43,22 @@ class DeadLetterLogTest {
 
     @Test
     void aCommandTheWriterDeadLetteredIsSkipped() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{0}, 100);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{0}, 100, false);
         assertThatCode(() -> letters.requireLetter(command(7, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
     }
 
     @Test
     void aCommandWithoutALetterWhileLettersOfItsTimeAreKeptStopsTheReplay() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{500}, 100);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{500}, 100, false);
         assertThatThrownBy(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).isInstanceOf(IOException.class)
                 .hasMessageContaining("lob.commands-3 offset 8").hasMessageContaining("http://r").hasMessageContaining("did not dead-letter");
     }
 
     @Test
     void aCommandOlderThanEveryLetterKeptCannotBeToldAndIsSkipped() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), new long[]{5_000}, 100);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), new long[]{5_000}, 100, false);
         assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
-        DeadLetterLog allExpired = new DeadLetterLog(Set.of(), Map.of(), new long[]{Long.MAX_VALUE}, 100);
+        DeadLetterLog allExpired = new DeadLetterLog(Set.of(), Map.of(), new long[]{Long.MAX_VALUE}, 100, false);
         assertThatCode(() -> allExpired.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
     }
 
@@ -69,7 +69,11 @@ class DeadLetterLogTest {
      */
     @Test
     void aCommandOfAnotherPartitionTheWriterAppliedStopsTheReplay() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{0}, 100);
+        // co-partitioned, 16 each: the letter of a command whose key hashes elsewhere may be in any partition
+        DeadLetterLog onePartition = new DeadLetterLog(Set.of(), Map.of(), new long[16], 100, false);
+        assertThatThrownBy(() -> onePartition.requireLetterIfElsewhere(command(8, 1_000), 5, 16))
+                .isInstanceOf(IllegalStateException.class);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[16], 100, true);
         assertThatCode(() -> letters.requireLetterIfElsewhere(command(7, 1_000), 5, 16)).doesNotThrowAnyException();
         assertThatCode(() -> letters.requireLetterIfElsewhere(command(100, 1_000), 5, 16)).doesNotThrowAnyException();
         assertThatThrownBy(() -> letters.requireLetterIfElsewhere(command(8, 1_000), 5, 16)).isInstanceOf(IOException.class)
@@ -80,7 +84,7 @@ class DeadLetterLogTest {
     /** A command past the writer group's committed offset is not decided yet: no letter proves anything. */
     @Test
     void aCommandTheWriterHasNotDecidedYetIsSkipped() {
-        DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), new long[]{0}, 8);
+        DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), new long[]{0}, 8, false);
         assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).doesNotThrowAnyException();
     }
 
@@ -99,7 +103,7 @@ class DeadLetterLogTest {
         DeadLetterLog.Letter tooLarge = new DeadLetterLog.Letter("too-large", "x would be 7 bytes, over lob.value.max.bytes 5",
                 NO_KEY, value.length, DeadLetterLog.Letter.crc32c(value));
         DeadLetterLog letters = new DeadLetterLog(Set.of(7L, 8L, 9L, 10L, 120L),
-                Map.of(7L, letter, 9L, sentWithoutValue, 10L, tooLarge, 120L, letter), new long[]{0}, 100);
+                Map.of(7L, letter, 9L, sentWithoutValue, 10L, tooLarge, 120L, letter), new long[]{0}, 100, false);
         assertThat(letters.refusedAt(command(7, 1_000, value))).contains(letter);
         assertThat(letters.refusedAt(command(7, 1_000, new byte[]{0, 0, 0, 0, 42, 1, 3}))).isEmpty();
         assertThat(letters.refusedAt(command(8, 1_000, value))).isEmpty(); // another kind: the replay finds it itself
@@ -108,7 +112,7 @@ class DeadLetterLogTest {
         assertThat(letters.refusedAt(command(10, 1_000, value))).map(DeadLetterLog.Letter::kind).contains("too-large");
         assertThat(letters.refusedAt(command(120, 1_000, value))).isEmpty();
         DeadLetterLog otherKey = new DeadLetterLog(Set.of(9L), Map.of(9L, new DeadLetterLog.Letter("too-large", "r", NO_KEY + 1, value.length, -1)),
-                new long[]{0}, 100);
+                new long[]{0}, 100, false);
         assertThat(otherKey.refusedAt(command(9, 1_000, value))).as("a letter without its value: key and length must match").isEmpty();
         assertThat(DeadLetterLog.FOLLOWED).doesNotContain("crc-mismatch", "upload", "out-of-range", "not-found", "id-conflict");
     }
@@ -124,11 +128,11 @@ class DeadLetterLogTest {
         for (int trimmed : new int[]{3, keysPartition}) {
             long[] kept = new long[8];
             kept[trimmed] = 5_000; // trimmed past the command's time; the others keep everything
-            DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), kept, 100);
+            DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), kept, 100, false);
             assertThatCode(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).as("partition %d", trimmed)
                     .doesNotThrowAnyException();
         }
-        DeadLetterLog keptAll = new DeadLetterLog(Set.of(), Map.of(), new long[8], 100);
+        DeadLetterLog keptAll = new DeadLetterLog(Set.of(), Map.of(), new long[8], 100, false);
         assertThatThrownBy(() -> keptAll.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).isInstanceOf(IOException.class);
     }
 
