@@ -269,6 +269,11 @@ final class DeadLetterLog {
         return wholeTopic;
     }
 
+    /** Whether {@code command} has its letter in what was read, or is not decided yet: nothing more to read to judge it. */
+    boolean settled(ConsumerRecord<byte[], ?> command) {
+        return offsets.contains(command.offset()) || command.offset() >= decidedBelow;
+    }
+
     /**
      * Returns if the writer dead-lettered {@code command}, whose key hashes to partition {@code home} of the {@code partitions}
      * its topic has now, not to its own (a producer's own partitioner), or if nobody can tell (as {@link #requireLetter});
@@ -276,11 +281,11 @@ final class DeadLetterLog {
      * rebuilt with the count of now would refuse every command of a LOB whose key moved, and lose those LOBs without a word.
      */
     void requireLetterIfElsewhere(ConsumerRecord<byte[], ?> command, int home, int partitions) throws IOException {
+        if (settled(command)) {
+            return; // dead-lettered; or not decided yet, and the writer will judge it by the count of now
+        }
         if (!wholeTopic) { // the letter may be in another partition, and each other partition's would pass for expired
             throw new IllegalStateException("read every partition of the dead-letter topic first (wholeTopic())");
-        }
-        if (offsets.contains(command.offset()) || command.offset() >= decidedBelow) {
-            return; // dead-lettered; or not decided yet, and the writer will judge it by the count of now
         }
         String where = command.topic() + "-" + command.partition() + " offset " + command.offset();
         if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command)) {

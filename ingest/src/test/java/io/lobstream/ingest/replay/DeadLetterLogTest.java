@@ -70,7 +70,10 @@ class DeadLetterLogTest {
     @Test
     void aCommandOfAnotherPartitionTheWriterAppliedStopsTheReplay() {
         // co-partitioned, 16 each: the letter of a command whose key hashes elsewhere may be in any partition
-        DeadLetterLog onePartition = new DeadLetterLog(Set.of(), Map.of(), new long[16], 100, false);
+        DeadLetterLog onePartition = new DeadLetterLog(Set.of(7L), Map.of(), new long[16], 100, false);
+        assertThat(onePartition.settled(command(7, 1_000))).as("its letter is where the writer sends it").isTrue();
+        assertThatCode(() -> onePartition.requireLetterIfElsewhere(command(7, 1_000), 5, 16)).doesNotThrowAnyException();
+        assertThat(onePartition.settled(command(8, 1_000))).isFalse();
         assertThatThrownBy(() -> onePartition.requireLetterIfElsewhere(command(8, 1_000), 5, 16))
                 .isInstanceOf(IllegalStateException.class);
         DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[16], 100, true);
