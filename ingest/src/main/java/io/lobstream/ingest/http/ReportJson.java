@@ -21,10 +21,7 @@ public final class ReportJson {
         n.put("lobs_live", st.lobs());
         n.put("bytes_live", st.bytesLive());
         n.put("history_length", st.historyLength());
-        n.put("pages_live", st.pagesLive());
-        n.put("pages_history", st.pagesHistory());
-        n.put("pages_free", st.pagesFree());
-        n.put("pages_uploading", st.pagesUploading());
+        pages(n, st.pagesLive(), st.pagesHistory(), st.pagesFree(), st.pagesUploading());
         n.put("tablespace_bytes", st.tablespaceBytes());
         return n;
     }
@@ -34,14 +31,19 @@ public final class ReportJson {
         n.put("fsck_ok", r.ok());
         n.put("lobs_live", r.lobs());
         n.put("versions_pending", r.versionsPending());
-        n.put("pages_live", r.pagesLive());
-        n.put("pages_history", r.pagesHistory());
-        n.put("pages_free", r.pagesFree());
-        n.put("pages_uploading", r.pagesUploading());
+        pages(n, r.pagesLive(), r.pagesHistory(), r.pagesFree(), r.pagesUploading());
         n.put("pages_in_flight", r.pagesInFlight());
         n.put("pages_checked", r.pagesChecked());
         ArrayNode problems = n.putArray("problems");
         r.problems().forEach(problems::add);
         return n;
+    }
+
+    /** The pages by state, under the same keys in both. */
+    private static void pages(ObjectNode n, long live, long history, long free, long uploading) {
+        n.put("pages_live", live);
+        n.put("pages_history", history);
+        n.put("pages_free", free);
+        n.put("pages_uploading", uploading);
     }
 }
