@@ -180,12 +180,12 @@ final class ReplayCommand implements Callable<Integer> {
         return ok;
     }
 
-    /** Partitions of lob.commands; fails with the reason when the cluster or the topic cannot be reached. */
     /** Progress and findings: through picocli, so that whoever runs the command (a test too) reads them where it set. */
     private PrintWriter err() {
         return spec.commandLine().getErr();
     }
 
+    /** Partitions of lob.commands; fails with the reason when the cluster or the topic cannot be reached. */
     private static int partitionCount(LobStreamConfig cfg) throws Exception {
         try (Admin admin = Admin.create(cfg.clientConfig(ClientKind.ADMIN))) {
             String topic = cfg.topics().commands();

@@ -265,13 +265,19 @@ final class DeadLetterLog {
                 + "applied it cannot be told: skipped, as dead-lettered", where, registry, undecodable.getMessage());
     }
 
-    boolean wholeTopic() {
-        return wholeTopic;
-    }
-
     /** Whether {@code command} has its letter in what was read, or is not decided yet: nothing more to read to judge it. */
     boolean settled(ConsumerRecord<byte[], ?> command) {
         return offsets.contains(command.offset()) || command.offset() >= decidedBelow;
+    }
+
+    /**
+     * This log, or, where {@code command} (of another partition than its key's) is not {@link #settled} by what was read,
+     * the letters of {@code commands} in {@code [from, to)} read again from every partition of the dead-letter topic, as
+     * {@link #requireLetterIfElsewhere} needs: once per replay, and only for such a command.
+     */
+    DeadLetterLog readWholeIfNeeded(ConsumerRecord<byte[], ?> command, LobStreamConfig config, TopicPartition commands, long from,
+                                    long to, ReplayStop stop) throws IOException {
+        return wholeTopic || settled(command) ? this : read(config, commands, from, to, stop, true);
     }
 
     /**
@@ -285,7 +291,7 @@ final class DeadLetterLog {
             return; // dead-lettered; or not decided yet, and the writer will judge it by the count of now
         }
         if (!wholeTopic) { // the letter may be in another partition, and each other partition's would pass for expired
-            throw new IllegalStateException("read every partition of the dead-letter topic first (wholeTopic())");
+            throw new IllegalStateException("read every partition of the dead-letter topic first (readWholeIfNeeded)");
         }
         String where = command.topic() + "-" + command.partition() + " offset " + command.offset();
         if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command)) {

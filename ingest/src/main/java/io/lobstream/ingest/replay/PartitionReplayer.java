@@ -182,9 +182,7 @@ public final class PartitionReplayer {
                     }
                     int home = r.key() == null ? tp.partition() : Topics.partitionOf(r.key(), partitions);
                     if (home != tp.partition()) { // refused below, as the writer refuses it now; unless it applied it, under another count
-                        if (!letters.settled(r) && !letters.wholeTopic()) { // its letter may be in any partition: read once, for the rest
-                            letters = DeadLetterLog.read(config, tp, lettersFrom, end, stop, true);
-                        }
+                        letters = letters.readWholeIfNeeded(r, config, tp, lettersFrom, end, stop); // its letter may be in any partition
                         letters.requireLetterIfElsewhere(r, home, partitions);
                     }
                     CommandApplier.Outcome o;
