@@ -46,9 +46,19 @@ final class BenchOptions {
         });
     }
 
-    /** The --partitions given, or else lob.topic.partitions (8 unless -c sets it): either way, as the demo takes them. */
-    Integer partitions(Integer option) {
-        return option != null ? option : new LobStreamConfig(config).get(LobStreamConfig.PARTITIONS);
+    /**
+     * The --partitions given, or else lob.topic.partitions (8 unless -c sets it): either way, as the demo takes them. One
+     * out of the key's range is a usage error now, not a refused key once the broker has started.
+     */
+    int partitions(CommandSpec spec, Integer option) {
+        if (option == null) {
+            return new LobStreamConfig(config).get(LobStreamConfig.PARTITIONS);
+        }
+        String problem = LobStreamConfig.PARTITIONS.problem(option);
+        if (problem != null) {
+            throw new ParameterException(spec.commandLine(), "--partitions " + option + ": " + problem);
+        }
+        return option;
     }
 
     /** Refuses a --csv or --chart that cannot be written (a usage error) before the run, not after it has taken minutes. */

@@ -165,7 +165,7 @@ public final class PipelineBench implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         options.checkConfig(spec, Map.of());
-        partitions = options.partitions(partitions);
+        partitions = options.partitions(spec, partitions);
         if (rows < 1 || producers < 1 || partitions < 1 || purgeWorkers < 0 || duration.toSeconds() < 2 || warmup.isNegative()
                 || drainTimeout.toSeconds() < 1 || blobSize.min() < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need --rows >= 1, --producers >= 1, --partitions >= 1, "

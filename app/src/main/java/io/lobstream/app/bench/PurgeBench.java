@@ -134,7 +134,7 @@ public final class PurgeBench implements Callable<Integer> {
     public Integer call() throws Exception {
         options.checkConfig(spec, Map.of(LobStoreConfig.PURGE_PREFETCH.name(), "--prefetch",
                 LobStoreConfig.PURGE_SKIP_LOAD.name(), "--skip-load"));
-        partitions = options.partitions(partitions);
+        partitions = options.partitions(spec, partitions);
         options.checkOutputs(spec);
         List<Config> configs = configs();
         String latencyNote = readLatency == null || readLatency.isZero() ? "no read latency injected"

@@ -93,6 +93,10 @@ final class DemoCommand implements Callable<Integer> {
         new LobStoreConfig(config);
         // the option wins over -c lob.topic.partitions, as every option over its key; not given, it leaves the key to -c
         int parts = partitions != null ? partitions : given.get(LobStreamConfig.PARTITIONS);
+        String partitionsProblem = LobStreamConfig.PARTITIONS.problem(parts);
+        if (partitionsProblem != null) { // now, not as a refused key once the broker has started
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--partitions " + parts + ": " + partitionsProblem);
+        }
         if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 1 || parts < 1) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 1 (the demo drains history), --partitions >= 1");

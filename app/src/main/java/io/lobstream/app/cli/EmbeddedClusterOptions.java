@@ -14,6 +14,7 @@ final class EmbeddedClusterOptions {
     private static final int KAFKA_PORT = 9092;
     private static final int CONTROLLER_PORT = 9093;
     private static final int REGISTRY_PORT = 8081;
+    private static final String[] NAMES = {"--kafka-port", "--controller-port", "--registry-port"};
 
     @Option(names = "--kafka-port", description = "Embedded broker port (default: " + KAFKA_PORT + ").")
     Integer kafkaPort;
@@ -29,19 +30,36 @@ final class EmbeddedClusterOptions {
      * defaults): found only as the broker starts, it was an error exit 1, "node failed to start".
      */
     void check(CommandLine cli) {
-        int[] ports = {or(kafkaPort, KAFKA_PORT), or(controllerPort, CONTROLLER_PORT), or(registryPort, REGISTRY_PORT)};
-        String[] names = {"--kafka-port", "--controller-port", "--registry-port"};
+        int[] ports = ports();
         for (int i = 0; i < ports.length; i++) {
             if (ports[i] < 0 || ports[i] > 65_535) {
-                throw new ParameterException(cli, names[i] + " " + ports[i] + ": a port from 1 to 65535 (0: any free one)");
+                throw new ParameterException(cli, NAMES[i] + " " + ports[i] + ": a port from 1 to 65535 (0: any free one)");
             }
             for (int j = 0; j < i; j++) {
                 if (ports[i] != 0 && ports[i] == ports[j]) {
-                    throw new ParameterException(cli, names[j] + " and " + names[i] + " are both " + ports[i]
+                    throw new ParameterException(cli, NAMES[j] + " and " + NAMES[i] + " are both " + ports[i]
                             + ": the broker, the KRaft controller and the registry need ports of their own");
                 }
             }
         }
+    }
+
+    /**
+     * Refuses, as a usage error, a port of the node's own ({@code what}) that one of the embedded cluster's has too: found
+     * only once the broker and registry had started, it was exit 1 and a message blaming "another node or server".
+     */
+    void checkApart(CommandLine cli, String what, int port) {
+        int[] ports = ports();
+        for (int i = 0; i < ports.length; i++) {
+            if (port != 0 && port == ports[i]) {
+                throw new ParameterException(cli, what + " " + port + " is the embedded cluster's " + NAMES[i]
+                        + " too: give one of them another port");
+            }
+        }
+    }
+
+    private int[] ports() {
+        return new int[] {or(kafkaPort, KAFKA_PORT), or(controllerPort, CONTROLLER_PORT), or(registryPort, REGISTRY_PORT)};
     }
 
     /** Starts broker and registry under {@code dataDir} ({@code kafka/}, {@code registry/}). */

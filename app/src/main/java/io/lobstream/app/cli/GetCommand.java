@@ -42,6 +42,9 @@ final class GetCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (id.isEmpty()) { // as the write commands: a node would answer 400 for a path with no id
+            throw new CommandLine.ParameterException(spec.commandLine(), "the LOB id must not be empty");
+        }
         if (range != null && !RANGE.matcher(range).matches()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--range must be A-B, A- or -N (one range): " + range);
         }

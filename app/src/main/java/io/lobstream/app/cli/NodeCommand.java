@@ -63,6 +63,8 @@ final class NodeCommand implements Runnable {
         }
         if (bootstrap == null && !config.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // else ignored, and said so
             embedded.check(spec.commandLine());
+            embedded.checkApart(spec.commandLine(), httpPort != null ? "--http-port" : LobStreamConfig.HTTP_PORT.name(),
+                    httpPort != null ? httpPort : new LobStreamConfig(config).get(LobStreamConfig.HTTP_PORT));
         }
         ShutdownHook shutdown = ShutdownHook.register("node-shutdown");
         CompletableFuture<String> stopped;

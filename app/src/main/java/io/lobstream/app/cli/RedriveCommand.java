@@ -61,7 +61,12 @@ final class RedriveCommand implements Callable<Integer> {
         }
         LobStreamConfig config = cluster.streamConfig(null);
         BrokerCheck.requireAnswer(config, BrokerCheck.WAIT);
-        DeadLetterRedrive.Result r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() ? !Rejection.ID_CONFLICT.equals(k) : kinds.contains(k), dryRun);
+        DeadLetterRedrive.Result r;
+        try {
+            r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() ? !Rejection.ID_CONFLICT.equals(k) : kinds.contains(k), dryRun);
+        } catch (IllegalArgumentException noSuchPartition) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--" + noSuchPartition.getMessage());
+        }
         spec.commandLine().getErr().printf("redrive: %d dead letters read, %d %s to %s, %d left (another topic's, or another kind)%s%s%n",
                 r.read(), r.redriven(), dryRun ? "would be sent back" : "sent back", config.topics().commands(), r.left(),
                 r.commandGone() == 0 ? "" : ", " + r.commandGone() + " not sent: their command is not where they say (see the log)",

@@ -89,10 +89,10 @@ final class ReplayCommand implements Callable<Integer> {
         }
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         refuseExisting(dir);
+        LobStreamConfig cfg = cluster.streamConfig(dataDir.toString()); // first: a misspelt -c key is a usage error, whatever else fails
         if (verify) {
             requireNode(); // now, not after a replay of hours whose copy a second run could not verify again
         }
-        LobStreamConfig cfg = cluster.streamConfig(dataDir.toString());
         BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT);
         int partitions = partitionCount(cfg);
         if (partition >= partitions) {

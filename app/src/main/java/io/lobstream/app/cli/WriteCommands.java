@@ -64,8 +64,15 @@ final class WriteCommands {
         /** The bytes FILE holds, once read (-1: a command without FILE). */
         private long inputLength = -1;
 
-        /** An id the index cannot hold (the writer would dead-letter it) is a bad argument, as is an empty key. */
-        private void checkId() {
+        /**
+         * An id the index cannot hold (the writer would dead-letter it) is a bad argument, as is an empty key, and a wait
+         * of nothing: the write would be sent and then reported as not applied (exit 3), inviting a retry that applies it twice.
+         */
+        private void checkArguments() {
+            if (wait.waitApplied && wait.timeout.isZero()) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--timeout 0s: no write is applied at once; give the wait for the writer (e.g. 30s), or --no-wait-applied");
+            }
             if (id.isEmpty()) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "the LOB id must not be empty");
             }
@@ -80,7 +87,7 @@ final class WriteCommands {
         }
 
         int run(Send send) throws Exception {
-            checkId();
+            checkArguments();
             LobStreamConfig config = connect();
             try (LobClient client = client(config)) {
                 return send(config, client, send);
@@ -146,7 +153,7 @@ final class WriteCommands {
          * most bytes the command may send.
          */
         int runWithFile(String file, SendBytes send) throws Exception {
-            checkId();
+            checkArguments();
             String problem = InputFile.problem(file);
             if (problem != null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), problem);
@@ -220,7 +227,11 @@ final class WriteCommands {
 
         @Override
         long maxInputBytes(long valueMaxBytes) {
-            return Math.max(0, valueMaxBytes - offset); // the value reaches offset + length
+            if (offset > valueMaxBytes) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--offset " + offset + " is past lob.value.max.bytes ("
+                        + valueMaxBytes + "): the writer would dead-letter the write");
+            }
+            return valueMaxBytes - offset; // the value reaches offset + length
         }
 
         @Override

@@ -52,10 +52,10 @@ class PipelineBenchArgumentsTest {
     @Test
     void partitionsNotGivenAreTheConfiguredOnes() {
         BenchOptions options = new BenchOptions();
-        assertThat(options.partitions(null)).isEqualTo(8);
+        assertThat(options.partitions(null, null)).isEqualTo(8);
         options.config.put("lob.topic.partitions", "4");
-        assertThat(options.partitions(null)).isEqualTo(4);
-        assertThat(options.partitions(2)).isEqualTo(2); // the option wins, as in the demo
+        assertThat(options.partitions(null, null)).isEqualTo(4);
+        assertThat(options.partitions(null, 2)).isEqualTo(2); // the option wins, as in the demo
     }
 
     /** A key that sets what a bench's own option sets (which sets it always) was dropped without a word. */

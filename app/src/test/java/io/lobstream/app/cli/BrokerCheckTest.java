@@ -38,9 +38,9 @@ class BrokerCheckTest {
     }
 
     @Test
-    void aTimeoutOfZeroStillGivesTheBrokerASecond(@TempDir Path dir) throws Exception {
+    void aTimeoutUnderASecondStillGivesTheBrokerASecond(@TempDir Path dir) throws Exception { // (0s is a usage error)
         Path file = Files.write(dir.resolve("value"), new byte[100]);
-        assertThat(run("put", "doc-1", file.toString(), "--bootstrap", nobody, "--timeout", "0s")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(run("put", "doc-1", file.toString(), "--bootstrap", nobody, "--timeout", "1ms")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
         assertThat(cli.err()).contains("no Kafka broker answers at " + nobody + " within 1s");
     }
 

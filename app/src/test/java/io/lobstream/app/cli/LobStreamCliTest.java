@@ -100,4 +100,28 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("lobstream node: node failed to start: the HTTP API cannot bind 127.0.0.1:")
                 .contains("lob.http.port (node --http-port)");
     }
+
+    /** Arguments that could never work are refused before a broker is asked or anything starts, naming the option. */
+    @Test
+    void argumentsThatCannotWorkAreUsageErrorsBeforeAnythingStarts(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        // sent, and then "not applied after 0s" (exit 3): a retry would apply it twice
+        assertThat(cli.run("truncate", "doc", "--length", "0", "--bootstrap", "127.0.0.1:1", "--timeout", "0s"))
+                .isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--timeout 0s: no write is applied at once");
+        assertThat(cli.run("get", "", "--node", "http://127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("the LOB id must not be empty");
+        // found only as the topics were made, once the embedded broker and registry had started
+        assertThat(cli.run("demo", "--partitions", "20000")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--partitions 20000: must be between 1 and 10000");
+        assertThat(cli.run("bench", "history", "--partitions", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
+        // the node's own broker would have it: found once it and the registry had started, blaming "another node or server"
+        assertThat(cli.run("node", "--data-dir", dir.toString(), "--http-port", "9092")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--http-port 9092 is the embedded cluster's --kafka-port too");
+        assertThat(cli.run("node", "--data-dir", dir.toString(), "--registry-port", "8080")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.http.port 8080 is the embedded cluster's --registry-port too"); // its default
+        // the misspelt key, not the node that does not answer
+        assertThat(cli.run("replay", "--partition", "0", "--data-dir", dir.resolve("r").toString(), "--verify", "--node",
+                "http://127.0.0.1:1", "-c", "lob.chunk.sise=1")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.chunk.sise");
+    }
 }

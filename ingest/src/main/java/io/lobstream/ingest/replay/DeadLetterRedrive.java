@@ -9,6 +9,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -65,6 +66,8 @@ public final class DeadLetterRedrive {
     /**
      * Re-drives the letters on the dead-letter topic's {@code partitions} (all when empty) as of now, from
      * {@code fromOffset} (0: the beginning), whose kind {@code kinds} accepts; with {@code dryRun}, counts them only.
+     *
+     * @throws IllegalArgumentException if the topic lacks one of {@code partitions}
      */
     public static Result run(LobStreamConfig config, Set<Integer> partitions, long fromOffset, Predicate<String> kinds, boolean dryRun) {
         String letters = config.topics().deadLetters();
@@ -80,13 +83,19 @@ public final class DeadLetterRedrive {
         try (KafkaConsumer<byte[], byte[]> in = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              KafkaConsumer<byte[], byte[]> originals = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              KafkaProducer<byte[], byte[]> out = dryRun ? null : new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
-            List<TopicPartition> tps = in.partitionsFor(letters, Duration.ofSeconds(30)).stream()
+            List<PartitionInfo> all = in.partitionsFor(letters, Duration.ofSeconds(30));
+            if (all.isEmpty()) {
+                throw new IllegalStateException("no topic " + letters + " on " + config.bootstrap()
+                        + ": has a writer node run against this cluster (it creates the topics)?");
+            }
+            List<Integer> missing = partitions.stream().filter(asked -> asked >= all.size()).sorted().toList();
+            if (!missing.isEmpty()) { // not left out quietly: the caller is told every letter asked for was sent
+                throw new IllegalArgumentException("partition " + missing + ": " + letters + " has " + all.size() + " partitions (0.."
+                        + (all.size() - 1) + ")");
+            }
+            List<TopicPartition> tps = all.stream()
                     .filter(i -> partitions.isEmpty() || partitions.contains(i.partition()))
                     .map(i -> new TopicPartition(letters, i.partition())).collect(Collectors.toList());
-            if (tps.isEmpty()) {
-                throw new IllegalStateException("no topic " + letters + (partitions.isEmpty() ? "" : " partition " + partitions)
-                        + " on " + config.bootstrap() + ": has a writer node run against this cluster (it creates the topics)?");
-            }
             in.assign(tps);
             Map<TopicPartition, Long> end = in.endOffsets(tps); // as of now: letters written by this run's commands are not read
             Map<TopicPartition, Long> begin = in.beginningOffsets(tps);

@@ -85,6 +85,11 @@ public final class ConfigKey<T> {
     /** The values the key takes, as the configuration table shows them (empty for a string). */
     public String allowed() { return allowed; }
 
+    /** What is wrong with {@code value} for this key (as "must be between 1 and 8"), or null: for an option that sets the key. */
+    public String problem(T value) {
+        return validator.apply(value);
+    }
+
     /** The value of this key in {@code props}, or its default; throws {@link ConfigException} when invalid. */
     public T from(Map<String, ?> props) {
         Object raw = props.get(name);
