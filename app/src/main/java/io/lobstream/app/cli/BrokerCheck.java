@@ -32,8 +32,7 @@ final class BrokerCheck {
 
     /**
      * Returns once a broker of {@code config}'s bootstrap servers has answered, or throws within
-     * {@code within} (at least {@link #MIN_WAIT}). Synchronized: it lowers a logger of the whole
-     * JVM while it runs, and each caller must restore what it found.
+     * {@code within} (at least {@link #MIN_WAIT}).
      */
     static void requireAnswer(LobStreamConfig config, Duration within) throws InterruptedException {
         requireAnswer(config, within, null);
@@ -44,17 +43,16 @@ final class BrokerCheck {
      * sending to a topic the broker does not have (one that does not create topics on first use) waits out its
      * max.block.ms, 60 s, and then names no cause.
      */
-    static synchronized void requireAnswer(LobStreamConfig config, Duration within, String topic) throws InterruptedException {
+    static void requireAnswer(LobStreamConfig config, Duration within, String topic) throws InterruptedException {
         Duration wait = within.compareTo(MIN_WAIT) < 0 ? MIN_WAIT : within;
-        // each failed connection attempt logs a warning that the error below says once
-        Logger network = (Logger) LoggerFactory.getLogger(NetworkClient.class);
-        Level level = network.getLevel();
-        network.setLevel(Level.ERROR);
-        try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN))) {
-            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) wait.toMillis())).nodes().get();
-            if (topic != null) {
-                requireTopic(admin, config, topic, wait);
-            }
+        try {
+            quietly(config, admin -> {
+                admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) wait.toMillis())).nodes().get();
+                if (topic != null) {
+                    requireTopic(admin, config, topic, wait);
+                }
+                return null;
+            });
         } catch (ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
                 throw new IllegalStateException("no Kafka broker answers at " + config.bootstrap() + " within " + Durations.format(wait)
@@ -62,6 +60,39 @@ final class BrokerCheck {
             }
             // a broker answered and refused (authentication, TLS, authorization): say what it said
             throw new IllegalStateException("the Kafka cluster at " + config.bootstrap() + " refused: " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    /**
+     * Whether a broker of {@code config}'s answers, within {@code within}, that it has no {@code topic}. False when it has
+     * it, and when nobody could say (no broker answered, describing it not allowed): for a process that may start before
+     * the node that makes its topics, and only warns.
+     */
+    static boolean saysNoTopic(LobStreamConfig config, String topic, Duration within) throws InterruptedException {
+        try {
+            return quietly(config, admin -> {
+                admin.describeTopics(List.of(topic), new DescribeTopicsOptions().timeoutMs((int) within.toMillis())).allTopicNames().get();
+                return false;
+            });
+        } catch (ExecutionException e) {
+            return e.getCause() instanceof UnknownTopicOrPartitionException;
+        }
+    }
+
+    private interface AdminCall<T> {
+        T call(Admin admin) throws ExecutionException, InterruptedException;
+    }
+
+    /**
+     * {@code call} with an admin client, without the warning each failed connection attempt logs (the caller says it
+     * once). Synchronized: it lowers a logger of the whole JVM while it runs, and each caller must restore what it found.
+     */
+    private static synchronized <T> T quietly(LobStreamConfig config, AdminCall<T> call) throws ExecutionException, InterruptedException {
+        Logger network = (Logger) LoggerFactory.getLogger(NetworkClient.class);
+        Level level = network.getLevel();
+        network.setLevel(Level.ERROR);
+        try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN))) {
+            return call.call(admin);
         } finally {
             network.setLevel(level);
         }

@@ -72,6 +72,7 @@ final class PurgeCommand implements Runnable {
             System.err.println("purge worker: no tablespaces under " + cfg.get(LobStreamConfig.DATA_DIR) + " yet: a node on this host "
                     + "makes them as it starts; if that is not the node's --data-dir, the partitions this worker takes stay unpurged");
         }
+        warnIfNoTopic(cfg);
         String id = workerId != null ? workerId : UUID.randomUUID().toString().substring(0, 8);
         long latency = readLatency == null ? 0 : readLatency.toNanos();
         if (latency > 0) {
@@ -86,8 +87,8 @@ final class PurgeCommand implements Runnable {
                 metrics = MetricsEndpoint.serve(meters, metricsHost, metricsPort);
             } catch (java.io.IOException e) {
                 worker.close();
-                throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                        "cannot serve metrics on " + metricsHost + ":" + metricsPort + ": " + e.getMessage());
+                // the machine's problem, not the arguments' (exit 1, as a node's HTTP port taken): no usage text
+                throw new IllegalStateException("cannot serve metrics on " + metricsHost + ":" + metricsPort + ": " + e.getMessage(), e);
             }
             System.err.println("purge worker " + id + ": metrics at http://" + metricsHost + ":" + metrics.getAddress().getPort()
                     + "/metrics");
@@ -115,6 +116,22 @@ final class PurgeCommand implements Runnable {
                 System.out.flush();
             }
             done.countDown();
+        }
+    }
+
+    /**
+     * Not refused either: a subscriber to a topic the cluster lacks waits for it without a word, which is right before its
+     * node has started, and wrong for ever with a lob.topic.prefix other than the nodes'.
+     */
+    private static void warnIfNoTopic(LobStreamConfig cfg) {
+        String undo = cfg.topics().undoHistory();
+        try {
+            if (BrokerCheck.saysNoTopic(cfg, undo, BrokerCheck.WAIT)) {
+                System.err.println("purge worker: no topic " + undo + " on " + cfg.bootstrap() + " yet: a writer node makes it as it "
+                        + "starts; if the nodes run with another " + LobStreamConfig.TOPIC_PREFIX.name() + ", this worker purges nothing");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // stopped while asking: the worker's run sees it
         }
     }
 

@@ -1,12 +1,19 @@
 package io.lobstream.app.cli;
 
 import io.lobstream.app.embedded.EmbeddedKafka;
+import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -50,5 +57,20 @@ class BrokerCheckTest {
                 .isEqualTo(CommandLine.ExitCode.SOFTWARE);
         assertThat(cli.err()).contains("no Kafka broker answers at " + nobody);
         assertThat(dir.resolve("tablespaces")).doesNotExist();
+    }
+
+    /** What a purge worker warns on (another lob.topic.prefix than the nodes' purges nothing), and only what a broker said. */
+    @Test
+    void noTopicIsSaidOnlyWhenABrokerSaysSo(@TempDir Path dir) throws Exception {
+        LobStreamConfig nobodys = new LobStreamConfig(Map.of(LobStreamConfig.BOOTSTRAP.name(), nobody));
+        assertThat(BrokerCheck.saysNoTopic(nobodys, "lob.undo-history", Duration.ofSeconds(1))).as("nobody could say").isFalse();
+        int[] ports = EmbeddedKafka.freePorts(2);
+        try (EmbeddedKafka kafka = new EmbeddedKafka(dir, ports[0], ports[1]).start();
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrap()))) {
+            admin.createTopics(List.of(new NewTopic("lob.undo-history", 1, (short) 1))).all().get();
+            LobStreamConfig config = new LobStreamConfig(Map.of(LobStreamConfig.BOOTSTRAP.name(), kafka.bootstrap()));
+            assertThat(BrokerCheck.saysNoTopic(config, "lob.undo-history", Duration.ofSeconds(10))).isFalse();
+            assertThat(BrokerCheck.saysNoTopic(config, "other.undo-history", Duration.ofSeconds(10))).isTrue();
+        }
     }
 }
