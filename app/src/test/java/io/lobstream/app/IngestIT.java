@@ -1122,7 +1122,7 @@ class IngestIT {
         assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, kind -> true, true).redriven()).as("a dry run").isEqualTo(1);
         // a partition the topic lacks was left out without a word: the caller was told every letter asked for was sent
         assertThatThrownBy(() -> DeadLetterRedrive.run(config, Set.of(p, 2), letter, kind -> true, true))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("partition [2]: " + config.topics().deadLetters()
+                .isInstanceOf(DeadLetterRedrive.NoSuchPartitionException.class).hasMessage("partition [2]: " + config.topics().deadLetters()
                         + " has 2 partitions (0..1)");
         // a truncate to 3 sent twice leaves what one does: only the log tells that the dry run sent nothing
         assertThat(Nodes.endOffset(cluster, config.topics().commands(), p)).as("sent by the dry run").isEqualTo(commandsEnd);

@@ -5,6 +5,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,16 +47,29 @@ final class EmbeddedClusterOptions {
     }
 
     /**
-     * Refuses, as a usage error, a port of the node's own ({@code what}) that one of the embedded cluster's has too: found
-     * only once the broker and registry had started, it was exit 1 and a message blaming "another node or server".
+     * Refuses, as a usage error, a port of the node's own ({@code what}, bound on {@code host}) that one of the embedded
+     * cluster's has too: found only once the broker and registry had started, it was exit 1 and a message blaming "another
+     * node or server". They listen on 127.0.0.1 alone, so only a host that takes in the loopback address can clash.
      */
-    void checkApart(CommandLine cli, String what, int port) {
+    void checkApart(CommandLine cli, String what, String host, int port) {
+        if (port == 0 || !takesInLoopback(host)) {
+            return;
+        }
         int[] ports = ports();
         for (int i = 0; i < ports.length; i++) {
             if (port != 0 && port == ports[i]) {
                 throw new ParameterException(cli, what + " " + port + " is the embedded cluster's " + NAMES[i]
                         + " too: give one of them another port");
             }
+        }
+    }
+
+    private static boolean takesInLoopback(String host) {
+        try {
+            InetAddress a = InetAddress.getByName(host);
+            return a.isLoopbackAddress() || a.isAnyLocalAddress();
+        } catch (UnknownHostException e) {
+            return false; // the node's own bind check names it
         }
     }
 

@@ -63,8 +63,9 @@ final class NodeCommand implements Runnable {
         }
         if (bootstrap == null && !config.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // else ignored, and said so
             embedded.check(spec.commandLine());
+            LobStreamConfig keys = new LobStreamConfig(config);
             embedded.checkApart(spec.commandLine(), httpPort != null ? "--http-port" : LobStreamConfig.HTTP_PORT.name(),
-                    httpPort != null ? httpPort : new LobStreamConfig(config).get(LobStreamConfig.HTTP_PORT));
+                    keys.get(LobStreamConfig.HTTP_HOST), httpPort != null ? httpPort : keys.get(LobStreamConfig.HTTP_PORT));
         }
         ShutdownHook shutdown = ShutdownHook.register("node-shutdown");
         CompletableFuture<String> stopped;

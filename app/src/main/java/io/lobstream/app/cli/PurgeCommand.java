@@ -27,6 +27,9 @@ import java.util.concurrent.TimeUnit;
                 "It reads the node's tablespaces read-only, so it must run on the host (or shared volume) that holds "
                         + "the node's data directory. Start more to purge faster; they split the partitions."})
 final class PurgeCommand implements Runnable {
+    /** Short: no broker yet (one starting with the worker) keeps the worker from its subscription for this long, silently. */
+    private static final Duration NO_TOPIC_WAIT = Duration.ofSeconds(2);
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -126,7 +129,7 @@ final class PurgeCommand implements Runnable {
     private static void warnIfNoTopic(LobStreamConfig cfg) {
         String undo = cfg.topics().undoHistory();
         try {
-            if (BrokerCheck.saysNoTopic(cfg, undo, BrokerCheck.WAIT)) {
+            if (BrokerCheck.saysNoTopic(cfg, undo, NO_TOPIC_WAIT)) {
                 System.err.println("purge worker: no topic " + undo + " on " + cfg.bootstrap() + " yet: a writer node makes it as it "
                         + "starts; if the nodes run with another " + LobStreamConfig.TOPIC_PREFIX.name() + ", this worker purges nothing");
             }

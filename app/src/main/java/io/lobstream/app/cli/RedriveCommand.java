@@ -64,7 +64,7 @@ final class RedriveCommand implements Callable<Integer> {
         DeadLetterRedrive.Result r;
         try {
             r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() ? !Rejection.ID_CONFLICT.equals(k) : kinds.contains(k), dryRun);
-        } catch (IllegalArgumentException noSuchPartition) {
+        } catch (DeadLetterRedrive.NoSuchPartitionException noSuchPartition) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--" + noSuchPartition.getMessage());
         }
         spec.commandLine().getErr().printf("redrive: %d dead letters read, %d %s to %s, %d left (another topic's, or another kind)%s%s%n",

@@ -69,9 +69,9 @@ final class WriteCommands {
          * of nothing: the write would be sent and then reported as not applied (exit 3), inviting a retry that applies it twice.
          */
         private void checkArguments() {
-            if (wait.waitApplied && wait.timeout.isZero()) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--timeout 0s: no write is applied at once; give the wait for the writer (e.g. 30s), or --no-wait-applied");
+            if (wait.waitApplied && wait.timeout.toMillis() == 0) { // (the wait is in milliseconds: 500us would be none)
+                throw new CommandLine.ParameterException(spec.commandLine(), "--timeout under a millisecond: no write is applied at "
+                        + "once; give the wait for the writer (e.g. 30s), or --no-wait-applied");
             }
             if (id.isEmpty()) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "the LOB id must not be empty");
@@ -222,16 +222,17 @@ final class WriteCommands {
             if (offset < 0) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--offset must be >= 0");
             }
+            long valueMax = cluster.streamConfig(null).get(LobStreamConfig.VALUE_MAX_BYTES);
+            if (offset > valueMax) { // else found once a broker answered, as "standard input runs past 0 bytes"
+                throw new CommandLine.ParameterException(spec.commandLine(), "--offset " + offset + " is past lob.value.max.bytes ("
+                        + valueMax + "): the writer would dead-letter the write");
+            }
             return runWithFile(file, (client, in, length, progress) -> client.write(id, offset, in, length, progress));
         }
 
         @Override
         long maxInputBytes(long valueMaxBytes) {
-            if (offset > valueMaxBytes) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--offset " + offset + " is past lob.value.max.bytes ("
-                        + valueMaxBytes + "): the writer would dead-letter the write");
-            }
-            return valueMaxBytes - offset; // the value reaches offset + length
+            return Math.max(0, valueMaxBytes - offset); // the value reaches offset + length
         }
 
         @Override

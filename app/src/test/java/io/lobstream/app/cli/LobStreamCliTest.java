@@ -107,13 +107,19 @@ class LobStreamCliTest {
         // sent, and then "not applied after 0s" (exit 3): a retry would apply it twice
         assertThat(cli.run("truncate", "doc", "--length", "0", "--bootstrap", "127.0.0.1:1", "--timeout", "0s"))
                 .isEqualTo(CommandLine.ExitCode.USAGE);
-        assertThat(cli.err()).contains("--timeout 0s: no write is applied at once");
+        assertThat(cli.err()).contains("--timeout under a millisecond: no write is applied at once");
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "--timeout", "500us")).isEqualTo(CommandLine.ExitCode.USAGE);
+        // found once a broker answered, as "standard input: the input runs past 0 bytes"
+        assertThat(cli.run("write", "doc", "--offset", "2000", "-", "--bootstrap", "127.0.0.1:1", "-c", "lob.value.max.bytes=1000"))
+                .isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--offset 2000 is past lob.value.max.bytes (1000)");
         assertThat(cli.run("get", "", "--node", "http://127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("the LOB id must not be empty");
         // found only as the topics were made, once the embedded broker and registry had started
         assertThat(cli.run("demo", "--partitions", "20000")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--partitions 20000: must be between 1 and 10000");
         assertThat(cli.run("bench", "history", "--partitions", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--partitions 0: must be between 1 and 10000");
         // the node's own broker would have it: found once it and the registry had started, blaming "another node or server"
         assertThat(cli.run("node", "--data-dir", dir.toString(), "--http-port", "9092")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--http-port 9092 is the embedded cluster's --kafka-port too");

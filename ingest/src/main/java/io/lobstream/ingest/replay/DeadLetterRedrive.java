@@ -63,11 +63,18 @@ public final class DeadLetterRedrive {
     private DeadLetterRedrive() {
     }
 
+    /** A partition asked for that the dead-letter topic does not have: the caller's mistake, a usage error in the CLI. */
+    public static final class NoSuchPartitionException extends IllegalArgumentException {
+        NoSuchPartitionException(String message) {
+            super(message);
+        }
+    }
+
     /**
      * Re-drives the letters on the dead-letter topic's {@code partitions} (all when empty) as of now, from
      * {@code fromOffset} (0: the beginning), whose kind {@code kinds} accepts; with {@code dryRun}, counts them only.
      *
-     * @throws IllegalArgumentException if the topic lacks one of {@code partitions}
+     * @throws NoSuchPartitionException if the topic lacks one of {@code partitions}
      */
     public static Result run(LobStreamConfig config, Set<Integer> partitions, long fromOffset, Predicate<String> kinds, boolean dryRun) {
         String letters = config.topics().deadLetters();
@@ -90,7 +97,7 @@ public final class DeadLetterRedrive {
             }
             List<Integer> missing = partitions.stream().filter(asked -> asked >= all.size()).sorted().toList();
             if (!missing.isEmpty()) { // not left out quietly: the caller is told every letter asked for was sent
-                throw new IllegalArgumentException("partition " + missing + ": " + letters + " has " + all.size() + " partitions (0.."
+                throw new NoSuchPartitionException("partition " + missing + ": " + letters + " has " + all.size() + " partitions (0.."
                         + (all.size() - 1) + ")");
             }
             List<TopicPartition> tps = all.stream()

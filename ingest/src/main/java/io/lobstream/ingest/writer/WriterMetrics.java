@@ -66,7 +66,7 @@ public final class WriterMetrics {
      * Registers at 0 the counters whose tags are known beforehand (created on their first event, a series would appear at
      * 1, and Prometheus' increase() or rate() would never see that first one: a first dead letter, a first catch-up).
      */
-    public void registerAtZero(String commandsTopic, String reclaimTopic) {
+    public void registerAtZero(String commandsTopic, String reclaimTopic, int partitions) {
         for (String kind : Rejection.KINDS) {
             deadLetteredCounter(kind, commandsTopic);
             deadLetteredCounter(kind, reclaimTopic);
@@ -80,6 +80,10 @@ public final class WriterMetrics {
         uploadsExpiredCounter();
         registerRebuildsAtZero();
         undoResentCounter();
+        for (int p = 0; p < partitions; p++) { // the refusals README says to alert on: the first is the one that matters
+            logLostCounter(p);
+            partitionCountChangedCounter(p);
+        }
     }
 
     /** The catch-ups' counters at 0 (see {@link #registerAtZero}). */
@@ -210,18 +214,26 @@ public final class WriterMetrics {
      * (an unclean leader election): the task does not start until an operator resets the group's offset (logged).
      */
     public void logLost(int partition) {
-        Counter.builder("lob_log_lost_checks").tag("partition", Integer.toString(partition))
+        logLostCounter(partition).increment();
+    }
+
+    private Counter logLostCounter(int partition) {
+        return Counter.builder("lob_log_lost_checks").tag("partition", Integer.toString(partition))
                 .description("Task starts refused as lob.commands lost records the writer group committed (reset the group's "
                         + "offset: logged)")
-                .register(registry).increment();
+                .register(registry);
     }
 
     /** A task's start found its topic with another partition count than its tablespace was made with (logged). */
     public void partitionCountChanged(int partition) {
-        Counter.builder("lob_partition_count_changed_checks").tag("partition", Integer.toString(partition))
+        partitionCountChangedCounter(partition).increment();
+    }
+
+    private Counter partitionCountChangedCounter(int partition) {
+        return Counter.builder("lob_partition_count_changed_checks").tag("partition", Integer.toString(partition))
                 .description("Task starts refused as lob.commands has another partition count than when the partition's "
                         + "tablespace was made (partitions were added: LOBs moved away from their history; logged)")
-                .register(registry).increment();
+                .register(registry);
     }
 
     /** {@code n} undo records produced again because purge had consumed them without a reclaim (counted as re-emitted too). */

@@ -51,7 +51,7 @@ public final class WriterTopology {
                                  int partitions, TablespaceCatchUp catchUps, UndoResender.Settings resend, CommandsLogEnd logEnd) {
         Topics topics = config.topics();
         WriterMetrics metrics = new WriterMetrics(meters);
-        metrics.registerAtZero(topics.commands(), topics.reclaim());
+        metrics.registerAtZero(topics.commands(), topics.reclaim(), partitions);
         Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
         // the tasks make their own on the stream threads; one made here first says a bad lob.value.deserializer at start, as a
         // bad setting (exit 2), where a task's would replace its thread round after round

@@ -33,4 +33,17 @@ class WriterMetricsTest {
         metrics.commandApplyLag(1_000, 1_250);
         assertThat(meters.get("lob_command_apply_lag_seconds").timer().max(TimeUnit.MILLISECONDS)).isEqualTo(250);
     }
+
+    /** Made on first use, these appeared at 1: a dashboard's increase() and an alert on it never saw the first refusal. */
+    @Test
+    void theRefusalsToAlertOnAreThereAtZeroForEveryPartition() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        WriterMetrics metrics = new WriterMetrics(meters);
+        metrics.registerAtZero("lob.commands", "lob.reclaim", 3);
+        for (String name : new String[] {"lob_log_lost_checks", "lob_partition_count_changed_checks"}) {
+            assertThat(meters.get(name).counters()).hasSize(3).allSatisfy(c -> assertThat(c.count()).isZero());
+        }
+        metrics.logLost(2);
+        assertThat(meters.get("lob_log_lost_checks").tag("partition", "2").counter().count()).isEqualTo(1);
+    }
 }
