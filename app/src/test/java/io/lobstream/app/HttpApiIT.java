@@ -513,8 +513,9 @@ class HttpApiIT {
         assertThat(put.exit).as(put.err).isZero();
         assertThat(put.err).contains(id + ": applied, ETag \"");
         assertThat(get(b, id, null).body()).as("readable as soon as put returns").isEqualTo(value);
-        // watching a writer group that never commits: not applied within --timeout is exit 3, never "applied"
-        Cli unwatched = clusterCommand(List.of("put", id + "-unwatched", file.toString(), "--timeout", "2s",
+        // watching a writer group that never commits: not applied within --timeout is exit 3, never "applied" (5 s: it bounds
+        // the broker check too, whose new admin client a loaded machine may take seconds to start)
+        Cli unwatched = clusterCommand(List.of("put", id + "-unwatched", file.toString(), "--timeout", "5s",
                 "-c", LobStreamConfig.APPLICATION_ID.name() + "=no-such-writer"));
         assertThat(unwatched.exit).as(unwatched.err).isEqualTo(3);
         assertThat(unwatched.err).contains(id + "-unwatched: not applied after", "no-such-writer");

@@ -395,10 +395,13 @@ class IngestIT {
                     }
                 });
         double duplicatesBefore = skipped("duplicate-command-id");
-        assertThatThrownBy(() -> client.idempotent("job-1").put(id, failsAfterTheFirstChunk, v.length, null, Map.of(),
-                LobClient.Progress.NONE)).hasMessageContaining("the disk went away");
         byte[] more = bytes(1000, 12);
         try (LobClient restarted = new LobClient(config)) {
+            // started (producer id, metadata, registry) before the first try: the upload it leaves part-way must not
+            // expire (lob.upload.timeout.ms is 5 s here) while a new client starts on a loaded machine
+            restarted.put(id + "-warm-up", bytes(10, 1), null).get(60, TimeUnit.SECONDS);
+            assertThatThrownBy(() -> client.idempotent("job-1").put(id, failsAfterTheFirstChunk, v.length, null, Map.of(),
+                    LobClient.Progress.NONE)).hasMessageContaining("the disk went away");
             assertThat(restarted.idempotent("job-1").put(id, new ByteArrayInputStream(v), v.length, null, Map.of(),
                     LobClient.Progress.NONE).applied().get(60, TimeUnit.SECONDS).applied()).isTrue();
             assertThat(restarted.idempotent("job-2").append(id, new ByteArrayInputStream(more), more.length,

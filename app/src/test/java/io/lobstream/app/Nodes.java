@@ -43,8 +43,14 @@ final class Nodes {
 
     /** The configuration of one node: its own data directory, a free HTTP port, and a static node id. */
     static LobStreamConfig config(Cluster cluster, Path dataDir, int partitions, String nodeId, int threads) {
-        return cluster.nodeConfig(dataDir, partitions, Map.of(LobStreamConfig.STREAM_THREADS.name(), threads,
-                LobStreamConfig.NODE_ID.name(), nodeId));
+        return config(cluster, dataDir, partitions, nodeId, threads, Map.of());
+    }
+
+    static LobStreamConfig config(Cluster cluster, Path dataDir, int partitions, String nodeId, int threads, Map<String, Object> more) {
+        Map<String, Object> props = new java.util.HashMap<>(more);
+        props.put(LobStreamConfig.STREAM_THREADS.name(), threads);
+        props.put(LobStreamConfig.NODE_ID.name(), nodeId);
+        return cluster.nodeConfig(dataDir, partitions, props);
     }
 
     /** Closes what a test class started, in reverse order; nodes leave the group. Any may be null. */

@@ -181,10 +181,10 @@ class PipelineIT {
         client.put("it-upd", last, null).get();
         awaitValue("it-upd", last);
         await().atMost(Duration.ofSeconds(60)).until(() -> totals().historyLength() == 0);
-        FsckReport r = fsck();
-        assertThat(r.problems()).isEmpty();
-        assertThat(r.pagesHistory()).isZero();
-        assertThat(r.pagesFree()).isPositive();
+        // then no pending version at all: compaction, started by the holes purge left, moves the live version down and frees
+        // its old copy itself moments later (and a flush may cut the free tail: free pages are no measure of purge here)
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> fsck().pagesHistory() == 0);
+        assertThat(fsck().problems()).isEmpty();
         assertThat(reclaims("applied") - reclaimedBefore).isGreaterThanOrEqualTo(5);
     }
 

@@ -91,8 +91,10 @@ class ScaleOutIT {
     @BeforeAll
     static void start() throws Exception {
         cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0);
-        configA = Nodes.config(cluster, dir.resolve("a"), 4, "scale-a", 1);
-        configB = Nodes.config(cluster, dir.resolve("b"), 4, "scale-b", 1);
+        // a restart (close(false), start) must end within the session: a slow machine's took more than the default 45 s
+        Map<String, Object> longSession = Map.of(LobStreamConfig.SESSION_TIMEOUT_MS.name(), 180_000);
+        configA = Nodes.config(cluster, dir.resolve("a"), 4, "scale-a", 1, longSession);
+        configB = Nodes.config(cluster, dir.resolve("b"), 4, "scale-b", 1, longSession);
         a = Nodes.start(configA);
         b = Nodes.start(configB);
         awaitSplit();
