@@ -17,7 +17,9 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,8 +71,9 @@ import java.util.zip.CRC32C;
  * {@code lob.value.max.bytes} (the writer would dead-letter it after every chunk had crossed Kafka),
  * a write or append whose offset and length alone pass it (the writer would apply its pieces up to
  * the limit and dead-letter the rest).
- * Kafka's failures fail the returned {@link LobWrite}; an {@link IOException} thrown by a call is
- * the input stream's.
+ * Kafka's failures fail the returned {@link LobWrite} (with Kafka's exception, or an IOException
+ * caused by it for a write sent in pieces: {@link LobWrite}); an {@link IOException} thrown by a
+ * call is the input stream's.
  *
  * <p>One client may be shared by many threads, as a {@code KafkaProducer} may: each call has its
  * own buffer of one chunk, and the producer's {@code buffer.memory} bounds the rest.
@@ -117,6 +120,11 @@ public final class LobClient implements LobWrites, AutoCloseable {
     /** Writes' ids are this and a sequence number: the tracker keeps only this client's dead letters. */
     private final String clientId = UUID.randomUUID().toString();
     private final AtomicLong writes = new AtomicLong();
+    /**
+     * Writes begun on each thread, by any client: an idempotent call refused with IllegalArgumentException leaves its key
+     * unspent if it began none (counted by all clients, so a per-client entry is not left behind on a thread for each).
+     */
+    private static final ThreadLocal<long[]> BEGUN_ON_THIS_THREAD = ThreadLocal.withInitial(() -> new long[1]);
     private final long maxValueBytes;
     /**
      * Where writes complete: not the producer's network thread, where a stage that sends (and waits for buffer space
@@ -138,7 +146,13 @@ public final class LobClient implements LobWrites, AutoCloseable {
         Map<String, Object> settings = producerSettings(config);
         requireRoomForAChunk(settings, ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
         requireRoomForAChunk(settings, ProducerConfig.BUFFER_MEMORY_CONFIG);
-        this.producer = new KafkaProducer<>(settings, new StringSerializer(), LobSerdes.valueSerializer(config));
+        Serializer<Object> values = LobSerdes.valueSerializer(config);
+        try {
+            this.producer = new KafkaProducer<>(settings, new StringSerializer(), values);
+        } catch (RuntimeException refused) { // a setting the producer refuses before it owns the serializer (its registry client)
+            Utils.closeQuietly(values, "the value serializer");
+            throw refused;
+        }
         this.config = config;
         this.topic = config.topics().commands();
         this.maxValueBytes = config.get(LobStreamConfig.VALUE_MAX_BYTES);
@@ -190,8 +204,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
 
     /** {@code progress}, told until it throws: once per write, the failure logged (a 1 GiB put tells it 2,048 times). */
     private static Progress toldUntilItThrows(Progress progress) {
-        if (progress == Progress.NONE) {
-            return progress;
+        if (progress == null || progress == Progress.NONE) { // null: none, as a KafkaProducer's callback
+            return Progress.NONE;
         }
         AtomicBoolean failed = new AtomicBoolean();
         return bytes -> {
@@ -246,8 +260,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
         }
 
         /**
-         * One write's call with the key; refused before anything was sent ({@link IllegalArgumentException} before any
-         * write of the client began, {@link #begin}), it leaves the key unspent.
+         * One write's call with the key; refused before anything was sent ({@link IllegalArgumentException} before the
+         * call began a write, {@link #begin}), it leaves the key unspent.
          */
         private interface Call<E extends Exception> {
             LobWrite send(String key) throws E;
@@ -258,11 +272,11 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 throw new IllegalStateException("idempotency key " + key + " names one write, made already with this object: to "
                         + "retry that write, call idempotent(key) again with the same key; another write needs a key of its own");
             }
-            long begun = writes.get();
+            long begun = BEGUN_ON_THIS_THREAD.get()[0];
             try {
                 return call.send(key);
             } catch (IllegalArgumentException refused) {
-                if (writes.get() == begun) { // (another thread's write may have begun meanwhile: then spent, to be safe)
+                if (BEGUN_ON_THIS_THREAD.get()[0] == begun) { // this call began no write: other threads' writes do not count
                     used.set(false);
                 }
                 throw refused;
@@ -348,6 +362,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
     }
 
     private static Attributes checked(String contentType, Map<String, String> metadata) {
+        if (metadata != null && metadata.entrySet().stream().anyMatch(e -> e.getKey() == null || e.getValue() == null)) {
+            throw new IllegalArgumentException("metadata must not hold a null key or value: " + metadata);
+        }
         Attributes attributes = Attributes.of(contentType, metadata);
         String problem = attributes.problem();
         if (problem != null) {
@@ -659,6 +676,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             throw new IllegalArgumentException("the lobId must not be empty"); // the writer would dead-letter it
         }
         LobStore.checkId("lobId", lobId); // the writer would dead-letter it
+        BEGUN_ON_THIS_THREAD.get()[0]++;
         return new LobWrite(this, lobId, clientId + "/" + writes.incrementAndGet(), System.currentTimeMillis());
     }
 

@@ -2,6 +2,7 @@ package io.lobstream.ingest.client;
 
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.common.serialization.Serializer;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayInputStream;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -83,7 +85,36 @@ class LobClientTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("would reach at least 9223372036854775808 bytes");
             assertThatThrownBy(() -> client.truncate("doc", -1))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative length");
+            // a HashMap's null: an NPE from deep inside the header checks
+            Map<String, String> withNull = new java.util.HashMap<>();
+            withNull.put("owner", null);
+            assertThatThrownBy(() -> client.put("doc", new byte[1], null, withNull))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("null key or value");
         }
+    }
+
+    /** A value serializer, made before the producer, that counts its closes. */
+    public static final class CountingSerializer implements Serializer<Object> {
+        static final AtomicInteger CLOSED = new AtomicInteger();
+
+        @Override
+        public byte[] serialize(String topic, Object data) {
+            return new byte[0];
+        }
+
+        @Override
+        public void close() {
+            CLOSED.incrementAndGet();
+        }
+    }
+
+    /** Refused by the producer before it owned it, the value serializer (the registry's client) was left open. */
+    @Test
+    void aProducerSettingRefusedClosesTheValueSerializer() {
+        int before = CountingSerializer.CLOSED.get();
+        assertThatThrownBy(() -> new LobClient(unreachable().with(LobStreamConfig.VALUE_SERIALIZER.name(), CountingSerializer.class.getName())
+                .with("lob.producer.retries", 0))).isInstanceOf(org.apache.kafka.common.config.ConfigException.class);
+        assertThat(CountingSerializer.CLOSED.get()).isGreaterThan(before);
     }
 
     @Test
