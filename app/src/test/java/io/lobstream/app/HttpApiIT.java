@@ -201,6 +201,29 @@ class HttpApiIT {
                 HttpResponse.BodyHandlers.ofString());
         assertThat(post.statusCode()).isEqualTo(405);
         assertThat(post.headers().firstValue("Allow")).contains("GET, HEAD");
+        // the JDK matches by prefix: these were the status, and an fsck that takes every tablespace's latch
+        for (String path : List.of("/statusx", "/status/x", "/fsck.json", "/metricsx")) {
+            HttpResponse<String> other = Nodes.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort() + path))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(other.statusCode()).as(path).isEqualTo(404);
+            assertThat(other.body()).as(path).startsWith("no such endpoint " + path);
+        }
+    }
+
+    /** An id's UTF-8 sent unescaped, as curl sends what is typed: looked up as "cafÃ©", and forwarded as yet another id. */
+    @Test
+    void anIdSentAsRawUtf8IsTheSameIdOnBothNodes() throws Exception {
+        String id = idOwnedBy(a, "café-");
+        byte[] value = bytes(1000, 5);
+        client.put(id, value, null).applied(Duration.ofSeconds(60)).get();
+        for (LobNode via : List.of(a, b)) {
+            try (Socket socket = new Socket("127.0.0.1", via.httpPort())) {
+                socket.getOutputStream().write(("GET /lobs/" + id + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                        .getBytes(StandardCharsets.UTF_8));
+                String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+                assertThat(answer).as("via " + via.httpPort()).startsWith("HTTP/1.1 200").containsIgnoringCase("Content-Length: 1000");
+            }
+        }
     }
 
     /** {@code /fsck} takes data=true or false and nothing else: another query is a 400 saying so, not an fsck of other scope. */

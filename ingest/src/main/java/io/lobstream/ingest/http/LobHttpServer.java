@@ -31,6 +31,7 @@ import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
@@ -84,6 +85,13 @@ public final class LobHttpServer implements AutoCloseable {
     private static final int READ_THREADS = THREADS - 4;
     private final Semaphore reads = new Semaphore(READ_THREADS);
     /**
+     * Of those, reads forwarded to their owner at most: an owner that accepts connections and answers nothing (a stalled
+     * JVM, a machine gone) holds each forward for OwnerProxy's timeouts, and must not take the reads of every partition
+     * this node holds with it.
+     */
+    private static final int FORWARD_THREADS = READ_THREADS / 2;
+    private final Semaphore forwards = new Semaphore(FORWARD_THREADS);
+    /**
      * One {@code /fsck} at a time: each holds every tablespace's latch exclusively while it checks its index and page
      * owners, so writes and reads of that partition wait, and a client asking again and again would keep the writer
      * waiting most of the time.
@@ -130,17 +138,32 @@ public final class LobHttpServer implements AutoCloseable {
         });
         server.setExecutor(executor);
         server.createContext("/lobs/", answering(this::boundedLobs));
-        server.createContext("/status", answering(this::status));
-        server.createContext("/fsck", answering(this::fsck));
-        server.createContext("/metrics", new MetricsEndpoint(prometheus));
-        // any other path: a 404 that says what is here, where the JDK's said nothing. Without X-LobStream-Node, as a
-        // --node with a wrong path (http://host:8080/api) must not have its 404 taken for a node's "no such LOB"
-        server.createContext("/", ex -> {
-            try (ex) {
-                Responses.text(ex, 404, "no such endpoint " + ex.getRequestURI().getRawPath()
-                        + ": a LobStream node answers /lobs/{id}, /status, /fsck and /metrics\n");
+        // the JDK matches a context by prefix: /statusx and /fsck.json were these endpoints (an fsck taking every latch)
+        server.createContext("/status", exactly("/status", answering(this::status)));
+        server.createContext("/fsck", exactly("/fsck", answering(this::fsck)));
+        server.createContext("/metrics", exactly("/metrics", new MetricsEndpoint(prometheus)));
+        server.createContext("/", LobHttpServer::noSuchEndpoint);
+    }
+
+    private static HttpHandler exactly(String path, HttpHandler handler) {
+        return ex -> {
+            if (ex.getRequestURI().getPath().equals(path)) {
+                handler.handle(ex);
+            } else {
+                noSuchEndpoint(ex);
             }
-        });
+        };
+    }
+
+    /**
+     * Any other path: a 404 that says what is here, where the JDK's said nothing. Without X-LobStream-Node, as a --node
+     * with a wrong path (http://host:8080/api) must not have its 404 taken for a node's "no such LOB".
+     */
+    private static void noSuchEndpoint(HttpExchange ex) throws IOException {
+        try (ex) {
+            Responses.text(ex, 404, "no such endpoint " + ex.getRequestURI().getRawPath()
+                    + ": a LobStream node answers /lobs/{id}, /status, /fsck and /metrics\n");
+        }
     }
 
     /** The Streams instance to ask which node owns a key; set before {@link #start()}. */
@@ -276,6 +299,26 @@ public final class LobHttpServer implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code rawPath} with its bytes above ASCII percent-encoded: the JDK server reads the request line a byte per char,
+     * so a client that sends an id's UTF-8 unescaped (curl does) had {@code café} looked up as {@code cafÃ©}, and
+     * forwarded in the JVM's charset as a third id.
+     */
+    static String asciiRawPath(String rawPath) {
+        if (rawPath.chars().allMatch(c -> c < 0x80)) {
+            return rawPath;
+        }
+        StringBuilder b = new StringBuilder(rawPath.length() + 16);
+        for (char c : rawPath.toCharArray()) {
+            if (c < 0x80) {
+                b.append(c);
+            } else {
+                b.append(String.format("%%%02X", c & 0xFF));
+            }
+        }
+        return b.toString();
+    }
+
     /** Whether the request says it carries a body (a length above 0, or chunks). */
     private static boolean hasBody(HttpExchange ex) {
         String length = ex.getRequestHeaders().getFirst("Content-Length");
@@ -295,7 +338,8 @@ public final class LobHttpServer implements AutoCloseable {
             return;
         }
         // the path percent-decoded (a '+' stays a '+': form encoding is for queries, not paths)
-        String id = ex.getRequestURI().getPath().substring("/lobs/".length());
+        String rawPath = asciiRawPath(ex.getRequestURI().getRawPath());
+        String id = URI.create(rawPath).getPath().substring("/lobs/".length());
         if (id.isEmpty()) {
             Responses.text(ex, 400, "missing LOB id\n");
             return;
@@ -314,8 +358,15 @@ public final class LobHttpServer implements AutoCloseable {
             if (forwarder != null || owner.activeHost().equals(hostInfo())) { // a forwarded request is never forwarded again
                 Responses.text(ex, 503, "partition " + owner.partition() + " is not open here yet" + (forwarder == null ? ""
                         : " (the request came through " + forwarder + ", whose metadata is older or newer than this node's)") + "; retry\n");
+            } else if (!forwards.tryAcquire()) {
+                ex.getResponseHeaders().add("Retry-After", "1");
+                Responses.text(ex, 503, FORWARD_THREADS + " reads forwarded to their owners are in flight on this node; retry\n");
             } else {
-                proxy.forward(ex, hostInfo(), owner.activeHost(), ex.getRequestURI().getRawPath());
+                try {
+                    proxy.forward(ex, hostInfo(), owner.activeHost(), rawPath);
+                } finally {
+                    forwards.release();
+                }
             }
             return;
         }

@@ -74,6 +74,13 @@ final class OwnerProxy {
         boolean answered = false; // once the status line is sent, a failure can only cut the body short
         // straight to the owner: a JVM-wide proxy (http.proxyHost, useSystemProxies) is for the way out, not between nodes
         try (StreamedResponse resp = StreamedResponse.send(uri, ex.getRequestMethod(), headers, connectTimeout, readTimeout, Proxy.NO_PROXY)) {
+            if (resp.header(LobHttpServer.NODE).isEmpty()) {
+                // something else on the owner's address (a static member back on another port, its old one taken): its 404
+                // or page must not pass for a node's "no such LOB" or value
+                Responses.text(ex, 502, "owner " + owner + " answered " + resp.statusCode() + " without " + LobHttpServer.NODE
+                        + ": what listens there is no LobStream node (until the next rebalance names the owner's new address)\n");
+                return;
+            }
             for (String h : RESPONSE_HEADERS) {
                 resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
             }

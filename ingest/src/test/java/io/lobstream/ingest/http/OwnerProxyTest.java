@@ -68,6 +68,16 @@ class OwnerProxyTest {
         assertThat(ownerSaw).containsEntry("range", "bytes=1-3").containsEntry(OwnerProxy.FORWARDED.toLowerCase(java.util.Locale.ROOT), "front.example:8080");
     }
 
+    /** Another server on the owner's address: its 404 passed for the node's "no such LOB" (and `get` said so, exit 1). */
+    @Test
+    void anAnswerFromSomethingThatIsNoNodeIsA502() throws IOException {
+        HostInfo notANode = serve(ex -> ex.sendResponseHeaders(404, -1));
+        HttpURLConnection c = request(front(notANode), "GET", null);
+        assertThat(c.getResponseCode()).isEqualTo(502);
+        assertThat(new String(c.getErrorStream().readAllBytes(), StandardCharsets.US_ASCII))
+                .contains("answered 404 without " + LobHttpServer.NODE + ": what listens there is no LobStream node");
+    }
+
     /** An owner that does not say how long its body is: the client gets the body (chunked), not an empty 200. */
     @Test
     void aBodyOfUnknownLengthPassesThroughWhole() throws IOException {
@@ -158,7 +168,7 @@ class OwnerProxyTest {
             try (Socket s = owner.accept()) {
                 s.getInputStream().read(new byte[4096]); // the request
                 OutputStream out = s.getOutputStream();
-                out.write(("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nETag: \"c1.1\"\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(("HTTP/1.1 200 OK\r\n" + LobHttpServer.NODE + ": owner.example:8080\r\nContent-Length: 100000\r\nETag: \"c1.1\"\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
                 out.write(new byte[1000]);
                 out.flush();
             } catch (IOException ignored) {
@@ -179,9 +189,11 @@ class OwnerProxyTest {
     // ------------------------------------------------------------------ helpers
 
     /** An owner node answering every /lobs/ request with {@code answer}. */
+    /** A node that owns the key: its answers name it, as every node's do. */
     private HostInfo owner(Answer answer) throws IOException {
         return serve(ex -> {
             ex.getRequestHeaders().forEach((k, v) -> ownerSaw.put(k.toLowerCase(java.util.Locale.ROOT), v.get(0)));
+            ex.getResponseHeaders().set(LobHttpServer.NODE, "owner.example:8080");
             answer.answer(ex);
         });
     }
