@@ -984,7 +984,7 @@ class IngestIT {
     }
 
     /**
-     * Schemas evolve compatibly (BACKWARD, the registry's global rule): a producer whose LobCommand
+     * Schemas evolve compatibly (BACKWARD_TRANSITIVE, the registry's global rule): a producer whose LobCommand
      * schema could not read what was written before is refused at its first send, so nothing it
      * writes reaches the topic. A compatible change (a new op symbol, above) is accepted.
      */
@@ -993,7 +993,19 @@ class IngestIT {
         client.put("it-schema", bytes(10, 1), null).get(); // the artifact exists
         HttpResponse<String> rule = http.send(HttpRequest.newBuilder(URI.create(config.get(LobStreamConfig.REGISTRY_URL)
                 + "/admin/rules/COMPATIBILITY")).build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(rule.body()).contains("BACKWARD");
+        assertThat(rule.body()).contains("\"BACKWARD_TRANSITIVE\"");
+        // each step compatible with the one before, the last not with the first: BACKWARD let it by, and a replay of a
+        // command of the first version would have found it unreadable
+        String ccompat = config.get(LobStreamConfig.REGISTRY_URL).replace("/apis/registry/v2", "/apis/ccompat/v7");
+        String record = "{\"type\":\"record\",\"name\":\"Steps\",\"fields\":[%s]}";
+        registerThroughConfluentApi(ccompat, "it-transitive-value", record.formatted("{\"name\":\"a\",\"type\":\"int\"}"));
+        registerThroughConfluentApi(ccompat, "it-transitive-value", record.formatted(""));
+        HttpResponse<String> third = http.send(HttpRequest.newBuilder(URI.create(ccompat + "/subjects/it-transitive-value/versions"))
+                .header("Content-Type", "application/vnd.schemaregistry.v1+json")
+                .POST(HttpRequest.BodyPublishers.ofString(new ObjectMapper().writeValueAsString(Map.of("schema",
+                        record.formatted("{\"name\":\"a\",\"type\":\"string\",\"default\":\"\"}"))))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(third.statusCode()).as(third.body()).isEqualTo(409);
 
         // a new field without a default: this schema cannot read the commands written so far
         String json = LobCommand.getClassSchema().toString().replaceFirst("\"fields\":\\[",

@@ -40,6 +40,8 @@ public final class CommandFingerprint {
     private static long hash(LobCommand cmd) {
         long h = 1125899906842597L;
         boolean chunk = cmd.getUploadId() != null; // the whole value's, not how lob.chunk.size cut it
+        // the op's ordinal: LobOp's symbols may only be added at the end (Avro would allow another order, and the
+        // fingerprints clients send and the index keeps would then change between releases; CommandFingerprintTest)
         for (long v : new long[]{cmd.getOp().ordinal(), chunk ? 0 : cmd.getOffset(), cmd.getTotalLength(),
                 chunk ? 0 : cmd.getData().remaining(), cmd.getCrc32c() == null ? -1 : cmd.getCrc32c() & 0xffffffffL}) {
             h = 31 * h + v;

@@ -130,7 +130,8 @@ class LobStreamConfigTest {
         assertThat(new LobStreamConfig(Map.of("schema.registry.url", "http://r", "basic.auth.user.info", "u:p",
                 "specific.avro.reader", "true", "sasl.jaas.config", "x", "client.rack", "r")).originals()).hasSize(5);
         // any other serde's setting, under lob.serde.
-        assertThat(new LobStreamConfig(Map.of("lob.serde.my.serde.option", "on")).serdeConfig()).containsEntry("my.serde.option", "on");
+        assertThat(new LobStreamConfig(Map.of("lob.serde.my.serde.option", "on")).serdeConfig()).containsEntry("my.serde.option", "on")
+                .containsEntry("apicurio.registry.fault-tolerant-refresh", "true"); // a registry away keeps the cached schemas
     }
 
     /** The node reads these itself, under their lob.writer.* keys: given to Kafka Streams alone, the two would disagree. */

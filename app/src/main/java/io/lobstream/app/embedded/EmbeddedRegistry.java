@@ -22,7 +22,7 @@ import java.util.concurrent.TimeoutException;
  * a shutdown hook when this JVM exits otherwise (Ctrl-C, SIGTERM), and by its shell parent when
  * this JVM is killed outright. Its storage is an H2 file under the data directory, so schema ids
  * stay valid across restarts (records in Kafka refer to them). Its global compatibility rule is
- * BACKWARD.
+ * BACKWARD_TRANSITIVE.
  */
 public final class EmbeddedRegistry implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EmbeddedRegistry.class);
@@ -74,9 +74,10 @@ public final class EmbeddedRegistry implements AutoCloseable {
         cmd.add("-Dquarkus.http.host=127.0.0.1");
         cmd.add("-Dquarkus.http.port=" + port);
         cmd.add("-Dquarkus.log.level=WARN");
-        // schemas evolve compatibly (DESIGN: BACKWARD): a new version must read what the previous one wrote,
-        // or the registry refuses it, and a producer with a breaking change fails at its first send
-        cmd.add("-Dregistry.rules.global.compatibility=BACKWARD");
+        // schemas evolve compatibly: a new version must read what every earlier one wrote, or the registry refuses it,
+        // and a producer with a breaking change fails at its first send. Transitive, not DESIGN's BACKWARD (against the
+        // latest version only): a replay reads commands of every version lob.commands kept, for ever
+        cmd.add("-Dregistry.rules.global.compatibility=BACKWARD_TRANSITIVE");
         cmd.add("-jar");
         cmd.add(shellQuote(runner.toString()));
         // the shell waits for the registry, so one that dies at startup is seen at once, not after awaitReady's timeout
