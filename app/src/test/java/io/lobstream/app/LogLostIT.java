@@ -97,6 +97,22 @@ class LogLostIT {
                 pages.write(java.nio.ByteBuffer.allocate(LobStoreConfig.defaults().pageSize()), root * LobStoreConfig.defaults().pageSize());
             }
             assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b), "p-0.torn-writes-");
+
+            // another deployment (its own topics, writer and purge groups) started on this data directory: it found no
+            // offset of its topic, took the tablespace for its own new one, and served (and let its writes replace) the
+            // first deployment's LOBs
+            LobStreamConfig other = Nodes.config(cluster, dir.resolve("node"), 1, "log-lost-other", 1, Map.of(
+                    LobStreamConfig.TOPIC_PREFIX.name(), "other.", LobStreamConfig.APPLICATION_ID.name(), "other-writer",
+                    LobStreamConfig.PURGE_GROUP.name(), "other-purge"));
+            LobNode otherNode = Nodes.start(other);
+            try {
+                assertThat(Nodes.get(otherNode, "a", null).statusCode()).as("the first deployment's LOB").isEqualTo(404);
+                try (var siblings = Files.list(p0.getParent())) {
+                    assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-0.other-topic-"));
+                }
+            } finally {
+                otherNode.close(true);
+            }
         }
     }
 

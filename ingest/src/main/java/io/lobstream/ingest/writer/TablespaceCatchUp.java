@@ -4,6 +4,7 @@ import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.LobStore;
+import io.lobstream.store.StoreStats;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
@@ -224,8 +225,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
         AHEAD,
         /**
          * It has applied commands of a topic of the same name that was deleted since (its topic id, recorded when it was
-         * first checked, is not the topic's now): its offsets are another log's, as an {@link #AHEAD} one's. It is moved
-         * aside and the partition rebuilt.
+         * first checked, is not the topic's now): its offsets are another log's, as an {@link #AHEAD} one's. Or it holds
+         * versions but never applied a command of this topic: another deployment's (another lob.topic.prefix on the same
+         * data directory), whose LOBs would be served, and replaced, as this one's. It is moved aside and the partition
+         * rebuilt.
          */
         OTHER_TOPIC,
         /**
@@ -332,6 +335,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
             return Check.PARTITIONS_CHANGED;
         }
         long applied = store.appliedOffset(source);
+        if (recorded.isEmpty() && applied < 0 && holdsVersions(store)) {
+            log.error("partition {}: the tablespace holds versions but never applied a command of {}: it is another "
+                    + "deployment's (another lob.topic.prefix, or a data directory copied from elsewhere)", partition, tp.topic());
+            return Check.OTHER_TOPIC;
+        }
         Optional<String> cut = TablespaceDirs.logCut(store.directory(), store.copyId());
         // (a fresh copy of a partition with nothing committed has nothing to hold against the log's end: a first start)
         if (applied >= 0 || committed > 0) {
@@ -370,6 +378,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
         log.info("partition {}: the tablespace has applied {} up to offset {}, the writer group committed {}: catching up",
                 partition, tp.topic(), applied, committed);
         return Check.BEHIND;
+    }
+
+    private static boolean holdsVersions(LobStore store) {
+        StoreStats s = store.stats();
+        return s.lobs() > 0 || s.historyLength() > 0 || s.pagesUploading() > 0;
     }
 
     /**
