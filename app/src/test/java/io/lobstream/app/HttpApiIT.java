@@ -224,6 +224,11 @@ class HttpApiIT {
                 assertThat(answer).as("via " + via.httpPort()).startsWith("HTTP/1.1 200").containsIgnoringCase("Content-Length: 1000");
             }
         }
+        // what README says: a byte from 0x80 to 0xA0 (ß is C3 9F) the JDK's server refuses before the node sees it
+        try (Socket socket = new Socket("127.0.0.1", a.httpPort())) {
+            socket.getOutputStream().write("GET /lobs/Straße HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n".getBytes(StandardCharsets.UTF_8));
+            assertThat(new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1)).startsWith("HTTP/1.1 400");
+        }
     }
 
     /** {@code /fsck} takes data=true or false and nothing else: another query is a 400 saying so, not an fsck of other scope. */

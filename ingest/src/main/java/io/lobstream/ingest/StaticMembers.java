@@ -100,7 +100,8 @@ final class StaticMembers {
                         .filter(id -> id.startsWith(nodeId + "-") && index(id.substring(nodeId.length() + 1)) > threads).toList();
             }
             for (String id : stale) {
-                remove(id, "left by a stream thread that replaced a failed one before the node stopped");
+                remove(id, "left by a stream thread that replaced a failed one before the node stopped, or a thread of "
+                        + "another process running with this lob.node.id now (two nodes must not share one)");
             }
         });
     }

@@ -74,7 +74,11 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
                     MISSING_TOPIC_GRACE.toSeconds());
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         }
-        if (TaskRetries.diskFull(e)) {
+        if (TaskRetries.syncFailed(e)) { // a full disk too, but not "nothing was applied": the copy's fsync failed
+            log.error("writer thread failed: a tablespace's sync failed ({}); the copy is set aside (p-N.sync-failed-T) and the "
+                    + "partition rebuilt from lob.commands at the task's next start, which needs room for a whole copy: on a full "
+                    + "disk free space, and delete set-aside copies once looked at; replacing the thread", TaskRetries.messages(e));
+        } else if (TaskRetries.diskFull(e)) {
             log.error("writer thread failed: the disk is full ({}); nothing was applied or dead-lettered, and the task "
                     + "resumes from its last commit once there is room; replacing the thread", TaskRetries.messages(e));
         } else if (TaskRetries.environmental(e) || missingTopic(e)) {

@@ -154,8 +154,11 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 log.error("partition {}: the task cannot start ({}); its next start waits {} s (and Kafka Streams' own retry, up "
                         + "to 10 s), the other tasks going on", partition, TaskRetries.messages(thrown), wait.toSeconds());
             } else {
+                // the way out of one that fails at every start, where the operator reads: the node never reaches RUNNING
                 log.error("partition {}: the task cannot start; its next start waits {} s (and Kafka Streams' own retry, up to "
-                        + "10 s), the other tasks going on", partition, wait.toSeconds(), thrown);
+                        + "10 s), the other tasks going on. If it fails so at every start (a corrupt index or page file), stop "
+                        + "the node, move tablespaces/p-{} aside and start it: the partition is rebuilt from lob.commands",
+                        partition, wait.toSeconds(), partition, thrown);
             }
             throw new LockException("partition " + partition + ": " + TaskRetries.messages(thrown) + " (logged above)", thrown);
         }

@@ -1,6 +1,7 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.serde.RegistryUnavailableException;
+import io.lobstream.store.TablespaceSyncFailedException;
 import org.apache.kafka.streams.errors.LockException;
 
 import java.io.IOException;
@@ -143,6 +144,16 @@ public final class TaskRetries {
     public static boolean jvmError(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof Error) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether {@code e} or a cause of it is a tablespace's failed sync: the copy is fenced, set aside at the next start. */
+    public static boolean syncFailed(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof TablespaceSyncFailedException) {
                 return true;
             }
         }
