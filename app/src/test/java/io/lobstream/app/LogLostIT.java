@@ -105,13 +105,37 @@ class LogLostIT {
                     LobStreamConfig.TOPIC_PREFIX.name(), "other.", LobStreamConfig.APPLICATION_ID.name(), "other-writer",
                     LobStreamConfig.PURGE_GROUP.name(), "other-purge"));
             LobNode otherNode = Nodes.start(other);
-            try {
+            try (LobClient otherClient = new LobClient(other)) {
                 assertThat(Nodes.get(otherNode, "a", null).statusCode()).as("the first deployment's LOB").isEqualTo(404);
                 try (var siblings = Files.list(p0.getParent())) {
                     assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith("p-0.other-topic-"));
                 }
+                assertThat(otherClient.put("z", bytes(10, 3), null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
             } finally {
                 otherNode.close(true);
+            }
+            // and the way back: the first deployment's copy that the other wrote into (made here by naming the first one's
+            // log in the other's copy, as a copy of the first that held no version when the other came would be) holds
+            // another deployment's LOB; taken for the first one's, z was served, and the first one's commands replayed over it
+            String firstSource = config.topics().commands() + "-0";
+            String firstLog;
+            try (var siblings = Files.list(p0.getParent())) {
+                Path firstCopy = siblings.filter(f -> f.getFileName().toString().startsWith("p-0.other-topic-")).findFirst().orElseThrow();
+                try (LobStore store = LobStore.open(firstCopy, LobStoreConfig.defaults())) {
+                    firstLog = store.logId(firstSource).orElseThrow();
+                }
+            }
+            try (LobStore store = LobStore.open(p0, LobStoreConfig.defaults())) {
+                store.recordLogId(firstSource, firstLog);
+            }
+            LobNode back = Nodes.start(config);
+            try {
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                    assertThat(Nodes.get(back, "a", null).body()).isEqualTo(a);
+                    assertThat(Nodes.get(back, "z", null).statusCode()).as("the other deployment's LOB").isEqualTo(404);
+                });
+            } finally {
+                back.close(true);
             }
         }
     }

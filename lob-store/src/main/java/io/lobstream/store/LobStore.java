@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -181,6 +182,9 @@ public interface LobStore extends Closeable {
 
     /** Records which log {@code source}'s offsets are offsets of (see {@link #logId}). */
     void recordLogId(String source, String logId) throws IOException;
+
+    /** Every source whose {@link #logId} was recorded: a copy that names another than its writer's is not its copy. */
+    Set<String> sourcesWithLogIds() throws IOException;
 
     /**
      * Whether a command with this id (see {@link Source#commandId()}) was applied, at a time

@@ -511,7 +511,8 @@ public final class LobStreamConfig {
         m.put("apicurio.registry.use-id", "contentId");
         m.put("apicurio.registry.use-specific-avro-reader", "true");
         // a cached schema past its check period (30 s) is asked for again; the registry away (a restart), that failed
-        // every writer task, though a schema's content never changes under its id: kept, and asked for again later
+        // every writer task, though a schema's content never changes under its id: the expired one is used, and the
+        // registry asked again at each use until it answers (a registry that hangs, not refuses, slows every record)
         m.put("apicurio.registry.fault-tolerant-refresh", "true");
         m.put("schema.registry.url", get(REGISTRY_URL));
         m.put("specific.avro.reader", "true");

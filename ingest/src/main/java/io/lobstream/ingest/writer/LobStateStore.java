@@ -150,15 +150,16 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             // again, as after a refusal above, and as a LockException for the reason given there: thrown as it is, it would
             // end the stream thread, and its other tasks would close and open again at every try, for as long as it lasts.
             Duration wait = registry.retries().failed(partition, thrown, System.nanoTime());
-            if (TaskRetries.environmental(thrown)) {
+            // the way out of one that fails at every start, where the operator reads: the node never reaches RUNNING
+            String mend = "If it fails so at every start (a corrupt index or page file: RocksDB's \"Corruption\", a page named "
+                    + "by its number), stop the node, move tablespaces/p-" + partition + " aside and start it: the partition is "
+                    + "rebuilt from lob.commands";
+            if (TaskRetries.environmental(thrown)) { // (an IOException: a full disk, and a corrupt index or page too)
                 log.error("partition {}: the task cannot start ({}); its next start waits {} s (and Kafka Streams' own retry, up "
-                        + "to 10 s), the other tasks going on", partition, TaskRetries.messages(thrown), wait.toSeconds());
+                        + "to 10 s), the other tasks going on. {}", partition, TaskRetries.messages(thrown), wait.toSeconds(), mend);
             } else {
-                // the way out of one that fails at every start, where the operator reads: the node never reaches RUNNING
                 log.error("partition {}: the task cannot start; its next start waits {} s (and Kafka Streams' own retry, up to "
-                        + "10 s), the other tasks going on. If it fails so at every start (a corrupt index or page file), stop "
-                        + "the node, move tablespaces/p-{} aside and start it: the partition is rebuilt from lob.commands",
-                        partition, wait.toSeconds(), partition, thrown);
+                        + "10 s), the other tasks going on. {}", partition, wait.toSeconds(), mend, thrown);
             }
             throw new LockException("partition " + partition + ": " + TaskRetries.messages(thrown) + " (logged above)", thrown);
         }

@@ -225,10 +225,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
         AHEAD,
         /**
          * It has applied commands of a topic of the same name that was deleted since (its topic id, recorded when it was
-         * first checked, is not the topic's now): its offsets are another log's, as an {@link #AHEAD} one's. Or it holds
-         * versions but never applied a command of this topic: another deployment's (another lob.topic.prefix on the same
-         * data directory), whose LOBs would be served, and replaced, as this one's. It is moved aside and the partition
-         * rebuilt.
+         * first checked, is not the topic's now): its offsets are another log's, as an {@link #AHEAD} one's. Or it is
+         * another deployment's (another lob.topic.prefix on the same data directory), whose LOBs would be served, and
+         * replaced, as this one's: it records another topic's log, or holds versions but never applied a command of this
+         * topic. It is moved aside and the partition rebuilt.
          */
         OTHER_TOPIC,
         /**
@@ -335,9 +335,15 @@ public final class TablespaceCatchUp implements AutoCloseable {
             return Check.PARTITIONS_CHANGED;
         }
         long applied = store.appliedOffset(source);
-        if (recorded.isEmpty() && applied < 0 && holdsVersions(store)) {
-            log.error("partition {}: the tablespace holds versions but never applied a command of {}: it is another "
-                    + "deployment's (another lob.topic.prefix, or a data directory copied from elsewhere)", partition, tp.topic());
+        Set<String> others = new TreeSet<>(store.sourcesWithLogIds());
+        others.remove(source);
+        if (!others.isEmpty() || recorded.isEmpty() && applied < 0 && holdsVersions(store)) {
+            // both ways: a deployment that finds the other's copy, and one that comes back to a copy the other wrote into
+            log.error("partition {}: the tablespace {} it is another deployment's (another lob.topic.prefix, or a data directory "
+                    + "copied from elsewhere), moved aside as p-{}.other-topic-TIME and rebuilt. If this node's lob.topic.prefix "
+                    + "is the wrong one, stop it and move that copy back to p-{}", partition, others.isEmpty()
+                    ? "holds versions but never applied a command of " + tp.topic() + ":" : "applied commands of " + others + ", not "
+                    + tp.topic() + ":", partition, partition);
             return Check.OTHER_TOPIC;
         }
         Optional<String> cut = TablespaceDirs.logCut(store.directory(), store.copyId());

@@ -50,6 +50,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -918,6 +919,13 @@ public final class DefaultLobStore implements LobStore {
     public void recordLogId(String source, String logId) throws IOException {
         try (Latches.Held latch = openShared()) {
             index.write(index.newBatch().putMeta(LOG_ID_PREFIX + source, logId.getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    @Override
+    public Set<String> sourcesWithLogIds() throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return Set.copyOf(index.metaWithPrefix(LOG_ID_PREFIX).keySet());
         }
     }
 

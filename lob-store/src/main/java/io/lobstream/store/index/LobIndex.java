@@ -29,8 +29,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -435,6 +437,19 @@ public final class LobIndex implements Closeable {
     /** The bytes kept under {@code key} in the index's own column family, empty if there are none. */
     public Optional<byte[]> metaBytes(String key) throws IOException {
         return read(meta, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The keys of the index's own column family that start with {@code prefix} (the prefix cut off), with their bytes. */
+    public Map<String, byte[]> metaWithPrefix(String prefix) {
+        byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
+        Map<String, byte[]> out = new TreeMap<>();
+        try (RocksIterator it = db.newIterator(meta)) {
+            for (it.seek(p); it.isValid() && startsWith(it.key(), p); it.next()) {
+                out.put(new String(it.key(), p.length, it.key().length - p.length, StandardCharsets.UTF_8), it.value());
+            }
+            ended(it);
+        }
+        return out;
     }
 
     public List<Extent> freeCheckpoint() {

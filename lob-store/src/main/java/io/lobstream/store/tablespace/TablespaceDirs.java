@@ -212,8 +212,8 @@ public final class TablespaceDirs {
         /** It had applied offsets of lob.commands past the topic's end: it is not a copy of the log there is now. */
         AHEAD_OF_LOG("ahead-of-log"),
         /**
-         * It had applied commands of a lob.commands deleted since (another topic id), or none of this topic though it holds
-         * versions (another deployment's): not a copy of the log there is now.
+         * It had applied commands of a lob.commands deleted since (another topic id), or of another topic (another
+         * deployment's), or none of this topic though it holds versions: not a copy of the log there is now.
          */
         OTHER_TOPIC("other-topic"),
         /** Its commands log went back under its running task ({@link #LOG_CUT}): it applied offsets the log holds others at. */
