@@ -210,7 +210,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         return io.micrometer.core.instrument.Counter.builder("lob_tablespaces_set_aside").tag("reason", why.suffix())
                 .description("Tablespaces moved aside (p-N.REASON-TIME; their partition rebuilt): after a failed fsync "
                         + "(sync-failed), as they had applied commands past lob.commands' end (ahead-of-log), of a "
-                        + "lob.commands deleted since (other-topic) or at offsets of a log cut under them (log-cut), or as a crash "
+                        + "lob.commands deleted since or of another deployment's topics (other-topic) or at offsets of a log cut under them (log-cut), or as a crash "
                         + "left versions without their pages (torn-writes)")
                 .register(meters);
     }

@@ -335,15 +335,22 @@ public final class TablespaceCatchUp implements AutoCloseable {
             return Check.PARTITIONS_CHANGED;
         }
         long applied = store.appliedOffset(source);
-        Set<String> others = new TreeSet<>(store.sourcesWithLogIds());
-        others.remove(source);
+        // both ways: a deployment that finds the other's copy, and one that comes back to a copy the other applied commands
+        // to; not a topic a node with the wrong prefix only looked at (its check recorded the log, and it applied nothing)
+        Set<String> others = new TreeSet<>();
+        for (String other : store.sourcesWithLogIds()) {
+            if (!other.equals(source) && store.appliedOffset(other) >= 0) {
+                others.add(other);
+            }
+        }
         if (!others.isEmpty() || recorded.isEmpty() && applied < 0 && holdsVersions(store)) {
-            // both ways: a deployment that finds the other's copy, and one that comes back to a copy the other wrote into
-            log.error("partition {}: the tablespace {} it is another deployment's (another lob.topic.prefix, or a data directory "
-                    + "copied from elsewhere), moved aside as p-{}.other-topic-TIME and rebuilt. If this node's lob.topic.prefix "
-                    + "is the wrong one, stop it and move that copy back to p-{}", partition, others.isEmpty()
-                    ? "holds versions but never applied a command of " + tp.topic() + ":" : "applied commands of " + others + ", not "
-                    + tp.topic() + ":", partition, partition);
+            log.error("partition {}: the tablespace {}: it is another deployment's (another lob.topic.prefix, or a data directory "
+                    + "copied from elsewhere){}", partition, others.isEmpty()
+                    ? "holds versions but never applied a command of " + tp.topic()
+                    : "applied commands of " + others + " (another topic than " + tp.topic() + ")", atInit ? ", moved aside as p-"
+                    + partition + ".other-topic-TIME and rebuilt. If this node's lob.topic.prefix is the wrong one, stop it, move "
+                    + "the p-" + partition + " it rebuilds aside and that copy back to p-" + partition + " (unless both topics' "
+                    + "commands were applied to it: then it is neither's)" : "; moved aside at the task's next start");
             return Check.OTHER_TOPIC;
         }
         Optional<String> cut = TablespaceDirs.logCut(store.directory(), store.copyId());

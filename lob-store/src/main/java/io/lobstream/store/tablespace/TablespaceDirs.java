@@ -38,7 +38,8 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0.ahead-of-log-T/    one moved aside at time T as it had applied commands lob.commands does not
  *                                             have (the topic or the broker's log made anew; a node rebuilds p-0)
  * DATA_DIR/tablespaces/p-0.other-topic-T/     one moved aside at time T as it had applied commands of a lob.commands
- *                                             deleted since (its topic id recorded at its first check is not the topic's)
+ *                                             deleted since (its topic id recorded at its first check is not the topic's),
+ *                                             or of another deployment's topics (another lob.topic.prefix)
  * DATA_DIR/tablespaces/p-0.torn-writes-T/     one moved aside at time T as a crash left versions without their pages
  * DATA_DIR/tablespaces/p-0.log-cut-T/         one moved aside at time T after lob.commands went back under it (LOG-CUT)
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole

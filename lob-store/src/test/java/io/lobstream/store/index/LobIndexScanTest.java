@@ -15,6 +15,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.Comparator;
 import java.util.stream.Stream;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A scan of the index that meets damage says so: RocksDB's iterator only stops, as at the end. */
@@ -50,6 +51,24 @@ class LobIndexScanTest {
             return Files.size(f);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** The sources whose log a copy records (another deployment's is how its copy is known), not keys that only start alike. */
+    @Test
+    void theSourcesWithALogAreThoseRecordedAndNoOtherMetaKey() throws IOException {
+        try (LobStore store = LobStore.open(dir.resolve("store"), LobStoreConfig.defaults())) {
+            assertThat(store.sourcesWithLogIds()).isEmpty();
+            store.recordLogId("lob.commands-0", "id-1");
+            store.recordLogId("other.commands-0", "id-2");
+            assertThat(store.sourcesWithLogIds()).containsExactlyInAnyOrder("lob.commands-0", "other.commands-0");
+        }
+        try (LobIndex index = LobIndex.open(dir.resolve("index"))) {
+            index.writeSync(index.newBatch().putMeta("log.id", new byte[1]).putMeta("log.idx", new byte[1])
+                    .putMeta("log.id.a", new byte[] {7}).putMeta("log.ie", new byte[1]));
+            assertThat(index.metaWithPrefix("log.id.")).containsOnlyKeys("a");
+            assertThat(index.metaWithPrefix("log.id.").get("a")).containsExactly(7);
+            assertThat(index.metaWithPrefix("nothing.")).isEmpty();
         }
     }
 }
