@@ -1,6 +1,7 @@
 package io.lobstream.ingest;
 
 import io.lobstream.ingest.writer.TaskRetries;
+import io.lobstream.store.TablespaceSyncFailedException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.streams.errors.MissingSourceTopicException;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
@@ -74,7 +75,7 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
                     MISSING_TOPIC_GRACE.toSeconds());
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         }
-        if (TaskRetries.syncFailed(e)) { // a full disk too, but not "nothing was applied": the copy's fsync failed
+        if (causedBy(e, TablespaceSyncFailedException.class)) { // a full disk too, but not "nothing was applied": the copy's fsync failed
             log.error("writer thread failed: a tablespace's sync failed ({}); the copy is set aside (p-N.sync-failed-T) and the "
                     + "partition rebuilt from lob.commands at the task's next start, which needs room for a whole copy: on a full "
                     + "disk free space, and delete set-aside copies once looked at; replacing the thread", TaskRetries.messages(e));

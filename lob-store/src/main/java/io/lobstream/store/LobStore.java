@@ -183,7 +183,7 @@ public interface LobStore extends Closeable {
     /** Records which log {@code source}'s offsets are offsets of (see {@link #logId}). */
     void recordLogId(String source, String logId) throws IOException;
 
-    /** Every source whose {@link #logId} was recorded: a copy that names another than its writer's is not its copy. */
+    /** Every source whose {@link #logId} was recorded (a copy that applied another's commands than its writer's is not its copy). */
     Set<String> sourcesWithLogIds() throws IOException;
 
     /**

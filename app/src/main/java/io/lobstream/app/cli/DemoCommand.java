@@ -97,9 +97,9 @@ final class DemoCommand implements Callable<Integer> {
         if (partitionsProblem != null) { // now, not as a refused key once the broker has started
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--partitions " + parts + ": " + partitionsProblem);
         }
-        if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 1 || parts < 1) {
+        if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 1) { // (--partitions: above)
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                    "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 1 (the demo drains history), --partitions >= 1");
+                    "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 1 (the demo drains history)");
         }
         if (maxSize > given.get(LobStreamConfig.VALUE_MAX_BYTES)) { // the client refuses each such write: the run would count failures
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--max-size " + maxSize + " is over lob.value.max.bytes ("

@@ -95,7 +95,7 @@ public final class DeadLetterRedrive {
                 throw new IllegalStateException("no topic " + letters + " on " + config.bootstrap()
                         + ": has a writer node run against this cluster (it creates the topics)?");
             }
-            List<Integer> missing = partitions.stream().filter(asked -> asked >= all.size()).sorted().toList();
+            List<Integer> missing = partitions.stream().filter(asked -> asked < 0 || asked >= all.size()).sorted().toList();
             if (!missing.isEmpty()) { // not left out quietly: the caller is told every letter asked for was sent
                 throw new NoSuchPartitionException("partition " + missing + ": " + letters + " has " + all.size() + " partitions (0.."
                         + (all.size() - 1) + ")");

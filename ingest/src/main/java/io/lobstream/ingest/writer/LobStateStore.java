@@ -150,16 +150,18 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             // again, as after a refusal above, and as a LockException for the reason given there: thrown as it is, it would
             // end the stream thread, and its other tasks would close and open again at every try, for as long as it lasts.
             Duration wait = registry.retries().failed(partition, thrown, System.nanoTime());
-            // the way out of one that fails at every start, where the operator reads: the node never reaches RUNNING
-            String mend = "If it fails so at every start (a corrupt index or page file: RocksDB's \"Corruption\", a page named "
-                    + "by its number), stop the node, move tablespaces/p-" + partition + " aside and start it: the partition is "
+            // the way out of one that fails at every start, where the operator reads: the node never reaches RUNNING. Not
+            // for a full disk or a registry away, which pass, and which a rebuild would need as much
+            String mend = TaskRetries.diskFull(thrown) || TaskRetries.registryAway(thrown) ? ""
+                    : " If it fails so at every start (a corrupt index or page file: RocksDB's \"Corruption\", a page named by "
+                    + "its number), stop the node, move tablespaces/p-" + partition + " aside and start it: the partition is "
                     + "rebuilt from lob.commands";
             if (TaskRetries.environmental(thrown)) { // (an IOException: a full disk, and a corrupt index or page too)
                 log.error("partition {}: the task cannot start ({}); its next start waits {} s (and Kafka Streams' own retry, up "
-                        + "to 10 s), the other tasks going on. {}", partition, TaskRetries.messages(thrown), wait.toSeconds(), mend);
+                        + "to 10 s), the other tasks going on.{}", partition, TaskRetries.messages(thrown), wait.toSeconds(), mend);
             } else {
                 log.error("partition {}: the task cannot start; its next start waits {} s (and Kafka Streams' own retry, up to "
-                        + "10 s), the other tasks going on. {}", partition, wait.toSeconds(), mend, thrown);
+                        + "10 s), the other tasks going on.{}", partition, wait.toSeconds(), mend, thrown);
             }
             throw new LockException("partition " + partition + ": " + TaskRetries.messages(thrown) + " (logged above)", thrown);
         }

@@ -227,8 +227,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
          * It has applied commands of a topic of the same name that was deleted since (its topic id, recorded when it was
          * first checked, is not the topic's now): its offsets are another log's, as an {@link #AHEAD} one's. Or it is
          * another deployment's (another lob.topic.prefix on the same data directory), whose LOBs would be served, and
-         * replaced, as this one's: it records another topic's log, or holds versions but never applied a command of this
-         * topic. It is moved aside and the partition rebuilt.
+         * replaced, as this one's: it applied commands of another topic, or holds versions but never applied a command of
+         * this topic. It is moved aside and the partition rebuilt.
          */
         OTHER_TOPIC,
         /**

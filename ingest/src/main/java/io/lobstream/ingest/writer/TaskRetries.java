@@ -1,7 +1,6 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.serde.RegistryUnavailableException;
-import io.lobstream.store.TablespaceSyncFailedException;
 import org.apache.kafka.streams.errors.LockException;
 
 import java.io.IOException;
@@ -150,10 +149,10 @@ public final class TaskRetries {
         return false;
     }
 
-    /** Whether {@code e} or a cause of it is a tablespace's failed sync: the copy is fenced, set aside at the next start. */
-    public static boolean syncFailed(Throwable e) {
+    /** Whether {@code e} or a cause of it is the schema registry not answering. */
+    public static boolean registryAway(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof TablespaceSyncFailedException) {
+            if (t instanceof RegistryUnavailableException) {
                 return true;
             }
         }

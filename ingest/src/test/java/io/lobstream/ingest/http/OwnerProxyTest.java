@@ -188,8 +188,7 @@ class OwnerProxyTest {
 
     // ------------------------------------------------------------------ helpers
 
-    /** An owner node answering every /lobs/ request with {@code answer}. */
-    /** A node that owns the key: its answers name it, as every node's do. */
+    /** An owner node answering every /lobs/ request with {@code answer}; its answers name it, as every node's do. */
     private HostInfo owner(Answer answer) throws IOException {
         return serve(ex -> {
             ex.getRequestHeaders().forEach((k, v) -> ownerSaw.put(k.toLowerCase(java.util.Locale.ROOT), v.get(0)));
