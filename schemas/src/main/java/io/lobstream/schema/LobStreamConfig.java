@@ -177,6 +177,12 @@ public final class LobStreamConfig {
             ConsumerConfig.configNames(), AdminClientConfig.configNames()).flatMap(Set::stream)
             .collect(java.util.stream.Collectors.toUnmodifiableSet());
     /**
+     * A config provider's own settings ({@code config.providers.<alias>.class}, {@code .param.<name>}): no client lists
+     * them among its names, yet every client reads them to resolve {@code ${alias:path:key}} in the others (a password
+     * kept out of the command line). Taken plain or per kind, and passed to every client with {@code config.providers}.
+     */
+    private static final String CONFIG_PROVIDER_PREFIX = "config.providers.";
+    /**
      * Settings of the serdes (which {@link #serdeConfig} passes every key): Apicurio's, and a Confluent serde's. Any other
      * serde's setting goes as {@code lob.serde.<setting>}.
      */
@@ -274,7 +280,8 @@ public final class LobStreamConfig {
         } else if (PER_KIND_ONLY.contains(k)) {
             throw new ConfigException(k + " is not taken as it is: a producer's fails a consumer, and the other way round; set "
                     + ClientKind.PRODUCER.prefix + k + " or " + ClientKind.CONSUMER.prefix + k);
-        } else if (!NAMES.contains(k) && !CLIENT_KEYS.contains(k) && SERDE_PREFIXES.stream().noneMatch(k::startsWith)) {
+        } else if (!NAMES.contains(k) && !CLIENT_KEYS.contains(k) && !k.startsWith(CONFIG_PROVIDER_PREFIX)
+                && SERDE_PREFIXES.stream().noneMatch(k::startsWith)) {
             throw new ConfigException("unknown configuration key " + k + ": not LobStream's (./lobstream config lists them), "
                     + "nor a Kafka producer, consumer or admin client setting, nor a serde's (" + String.join("*, ", SERDE_PREFIXES)
                     + "*, or any as " + SERDE_PREFIX + "<setting>); Kafka Streams settings take the prefix " + STREAMS_PREFIX);
@@ -293,7 +300,7 @@ public final class LobStreamConfig {
     /** {@code lob.<kind>.<setting>}: a setting of that kind of client, and none LobStream decides for its clients. */
     private static void checkPerKind(String key, ClientKind kind) {
         String setting = key.substring(kind.prefix.length());
-        if (!kind.names.contains(setting)) {
+        if (!kind.names.contains(setting) && !setting.startsWith(CONFIG_PROVIDER_PREFIX)) {
             throw new ConfigException("unknown configuration key " + key + ": " + setting + " is no Kafka " + kind.noun() + " setting");
         }
         String why = ROUTING.contains(setting) ? KEY_ROUTING
@@ -484,7 +491,7 @@ public final class LobStreamConfig {
     private Map<String, Object> plainClientConfig(Set<String> known) {
         Map<String, Object> m = new HashMap<>();
         props.forEach((k, v) -> {
-            if (known.contains(k) && !ROUTING.contains(k)) {
+            if ((known.contains(k) || k.startsWith(CONFIG_PROVIDER_PREFIX)) && !ROUTING.contains(k)) {
                 m.put(k, v);
             }
         });

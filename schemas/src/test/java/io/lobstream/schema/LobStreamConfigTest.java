@@ -2,8 +2,16 @@ package io.lobstream.schema;
 
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.config.ConfigException;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -32,6 +40,27 @@ class LobStreamConfigTest {
                 .doesNotContainKeys("linger.ms", "lob.chunk.size");
         assertThat(config.clientConfig(ClientKind.ADMIN))
                 .containsOnlyKeys("bootstrap.servers", "security.protocol");
+    }
+
+    /**
+     * A password kept in a file through Kafka's config providers: the provider's own settings, which no client lists
+     * among its names, are taken plain and per kind, and every client resolves the reference with them.
+     */
+    @Test
+    void aConfigProviderResolvesASecretInEveryClient(@TempDir Path dir) throws IOException {
+        Path secrets = Files.writeString(dir.resolve("kafka.properties"), "password=s3cret\n");
+        LobStreamConfig withProvider = new LobStreamConfig(Map.of("config.providers", "file",
+                "config.providers.file.class", "org.apache.kafka.common.config.provider.FileConfigProvider",
+                "ssl.truststore.password", "${file:" + secrets + ":password}",
+                "lob.admin.config.providers.file.param.unused", "x"));
+        Map<String, Object> producer = new HashMap<>(withProvider.clientConfig(ClientKind.PRODUCER));
+        producer.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        producer.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        assertThat(new ProducerConfig(producer).getPassword("ssl.truststore.password").value()).isEqualTo("s3cret");
+        // Kafka Streams' settings, which it hands to all its clients
+        assertThat(new AdminClientConfig(withProvider.commonClientConfig()).getPassword("ssl.truststore.password").value())
+                .isEqualTo("s3cret");
+        assertThat(withProvider.clientConfig(ClientKind.ADMIN)).containsEntry("config.providers.file.param.unused", "x");
     }
 
     /**

@@ -18,6 +18,8 @@ import java.time.Duration;
  */
 final class RegistryCheck {
     private static final Duration TIMEOUT = Duration.ofSeconds(3);
+    /** The serdes' TLS settings for the registry (a private CA, a client certificate). */
+    private static final String TLS_SETTINGS = "apicurio.registry.request.ssl.";
 
     private RegistryCheck() {
     }
@@ -26,6 +28,9 @@ final class RegistryCheck {
     static void warnIfNotApicurio(LobStreamConfig config, PrintStream err) throws InterruptedException {
         if (!apicurio(config.get(LobStreamConfig.VALUE_SERIALIZER)) || !apicurio(config.get(LobStreamConfig.VALUE_DESERIALIZER))) {
             return; // another registry's serdes: its own URL, its own API
+        }
+        if (config.originals().keySet().stream().anyMatch(k -> k.startsWith(TLS_SETTINGS) || k.startsWith(LobStreamConfig.SERDE_PREFIX + TLS_SETTINGS))) {
+            return; // the serdes' client trusts what these say; this look, with the JVM's defaults, would fail where they work
         }
         String url = config.get(LobStreamConfig.REGISTRY_URL);
         String shown = config.registryShown();
@@ -41,7 +46,7 @@ final class RegistryCheck {
         try {
             int status = http.send(HttpRequest.newBuilder(info).timeout(TIMEOUT).build(), HttpResponse.BodyHandlers.discarding())
                     .statusCode();
-            if (status != 200) {
+            if (status != 200 && status != 401 && status != 403) { // (the API, asking for credentials this look has not)
                 err.println("lobstream node: the registry at " + shown + " answered " + status + " to " + info.getPath() + ": is "
                         + LobStreamConfig.REGISTRY_URL.name() + " the base of its Apicurio v2 API (e.g. http://host:8081/apis/registry/v2)? "
                         + "Until it answers, the writer waits on each command it cannot decode");

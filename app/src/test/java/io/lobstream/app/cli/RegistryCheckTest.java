@@ -24,7 +24,9 @@ class RegistryCheckTest {
         registry = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         registry.createContext("/", ex -> {
             try (ex) {
-                ex.sendResponseHeaders(ex.getRequestURI().getPath().equals("/apis/registry/v2/system/info") ? 200 : 404, -1);
+                String path = ex.getRequestURI().getPath();
+                ex.sendResponseHeaders(path.equals("/apis/registry/v2/system/info") ? 200
+                        : path.equals("/secured/apis/registry/v2/system/info") ? 401 : 404, -1);
             }
         });
         registry.start();
@@ -49,6 +51,18 @@ class RegistryCheckTest {
     void anotherRegistrysSerdesAreNotAskedAbout() throws InterruptedException {
         assertThat(said(base(), Map.of(LobStreamConfig.VALUE_SERIALIZER.name(), "io.confluent.kafka.serializers.KafkaAvroSerializer")))
                 .isEmpty();
+    }
+
+    /** A registry that asks for credentials answers: the path is its API's, and the serdes have the credentials. */
+    @Test
+    void aRegistryAskingForCredentialsIsTakenSilently() throws InterruptedException {
+        assertThat(said(base() + "/secured/apis/registry/v2", Map.of())).isEmpty();
+    }
+
+    /** TLS settings of the serdes' own (a private CA): not looked at with the JVM's defaults, which would fail. */
+    @Test
+    void aRegistryReachedWithTlsSettingsIsNotAskedAbout() throws InterruptedException {
+        assertThat(said(base(), Map.of("apicurio.registry.request.ssl.truststore.location", "/etc/registry/ca.p12"))).isEmpty();
     }
 
     private String base() {
