@@ -500,52 +500,66 @@ class IngestIT {
         assertThat(get(id).statusCode()).isEqualTo(404);
     }
 
+    /**
+     * Each bad record's own dead letter, found by the record's partition and offset (not by kind or key: another test's
+     * letter of the same kind, or a second record of this one's, must not stand in for it), with its kind and reason.
+     */
     @Test
     void everyKindOfBadInputIsDeadLetteredWithItsReasonAndGoodRecordsAroundItAreApplied() throws Exception {
         String topic = config.topics().commands();
-        client.put("it-dlq", bytes(10, 1), null).get();
-        Map<String, LobCommand> bad = new HashMap<>();
-        bad.put("invalid", put("it-dlq-other", bytes(5, 1)).build()); // sent under another key
-        bad.put("too-large", put("it-dlq", new byte[0]).setUploadId("u-big").setChunkCount(400).setTotalLength(200L << 20).build());
-        bad.put("out-of-range", put("it-dlq", bytes(5, 2)).setOp(LobOp.WRITE).setOffset(1_000).build());
-        bad.put("not-found", put("it-dlq-none", new byte[0]).setOp(LobOp.TRUNCATE).setTotalLength(0).build());
-        bad.put("crc-mismatch", put("it-dlq", bytes(5, 3)).setCrc32c(12345).build());
-        bad.put("upload", put("it-dlq", bytes(5, 4)).setUploadId("u-unknown").setChunkIndex(3).setChunkCount(5).setOffset(15)
-                .setTotalLength(25).build());
-        bad.put("unsupported", put("it-dlq", bytes(5, 5)).setOp(LobOp.APPEND).setUploadId("u-append").setChunkCount(2).build());
-        bad.put("out-of-order", put("it-dlq", bytes(5, 6)).setOp(LobOp.APPEND).setAfter("c-never-sent").build());
-        for (Map.Entry<String, LobCommand> e : bad.entrySet()) {
-            String key = e.getKey().equals("invalid") ? "it-dlq" : e.getValue().getLobId();
-            avro.send(new ProducerRecord<>(topic, key, e.getValue())).get();
+        byte[] before = bytes(10, 1);
+        client.put("it-dlq", before, null).get();
+        awaitValue("it-dlq", before); // the good record before them, applied
+        record Bad(String key, Object value, String kind, String reason) {
+        }
+        List<Bad> bad = List.of(
+                new Bad("it-dlq", put("it-dlq-other", bytes(5, 1)).build(), "invalid", "record key does not match lobId it-dlq-other"),
+                new Bad("it-dlq", put("it-dlq", bytes(5, 7)).setOp(LobOp.WRITE).setOffset(-5).build(), "invalid", "negative offset -5"),
+                new Bad("it-dlq", put("it-dlq", new byte[0]).setUploadId("u-big").setChunkCount(400).setTotalLength(200L << 20).build(),
+                        "too-large", "lob.value.max.bytes"),
+                new Bad("it-dlq", put("it-dlq", bytes(5, 2)).setOp(LobOp.WRITE).setOffset(1_000).build(), "out-of-range",
+                        "WRITE at offset 1000 of it-dlq, which has 10 bytes"),
+                new Bad("it-dlq-none", put("it-dlq-none", new byte[0]).setOp(LobOp.TRUNCATE).setTotalLength(0).build(), "not-found",
+                        "TRUNCATE of it-dlq-none, which does not exist"),
+                new Bad("it-dlq", put("it-dlq", bytes(5, 3)).setCrc32c(12345).build(), "crc-mismatch", "does not match the expected 00003039"),
+                new Bad("it-dlq", put("it-dlq", bytes(5, 4)).setUploadId("u-unknown").setChunkIndex(3).setChunkCount(5).setOffset(15)
+                        .setTotalLength(25).build(), "upload", "u-unknown"),
+                new Bad("it-dlq", put("it-dlq", bytes(5, 5)).setOp(LobOp.APPEND).setUploadId("u-append").setChunkCount(2).build(),
+                        "unsupported", "APPEND in chunks"),
+                new Bad("it-dlq", put("it-dlq", bytes(5, 6)).setOp(LobOp.APPEND).setAfter("c-never-sent").build(), "out-of-order",
+                        "c-never-sent"),
+                new Bad("it-dlq", unknownOp("it-dlq"), "undecodable", "cannot decode a LobCommand"));
+        Map<String, Bad> expected = new HashMap<>(); // by "partition/offset"
+        for (Bad b : bad) {
+            RecordMetadata md = avro.send(new ProducerRecord<>(topic, b.key(), b.value())).get();
+            expected.put(md.partition() + "/" + md.offset(), b);
         }
         try (KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
                 new ByteArraySerializer(), new ByteArraySerializer())) {
-            raw.send(new ProducerRecord<>(topic, "it-dlq".getBytes(), "not avro at all".getBytes())).get();
+            RecordMetadata md = raw.send(new ProducerRecord<>(topic, "it-dlq".getBytes(), "not avro at all".getBytes())).get();
+            expected.put(md.partition() + "/" + md.offset(), new Bad("it-dlq", null, "undecodable", "cannot decode a LobCommand"));
         }
-        avro.send(new ProducerRecord<>(topic, "it-dlq", unknownOp("it-dlq"))).get();
         byte[] good = bytes(77, 9);
         client.put("it-dlq", good, null).get();
-        awaitValue("it-dlq", good);
+        awaitValue("it-dlq", good); // the good record after them, applied
 
-        // this test's dead letters alone (all its keys start with it-dlq): other tests leave theirs on the topic too
-        Map<String, String> reasons = new HashMap<>();
+        Map<String, Map.Entry<String, String>> letters = new HashMap<>(); // (kind, reason) by the origin's "partition/offset"
         Nodes.committedRecords(cluster, config.topics().deadLetters(), Duration.ofSeconds(60), seen -> {
-            seen.stream().filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).startsWith("it-dlq"))
-                    .forEach(r -> {
-                        reasons.put(Nodes.header(r, DeadLetterTopic.KIND), Nodes.header(r, DeadLetterTopic.REASON));
-                        // under Kafka Streams' own names too (KIP-1034)
-                        assertThat(Nodes.header(r, DeadLetterTopic.STREAMS_OFFSET)).isEqualTo(Nodes.header(r, DeadLetterTopic.ORIGIN_OFFSET));
-                        assertThat(Nodes.header(r, DeadLetterTopic.STREAMS_EXCEPTION)).endsWith(": " + Nodes.header(r, DeadLetterTopic.KIND));
-                    });
-            return reasons.keySet().containsAll(List.of("invalid", "too-large", "out-of-range", "not-found", "crc-mismatch", "upload",
-                    "unsupported", "out-of-order", "undecodable"));
+            for (ConsumerRecord<byte[], byte[]> r : seen) {
+                String origin = Nodes.header(r, DeadLetterTopic.ORIGIN_PARTITION) + "/" + Nodes.header(r, DeadLetterTopic.ORIGIN_OFFSET);
+                if (topic.equals(Nodes.header(r, DeadLetterTopic.ORIGIN_TOPIC)) && expected.containsKey(origin)) {
+                    letters.put(origin, Map.entry(Nodes.header(r, DeadLetterTopic.KIND), Nodes.header(r, DeadLetterTopic.REASON)));
+                    // under Kafka Streams' own names too (KIP-1034)
+                    assertThat(Nodes.header(r, DeadLetterTopic.STREAMS_OFFSET)).isEqualTo(Nodes.header(r, DeadLetterTopic.ORIGIN_OFFSET));
+                    assertThat(Nodes.header(r, DeadLetterTopic.STREAMS_EXCEPTION)).endsWith(": " + Nodes.header(r, DeadLetterTopic.KIND));
+                }
+            }
+            return letters.keySet().containsAll(expected.keySet());
         });
-        assertThat(reasons.get("unsupported")).contains("APPEND in chunks");
-        assertThat(reasons.get("upload")).contains("u-unknown");
-        assertThat(reasons.get("out-of-order")).contains("c-never-sent");
-        assertThat(reasons.get("too-large")).contains("lob.value.max.bytes");
-        assertThat(node.meters().find("lob_commands_dead_lettered").tag("kind", "undecodable").tag("topic", topic).counter().count())
-                .isGreaterThanOrEqualTo(2);
+        expected.forEach((origin, b) -> {
+            assertThat(letters.get(origin).getKey()).as(b.reason()).isEqualTo(b.kind());
+            assertThat(letters.get(origin).getValue()).as(b.kind()).contains(b.reason());
+        });
     }
 
     /**
