@@ -130,11 +130,13 @@ public final class LobStreamConfig {
             "default.production.exception.handler");
     /**
      * Kafka Streams settings the node's own code reads too, under their {@code lob.writer.*} key: the writer's group in
-     * catch-up, purge progress, static members and read-your-writes, its thread count in the static-member clean-up. Given
-     * as {@code lob.streams.*} they would reach Kafka Streams alone, and the two would disagree.
+     * catch-up, purge progress, static members and read-your-writes, its thread count in the static-member clean-up, its
+     * session timeout in what a static member is told of a restart (the consumer's, under each prefix Streams takes it
+     * with). Given as {@code lob.streams.*} they would reach Kafka Streams alone, and the two would disagree.
      */
     private static final Map<String, ConfigKey<?>> WRITER_OWN = Map.of("application.id", APPLICATION_ID, "num.stream.threads",
-            STREAM_THREADS, "commit.interval.ms", COMMIT_INTERVAL_MS);
+            STREAM_THREADS, "commit.interval.ms", COMMIT_INTERVAL_MS, "session.timeout.ms", SESSION_TIMEOUT_MS,
+            "consumer.session.timeout.ms", SESSION_TIMEOUT_MS, "main.consumer.session.timeout.ms", SESSION_TIMEOUT_MS);
     /**
      * Kafka Streams settings the writer's topology decides, and why: given, they would change nothing, or break what the
      * node relies on.

@@ -172,6 +172,10 @@ class LobStreamConfigTest {
                 .hasMessageContaining("set lob.writer.threads");
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.commit.interval.ms", "500")))
                 .hasMessageContaining("set lob.writer.commit.interval.ms");
+        for (String prefix : List.of("", "consumer.", "main.consumer.")) { // the static-member warning quotes the node's
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams." + prefix + "session.timeout.ms", "10000")))
+                    .hasMessageContaining("set lob.writer.session.timeout.ms");
+        }
     }
 
     /** What the writer's topology decides itself: given, it would change nothing, or bypass the writer's own assignor. */
