@@ -51,7 +51,7 @@ public final class StoreMetrics implements AutoCloseable {
                 .description("Allocator latch acquisitions that granted pages").register(registry));
         this.allocatorPages = track(Counter.builder("lob_allocator_pages").tags(tags)
                 .description("Pages granted by the allocator").register(registry));
-        for (PageType t : PageType.values()) {
+        for (PageType t : List.of(PageType.ROOT, PageType.INDEX, PageType.DATA)) { // a free page is never read: no series of zeros
             pagesRead.put(t, track(Counter.builder("lob_pages_read").tags(tags).tag("type", t.name().toLowerCase())
                     .description("Pages read from the tablespace, by page type").register(registry)));
         }
@@ -137,10 +137,6 @@ public final class StoreMetrics implements AutoCloseable {
 
     public void casConflict() {
         casConflicts.increment();
-    }
-
-    public double pagesRead(PageType type) {
-        return pagesRead.get(type).count();
     }
 
     /** Registers a gauge with this tablespace's tags (and {@code state=stateTag} if not null), removed on close. */

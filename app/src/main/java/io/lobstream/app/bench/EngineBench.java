@@ -111,6 +111,15 @@ public final class EngineBench implements Callable<Integer> {
         optionOfKey.put(LobStoreConfig.SYNC_EACH_WRITE.name(), "--durability");
         options.checkConfig(spec, optionOfKey);
         options.checkOutputs(spec);
+        for (String key : options.config.keySet()) { // the engine alone, without Kafka: a pipeline's or a client's key would change nothing
+            if (LobStoreConfig.KEYS.stream().noneMatch(k -> k.name().equals(key))) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "-c " + key + " is not taken: bench engine runs the "
+                        + "engine alone, without Kafka, and takes the engine's keys alone (LobStoreConfig's, in ./lobstream config)");
+            }
+        }
+        if (pageSize.min() != pageSize.max()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--page-size takes one size, not a range: " + pageSize);
+        }
         List<String> sets = switches.size() == 1 && switches.get(0).equals("matrix") ? MATRIX : switches;
         for (String set : sets) {
             switchConfig(set); // reject unknown names before any run starts

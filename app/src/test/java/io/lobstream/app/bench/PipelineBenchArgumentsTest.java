@@ -67,6 +67,15 @@ class PipelineBenchArgumentsTest {
         assertThat(cli.err()).contains("-c lob.purge.prefetch is not taken: this bench sets it with --prefetch");
     }
 
+    /** The engine bench, without Kafka, ran as if a pipeline's key or a range of page sizes had not been given. */
+    @Test
+    void theEngineBenchRefusesWhatItWouldNotUse() {
+        assertThat(cli.run("bench", "engine", "-c", "lob.writer.threads=8")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("-c lob.writer.threads is not taken: bench engine runs the engine alone");
+        assertThat(cli.run("bench", "engine", "--page-size", "4k-64k")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--page-size takes one size, not a range: 4k-64k");
+    }
+
     /** An output that cannot be written was found after the run, and its JSON lost with it. */
     @Test
     void anOutputThatCannotBeWrittenIsAUsageErrorBeforeTheRun(@TempDir Path dir) throws Exception {

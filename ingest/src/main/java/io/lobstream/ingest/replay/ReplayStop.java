@@ -32,10 +32,6 @@ final class ReplayStop {
         admins.forEach(a -> a.close(Duration.ZERO));
     }
 
-    boolean asked() {
-        return asked;
-    }
-
     /** Has {@link #ask} wake {@code consumer} until the watch is closed; at once if it was asked before. */
     Watch watch(KafkaConsumer<?, ?> consumer) {
         consumers.add(consumer);

@@ -250,9 +250,4 @@ public final class WriterMetrics {
     public void undo(boolean reemitted) {
         (reemitted ? undoReemitted : undoRecords).increment();
     }
-
-    public double count(String name, String tagKey, String tagValue) {
-        Counter c = registry.find(name).tag(tagKey, tagValue).counter();
-        return c == null ? 0 : c.count();
-    }
 }

@@ -37,20 +37,6 @@ public final class RegistryUnavailableException extends KafkaException {
     }
 
     /**
-     * Whether {@code e}, thrown while decoding, is the registry's "no such schema": the record names a schema id the
-     * registry does not have. The writer dead-letters such a record; a replay asks whether it did (a registry restored
-     * from an old backup, or another registry, would otherwise make a rebuild skip commands the writer applied).
-     */
-    public static boolean isSchemaNotFound(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (isNotFound(t)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
      * Apicurio's client turns the registry's error body into a typed {@link NotFoundException} (or, for a kind it does
      * not know, an error whose name says "NotFound"); a body it cannot parse leaves the name empty.
      */

@@ -41,14 +41,12 @@ class RegistryUnavailableExceptionTest {
     @Test
     void aNotFoundThatIsNotTheRegistrysAnswerIsRetried() {
         assertThat(RegistryUnavailableException.isRegistryFailure(new RestClientException(error(404)))).isTrue();
-        assertThat(RegistryUnavailableException.isSchemaNotFound(new RestClientException(error(404)))).isFalse();
     }
 
     @Test
     void aSchemaTheRegistryDoesNotHaveOrBytesThatDoNotDecodeAreTheRecordsFault() {
         assertThat(RegistryUnavailableException.isRegistryFailure(new ArtifactNotFoundException(error(404)))).isFalse();
         assertThat(RegistryUnavailableException.isRegistryFailure(new RestClientException(notFound("ContentNotFoundException")))).isFalse();
-        assertThat(RegistryUnavailableException.isSchemaNotFound(new ArtifactNotFoundException(notFound("ArtifactNotFoundException")))).isTrue();
         assertThat(RegistryUnavailableException.isRegistryFailure(new UncheckedIOException(new EOFException()))).isFalse();
         assertThat(RegistryUnavailableException.isRegistryFailure(new IllegalArgumentException("magic byte"))).isFalse();
     }
