@@ -2,7 +2,9 @@ package io.lobstream.ingest;
 
 import io.lobstream.ingest.writer.TaskRetries;
 import io.lobstream.store.TablespaceSyncFailedException;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.InvalidTxnTimeoutException;
 import org.apache.kafka.streams.errors.MissingSourceTopicException;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
@@ -25,7 +27,9 @@ import java.util.function.LongSupplier;
  *       the tablespaces that applied the old {@code lob.commands} (its id differs). Missing once, or for less than the
  *       grace, is a broker's metadata behind a topic just made, and the thread is replaced;</li>
  *   <li>a thread fenced as a static member ({@code FencedInstanceIdException}): another process runs with this node's
- *       {@code lob.node.id}.</li>
+ *       {@code lob.node.id};</li>
+ *   <li>a thread the cluster refuses: an ACL missing ({@code AuthorizationException}: a transactional id, the group, a
+ *       topic), or a transaction timeout over the brokers' maximum ({@code InvalidTxnTimeoutException}).</li>
  * </ul>
  */
 final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
@@ -66,6 +70,14 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
             log.error("writer thread {} fenced: another process joined the writer group with this node's lob.node.id and took "
                     + "over its static member; stopping this writer. Two nodes must not share an id ({})",
                     Thread.currentThread().getName(), TaskRetries.messages(e));
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        }
+        if (causedBy(e, AuthorizationException.class) || causedBy(e, InvalidTxnTimeoutException.class)) {
+            // Refused by the cluster for who this node is or what it asks, at the thread's first transaction or poll:
+            // replaced, the thread gets its tasks back and is refused again, the whole group rebalancing each time
+            log.error("writer thread failed: the cluster refuses it ({}): an ACL this node's principal lacks (README, "
+                    + "ACLs), or a producer transaction.timeout.ms over the brokers' transaction.max.timeout.ms; a new "
+                    + "thread would be refused the same way; stopping the writer", TaskRetries.messages(e));
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         }
         if (missingTopicTooLong(e)) {

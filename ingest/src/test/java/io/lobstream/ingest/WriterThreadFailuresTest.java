@@ -1,6 +1,8 @@
 package io.lobstream.ingest;
 
 import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.InvalidTxnTimeoutException;
+import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
 import org.apache.kafka.streams.errors.MissingSourceTopicException;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.junit.jupiter.api.Test;
@@ -29,6 +31,15 @@ class WriterThreadFailuresTest {
     void aThreadFencedAsAStaticMemberStopsTheWriter() {
         assertThat(failures.handle(new StreamsException(new FencedInstanceIdException("instance id n1-1 fenced"))))
                 .isEqualTo(SHUTDOWN_CLIENT);
+    }
+
+    /** Refused by the cluster (an ACL, a transaction timeout over its maximum): a new thread would be refused again. */
+    @Test
+    void aThreadTheClusterRefusesStopsTheWriter() {
+        assertThat(failures.handle(new StreamsException("Error encountered trying to initialize transactions",
+                new TransactionalIdAuthorizationException("Transactional Id authorization failed.")))).isEqualTo(SHUTDOWN_CLIENT);
+        assertThat(failures.handle(new StreamsException(new InvalidTxnTimeoutException("The transaction timeout is larger than "
+                + "the maximum value allowed by the broker")))).isEqualTo(SHUTDOWN_CLIENT);
     }
 
     /** A topic just made may be missing from a broker's metadata for a moment; a topic deleted stays missing. */
