@@ -1049,6 +1049,8 @@ class DefaultLobStoreTest {
             } else {
                 assertThat(excess).as("history past its limit").isPositive();
                 assertThat(delays).as("the writes after history passed the limit").isGreaterThanOrEqualTo(4);
+                assertThat(registry.get("lob_backpressure_delay_seconds").timer().totalTime(java.util.concurrent.TimeUnit.NANOSECONDS))
+                        .as("how long they were held, not only how often").isPositive();
             }
         }
     }
