@@ -3,8 +3,16 @@ package io.lobstream.app;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.avro.LobCommand;
+import io.lobstream.avro.LobOp;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -17,21 +25,25 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
+import java.util.zip.CRC32C;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -96,16 +108,61 @@ class NodeCrashIT {
         return json.readTree(r.body());
     }
 
-    /** Polls /status until its totals show pages of an upload in progress; false if none did within {@code limit}. */
-    static boolean uploadInProgressWithin(Duration limit) throws Exception {
-        long deadline = System.nanoTime() + limit.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (status().path("totals").path("pages_uploading").asLong() > 0) {
-                return true;
+    /** Waits until the tablespace of {@code partition} has applied lob.commands up to {@code offset}. */
+    static void awaitApplied(int partition, long offset) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> {
+            for (JsonNode p : status().path("partitions")) {
+                if (p.path("partition").asInt() == partition) {
+                    return p.path("applied_offset").asLong(-1) >= offset;
+                }
             }
-            Thread.sleep(5);
+            return false;
+        });
+    }
+
+    /** A chunked PUT sent as LobClient sends one, but in two steps: all chunks but the last, then the last. */
+    static final class HeldUpload {
+        static final int CHUNK = 512 * 1024;
+        final String id;
+        final byte[] value;
+        private final int chunks;
+        private final String uploadId = UUID.randomUUID().toString();
+
+        HeldUpload(String id, int chunks) {
+            this.id = id;
+            this.chunks = chunks;
+            this.value = new byte[chunks * CHUNK];
+            new Random(42).nextBytes(value);
         }
-        return false;
+
+        /** Sends every chunk but the last, and waits until the node has applied them. */
+        void sendAllButLast() throws Exception {
+            RecordMetadata last = null;
+            for (int i = 0; i < chunks - 1; i++) {
+                last = send(i);
+            }
+            awaitApplied(last.partition(), last.offset());
+        }
+
+        void sendLast() throws Exception {
+            send(chunks - 1);
+        }
+
+        private RecordMetadata send(int i) throws Exception {
+            LobCommand.Builder chunk = LobCommand.newBuilder().setCommandId(UUID.randomUUID().toString()).setLobId(id)
+                    .setOp(LobOp.PUT).setUploadId(uploadId).setChunkIndex(i).setChunkCount(chunks).setOffset((long) i * CHUNK)
+                    .setTotalLength(value.length).setData(ByteBuffer.wrap(value, i * CHUNK, CHUNK)).setMetadata(Map.of())
+                    .setProducedAt(Instant.now());
+            if (i == chunks - 1) { // the whole value's CRC32C, with the chunk that publishes it
+                CRC32C crc = new CRC32C();
+                crc.update(value);
+                chunk.setCrc32c((int) crc.getValue());
+            }
+            try (KafkaProducer<String, Object> avro = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    cluster.bootstrap()), new StringSerializer(), LobSerdes.valueSerializer(config))) {
+                return avro.send(new ProducerRecord<>(config.topics().commands(), id, chunk.build())).get();
+            }
+        }
     }
 
     static void awaitRunning() {
@@ -212,17 +269,23 @@ class NodeCrashIT {
         producers.forEach(Thread::start);
         long seed = ThreadLocalRandom.current().nextLong();
         Random when = new Random(seed);
-        boolean killedUploading = false;
+        // An upload held open across the first kill, whatever the timing: two of its three chunks applied before it, the
+        // last sent after the restart. (The producers' own chunked puts finish within milliseconds.)
+        HeldUpload held = new HeldUpload("crash-held", 3);
         for (int kill = 0; kill < 3; kill++) {
             long after = 1500 + when.nextInt(2500);
             System.out.printf("NodeCrashIT: kill %d after %d ms (seed %d)%n", kill + 1, after, seed);
             Thread.sleep(after);
-            if (kill == 0) { // one kill, at least, right after /status showed an upload's chunks applied and its last not yet
-                killedUploading = uploadInProgressWithin(Duration.ofSeconds(30));
+            if (kill == 0) {
+                held.sendAllButLast();
+                assertThat(status().path("totals").path("pages_uploading").asLong()).as("an upload in progress").isPositive();
             }
             node.destroyForcibly().waitFor(); // SIGKILL: mid-upload, mid-commit, wherever it is
             node = startNode();
             awaitRunning();
+            if (kill == 0) {
+                held.sendLast();
+            }
         }
         Thread.sleep(2000);
         stop.set(true);
@@ -230,7 +293,6 @@ class NodeCrashIT {
             p.join(60_000);
         }
         assertThat(failures).isEmpty();
-        assertThat(killedUploading).as("a kill with an upload in progress").isTrue();
         System.out.println("NodeCrashIT: commands acknowledged " + new java.util.TreeMap<>(model.acknowledged));
         assertThat(model.acknowledged).containsKeys("put", "append", "write");
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
@@ -238,6 +300,7 @@ class NodeCrashIT {
                 byte[] v = model.values.get(id);
                 assertThat(nodeSha(id)).as(id).isEqualTo(v == null ? "HTTP 404" : sha(v));
             }
+            assertThat(nodeSha(held.id)).as("the upload the first kill interrupted").isEqualTo(sha(held.value));
         });
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500))
                 .until(() -> status().path("totals").path("history_length").asLong(-1) == 0);

@@ -20,6 +20,8 @@ final class RegistryCheck {
     private static final Duration TIMEOUT = Duration.ofSeconds(3);
     /** The serdes' TLS settings for the registry (a private CA, a client certificate). */
     private static final String TLS_SETTINGS = "apicurio.registry.request.ssl.";
+    /** The serdes' credentials for the registry (basic, or a token from an identity server). */
+    private static final String AUTH_SETTINGS = "apicurio.auth.";
 
     private RegistryCheck() {
     }
@@ -46,7 +48,13 @@ final class RegistryCheck {
         try {
             int status = http.send(HttpRequest.newBuilder(info).timeout(TIMEOUT).build(), HttpResponse.BodyHandlers.discarding())
                     .statusCode();
-            if (status != 200 && status != 401 && status != 403) { // (the API, asking for credentials this look has not)
+            boolean credentials = config.originals().keySet().stream().anyMatch(k -> k.startsWith(AUTH_SETTINGS))
+                    || URI.create(url).getUserInfo() != null;
+            if ((status == 401 || status == 403) && !credentials) {
+                err.println("lobstream node: the registry at " + shown + " answered " + status + " to " + info.getPath() + " and the "
+                        + "serdes have no credentials for it (apicurio.auth.*); until they do, the writer waits on each command it "
+                        + "cannot decode");
+            } else if (status != 200 && status != 401 && status != 403) { // (asking for the credentials the serdes have)
                 err.println("lobstream node: the registry at " + shown + " answered " + status + " to " + info.getPath() + ": is "
                         + LobStreamConfig.REGISTRY_URL.name() + " the base of its Apicurio v2 API (e.g. http://host:8081/apis/registry/v2)? "
                         + "Until it answers, the writer waits on each command it cannot decode");

@@ -53,10 +53,13 @@ class RegistryCheckTest {
                 .isEmpty();
     }
 
-    /** A registry that asks for credentials answers: the path is its API's, and the serdes have the credentials. */
+    /** A registry that asks for credentials the serdes have is taken silently; without them, the node says so. */
     @Test
-    void aRegistryAskingForCredentialsIsTakenSilently() throws InterruptedException {
-        assertThat(said(base() + "/secured/apis/registry/v2", Map.of())).isEmpty();
+    void aRegistryAskingForCredentialsIsWarnedOfOnlyWhenTheSerdesHaveNone() throws InterruptedException {
+        assertThat(said(base() + "/secured/apis/registry/v2", Map.of("apicurio.auth.username", "u", "apicurio.auth.password", "p")))
+                .isEmpty();
+        assertThat(said(base() + "/secured/apis/registry/v2", Map.of())).contains("answered 401 to /secured/apis/registry/v2/system/info")
+                .contains("no credentials");
     }
 
     /** TLS settings of the serdes' own (a private CA): not looked at with the JVM's defaults, which would fail. */
