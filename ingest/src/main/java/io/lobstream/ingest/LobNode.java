@@ -307,9 +307,9 @@ public final class LobNode implements AutoCloseable {
         // an undo record lists the pages its version shares with the next (a partial update of a long value: many)
         p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), Topics.PAGE_LIST_RECORD_MAX_BYTES);
         // A writer behind its producers leaves the backlog in Kafka, not in its heap: Kafka Streams buffers up to 1,000
-        // records per partition by default, 256–512 MB of commands, which the node's GC then copies (session 13). A
-        // fetch brings up to 4 MiB of a partition: 16 records keep the stream thread fed.
-        p.put(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG, 16);
+        // records per partition by default, 256–512 MB of commands, which the node's GC then copies (session 13).
+        p.put(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG, bufferedRecordsPerPartition(Runtime.getRuntime().maxMemory(),
+                partitions, config.get(LobStreamConfig.CHUNK_SIZE)));
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), config.get(LobStreamConfig.SESSION_TIMEOUT_MS));
         // a task stays where its tablespace is, as far as a balanced share allows (TablespaceTaskAssignor says why)
         p.put(StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG, TablespaceTaskAssignor.class.getName());
@@ -322,6 +322,18 @@ public final class LobNode implements AutoCloseable {
         }
         applyStreamsSettings(p, config);
         return p;
+    }
+
+    /**
+     * Records Kafka Streams buffers per partition ahead of the stream thread. 16 keep it fed (a fetch brings up to 4 MiB of
+     * a partition); but every partition of a writer behind its producers fills its buffer, and with Streams counting
+     * records, not bytes, 16 commands of {@code chunkSize} each in every partition is 8 MiB a partition at the default
+     * chunk: half a 512 MiB heap at 32 partitions, all of it at 64. Fewer where they would take more than a quarter of the
+     * heap, and never under 2 (one being applied, one fetched).
+     */
+    static int bufferedRecordsPerPartition(long maxHeapBytes, int partitions, int chunkSize) {
+        long fit = maxHeapBytes / 4 / ((long) Math.max(1, partitions) * Math.max(1, chunkSize));
+        return (int) Math.max(2, Math.min(16, fit));
     }
 
     /**

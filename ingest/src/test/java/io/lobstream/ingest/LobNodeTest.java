@@ -45,4 +45,16 @@ class LobNodeTest {
                 "lob.streams.producer.lingr.ms", "5", "lob.chunk.size", "65536"))))
                 .containsExactly("lob.streams.num.standby.replica", "lob.streams.producer.lingr.ms");
     }
+
+    /** Streams counts buffered records, not bytes: many partitions of a writer behind would fill a small heap. */
+    @Test
+    void theRecordsBufferedPerPartitionFitAQuarterOfTheHeap() {
+        long mib = 1 << 20;
+        int chunk = 512 * 1024;
+        assertThat(LobNode.bufferedRecordsPerPartition(512 * mib, 8, chunk)).isEqualTo(16); // the default node
+        assertThat(LobNode.bufferedRecordsPerPartition(512 * mib, 64, chunk)).isEqualTo(4); // 64 × 4 × 512 KiB = 128 MiB
+        assertThat(LobNode.bufferedRecordsPerPartition(512 * mib, 128, chunk)).isEqualTo(2);
+        assertThat(LobNode.bufferedRecordsPerPartition(256 * mib, 1024, chunk)).isEqualTo(2); // never fewer
+        assertThat(LobNode.bufferedRecordsPerPartition(2048 * mib, 128, chunk)).isEqualTo(8);
+    }
 }
