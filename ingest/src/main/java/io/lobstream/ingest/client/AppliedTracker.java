@@ -62,6 +62,8 @@ final class AppliedTracker implements AutoCloseable {
     static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
     /** Dead letters of this client's writes seen, kept at most between rounds (the oldest go first). */
     static final int SEEN_MAX = 10_000;
+    /** How long the tracker's start waits for the dead-letter topic's partitions; then its rounds ask again. */
+    static final Duration PARTITIONS_WAIT = Duration.ofSeconds(30);
     private static final Duration ROUND = Duration.ofMillis(50);
 
     private record Waiting(LobWrite write, RecordMetadata last, CompletableFuture<WriteOutcome> outcome) {
@@ -72,8 +74,10 @@ final class AppliedTracker implements AutoCloseable {
     private final String writerGroup;
     private final KafkaConsumer<byte[], byte[]> deadLetters;
     private final Admin admin;
-    private final Set<TopicPartition> dlqPartitions;
+    /** Null until found: a broker away when the tracker began leaves it to the tracker's rounds (see the constructor). */
+    private Set<TopicPartition> dlqPartitions;
     private final String dlqTopic;
+    private final String bootstrap;
     /** The id of the dead-letter topic its positions are in: another one is the topic made again ({@link #madeAgain}). */
     private Uuid dlqTopicId;
     private final BlockingQueue<Waiting> incoming = new LinkedBlockingQueue<>();
@@ -97,9 +101,11 @@ final class AppliedTracker implements AutoCloseable {
     /**
      * @param writeIdPrefix what the ids of this client's writes begin with: only their dead letters are kept
      * @param completions   where outcomes complete: the client's callback threads, off the tracker's thread
-     * @throws IllegalStateException if the dead-letter topic does not exist: no writer node ever ran against the cluster
+     * @throws IllegalStateException if the dead-letter topic does not exist: no writer node ever ran against the cluster (a
+     *                               broker that does not answer within {@code partitionsWait} is asked again in the
+     *                               tracker's rounds)
      */
-    AppliedTracker(LobStreamConfig config, String writeIdPrefix, int seenMax, Executor completions) {
+    AppliedTracker(LobStreamConfig config, String writeIdPrefix, int seenMax, Executor completions, Duration partitionsWait) {
         this.seenMax = seenMax;
         this.completions = completions;
         this.writeIdPrefix = writeIdPrefix;
@@ -113,16 +119,16 @@ final class AppliedTracker implements AutoCloseable {
         // the writer node, started later, would refuse it: the question below must not create what it asks about
         c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
         this.deadLetters = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        this.dlqTopic = config.topics().deadLetters();
+        this.bootstrap = config.bootstrap();
         try {
-            String topic = config.topics().deadLetters();
-            this.dlqTopic = topic;
-            this.dlqPartitions = deadLetters.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).collect(Collectors.toUnmodifiableSet());
-            if (dlqPartitions.isEmpty()) {
-                throw new IllegalStateException("no topic " + topic + " on " + config.bootstrap()
-                        + ": has a writer node run against this cluster (it creates the topics)?");
+            try {
+                findDeadLetterPartitions(partitionsWait);
+            } catch (org.apache.kafka.common.errors.TimeoutException brokerAway) {
+                // The writes waiting are acknowledged, and the writer applies them once the broker is back: their outcome
+                // waits for it too (the rounds ask again), not failed with this, nor a caller after the next 30 s.
+                log.warn("cannot find the partitions of {} yet ({}); asking again every second", dlqTopic, brokerAway.toString());
             }
-            deadLetters.assign(dlqPartitions);
             this.admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
         } catch (RuntimeException e) {
             deadLetters.close(CloseOptions.timeout(Duration.ZERO));
@@ -206,8 +212,27 @@ final class AppliedTracker implements AutoCloseable {
         deadLetters.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
 
+    /**
+     * Finds the dead-letter topic's partitions and reads them from now on.
+     *
+     * @throws IllegalStateException if the topic does not exist: no writer node ever ran against the cluster
+     */
+    private void findDeadLetterPartitions(Duration wait) {
+        Set<TopicPartition> found = deadLetters.partitionsFor(dlqTopic, wait).stream()
+                .map(p -> new TopicPartition(dlqTopic, p.partition())).collect(Collectors.toUnmodifiableSet());
+        if (found.isEmpty()) {
+            throw new IllegalStateException("no topic " + dlqTopic + " on " + bootstrap
+                    + ": has a writer node run against this cluster (it creates the topics)?");
+        }
+        deadLetters.assign(found);
+        dlqPartitions = found;
+    }
+
     /** Resolves what it can of {@code waiting}, of which {@code fresh} came since the last round. */
     private void resolve(List<Waiting> waiting, List<Waiting> fresh) throws ExecutionException, InterruptedException, TimeoutException {
+        if (dlqPartitions == null) {
+            findDeadLetterPartitions(Duration.ofSeconds(5)); // a broker away: Kafka's TimeoutException, and the next round asks again
+        }
         long from = waiting.stream().mapToLong(w -> w.write.sentAtMs()).min().orElseThrow() - CLOCK_MARGIN.toMillis();
         // a write that waited through a round has no letter among those read then; one that came since may have one among
         // those let go of: read them again

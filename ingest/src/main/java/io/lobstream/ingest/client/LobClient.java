@@ -788,7 +788,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             throw new IllegalStateException("LobClient closed");
         }
         if (tracker == null) {
-            tracker = new AppliedTracker(config, clientId + "/", trackerSeenMax, callbacks());
+            tracker = new AppliedTracker(config, clientId + "/", trackerSeenMax, callbacks(), AppliedTracker.PARTITIONS_WAIT);
         }
         return tracker;
     }

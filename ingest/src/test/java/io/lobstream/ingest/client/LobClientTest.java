@@ -2,6 +2,8 @@ package io.lobstream.ingest.client;
 
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.LobStreamConfig;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serializer;
 import org.junit.jupiter.api.Test;
 
@@ -163,6 +165,23 @@ class LobClientTest {
             assertThat(late).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
                     .withMessageContaining("closed");
         }
+    }
+
+    /**
+     * A broker away when a client's first {@code applied()} starts its tracker: the write Kafka acknowledged waits for its
+     * outcome (the tracker's rounds ask for the dead-letter topic again), where it failed with Kafka's timeout.
+     */
+    @Test
+    void aBrokerAwayWhenTheTrackerStartsLeavesOutcomesWaitingNotFailed() throws Exception {
+        CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
+        try (AppliedTracker tracker = new AppliedTracker(unreachable(), "w/", 10, Runnable::run, Duration.ofMillis(300))) {
+            tracker.track(new LobWrite(null, "doc", "w/1", System.currentTimeMillis()),
+                    new RecordMetadata(new TopicPartition("lob.commands", 0), 5, 0, 0, 3, 10), outcome);
+            Thread.sleep(2_000);
+            assertThat(outcome).isNotDone();
+        }
+        assertThat(outcome).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+                .withMessageContaining("LobClient closed before the writer committed the write");
     }
 
     /** 1 KiB chunks, sends that give up after 200 ms, and a broker address where nothing listens. */
