@@ -44,6 +44,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -128,6 +129,14 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * well past Kafka Streams' 10 s between tries, and little beside hours.
      */
     static final Duration MOVED_AFTER = Duration.ofSeconds(90);
+    /**
+     * Catch-ups (and checks) that run at once; more wait their turn. At the default 8 partitions all run together; a node
+     * given 64 or 128 partitions and no copies (a new disk) started as many replays at once, each with its consumer,
+     * registry client and tablespace index: hundreds of threads and of MB of heap on a small node, and no more throughput
+     * from its cores.
+     */
+    static final int CONCURRENT = 8;
+    private final Semaphore slots = new Semaphore(CONCURRENT);
 
     public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
@@ -488,7 +497,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
     private LockException inBackground(int partition, String what, Job job, String why) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         Thread t = new Thread(() -> {
+            boolean slot = false;
             try {
+                awaitSlot(partition, what);
+                slot = true;
                 job.run();
                 retries.remove(partition);
             } catch (Throwable e) {
@@ -506,6 +518,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
                             what, failures, wait.toSeconds(), e);
                 }
             } finally {
+                if (slot) {
+                    slots.release();
+                }
                 opening.remove(Thread.currentThread());
                 remaining.remove(partition);
                 threads.remove(Thread.currentThread());
@@ -524,6 +539,23 @@ public final class TablespaceCatchUp implements AutoCloseable {
         initAsked.put(partition, System.nanoTime()); // the init's own work before this is not the task's silence
         t.start();
         return new LockException("partition " + partition + ": " + why + " on thread " + t.getName());
+    }
+
+    /**
+     * Waits for one of the {@link #CONCURRENT} slots; gives up as a replay does once no task here asked for the partition
+     * for {@link #MOVED_AFTER}. A close interrupts the wait (the thread is still opening).
+     */
+    private void awaitSlot(int partition, String what) throws InterruptedException, MovedAway {
+        if (slots.tryAcquire()) {
+            return;
+        }
+        log.info("partition {}: {} waits for one of the {} catch-ups under way to end", partition, what, CONCURRENT);
+        while (!slots.tryAcquire(1, TimeUnit.SECONDS)) {
+            Long asked = initAsked.get(partition);
+            if (asked != null && System.nanoTime() - asked > MOVED_AFTER.toNanos()) {
+                throw new MovedAway(partition, null);
+            }
+        }
     }
 
     /** A catch-up's replay stopped as no task here asked for its partition for {@link #MOVED_AFTER}: not a failure. */

@@ -8,6 +8,8 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -38,6 +40,39 @@ class TablespaceCatchUpTest {
             assumeTrue(System.nanoTime() - started < TablespaceCatchUp.RETRY_FIRST.toNanos(), "the first retry's wait had passed");
             assertThatThrownBy(() -> catchUps.awaitRebuilt(3)).isInstanceOf(LockException.class)
                     .hasMessageContaining("partition 3: its catch-up from lob.commands failed (1 in a row, logged); the next starts in");
+        }
+    }
+
+    /** A node given many partitions and no copies ran every catch-up at once; at most {@code CONCURRENT} run now. */
+    @Test
+    void atMostSoManyCatchUpsRunAtOnceAndTheOthersWaitTheirTurn() throws Exception {
+        LobStreamConfig config = new LobStreamConfig(Map.of(LobStreamConfig.BOOTSTRAP.name(), "127.0.0.1:1"));
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        try (TablespaceCatchUp catchUps = new TablespaceCatchUp(config, new WriterMetrics(new SimpleMeterRegistry()))) {
+            int partitions = TablespaceCatchUp.CONCURRENT + 3;
+            for (int p = 0; p < partitions; p++) {
+                catchUps.checkInBackground(p, () -> {
+                    most.accumulateAndGet(running.incrementAndGet(), Math::max);
+                    release.await();
+                    running.decrementAndGet();
+                    return null;
+                });
+            }
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (running.get() < TablespaceCatchUp.CONCURRENT && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            Thread.sleep(300); // the others, had they not waited, would have begun by now
+            assertThat(most.get()).isEqualTo(TablespaceCatchUp.CONCURRENT);
+            assertThat(catchUps.catchingUp()).hasSize(partitions); // waiting ones count as catching up
+            release.countDown();
+            while (!catchUps.catchingUp().isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(catchUps.catchingUp()).as("every one ran in the end").isEmpty();
+            assertThat(most.get()).isEqualTo(TablespaceCatchUp.CONCURRENT);
         }
     }
 }
