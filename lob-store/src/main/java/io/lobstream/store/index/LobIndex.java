@@ -135,8 +135,12 @@ public final class LobIndex implements Closeable {
         // filter costs 5 % of its size, so only the commands' column family has one. The block cache and the
         // memtables' budget are the process's, shared by every index (IndexMemory); the SST files' index and filter
         // blocks are kept in that cache too (at high priority, L0's pinned), not beside it, where they grew with the data.
+        // The budget charges a memtable an arena block at a time from its first entry: 64 KiB blocks, not RocksDB's
+        // 512 KiB (an eighth of the write buffer), or the few column families a command touches in each of 64
+        // tablespaces passed the budget with KBs of entries, and every write flushed (IndexMemoryTest).
         BloomFilter bloom = new BloomFilter(10);
         ColumnFamilyOptions cfOptions = new ColumnFamilyOptions().setWriteBufferSize(4L << 20).setMaxWriteBufferNumber(2)
+                .setArenaBlockSize(64L << 10)
                 .setTableFormatConfig(new BlockBasedTableConfig().setFilterPolicy(bloom).setBlockCache(memory.cache)
                         .setCacheIndexAndFilterBlocks(true).setCacheIndexAndFilterBlocksWithHighPriority(true)
                         .setPinL0FilterAndIndexBlocksInCache(true));
