@@ -308,8 +308,15 @@ public final class LobNode implements AutoCloseable {
         p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), Topics.PAGE_LIST_RECORD_MAX_BYTES);
         // A writer behind its producers leaves the backlog in Kafka, not in its heap: Kafka Streams buffers up to 1,000
         // records per partition by default, 256–512 MB of commands, which the node's GC then copies (session 13).
-        p.put(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG, bufferedRecordsPerPartition(Runtime.getRuntime().maxMemory(),
-                partitions, config.get(LobStreamConfig.CHUNK_SIZE)));
+        WriterBuffer buffer = WriterBuffer.of(Runtime.getRuntime().maxMemory(), partitions, config.get(LobStreamConfig.CHUNK_SIZE));
+        p.put(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG, buffer.recordsPerPartition());
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), buffer.fetchBytesPerPartition());
+        if (buffer.worstBytes() > Runtime.getRuntime().maxMemory() / 2) {
+            log.warn("the writer may hold up to {} MiB of commands read ahead for its {} partitions ({} of {} bytes and a fetch "
+                    + "of {} bytes each), over half the heap of {} MiB: give the node more (JAVA_OPTS=-Xmx...)",
+                    buffer.worstBytes() >> 20, partitions, buffer.recordsPerPartition(), config.get(LobStreamConfig.CHUNK_SIZE),
+                    buffer.fetchBytesPerPartition(), Runtime.getRuntime().maxMemory() >> 20);
+        }
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), config.get(LobStreamConfig.SESSION_TIMEOUT_MS));
         // a task stays where its tablespace is, as far as a balanced share allows (TablespaceTaskAssignor says why)
         p.put(StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG, TablespaceTaskAssignor.class.getName());
@@ -325,15 +332,33 @@ public final class LobNode implements AutoCloseable {
     }
 
     /**
-     * Records Kafka Streams buffers per partition ahead of the stream thread. 16 keep it fed (a fetch brings up to 4 MiB of
-     * a partition); but every partition of a writer behind its producers fills its buffer, and with Streams counting
-     * records, not bytes, 16 commands of {@code chunkSize} each in every partition is 8 MiB a partition at the default
-     * chunk: half a 512 MiB heap at 32 partitions, all of it at 64. Fewer where they would take more than a quarter of the
-     * heap, and never under 2 (one being applied, one fetched).
+     * What the writer reads ahead of its stream threads, per partition: the records Kafka Streams queues (it pauses a
+     * partition once a poll has taken its queue past the limit, so a queue reaches the limit plus one fetch) and the fetch
+     * the consumer holds for a paused partition. 16 records and 4 MiB fetches keep a thread fed; but every partition of a
+     * writer behind its producers fills its share, and Streams counts records, not bytes: 16 commands of 512 KiB and
+     * two 4 MiB fetches are 16 MiB a partition, a 512 MiB heap at 32 partitions. Less where the shares would pass a
+     * quarter of the heap: queues down to 2 records, then fetches down to 1 MiB; past that, {@link #worstBytes} says what
+     * it can come to.
+     *
+     * @param recordsPerPartition   Kafka Streams' buffered.records.per.partition
+     * @param fetchBytesPerPartition the consumers' max.partition.fetch.bytes
+     * @param worstBytes            what every partition's share together can come to
      */
-    static int bufferedRecordsPerPartition(long maxHeapBytes, int partitions, int chunkSize) {
-        long fit = maxHeapBytes / 4 / ((long) Math.max(1, partitions) * Math.max(1, chunkSize));
-        return (int) Math.max(2, Math.min(16, fit));
+    record WriterBuffer(int recordsPerPartition, int fetchBytesPerPartition, long worstBytes) {
+        static final int MAX_RECORDS = 16;
+        static final int MIN_RECORDS = 2;
+        static final int MAX_FETCH = 4 << 20;
+        static final int MIN_FETCH = 1 << 20;
+
+        static WriterBuffer of(long maxHeapBytes, int partitions, int recordBytes) {
+            long n = Math.max(1, partitions);
+            long record = Math.max(1, recordBytes);
+            long share = maxHeapBytes / 4 / n;
+            // fewer records first: past a few, a deeper queue feeds the thread no better, where a smaller fetch costs round trips
+            int records = (int) Math.max(MIN_RECORDS, Math.min(MAX_RECORDS, (share - 2L * MAX_FETCH) / record));
+            int fetch = (int) Math.max(MIN_FETCH, Math.min(MAX_FETCH, (share - records * record) / 2));
+            return new WriterBuffer(records, fetch, n * (records * record + 2L * fetch));
+        }
     }
 
     /**

@@ -46,15 +46,21 @@ class LobNodeTest {
                 .containsExactly("lob.streams.num.standby.replica", "lob.streams.producer.lingr.ms");
     }
 
-    /** Streams counts buffered records, not bytes: many partitions of a writer behind would fill a small heap. */
+    /**
+     * Streams counts buffered records, not bytes, and a queue reaches its limit plus a fetch: many partitions of a writer
+     * behind would fill a small heap. Each partition's share: its queue and two fetches.
+     */
     @Test
-    void theRecordsBufferedPerPartitionFitAQuarterOfTheHeap() {
+    void whatTheWriterReadsAheadFitsAQuarterOfTheHeapAsFarAsItCan() {
         long mib = 1 << 20;
         int chunk = 512 * 1024;
-        assertThat(LobNode.bufferedRecordsPerPartition(512 * mib, 8, chunk)).isEqualTo(16); // the default node
-        assertThat(LobNode.bufferedRecordsPerPartition(512 * mib, 64, chunk)).isEqualTo(4); // 64 × 4 × 512 KiB = 128 MiB
-        assertThat(LobNode.bufferedRecordsPerPartition(512 * mib, 128, chunk)).isEqualTo(2);
-        assertThat(LobNode.bufferedRecordsPerPartition(256 * mib, 1024, chunk)).isEqualTo(2); // never fewer
-        assertThat(LobNode.bufferedRecordsPerPartition(2048 * mib, 128, chunk)).isEqualTo(8);
+        assertThat(LobNode.WriterBuffer.of(512 * mib, 8, chunk)) // the default node: Kafka's and the node's usual settings
+                .isEqualTo(new LobNode.WriterBuffer(16, 4 << 20, 128 * mib));
+        assertThat(LobNode.WriterBuffer.of(2048 * mib, 8, chunk)).isEqualTo(new LobNode.WriterBuffer(16, 4 << 20, 128 * mib));
+        assertThat(LobNode.WriterBuffer.of(512 * mib, 16, chunk)) // 16 MiB a partition would be half the heap: fewer records
+                .isEqualTo(new LobNode.WriterBuffer(2, 3584 << 10, 128 * mib));
+        assertThat(LobNode.WriterBuffer.of(512 * mib, 64, chunk)) // the least: 2 records, 1 MiB fetches
+                .isEqualTo(new LobNode.WriterBuffer(2, 1 << 20, 192 * mib));
+        assertThat(LobNode.WriterBuffer.of(2048 * mib, 128, chunk)).isEqualTo(new LobNode.WriterBuffer(2, 1536 << 10, 512 * mib));
     }
 }

@@ -130,12 +130,15 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     static final Duration MOVED_AFTER = Duration.ofSeconds(90);
     /**
-     * Catch-ups (and checks) that run at once; more wait their turn. At the default 8 partitions all run together; a node
-     * given 64 or 128 partitions and no copies (a new disk) started as many replays at once, each with its consumer,
-     * registry client and tablespace index: hundreds of threads and of MB of heap on a small node, and no more throughput
-     * from its cores.
+     * Long catch-ups (and checks of every page) that run at once; more wait their turn. At the default 8 partitions all run
+     * together; a node given 64 or 128 partitions and no copies (a new disk) started as many replays at once, each with its
+     * consumer, registry client and tablespace index: hundreds of threads and of MB of heap on a small node, and no more
+     * throughput from its cores. A catch-up of at most {@link #SHORT_REPLAY_RECORDS} takes no slot: it must not wait hours
+     * behind full rebuilds (a node back after a crash, its own copies a few seconds behind).
      */
     static final int CONCURRENT = 8;
+    /** A few seconds of a busy partition's commands. */
+    static final long SHORT_REPLAY_RECORDS = 10_000;
     private final Semaphore slots = new Semaphore(CONCURRENT);
 
     public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
@@ -425,7 +428,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     public LockException rebuildInBackground(int partition, Callable<LobStore> open) {
         metrics.rebuildStarted();
-        return inBackground(partition, "catch-up from lob.commands", () -> {
+        return inBackground(partition, true, "catch-up from lob.commands", () -> {
             PartitionReplayer.Result r;
             String copy;
             try (LobStore store = open.call()) {
@@ -449,9 +452,12 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * against lob.commands as for any start (it may be caught up then).
      */
     public LockException checkInBackground(int partition, Callable<LobStore> open) {
-        return inBackground(partition, "the check of its pages", () -> {
+        return inBackground(partition, false, "the check of its pages", () -> {
+            awaitSlot(partition, "the check of its pages"); // every page read: as long as a rebuild
             try (LobStore checked = open.call()) {
                 opened(); // no interrupt from close() now: one in the store's close would cost it its clean flag, and the check
+            } finally {
+                slots.release();
             }
         },
                 "the pages of every version to check before it opens (the log above says why); checking them");
@@ -494,19 +500,18 @@ public final class TablespaceCatchUp implements AutoCloseable {
     }
 
     /** Runs {@code job} on thread lob-rebuild-P; the task's inits give way until it is done, and wait after a failure. */
-    private LockException inBackground(int partition, String what, Job job, String why) {
+    private LockException inBackground(int partition, boolean rebuild, String what, Job job, String why) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         Thread t = new Thread(() -> {
-            boolean slot = false;
             try {
-                awaitSlot(partition, what);
-                slot = true;
                 job.run();
                 retries.remove(partition);
             } catch (Throwable e) {
                 if (e instanceof MovedAway && !closed) {
                     retries.remove(partition);
-                    metrics.rebuildMoved();
+                    if (rebuild) { // (a check that waited for a slot started no rebuild)
+                        metrics.rebuildMoved();
+                    }
                     log.info("partition {}: {} stopped: {}", partition, what, e.getMessage());
                 } else if (!closed) {
                     metrics.rebuildFailed();
@@ -518,9 +523,6 @@ public final class TablespaceCatchUp implements AutoCloseable {
                             what, failures, wait.toSeconds(), e);
                 }
             } finally {
-                if (slot) {
-                    slots.release();
-                }
                 opening.remove(Thread.currentThread());
                 remaining.remove(partition);
                 threads.remove(Thread.currentThread());
@@ -542,19 +544,27 @@ public final class TablespaceCatchUp implements AutoCloseable {
     }
 
     /**
-     * Waits for one of the {@link #CONCURRENT} slots; gives up as a replay does once no task here asked for the partition
-     * for {@link #MOVED_AFTER}. A close interrupts the wait (the thread is still opening).
+     * Waits for one of the {@link #CONCURRENT} slots, which the caller releases; gives up as a replay does once no task here
+     * asked for the partition for {@link #MOVED_AFTER}, and when the writer closes.
      */
-    private void awaitSlot(int partition, String what) throws InterruptedException, MovedAway {
-        if (slots.tryAcquire()) {
-            return;
-        }
-        log.info("partition {}: {} waits for one of the {} catch-ups under way to end", partition, what, CONCURRENT);
-        while (!slots.tryAcquire(1, TimeUnit.SECONDS)) {
-            Long asked = initAsked.get(partition);
-            if (asked != null && System.nanoTime() - asked > MOVED_AFTER.toNanos()) {
-                throw new MovedAway(partition, null);
+    private void awaitSlot(int partition, String what) throws InterruptedIOException {
+        try {
+            if (slots.tryAcquire()) {
+                return;
             }
+            log.info("partition {}: {} waits for one of the {} long catch-ups under way to end", partition, what, CONCURRENT);
+            while (!slots.tryAcquire(1, TimeUnit.SECONDS)) {
+                if (closed) {
+                    throw new InterruptedIOException("the writer is closing");
+                }
+                Long asked = initAsked.get(partition);
+                if (asked != null && System.nanoTime() - asked > MOVED_AFTER.toNanos()) {
+                    throw new MovedAway(partition, null);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting to catch partition " + partition + " up");
         }
     }
 
@@ -608,6 +618,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 return new PartitionReplayer.Result(0, 0, 0, REFUSED);
             }
         }
+        boolean slot = committed - (applied + 1) > SHORT_REPLAY_RECORDS;
+        if (slot) {
+            awaitSlot(partition, "catch-up of " + (committed - applied - 1) + " records");
+        }
         PartitionReplayer replayer = new PartitionReplayer(config);
         boolean[] moved = {false};
         PartitionReplayer.Result r;
@@ -634,6 +648,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 throw new MovedAway(partition, stopped);
             }
             throw stopped;
+        } finally {
+            if (slot) {
+                slots.release();
+            }
         }
         log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
                 + "{} LOBs live", partition, committed, r.applied(), r.rejected(), store.stats().lobs());
