@@ -16,6 +16,8 @@ COPY deploy/docker-entrypoint.sh /opt/lobstream/docker-entrypoint.sh
 RUN useradd --system --uid 10001 --no-create-home --home-dir /opt/lobstream lobstream && mkdir -p /data && chown lobstream /data
 USER lobstream
 VOLUME /data
+# the working directory too: a node or purge worker not given --data-dir uses ./lobstream-data, under the volume
+WORKDIR /data
 # 8080: a node's HTTP API and /metrics; 9404: a purge worker's /metrics (--metrics-port 9404)
 EXPOSE 8080 9404
 # JAVA_OPTS sizes the JVM as with ./lobstream (e.g. JAVA_OPTS="-Xms2g -Xmx2g" in the compose file's environment).
