@@ -40,11 +40,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * A writer node: the Kafka Streams writer topology (exactly-once v2, one task and one tablespace
@@ -311,12 +313,6 @@ public final class LobNode implements AutoCloseable {
         WriterBuffer buffer = WriterBuffer.of(Runtime.getRuntime().maxMemory(), partitions, config.get(LobStreamConfig.CHUNK_SIZE));
         p.put(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG, buffer.recordsPerPartition());
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), buffer.fetchBytesPerPartition());
-        if (buffer.worstBytes() > Runtime.getRuntime().maxMemory() / 2) {
-            log.warn("the writer may hold up to {} MiB of commands read ahead for its {} partitions ({} of {} bytes and a fetch "
-                    + "of {} bytes each), over half the heap of {} MiB: give the node more (JAVA_OPTS=-Xmx...)",
-                    buffer.worstBytes() >> 20, partitions, buffer.recordsPerPartition(), config.get(LobStreamConfig.CHUNK_SIZE),
-                    buffer.fetchBytesPerPartition(), Runtime.getRuntime().maxMemory() >> 20);
-        }
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), config.get(LobStreamConfig.SESSION_TIMEOUT_MS));
         // a task stays where its tablespace is, as far as a balanced share allows (TablespaceTaskAssignor says why)
         p.put(StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG, TablespaceTaskAssignor.class.getName());
@@ -328,7 +324,24 @@ public final class LobNode implements AutoCloseable {
             p.put(StreamsConfig.CLIENT_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID) + "-" + nodeId.strip());
         }
         applyStreamsSettings(p, config);
+        warnIfReadAheadPassesHalfTheHeap(p);
         return p;
+    }
+
+    /** Said from the settings that take effect, the user's lob.streams. ones too. */
+    private void warnIfReadAheadPassesHalfTheHeap(Properties p) {
+        String fetchKey = ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG;
+        Object fetch = Stream.of(StreamsConfig.mainConsumerPrefix(fetchKey), StreamsConfig.consumerPrefix(fetchKey), fetchKey)
+                .map(p::get).filter(Objects::nonNull).findFirst().orElse(ConsumerConfig.DEFAULT_MAX_PARTITION_FETCH_BYTES);
+        long records = Long.parseLong(String.valueOf(p.get(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG)));
+        long worst = WriterBuffer.worstBytes(partitions, records, Long.parseLong(String.valueOf(fetch)),
+                config.get(LobStreamConfig.CHUNK_SIZE));
+        long heap = Runtime.getRuntime().maxMemory();
+        if (worst > heap / 2) {
+            log.warn("the writer may hold up to {} MiB of commands read ahead for its {} partitions ({} of {} bytes and two "
+                    + "fetches of {} bytes each), over half the heap of {} MiB: give the node more (JAVA_OPTS=-Xmx...)",
+                    worst >> 20, partitions, records, config.get(LobStreamConfig.CHUNK_SIZE), fetch, heap >> 20);
+        }
     }
 
     /**
@@ -357,7 +370,11 @@ public final class LobNode implements AutoCloseable {
             // fewer records first: past a few, a deeper queue feeds the thread no better, where a smaller fetch costs round trips
             int records = (int) Math.max(MIN_RECORDS, Math.min(MAX_RECORDS, (share - 2L * MAX_FETCH) / record));
             int fetch = (int) Math.max(MIN_FETCH, Math.min(MAX_FETCH, (share - records * record) / 2));
-            return new WriterBuffer(records, fetch, n * (records * record + 2L * fetch));
+            return new WriterBuffer(records, fetch, worstBytes(partitions, records, fetch, recordBytes));
+        }
+
+        static long worstBytes(int partitions, long records, long fetchBytes, long recordBytes) {
+            return Math.max(1, partitions) * (records * Math.max(1, recordBytes) + 2 * fetchBytes);
         }
     }
 

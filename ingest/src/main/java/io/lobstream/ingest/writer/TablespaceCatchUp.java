@@ -133,13 +133,15 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * Long catch-ups (and checks of every page) that run at once; more wait their turn. At the default 8 partitions all run
      * together; a node given 64 or 128 partitions and no copies (a new disk) started as many replays at once, each with its
      * consumer, registry client and tablespace index: hundreds of threads and of MB of heap on a small node, and no more
-     * throughput from its cores. A catch-up of at most {@link #SHORT_REPLAY_RECORDS} takes no slot: it must not wait hours
-     * behind full rebuilds (a node back after a crash, its own copies a few seconds behind).
+     * throughput from its cores. A catch-up of at most {@link #SHORT_REPLAY_RECORDS} has slots of its own, as many: it must
+     * not wait hours behind full rebuilds (a node back after a crash, its own copies a few seconds behind).
      */
     static final int CONCURRENT = 8;
-    /** A few seconds of a busy partition's commands. */
+    /** A few seconds of a busy partition's small commands. */
     static final long SHORT_REPLAY_RECORDS = 10_000;
     private final Semaphore slots = new Semaphore(CONCURRENT);
+    /** The short catch-ups' own slots, as many: never behind the long ones, and never all of 128 at once. */
+    private final Semaphore shortSlots = new Semaphore(CONCURRENT);
 
     public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
@@ -453,7 +455,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     public LockException checkInBackground(int partition, Callable<LobStore> open) {
         return inBackground(partition, false, "the check of its pages", () -> {
-            awaitSlot(partition, "the check of its pages"); // every page read: as long as a rebuild
+            awaitSlot(slots, partition, "the check of its pages"); // every page read: as long as a rebuild
             try (LobStore checked = open.call()) {
                 opened(); // no interrupt from close() now: one in the store's close would cost it its clean flag, and the check
             } finally {
@@ -544,16 +546,16 @@ public final class TablespaceCatchUp implements AutoCloseable {
     }
 
     /**
-     * Waits for one of the {@link #CONCURRENT} slots, which the caller releases; gives up as a replay does once no task here
+     * Waits for one of the {@link #CONCURRENT} slots {@code of}, which the caller releases; gives up as a replay does once no task here
      * asked for the partition for {@link #MOVED_AFTER}, and when the writer closes.
      */
-    private void awaitSlot(int partition, String what) throws InterruptedIOException {
+    private void awaitSlot(Semaphore of, int partition, String what) throws InterruptedIOException {
         try {
-            if (slots.tryAcquire()) {
+            if (of.tryAcquire()) {
                 return;
             }
-            log.info("partition {}: {} waits for one of the {} long catch-ups under way to end", partition, what, CONCURRENT);
-            while (!slots.tryAcquire(1, TimeUnit.SECONDS)) {
+            log.info("partition {}: {} waits for one of the {} catch-ups of its kind under way to end", partition, what, CONCURRENT);
+            while (!of.tryAcquire(1, TimeUnit.SECONDS)) {
                 if (closed) {
                     throw new InterruptedIOException("the writer is closing");
                 }
@@ -618,10 +620,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 return new PartitionReplayer.Result(0, 0, 0, REFUSED);
             }
         }
-        boolean slot = committed - (applied + 1) > SHORT_REPLAY_RECORDS;
-        if (slot) {
-            awaitSlot(partition, "catch-up of " + (committed - applied - 1) + " records");
-        }
+        Semaphore slot = committed - (applied + 1) > SHORT_REPLAY_RECORDS ? slots : shortSlots;
+        awaitSlot(slot, partition, "catch-up of " + (committed - applied - 1) + " records");
         PartitionReplayer replayer = new PartitionReplayer(config);
         boolean[] moved = {false};
         PartitionReplayer.Result r;
@@ -649,9 +649,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
             }
             throw stopped;
         } finally {
-            if (slot) {
-                slots.release();
-            }
+            slot.release();
         }
         log.info("partition {}: caught up to offset {} with {} commands applied ({} skipped as the writer dead-lettered them); "
                 + "{} LOBs live", partition, committed, r.applied(), r.rejected(), store.stats().lobs());
