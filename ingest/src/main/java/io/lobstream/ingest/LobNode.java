@@ -324,6 +324,11 @@ public final class LobNode implements AutoCloseable {
             p.put(StreamsConfig.CLIENT_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID) + "-" + nodeId.strip());
         }
         applyStreamsSettings(p, config);
+        if (!StreamsConfig.EXACTLY_ONCE_V2.equals(p.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
+            // Streams sets it only under exactly-once: at least once, the writer would apply the commands of a producer's
+            // aborted transactions, which replay (read_committed) does not
+            p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.ISOLATION_LEVEL_CONFIG), "read_committed");
+        }
         warnIfReadAheadPassesHalfTheHeap(p);
         return p;
     }
@@ -333,9 +338,15 @@ public final class LobNode implements AutoCloseable {
         String fetchKey = ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG;
         Object fetch = Stream.of(StreamsConfig.mainConsumerPrefix(fetchKey), StreamsConfig.consumerPrefix(fetchKey), fetchKey)
                 .map(p::get).filter(Objects::nonNull).findFirst().orElse(ConsumerConfig.DEFAULT_MAX_PARTITION_FETCH_BYTES);
-        long records = Long.parseLong(String.valueOf(p.get(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG)));
-        long worst = WriterBuffer.worstBytes(partitions, records, Long.parseLong(String.valueOf(fetch)),
-                config.get(LobStreamConfig.CHUNK_SIZE));
+        long records;
+        long fetchBytes;
+        try {
+            records = Long.parseLong(String.valueOf(p.get(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG)).strip());
+            fetchBytes = Long.parseLong(String.valueOf(fetch).strip());
+        } catch (NumberFormatException e) {
+            return; // a ${provider:...} reference, resolved by Kafka Streams itself, or a value it refuses, naming the key
+        }
+        long worst = WriterBuffer.worstBytes(partitions, records, fetchBytes, config.get(LobStreamConfig.CHUNK_SIZE));
         long heap = Runtime.getRuntime().maxMemory();
         if (worst > heap / 2) {
             log.warn("the writer may hold up to {} MiB of commands read ahead for its {} partitions ({} of {} bytes and two "
