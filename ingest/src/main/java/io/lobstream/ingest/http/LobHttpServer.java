@@ -483,10 +483,12 @@ public final class LobHttpServer implements AutoCloseable {
                 ex.sendResponseHeaders(status, -1);
                 return;
             }
-            ex.sendResponseHeaders(status, count);
-            try (InputStream in = h.stream(from, from + count); StallWatchdog.Watch w = stalls.watch(ex)) {
-                // the body stream is closed with the exchange, never before it (Responses.cutShort says why)
-                in.transferTo(w.body());
+            try (StallWatchdog.Watch w = stalls.watch(ex)) {
+                w.sendHeaders(status, count);
+                try (InputStream in = h.stream(from, from + count)) {
+                    // the body stream is closed with the exchange, never before it (Responses.cutShort says why)
+                    in.transferTo(w.body());
+                }
             }
         }
     }

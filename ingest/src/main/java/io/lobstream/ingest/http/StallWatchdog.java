@@ -93,6 +93,20 @@ final class StallWatchdog implements AutoCloseable {
         }
 
         /**
+         * Sends the response's headers, the time they take watched as a body write's: a client that pipelines requests
+         * and reads nothing fills the socket with headers too, and the value's pin is held meanwhile.
+         */
+        void sendHeaders(int status, long length) throws IOException {
+            lastProgress = System.nanoTime();
+            writing = true;
+            try {
+                ex.sendResponseHeaders(status, length);
+            } finally {
+                writing = false;
+            }
+        }
+
+        /**
          * The exchange's body, written in pieces of at most {@link #PIECE} bytes, each counted as progress. Closing it
          * does not close the exchange's (it is closed with the exchange, as {@link Responses#cutShort} says why).
          */

@@ -47,4 +47,39 @@ class StallWatchdogTest {
             server.stop(0);
         }
     }
+
+    /**
+     * A client that reads nothing fills the socket with a response's headers as well as with its body: the headers'
+     * write is watched too (a GET held its value's pin, unwatched, for as long as the client kept the connection).
+     */
+    @Test
+    void headersAClientDoesNotReadAreCutToo() throws Exception {
+        AtomicInteger cut = new AtomicInteger();
+        HttpServer server = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        try (StallWatchdog stalls = new StallWatchdog(Duration.ofMillis(200), cut::incrementAndGet)) {
+            String mib = "x".repeat(1 << 20);
+            server.createContext("/headers", ex -> {
+                try (ex; StallWatchdog.Watch w = stalls.watch(ex)) {
+                    for (int i = 0; i < 64; i++) { // far more than loopback's socket buffers take
+                        ex.getResponseHeaders().add("X-Big-" + i, mib);
+                    }
+                    w.sendHeaders(200, 1);
+                    w.body().write(new byte[]{1}, 0, 1);
+                } catch (java.io.IOException expected) {
+                    // the watchdog closed the connection under the write
+                }
+            });
+            server.start();
+            try (java.net.Socket client = new java.net.Socket(InetAddress.getLoopbackAddress(), server.getAddress().getPort())) {
+                client.getOutputStream().write("GET /headers HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (cut.get() == 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+                assertThat(cut).hasValue(1);
+            }
+        } finally {
+            server.stop(0);
+        }
+    }
 }
