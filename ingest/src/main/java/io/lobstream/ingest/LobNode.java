@@ -324,10 +324,12 @@ public final class LobNode implements AutoCloseable {
             p.put(StreamsConfig.CLIENT_ID_CONFIG, config.get(LobStreamConfig.APPLICATION_ID) + "-" + nodeId.strip());
         }
         applyStreamsSettings(p, config);
-        if (!StreamsConfig.EXACTLY_ONCE_V2.equals(p.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
+        String isolation = ConsumerConfig.ISOLATION_LEVEL_CONFIG;
+        if (!StreamsConfig.EXACTLY_ONCE_V2.equals(p.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)) && !p.containsKey(isolation)
+                && !p.containsKey(StreamsConfig.consumerPrefix(isolation))) {
             // Streams sets it only under exactly-once: at least once, the writer would apply the commands of a producer's
-            // aborted transactions, which replay (read_committed) does not
-            p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.ISOLATION_LEVEL_CONFIG), "read_committed");
+            // aborted transactions, which replay (read_committed) does not. A user's own lob.streams. setting stands.
+            p.put(StreamsConfig.mainConsumerPrefix(isolation), "read_committed");
         }
         warnIfReadAheadPassesHalfTheHeap(p);
         return p;

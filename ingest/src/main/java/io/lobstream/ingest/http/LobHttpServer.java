@@ -422,8 +422,9 @@ public final class LobHttpServer implements AutoCloseable {
             Responses.text(ex, 404, "no LOB " + id + "\n");
             return;
         }
-        // A response with no body releases the version's pin before it is written: the stall watchdog watches bodies
-        // alone, and a client that reads nothing (pipelined HEADs) would otherwise hold a compaction move's old copy.
+        // A response with no body releases the version's pin before it is written: the stall watchdog watches a GET's
+        // headers and body alone, and a client that reads nothing (pipelined HEADs) would otherwise hold a compaction
+        // move's old copy.
         try (LobReadHandle h = opened.get()) {
             long length = h.length();
             var headers = ex.getResponseHeaders();
