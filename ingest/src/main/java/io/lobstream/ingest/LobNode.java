@@ -364,13 +364,12 @@ public final class LobNode implements AutoCloseable {
      * writer behind its producers fills its share, and Streams counts records, not bytes: 16 commands of 512 KiB and
      * two 4 MiB fetches are 16 MiB a partition, a 512 MiB heap at 32 partitions. Less where the shares would pass a
      * quarter of the heap: queues down to 2 records, then fetches down to 1 MiB; past that, {@link #worstBytes} says what
-     * it can come to.
+     * it can come to (the node warns past half).
      *
      * @param recordsPerPartition   Kafka Streams' buffered.records.per.partition
      * @param fetchBytesPerPartition the consumers' max.partition.fetch.bytes
-     * @param worstBytes            what every partition's share together can come to
      */
-    record WriterBuffer(int recordsPerPartition, int fetchBytesPerPartition, long worstBytes) {
+    record WriterBuffer(int recordsPerPartition, int fetchBytesPerPartition) {
         static final int MAX_RECORDS = 16;
         static final int MIN_RECORDS = 2;
         static final int MAX_FETCH = 4 << 20;
@@ -383,9 +382,10 @@ public final class LobNode implements AutoCloseable {
             // fewer records first: past a few, a deeper queue feeds the thread no better, where a smaller fetch costs round trips
             int records = (int) Math.max(MIN_RECORDS, Math.min(MAX_RECORDS, (share - 2L * MAX_FETCH) / record));
             int fetch = (int) Math.max(MIN_FETCH, Math.min(MAX_FETCH, (share - records * record) / 2));
-            return new WriterBuffer(records, fetch, worstBytes(partitions, records, fetch, recordBytes));
+            return new WriterBuffer(records, fetch);
         }
 
+        /** What every partition's share together can come to: its queue and two fetches. */
         static long worstBytes(int partitions, long records, long fetchBytes, long recordBytes) {
             return Math.max(1, partitions) * (records * Math.max(1, recordBytes) + 2 * fetchBytes);
         }

@@ -53,14 +53,20 @@ class LobNodeTest {
     @Test
     void whatTheWriterReadsAheadFitsAQuarterOfTheHeapAsFarAsItCan() {
         long mib = 1 << 20;
+        // the default node: Kafka's and the node's usual settings
+        assertReadAhead(512 * mib, 8, 16, 4 << 20, 128 * mib);
+        assertReadAhead(2048 * mib, 8, 16, 4 << 20, 128 * mib);
+        // 16 MiB a partition would be half the heap: fewer records
+        assertReadAhead(512 * mib, 16, 2, 3584 << 10, 128 * mib);
+        // the least: 2 records, 1 MiB fetches
+        assertReadAhead(512 * mib, 64, 2, 1 << 20, 192 * mib);
+        assertReadAhead(2048 * mib, 128, 2, 1536 << 10, 512 * mib);
+    }
+
+    private static void assertReadAhead(long heap, int partitions, int records, int fetchBytes, long worstBytes) {
         int chunk = 512 * 1024;
-        assertThat(LobNode.WriterBuffer.of(512 * mib, 8, chunk)) // the default node: Kafka's and the node's usual settings
-                .isEqualTo(new LobNode.WriterBuffer(16, 4 << 20, 128 * mib));
-        assertThat(LobNode.WriterBuffer.of(2048 * mib, 8, chunk)).isEqualTo(new LobNode.WriterBuffer(16, 4 << 20, 128 * mib));
-        assertThat(LobNode.WriterBuffer.of(512 * mib, 16, chunk)) // 16 MiB a partition would be half the heap: fewer records
-                .isEqualTo(new LobNode.WriterBuffer(2, 3584 << 10, 128 * mib));
-        assertThat(LobNode.WriterBuffer.of(512 * mib, 64, chunk)) // the least: 2 records, 1 MiB fetches
-                .isEqualTo(new LobNode.WriterBuffer(2, 1 << 20, 192 * mib));
-        assertThat(LobNode.WriterBuffer.of(2048 * mib, 128, chunk)).isEqualTo(new LobNode.WriterBuffer(2, 1536 << 10, 512 * mib));
+        LobNode.WriterBuffer buffer = LobNode.WriterBuffer.of(heap, partitions, chunk);
+        assertThat(buffer).isEqualTo(new LobNode.WriterBuffer(records, fetchBytes));
+        assertThat(LobNode.WriterBuffer.worstBytes(partitions, records, fetchBytes, chunk)).isEqualTo(worstBytes);
     }
 }

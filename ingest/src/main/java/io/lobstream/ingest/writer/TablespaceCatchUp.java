@@ -132,8 +132,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
     /**
      * Long catch-ups (and checks of every page) that run at once; more wait their turn. At the default 8 partitions all run
      * together; a node given 64 or 128 partitions and no copies (a new disk) started as many replays at once, each with its
-     * consumer, registry client and tablespace index: hundreds of threads and of MB of heap on a small node, and no more
-     * throughput from its cores. A catch-up of at most {@link #SHORT_REPLAY_RECORDS} has slots of its own, as many: it must
+     * consumer, registry client and dead letters read: hundreds of threads and of MB of heap on a small node, and no more
+     * throughput from its cores (a catch-up waits with its tablespace open: checked, it knows how far behind it is). A catch-up of at most {@link #SHORT_REPLAY_RECORDS} has slots of its own, as many: it must
      * not wait hours behind full rebuilds (a node back after a crash, its own copies a few seconds behind).
      */
     static final int CONCURRENT = 8;
@@ -546,8 +546,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
     }
 
     /**
-     * Waits for one of the {@link #CONCURRENT} slots {@code of}, which the caller releases; gives up as a replay does once no task here
-     * asked for the partition for {@link #MOVED_AFTER}, and when the writer closes.
+     * Waits for one of the {@link #CONCURRENT} slots {@code of}, which the caller releases; gives up as a replay does once
+     * no task here asked for the partition for {@link #MOVED_AFTER}, and when the writer closes.
      */
     private void awaitSlot(Semaphore of, int partition, String what) throws InterruptedIOException {
         try {
