@@ -175,6 +175,15 @@ public interface LobStore extends Closeable {
     long appliedOffset(String source) throws IOException;
 
     /**
+     * The latest time ({@link Source#atMillis()}) of the records read from {@code source} so far, applied, skipped or
+     * refused, recorded with its {@link #appliedOffset}; {@link Source#UNKNOWN_TIME} if none is (nothing read yet, or only
+     * by a release before this was recorded). The de-duplication window ends there: it only moves forward, so ids
+     * {@link #forgetCommandsBefore forgotten} before it are ids no later lookup would find, and a copy that forgets none
+     * (replay) finds what the writer finds.
+     */
+    long latestTime(String source) throws IOException;
+
+    /**
      * The id of the log {@code source}'s offsets are offsets of (a Kafka topic's id: a topic deleted and made again under
      * its name has another), as {@link #recordLogId} recorded it; empty if none was.
      */

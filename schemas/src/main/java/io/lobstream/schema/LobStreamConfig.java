@@ -94,7 +94,8 @@ public final class LobStreamConfig {
                     + "timeout), if nothing waits in Kafka (the partition ends right after the last command processed).");
     public static final ConfigKey<Integer> DEDUPE_WINDOW_MS = ConfigKey.integer("lob.command.dedupe.window.ms", 60 * 60 * 1000, 60_000,
             Integer.MAX_VALUE, "How long the writer remembers applied commandIds, so a command a producer sends again "
-                    + "(same commandId, new offset) is applied once; in the commands' time (record timestamps). Also how long it remembers the commands it dead-lettered: a "
+                    + "(same commandId, new offset) is applied once; in the commands' time (record timestamps; the window ends at the latest its "
+                    + "partition has shown). Also how long it remembers the commands it dead-lettered: a "
                     + "shorter window could forget one whose Kafka transaction later aborted, and that command would be neither "
                     + "applied nor dead-lettered, so less than 60000 is refused.");
     public static final ConfigKey<Integer> COMPACT_INTERVAL_MS = ConfigKey.integer("lob.compact.interval.ms", 1000, 100,

@@ -209,9 +209,9 @@ public final class PartitionReplayer {
                     partitionTime = Math.max(partitionTime, at);
                     boolean writerDecoded = decoded != null && (refusedThen == null || !Rejection.UNDECODABLE.equals(refusedThen.kind()));
                     if (writerDecoded && decoded.getUploadId() != null) { // refused by its letter or not, as the writer does
-                        // before a chunk, as of its own time, as the writer does (CommandProcessor.apply): an upload idle for the
-                        // timeout in the commands' time is gone
-                        store.expireUploads(at, Long.MAX_VALUE, uploadTimeoutMs);
+                        // before a chunk, as of the partition's latest command time, as the writer does (CommandProcessor.apply):
+                        // an upload idle for the timeout in the commands' time is gone
+                        store.expireUploads(CommandTime.latest(store, tp.toString(), at), Long.MAX_VALUE, uploadTimeoutMs);
                     }
                     Source source = new Source(tp.toString(), r.offset(), at);
                     if (cmd == null) {

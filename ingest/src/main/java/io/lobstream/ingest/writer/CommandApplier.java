@@ -78,8 +78,8 @@ public final class CommandApplier {
 
     /**
      * @param partitions     of lob.commands: a command must be on the partition its key hashes to
-     * @param dedupeWindowMs a command whose commandId was applied less than this long before it, in the
-     *                       commands' time (record timestamps), is a duplicate ({@code lob.command.dedupe.window.ms})
+     * @param dedupeWindowMs a command whose commandId was applied less than this long before the latest command time
+     *                       of its partition (record timestamps), is a duplicate ({@code lob.command.dedupe.window.ms})
      */
     public CommandApplier(long maxValueBytes, int partitions, long dedupeWindowMs) {
         this.maxValueBytes = maxValueBytes;
@@ -119,16 +119,17 @@ public final class CommandApplier {
             store.recordRejected(source, new Rejection(invalid.kind(), invalid.reason()));
             return invalid;
         }
+        long windowStart = CommandTime.latest(store, source.name(), timestamp) - dedupeWindowMs;
         String mark = appliedMark(cmd, true);
-        OptionalLong before = mark == null ? OptionalLong.empty() : store.commandApplied(mark, timestamp - dedupeWindowMs);
+        OptionalLong before = mark == null ? OptionalLong.empty() : store.commandApplied(mark, windowStart);
         if (before.isEmpty() && isChunk(cmd) && cmd.getCommandId() != null && !cmd.getCommandId().isEmpty()) {
             // the release before remembered each chunk by its commandId, not its upload by its id: a chunk it applied
             // within the window, sent again, is still a duplicate (else its upload would begin again, and publish twice)
-            before = store.commandApplied(cmd.getCommandId(), timestamp - dedupeWindowMs);
+            before = store.commandApplied(cmd.getCommandId(), windowStart);
         }
         if (before.isPresent()) {
             long fingerprint = CommandFingerprint.of(cmd);
-            if (before.getAsLong() != fingerprint && sentBeforeChains(cmd, before.getAsLong(), timestamp, store)) {
+            if (before.getAsLong() != fingerprint && sentBeforeChains(cmd, before.getAsLong(), windowStart, store)) {
                 // the same piece, which a client of a release before afterFingerprint applied, sent again by a newer one:
                 // a duplicate, its mark taken to the fingerprint its next piece names (else that one would be refused)
                 store.recordSkipped(source.withCommandId(mark, fingerprint));
@@ -144,7 +145,7 @@ public final class CommandApplier {
             store.recordSkipped(source);
             return new Duplicate(cmd.getCommandId());
         }
-        Outcome outcome = applyNew(cmd, timestamp, store, source);
+        Outcome outcome = applyNew(cmd, timestamp, windowStart, store, source);
         if (outcome instanceof Rejected r && store.rejection(source).isEmpty()) { // a refused chunk: recorded by the store
             store.recordRejected(source, new Rejection(r.kind(), r.reason()));
         }
@@ -152,7 +153,7 @@ public final class CommandApplier {
     }
 
     /** Applies a command the store has not seen: its checks against the store's state, then the change. */
-    private Outcome applyNew(LobCommand cmd, long timestamp, LobStore store, Source source) throws IOException {
+    private Outcome applyNew(LobCommand cmd, long timestamp, long windowStart, LobStore store, Source source) throws IOException {
         Source tagged = source.withCommandId(appliedMark(cmd, false), CommandFingerprint.of(cmd));
         String id = cmd.getLobId();
         // the command's bytes are read where Avro decoded them, not copied again
@@ -168,7 +169,7 @@ public final class CommandApplier {
                             .superseded());
                 case WRITE:
                 case APPEND: {
-                    Rejected outOfOrder = pieceBeforeMissing(cmd, timestamp, store);
+                    Rejected outOfOrder = pieceBeforeMissing(cmd, windowStart, store);
                     if (outOfOrder != null) {
                         return outOfOrder;
                     }
@@ -246,12 +247,12 @@ public final class CommandApplier {
      * try's piece. That one is refused as id-conflict too, and so on down the chain (each piece's fingerprint holds the
      * one before).
      */
-    private Rejected pieceBeforeMissing(LobCommand cmd, long timestamp, LobStore store) throws IOException {
+    private Rejected pieceBeforeMissing(LobCommand cmd, long windowStart, LobStore store) throws IOException {
         String after = cmd.getAfter();
         if (after == null) {
             return null;
         }
-        OptionalLong before = store.commandApplied(escaped(after), timestamp - dedupeWindowMs);
+        OptionalLong before = store.commandApplied(escaped(after), windowStart);
         Long expected = cmd.getAfterFingerprint();
         if (before.isPresent() && expected != null && before.getAsLong() != 0 && before.getAsLong() != expected) {
             // a retry under the same idempotency key with other bytes: its first piece was refused (id-conflict), and this
@@ -273,9 +274,9 @@ public final class CommandApplier {
      * before that field applied ({@code recorded}, its mark's fingerprint, is the piece's own fields' alone), the piece
      * before being this write's: a retry across the upgrade, within the window, goes on where the first run stopped.
      */
-    private boolean sentBeforeChains(LobCommand cmd, long recorded, long timestamp, LobStore store) throws IOException {
+    private boolean sentBeforeChains(LobCommand cmd, long recorded, long windowStart, LobStore store) throws IOException {
         return cmd.getAfterFingerprint() != null && recorded == CommandFingerprint.withoutChain(cmd)
-                && pieceBeforeMissing(cmd, timestamp, store) == null;
+                && pieceBeforeMissing(cmd, windowStart, store) == null;
     }
 
     private Outcome chunk(LobCommand cmd, ByteBuffer data, long timestamp, LobStore store, Source source) throws IOException {

@@ -190,26 +190,30 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         LobStore store = store();
         metrics.uploadsExpired(store.expireUploads(commandsTime(store, now), now, uploads.timeoutMs()).size());
         store.reclaimPastPinLeases();
-        // ids in the commands' time, as duplicates are judged (a writer behind by more than the window keeps what it
+        // ids by the latest command time the tablespace recorded, where the window ends when duplicates are judged (not
+        // stream time, which reclaim records move too, nor a clock: a writer behind by more than the window keeps what it
         // needs); rejections by the clock they are stamped with, so that none is forgotten before its transaction ends
-        store.forgetCommandsBefore(context.currentStreamTimeMs() - dedupeWindowMs,
+        long latest = store.latestTime(uploads.source(context.taskId().partition()));
+        store.forgetCommandsBefore(latest == Source.UNKNOWN_TIME ? Long.MIN_VALUE : latest - dedupeWindowMs,
                 pastOpenedOffset ? now - dedupeWindowMs : Long.MIN_VALUE);
     }
 
     /**
-     * The time of the commands uploads are idle in: stream time, or the wall clock where it may stand in. The broker is
-     * asked ({@link QuietPartition}) only where no command came for the upload timeout and an upload is in progress. Before
-     * the task's first record, the last one processed is the last its tablespace recorded.
+     * The time of the commands uploads are idle in: the latest command time the tablespace recorded, as a chunk's expiry
+     * reads it ({@link CommandTime#latest}; stream time before the first is recorded), or the wall clock where it may stand
+     * in. The broker is asked ({@link QuietPartition}) only where no command came for the upload timeout and an upload is in
+     * progress. Before the task's first record, the last one processed is the last its tablespace recorded.
      */
     private long commandsTime(LobStore store, long now) throws IOException {
-        long streamTime = context.currentStreamTimeMs();
+        int partition = context.taskId().partition();
+        long latest = store.latestTime(uploads.source(partition));
+        long commandsTime = latest == Source.UNKNOWN_TIME ? context.currentStreamTimeMs() : latest;
         if (nanoClock.getAsLong() - lastRecordAtNanos < TimeUnit.MILLISECONDS.toNanos(uploads.timeoutMs())
                 || store.uploadsInProgress() == 0) {
-            return streamTime;
+            return commandsTime;
         }
-        int partition = context.taskId().partition();
         long last = lastOffset() >= 0 ? lastOffset() : store.appliedOffset(uploads.source(partition));
-        return Math.max(streamTime, quiet.commandsCompleteUntil(partition, last, now).orElse(streamTime));
+        return Math.max(commandsTime, quiet.commandsCompleteUntil(partition, last, now).orElse(commandsTime));
     }
 
     /**
@@ -240,12 +244,13 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             pastOpenedOffset = source.offset() > openedAppliedOffset;
         }
         if (cmd.getUploadId() != null) {
-            // before a chunk, as of the chunk's own time, exactly as replay does (PartitionReplayer): whether a chunk finds
-            // its upload must not hang on when housekeeping last ran, or a copy rebuilt from lob.commands would keep an
-            // upload this writer expired, or expire one it completed, and every later command on that LOB would differ.
-            // The chunk's time, not stream time: the same while the broker stamps the records, but a stream time that
-            // producers' clocks pushed ahead (a lob.commands that was CreateTime) is not the chunk's to answer for
-            metrics.uploadsExpired(store.expireUploads(record.timestamp(), Long.MAX_VALUE, uploads.timeoutMs()).size());
+            // before a chunk, as of the partition's latest command time (CommandTime.latest), exactly as replay does
+            // (PartitionReplayer): whether a chunk finds its upload must not hang on when housekeeping last ran, or a copy
+            // rebuilt from lob.commands would keep an upload this writer expired, or expire one it completed, and every
+            // later command on that LOB would differ. The latest time, as housekeeping's: by the chunk's own, a chunk whose
+            // time went back would find an upload that housekeeping had expired here, and that a replay still has
+            long at = CommandTime.latest(store, source.name(), record.timestamp());
+            metrics.uploadsExpired(store.expireUploads(at, Long.MAX_VALUE, uploads.timeoutMs()).size());
         }
         CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(),
                 record.timestamp(), store, source);

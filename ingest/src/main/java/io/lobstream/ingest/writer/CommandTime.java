@@ -1,7 +1,10 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.store.LobStore;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.streams.processor.TimestampExtractor;
+
+import java.io.IOException;
 
 /**
  * The time a command is applied in (upload expiry, the de-duplication window): its record's
@@ -24,5 +27,17 @@ public final class CommandTime implements TimestampExtractor {
      */
     public static long of(long timestamp, long partitionTime) {
         return timestamp >= 0 ? timestamp : Math.max(partitionTime, NONE_YET);
+    }
+
+    /**
+     * The time a command at {@code timestamp} from {@code source} is judged in, where the de-duplication window ends and
+     * uploads are idle until: the latest command time of its partition so far, its own included, as its tablespace
+     * recorded them ({@link LobStore#latestTime}). Not the command's own: times can go back (a leader change to a broker
+     * whose clock is behind, producers' clocks on a CreateTime topic), and the writer forgets ids and expires uploads by the
+     * latest time, between commands too; judged by its own time, a command would find ids or uploads a replay still has and
+     * the writer no longer does.
+     */
+    public static long latest(LobStore store, String source, long timestamp) throws IOException {
+        return Math.max(store.latestTime(source), timestamp);
     }
 }

@@ -23,9 +23,12 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -171,6 +174,70 @@ class CommandApplierTest {
             assertThat(applier.apply(put, key(id), p, after, store, new Source(TOPIC + p, 3, after)))
                     .isInstanceOf(CommandApplier.Applied.class);
             assertThat(store.stats().historyLength()).isEqualTo(1);
+        }
+    }
+
+    /**
+     * Times that go back (a leader change to a broker whose clock is behind, producers' clocks on a CreateTime topic): the
+     * window ends at the latest command time of the partition, not at each command's own, so the writer, which forgets ids
+     * by that time, and a replay, which forgets none, judge a command sent again alike. Before, a replay found an id the
+     * writer had forgotten: one skipped the command as a duplicate and the other applied it again.
+     */
+    @Test
+    void theWindowEndsAtThePartitionsLatestCommandTimeSoAWriterThatForgetsAndAReplayJudgeAlike() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String other = IntStream.range(0, 100).mapToObj(i -> "other-" + i).filter(o -> partitionOf(o) == p).findFirst().orElseThrow();
+        LobCommand doc = command(id, LobOp.PUT, 0, new byte[50]);
+        LobCommand later = command(other, LobOp.PUT, 0, new byte[50]);
+        long t = 1_700_000_000_000L;
+        // doc; a command two windows later; doc again, and the other again, sent back in time by half a window
+        List<LobCommand> commands = List.of(doc, later, doc, later);
+        long[] times = {t, t + 2 * WINDOW_MS, t + WINDOW_MS / 2, t + WINDOW_MS / 2};
+        List<Class<?>> writer = new ArrayList<>();
+        List<Class<?>> replay = new ArrayList<>();
+        try (LobStore writing = LobStore.open(dir.resolve("writer"), LobStoreConfig.defaults());
+             LobStore replaying = LobStore.open(dir.resolve("replay"), LobStoreConfig.defaults())) {
+            for (int i = 0; i < commands.size(); i++) {
+                LobCommand cmd = commands.get(i);
+                Source source = new Source(TOPIC + p, i, times[i]);
+                writer.add(applier.apply(cmd, key(cmd.getLobId()), p, times[i], writing, source).getClass());
+                writing.forgetCommandsBefore(writing.latestTime(TOPIC + p) - WINDOW_MS); // its housekeeping, after each
+                replay.add(applier.apply(cmd, key(cmd.getLobId()), p, times[i], replaying, source).getClass());
+            }
+            assertThat(writing.latestTime(TOPIC + p)).isEqualTo(t + 2 * WINDOW_MS);
+        }
+        assertThat(writer).isEqualTo(replay).containsExactly(CommandApplier.Applied.class, CommandApplier.Applied.class,
+                CommandApplier.Applied.class, CommandApplier.Duplicate.class);
+    }
+
+    /**
+     * An upload's next chunk whose time went back behind a later command: the writer, whose housekeeping expired the
+     * upload by the partition's latest time, and a replay, which expires uploads only before a chunk, both judge the chunk
+     * by that latest time ({@link CommandTime#latest}). By the chunk's own, the replay found the upload and published it.
+     */
+    @Test
+    void aChunkWhoseTimeWentBackFindsItsUploadExpiredByTheWriterAndByAReplayAlike() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String source = TOPIC + p;
+        long timeout = 60_000;
+        byte[] value = new byte[20];
+        long t = 1_700_000_000_000L;
+        LobCommand later = command(id, LobOp.PUT, 0, new byte[5]); // the same LOB: applied whether the upload is there or not
+        try (LobStore writing = LobStore.open(dir.resolve("writer"), LobStoreConfig.defaults());
+             LobStore replaying = LobStore.open(dir.resolve("replay"), LobStoreConfig.defaults())) {
+            for (LobStore store : List.of(writing, replaying)) {
+                applier.apply(chunk(id, "u", 0, value, null), key(id), p, t, store, new Source(source, 0, t));
+                applier.apply(later, key(id), p, t + timeout + 1, store, new Source(source, 1, t + timeout + 1));
+            }
+            assertThat(writing.expireUploads(writing.latestTime(source), Long.MAX_VALUE, timeout)).as("housekeeping").containsExactly("u");
+            for (LobStore store : List.of(writing, replaying)) { // before a chunk, as CommandProcessor and PartitionReplayer do
+                store.expireUploads(CommandTime.latest(store, source, t + 1), Long.MAX_VALUE, timeout);
+                assertThat(applier.apply(chunk(id, "u", 1, value, (int) crc(value)), key(id), p, t + 1, store, new Source(source, 2, t + 1)))
+                        .isInstanceOf(CommandApplier.Rejected.class);
+                assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(5);
+            }
         }
     }
 
@@ -380,23 +447,30 @@ class CommandApplierTest {
         return pieces;
     }
 
-    /** The piece before is looked up as a duplicate is: within the window, in the commands' own time. */
+    /**
+     * The piece before is looked up as a duplicate is: within the window, which ends at the partition's latest command
+     * time, whatever the piece's own time (it may have gone back).
+     */
     @Test
     void aPieceWhosePieceBeforeWasAppliedLongerThanTheWindowBeforeIsRefused() throws Exception {
         String id = "doc";
         int p = partitionOf(id);
         LobCommand first = command(id, LobOp.APPEND, 0, new byte[]{1});
-        LobCommand late = command(id, LobOp.APPEND, 0, new byte[]{2});
-        late.setAfter(first.getCommandId());
-        LobCommand inTime = command(id, LobOp.APPEND, 0, new byte[]{3});
+        LobCommand inTime = command(id, LobOp.APPEND, 0, new byte[]{2});
         inTime.setAfter(first.getCommandId());
+        LobCommand late = command(id, LobOp.APPEND, 0, new byte[]{3});
+        late.setAfter(first.getCommandId());
+        LobCommand wentBack = command(id, LobOp.APPEND, 0, new byte[]{4});
+        wentBack.setAfter(first.getCommandId());
         try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             long t = 1_000_000;
             assertThat(applier.apply(first, key(id), p, t, store, new Source(TOPIC + p, 0, t))).isInstanceOf(CommandApplier.Applied.class);
-            assertThat(applier.apply(late, key(id), p, t + WINDOW_MS + 1, store, new Source(TOPIC + p, 1, t + WINDOW_MS + 1)))
-                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("out-of-order"));
-            assertThat(applier.apply(inTime, key(id), p, t + WINDOW_MS, store, new Source(TOPIC + p, 2, t + WINDOW_MS)))
+            assertThat(applier.apply(inTime, key(id), p, t + WINDOW_MS, store, new Source(TOPIC + p, 1, t + WINDOW_MS)))
                     .isInstanceOf(CommandApplier.Applied.class);
+            assertThat(applier.apply(late, key(id), p, t + WINDOW_MS + 1, store, new Source(TOPIC + p, 2, t + WINDOW_MS + 1)))
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("out-of-order"));
+            assertThat(applier.apply(wentBack, key(id), p, t + 1, store, new Source(TOPIC + p, 3, t + 1)))
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind()).isEqualTo("out-of-order"));
         }
     }
 

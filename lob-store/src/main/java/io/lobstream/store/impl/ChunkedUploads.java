@@ -97,7 +97,7 @@ final class ChunkedUploads {
                 // a retry resending what the writer has, before what it lacks: it keeps the upload from expiring, else a
                 // long upload's retry begun near the timeout would lose it while resending (the offset in the same batch)
                 try (LobIndex.Batch batch = index.newBatch()) {
-                    SourceMarks.applied(batch, source);
+                    SourceMarks.applied(index, batch, source);
                     batch.putUpload(upload.touched(chunk.sentAtMillis()));
                     index.write(batch);
                 }
@@ -187,7 +187,7 @@ final class ChunkedUploads {
                 pagesFirst.beforeIndexNamesPages(); // the chunk's pages before the entry that counts them done, as a put's
                 try (LobIndex.Batch batch = index.newBatch()) {
                     batch.putUpload(next);
-                    SourceMarks.applied(batch, source);
+                    SourceMarks.applied(index, batch, source);
                     named = true;
                     index.write(batch);
                 }

@@ -471,7 +471,7 @@ public final class DefaultLobStore implements LobStore {
                     if (superseded.isPresent()) {
                         batch.putPending(superseded.get());
                     }
-                    SourceMarks.applied(batch, source);
+                    SourceMarks.applied(index, batch, source);
                     writing = true;
                     index.write(batch);
                 }
@@ -588,7 +588,7 @@ public final class DefaultLobStore implements LobStore {
         try (Latches.Held row = latches.write(lobId); Latches.Held latch = openShared(); LobIndex.Batch batch = index.newBatch()) {
             // another LOB's upload under the same id is not this command's to drop
             Optional<UploadEntry> upload = index.upload(uploadId).filter(u -> u.lobId().equals(lobId));
-            SourceMarks.applied(batch, source);
+            SourceMarks.applied(index, batch, source);
             if (upload.isEmpty()) {
                 index.write(batch);
                 return false;
@@ -631,7 +631,7 @@ public final class DefaultLobStore implements LobStore {
                 if (superseded.isPresent()) {
                     batch.deleteCurrent(lobId).putPending(superseded.get());
                 }
-                SourceMarks.applied(batch, source);
+                SourceMarks.applied(index, batch, source);
                 index.write(batch);
             }
             superseded.ifPresent(s -> {
@@ -676,7 +676,7 @@ public final class DefaultLobStore implements LobStore {
             if (pins.holds(e)) {
                 try (LobIndex.Batch batch = index.newBatch()) {
                     batch.putPending(e.withReclaimRequested());
-                    SourceMarks.applied(batch, mark);
+                    SourceMarks.applied(index, batch, mark);
                     index.write(batch);
                 }
                 return ReclaimOutcome.DEFERRED;
@@ -696,7 +696,7 @@ public final class DefaultLobStore implements LobStore {
     private void freePending(VersionEntry e, Source source, boolean afterSync) throws IOException {
         try (LobIndex.Batch batch = index.newBatch()) {
             batch.deletePending(e.lobId(), e.version());
-            SourceMarks.applied(batch, source);
+            SourceMarks.applied(index, batch, source);
             index.write(batch);
         }
         // Only once no index entry names them (durably, with lob.sync.each.write) may the pages be granted again.
@@ -905,6 +905,13 @@ public final class DefaultLobStore implements LobStore {
     public long appliedOffset(String source) throws IOException {
         try (Latches.Held latch = openShared()) {
             return index.applied(source);
+        }
+    }
+
+    @Override
+    public long latestTime(String source) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.latestTime(source, Source.UNKNOWN_TIME);
         }
     }
 

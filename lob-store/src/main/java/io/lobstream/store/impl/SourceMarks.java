@@ -8,8 +8,8 @@ import java.io.IOException;
 
 /**
  * What the index keeps of the command a change came from, in the batch of the change itself:
- * the offset applied from its source, its commandId (for de-duplicating a re-sent command) or,
- * for a command refused, why. One batch for both is what makes a command applied exactly once
+ * the offset applied from its source and the latest command time read from it, its commandId (for
+ * de-duplicating a re-sent command) or, for a command refused, why. One batch for both is what makes a command applied exactly once
  * across a crash. A null {@link Source} (a change of the engine's own, such as a relocation)
  * records nothing.
  */
@@ -18,9 +18,9 @@ final class SourceMarks {
     }
 
     /** Adds to {@code batch} that the command at {@code source} was applied. */
-    static void applied(LobIndex.Batch batch, Source source) throws IOException {
+    static void applied(LobIndex index, LobIndex.Batch batch, Source source) throws IOException {
         if (source != null) {
-            batch.putApplied(source.name(), source.offset());
+            putApplied(index, batch, source);
             if (source.commandId() != null) {
                 batch.putCommand(source.commandId(), source.atMillisOrNow(), source.fingerprint());
             }
@@ -36,7 +36,7 @@ final class SourceMarks {
         if (source != null) {
             // the offset, not the commandId: the same command sent again later may well apply
             if (source.offset() > index.applied(source.name())) {
-                batch.putApplied(source.name(), source.offset());
+                putApplied(index, batch, source);
             }
             batch.putRejected(source.name(), source.offset(), why, System.currentTimeMillis());
         }
@@ -50,10 +50,21 @@ final class SourceMarks {
     static void recordApplied(LobIndex index, Source source) throws IOException {
         if (source != null && source.offset() > index.applied(source.name())) {
             try (LobIndex.Batch batch = index.newBatch()) {
-                applied(batch, source);
+                applied(index, batch, source);
                 index.write(batch);
             }
         }
+    }
+
+    /**
+     * The offset, and the latest command time read from the source so far: the time the de-duplication window ends at
+     * ({@link io.lobstream.store.LobStore#latestTime}). The latest, not this command's: times can go back (a leader change
+     * to a broker whose clock is behind, producers' clocks on a CreateTime topic), and a window that ended at each
+     * command's own time would reach ids a writer had already forgotten by a later one, and a replay had not.
+     */
+    private static void putApplied(LobIndex index, LobIndex.Batch batch, Source source) throws IOException {
+        long latest = index.latestTime(source.name(), Source.UNKNOWN_TIME);
+        batch.putApplied(source.name(), source.offset(), Math.max(latest, source.atMillis())); // (UNKNOWN_TIME: the least)
     }
 
     /** The offset of {@code source}, or -1 for the engine's own changes. */

@@ -48,7 +48,8 @@ import java.util.regex.Pattern;
  *   <li>{@code current}: lobId → the visible {@link VersionEntry}</li>
  *   <li>{@code pending}: (lobId, version) → a superseded version waiting for purge</li>
  *   <li>{@code free}: firstPage → pageCount, a checkpoint of free space written at clean close</li>
- *   <li>{@code applied}: input source → offset of the last command applied from it</li>
+ *   <li>{@code applied}: input source → offset of the last command applied from it, then the latest command time read
+ *   from it (absent in copies from before session 55)</li>
  *   <li>{@code uploads}: uploadId → a chunked upload in progress ({@link UploadEntry})</li>
  *   <li>{@code commands}: commandId → the time of the command applied (its record's timestamp, the clock's where a command has
  *   none), for de-duplicating re-sent commands</li>
@@ -425,6 +426,12 @@ public final class LobIndex implements Closeable {
         return read(applied, source.getBytes(StandardCharsets.UTF_8)).map(LobIndex::bytesLong).orElse(-1L);
     }
 
+    /** The latest command time recorded with {@code source}'s applied offset; {@code absent} if none was. */
+    public long latestTime(String source, long absent) throws IOException {
+        return read(applied, source.getBytes(StandardCharsets.UTF_8))
+                .filter(v -> v.length >= 16).map(v -> ByteBuffer.wrap(v, 8, 8).getLong()).orElse(absent);
+    }
+
     /** Bytes in the memtables of every column family now. */
     long memtableBytes() throws IOException {
         try {
@@ -621,8 +628,9 @@ public final class LobIndex implements Closeable {
             return delete(pending, pendingKey(lobId, version));
         }
 
-        public Batch putApplied(String source, long offset) throws IOException {
-            return put(applied, source.getBytes(StandardCharsets.UTF_8), longBytes(offset));
+        /** The offset first, as {@link #applied} reads it (and releases before session 55); then the latest command time. */
+        public Batch putApplied(String source, long offset, long latestTime) throws IOException {
+            return put(applied, source.getBytes(StandardCharsets.UTF_8), ByteBuffer.allocate(16).putLong(offset).putLong(latestTime).array());
         }
 
         public Batch putUpload(UploadEntry u) throws IOException {
