@@ -176,10 +176,10 @@ public interface LobStore extends Closeable {
 
     /**
      * The latest time ({@link Source#atMillis()}) of the records read from {@code source} so far, applied, skipped or
-     * refused, recorded with its {@link #appliedOffset}; {@link Source#UNKNOWN_TIME} if none is (nothing read yet, or only
-     * by a release before this was recorded). The de-duplication window ends there: it only moves forward, so ids
-     * {@link #forgetCommandsBefore forgotten} before it are ids no later lookup would find, and a copy that forgets none
-     * (replay) finds what the writer finds.
+     * refused, recorded with its {@link #appliedOffset}; {@link Source#UNKNOWN_TIME} if none is (nothing read yet, or a
+     * release before session 55 recorded the offset last: the next record starts it again, at its own time). The
+     * de-duplication window ends there: it only moves forward, so ids {@link #forgetCommandsBefore forgotten} before it are
+     * ids no later lookup would find, and a copy that forgets none (replay) finds what the writer finds.
      */
     long latestTime(String source) throws IOException;
 

@@ -4,6 +4,7 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.ingest.writer.CommandApplier;
 import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
+import io.lobstream.ingest.writer.UploadExpiry;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
@@ -128,7 +129,9 @@ public final class PartitionReplayer {
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long uploadTimeoutMs = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
         long records = 0;
-        long partitionTime = -1; // the highest command time so far: a record without one takes it (CommandTime)
+        // the highest command time so far: a record without one takes it (CommandTime), as from the writer's restored
+        // partition time where this copy goes on from an offset (a catch-up resumed), not from nothing
+        long partitionTime = Math.max(-1, store.latestTime(tp.toString()));
         long applied = 0;
         long rejected = 0;
         DeadLetterLog letters = null; // read at the first record
@@ -209,9 +212,9 @@ public final class PartitionReplayer {
                     partitionTime = Math.max(partitionTime, at);
                     boolean writerDecoded = decoded != null && (refusedThen == null || !Rejection.UNDECODABLE.equals(refusedThen.kind()));
                     if (writerDecoded && decoded.getUploadId() != null) { // refused by its letter or not, as the writer does
-                        // before a chunk, as of the partition's latest command time, as the writer does (CommandProcessor.apply):
-                        // an upload idle for the timeout in the commands' time is gone
-                        store.expireUploads(CommandTime.latest(store, tp.toString(), at), Long.MAX_VALUE, uploadTimeoutMs);
+                        // before a chunk, as the writer does (CommandProcessor.apply): an upload idle for the timeout in the
+                        // commands' time is gone
+                        UploadExpiry.expireBeforeChunk(store, tp.toString(), at, uploadTimeoutMs);
                     }
                     Source source = new Source(tp.toString(), r.offset(), at);
                     if (cmd == null) {

@@ -119,7 +119,8 @@ public final class CommandApplier {
             store.recordRejected(source, new Rejection(invalid.kind(), invalid.reason()));
             return invalid;
         }
-        long windowStart = CommandTime.latest(store, source.name(), timestamp) - dedupeWindowMs;
+        long commandsTime = CommandTime.latest(store, source.name(), timestamp);
+        long windowStart = commandsTime - dedupeWindowMs;
         String mark = appliedMark(cmd, true);
         OptionalLong before = mark == null ? OptionalLong.empty() : store.commandApplied(mark, windowStart);
         if (before.isEmpty() && isChunk(cmd) && cmd.getCommandId() != null && !cmd.getCommandId().isEmpty()) {
@@ -145,7 +146,7 @@ public final class CommandApplier {
             store.recordSkipped(source);
             return new Duplicate(cmd.getCommandId());
         }
-        Outcome outcome = applyNew(cmd, timestamp, windowStart, store, source);
+        Outcome outcome = applyNew(cmd, commandsTime, windowStart, store, source);
         if (outcome instanceof Rejected r && store.rejection(source).isEmpty()) { // a refused chunk: recorded by the store
             store.recordRejected(source, new Rejection(r.kind(), r.reason()));
         }
@@ -153,7 +154,7 @@ public final class CommandApplier {
     }
 
     /** Applies a command the store has not seen: its checks against the store's state, then the change. */
-    private Outcome applyNew(LobCommand cmd, long timestamp, long windowStart, LobStore store, Source source) throws IOException {
+    private Outcome applyNew(LobCommand cmd, long commandsTime, long windowStart, LobStore store, Source source) throws IOException {
         Source tagged = source.withCommandId(appliedMark(cmd, false), CommandFingerprint.of(cmd));
         String id = cmd.getLobId();
         // the command's bytes are read where Avro decoded them, not copied again
@@ -163,7 +164,7 @@ public final class CommandApplier {
             switch (cmd.getOp()) {
                 case PUT:
                     if (cmd.getUploadId() != null) {
-                        return chunk(cmd, data, timestamp, store, tagged);
+                        return chunk(cmd, data, commandsTime, store, tagged);
                     }
                     return new Applied(LobOp.PUT, store.put(id, stream(data), length, cmd.getCrc32c(), attributes(cmd, true), tagged)
                             .superseded());
@@ -279,9 +280,13 @@ public final class CommandApplier {
                 && pieceBeforeMissing(cmd, windowStart, store) == null;
     }
 
-    private Outcome chunk(LobCommand cmd, ByteBuffer data, long timestamp, LobStore store, Source source) throws IOException {
+    /**
+     * @param commandsTime when the chunk came, as its upload's idle time is measured ({@link CommandTime#latest}): not its
+     *                     own time, which may be behind, or the upload would lose the difference from its timeout
+     */
+    private Outcome chunk(LobCommand cmd, ByteBuffer data, long commandsTime, LobStore store, Source source) throws IOException {
         Chunk chunk = new Chunk(cmd.getUploadId(), cmd.getLobId(), cmd.getTotalLength(), cmd.getChunkIndex(), cmd.getChunkCount(),
-                cmd.getOffset(), data.remaining(), cmd.getCrc32c(), timestamp,
+                cmd.getOffset(), data.remaining(), cmd.getCrc32c(), commandsTime,
                 attributes(cmd, cmd.getChunkIndex() == cmd.getChunkCount() - 1));
         ChunkResult r = store.putChunk(chunk, stream(data), source);
         switch (r.status()) {

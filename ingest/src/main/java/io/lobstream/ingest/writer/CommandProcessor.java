@@ -178,7 +178,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
 
     /**
      * Expires uploads whose producer stopped, between chunks (each chunk expires the idle ones first,
-     * in {@link #apply}). Idle is measured in the time of the commands (stream time): commands that
+     * in {@link #apply}). Idle is measured in the time of the commands (the latest its tablespace recorded, stream time
+     * until one is: {@link #commandsTime}): commands that
      * came more than {@code lob.upload.timeout.ms} after the upload's last chunk have been applied
      * without its next one, so a writer that was down or behind does not expire uploads whose
      * chunks wait in its backlog, as the wall clock alone would; the writer's clock must agree. On
@@ -190,9 +191,10 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         LobStore store = store();
         metrics.uploadsExpired(store.expireUploads(commandsTime(store, now), now, uploads.timeoutMs()).size());
         store.reclaimPastPinLeases();
-        // ids by the latest command time the tablespace recorded, where the window ends when duplicates are judged (not
-        // stream time, which reclaim records move too, nor a clock: a writer behind by more than the window keeps what it
-        // needs); rejections by the clock they are stamped with, so that none is forgotten before its transaction ends
+        // ids by the latest command time the tablespace recorded, where the window ends when duplicates are judged: a
+        // replay, which records the same times, then finds what the writer finds; not by a clock, so that a writer behind
+        // by more than the window keeps what it needs. Rejections by the clock they are stamped with, so that none is
+        // forgotten before its transaction ends
         long latest = store.latestTime(uploads.source(context.taskId().partition()));
         store.forgetCommandsBefore(latest == Source.UNKNOWN_TIME ? Long.MIN_VALUE : latest - dedupeWindowMs,
                 pastOpenedOffset ? now - dedupeWindowMs : Long.MIN_VALUE);
@@ -244,13 +246,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             pastOpenedOffset = source.offset() > openedAppliedOffset;
         }
         if (cmd.getUploadId() != null) {
-            // before a chunk, as of the partition's latest command time (CommandTime.latest), exactly as replay does
-            // (PartitionReplayer): whether a chunk finds its upload must not hang on when housekeeping last ran, or a copy
-            // rebuilt from lob.commands would keep an upload this writer expired, or expire one it completed, and every
-            // later command on that LOB would differ. The latest time, as housekeeping's: by the chunk's own, a chunk whose
-            // time went back would find an upload that housekeeping had expired here, and that a replay still has
-            long at = CommandTime.latest(store, source.name(), record.timestamp());
-            metrics.uploadsExpired(store.expireUploads(at, Long.MAX_VALUE, uploads.timeoutMs()).size());
+            // exactly as replay does (PartitionReplayer); by the partition's latest time, as housekeeping expires by: by the
+            // chunk's own, a chunk whose time went back would find an upload housekeeping had expired here, and a replay not
+            metrics.uploadsExpired(UploadExpiry.expireBeforeChunk(store, source.name(), record.timestamp(), uploads.timeoutMs()).size());
         }
         CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(),
                 record.timestamp(), store, source);

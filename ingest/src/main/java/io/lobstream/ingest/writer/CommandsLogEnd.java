@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
  * ({@link QuietPartition}), standing in for the time of the commands that did not come. That is right only if none came:
  * with chunks of the upload waiting in Kafka, unfetched (the partition's leader away while the writer was behind) or
  * fetched and not processed (the task waiting for its {@code lob.reclaim} partition), the writer would drop an upload
- * that a replay of the partition, which goes by the commands' own times, completes.
+ * that a replay of the partition, which goes by the commands' times alone, completes.
  */
 @FunctionalInterface
 public interface CommandsLogEnd {

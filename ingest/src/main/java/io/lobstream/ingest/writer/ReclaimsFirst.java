@@ -24,7 +24,8 @@ import org.apache.kafka.streams.processor.TimestampExtractor;
  * reads is for a version that its tablespace already has pending, or has already freed (then
  * the store ignores it).
  *
- * <p>What else sees the 0: stream time, which upload expiry reads ({@code CommandProcessor}), is
+ * <p>What else sees the 0: stream time, which upload expiry reads before a tablespace has recorded a command time
+ * ({@code CommandProcessor}), is
  * the largest timestamp a task has processed, so reclaims no longer move it (before, their
  * wall-clock stamps could push it ahead of the commands' time by the writer's lag); the
  * punctuations run on wall-clock time; a reclaim's dead letter is stamped with the clock

@@ -1,8 +1,11 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.store.LobStore;
 import org.apache.kafka.common.TopicPartition;
 
+import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * How the writer's tasks expire the chunked uploads whose producer stopped.
@@ -22,6 +25,19 @@ public record UploadExpiry(long timeoutMs, String commandsTopic, CommandsLogEnd 
 
     long graceMs() {
         return Math.min(GRACE.toMillis(), timeoutMs);
+    }
+
+    /**
+     * Expires, before a chunk of an upload read from {@code source} at {@code timestamp}, the uploads idle for
+     * {@code timeoutMs} as of the partition's latest command time ({@link CommandTime#latest}), by that time alone. The
+     * writer's tasks and replay both call this, so that whether a chunk finds its upload hangs on the log, not on when a
+     * task's housekeeping last ran (which expires by that time too, and by the clock): a copy rebuilt from lob.commands
+     * that kept an upload the writer expired, or expired one it completed, would differ on every later command of that LOB.
+     *
+     * @return the ids of the uploads expired
+     */
+    public static List<String> expireBeforeChunk(LobStore store, String source, long timestamp, long timeoutMs) throws IOException {
+        return store.expireUploads(CommandTime.latest(store, source, timestamp), Long.MAX_VALUE, timeoutMs);
     }
 
     /** The name the tablespace records the partition's applied offsets under (as the writer's tasks and replay name it). */

@@ -233,11 +233,35 @@ class CommandApplierTest {
             }
             assertThat(writing.expireUploads(writing.latestTime(source), Long.MAX_VALUE, timeout)).as("housekeeping").containsExactly("u");
             for (LobStore store : List.of(writing, replaying)) { // before a chunk, as CommandProcessor and PartitionReplayer do
-                store.expireUploads(CommandTime.latest(store, source, t + 1), Long.MAX_VALUE, timeout);
+                UploadExpiry.expireBeforeChunk(store, source, t + 1, timeout);
                 assertThat(applier.apply(chunk(id, "u", 1, value, (int) crc(value)), key(id), p, t + 1, store, new Source(source, 2, t + 1)))
                         .isInstanceOf(CommandApplier.Rejected.class);
                 assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(5);
             }
+        }
+    }
+
+    /**
+     * A chunk whose time went back behind the partition's latest is idle from that latest time, by which uploads expire,
+     * not from its own: else its upload would lose the difference from its timeout, and expire however soon the next chunk
+     * came.
+     */
+    @Test
+    void aChunkWhoseTimeWentBackKeepsItsUploadForTheWholeTimeout() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String source = TOPIC + p;
+        long timeout = 60_000;
+        byte[] value = new byte[20];
+        long t = 1_700_000_000_000L;
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            applier.apply(command("other", LobOp.PUT, 0, new byte[5]), key("other"), partitionOf("other"), t + timeout, store,
+                    new Source(source, 0, t + timeout));
+            applier.apply(chunk(id, "u", 0, value, null), key(id), p, t, store, new Source(source, 1, t)); // went back
+            long next = t + timeout + timeout / 2; // half the timeout after the latest time, one and a half after its own
+            assertThat(UploadExpiry.expireBeforeChunk(store, source, next, timeout)).isEmpty();
+            assertThat(applier.apply(chunk(id, "u", 1, value, (int) crc(value)), key(id), p, next, store, new Source(source, 2, next)))
+                    .isInstanceOf(CommandApplier.Applied.class);
         }
     }
 

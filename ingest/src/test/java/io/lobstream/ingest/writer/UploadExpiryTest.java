@@ -39,6 +39,8 @@ class UploadExpiryTest {
     private static final long TIMEOUT_MS = 5_000;
     /** Idle by the commands' time as the wall clock stands in for it: the timeout, and the grace taken off the clock. */
     private static final long IDLE_MS = TIMEOUT_MS + Math.min(UploadExpiry.GRACE.toMillis(), TIMEOUT_MS);
+    private static final long WINDOW_MS = 60_000;
+    private static final byte PUT_ID = 100;
 
     @TempDir
     Path dir;
@@ -57,12 +59,13 @@ class UploadExpiryTest {
 
     @BeforeEach
     void start() {
-        Deserializer<Object> chunks = (topic, bytes) -> firstOfTwoChunks("upload-" + bytes[0], t0);
+        // a byte below PUT_ID: the first chunk of an upload; from it on, a PUT of doc with that commandId
+        Deserializer<Object> chunks = (topic, bytes) -> bytes[0] >= PUT_ID ? put("put-" + bytes[0]) : firstOfTwoChunks("upload-" + bytes[0], t0);
         processor = new CommandProcessor(() -> chunks, new WriterMetrics(meters), 1 << 20, 1,
                 new UploadExpiry(TIMEOUT_MS, "lob.commands", partition -> {
                     asked.incrementAndGet();
                     return CompletableFuture.completedFuture(end.get());
-                }), 60_000, Duration.ofHours(1), new UndoResender(UndoResender.Settings.OFF),
+                }), WINDOW_MS, Duration.ofHours(1), new UndoResender(UndoResender.Settings.OFF),
                 () -> TimeUnit.MILLISECONDS.toNanos(clockMs.get()));
         context.setCurrentSystemTimeMs(t0);
         tablespace = new LobStateStore(dir, LobStoreConfig.defaults(), meters, new TablespaceRegistry(), null);
@@ -155,6 +158,26 @@ class UploadExpiryTest {
         assertThat(tablespace.store().fsck(false).pagesUploading()).isPositive();
     }
 
+    /**
+     * Housekeeping forgets commandIds by the latest command time the tablespace recorded, where the de-duplication window
+     * ends for the next command and for a replay, not by stream time (here ahead of it, as a partition time restored from
+     * a commit can be).
+     */
+    @Test
+    void housekeepingForgetsIdsByTheLatestCommandTimeTheTablespaceRecorded() throws Exception {
+        context.setRecordMetadata("lob.commands", 0, 0);
+        processor.process(new Record<>("doc".getBytes(), new byte[] {PUT_ID}, t0));
+        context.setCurrentStreamTimeMs(t0 + 2 * WINDOW_MS);
+        housekeeping(System.currentTimeMillis());
+        assertThat(tablespace.store().commandApplied("put-" + PUT_ID, Long.MIN_VALUE)).as("within the window").isPresent();
+
+        context.setRecordMetadata("lob.commands", 0, 1);
+        processor.process(new Record<>("doc".getBytes(), new byte[] {PUT_ID + 1}, t0 + WINDOW_MS + 1));
+        housekeeping(System.currentTimeMillis());
+        assertThat(tablespace.store().commandApplied("put-" + PUT_ID, Long.MIN_VALUE)).as("past it").isEmpty();
+        assertThat(tablespace.store().commandApplied("put-" + (PUT_ID + 1), Long.MIN_VALUE)).isPresent();
+    }
+
     /** The first chunk of an upload, of a LOB of its own, at {@code offset}. */
     private void chunk(int offset) {
         context.setRecordMetadata("lob.commands", 0, offset);
@@ -182,6 +205,11 @@ class UploadExpiryTest {
     private double expired() {
         Counter c = meters.find("lob_uploads_expired").counter();
         return c == null ? 0 : c.count();
+    }
+
+    private static LobCommand put(String commandId) {
+        return LobCommand.newBuilder().setCommandId(commandId).setLobId("doc").setOp(LobOp.PUT).setOffset(0).setTotalLength(3)
+                .setData(ByteBuffer.wrap(new byte[3])).setMetadata(Map.of()).setProducedAt(Instant.now()).build();
     }
 
     private static LobCommand firstOfTwoChunks(String uploadId, long at) {

@@ -49,7 +49,7 @@ import java.util.regex.Pattern;
  *   <li>{@code pending}: (lobId, version) → a superseded version waiting for purge</li>
  *   <li>{@code free}: firstPage → pageCount, a checkpoint of free space written at clean close</li>
  *   <li>{@code applied}: input source → offset of the last command applied from it, then the latest command time read
- *   from it (absent in copies from before session 55)</li>
+ *   from it (absent where a release before session 55 wrote the offset last: the next command starts it again)</li>
  *   <li>{@code uploads}: uploadId → a chunked upload in progress ({@link UploadEntry})</li>
  *   <li>{@code commands}: commandId → the time of the command applied (its record's timestamp, the clock's where a command has
  *   none), for de-duplicating re-sent commands</li>
