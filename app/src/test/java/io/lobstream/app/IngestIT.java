@@ -498,6 +498,11 @@ class IngestIT {
         });
         assertThat(reasons.get("upload")).contains(upload);
         assertThat(get(id).statusCode()).isEqualTo(404);
+        // and a copy rebuilt from the log refuses it too
+        try (LobStore replayed = LobStore.open(dir.resolve("replay-late-chunk"), LobStoreConfig.defaults())) {
+            new PartitionReplayer(config).replay(Nodes.partitionOf(id, config.get(LobStreamConfig.PARTITIONS)), replayed);
+            assertThat(replayed.current(id)).isEmpty();
+        }
     }
 
     /**

@@ -192,6 +192,15 @@ public interface LobStore extends Closeable {
     /** Records which log {@code source}'s offsets are offsets of (see {@link #logId}). */
     void recordLogId(String source, String logId) throws IOException;
 
+    /** A setting the commands applied here were judged by, as {@link #recordSetting} recorded it; empty if none was. */
+    OptionalLong setting(String key) throws IOException;
+
+    /**
+     * Records a setting the next commands applied here are judged by (a de-duplication window, an upload timeout): the
+     * store does not read it, its applier does ({@code JudgingSettings} in ingest), to say when it changes.
+     */
+    void recordSetting(String key, long value) throws IOException;
+
     /** Every source whose {@link #logId} was recorded (a copy that applied another's commands than its writer's is not its copy). */
     Set<String> sourcesWithLogIds() throws IOException;
 

@@ -3,6 +3,7 @@ package io.lobstream.ingest.replay;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.ingest.writer.CommandApplier;
 import io.lobstream.ingest.writer.CommandTime;
+import io.lobstream.ingest.writer.JudgingSettings;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.UploadExpiry;
 import io.lobstream.schema.LobSerdes;
@@ -146,6 +147,7 @@ public final class PartitionReplayer {
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES), partitions,
                     config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
             long next = Math.max(from, deletedBeforeRead(consumer, tp, from, store)); // the consumer's position, as of the last poll
+            JudgingSettings.of(config).recordIn(store, next);
             consumer.seek(tp, next);
             long logEnd = consumer.endOffsets(List.of(tp)).get(tp);
             if (to > logEnd) { // the poll loop would wait for ever for offsets the log no longer has

@@ -54,6 +54,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final CommandApplier applier;
     private final UploadExpiry uploads;
     private final long dedupeWindowMs;
+    private final JudgingSettings judging;
     private final Duration compactEvery;
     private final UndoResender resender;
     /**
@@ -91,6 +92,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         this.nanoClock = nanoClock;
         this.resender = resender;
         this.applier = new CommandApplier(maxValueBytes, partitions, dedupeWindowMs);
+        this.judging = new JudgingSettings(dedupeWindowMs, uploads.timeoutMs(), maxValueBytes);
         this.uploads = uploads;
         this.dedupeWindowMs = dedupeWindowMs;
         this.compactEvery = compactEvery;
@@ -242,6 +244,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         if (!pastOpenedOffset) {
             if (openedAppliedOffset == null) {
                 openedAppliedOffset = store.appliedOffset(source.name()); // before this command is recorded
+                judging.recordIn(store, openedAppliedOffset + 1);
             }
             pastOpenedOffset = source.offset() > openedAppliedOffset;
         }

@@ -90,6 +90,7 @@ public final class DefaultLobStore implements LobStore {
     private static final Logger log = LoggerFactory.getLogger(DefaultLobStore.class);
     /** The index meta key of a source's {@link #logId}, after this prefix. */
     private static final String LOG_ID_PREFIX = "log.id.";
+    private static final String SETTING_PREFIX = "setting.";
 
     private final String name;
     private final Path dir;
@@ -926,6 +927,22 @@ public final class DefaultLobStore implements LobStore {
     public void recordLogId(String source, String logId) throws IOException {
         try (Latches.Held latch = openShared()) {
             index.write(index.newBatch().putMeta(LOG_ID_PREFIX + source, logId.getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    @Override
+    public OptionalLong setting(String key) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            long absent = Long.MIN_VALUE;
+            long v = index.metaLong(SETTING_PREFIX + key, absent);
+            return v == absent ? OptionalLong.empty() : OptionalLong.of(v);
+        }
+    }
+
+    @Override
+    public void recordSetting(String key, long value) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            index.write(index.newBatch().putMeta(SETTING_PREFIX + key, value));
         }
     }
 

@@ -56,7 +56,7 @@ import java.util.regex.Pattern;
  *   <li>{@code rejected}: (source, offset) → a command not applied, and why ({@link Rejection})</li>
  *   <li>{@code default}: the index's format version, reserved version numbers, clean-shutdown flag, the last flush's
  *   frontier ({@code SyncedFrontier}), the boot of the machine the last open ran in ({@code BootId}), the id of each
- *   source's log ({@code log.id.}source)</li>
+ *   source's log ({@code log.id.}source), the settings its commands were judged by ({@code setting.}key)</li>
  * </ul>
  * Every command is one {@link Batch}: applied whole or not at all.
  */

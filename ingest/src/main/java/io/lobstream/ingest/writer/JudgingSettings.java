@@ -1,0 +1,58 @@
+package io.lobstream.ingest.writer;
+
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LobStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.OptionalLong;
+
+/**
+ * The settings a command is judged by, besides the log and the tablespace: whether a commandId sent again is a duplicate
+ * ({@code lob.command.dedupe.window.ms}), whether a chunk finds its upload ({@code lob.upload.timeout.ms}), whether a value
+ * is too large ({@code lob.value.max.bytes}). Each tablespace records those its commands were judged by, and the writer and
+ * replay say when they open one with others.
+ *
+ * <p>Why: a copy rebuilt from {@code lob.commands} (replay, a partition moved to a node without its copy) judges the whole
+ * log by the settings it runs with, while the copy that ran through a change judged the commands before it by the old
+ * ones, and had already forgotten ids, or expired uploads, by them. Around the change the two can decide a command
+ * differently (a retry within the window applied twice in one, an upload resumed in one and refused in the other, a value
+ * refused as too large in a rebuild with a lower limit), and every later command on that LOB then differs. The setting
+ * is not in the log, so nothing can make them agree but the same settings, or a rebuild of every copy after the change.
+ */
+public record JudgingSettings(long dedupeWindowMs, long uploadTimeoutMs, long valueMaxBytes) {
+    private static final Logger log = LoggerFactory.getLogger(JudgingSettings.class);
+
+    public static JudgingSettings of(LobStreamConfig config) {
+        return new JudgingSettings(config.get(LobStreamConfig.DEDUPE_WINDOW_MS), config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS),
+                config.get(LobStreamConfig.VALUE_MAX_BYTES));
+    }
+
+    /**
+     * Records these settings in {@code store} before the commands from {@code offset} on are applied, warning of each
+     * that differs from what the store recorded before (nothing is said of a store that recorded none: a new one, or one a
+     * release before session 55 wrote).
+     */
+    public void recordIn(LobStore store, long offset) throws IOException {
+        Map<String, Long> now = Map.of(LobStreamConfig.DEDUPE_WINDOW_MS.name(), dedupeWindowMs,
+                LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), uploadTimeoutMs, LobStreamConfig.VALUE_MAX_BYTES.name(), valueMaxBytes);
+        for (Map.Entry<String, Long> e : now.entrySet()) {
+            OptionalLong before = store.setting(e.getKey());
+            if (before.isPresent() && before.getAsLong() == e.getValue()) {
+                continue;
+            }
+            if (before.isPresent()) {
+                log.warn("{}: {} is {} now; the commands this tablespace applied were judged by {}. It judges those from offset {} "
+                        + "on by the new value, and a copy rebuilt from lob.commands (replay, a partition moved to a node without "
+                        + "its copy) judges the whole log by the value it runs with: the two can decide differently a command "
+                        + "re-sent, an upload resumed or a value near the limit around the change, and replay --verify then finds "
+                        + "a difference. Keep the same value on every node, or rebuild every partition after changing it "
+                        + "(README: The same judging settings on every node).", store.name(), e.getKey(), e.getValue(),
+                        before.getAsLong(), offset);
+            }
+            store.recordSetting(e.getKey(), e.getValue());
+        }
+    }
+}
