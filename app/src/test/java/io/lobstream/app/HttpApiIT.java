@@ -626,7 +626,8 @@ class HttpApiIT {
 
     /**
      * A replay that differs from the node is exit 1, naming the difference: here one that refuses the partition's 10,000-byte
-     * value as too large, which the node's writer applied. A verify that always said "equal" would pass the test above.
+     * value as too large, which the node's writer applied. A verify that always said "equal" would pass the test above. It
+     * says why too: the node's copy was judged by another lob.value.max.bytes (its {@code judged_by} in /status).
      */
     @Test
     void replayVerifyReportsAValueTheNodeHasAndTheReplayDoesNot() {
@@ -636,7 +637,9 @@ class HttpApiIT {
                 "-c", LobStreamConfig.VALUE_MAX_BYTES.name() + "=1000"));
         assertThat(differs.exit).as(differs.err).isEqualTo(1);
         assertThat(differs.err).containsPattern("verified \\d+ values against .*: [1-9]\\d* differences")
-                .containsPattern("DIFFERS the count of live LOBs: replayed \\d+, node \\d+").doesNotContain("NOT COMPARABLE");
+                .containsPattern("DIFFERS the count of live LOBs: replayed \\d+, node \\d+")
+                .contains("NOT COMPARABLE lob.value.max.bytes is 1000 here and was " + LobStreamConfig.VALUE_MAX_BYTES.defaultValue()
+                        + " for the node's copy");
     }
 
     record Cli(int exit, String err) {

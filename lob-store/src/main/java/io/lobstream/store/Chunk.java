@@ -8,7 +8,8 @@ import io.lobstream.store.index.Attributes;
  *
  * @param crc32c      if not null (on the last chunk), the whole value's CRC32C: on mismatch nothing is published
  * @param attributes  the value's content type and metadata: the last chunk's are the version's
- * @param sentAtMillis when the chunk was sent (its Kafka record's timestamp): an upload's idleness is measured
+ * @param sentAtMillis when the chunk came, in the commands' time: the latest record timestamp of its partition so far,
+ *                     its own included (a chunk whose time went back counts from that latest): an upload's idleness is measured
  *                     in these times ({@link LobStore#expireUploads(long, long, long)}), so a writer that was down or
  *                     behind does not take the time it lost for a producer that stopped
  */

@@ -9,6 +9,7 @@ import io.lobstream.app.DataDirs;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.StreamedResponse;
 import io.lobstream.ingest.replay.PartitionReplayer;
+import io.lobstream.ingest.writer.JudgingSettings;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.LobReadHandle;
@@ -159,7 +160,7 @@ final class ReplayCommand implements Callable<Integer> {
             }
             done = true;
             if (verify) {
-                ok &= verifyAgainstNode(store, cfg.topics().commands() + "-" + partition, out);
+                ok &= verifyAgainstNode(store, cfg.topics().commands() + "-" + partition, JudgingSettings.of(cfg), out);
             }
         } finally {
             if (done && !out.path("fsck_ok").asBoolean()) {
@@ -195,7 +196,7 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    private boolean verifyAgainstNode(LobStore store, String source, ObjectNode out) throws Exception {
+    private boolean verifyAgainstNode(LobStore store, String source, JudgingSettings settings, ObjectNode out) throws Exception {
         NodeHttp http = new NodeHttp(node);
         List<VersionEntry> live = new ArrayList<>();
         store.forEachCurrent(live::add);
@@ -240,6 +241,17 @@ final class ReplayCommand implements Callable<Integer> {
             differences.addObject().put("applied_offset", why);
             err().println("NOT COMPARABLE " + why);
         }
+        // judged by other settings than the node's copy, the replay may differ from it for that reason alone
+        JsonNode judgedBy = status.path("judged_by");
+        settings.byKey().forEach((key, value) -> {
+            JsonNode theirs = judgedBy.path(key);
+            if (theirs.isNumber() && theirs.asLong() != value) {
+                String why = key + " is " + value + " here and was " + theirs.asLong() + " for the node's copy: give replay the node's "
+                        + "value with -c " + key + "=" + theirs.asLong();
+                differences.addObject().put("setting", why);
+                err().println("NOT COMPARABLE " + why);
+            }
+        });
         String countDiffers = nodeLobs < 0 ? "replayed " + live.size() + ", not compared: " + node + " does not hold partition "
                 + partition + (owner == null ? "" : " and neither does " + owner) + "; name the node that does with --node"
                 : nodeLobs != live.size() ? "replayed " + live.size() + ", node " + nodeLobs : null;

@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import io.lobstream.store.LobStore;
+import io.lobstream.ingest.writer.JudgingSettings;
 import io.lobstream.ingest.writer.LobStateStore;
 import io.lobstream.ingest.writer.TaskFailure;
 import io.lobstream.ingest.writer.TablespaceRegistry;
@@ -523,6 +524,9 @@ public final class LobHttpServer implements AutoCloseable {
             try {
                 // the last command applied: a producer that knows its record's offset can wait for it
                 p.put("applied_offset", e.getValue().appliedOffset(commandsTopic + "-" + e.getKey()));
+                // what its commands were judged by: replay --verify compares its own settings with them
+                ObjectNode judged = p.putObject("judged_by");
+                JudgingSettings.recordedIn(e.getValue()).forEach(judged::put);
             } catch (TablespaceClosedException moving) {
                 continue; // closed since the snapshot (its partition moving): not this node's now, and no reason to fail the rest
             }

@@ -6,6 +6,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.OptionalLong;
 
@@ -21,6 +22,7 @@ import java.util.OptionalLong;
  * differently (a retry within the window applied twice in one, an upload resumed in one and refused in the other, a value
  * refused as too large in a rebuild with a lower limit), and every later command on that LOB then differs. The setting
  * is not in the log, so nothing can make them agree but the same settings, or a rebuild of every copy after the change.
+ * {@code GET /status} shows each partition's ({@code judged_by}), and {@code replay --verify} compares them with its own.
  */
 public record JudgingSettings(long dedupeWindowMs, long uploadTimeoutMs, long valueMaxBytes) {
     private static final Logger log = LoggerFactory.getLogger(JudgingSettings.class);
@@ -30,15 +32,35 @@ public record JudgingSettings(long dedupeWindowMs, long uploadTimeoutMs, long va
                 config.get(LobStreamConfig.VALUE_MAX_BYTES));
     }
 
+    /** Each setting by its key, in a fixed order. */
+    public Map<String, Long> byKey() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put(LobStreamConfig.DEDUPE_WINDOW_MS.name(), dedupeWindowMs);
+        m.put(LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), uploadTimeoutMs);
+        m.put(LobStreamConfig.VALUE_MAX_BYTES.name(), valueMaxBytes);
+        return m;
+    }
+
+    /** What {@code store} recorded of each setting, by its key; those it never recorded are left out. */
+    public static Map<String, Long> recordedIn(LobStore store) throws IOException {
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (String key : new JudgingSettings(0, 0, 0).byKey().keySet()) {
+            OptionalLong v = store.setting(key);
+            if (v.isPresent()) {
+                m.put(key, v.getAsLong());
+            }
+        }
+        return m;
+    }
+
     /**
      * Records these settings in {@code store} before the commands from {@code offset} on are applied, warning of each
      * that differs from what the store recorded before (nothing is said of a store that recorded none: a new one, or one a
-     * release before session 55 wrote).
+     * release before session 55 wrote). {@code lobstream replay} builds a new copy, so only the writer and a node's
+     * catch-up can warn; {@code replay --verify} compares with the node's instead.
      */
     public void recordIn(LobStore store, long offset) throws IOException {
-        Map<String, Long> now = Map.of(LobStreamConfig.DEDUPE_WINDOW_MS.name(), dedupeWindowMs,
-                LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), uploadTimeoutMs, LobStreamConfig.VALUE_MAX_BYTES.name(), valueMaxBytes);
-        for (Map.Entry<String, Long> e : now.entrySet()) {
+        for (Map.Entry<String, Long> e : byKey().entrySet()) {
             OptionalLong before = store.setting(e.getKey());
             if (before.isPresent() && before.getAsLong() == e.getValue()) {
                 continue;

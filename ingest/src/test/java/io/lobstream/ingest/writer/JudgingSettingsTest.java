@@ -28,8 +28,10 @@ class JudgingSettingsTest {
         logger.addAppender(said);
         try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             new JudgingSettings(3_600_000, 600_000, 1 << 30).recordIn(store, 0);
+            store.flush();
             new JudgingSettings(3_600_000, 600_000, 1 << 30).recordIn(store, 5);
             assertThat(said.list).as("a new tablespace, then the same settings").isEmpty();
+            assertThat(store.needsSync()).as("the same settings again: nothing written").isFalse();
 
             new JudgingSettings(7_200_000, 600_000, 1 << 30).recordIn(store, 9);
             new JudgingSettings(7_200_000, 600_000, 1 << 30).recordIn(store, 12);

@@ -1,7 +1,11 @@
 package io.lobstream.ingest.writer;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
+import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -12,6 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -176,6 +181,26 @@ class UploadExpiryTest {
         housekeeping(System.currentTimeMillis());
         assertThat(tablespace.store().commandApplied("put-" + PUT_ID, Long.MIN_VALUE)).as("past it").isEmpty();
         assertThat(tablespace.store().commandApplied("put-" + (PUT_ID + 1), Long.MIN_VALUE)).isPresent();
+    }
+
+    /** A tablespace judged by another window than the task's is warned of at the task's first record, once. */
+    @Test
+    void aTaskWarnsOnceOfATablespaceJudgedByOtherSettings() throws Exception {
+        tablespace.store().recordSetting(LobStreamConfig.DEDUPE_WINDOW_MS.name(), 2 * WINDOW_MS);
+        ListAppender<ILoggingEvent> said = new ListAppender<>();
+        said.start();
+        Logger logger = (Logger) LoggerFactory.getLogger(JudgingSettings.class);
+        logger.addAppender(said);
+        try {
+            chunk(0);
+            chunk(1);
+        } finally {
+            logger.detachAppender(said);
+        }
+        assertThat(said.list).singleElement().extracting(ILoggingEvent::getFormattedMessage).asString()
+                .contains("lob.command.dedupe.window.ms is " + WINDOW_MS + " now", "judged by " + 2 * WINDOW_MS, "from offset 0");
+        assertThat(tablespace.store().setting(LobStreamConfig.DEDUPE_WINDOW_MS.name())).hasValue(WINDOW_MS);
+        assertThat(tablespace.store().setting(LobStreamConfig.UPLOAD_TIMEOUT_MS.name())).hasValue(TIMEOUT_MS);
     }
 
     /** The first chunk of an upload, of a LOB of its own, at {@code offset}. */

@@ -20,9 +20,12 @@ final class SourceMarks {
     /** Adds to {@code batch} that the command at {@code source} was applied. */
     static void applied(LobIndex index, LobIndex.Batch batch, Source source) throws IOException {
         if (source != null) {
-            putApplied(index, batch, source);
+            long at = putApplied(index, batch, source);
             if (source.commandId() != null) {
-                batch.putCommand(source.commandId(), source.atMillisOrNow(), source.fingerprint());
+                // stamped with the commands' time at it, where the window ends: with its own, an id whose time went back
+                // by d would be remembered d less than the window
+                batch.putCommand(source.commandId(), source.atMillis() == Source.UNKNOWN_TIME ? source.atMillisOrNow() : at,
+                        source.fingerprint());
             }
         }
     }
@@ -60,11 +63,13 @@ final class SourceMarks {
      * The offset, and the latest command time read from the source so far: the time the de-duplication window ends at
      * ({@link io.lobstream.store.LobStore#latestTime}). The latest, not this command's: times can go back (a leader change
      * to a broker whose clock is behind, producers' clocks on a CreateTime topic), and a window that ended at each
-     * command's own time would reach ids a writer had already forgotten by a later one, and a replay had not.
+     * command's own time would reach ids a writer had already forgotten by a later one, and a replay had not. Returns that
+     * latest time (this command's included).
      */
-    private static void putApplied(LobIndex index, LobIndex.Batch batch, Source source) throws IOException {
-        long latest = index.latestTime(source.name(), Source.UNKNOWN_TIME);
-        batch.putApplied(source.name(), source.offset(), Math.max(latest, source.atMillis())); // (UNKNOWN_TIME: the least)
+    private static long putApplied(LobIndex index, LobIndex.Batch batch, Source source) throws IOException {
+        long latest = Math.max(index.latestTime(source.name(), Source.UNKNOWN_TIME), source.atMillis()); // (UNKNOWN_TIME: the least)
+        batch.putApplied(source.name(), source.offset(), latest);
+        return latest;
     }
 
     /** The offset of {@code source}, or -1 for the engine's own changes. */

@@ -26,8 +26,9 @@ import java.util.List;
  *
  * @param dataExtents data pages in value order; every byte of the value goes to data pages
  * @param crc32c      CRC32C of the first {@code bytesDone} bytes
- * @param touchedAtMillis when the last chunk was sent (its record's timestamp: the broker's clock on a lob.commands with
- *                        LogAppendTime, as LobStream makes it; the producer's on one with CreateTime)
+ * @param touchedAtMillis when the last chunk came ({@link io.lobstream.store.Chunk#sentAtMillis()}: record timestamps,
+ *                        the broker's clock on a lob.commands with LogAppendTime, as LobStream makes it; the producers'
+ *                        on one with CreateTime)
  * @param partialPage the bytes of the data page the last chunk left partial ({@code bytesDone % page capacity} of
  *                    them), not on disk yet; {@code null} in an entry of format 1, whose partial page was written
  *                    (see {@link #partialPageOnDisk()})
