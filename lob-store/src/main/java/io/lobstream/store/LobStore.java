@@ -205,8 +205,8 @@ public interface LobStore extends Closeable {
     Set<String> sourcesWithLogIds() throws IOException;
 
     /**
-     * Whether a command with this id (see {@link Source#commandId()}) was applied, at a time
-     * ({@link Source#atMillis()}) not before {@code sinceMillis}: the de-duplication window, measured
+     * Whether a command with this id (see {@link Source#commandId()}) was applied, at a time (the
+     * {@link #latestTime} at it, its own included) not before {@code sinceMillis}: the de-duplication window, measured
      * in the commands' time, so that it does not matter when {@link #forgetCommandsBefore} last ran.
      *
      * @return its {@link Source#fingerprint()} (0 when none was recorded), or empty if it was not applied within the window
@@ -214,7 +214,7 @@ public interface LobStore extends Closeable {
     OptionalLong commandApplied(String commandId, long sinceMillis) throws IOException;
 
     /**
-     * Forgets the ids of commands applied at times ({@link Source#atMillis()}) before
+     * Forgets the ids of commands applied at times (as {@link #commandApplied} reads them) before
      * {@code idsBeforeMillis}, past the de-duplication window, and the rejections recorded before
      * {@code rejectionsBeforeMillis}; returns how many. Rejections are stamped with the clock, not
      * the command's time: one must outlive the transaction that holds its dead letter, and a

@@ -242,16 +242,7 @@ final class ReplayCommand implements Callable<Integer> {
             err().println("NOT COMPARABLE " + why);
         }
         // judged by other settings than the node's copy, the replay may differ from it for that reason alone
-        JsonNode judgedBy = status.path("judged_by");
-        settings.byKey().forEach((key, value) -> {
-            JsonNode theirs = judgedBy.path(key);
-            if (theirs.isNumber() && theirs.asLong() != value) {
-                String why = key + " is " + value + " here and was " + theirs.asLong() + " for the node's copy: give replay the node's "
-                        + "value with -c " + key + "=" + theirs.asLong();
-                differences.addObject().put("setting", why);
-                err().println("NOT COMPARABLE " + why);
-            }
-        });
+        compareSettings(settings, status, differences, out.putArray("notes"));
         String countDiffers = nodeLobs < 0 ? "replayed " + live.size() + ", not compared: " + node + " does not hold partition "
                 + partition + (owner == null ? "" : " and neither does " + owner) + "; name the node that does with --node"
                 : nodeLobs != live.size() ? "replayed " + live.size() + ", node " + nodeLobs : null;
@@ -262,6 +253,37 @@ final class ReplayCommand implements Callable<Integer> {
         err().printf("verified %d values against %s: %d differences%n", live.size(), node, differences.size());
         out.put("verify_ok", differences.isEmpty());
         return differences.isEmpty();
+    }
+
+    /**
+     * Judged by other settings than those the node's copy was judged by ({@code judged_by} in its /status), the replay may
+     * differ from it for that reason alone: a difference. Settings the copy did not record, or changed at some offset (it
+     * judged the commands before by other values, as no replay does), are noted, as what was not compared.
+     */
+    private void compareSettings(JudgingSettings settings, JsonNode status, ArrayNode differences, ArrayNode notes) {
+        if (status.isMissingNode()) {
+            return; // the node does not hold the partition: the count differs, and says so
+        }
+        settings.byKey().forEach((key, value) -> {
+            JsonNode theirs = status.path("judged_by").path(key);
+            JsonNode since = status.path("judged_by_since_offset").path(key);
+            String note = null;
+            if (!theirs.isNumber()) {
+                note = key + " not compared: the node's copy recorded none (an older node or copy, with no command applied since)";
+            } else if (theirs.asLong() != value) {
+                String why = key + " is " + value + " here and was " + theirs.asLong() + " for the node's copy: give replay the node's "
+                        + "value with -c " + key + "=" + theirs.asLong();
+                differences.addObject().put("setting", why);
+                err().println("NOT COMPARABLE " + why);
+            } else if (since.isNumber()) {
+                note = key + " changed on the node's copy at offset " + since.asLong() + ": it judged the commands before by another "
+                        + "value, so a difference around that offset may come from the change";
+            }
+            if (note != null) {
+                notes.add(note);
+                err().println("NOTE " + note);
+            }
+        });
     }
 
     /**

@@ -527,6 +527,10 @@ public final class LobHttpServer implements AutoCloseable {
                 // what its commands were judged by: replay --verify compares its own settings with them
                 ObjectNode judged = p.putObject("judged_by");
                 JudgingSettings.recordedIn(e.getValue()).forEach(judged::put);
+                Map<String, Long> changed = JudgingSettings.changedIn(e.getValue());
+                if (!changed.isEmpty()) {
+                    changed.forEach(p.putObject("judged_by_since_offset")::put);
+                }
             } catch (TablespaceClosedException moving) {
                 continue; // closed since the snapshot (its partition moving): not this node's now, and no reason to fail the rest
             }

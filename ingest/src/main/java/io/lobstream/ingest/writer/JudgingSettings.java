@@ -26,6 +26,8 @@ import java.util.OptionalLong;
  */
 public record JudgingSettings(long dedupeWindowMs, long uploadTimeoutMs, long valueMaxBytes) {
     private static final Logger log = LoggerFactory.getLogger(JudgingSettings.class);
+    /** After a setting's key: the offset from which the store's commands were judged by its value now, if it changed. */
+    private static final String CHANGED_AT = ".changed.at.offset";
 
     public static JudgingSettings of(LobStreamConfig config) {
         return new JudgingSettings(config.get(LobStreamConfig.DEDUPE_WINDOW_MS), config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS),
@@ -41,11 +43,26 @@ public record JudgingSettings(long dedupeWindowMs, long uploadTimeoutMs, long va
         return m;
     }
 
-    /** What {@code store} recorded of each setting, by its key; those it never recorded are left out. */
+    /**
+     * What {@code store} recorded of each setting, by its key; those it never recorded (a copy a release before session 55
+     * wrote, that applied no command since) are left out.
+     */
     public static Map<String, Long> recordedIn(LobStore store) throws IOException {
+        return recorded(store, "");
+    }
+
+    /**
+     * Where {@code store}'s commands began to be judged by the value it records of each setting, by its key, for those that
+     * changed: the copy judged the commands before by another value, as no replay does.
+     */
+    public static Map<String, Long> changedIn(LobStore store) throws IOException {
+        return recorded(store, CHANGED_AT);
+    }
+
+    private static Map<String, Long> recorded(LobStore store, String suffix) throws IOException {
         Map<String, Long> m = new LinkedHashMap<>();
         for (String key : new JudgingSettings(0, 0, 0).byKey().keySet()) {
-            OptionalLong v = store.setting(key);
+            OptionalLong v = store.setting(key + suffix);
             if (v.isPresent()) {
                 m.put(key, v.getAsLong());
             }
@@ -73,6 +90,7 @@ public record JudgingSettings(long dedupeWindowMs, long uploadTimeoutMs, long va
                         + "a difference. Keep the same value on every node, or rebuild every partition after changing it "
                         + "(README: The same judging settings on every node).", store.name(), e.getKey(), e.getValue(),
                         before.getAsLong(), offset);
+                store.recordSetting(e.getKey() + CHANGED_AT, offset);
             }
             store.recordSetting(e.getKey(), e.getValue());
         }

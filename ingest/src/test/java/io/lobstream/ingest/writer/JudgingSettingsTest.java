@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.OptionalLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 class JudgingSettingsTest {
     @TempDir
@@ -42,6 +43,10 @@ class JudgingSettingsTest {
             });
             assertThat(store.setting("lob.command.dedupe.window.ms")).isEqualTo(OptionalLong.of(7_200_000));
             assertThat(store.setting("lob.upload.timeout.ms")).isEqualTo(OptionalLong.of(600_000));
+            assertThat(JudgingSettings.recordedIn(store)).containsExactly(entry("lob.command.dedupe.window.ms", 7_200_000L),
+                    entry("lob.upload.timeout.ms", 600_000L), entry("lob.value.max.bytes", (long) (1 << 30)));
+            assertThat(JudgingSettings.changedIn(store)).as("from where the value now recorded applies")
+                    .containsExactly(entry("lob.command.dedupe.window.ms", 9L));
         } finally {
             logger.detachAppender(said);
         }

@@ -291,7 +291,10 @@ public final class LobIndex implements Closeable {
         forEach(uploads, v -> action.accept(UploadEntry.decode(v)));
     }
 
-    /** A command applied: when (its {@code Source#atMillis}), and its fingerprint (0: none recorded, as before fingerprints). */
+    /**
+     * A command applied: when (the latest command time of its source at it, its own included; the clock's for a source
+     * without times), and its fingerprint (0: none recorded, as before fingerprints).
+     */
     public record AppliedCommand(long atMillis, long fingerprint) {
     }
 
