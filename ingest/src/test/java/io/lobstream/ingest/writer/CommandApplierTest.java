@@ -38,6 +38,10 @@ class CommandApplierTest {
     private static final int PARTITIONS = 4;
     private static final String TOPIC = "lob.commands-";
     private static final long WINDOW_MS = 3_600_000;
+    /** The uploads' tests: a LOB, their timeout, and a time of the commands to start from. */
+    private static final String UPLOADED = "doc";
+    private static final long UPLOAD_TIMEOUT_MS = 60_000;
+    private static final long EPOCH = 1_700_000_000_000L;
 
     @TempDir
     Path dir;
@@ -219,12 +223,12 @@ class CommandApplierTest {
      */
     @Test
     void aChunkWhoseTimeWentBackFindsItsUploadExpiredByTheWriterAndByAReplayAlike() throws Exception {
-        String id = "doc";
+        String id = UPLOADED;
         int p = partitionOf(id);
         String source = TOPIC + p;
-        long timeout = 60_000;
+        long timeout = UPLOAD_TIMEOUT_MS;
         byte[] value = new byte[20];
-        long t = 1_700_000_000_000L;
+        long t = EPOCH;
         LobCommand later = command(id, LobOp.PUT, 0, new byte[5]); // the same LOB: applied whether the upload is there or not
         try (LobStore writing = LobStore.open(dir.resolve("writer"), LobStoreConfig.defaults());
              LobStore replaying = LobStore.open(dir.resolve("replay"), LobStoreConfig.defaults())) {
@@ -249,12 +253,12 @@ class CommandApplierTest {
      */
     @Test
     void aChunkWhoseTimeWentBackKeepsItsUploadForTheWholeTimeout() throws Exception {
-        String id = "doc";
-        int p = partitionOf(id);
-        String source = TOPIC + p;
-        long timeout = 60_000;
+        String source = TOPIC + partitionOf(UPLOADED);
+        long t = EPOCH;
+        long timeout = UPLOAD_TIMEOUT_MS;
         byte[] value = new byte[20];
-        long t = 1_700_000_000_000L;
+        String id = UPLOADED;
+        int p = partitionOf(id);
         try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
             applier.apply(command("other", LobOp.PUT, 0, new byte[5]), key("other"), partitionOf("other"), t + timeout, store,
                     new Source(source, 0, t + timeout));
