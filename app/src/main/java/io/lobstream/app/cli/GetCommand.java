@@ -26,7 +26,7 @@ final class GetCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID")
     String id;
 
-    @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write to FILE instead of standard output.")
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write to FILE instead of standard output (- for standard output, as put reads - from standard input).")
     Path output;
 
     @Option(names = "--range", paramLabel = "A-B", description = "Only bytes A..B (inclusive), as an HTTP Range: A-B, A- or -N.")
@@ -67,7 +67,8 @@ final class GetCommand implements Callable<Integer> {
                 case 200, 206 -> {
                     long length = r.contentLength().orElse(-1);
                     // not System.out: a PrintStream keeps write errors to itself (a full disk, a closed pipe)
-                    long n = output == null ? transfer(in, new FileOutputStream(FileDescriptor.out), length) : download(in, length);
+                    boolean toStdout = output == null || output.toString().equals("-"); // (not a file named "-")
+                    long n = toStdout ? transfer(in, new FileOutputStream(FileDescriptor.out), length) : download(in, length);
                     err.printf("%s: %d bytes, ETag %s, %s%n", id, n, r.header("ETag").orElse("?"),
                             r.header("Content-Type").orElse("no content type"));
                     return 0;

@@ -66,6 +66,14 @@ class GetCommandTest {
         assertThat(Files.size(out)).isEqualTo(1000);
     }
 
+    /** {@code -o -} is standard output, as {@code put ID -} reads standard input: not a file named "-" in the working directory. */
+    @Test
+    void aDashIsStandardOutputNotAFile() throws IOException {
+        assertThat(getTo(Path.of("-"), servingWhole(3))).isZero();
+        assertThat(cli.err()).contains("doc-1: 3 bytes");
+        assertThat(Path.of("-")).doesNotExist();
+    }
+
     @Test
     void aLinkToAFileKeepsItsFileWholeOnFailureAndStaysALink() throws IOException {
         Path file = Files.write(dir.resolve("current-1.bin"), new byte[]{1, 2, 3});
