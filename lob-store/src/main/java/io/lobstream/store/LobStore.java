@@ -127,7 +127,7 @@ public interface LobStore extends Closeable {
 
     /**
      * Drops idle uploads, freeing their pages; returns their ids. Idle by two clocks: the last chunk
-     * came ({@link Chunk#sentAtMillis()}, in the commands' time) more than {@code idleMillis} before
+     * came ({@link Chunk#commandsTimeMillis()}, in the commands' time) more than {@code idleMillis} before
      * {@code asOfMillis} (the time of the commands applied since: their producer stopped, not the
      * writer), and it was applied more than {@code idleMillis} before {@code wallClockMillis} (the
      * applier's clock). {@code Long.MAX_VALUE} leaves a clock out: the commands' time alone is what a

@@ -8,8 +8,8 @@ package io.lobstream.store;
  *
  * @param commandId null if the command has none
  * @param atMillis  the command's time in its input (a Kafka record's timestamp), which the store
- *                  keeps the latest of ({@link LobStore#latestTime}), with the command id too, and the
- *                  de-duplication window is measured in, so that
+ *                  keeps the latest of ({@link LobStore#latestTime}) and stamps the command id with that
+ *                  latest: the de-duplication window is measured in it, so that
  *                  a replay of the input decides as the writer did; {@link #UNKNOWN_TIME}: the clock
  * @param fingerprint what the command asked for, in a number, kept with its id: the same id sent again
  *                  with another fingerprint is another command under a reused id, not the same one sent

@@ -216,7 +216,7 @@ public final class PartitionReplayer {
                     if (writerDecoded && decoded.getUploadId() != null) { // refused by its letter or not, as the writer does
                         // before a chunk, as the writer does (CommandProcessor.apply): an upload idle for the timeout in the
                         // commands' time is gone
-                        UploadExpiry.expireBeforeChunk(store, tp.toString(), at, uploadTimeoutMs);
+                        UploadExpiry.expireBeforeUploadCommand(store, tp.toString(), at, uploadTimeoutMs);
                     }
                     Source source = new Source(tp.toString(), r.offset(), at);
                     if (cmd == null) {

@@ -74,6 +74,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      */
     private boolean pastOpenedOffset;
     private Long openedAppliedOffset;
+    /** Whether this task recorded its settings in its tablespace yet ({@link #recordJudgingSettings}). */
+    private boolean judgingRecorded;
     /** The pending versions whose undo records the task produced again since it opened, and the last of them. */
     private int reemitted;
     private VersionEntry reemitAfter;
@@ -105,6 +107,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         quiet = new QuietPartition(uploads);
         pastOpenedOffset = false;
         openedAppliedOffset = null;
+        judgingRecorded = false;
         // often enough that an upload expires within about half its timeout after it is due
         Duration housekeepingEvery = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploads.timeoutMs() / 2)));
         every(housekeepingEvery, "housekeeping", this::housekeeping);
@@ -191,6 +194,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      */
     private void housekeeping(long now) throws IOException {
         LobStore store = store();
+        recordJudgingSettings(store); // before housekeeping goes by them, on a partition where no command comes too
         metrics.uploadsExpired(store.expireUploads(commandsTime(store, now), now, uploads.timeoutMs()).size());
         store.reclaimPastPinLeases();
         // ids by the latest command time the tablespace recorded, where the window ends when duplicates are judged: a
@@ -200,6 +204,14 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         long latest = store.latestTime(uploads.source(context.taskId().partition()));
         store.forgetCommandsBefore(latest == Source.UNKNOWN_TIME ? Long.MIN_VALUE : latest - dedupeWindowMs,
                 pastOpenedOffset ? now - dedupeWindowMs : Long.MIN_VALUE);
+    }
+
+    /** Records the settings this task judges by in its tablespace, once, warning if they changed (JudgingSettings). */
+    private void recordJudgingSettings(LobStore store) throws IOException {
+        if (!judgingRecorded) {
+            judging.recordIn(store, store.appliedOffset(uploads.source(context.taskId().partition())) + 1);
+            judgingRecorded = true;
+        }
     }
 
     /**
@@ -244,14 +256,14 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         if (!pastOpenedOffset) {
             if (openedAppliedOffset == null) {
                 openedAppliedOffset = store.appliedOffset(source.name()); // before this command is recorded
-                judging.recordIn(store, openedAppliedOffset + 1);
+                recordJudgingSettings(store);
             }
             pastOpenedOffset = source.offset() > openedAppliedOffset;
         }
         if (cmd.getUploadId() != null) {
             // exactly as replay does (PartitionReplayer); by the partition's latest time, as housekeeping expires by: by the
             // chunk's own, a chunk whose time went back would find an upload housekeeping had expired here, and a replay not
-            metrics.uploadsExpired(UploadExpiry.expireBeforeChunk(store, source.name(), record.timestamp(), uploads.timeoutMs()).size());
+            metrics.uploadsExpired(UploadExpiry.expireBeforeUploadCommand(store, source.name(), record.timestamp(), uploads.timeoutMs()).size());
         }
         CommandApplier.Outcome outcome = applier.apply(cmd, record.key(), context.recordMetadata().orElseThrow().partition(),
                 record.timestamp(), store, source);

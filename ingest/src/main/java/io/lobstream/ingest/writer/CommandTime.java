@@ -7,8 +7,9 @@ import org.apache.kafka.streams.processor.TimestampExtractor;
 import java.io.IOException;
 
 /**
- * The time a command is applied in (upload expiry, the de-duplication window): its record's
- * timestamp, the broker's on a {@code lob.commands} LobStream made. A record with none (-1, which a
+ * The time of a command's record: its timestamp, the broker's on a {@code lob.commands} LobStream
+ * made; what upload expiry and the de-duplication window go by is the latest of these on its
+ * partition so far ({@link #latest}). A record with none (-1, which a
  * {@code CreateTime} topic takes from a client that sends it so) gets the latest time of its
  * partition so far, not Kafka Streams' default, which fails the task on it at every try and stops
  * the partition for good. Replay reads times the same way, so a rebuilt copy decides as the writer did.
@@ -38,6 +39,9 @@ public final class CommandTime implements TimestampExtractor {
      * the writer no longer does.
      */
     public static long latest(LobStore store, String source, long timestamp) throws IOException {
+        if (timestamp < 0) { // (of() gives none: a window or an idle time from here would wrap around)
+            throw new IllegalArgumentException("a command's time must not be negative: " + timestamp);
+        }
         return Math.max(store.latestTime(source), timestamp);
     }
 }

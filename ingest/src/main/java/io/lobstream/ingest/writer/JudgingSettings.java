@@ -14,7 +14,7 @@ import java.util.OptionalLong;
  * The settings a command is judged by, besides the log and the tablespace: whether a commandId sent again is a duplicate
  * ({@code lob.command.dedupe.window.ms}), whether a chunk finds its upload ({@code lob.upload.timeout.ms}), whether a value
  * is too large ({@code lob.value.max.bytes}). Each tablespace records those its commands were judged by, and the writer and
- * replay say when they open one with others.
+ * a node's catch-up say when they open one with others.
  *
  * <p>Why: a copy rebuilt from {@code lob.commands} (replay, a partition moved to a node without its copy) judges the whole
  * log by the settings it runs with, while the copy that ran through a change judged the commands before it by the old

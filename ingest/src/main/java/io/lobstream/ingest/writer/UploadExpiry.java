@@ -28,7 +28,7 @@ public record UploadExpiry(long timeoutMs, String commandsTopic, CommandsLogEnd 
     }
 
     /**
-     * Expires, before a chunk of an upload read from {@code source} at {@code timestamp}, the uploads idle for
+     * Expires, before a command of an upload (a chunk, an abort) read from {@code source} at {@code timestamp}, the uploads idle for
      * {@code timeoutMs} as of the partition's latest command time ({@link CommandTime#latest}), by that time alone. The
      * writer's tasks and replay both call this, so that whether a chunk finds its upload hangs on the log, not on when a
      * task's housekeeping last ran (which expires by that time too, and by the clock): a copy rebuilt from lob.commands
@@ -36,7 +36,7 @@ public record UploadExpiry(long timeoutMs, String commandsTopic, CommandsLogEnd 
      *
      * @return the ids of the uploads expired
      */
-    public static List<String> expireBeforeChunk(LobStore store, String source, long timestamp, long timeoutMs) throws IOException {
+    public static List<String> expireBeforeUploadCommand(LobStore store, String source, long timestamp, long timeoutMs) throws IOException {
         return store.expireUploads(CommandTime.latest(store, source, timestamp), Long.MAX_VALUE, timeoutMs);
     }
 

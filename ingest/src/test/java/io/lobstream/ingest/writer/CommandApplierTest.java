@@ -238,7 +238,7 @@ class CommandApplierTest {
             }
             assertThat(writing.expireUploads(writing.latestTime(source), Long.MAX_VALUE, timeout)).as("housekeeping").containsExactly("u");
             for (LobStore store : List.of(writing, replaying)) { // before a chunk, as CommandProcessor and PartitionReplayer do
-                UploadExpiry.expireBeforeChunk(store, source, t + 1, timeout);
+                UploadExpiry.expireBeforeUploadCommand(store, source, t + 1, timeout);
                 assertThat(applier.apply(chunk(id, "u", 1, value, (int) crc(value)), key(id), p, t + 1, store, new Source(source, 2, t + 1)))
                         .isInstanceOf(CommandApplier.Rejected.class);
                 assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(5);
@@ -260,11 +260,11 @@ class CommandApplierTest {
         String id = UPLOADED;
         int p = partitionOf(id);
         try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
-            applier.apply(command("other", LobOp.PUT, 0, new byte[5]), key("other"), partitionOf("other"), t + timeout, store,
-                    new Source(source, 0, t + timeout));
+            String other = IntStream.range(0, 100).mapToObj(i -> "other-" + i).filter(o -> partitionOf(o) == p).findFirst().orElseThrow();
+            applier.apply(command(other, LobOp.PUT, 0, new byte[5]), key(other), p, t + timeout, store, new Source(source, 0, t + timeout));
             applier.apply(chunk(id, "u", 0, value, null), key(id), p, t, store, new Source(source, 1, t)); // went back
             long next = t + timeout + timeout / 2; // half the timeout after the latest time, one and a half after its own
-            assertThat(UploadExpiry.expireBeforeChunk(store, source, next, timeout)).isEmpty();
+            assertThat(UploadExpiry.expireBeforeUploadCommand(store, source, next, timeout)).isEmpty();
             assertThat(applier.apply(chunk(id, "u", 1, value, (int) crc(value)), key(id), p, next, store, new Source(source, 2, next)))
                     .isInstanceOf(CommandApplier.Applied.class);
         }

@@ -92,13 +92,13 @@ final class ChunkedUploads {
         if (existing.isPresent() && problem == null && chunk.chunkIndex() < existing.get().nextChunk()) {
             UploadEntry upload = existing.get();
             // (not an entry of format 1, which is read, never written: its next new chunk converts it)
-            if (chunk.sentAtMillis() > upload.touchedAtMillis() && !upload.partialPageOnDisk()
+            if (chunk.commandsTimeMillis() > upload.touchedAtMillis() && !upload.partialPageOnDisk()
                     && (source == null || source.offset() > index.applied(source.name()))) {
                 // a retry resending what the writer has, before what it lacks: it keeps the upload from expiring, else a
                 // long upload's retry begun near the timeout would lose it while resending (the offset in the same batch)
                 try (LobIndex.Batch batch = index.newBatch()) {
                     SourceMarks.applied(index, batch, source);
-                    batch.putUpload(upload.touched(chunk.sentAtMillis()));
+                    batch.putUpload(upload.touched(chunk.commandsTimeMillis()));
                     index.write(batch);
                 }
             } else {
@@ -158,7 +158,7 @@ final class ChunkedUploads {
                 indexExtents = allocator.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), Extent.withoutFirstPage(pages).size()));
             }
             return UploadEntry.begun(chunk.uploadId(), chunk.lobId(), versions.next(), chunk.totalLength(), chunk.chunkCount(),
-                    pages.get(0).firstPage(), Extent.withoutFirstPage(pages), indexExtents, chunk.sentAtMillis());
+                    pages.get(0).firstPage(), Extent.withoutFirstPage(pages), indexExtents, chunk.commandsTimeMillis());
         } catch (IOException | RuntimeException e) {
             // nothing names these pages yet (the version number's reservation failed): give them back
             allocator.release(pages);
@@ -182,7 +182,7 @@ final class ChunkedUploads {
             VersionWriter.ChunkWrite chunkWrite = writers.get().writeChunk(upload.lobId(), upload.version(), layout, upload.dataExtents(),
                     upload.bytesDone(), upload.partialPage(), data, chunk.length());
             UploadEntry next = upload.advanced(chunk.length(), Crc32c.combine(upload.crc32c(), chunkWrite.crc32c(), chunk.length()),
-                    chunkWrite.partialPage(), chunk.sentAtMillis());
+                    chunkWrite.partialPage(), chunk.commandsTimeMillis());
             if (!chunk.last()) {
                 pagesFirst.beforeIndexNamesPages(); // the chunk's pages before the entry that counts them done, as a put's
                 try (LobIndex.Batch batch = index.newBatch()) {

@@ -51,8 +51,8 @@ import java.util.regex.Pattern;
  *   <li>{@code applied}: input source → offset of the last command applied from it, then the latest command time read
  *   from it (absent where a release before session 55 wrote the offset last: the next command starts it again)</li>
  *   <li>{@code uploads}: uploadId → a chunked upload in progress ({@link UploadEntry})</li>
- *   <li>{@code commands}: commandId → the time of the command applied (its record's timestamp, the clock's where a command has
- *   none), for de-duplicating re-sent commands</li>
+ *   <li>{@code commands}: commandId → the commands' time at the command applied (the latest command time of its source, its
+ *   own included; the clock's for a source without times), for de-duplicating re-sent commands</li>
  *   <li>{@code rejected}: (source, offset) → a command not applied, and why ({@link Rejection})</li>
  *   <li>{@code default}: the index's format version, reserved version numbers, clean-shutdown flag, the last flush's
  *   frontier ({@code SyncedFrontier}), the boot of the machine the last open ran in ({@code BootId}), the id of each
@@ -97,9 +97,9 @@ public final class LobIndex implements Closeable {
     /** chunked uploads in progress: uploadId → {@link UploadEntry} */
     private final ColumnFamilyHandle uploads;
     /**
-     * ids of commands applied recently: commandId → the command's time (ms; its record's timestamp, in which the
-     * de-duplication window is measured, so that a writer catching up forgets ids as it would have), for de-duplicating
-     * re-sent commands
+     * ids of commands applied recently: commandId → the commands' time at it (ms; the latest record timestamp of its
+     * source, its own included, in which the de-duplication window is measured, so that a writer catching up forgets ids
+     * as it would have), for de-duplicating re-sent commands
      */
     private final ColumnFamilyHandle commands;
     /** commands not applied, recently: (source, offset) → time (ms), kind and reason ({@link Rejection}) */
@@ -645,8 +645,8 @@ public final class LobIndex implements Closeable {
         }
 
         /** The time first, as {@link #forgetCommandsBefore} reads it; then the fingerprint, unless there is none. */
-        public Batch putCommand(String commandId, long appliedAtMillis, long fingerprint) throws IOException {
-            byte[] v = fingerprint == 0 ? longBytes(appliedAtMillis) : ByteBuffer.allocate(16).putLong(appliedAtMillis).putLong(fingerprint).array();
+        public Batch putCommand(String commandId, long commandsTimeMillis, long fingerprint) throws IOException {
+            byte[] v = fingerprint == 0 ? longBytes(commandsTimeMillis) : ByteBuffer.allocate(16).putLong(commandsTimeMillis).putLong(fingerprint).array();
             return put(commands, commandId.getBytes(StandardCharsets.UTF_8), v);
         }
 

@@ -26,7 +26,7 @@ import java.util.List;
  *
  * @param dataExtents data pages in value order; every byte of the value goes to data pages
  * @param crc32c      CRC32C of the first {@code bytesDone} bytes
- * @param touchedAtMillis when the last chunk came ({@link io.lobstream.store.Chunk#sentAtMillis()}: record timestamps,
+ * @param touchedAtMillis when the last chunk came ({@link io.lobstream.store.Chunk#commandsTimeMillis()}: record timestamps,
  *                        the broker's clock on a lob.commands with LogAppendTime, as LobStream makes it; the producers'
  *                        on one with CreateTime)
  * @param partialPage the bytes of the data page the last chunk left partial ({@code bytesDone % page capacity} of
