@@ -195,13 +195,13 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private void housekeeping(long now) throws IOException {
         LobStore store = store();
         recordJudgingSettings(store); // before housekeeping goes by them, on a partition where no command comes too
-        metrics.uploadsExpired(store.expireUploads(commandsTime(store, now), now, uploads.timeoutMs()).size());
+        long latest = store.latestTime(uploads.source(context.taskId().partition()));
+        metrics.uploadsExpired(store.expireUploads(commandsTime(store, latest, now), now, uploads.timeoutMs()).size());
         store.reclaimPastPinLeases();
         // ids by the latest command time the tablespace recorded, where the window ends when duplicates are judged: a
         // replay, which records the same times, then finds what the writer finds; not by a clock, so that a writer behind
         // by more than the window keeps what it needs. Rejections by the clock they are stamped with, so that none is
         // forgotten before its transaction ends
-        long latest = store.latestTime(uploads.source(context.taskId().partition()));
         store.forgetCommandsBefore(latest == Source.UNKNOWN_TIME ? Long.MIN_VALUE : latest - dedupeWindowMs,
                 pastOpenedOffset ? now - dedupeWindowMs : Long.MIN_VALUE);
     }
@@ -219,10 +219,11 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
      * reads it ({@link CommandTime#latest}; stream time before the first is recorded), or the wall clock where it may stand
      * in. The broker is asked ({@link QuietPartition}) only where no command came for the upload timeout and an upload is in
      * progress. Before the task's first record, the last one processed is the last its tablespace recorded.
+     *
+     * @param latest the tablespace's {@link LobStore#latestTime}, read once for all of housekeeping
      */
-    private long commandsTime(LobStore store, long now) throws IOException {
+    private long commandsTime(LobStore store, long latest, long now) throws IOException {
         int partition = context.taskId().partition();
-        long latest = store.latestTime(uploads.source(partition));
         long commandsTime = latest == Source.UNKNOWN_TIME ? context.currentStreamTimeMs() : latest;
         if (nanoClock.getAsLong() - lastRecordAtNanos < TimeUnit.MILLISECONDS.toNanos(uploads.timeoutMs())
                 || store.uploadsInProgress() == 0) {

@@ -7,6 +7,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 
@@ -28,6 +29,9 @@ public record JudgingSettings(long dedupeWindowMs, long uploadTimeoutMs, long va
     private static final Logger log = LoggerFactory.getLogger(JudgingSettings.class);
     /** After a setting's key: the offset from which the store's commands were judged by its value now, if it changed. */
     private static final String CHANGED_AT = ".changed.at.offset";
+    /** The settings' keys, in the order {@link #byKey} gives them. */
+    private static final List<String> KEYS = List.of(LobStreamConfig.DEDUPE_WINDOW_MS.name(), LobStreamConfig.UPLOAD_TIMEOUT_MS.name(),
+            LobStreamConfig.VALUE_MAX_BYTES.name());
 
     public static JudgingSettings of(LobStreamConfig config) {
         return new JudgingSettings(config.get(LobStreamConfig.DEDUPE_WINDOW_MS), config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS),
@@ -37,9 +41,10 @@ public record JudgingSettings(long dedupeWindowMs, long uploadTimeoutMs, long va
     /** Each setting by its key, in a fixed order. */
     public Map<String, Long> byKey() {
         Map<String, Long> m = new LinkedHashMap<>();
-        m.put(LobStreamConfig.DEDUPE_WINDOW_MS.name(), dedupeWindowMs);
-        m.put(LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), uploadTimeoutMs);
-        m.put(LobStreamConfig.VALUE_MAX_BYTES.name(), valueMaxBytes);
+        List<Long> values = List.of(dedupeWindowMs, uploadTimeoutMs, valueMaxBytes);
+        for (int i = 0; i < KEYS.size(); i++) {
+            m.put(KEYS.get(i), values.get(i));
+        }
         return m;
     }
 
@@ -61,7 +66,7 @@ public record JudgingSettings(long dedupeWindowMs, long uploadTimeoutMs, long va
 
     private static Map<String, Long> recorded(LobStore store, String suffix) throws IOException {
         Map<String, Long> m = new LinkedHashMap<>();
-        for (String key : new JudgingSettings(0, 0, 0).byKey().keySet()) {
+        for (String key : KEYS) {
             OptionalLong v = store.setting(key + suffix);
             if (v.isPresent()) {
                 m.put(key, v.getAsLong());
