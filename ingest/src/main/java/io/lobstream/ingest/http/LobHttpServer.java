@@ -143,10 +143,10 @@ public final class LobHttpServer implements AutoCloseable {
         server.createContext("/status", exactly("/status", answering(this::status)));
         server.createContext("/fsck", exactly("/fsck", answering(this::fsck)));
         server.createContext("/metrics", exactly("/metrics", new MetricsEndpoint(prometheus)));
-        server.createContext("/", LobHttpServer::noSuchEndpoint);
+        server.createContext("/", this::noSuchEndpoint);
     }
 
-    private static HttpHandler exactly(String path, HttpHandler handler) {
+    private HttpHandler exactly(String path, HttpHandler handler) {
         return ex -> {
             if (ex.getRequestURI().getPath().equals(path)) {
                 handler.handle(ex);
@@ -160,9 +160,9 @@ public final class LobHttpServer implements AutoCloseable {
      * Any other path: a 404 that says what is here, where the JDK's said nothing. Without X-LobStream-Node, as a --node
      * with a wrong path (http://host:8080/api) must not have its 404 taken for a node's "no such LOB".
      */
-    private static void noSuchEndpoint(HttpExchange ex) throws IOException {
+    private void noSuchEndpoint(HttpExchange ex) throws IOException {
         try (ex) {
-            Responses.text(ex, 404, "no such endpoint " + ex.getRequestURI().getRawPath()
+            text(ex, 404, "no such endpoint " + ex.getRequestURI().getRawPath()
                     + ": a LobStream node answers /lobs/{id}, /status, /fsck and /metrics\n");
         }
     }
@@ -275,6 +275,11 @@ public final class LobHttpServer implements AutoCloseable {
         };
     }
 
+    /** A short plain-text answer, watched for a client that reads nothing ({@link StallWatchdog#answer}). */
+    private void text(HttpExchange ex, int status, String text) throws IOException {
+        StallWatchdog.answer(stalls, ex, () -> Responses.text(ex, status, text));
+    }
+
     /** Clears the headers an answer had set, but the node's name, which every answer of the node carries. */
     private void clearHeaders(HttpExchange ex) {
         ex.getResponseHeaders().clear();
@@ -290,7 +295,7 @@ public final class LobHttpServer implements AutoCloseable {
     private void boundedLobs(HttpExchange ex) throws IOException {
         if (!reads.tryAcquire()) {
             ex.getResponseHeaders().add("Retry-After", "1");
-            Responses.text(ex, 503, READ_THREADS + " reads in flight on this node; retry\n");
+            text(ex, 503, READ_THREADS + " reads in flight on this node; retry\n");
             return;
         }
         try {
@@ -328,21 +333,21 @@ public final class LobHttpServer implements AutoCloseable {
 
     private void lobs(HttpExchange ex) throws IOException {
         String method = ex.getRequestMethod();
-        if (!Responses.readOnly(ex)) {
+        if (!Responses.readOnly(ex, stalls)) {
             return;
         }
         if (hasBody(ex)) {
             // never read, a body keeps the JDK server from counting the request as arrived: its request timer (30 s) would
             // then cut the download, however fast it went
             ex.getResponseHeaders().set("Connection", "close");
-            Responses.text(ex, 400, "a " + method + " of a value takes no request body\n");
+            text(ex, 400, "a " + method + " of a value takes no request body\n");
             return;
         }
         // the path percent-decoded (a '+' stays a '+': form encoding is for queries, not paths)
         String rawPath = asciiRawPath(ex.getRequestURI().getRawPath());
         String id = URI.create(rawPath).getPath().substring("/lobs/".length());
         if (id.isEmpty()) {
-            Responses.text(ex, 400, "missing LOB id\n");
+            text(ex, 400, "missing LOB id\n");
             return;
         }
         KafkaStreams s = streams;
@@ -350,18 +355,18 @@ public final class LobHttpServer implements AutoCloseable {
                 : s.queryMetadataForKey(LobStateStore.NAME, id, new StringSerializer());
         // an owner unavailable: the metadata has the partition but no active task for it yet (between assignments)
         if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE) || owner.activeHost().equals(HostInfo.unavailable())) {
-            Responses.text(ex, 503, "partitions are being assigned; retry\n");
+            text(ex, 503, "partitions are being assigned; retry\n");
             return;
         }
         Optional<LobStore> local = registry.get(owner.partition());
         if (local.isEmpty() || !owner.activeHost().equals(hostInfo())) {
             String forwarder = ex.getRequestHeaders().getFirst(OwnerProxy.FORWARDED);
             if (forwarder != null || owner.activeHost().equals(hostInfo())) { // a forwarded request is never forwarded again
-                Responses.text(ex, 503, "partition " + owner.partition() + " is not open here yet" + (forwarder == null ? ""
+                text(ex, 503, "partition " + owner.partition() + " is not open here yet" + (forwarder == null ? ""
                         : " (the request came through " + forwarder + ", whose metadata is older or newer than this node's)") + "; retry\n");
             } else if (!forwards.tryAcquire()) {
                 ex.getResponseHeaders().add("Retry-After", "1");
-                Responses.text(ex, 503, FORWARD_THREADS + " reads forwarded to their owners are in flight on this node; retry\n");
+                text(ex, 503, FORWARD_THREADS + " reads forwarded to their owners are in flight on this node; retry\n");
             } else {
                 try {
                     proxy.forward(ex, hostInfo(), owner.activeHost(), rawPath);
@@ -374,7 +379,7 @@ public final class LobHttpServer implements AutoCloseable {
         if (local.get().checking()) {
             // the read would wait for the check, on a thread every other partition's reads need too
             ex.getResponseHeaders().add("Retry-After", "1");
-            Responses.text(ex, 503, "partition " + owner.partition() + " is being checked (fsck); retry\n");
+            text(ex, 503, "partition " + owner.partition() + " is being checked (fsck); retry\n");
             return;
         }
         serve(ex, local.get(), id, method.equals("HEAD"));
@@ -405,12 +410,12 @@ public final class LobHttpServer implements AutoCloseable {
             clearHeaders(ex); // what the value's answer had set (its ETag, its Content-Type) is not this one's
             if (stopping || moved) {
                 log.debug("{}: {}", request, e.toString());
-                Responses.text(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
+                text(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
             } else {
                 if (failuresSaid.sayNow(e.toString()) >= 0) {
                     log.error("{} failed (the same failure of other requests is not logged again for a minute)", request, e);
                 }
-                Responses.text(ex, 500, "failed: " + e.getMessage() + "\n");
+                text(ex, 500, "failed: " + e.getMessage() + "\n");
             }
         } catch (IOException | RuntimeException answering) {
             log.debug("{}: could not answer: {}", request, answering.toString());
@@ -420,12 +425,11 @@ public final class LobHttpServer implements AutoCloseable {
     private void serve(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {
         Optional<LobReadHandle> opened = store.open(id);
         if (opened.isEmpty()) {
-            Responses.text(ex, 404, "no LOB " + id + "\n");
+            text(ex, 404, "no LOB " + id + "\n");
             return;
         }
-        // A response with no body releases the version's pin before it is written: the stall watchdog watches a GET's
-        // headers and body alone, and a client that reads nothing (pipelined HEADs) would otherwise hold a compaction
-        // move's old copy.
+        // A response with no body releases the version's pin before it is written: a client that reads nothing
+        // (pipelined HEADs) would otherwise hold a compaction move's old copy until the stall watchdog cut it.
         try (LobReadHandle h = opened.get()) {
             long length = h.length();
             var headers = ex.getResponseHeaders();
@@ -442,14 +446,14 @@ public final class LobHttpServer implements AutoCloseable {
                 case NOT_MODIFIED -> { // the 200's headers, its length too (RFC 9110 §15.4.5, §8.6), and no body
                     headers.add("Content-Length", Long.toString(length));
                     h.close();
-                    ex.sendResponseHeaders(304, -1);
+                    StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(304, -1));
                     return;
                 }
                 case FAILED -> {
                     clearHeaders(ex);
                     headers.add("ETag", etag); // the version there is: a client that asked for another can tell
                     h.close();
-                    Responses.text(ex, 412, "LOB " + id + " is at version " + etag + ", not one If-Match names\n");
+                    text(ex, 412, "LOB " + id + " is at version " + etag + ", not one If-Match names\n");
                     return;
                 }
                 case PROCEED -> {
@@ -467,7 +471,7 @@ public final class LobHttpServer implements AutoCloseable {
             } catch (ByteRange.Unsatisfiable u) {
                 headers.add("Content-Range", "bytes */" + length);
                 h.close();
-                ex.sendResponseHeaders(416, -1);
+                StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(416, -1));
                 return;
             }
             long from = range.map(ByteRange::first).orElse(0L);
@@ -477,12 +481,12 @@ public final class LobHttpServer implements AutoCloseable {
             if (head) {
                 headers.add("Content-Length", Long.toString(count));
                 h.close();
-                ex.sendResponseHeaders(status, -1);
+                StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(status, -1));
                 return;
             }
             if (count == 0) { // no body either
                 h.close();
-                ex.sendResponseHeaders(status, -1);
+                StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(status, -1));
                 return;
             }
             try (StallWatchdog.Watch w = stalls.watch(ex)) {
@@ -498,7 +502,7 @@ public final class LobHttpServer implements AutoCloseable {
     // ---------------------------------------------------------------- /status, /fsck, /metrics
 
     private void status(HttpExchange ex) throws IOException {
-        if (!Responses.readOnly(ex)) {
+        if (!Responses.readOnly(ex, stalls)) {
             return;
         }
         ObjectNode root = JSON.createObjectNode();
@@ -544,7 +548,7 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     private void fsck(HttpExchange ex) throws IOException {
-        if (!Responses.readOnly(ex)) {
+        if (!Responses.readOnly(ex, stalls)) {
             return;
         }
         // data=false by default: reading every value takes as long as reading the tablespace (not under the exclusive
@@ -556,13 +560,13 @@ public final class LobHttpServer implements AutoCloseable {
         } else if (query.equals("data=true")) {
             data = true;
         } else {
-            Responses.text(ex, 400, "the one parameter is data=true|false (read every data page and check its checksum too; "
+            text(ex, 400, "the one parameter is data=true|false (read every data page and check its checksum too; "
                     + "default false), not " + query + "\n");
             return;
         }
         if (!fscks.tryAcquire()) {
             ex.getResponseHeaders().add("Retry-After", "10");
-            Responses.text(ex, 503, "an fsck is running on this node; retry once it is done\n");
+            text(ex, 503, "an fsck is running on this node; retry once it is done\n");
             return;
         }
         ObjectNode report;
@@ -620,8 +624,9 @@ public final class LobHttpServer implements AutoCloseable {
         return notOpen;
     }
 
-    private static void sendJson(HttpExchange ex, Object node) throws IOException {
-        Responses.send(ex, 200, "application/json", JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node));
+    private void sendJson(HttpExchange ex, Object node) throws IOException {
+        byte[] json = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node);
+        StallWatchdog.answer(stalls, ex, () -> Responses.send(ex, 200, "application/json", json));
     }
 
     /**

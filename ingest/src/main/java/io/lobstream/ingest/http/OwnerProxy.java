@@ -77,7 +77,7 @@ final class OwnerProxy {
             if (resp.header(LobHttpServer.NODE).isEmpty()) {
                 // something else on the owner's address (a static member back on another port, its old one taken): its 404
                 // or page must not pass for a node's "no such LOB" or value
-                Responses.text(ex, 502, "owner " + owner + " answered " + resp.statusCode() + " without " + LobHttpServer.NODE
+                text(ex, 502, "owner " + owner + " answered " + resp.statusCode() + " without " + LobHttpServer.NODE
                         + ": what listens there is no LobStream node (until the next rebalance names the owner's new address)\n");
                 return;
             }
@@ -97,7 +97,7 @@ final class OwnerProxy {
                 ex.getResponseHeaders().add("Content-Length", Long.toString(len));
             }
             answered = true;
-            ex.sendResponseHeaders(status, noBody || len == 0 ? -1 : len < 0 ? 0 : len);
+            StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(status, noBody || len == 0 ? -1 : len < 0 ? 0 : len));
             if (!noBody) {
                 // not closed here but with the exchange (Responses.cutShort says why)
                 if (stalls == null) {
@@ -113,10 +113,15 @@ final class OwnerProxy {
                 log.warn("{} {} forwarded to {}: cut short: {}", ex.getRequestMethod(), rawPath, owner, e.toString());
                 Responses.cutShort(ex);
             } else if (e instanceof SocketTimeoutException) {
-                Responses.text(ex, 504, "owner " + owner + " did not answer within " + readTimeout.toMillis() + " ms\n");
+                text(ex, 504, "owner " + owner + " did not answer within " + readTimeout.toMillis() + " ms\n");
             } else {
-                Responses.text(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n");
+                text(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n");
             }
         }
+    }
+
+    /** A short plain-text answer, watched for a client that reads nothing ({@link StallWatchdog#answer}). */
+    private void text(HttpExchange ex, int status, String text) throws IOException {
+        StallWatchdog.answer(stalls, ex, () -> Responses.text(ex, status, text));
     }
 }

@@ -47,12 +47,17 @@ public final class Responses {
 
     /** Whether the request is a GET or a HEAD, the only methods the node answers; any other is answered 405 here. */
     public static boolean readOnly(HttpExchange ex) throws IOException {
+        return readOnly(ex, null);
+    }
+
+    /** As {@link #readOnly(HttpExchange)}, the 405 written under {@code stalls} ({@link StallWatchdog#answer}). */
+    static boolean readOnly(HttpExchange ex, StallWatchdog stalls) throws IOException {
         String method = ex.getRequestMethod();
         if (method.equals("GET") || method.equals("HEAD")) {
             return true;
         }
         ex.getResponseHeaders().add("Allow", "GET, HEAD");
-        text(ex, 405, "method " + method + " not allowed: GET or HEAD\n");
+        StallWatchdog.answer(stalls, ex, () -> text(ex, 405, "method " + method + " not allowed: GET or HEAD\n"));
         return false;
     }
 

@@ -49,6 +49,28 @@ final class StallWatchdog implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::check, period, period, TimeUnit.MILLISECONDS);
     }
 
+    /** What an answer writes: its status line and headers, and a short body. */
+    @FunctionalInterface
+    interface Write {
+        void run() throws IOException;
+    }
+
+    /**
+     * Writes a whole answer with no body or a short one (a 304, a HEAD's headers, an error's text, a report), the time it
+     * takes watched as a body write's: a client that pipelines requests and reads nothing fills the socket with these as
+     * well, and held the node's thread, and a value read's slot, for as long as it kept the connection. Unwatched where
+     * {@code stalls} is null.
+     */
+    static void answer(StallWatchdog stalls, HttpExchange ex, Write write) throws IOException {
+        if (stalls == null) {
+            write.run();
+            return;
+        }
+        try (Watch w = stalls.watch(ex)) {
+            w.during(write);
+        }
+    }
+
     /** Watches the body of {@code ex} written through {@link Watch#body()} until the watch is closed. */
     Watch watch(HttpExchange ex) {
         Watch w = new Watch(ex);
@@ -97,10 +119,15 @@ final class StallWatchdog implements AutoCloseable {
          * and reads nothing fills the socket with headers too, and the value's pin is held meanwhile.
          */
         void sendHeaders(int status, long length) throws IOException {
+            during(() -> ex.sendResponseHeaders(status, length));
+        }
+
+        /** Runs {@code write} as one write under way: cut if it makes no progress for the stall timeout. */
+        void during(Write write) throws IOException {
             lastProgress = System.nanoTime();
             writing = true;
             try {
-                ex.sendResponseHeaders(status, length);
+                write.run();
             } finally {
                 writing = false;
             }

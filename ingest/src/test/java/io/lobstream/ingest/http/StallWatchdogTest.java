@@ -82,4 +82,47 @@ class StallWatchdogTest {
             server.stop(0);
         }
     }
+
+    /**
+     * Answers with no body or a short one (a HEAD, a 404's text), pipelined by a client that reads none of them: once the
+     * socket is full the answer's write blocks as a body's does, and is cut the same (they held the node's threads, and its
+     * value reads' slots, for as long as the client kept its connection).
+     */
+    @Test
+    void shortAnswersAClientDoesNotReadAreCutToo() throws Exception {
+        AtomicInteger cut = new AtomicInteger();
+        HttpServer server = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        try (StallWatchdog stalls = new StallWatchdog(Duration.ofMillis(200), cut::incrementAndGet)) {
+            server.createContext("/missing", ex -> {
+                try (ex) {
+                    StallWatchdog.answer(stalls, ex, () -> Responses.text(ex, 404, "no LOB missing\n"));
+                } catch (java.io.IOException expected) {
+                    // the watchdog closed the connection under the write
+                }
+            });
+            server.start();
+            try (java.net.Socket client = new java.net.Socket(InetAddress.getLoopbackAddress(), server.getAddress().getPort())) {
+                Thread pipeline = new Thread(() -> {
+                    byte[] request = "GET /missing HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+                    try {
+                        OutputStream out = client.getOutputStream();
+                        while (true) { // until the cut connection refuses more
+                            out.write(request);
+                        }
+                    } catch (java.io.IOException closed) {
+                        // the connection was cut, or closed below
+                    }
+                }, "pipelining-client");
+                pipeline.setDaemon(true);
+                pipeline.start();
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (cut.get() == 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+                assertThat(cut).hasValue(1);
+            }
+        } finally {
+            server.stop(0);
+        }
+    }
 }
