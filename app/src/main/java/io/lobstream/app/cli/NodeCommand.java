@@ -61,6 +61,10 @@ final class NodeCommand implements Runnable {
         if (purgeWorkers < 0) {
             throw new ParameterException(spec.commandLine(), "--purge-workers must be >= 0 (0: run them as separate `purge` processes)");
         }
+        String httpPortProblem = httpPort != null ? LobStreamConfig.HTTP_PORT.problem(httpPort) : null;
+        if (httpPortProblem != null) { // named as the option it came from, with usage, as --kafka-port is
+            throw new ParameterException(spec.commandLine(), "--http-port " + httpPort + ": " + httpPortProblem);
+        }
         if (bootstrap == null && !config.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // else ignored, and said so
             embedded.check(spec.commandLine());
             LobStreamConfig keys = new LobStreamConfig(config);

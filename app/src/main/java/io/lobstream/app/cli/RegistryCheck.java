@@ -31,7 +31,7 @@ final class RegistryCheck {
         if (!apicurio(config.get(LobStreamConfig.VALUE_SERIALIZER)) || !apicurio(config.get(LobStreamConfig.VALUE_DESERIALIZER))) {
             return; // another registry's serdes: its own URL, its own API
         }
-        if (config.originals().keySet().stream().anyMatch(k -> k.startsWith(TLS_SETTINGS) || k.startsWith(LobStreamConfig.SERDE_PREFIX + TLS_SETTINGS))) {
+        if (given(config, TLS_SETTINGS)) {
             return; // the serdes' client trusts what these say; this look, with the JVM's defaults, would fail where they work
         }
         String url = config.get(LobStreamConfig.REGISTRY_URL);
@@ -48,8 +48,7 @@ final class RegistryCheck {
         try {
             int status = http.send(HttpRequest.newBuilder(info).timeout(TIMEOUT).build(), HttpResponse.BodyHandlers.discarding())
                     .statusCode();
-            boolean credentials = config.originals().keySet().stream().anyMatch(k -> k.startsWith(AUTH_SETTINGS))
-                    || URI.create(url).getUserInfo() != null;
+            boolean credentials = given(config, AUTH_SETTINGS) || URI.create(url).getUserInfo() != null;
             if ((status == 401 || status == 403) && !credentials) {
                 err.println("lobstream node: the registry at " + shown + " answered " + status + " to " + info.getPath() + " and the "
                         + "serdes have no credentials for it (apicurio.auth.*); until they do, the writer waits on each command it "
@@ -63,6 +62,12 @@ final class RegistryCheck {
             err.println("lobstream node: no registry answers at " + shown + " yet (" + config.withoutRegistryUserInfo(e.toString())
                     + "); the writer waits for it on each command it cannot decode");
         }
+    }
+
+    /** Whether a serde setting under {@code prefix} is given, bare or as {@code lob.serde.}: both reach the serdes. */
+    private static boolean given(LobStreamConfig config, String prefix) {
+        return config.originals().keySet().stream()
+                .anyMatch(k -> k.startsWith(prefix) || k.startsWith(LobStreamConfig.SERDE_PREFIX + prefix));
     }
 
     private static boolean apicurio(String serdeClass) {

@@ -97,6 +97,7 @@ final class WriteCommands {
         /** The configuration (a misspelt -c key is a usage error), once a broker answers. */
         private LobStreamConfig connect() throws InterruptedException {
             LobStreamConfig config = cluster.streamConfig(null);
+            LobClient.checkSettings(config); // a chunk the producer cannot carry: a bad argument, said without a broker
             // --timeout, when it is shorter, bounds this wait too, unless nothing is waited for after the send
             boolean shorter = wait.waitApplied && wait.timeout.compareTo(BrokerCheck.WAIT) < 0;
             // waiting, the client asks for the topics itself (watchApplied); else the send would wait 60 s on a missing one

@@ -58,6 +58,8 @@ class RegistryCheckTest {
     void aRegistryAskingForCredentialsIsWarnedOfOnlyWhenTheSerdesHaveNone() throws InterruptedException {
         assertThat(said(base() + "/secured/apis/registry/v2", Map.of("apicurio.auth.username", "u", "apicurio.auth.password", "p")))
                 .isEmpty();
+        assertThat(said(base() + "/secured/apis/registry/v2", Map.of("lob.serde.apicurio.auth.username", "u",
+                "lob.serde.apicurio.auth.password", "p"))).isEmpty(); // the spelling that reaches the serdes as well
         assertThat(said(base() + "/secured/apis/registry/v2", Map.of())).contains("answered 401 to /secured/apis/registry/v2/system/info")
                 .contains("no credentials");
     }

@@ -60,7 +60,7 @@ import java.util.zip.CRC32C;
  * it or dead-lettered it (read-your-writes; {@link AppliedTracker} says how it knows):
  * <pre>{@code
  * try (LobClient client = new LobClient(config)) {
- *     WriteOutcome outcome = client.put("doc", in, length, "image/png", Progress.NONE)
+ *     WriteOutcome outcome = client.put("doc", in, length, "image/png", Map.of(), Progress.NONE)
  *             .applied().get(60, TimeUnit.SECONDS);
  *     outcome.deadLetter().ifPresent(d -> System.err.println("rejected: " + d.reason()));
  * }
@@ -143,9 +143,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      */
     public LobClient(LobStreamConfig config) {
         this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
+        checkSettings(config);
         Map<String, Object> settings = producerSettings(config);
-        requireRoomForAChunk(settings, ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
-        requireRoomForAChunk(settings, ProducerConfig.BUFFER_MEMORY_CONFIG);
         Serializer<Object> values = LobSerdes.valueSerializer(config);
         try {
             this.producer = new KafkaProducer<>(settings, new StringSerializer(), values);
@@ -158,8 +157,21 @@ public final class LobClient implements LobWrites, AutoCloseable {
         this.maxValueBytes = config.get(LobStreamConfig.VALUE_MAX_BYTES);
     }
 
+    /**
+     * Refuses what the constructor would, without a producer: for a command line to say so before it waits for a broker.
+     *
+     * @throws ConfigException if a chunk of {@code lob.chunk.size} would not fit the producer's {@code max.request.size}
+     *                         or {@code buffer.memory}
+     */
+    public static void checkSettings(LobStreamConfig config) {
+        Map<String, Object> settings = producerSettings(config);
+        int chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
+        requireRoomForAChunk(settings, ProducerConfig.MAX_REQUEST_SIZE_CONFIG, chunkSize);
+        requireRoomForAChunk(settings, ProducerConfig.BUFFER_MEMORY_CONFIG, chunkSize);
+    }
+
     /** Refuses a producer setting, given as a number, too small for a chunk's command: every chunked write would fail. */
-    private void requireRoomForAChunk(Map<String, Object> settings, String key) {
+    private static void requireRoomForAChunk(Map<String, Object> settings, String key, int chunkSize) {
         Object limit = settings.get(key);
         if (limit != null && limit.toString().strip().matches("\\d{1,18}")
                 && chunkSize + CHUNK_HEADROOM_BYTES > Long.parseLong(limit.toString().strip())) {
