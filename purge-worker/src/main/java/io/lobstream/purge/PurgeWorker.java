@@ -520,9 +520,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     throw e;
                 }
                 log.info("purge worker {} follows partitions {}", workerId, new java.util.TreeSet<>(wanted));
+                // the node opened or closed a tablespace: one paused because its copy did not open may open now; the
+                // others wait for MISSING_RETRY, as a subscribed worker's do (not fetched again every check)
+                consumer.resume(consumer.paused());
             }
-            // a partition paused because its tablespace was not there yet (the node still opening it): try again
-            consumer.resume(consumer.paused());
         }
         return !assigned.isEmpty();
     }

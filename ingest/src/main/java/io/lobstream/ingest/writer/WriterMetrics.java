@@ -26,7 +26,8 @@ public final class WriterMetrics {
         // buckets up to an hour, not Micrometer's 30 s: a writer far behind is what these are watched for
         this.reclaimApplyLag = Timer.builder("lob_reclaim_apply_lag_seconds").publishPercentileHistogram()
                 .maximumExpectedValue(Duration.ofHours(1))
-                .description("From a purge worker producing a ReclaimRecord to the writer freeing its pages").register(registry);
+                .description("From a purge worker producing a ReclaimRecord to the writer freeing its pages (reclaims freed at once; "
+                        + "not one that waited for a reader)").register(registry);
         this.commandApplyLag = Timer.builder("lob_command_apply_lag_seconds").publishPercentileHistogram()
                 .maximumExpectedValue(Duration.ofHours(1))
                 .description("From a command's record timestamp (its producer's send time, or the broker's append time) to the "
