@@ -81,7 +81,10 @@ public final class LobStreamConfig {
             "How long the group waits for a silent writer node before its partitions move to the others "
                     + "(with lob.node.id set, also how long a restart may take without a rebalance).");
     public static final ConfigKey<Integer> CHUNK_SIZE = ConfigKey.integer("lob.chunk.size", 512 * 1024, 1024, 1000 * 1024,
-            "Largest value bytes in one LobCommand (under Kafka's 1 MiB default record limit).");
+            "Largest value bytes in one LobCommand. The default leaves room under Kafka's 1 MiB default record limit (the "
+                    + "topic's max.message.bytes) for the command's other fields: up to 137 KiB, with a LOB id of 64 KiB (key and "
+                    + "field) and 8 KiB of metadata. Above 887 KiB, a chunk with a long id or large metadata can pass that limit "
+                    + "unless the topic's is raised.");
     public static final ConfigKey<Long> VALUE_MAX_BYTES = ConfigKey.longValue("lob.value.max.bytes", 1L << 30, 0, 1L << 40,
             "Largest LOB value the writer accepts (a PUT's total length, or the length a WRITE or APPEND would reach); "
                     + "larger ones are dead-lettered as too-large. Up to 1 TiB; the page layout's own limit "

@@ -105,8 +105,11 @@ public final class LobClient implements LobWrites, AutoCloseable {
             ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024,
             ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
 
-    /** Room a chunk's command takes besides its data: ids, lengths, the record's framing. */
-    private static final int CHUNK_HEADROOM_BYTES = 16 * 1024;
+    /**
+     * Room a chunk's command takes besides its data, at most: its LOB id twice (the record's key and the command's field),
+     * the last chunk's content type and metadata, and ids, lengths and the record's framing.
+     */
+    private static final int CHUNK_HEADROOM_BYTES = 2 * LobStore.MAX_ID_BYTES + Attributes.MAX_BYTES + 1024;
 
     private final LobStreamConfig config;
     private final KafkaProducer<String, Object> producer;
@@ -653,9 +656,14 @@ public final class LobClient implements LobWrites, AutoCloseable {
      */
     private static int readExactly(InputStream in, byte[] buffer, int n, long at, long total) throws IOException {
         int read = 0;
-        // not readNBytes, which spins for ever on a stream that returns 0 at its end
-        for (int got; read < n && (got = BulkInputStream.readAtLeastOne(in, buffer, read, n - read)) >= 0; ) {
-            read += got;
+        try {
+            // not readNBytes, which spins for ever on a stream that returns 0 at its end
+            for (int got; read < n && (got = BulkInputStream.readAtLeastOne(in, buffer, read, n - read)) >= 0; ) {
+                read += got;
+            }
+        } catch (RuntimeException e) { // (an UncheckedIOException, an adapter's own): the input's failure all the same, for
+            // the caller to abort the upload or say what was sent, as for an IOException
+            throw new IOException("reading the input failed after " + (at + read) + " of " + total + " bytes: " + e, e);
         }
         if (read != n) {
             throw new EOFException("input ended after " + (at + read) + " of " + total + " bytes");

@@ -139,6 +139,24 @@ class LobClientTest {
         }
     }
 
+    /**
+     * An input that fails with an unchecked exception (an adapter's UncheckedIOException) fails as one that throws an
+     * IOException: the input's failure, which an upload or a write answers by saying what was sent, not a bare exception.
+     */
+    @Test
+    void anInputFailingUncheckedIsTheInputsFailure() throws IOException {
+        java.io.InputStream failing = new java.io.InputStream() {
+            @Override
+            public int read() {
+                throw new java.io.UncheckedIOException(new IOException("connection reset"));
+            }
+        };
+        try (LobClient client = new LobClient(unreachable())) {
+            assertThatThrownBy(() -> client.put("doc", failing, 10, null, LobClient.Progress.NONE)).isInstanceOf(IOException.class)
+                    .hasMessageContaining("reading the input failed after 0 of 10 bytes").hasMessageContaining("connection reset");
+        }
+    }
+
     /** A progress callback that throws is told, not obeyed: the call still returns the write its records belong to. */
     @Test
     void aProgressCallbackThatThrowsDoesNotLoseTheWrite() throws IOException {
@@ -159,6 +177,9 @@ class LobClientTest {
                 .with("lob.producer.batch.size", 2_000_000))).containsEntry("batch.size", 2_000_000);
         assertThatThrownBy(() -> new LobClient(unreachable().with("lob.chunk.size", 524_288).with("lob.producer.buffer.memory", 500_000)))
                 .hasMessageContaining("does not fit buffer.memory=500000");
+        // a chunk's command carries its LOB id twice (key and field) and the last one's metadata: 16 KiB of room was too little
+        assertThatThrownBy(() -> LobClient.checkSettings(unreachable().with("lob.chunk.size", 524_288)
+                .with("lob.producer.max.request.size", 524_288 + 16 * 1024))).hasMessageContaining("does not fit max.request.size");
         try (LobClient client = new LobClient(unreachable())) {
             client.close(Duration.ofMillis(-1)); // taken as 0: the producer closes, where it refused and stayed open
             LobWrite late = client.put("doc", new ByteArrayInputStream(new byte[10]), 10, null, LobClient.Progress.NONE);
