@@ -74,6 +74,30 @@ public final class DefaultPageAllocator implements PageAllocator {
 
     @Override
     public List<Extent> allocateBelow(int pages, long limit) {
+        if (batchSize > 1) {
+            List<Extent> granted = takeBelow(pages, limit);
+            if (!granted.isEmpty()) {
+                metrics.allocated(1, pages); // one acquisition, however many holes it filled
+            }
+            return granted;
+        }
+        // lob.prealloc off: one page per latch acquisition, as allocate() takes them (the switch's baseline, compaction
+        // included); a page another allocation took meanwhile may leave too few below the limit, and those taken go back
+        List<Extent> granted = new ArrayList<>();
+        for (int taken = 0; taken < pages; taken++) {
+            List<Extent> page = takeBelow(1, limit);
+            if (page.isEmpty()) {
+                release(granted);
+                return List.of();
+            }
+            granted.addAll(page);
+        }
+        metrics.allocated(pages, pages);
+        return Extent.coalesce(granted);
+    }
+
+    /** {@code pages} pages below {@code limit} in one latch acquisition, or none if fewer are free there. */
+    private List<Extent> takeBelow(int pages, long limit) {
         lockLatch();
         try {
             long below = 0;
@@ -98,7 +122,6 @@ public final class DefaultPageAllocator implements PageAllocator {
                 remaining -= take;
                 granted.add(new Extent(run.getKey(), take));
             }
-            metrics.allocated(1, pages); // one acquisition, however many holes it filled
             return Extent.coalesce(granted);
         } finally {
             latch.unlock();

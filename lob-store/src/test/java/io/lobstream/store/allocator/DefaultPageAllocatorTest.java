@@ -61,6 +61,21 @@ class DefaultPageAllocatorTest {
         assertThat(registry.get("lob_allocator_pages").counter().count()).isEqualTo(11);
     }
 
+    /** With lob.prealloc off, a compaction's move takes its pages one per latch acquisition too, as every other grant. */
+    @Test
+    void allocateBelowWithPreallocOffTakesAPagePerAcquisition() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        DefaultPageAllocator off = new DefaultPageAllocator(false, 8, 40, List.of(new Extent(10, 3), new Extent(20, 5), new Extent(30, 10)),
+                new StoreMetrics(registry, "t"));
+        assertThat(off.allocateBelow(9, 25)).as("only 8 pages free below 25: nothing granted").isEmpty();
+        assertThat(off.freeExtents()).as("what was taken on the way went back")
+                .containsExactly(new Extent(10, 3), new Extent(20, 5), new Extent(30, 10));
+        assertThat(off.allocateBelow(6, 25)).containsExactly(new Extent(10, 3), new Extent(20, 3));
+        assertThat(registry.get("lob_allocator_latch_acquisitions").counter().count()).as("one per page").isEqualTo(6);
+        assertThat(registry.get("lob_allocator_pages").counter().count()).isEqualTo(6);
+        assertThat(off.highWaterMark()).isEqualTo(40);
+    }
+
     @Test
     void allocateBelowTakesTheLowestHolesAndNeverGrowsTheFile() {
         // pages 0-9 used, 10-12 free, 13-19 used, 20-24 free, 25-29 used, 30-39 free (the tail)
