@@ -40,6 +40,8 @@ import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -738,6 +740,30 @@ class IngestIT {
                 assertThat(fsck.ok()).isFalse();
                 assertThat(fsck.problems()).singleElement().asString().contains("offsets [0, 2) of " + tp);
                 assertThat(replayed.incompleteness()).get().asString().contains("offsets [0, 2) of " + tp); // /status, the gauge
+            }
+        }
+    }
+
+    /**
+     * A replay of a lob.commands that compacts marks its copy incomplete: compaction keeps only each LOB's newest record
+     * and leaves the log's start where it was, so the copy would otherwise pass fsck with uploads and writes missing.
+     */
+    @Test
+    void aReplayOfACompactedTopicMarksItsCopyIncomplete() throws Exception {
+        LobStreamConfig compacted = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "compacted.");
+        String id = idsOfPartition0("it-compacted-", 1).get(0);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()));
+             LobClient writer = new LobClient(compacted)) {
+            TopicSetup.ensureTopics(admin, compacted);
+            ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, compacted.topics().commands());
+            admin.incrementalAlterConfigs(Map.of(topic, List.of(new AlterConfigOp(new ConfigEntry("cleanup.policy", "compact"),
+                    AlterConfigOp.OpType.SET)))).all().get(); // as a topic made by hand, or altered, can be
+            writer.put(id, bytes(5000, 80), null).get();
+            try (LobStore replayed = LobStore.open(dir.resolve("replay-compacted"), LobStoreConfig.defaults())) {
+                new PartitionReplayer(compacted).replay(0, replayed);
+                assertThat(replayed.current(id)).as("what is left is applied").isPresent();
+                assertThat(replayed.incompleteness()).get().asString().contains("cleanup.policy=compact");
+                assertThat(replayed.fsck(true).ok()).isFalse();
             }
         }
     }

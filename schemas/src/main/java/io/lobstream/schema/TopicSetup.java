@@ -13,6 +13,7 @@ import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.record.TimestampType;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -21,6 +22,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Creates the four topics if they are missing and checks that they are co-partitioned: a
@@ -201,6 +204,18 @@ public final class TopicSetup {
             }
         }
         return problems;
+    }
+
+    /**
+     * {@code topic}'s {@code cleanup.policy} if it compacts (compact, or compact,delete): compaction keeps only the newest
+     * record of each LOB, and the log's start does not move to say so. Empty if it does not. Needs DescribeConfigs.
+     */
+    public static Optional<String> compaction(Admin admin, String topic, Duration timeout)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        String policy = value(admin.describeConfigs(List.of(r)).values().get(r).get(timeout.toMillis(), TimeUnit.MILLISECONDS),
+                "cleanup.policy");
+        return policy != null && policy.contains("compact") ? Optional.of(policy) : Optional.empty();
     }
 
     /**

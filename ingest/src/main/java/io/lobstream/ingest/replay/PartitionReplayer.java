@@ -9,6 +9,7 @@ import io.lobstream.ingest.writer.UploadExpiry;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
+import io.lobstream.schema.TopicSetup;
 import io.lobstream.schema.Topics;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.LobStore;
@@ -16,6 +17,7 @@ import io.lobstream.store.Source;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.purge.LocalPurger;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -34,6 +36,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Rebuilds (part of) one partition's tablespace from its redo log: the committed records of
@@ -147,6 +151,7 @@ public final class PartitionReplayer {
             CommandApplier applier = new CommandApplier(config.get(LobStreamConfig.VALUE_MAX_BYTES), partitions,
                     config.get(LobStreamConfig.DEDUPE_WINDOW_MS));
             long next = Math.max(from, deletedBeforeRead(consumer, tp, from, store)); // the consumer's position, as of the last poll
+            compactedBeforeRead(tp, store);
             JudgingSettings.of(config).recordIn(store, next);
             consumer.seek(tp, next);
             long logEnd = consumer.endOffsets(List.of(tp)).get(tp);
@@ -267,6 +272,34 @@ public final class PartitionReplayer {
             store.markIncomplete("offsets [" + next + ", " + first + ") of " + tp + ", deleted by retention before this copy read them");
         }
         return first;
+    }
+
+    /**
+     * Marks the copy incomplete, as {@link #deletedBeforeRead} does, if {@code lob.commands} compacts: compaction keeps only
+     * the newest record of each LOB (an upload's last chunk, a write's last piece) and leaves the log's start where it was,
+     * so nothing else here would see what it took, and the copy would pass fsck with values missing. A configuration that
+     * cannot be read is said, and the replay goes on (a principal without DescribeConfigs).
+     */
+    private void compactedBeforeRead(TopicPartition tp, LobStore store) throws IOException {
+        Optional<String> compaction;
+        try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN)); ReplayStop.Watch watch = stop.watch(admin)) {
+            compaction = TopicSetup.compaction(admin, tp.topic(), Duration.ofSeconds(30));
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            stop.throwIfAsked(e, "reading the configuration of " + tp.topic());
+            log.warn("cannot read the configuration of {} ({}): whether compaction took commands from it is not checked", tp.topic(),
+                    e.toString());
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while reading the configuration of " + tp.topic());
+        }
+        if (compaction.isPresent()) {
+            log.error("{} has cleanup.policy={}: compaction keeps only the newest record of each LOB, so commands this copy needs "
+                    + "may be gone, and fsck of {} will say so. Keep lob.commands with cleanup.policy=delete and retention.ms=-1 "
+                    + "to rebuild a partition from its topic.", tp.topic(), compaction.get(), store.directory());
+            store.markIncomplete(tp + " has cleanup.policy=" + compaction.get() + ": compaction may have taken commands before this "
+                    + "copy read them");
+        }
     }
 
     private void stopIfAsked(TopicPartition tp, long next) throws InterruptedIOException {
