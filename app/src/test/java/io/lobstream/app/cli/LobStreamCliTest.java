@@ -120,10 +120,10 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("--partitions 20000: must be between 1 and 10000");
         assertThat(cli.run("bench", "history", "--partitions", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--partitions 0: must be between 1 and 10000");
-        // found as the node's configuration was made, with no usage, naming lob.http.port
+        // was found as the node's configuration was made, without usage, naming lob.http.port
         assertThat(cli.run("node", "--data-dir", dir.toString(), "--http-port", "70000")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--http-port 70000: must be between 0 and 65535").contains("Usage:");
-        // found once a broker answered, by the client: without one, "no Kafka broker answers"
+        // was found only once a broker answered, by the client (without one: "no Kafka broker answers", exit 1)
         assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.producer.max.request.size=100000"))
                 .isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("lob.chunk.size=524288 does not fit max.request.size=100000");

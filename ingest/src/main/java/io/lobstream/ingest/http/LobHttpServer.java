@@ -142,7 +142,7 @@ public final class LobHttpServer implements AutoCloseable {
         // the JDK matches a context by prefix: /statusx and /fsck.json were these endpoints (an fsck taking every latch)
         server.createContext("/status", exactly("/status", answering(this::status)));
         server.createContext("/fsck", exactly("/fsck", answering(this::fsck)));
-        server.createContext("/metrics", exactly("/metrics", new MetricsEndpoint(prometheus)));
+        server.createContext("/metrics", exactly("/metrics", new MetricsEndpoint(prometheus, stalls)));
         server.createContext("/", this::noSuchEndpoint);
     }
 
@@ -275,9 +275,9 @@ public final class LobHttpServer implements AutoCloseable {
         };
     }
 
-    /** A short plain-text answer, watched for a client that reads nothing ({@link StallWatchdog#answer}). */
+    /** A short plain-text answer, watched for a client that reads nothing. */
     private void text(HttpExchange ex, int status, String text) throws IOException {
-        StallWatchdog.answer(stalls, ex, () -> Responses.text(ex, status, text));
+        Responses.text(ex, status, text, stalls);
     }
 
     /** Clears the headers an answer had set, but the node's name, which every answer of the node carries. */
@@ -446,7 +446,7 @@ public final class LobHttpServer implements AutoCloseable {
                 case NOT_MODIFIED -> { // the 200's headers, its length too (RFC 9110 §15.4.5, §8.6), and no body
                     headers.add("Content-Length", Long.toString(length));
                     h.close();
-                    StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(304, -1));
+                    StallWatchdog.sendHeaders(stalls, ex, 304, -1);
                     return;
                 }
                 case FAILED -> {
@@ -471,7 +471,7 @@ public final class LobHttpServer implements AutoCloseable {
             } catch (ByteRange.Unsatisfiable u) {
                 headers.add("Content-Range", "bytes */" + length);
                 h.close();
-                StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(416, -1));
+                StallWatchdog.sendHeaders(stalls, ex, 416, -1);
                 return;
             }
             long from = range.map(ByteRange::first).orElse(0L);
@@ -481,12 +481,12 @@ public final class LobHttpServer implements AutoCloseable {
             if (head) {
                 headers.add("Content-Length", Long.toString(count));
                 h.close();
-                StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(status, -1));
+                StallWatchdog.sendHeaders(stalls, ex, status, -1);
                 return;
             }
             if (count == 0) { // no body either
                 h.close();
-                StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(status, -1));
+                StallWatchdog.sendHeaders(stalls, ex, status, -1);
                 return;
             }
             try (StallWatchdog.Watch w = stalls.watch(ex)) {
@@ -626,7 +626,7 @@ public final class LobHttpServer implements AutoCloseable {
 
     private void sendJson(HttpExchange ex, Object node) throws IOException {
         byte[] json = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node);
-        StallWatchdog.answer(stalls, ex, () -> Responses.send(ex, 200, "application/json", json));
+        Responses.send(ex, 200, "application/json", json, stalls);
     }
 
     /**

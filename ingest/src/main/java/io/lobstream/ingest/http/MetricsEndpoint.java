@@ -26,15 +26,18 @@ public final class MetricsEndpoint implements HttpHandler {
     private static final int THREADS = 4;
 
     private final PrometheusMeterRegistry registry;
+    /** The node's, whose threads a client that reads nothing would hold; null for a standalone endpoint, its threads its own. */
+    private final StallWatchdog stalls;
 
-    public MetricsEndpoint(PrometheusMeterRegistry registry) {
+    MetricsEndpoint(PrometheusMeterRegistry registry, StallWatchdog stalls) {
         this.registry = registry;
+        this.stalls = stalls;
     }
 
     /** Starts a server with only {@code /metrics} on {@code host:port} (port 0: any free one); see {@link HttpServer#getAddress()}. */
     public static HttpServer serve(PrometheusMeterRegistry registry, String host, int port) throws IOException {
         HttpServer server = HttpServers.create(new InetSocketAddress(host, port), 0);
-        server.createContext("/metrics", new MetricsEndpoint(registry));
+        server.createContext("/metrics", new MetricsEndpoint(registry, null));
         // Not the JDK's default, the dispatcher thread itself: a client that sent half a request, or stopped reading a
         // scrape, would hold every other scrape and connection behind it. Daemons: stop() leaves them idle, no more.
         server.setExecutor(Executors.newFixedThreadPool(THREADS, r -> {
@@ -65,8 +68,9 @@ public final class MetricsEndpoint implements HttpHandler {
     @Override
     public void handle(HttpExchange ex) throws IOException {
         try (ex) {
-            if (Responses.readOnly(ex)) {
-                Responses.send(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape().getBytes(StandardCharsets.UTF_8));
+            if (Responses.readOnly(ex, stalls)) {
+                Responses.send(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape().getBytes(StandardCharsets.UTF_8),
+                        stalls);
             }
         }
     }

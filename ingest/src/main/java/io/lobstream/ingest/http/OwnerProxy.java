@@ -97,7 +97,7 @@ final class OwnerProxy {
                 ex.getResponseHeaders().add("Content-Length", Long.toString(len));
             }
             answered = true;
-            StallWatchdog.answer(stalls, ex, () -> ex.sendResponseHeaders(status, noBody || len == 0 ? -1 : len < 0 ? 0 : len));
+            StallWatchdog.sendHeaders(stalls, ex, status, noBody || len == 0 ? -1 : len < 0 ? 0 : len);
             if (!noBody) {
                 // not closed here but with the exchange (Responses.cutShort says why)
                 if (stalls == null) {
@@ -120,8 +120,8 @@ final class OwnerProxy {
         }
     }
 
-    /** A short plain-text answer, watched for a client that reads nothing ({@link StallWatchdog#answer}). */
+    /** A short plain-text answer, watched for a client that reads nothing. */
     private void text(HttpExchange ex, int status, String text) throws IOException {
-        StallWatchdog.answer(stalls, ex, () -> Responses.text(ex, status, text));
+        Responses.text(ex, status, text, stalls);
     }
 }

@@ -12,22 +12,36 @@ public final class Responses {
     private Responses() {
     }
 
-    /** An error's reason, or a hint to retry, as the whole answer. */
-    static void text(HttpExchange ex, int status, String text) throws IOException {
-        send(ex, status, "text/plain; charset=utf-8", text.getBytes(StandardCharsets.UTF_8));
+    /** An error's reason, or a hint to retry, as the whole answer, written under {@code stalls} (see {@link #send}). */
+    static void text(HttpExchange ex, int status, String text, StallWatchdog stalls) throws IOException {
+        send(ex, status, "text/plain; charset=utf-8", text.getBytes(StandardCharsets.UTF_8), stalls);
     }
 
-    /** A whole answer; to a HEAD, its headers alone. */
-    public static void send(HttpExchange ex, int status, String contentType, byte[] body) throws IOException {
+    /**
+     * A whole answer; to a HEAD, its headers alone. Written under {@code stalls}, headers and body (unwatched where it is
+     * null): a client that pipelines requests and reads nothing fills the socket with short answers too, and held a thread
+     * of the node, and a value read's slot, for as long as it kept its connection.
+     */
+    public static void send(HttpExchange ex, int status, String contentType, byte[] body, StallWatchdog stalls) throws IOException {
         ex.getResponseHeaders().add("Content-Type", contentType);
-        if (ex.getRequestMethod().equals("HEAD")) {
-            // a HEAD response has the headers of the GET response and never a body (RFC 9110 §9.3.2)
+        // a HEAD response has the headers of the GET response and never a body (RFC 9110 §9.3.2)
+        boolean head = ex.getRequestMethod().equals("HEAD");
+        if (head) {
             ex.getResponseHeaders().add("Content-Length", Integer.toString(body.length));
-            ex.sendResponseHeaders(status, -1);
+        }
+        if (stalls == null) {
+            ex.sendResponseHeaders(status, head ? -1 : body.length);
+            if (!head) {
+                ex.getResponseBody().write(body);
+            }
             return;
         }
-        ex.sendResponseHeaders(status, body.length);
-        ex.getResponseBody().write(body);
+        try (StallWatchdog.Watch w = stalls.watch(ex)) {
+            w.sendHeaders(status, head ? -1 : body.length);
+            if (!head) {
+                w.body().write(body, 0, body.length);
+            }
+        }
     }
 
     /**
@@ -46,18 +60,13 @@ public final class Responses {
     }
 
     /** Whether the request is a GET or a HEAD, the only methods the node answers; any other is answered 405 here. */
-    public static boolean readOnly(HttpExchange ex) throws IOException {
-        return readOnly(ex, null);
-    }
-
-    /** As {@link #readOnly(HttpExchange)}, the 405 written under {@code stalls} ({@link StallWatchdog#answer}). */
     static boolean readOnly(HttpExchange ex, StallWatchdog stalls) throws IOException {
         String method = ex.getRequestMethod();
         if (method.equals("GET") || method.equals("HEAD")) {
             return true;
         }
         ex.getResponseHeaders().add("Allow", "GET, HEAD");
-        StallWatchdog.answer(stalls, ex, () -> text(ex, 405, "method " + method + " not allowed: GET or HEAD\n"));
+        text(ex, 405, "method " + method + " not allowed: GET or HEAD\n", stalls);
         return false;
     }
 

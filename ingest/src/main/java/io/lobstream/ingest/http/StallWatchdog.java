@@ -49,25 +49,17 @@ final class StallWatchdog implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::check, period, period, TimeUnit.MILLISECONDS);
     }
 
-    /** What an answer writes: its status line and headers, and a short body. */
-    @FunctionalInterface
-    interface Write {
-        void run() throws IOException;
-    }
-
     /**
-     * Writes a whole answer with no body or a short one (a 304, a HEAD's headers, an error's text, a report), the time it
-     * takes watched as a body write's: a client that pipelines requests and reads nothing fills the socket with these as
-     * well, and held the node's thread, and a value read's slot, for as long as it kept the connection. Unwatched where
-     * {@code stalls} is null.
+     * Sends a status line and headers with no body (a 304, a 416, a HEAD's), the time they take watched as a body write's
+     * (see {@link Watch#sendHeaders}); unwatched where {@code stalls} is null.
      */
-    static void answer(StallWatchdog stalls, HttpExchange ex, Write write) throws IOException {
+    static void sendHeaders(StallWatchdog stalls, HttpExchange ex, int status, long length) throws IOException {
         if (stalls == null) {
-            write.run();
+            ex.sendResponseHeaders(status, length);
             return;
         }
         try (Watch w = stalls.watch(ex)) {
-            w.during(write);
+            w.sendHeaders(status, length);
         }
     }
 
@@ -82,6 +74,7 @@ final class StallWatchdog implements AutoCloseable {
         long now = System.nanoTime();
         for (Watch w : watched) {
             if (w.writing && now - w.lastProgress > stallNanos && watched.remove(w)) {
+                w.cut = true;
                 log.warn("{} {}: the client read nothing for {} ms; connection closed", w.ex.getRequestMethod(), w.ex.getRequestURI(),
                         TimeUnit.NANOSECONDS.toMillis(stallNanos));
                 onStall.run();
@@ -110,8 +103,37 @@ final class StallWatchdog implements AutoCloseable {
         /** whether a write is under way (set after {@link #lastProgress}, so that its start is there when this is seen) */
         private volatile boolean writing;
 
+        /** Set before the exchange is closed for a stall: its response stream's close then fails (see {@link CutOnClose}). */
+        private volatile boolean cut;
+
         private Watch(HttpExchange ex) {
             this.ex = ex;
+            ex.setStreams(null, new CutOnClose(ex.getResponseBody()));
+        }
+
+        /**
+         * The exchange's response stream, whose close fails once the watch is cut. The JDK server closes an exchange's
+         * connection when closing its response stream fails or finds bytes still owed; an answer with no body owes none,
+         * and its close alone only ended the exchange: the thread stayed blocked in the write, on a connection the server
+         * then went on reading the client's next pipelined request from, onto another of its threads.
+         */
+        private final class CutOnClose extends FilterOutputStream {
+            CutOnClose(OutputStream out) {
+                super(out);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                out.write(b, off, len);
+            }
+
+            @Override
+            public void close() throws IOException {
+                if (cut) {
+                    throw new IOException("cut: the client read nothing for the stall timeout");
+                }
+                out.close();
+            }
         }
 
         /**
@@ -119,15 +141,10 @@ final class StallWatchdog implements AutoCloseable {
          * and reads nothing fills the socket with headers too, and the value's pin is held meanwhile.
          */
         void sendHeaders(int status, long length) throws IOException {
-            during(() -> ex.sendResponseHeaders(status, length));
-        }
-
-        /** Runs {@code write} as one write under way: cut if it makes no progress for the stall timeout. */
-        void during(Write write) throws IOException {
             lastProgress = System.nanoTime();
             writing = true;
             try {
-                write.run();
+                ex.sendResponseHeaders(status, length);
             } finally {
                 writing = false;
             }

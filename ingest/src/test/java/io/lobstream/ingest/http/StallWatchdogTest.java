@@ -2,6 +2,7 @@ package io.lobstream.ingest.http;
 
 import com.sun.net.httpserver.HttpServer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -84,26 +85,29 @@ class StallWatchdogTest {
     }
 
     /**
-     * Answers with no body or a short one (a HEAD, a 404's text), pipelined by a client that reads none of them: once the
-     * socket is full the answer's write blocks as a body's does, and is cut the same (they held the node's threads, and its
-     * value reads' slots, for as long as the client kept its connection).
+     * Answers with no body (HEAD), pipelined by a client that reads none of them: once the socket is full the answer's
+     * write blocks as a body's does, and is cut the same, its connection closed. Closing such an exchange alone only ended
+     * it (it owes no bytes), the thread stayed blocked in the write, and the server, its dispatcher too, with it.
      */
     @Test
-    void shortAnswersAClientDoesNotReadAreCutToo() throws Exception {
+    @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a regression hangs: the server's stop waits for its
+    // dispatcher, blocked behind the stuck write
+    void answersWithNoBodyAClientDoesNotReadAreCutAndTheirConnectionClosed() throws Exception {
         AtomicInteger cut = new AtomicInteger();
         HttpServer server = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         try (StallWatchdog stalls = new StallWatchdog(Duration.ofMillis(200), cut::incrementAndGet)) {
             server.createContext("/missing", ex -> {
                 try (ex) {
-                    StallWatchdog.answer(stalls, ex, () -> Responses.text(ex, 404, "no LOB missing\n"));
+                    Responses.text(ex, 404, "no LOB missing\n", stalls);
                 } catch (java.io.IOException expected) {
                     // the watchdog closed the connection under the write
                 }
             });
-            server.start();
+            server.start(); // its handlers on its dispatcher thread (no executor): one blocked thread stops the server
+            String url = "http://127.0.0.1:" + server.getAddress().getPort() + "/missing";
             try (java.net.Socket client = new java.net.Socket(InetAddress.getLoopbackAddress(), server.getAddress().getPort())) {
                 Thread pipeline = new Thread(() -> {
-                    byte[] request = "GET /missing HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+                    byte[] request = "HEAD /missing HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
                     try {
                         OutputStream out = client.getOutputStream();
                         while (true) { // until the cut connection refuses more
@@ -120,7 +124,16 @@ class StallWatchdogTest {
                     Thread.sleep(50);
                 }
                 assertThat(cut).hasValue(1);
+                client.setSoTimeout(30_000);
+                try (InputStream in = client.getInputStream()) { // what the server had sent, then the end: the connection closed
+                    assertThat(in.transferTo(OutputStream.nullOutputStream())).isPositive();
+                } catch (java.net.SocketException reset) {
+                    // closed with requests it had not read: a reset, as good an end
+                }
             }
+            HttpURLConnection c = (HttpURLConnection) new URL(url).openConnection();
+            c.setReadTimeout(10_000);
+            assertThat(c.getResponseCode()).as("the server answers another client").isEqualTo(404);
         } finally {
             server.stop(0);
         }
