@@ -40,6 +40,7 @@ import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
@@ -88,12 +89,17 @@ class NodeCrashIT {
         }
     }
 
+    /** The child node's jdk.httpserver.maxConnections. */
+    static final int CONNECTIONS = 16;
+
     static Process startNode() throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
         // its own java.io.tmpdir: RocksDB unpacks its native library there and a SIGKILLed JVM cannot delete it
         Path tmp = dir.resolve("node-tmp");
         tmp.toFile().mkdirs();
-        return new ProcessBuilder(java, "-Xmx384m", "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"),
+        // a connection limit far under the default 1,024, for the test of the answers cut short to reach it
+        return new ProcessBuilder(java, "-Xmx384m", "-Djava.io.tmpdir=" + tmp, "-Djdk.httpserver.maxConnections=" + CONNECTIONS,
+                "-cp", System.getProperty("java.class.path"),
                 "io.lobstream.app.cli.LobStreamCli", "node", "--bootstrap", cluster.bootstrap(), "--registry", cluster.registryUrl(),
                 "--data-dir", dir.resolve("node").toString(), "--http-port", Integer.toString(httpPort), "--purge-workers", "1",
                 "--node-id", "crash-node", "-c", "lob.topic.partitions=4", "-c", "lob.writer.session.timeout.ms=6000")
@@ -325,5 +331,35 @@ class NodeCrashIT {
             assertThat(files.map(f -> f.getFileName().toString()).filter(n -> n.matches("p-\\d+\\..+")))
                     .as("tablespaces set aside").isEmpty();
         }
+    }
+
+    /**
+     * Downloads the client aborts mid-body, more of them than the node's connection limit: each closed its connection
+     * under a failed answer, which the JDK server went on counting (it forgets a connection only when its handler ends by
+     * throwing, or its answer ends whole), and past the limit the node refused every connection, /status included.
+     */
+    @Test
+    void downloadsAbortedMidBodyDoNotUseUpTheNodesConnections() throws Exception {
+        if (node == null || !node.isAlive()) {
+            node = startNode();
+        }
+        awaitRunning();
+        byte[] value = new byte[16 << 20]; // more than loopback's socket buffers hold: the answer is under way when cut
+        new Random(7).nextBytes(value);
+        try (LobClient client = new LobClient(config)) {
+            client.put("aborted-downloads", value, null, Map.of()).applied().get(60, TimeUnit.SECONDS);
+        }
+        for (int i = 0; i < 2 * CONNECTIONS; i++) {
+            try (java.net.Socket s = new java.net.Socket()) {
+                s.setReceiveBufferSize(4096);
+                s.connect(new java.net.InetSocketAddress("127.0.0.1", httpPort));
+                s.getOutputStream().write("GET /lobs/aborted-downloads HTTP/1.1\r\nHost: x\r\n\r\n"
+                        .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                byte[] status = s.getInputStream().readNBytes(12);
+                assertThat(new String(status, java.nio.charset.StandardCharsets.US_ASCII)).as("download " + i).isEqualTo("HTTP/1.1 200");
+                s.setSoLinger(true, 0); // a reset, mid-body, as a client that gives up
+            }
+        }
+        assertThat(status().path("state").asText()).as("the node still answers").isNotEmpty();
     }
 }

@@ -114,7 +114,7 @@ public final class LobHttpServer implements AutoCloseable {
     public LobHttpServer(String host, String advertisedHost, int port, String commandsTopic, TablespaceRegistry registry,
                          PrometheusMeterRegistry prometheus, Duration stallTimeout) throws IOException {
         io.micrometer.core.instrument.Counter stalled = io.micrometer.core.instrument.Counter.builder("lob_http_stalled_responses")
-                .description("Value responses cut as their client read nothing for lob.http.stall.timeout.ms").register(prometheus);
+                .description("Responses cut as their client read nothing for lob.http.stall.timeout.ms").register(prometheus);
         this.stalls = new StallWatchdog(stallTimeout, stalled::increment);
         this.proxy = new OwnerProxy(OwnerProxy.CONNECT_TIMEOUT, OwnerProxy.READ_TIMEOUT, stalls);
         this.advertisedHost = advertised(host, advertisedHost);
@@ -391,8 +391,14 @@ public final class LobHttpServer implements AutoCloseable {
      * finds the new owner), 500 otherwise, with the reason (a corrupt page names its number). Left
      * unanswered, the JDK server would drop the connection without a word, in its log or to the client.
      * Once the status line is sent, the client sees the body cut short as the connection closes.
+     *
+     * @throws IOException when the connection is closed (the answer cut short, or the failure's own answer failed): for
+     *                     the handler to end by throwing it. The JDK server forgets a connection, which
+     *                     {@code jdk.httpserver.maxConnections} counts, only when its answer ends whole or its handler
+     *                     throws; closed under a failed answer it stayed counted, and after as many client-aborted
+     *                     downloads or stall cuts as that limit the node refused every connection.
      */
-    private void failed(HttpExchange ex, Exception e) {
+    private void failed(HttpExchange ex, Exception e) throws IOException {
         String request = ex.getRequestMethod() + " " + ex.getRequestURI();
         KafkaStreams s = streams;
         boolean stopping = s == null || !(s.state() == KafkaStreams.State.RUNNING || s.state() == KafkaStreams.State.REBALANCING);
@@ -404,7 +410,7 @@ public final class LobHttpServer implements AutoCloseable {
                         + "logged again for a minute): {}", request, e.toString());
             }
             Responses.cutShort(ex);
-            return;
+            throw new IOException(request + ": cut short", e);
         }
         try {
             clearHeaders(ex); // what the value's answer had set (its ETag, its Content-Type) is not this one's
@@ -419,6 +425,7 @@ public final class LobHttpServer implements AutoCloseable {
             }
         } catch (IOException | RuntimeException answering) {
             log.debug("{}: could not answer: {}", request, answering.toString());
+            throw new IOException(request + ": could not answer", answering);
         }
     }
 

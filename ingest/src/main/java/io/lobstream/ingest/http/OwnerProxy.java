@@ -2,8 +2,6 @@ package io.lobstream.ingest.http;
 
 import com.sun.net.httpserver.HttpExchange;
 import org.apache.kafka.streams.state.HostInfo;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.Proxy;
@@ -25,7 +23,6 @@ import java.util.Map;
  * client sees fewer bytes than the Content-Length promised, as for a local read that fails.
  */
 final class OwnerProxy {
-    private static final Logger log = LoggerFactory.getLogger(OwnerProxy.class);
     /** Marks a request one node sent another: it is answered where it lands, never forwarded again. */
     static final String FORWARDED = "X-LobStream-Forwarded";
     /** How long a forwarded request waits for the owner's response headers, and then for each read of the body. */
@@ -109,9 +106,8 @@ final class OwnerProxy {
                 }
             }
         } catch (IOException e) {
-            if (answered) {
-                log.warn("{} {} forwarded to {}: cut short: {}", ex.getRequestMethod(), rawPath, owner, e.toString());
-                Responses.cutShort(ex);
+            if (answered) { // cut short by the handler's failure: the connection closed, and forgotten by the server
+                throw new IOException("forwarded to " + owner + ": " + e.getMessage(), e);
             } else if (e instanceof SocketTimeoutException) {
                 text(ex, 504, "owner " + owner + " did not answer within " + readTimeout.toMillis() + " ms\n");
             } else {

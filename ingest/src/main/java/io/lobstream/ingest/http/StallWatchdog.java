@@ -26,6 +26,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The close runs on a thread of its own: closing an exchange may flush (a chunked body), and a flush to a client
  * that does not read would block the watchdog. It makes the blocked write fail, and the read ends as any read cut short.
+ * Every answer of the node is written under a watch (Responses#send, the value's body, the proxy's); only the JDK's own
+ * interim {@code 100 Continue}, written before a handler runs, is not.
  */
 final class StallWatchdog implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StallWatchdog.class);
