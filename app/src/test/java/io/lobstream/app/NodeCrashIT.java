@@ -247,6 +247,9 @@ class NodeCrashIT {
 
     @Test
     void acknowledgedWritesSurviveSigkillsOfTheNode() throws Exception {
+        if (node != null) { // another test's, on the same port and data directory
+            node.destroyForcibly().waitFor();
+        }
         node = startNode();
         awaitRunning();
         Map<String, Boolean> touched = new ConcurrentHashMap<>();

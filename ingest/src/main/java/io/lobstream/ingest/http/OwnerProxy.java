@@ -97,12 +97,16 @@ final class OwnerProxy {
             StallWatchdog.sendHeaders(stalls, ex, status, noBody || len == 0 ? -1 : len < 0 ? 0 : len);
             if (!noBody) {
                 // not closed here but with the exchange (Responses.cutShort says why)
+                long sent;
                 if (stalls == null) {
-                    resp.body().transferTo(ex.getResponseBody());
+                    sent = resp.body().transferTo(ex.getResponseBody());
                 } else {
                     try (StallWatchdog.Watch w = stalls.watch(ex)) {
-                        resp.body().transferTo(w.body());
+                        sent = resp.body().transferTo(w.body());
                     }
+                }
+                if (len > 0 && sent < len) { // Java 17's HttpURLConnection ends a body cut short as if it were whole
+                    throw new IOException("the owner's answer ended after " + sent + " of " + len + " bytes");
                 }
             }
         } catch (IOException e) {

@@ -178,9 +178,16 @@ final class StallWatchdog implements AutoCloseable {
             };
         }
 
+        /**
+         * @throws IOException if the watch was cut, even as its last write went through: for the handler to end by
+         *                     throwing, as the JDK server forgets a connection closed under its answer only then
+         */
         @Override
-        public void close() {
+        public void close() throws IOException {
             watched.remove(this);
+            if (cut) {
+                throw new IOException("cut: the client read nothing for the stall timeout");
+            }
         }
     }
 }
