@@ -98,7 +98,7 @@ public final class LobHttpServer implements AutoCloseable {
      * waiting most of the time.
      */
     private final Semaphore fscks = new Semaphore(1);
-    /** Closes the connection of a value's response its client stopped reading ({@code lob.http.stall.timeout.ms}). */
+    /** Closes the connection of an answer its client stopped reading ({@code lob.http.stall.timeout.ms}). */
     private final StallWatchdog stalls;
     private final OwnerProxy proxy;
     private volatile KafkaStreams streams;

@@ -74,8 +74,9 @@ final class OwnerProxy {
             if (resp.header(LobHttpServer.NODE).isEmpty()) {
                 // something else on the owner's address (a static member back on another port, its old one taken): its 404
                 // or page must not pass for a node's "no such LOB" or value
-                text(ex, 502, "owner " + owner + " answered " + resp.statusCode() + " without " + LobHttpServer.NODE
-                        + ": what listens there is no LobStream node (until the next rebalance names the owner's new address)\n");
+                answered = true; // a failure of this answer is not one of the request to the owner
+                Responses.text(ex, 502, "owner " + owner + " answered " + resp.statusCode() + " without " + LobHttpServer.NODE
+                        + ": what listens there is no LobStream node (until the next rebalance names the owner's new address)\n", stalls);
                 return;
             }
             for (String h : RESPONSE_HEADERS) {
@@ -110,18 +111,15 @@ final class OwnerProxy {
                 }
             }
         } catch (IOException e) {
-            if (answered) { // cut short by the handler's failure: the connection closed, and forgotten by the server
+            if (answered) { // the answer under way failed: thrown, for LobHttpServer to cut it short and the server to forget
+                // the connection
                 throw new IOException("forwarded to " + owner + ": " + e.getMessage(), e);
             } else if (e instanceof SocketTimeoutException) {
-                text(ex, 504, "owner " + owner + " did not answer within " + readTimeout.toMillis() + " ms\n");
+                Responses.text(ex, 504, "owner " + owner + " did not answer within " + readTimeout.toMillis() + " ms\n", stalls);
             } else {
-                text(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n");
+                Responses.text(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n", stalls);
             }
         }
     }
 
-    /** A short plain-text answer, watched for a client that reads nothing. */
-    private void text(HttpExchange ex, int status, String text) throws IOException {
-        Responses.text(ex, status, text, stalls);
-    }
 }

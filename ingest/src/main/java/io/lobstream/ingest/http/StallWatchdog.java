@@ -15,10 +15,10 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Closes the connection of a response whose body made no progress for {@code lob.http.stall.timeout.ms}: a client that
- * stopped reading. The JDK server writes a body with blocking writes and no time limit, so such a client held its
- * thread, and one of the node's value reads, for as long as it kept the connection open; as many of them as reads
- * stopped every read of the node. A slow client that still reads is not cut: the time counts from the last write that
+ * Closes the connection of a response, its headers or its body, that made no progress for
+ * {@code lob.http.stall.timeout.ms}: a client that stopped reading. The JDK server writes with blocking writes and no
+ * time limit, so such a client held its thread (and, reading a value, one of the node's value reads) for as long as it
+ * kept the connection open; as many of them as threads stopped every request of the node. A slow client that still reads is not cut: the time counts from the last write that
  * went through, and a write is at most {@link #PIECE} bytes (so a client must take that much per timeout: about 1 KiB/s
  * at the default, 64 KiB/s at the least timeout allowed). Nor is a response waiting for its own next bytes (from the
  * disk, or from the owner node it forwards): the time counts only while a write is under way, which is when a client
@@ -52,8 +52,9 @@ final class StallWatchdog implements AutoCloseable {
     }
 
     /**
-     * Sends a status line and headers with no body (a 304, a 416, a HEAD's), the time they take watched as a body write's
-     * (see {@link Watch#sendHeaders}); unwatched where {@code stalls} is null.
+     * Sends a status line and headers (an answer with no body, a 304, a 416, a HEAD's; or one whose body the caller then
+     * writes under a watch of its own), the time they take watched as a body write's (see {@link Watch#sendHeaders});
+     * unwatched where {@code stalls} is null.
      */
     static void sendHeaders(StallWatchdog stalls, HttpExchange ex, int status, long length) throws IOException {
         if (stalls == null) {
@@ -65,7 +66,7 @@ final class StallWatchdog implements AutoCloseable {
         }
     }
 
-    /** Watches the body of {@code ex} written through {@link Watch#body()} until the watch is closed. */
+    /** Watches what {@code ex}'s answer writes through the watch (its headers, its body) until the watch is closed. */
     Watch watch(HttpExchange ex) {
         Watch w = new Watch(ex);
         watched.add(w);
@@ -98,7 +99,7 @@ final class StallWatchdog implements AutoCloseable {
         timer.shutdownNow();
     }
 
-    /** One response body under watch. */
+    /** One answer under watch. */
     final class Watch implements AutoCloseable {
         private final HttpExchange ex;
         private volatile long lastProgress = System.nanoTime();
@@ -184,8 +185,8 @@ final class StallWatchdog implements AutoCloseable {
          */
         @Override
         public void close() throws IOException {
-            watched.remove(this);
-            if (cut) {
+            // not found: the watchdog took it, and sets cut next (whichever of the two removes it decides)
+            if (!watched.remove(this) || cut) {
                 throw new IOException("cut: the client read nothing for the stall timeout");
             }
         }
