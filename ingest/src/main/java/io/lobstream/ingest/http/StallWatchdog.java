@@ -18,9 +18,9 @@ import java.util.concurrent.TimeUnit;
  * Closes the connection of a response, its headers or its body, that made no progress for
  * {@code lob.http.stall.timeout.ms}: a client that stopped reading. The JDK server writes with blocking writes and no
  * time limit, so such a client held its thread (and, reading a value, one of the node's value reads) for as long as it
- * kept the connection open; as many of them as threads stopped every request of the node. A slow client that still reads is not cut: the time counts from the last write that
- * went through, and a write is at most {@link #PIECE} bytes (so a client must take that much per timeout: about 1 KiB/s
- * at the default, 64 KiB/s at the least timeout allowed). Nor is a response waiting for its own next bytes (from the
+ * kept the connection open; as many of them as threads stopped every request of the node. A slow client that still
+ * reads is not cut: the time counts from the last write that went through, and a write is at most {@link #PIECE} bytes
+ * (so a client must take that much per timeout: about 1 KiB/s at the default, 64 KiB/s at the least timeout allowed). Nor is a response waiting for its own next bytes (from the
  * disk, or from the owner node it forwards): the time counts only while a write is under way, which is when a client
  * that reads nothing blocks the thread.
  *
