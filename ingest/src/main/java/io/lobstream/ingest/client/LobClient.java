@@ -146,8 +146,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
      */
     public LobClient(LobStreamConfig config) {
         this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
-        checkSettings(config);
         Map<String, Object> settings = producerSettings(config);
+        requireRoomForAChunk(settings, chunkSize);
         Serializer<Object> values = LobSerdes.valueSerializer(config);
         try {
             this.producer = new KafkaProducer<>(settings, new StringSerializer(), values);
@@ -167,19 +167,18 @@ public final class LobClient implements LobWrites, AutoCloseable {
      *                         or {@code buffer.memory}
      */
     public static void checkSettings(LobStreamConfig config) {
-        Map<String, Object> settings = producerSettings(config);
-        int chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
-        requireRoomForAChunk(settings, ProducerConfig.MAX_REQUEST_SIZE_CONFIG, chunkSize);
-        requireRoomForAChunk(settings, ProducerConfig.BUFFER_MEMORY_CONFIG, chunkSize);
+        requireRoomForAChunk(producerSettings(config), config.get(LobStreamConfig.CHUNK_SIZE));
     }
 
-    /** Refuses a producer setting, given as a number, too small for a chunk's command: every chunked write would fail. */
-    private static void requireRoomForAChunk(Map<String, Object> settings, String key, int chunkSize) {
-        Object limit = settings.get(key);
-        if (limit != null && limit.toString().strip().matches("\\d{1,18}")
-                && chunkSize + CHUNK_HEADROOM_BYTES > Long.parseLong(limit.toString().strip())) {
-            throw new ConfigException(LobStreamConfig.CHUNK_SIZE.name() + "=" + chunkSize + " does not fit " + key + "=" + limit
-                    + " with a command's other fields (" + CHUNK_HEADROOM_BYTES + " bytes): lower the one or raise the other");
+    /** Refuses producer settings, given as numbers, too small for a chunk's command: every chunked write would fail. */
+    private static void requireRoomForAChunk(Map<String, Object> settings, int chunkSize) {
+        for (String key : List.of(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, ProducerConfig.BUFFER_MEMORY_CONFIG)) {
+            Object limit = settings.get(key);
+            if (limit != null && limit.toString().strip().matches("\\d{1,18}")
+                    && chunkSize + CHUNK_HEADROOM_BYTES > Long.parseLong(limit.toString().strip())) {
+                throw new ConfigException(LobStreamConfig.CHUNK_SIZE.name() + "=" + chunkSize + " does not fit " + key + "=" + limit
+                        + " with a command's other fields (" + CHUNK_HEADROOM_BYTES + " bytes): lower the one or raise the other");
+            }
         }
     }
 
