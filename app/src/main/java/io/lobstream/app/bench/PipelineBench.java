@@ -276,7 +276,9 @@ public final class PipelineBench implements Callable<Integer> {
                         .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
                         .put("history_length_max", p.historyMax)
                         .put("history_length_end", historyEnd)
-                        .put("commands_dead_lettered", (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total"))
+                        // the commands only, as the demo's key: the writer dead-letters reclaims there too, tagged topic=lob.reclaim
+                        .put("commands_dead_lettered", (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total", "topic",
+                                cfg.topics().commands()))
                         .put("raw_kafka_tps", round(raw.tps())).put("raw_kafka_mb_per_s", round(raw.mbPerS()))
                         .put("raw_kafka_failed", raw.failed()).put("raw_kafka_page_cache_full", raw.pageCacheFull())
                         .put("raw_kafka_measured_again", onFreshMemory != null);
@@ -607,12 +609,16 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
-    /** The sum of a metric's samples in Prometheus text (all label sets). */
-    static double prometheusSum(String text, String name) {
+    /** The sum of a metric's samples in Prometheus text whose label {@code label} is {@code value}. */
+    static double prometheusSum(String text, String name, String label, String value) {
+        String pair = label + "=\"" + value + "\"";
         double sum = 0;
         for (String line : text.split("\n")) {
-            if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
-                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            if (line.startsWith(name + "{")) {
+                String labels = line.substring(name.length(), line.lastIndexOf('}') + 1);
+                if (labels.contains("{" + pair) || labels.contains("," + pair)) {
+                    sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                }
             }
         }
         return sum;
