@@ -62,6 +62,8 @@ class HttpApiIT {
     static LobClient client;
 
     static final int LEN = 10_000;
+    /** A raw socket's reads: a node that stops answering fails the test, not surefire's fork timeout an hour on. */
+    static final int SOCKET_READ_TIMEOUT_MS = 120_000;
     static String onA;          // owned by a
     static String onB;          // owned by b, with a space and a slash in its id
     static byte[] valueA;
@@ -218,6 +220,7 @@ class HttpApiIT {
         client.put(id, value, null).applied(Duration.ofSeconds(60)).get();
         for (LobNode via : List.of(a, b)) {
             try (Socket socket = new Socket("127.0.0.1", via.httpPort())) {
+                socket.setSoTimeout(SOCKET_READ_TIMEOUT_MS);
                 socket.getOutputStream().write(("GET /lobs/" + id + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
                         .getBytes(StandardCharsets.UTF_8));
                 String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
@@ -226,6 +229,7 @@ class HttpApiIT {
         }
         // what README says: a byte from 0x80 to 0xA0 (ß is C3 9F) the JDK's server refuses before the node sees it
         try (Socket socket = new Socket("127.0.0.1", a.httpPort())) {
+            socket.setSoTimeout(SOCKET_READ_TIMEOUT_MS);
             socket.getOutputStream().write("GET /lobs/Straße HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n".getBytes(StandardCharsets.UTF_8));
             assertThat(new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1)).startsWith("HTTP/1.1 400");
         }
@@ -509,6 +513,7 @@ class HttpApiIT {
         double before = stalled(a);
         try (Socket socket = new Socket()) {
             socket.setReceiveBufferSize(8192); // before connecting: a small window, so the node's writes block soon
+            socket.setSoTimeout(SOCKET_READ_TIMEOUT_MS);
             socket.connect(new InetSocketAddress("127.0.0.1", a.httpPort()));
             socket.getOutputStream().write(("GET /lobs/" + id + " HTTP/1.1\r\nHost: test\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
             await().atMost(Duration.ofSeconds(60)).until(() -> stalled(a) > before); // read nothing meanwhile

@@ -56,8 +56,9 @@ class LogLostIT {
             try (LobClient client = new LobClient(config)) {
                 assertThat(client.put("a", a, null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
                 assertThat(client.put("b", b, null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
+            } finally {
+                node.close(true);
             }
-            node.close(true);
 
             String group = config.get(LobStreamConfig.APPLICATION_ID);
             TopicPartition tp = new TopicPartition(config.topics().commands(), 0);
@@ -195,8 +196,9 @@ class LogLostIT {
             try (LobClient client = new LobClient(config)) {
                 assertThat(client.put("a", bytes(1000, 1), null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
                 assertThat(client.put(moves, bytes(1000, 2), null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
+            } finally {
+                node.close(true);
             }
-            node.close(true);
 
             Map<String, NewPartitions> twoEach = new java.util.HashMap<>();
             config.topics().all().forEach(t -> twoEach.put(t, NewPartitions.increaseTo(2)));

@@ -355,6 +355,7 @@ class NodeCrashIT {
         for (int i = 0; i < 2 * CONNECTIONS; i++) {
             try (java.net.Socket s = new java.net.Socket()) {
                 s.setReceiveBufferSize(4096);
+                s.setSoTimeout(120_000); // a node that stops answering fails the test, not surefire's fork timeout an hour on
                 s.connect(new java.net.InetSocketAddress("127.0.0.1", httpPort));
                 s.getOutputStream().write("GET /lobs/aborted-downloads HTTP/1.1\r\nHost: x\r\n\r\n"
                         .getBytes(java.nio.charset.StandardCharsets.US_ASCII));

@@ -68,10 +68,16 @@ final class Nodes {
         }
     }
 
+    /** A node RUNNING, or closed: one that never got there ran on in the test JVM, its clients retrying a closed broker. */
     static LobNode start(LobStreamConfig config) throws Exception {
         LobNode node = new LobNode(config, LobStoreConfig.defaults()).start();
-        node.awaitRunning(Duration.ofSeconds(120));
-        return node;
+        try {
+            node.awaitRunning(Duration.ofSeconds(120));
+            return node;
+        } catch (Exception | Error e) {
+            node.close(true);
+            throw e;
+        }
     }
 
     static Set<Integer> partitions(LobNode node) {

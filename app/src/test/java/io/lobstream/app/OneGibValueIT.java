@@ -28,6 +28,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -75,12 +76,17 @@ class OneGibValueIT {
 
     @AfterAll
     static void stop() throws Exception {
-        if (node != null) {
-            node.destroy(); // SIGTERM: a clean close
-            node.waitFor();
-        }
-        if (cluster != null) {
-            cluster.close();
+        try {
+            if (node != null) {
+                node.destroy(); // SIGTERM: a clean close
+                if (!node.waitFor(2, TimeUnit.MINUTES)) { // a node that hangs in its close must not outlive the run
+                    node.destroyForcibly().waitFor();
+                }
+            }
+        } finally {
+            if (cluster != null) {
+                cluster.close();
+            }
         }
     }
 

@@ -9,7 +9,6 @@ import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
@@ -39,6 +38,7 @@ final class TestPipeline implements AutoCloseable {
     /** Starts everything; {@code settings} are extra configuration keys (partitions, timeouts, ...). */
     static TestPipeline start(Path dir, Map<String, Object> settings) throws Exception {
         EmbeddedCluster cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0);
+        LobNode started = null;
         try {
             Map<String, Object> props = new HashMap<>(settings);
             props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
@@ -46,14 +46,17 @@ final class TestPipeline implements AutoCloseable {
             props.put(LobStreamConfig.DATA_DIR.name(), dir.resolve("node").toString());
             props.put(LobStreamConfig.HTTP_PORT.name(), 0);
             LobStreamConfig config = new LobStreamConfig(props);
-            LobNode node = new LobNode(config, LobStoreConfig.defaults()).start();
-            node.awaitRunning(Duration.ofSeconds(120));
+            LobNode node = Nodes.start(config);
+            started = node;
             PurgeWorker purge = PurgeWorker.following(config, LobStoreConfig.defaults(), "it-" + dir.getFileName(), node.meters(),
                     () -> node.tablespaces().all().keySet());
             Thread purgeThread = new Thread(purge, "purge-it");
             purgeThread.start();
             return new TestPipeline(cluster, config, node, purge, purgeThread, new LobClient(config));
         } catch (Exception | Error e) {
+            if (started != null) {
+                started.close(true);
+            }
             cluster.close();
             throw e;
         }
