@@ -7,6 +7,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -59,6 +60,27 @@ final class BenchOptions {
             throw new ParameterException(spec.commandLine(), "--partitions " + option + ": " + problem);
         }
         return option;
+    }
+
+    /**
+     * Refuses a --data-dir that holds anything (a usage error), for the benches that measure a fresh tablespace and fresh
+     * topics: a kept run's topics and tablespaces would be read and counted (bench purge copied the last run's undo records
+     * into its window, then failed its check on the reclaims), or a killed run's set begun on its history (bench engine).
+     */
+    void checkDataDirEmpty(CommandSpec spec) {
+        if (dataDir == null || !Files.exists(dataDir)) {
+            return;
+        }
+        String problem;
+        try (var entries = Files.list(dataDir)) {
+            problem = entries.findAny().map(p -> "holds a previous run's files (" + p.getFileName() + "): give a new or empty "
+                    + "directory, as this bench measures fresh topics and tablespaces").orElse(null);
+        } catch (IOException e) {
+            problem = "cannot be read (" + e + ")";
+        }
+        if (problem != null) {
+            throw new ParameterException(spec.commandLine(), "--data-dir " + dataDir + " " + problem);
+        }
     }
 
     /** Refuses a --csv or --chart that cannot be written (a usage error) before the run, not after it has taken minutes. */

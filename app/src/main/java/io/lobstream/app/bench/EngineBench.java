@@ -111,6 +111,7 @@ public final class EngineBench implements Callable<Integer> {
         optionOfKey.put(LobStoreConfig.SYNC_EACH_WRITE.name(), "--durability");
         options.checkConfig(spec, optionOfKey);
         options.checkOutputs(spec);
+        options.checkDataDirEmpty(spec);
         for (String key : options.config.keySet()) { // the engine alone, without Kafka: a pipeline's or a client's key would change nothing
             if (LobStoreConfig.KEYS.stream().noneMatch(k -> k.name().equals(key))) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "-c " + key + " is not taken: bench engine runs the "

@@ -76,6 +76,7 @@ public final class HistoryBench implements Callable<Integer> {
         options.checkConfig(spec, Map.of());
         partitions = options.partitions(spec, partitions);
         options.checkOutputs(spec);
+        options.checkDataDirEmpty(spec);
         if (rows < 1 || threads < 1 || purgeWorkers < 1 || duration.isNegative() || duration.isZero()) {
             throw new CommandLine.ParameterException(new CommandLine(this), "need --rows, --threads, --purge-workers >= 1 and a positive --duration");
         }

@@ -50,7 +50,9 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 
 import static io.lobstream.app.bench.BenchOutput.round;
 
@@ -136,6 +138,7 @@ public final class PurgeBench implements Callable<Integer> {
                 LobStoreConfig.PURGE_SKIP_LOAD.name(), "--skip-load"));
         partitions = options.partitions(spec, partitions);
         options.checkOutputs(spec);
+        options.checkDataDirEmpty(spec);
         List<Config> configs = configs();
         String latencyNote = readLatency == null || readLatency.isZero() ? "no read latency injected"
                 : "every page read purge made was delayed by " + human(readLatency) + " (--read-latency)";
@@ -317,7 +320,11 @@ public final class PurgeBench implements Callable<Integer> {
                 procs.add(PurgeProcess.start("bench" + k + "-" + w, pipeline.cluster().bootstrap(), pipeline.cluster().registryUrl(),
                         pipeline.dir(), readLatency, workerConfig, pipeline.dir().resolve("bench-logs")));
             }
-            KafkaTools.awaitGroup(admin, group, c.workers, partitions, Duration.ofSeconds(120));
+            try {
+                KafkaTools.awaitGroup(admin, group, c.workers, partitions, Duration.ofSeconds(120));
+            } catch (TimeoutException e) {
+                throw new TimeoutException(e.getMessage() + "; " + seeLogs(procs));
+            }
             // Warm-up: the first tenth of each partition's undo records, so that every worker has decoded, read,
             // produced and committed a few hundred times (registry look-ups, class loading, JIT, tablespace open)
             // before the clock starts; these are reclaimed too, so the reclaim set checked below is the whole backlog.
@@ -346,7 +353,7 @@ public final class PurgeBench implements Callable<Integer> {
                 if (s != null) {
                     summaries.add(s);
                 } else {
-                    System.err.println("  a worker printed no summary (its pages read are missing from the figures); log: " + p.logFile());
+                    System.err.println("  a worker printed no summary (its pages read are missing from the figures); " + p.seeLogs());
                 }
             }
             long verifying = System.nanoTime();
@@ -467,12 +474,15 @@ public final class PurgeBench implements Callable<Integer> {
                 break;
             }
             if (System.nanoTime() > deadline || procs.stream().noneMatch(PurgeProcess::isAlive)) {
-                throw new IllegalStateException("group " + group + " did not drain; worker logs under "
-                        + (procs.isEmpty() ? "?" : procs.get(0).logFile().getParent()));
+                throw new IllegalStateException("group " + group + " did not drain; " + seeLogs(procs));
             }
             Thread.sleep(25); // each look costs the broker two requests: 40 a second, not a CPU drain
         }
         return done;
+    }
+
+    private static String seeLogs(List<PurgeProcess> procs) {
+        return procs.stream().map(PurgeProcess::seeLogs).collect(Collectors.joining("\n"));
     }
 
     /** When each worker's partitions were done, e.g. {@code purge-bench3-0 [0:2.91 4:2.95]}: shows a tail where some workers idle. */
@@ -480,7 +490,7 @@ public final class PurgeBench implements Callable<Integer> {
         Map<String, List<String>> byOwner = new TreeMap<>();
         doneAt.forEach((p, t) -> byOwner.computeIfAbsent(owners.getOrDefault(p, "?"), o -> new ArrayList<>())
                 .add(p + ":" + String.format(Locale.ROOT, "%.2f", t)));
-        return byOwner.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).collect(java.util.stream.Collectors.joining(", "));
+        return byOwner.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", "));
     }
 
     /** Registers the ReclaimRecord schema for this configuration's topic, so no worker pays for it in the timed window. */

@@ -96,6 +96,11 @@ public final class PurgeProcess implements AutoCloseable {
         return jvm.logFile();
     }
 
+    /** "see" its logs, with their last lines: a bench's temporary directory, and the logs with it, may be gone when one looks. */
+    public String seeLogs() {
+        return "worker " + workerId + (isAlive() ? "" : " (exited)") + ": " + jvm.seeLogs();
+    }
+
     /**
      * {@code GET /metrics} of the worker (started with {@code --metrics-port 0}: the port it found
      * is read from its log).

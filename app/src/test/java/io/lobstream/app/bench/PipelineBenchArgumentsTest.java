@@ -85,4 +85,17 @@ class PipelineBenchArgumentsTest {
         assertThat(bench("--chart", dir.resolve("file/c.png").toString())).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("is under a file, not a directory");
     }
+
+    /**
+     * bench purge on a kept run's --data-dir copied that run's undo records into its window (wrong figures, then a failed
+     * check on the reclaims); bench engine began a killed run's set on its history. bench pipeline measures its own commands.
+     */
+    @Test
+    void aDataDirHoldingAnotherRunsFilesIsAUsageErrorForTheBenchesOfFreshState(@TempDir Path dir) throws Exception {
+        Files.createDirectories(dir.resolve("kept/kafka"));
+        for (String bench : new String[]{"engine", "purge", "history"}) {
+            assertThat(cli.run("bench", bench, "--data-dir", dir.resolve("kept").toString())).as(bench).isEqualTo(CommandLine.ExitCode.USAGE);
+            assertThat(cli.err()).contains("--data-dir " + dir.resolve("kept") + " holds a previous run's files (kafka)");
+        }
+    }
 }
