@@ -73,8 +73,8 @@ final class BenchOptions {
         }
         String problem;
         try (var entries = Files.list(dataDir)) {
-            problem = entries.findAny().map(p -> "holds a previous run's files (" + p.getFileName() + "): give a new or empty "
-                    + "directory, as this bench measures fresh topics and tablespaces").orElse(null);
+            problem = entries.findAny().map(p -> "is not empty (it holds " + p.getFileName() + "): give a new or empty directory, "
+                    + "as this bench measures fresh topics and tablespaces and would count a previous run's").orElse(null);
         } catch (IOException e) {
             problem = "cannot be read (" + e + ")";
         }

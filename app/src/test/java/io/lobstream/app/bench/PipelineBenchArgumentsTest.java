@@ -95,7 +95,7 @@ class PipelineBenchArgumentsTest {
         Files.createDirectories(dir.resolve("kept/kafka"));
         for (String bench : new String[]{"engine", "purge", "history"}) {
             assertThat(cli.run("bench", bench, "--data-dir", dir.resolve("kept").toString())).as(bench).isEqualTo(CommandLine.ExitCode.USAGE);
-            assertThat(cli.err()).contains("--data-dir " + dir.resolve("kept") + " holds a previous run's files (kafka)");
+            assertThat(cli.err()).contains("--data-dir " + dir.resolve("kept") + " is not empty (it holds kafka)");
         }
     }
 }
