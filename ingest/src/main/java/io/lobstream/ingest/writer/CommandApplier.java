@@ -180,8 +180,11 @@ public final class CommandApplier {
                     if (at > current) {
                         return new Rejected(Rejection.OUT_OF_RANGE, "WRITE at offset " + at + " of " + id + ", which has " + current + " bytes");
                     }
-                    if (at + length > maxValueBytes) {
-                        return tooLarge(id, at + length);
+                    // the length it leaves the LOB, which a write inside a value already over a lowered limit keeps; a 0-byte
+                    // write to a LOB that exists changes no byte, and is applied as nothing below, whatever its length
+                    long reaches = Math.max(current, at + length);
+                    if (reaches > maxValueBytes && !(length == 0 && base.isPresent())) {
+                        return tooLarge(id, reaches);
                     }
                     if (cmd.getCrc32c() != null && cmd.getCrc32c() != crc(data)) {
                         return new Rejected(Rejection.CRC_MISMATCH, new ValueChecksumException(id, cmd.getCrc32c(), crc(data)).getMessage());

@@ -11,6 +11,7 @@ import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
 import io.lobstream.store.index.Attributes;
+import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
@@ -719,6 +720,35 @@ class CommandApplierTest {
             assertThat(store.current(id).orElseThrow().attributes().contentType()).isEqualTo("text/plain");
         }
     }
+    /**
+     * lob.value.max.bytes lowered under a LOB already stored: a WRITE or APPEND is judged by the length it leaves the LOB,
+     * which a write inside the value keeps, not by its own end; one of 0 bytes changes no byte and is applied as nothing.
+     */
+    @Test
+    void aLoweredLimitJudgesAWriteByTheLengthItLeavesTheLob() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String source = TOPIC + p;
+        CommandApplier strict = new CommandApplier(50, PARTITIONS, WINDOW_MS);
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            applier.apply(command(id, LobOp.PUT, 0, new byte[100]), key(id), p, 0, store, new Source(source, 0));
+            assertThat(strict.apply(command(id, LobOp.WRITE, 0, new byte[5]), key(id), p, 0, store, new Source(source, 1)))
+                    .isEqualTo(new CommandApplier.Rejected(Rejection.TOO_LARGE, "doc would be 100 bytes, over lob.value.max.bytes 50"));
+            long offset = 2;
+            for (LobCommand nothing : List.of(command(id, LobOp.APPEND, 0, new byte[0]), command(id, LobOp.WRITE, 80, new byte[0]))) {
+                assertThat(strict.apply(nothing, key(id), p, 0, store, new Source(source, offset++)))
+                        .isEqualTo(new CommandApplier.Applied(nothing.getOp(), Optional.empty()));
+            }
+            LobCommand truncate = command(id, LobOp.TRUNCATE, 0, new byte[0]);
+            truncate.setTotalLength(40L);
+            assertThat(strict.apply(truncate, key(id), p, 0, store, new Source(source, offset++)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            assertThat(strict.apply(command(id, LobOp.WRITE, 0, new byte[5]), key(id), p, 0, store, new Source(source, offset)))
+                    .isInstanceOf(CommandApplier.Applied.class);
+            assertThat(store.current(id).orElseThrow().byteLength()).isEqualTo(40);
+        }
+    }
+
     /**
      * A write or append of 0 bytes, or a truncate to the LOB's length, changes no byte: applied as nothing (the same version,
      * so the same ETag; no history), its id recorded, so it is a duplicate when it comes again. On a LOB that does not
