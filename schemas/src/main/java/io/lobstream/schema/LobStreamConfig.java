@@ -29,12 +29,17 @@ public final class LobStreamConfig {
     public static final int DEFAULT_HTTP_PORT = 8080;
     /** A local node's HTTP API, where the client commands look for one. */
     public static final String DEFAULT_NODE_URL = "http://127.0.0.1:" + DEFAULT_HTTP_PORT;
+    /** Kafka's 249 characters of a topic name, less the longest suffix ({@link Topics}: commands.dlq, undo-history). */
+    private static final int TOPIC_PREFIX_MAX = 249 - "undo-history".length();
+    /** Kafka's 249 characters of a group.instance.id, less Kafka Streams' "-<thread>". */
+    private static final int NODE_ID_MAX = 240;
 
     public static final ConfigKey<String> BOOTSTRAP = ConfigKey.string("bootstrap.servers", DEFAULT_BOOTSTRAP,
             "Kafka bootstrap servers.");
     public static final ConfigKey<String> REGISTRY_URL = ConfigKey.string("lob.registry.url", DEFAULT_REGISTRY_URL,
-            "Schema registry URL (Apicurio v2 API; set the serializer's own URL key too when you swap serializers).");
-    public static final ConfigKey<String> TOPIC_PREFIX = ConfigKey.string("lob.topic.prefix", "lob.",
+            "Schema registry URL (Apicurio v2 API). The serdes get it as apicurio.registry.url and schema.registry.url, "
+                    + "which are not taken on their own.");
+    public static final ConfigKey<String> TOPIC_PREFIX = ConfigKey.kafkaName("lob.topic.prefix", "lob.", TOPIC_PREFIX_MAX,
             "Prefix of the four topics: commands, undo-history, reclaim, commands.dlq.");
     public static final ConfigKey<Integer> PARTITIONS = ConfigKey.integer("lob.topic.partitions", 8, 1, 10_000,
             "Partitions of each topic when LobStream creates them (= tablespaces).");
@@ -74,7 +79,7 @@ public final class LobStreamConfig {
                     + "a client waiting for the commit (read-your-writes) waits up to this long more, and purge sees the undo "
                     + "records after it. Each commit costs a transaction and fsyncs: 200 ms used about a quarter less CPU per MB than 100 "
                     + "(BENCHMARKS.md, Pipeline).");
-    public static final ConfigKey<String> NODE_ID = ConfigKey.string("lob.node.id", "",
+    public static final ConfigKey<String> NODE_ID = ConfigKey.kafkaName("lob.node.id", "", NODE_ID_MAX,
             "Stable id of this writer node (e.g. its host name or an ordinal). Set, it makes the node a static member of the "
                     + "writer group (group.instance.id = <id>-<thread>): a node that restarts within lob.writer.session.timeout.ms "
                     + "gets its partitions back, with their local tablespaces, without a rebalance. Empty = dynamic membership.");
@@ -196,6 +201,8 @@ public final class LobStreamConfig {
     private static final List<String> SERDE_PREFIXES = List.of("apicurio.", "schema.registry.", "basic.auth.", "bearer.auth.",
             "specific.avro.", "avro.", "auto.register.", "use.latest.", "use.schema.", "latest.compatibility.", "normalize.",
             "key.subject.", "value.subject.", "context.name.", "proxy.", "rule.");
+    /** The serdes' own keys for the registry's address, which {@link #serdeConfig()} sets from {@link #REGISTRY_URL}. */
+    private static final Set<String> SERDE_REGISTRY_URLS = Set.of("apicurio.registry.url", "schema.registry.url");
     /** Apicurio's setting that moves the schema id from the record's value to its headers. */
     private static final String SCHEMA_ID_IN_HEADERS = "apicurio.registry.headers.enabled";
     /** A serde's setting that no prefix above names, passed to the serdes without this prefix. */
@@ -274,8 +281,15 @@ public final class LobStreamConfig {
                 throw new ConfigException(k + " is not taken: set lob.node.id, the static member id the node manages (it "
                         + "removes the members of its replaced threads by it)");
             }
+            if (k.endsWith(BOOTSTRAP.name())) { // plain or for one of Streams' clients: it would win over the node's
+                throw new ConfigException(k + " is not taken: set " + BOOTSTRAP.name() + ", which every client of the node "
+                        + "takes (its writer alone on another cluster would leave purge, catch-up and topic setup on this one)");
+            }
         } else if (kindOf(k) != null) {
             checkPerKind(k, kindOf(k));
+        } else if (SERDE_REGISTRY_URLS.contains(k.startsWith(SERDE_PREFIX) ? k.substring(SERDE_PREFIX.length()) : k)) {
+            // serdeConfig() would hand it to the serdes over lob.registry.url, which the node's registry check reads
+            throw new ConfigException(k + " is not taken: set " + REGISTRY_URL.name() + ", which the node reads too");
         } else if (k.startsWith("lob.")) {
             if (!NAMES.contains(k) && !k.startsWith(SERDE_PREFIX)) {
                 throw new ConfigException("unknown configuration key " + k + " (./lobstream config lists them)");

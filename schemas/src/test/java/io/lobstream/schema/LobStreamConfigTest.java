@@ -156,7 +156,7 @@ class LobStreamConfigTest {
                 .hasMessageStartingWith("unknown configuration key bootstrap.server: not LobStream's");
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("num.standby.replicas", "1")))
                 .hasMessageContaining("Kafka Streams settings take the prefix lob.streams.");
-        assertThat(new LobStreamConfig(Map.of("schema.registry.url", "http://r", "basic.auth.user.info", "u:p",
+        assertThat(new LobStreamConfig(Map.of("schema.registry.ssl.truststore.type", "PEM", "basic.auth.user.info", "u:p",
                 "specific.avro.reader", "true", "sasl.jaas.config", "x", "client.rack", "r")).originals()).hasSize(5);
         // any other serde's setting, under lob.serde.
         assertThat(new LobStreamConfig(Map.of("lob.serde.my.serde.option", "on")).serdeConfig()).containsEntry("my.serde.option", "on")
@@ -176,6 +176,43 @@ class LobStreamConfigTest {
             assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams." + prefix + "session.timeout.ms", "10000")))
                     .hasMessageContaining("set lob.writer.session.timeout.ms");
         }
+    }
+
+    /**
+     * The cluster and the registry, given to one part of the node alone (the writer's clients, the serdes), would split
+     * it: the writer on another cluster than purge, catch-up and topic setup; the serdes on another registry than the
+     * node's check of it.
+     */
+    @Test
+    void theClusterAndTheRegistryAreTakenForTheWholeNodeOnly() {
+        for (String form : List.of("", "producer.", "main.consumer.", "admin.", "restore.consumer.")) {
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams." + form + "bootstrap.servers", "elsewhere:9092")))
+                    .isInstanceOf(ConfigException.class).hasMessageStartingWith("lob.streams." + form + "bootstrap.servers is not "
+                            + "taken: set bootstrap.servers, which every client of the node takes");
+        }
+        for (String key : List.of("apicurio.registry.url", "schema.registry.url", "lob.serde.apicurio.registry.url",
+                "lob.serde.schema.registry.url")) {
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of(key, "http://elsewhere:8081")))
+                    .hasMessage(key + " is not taken: set lob.registry.url, which the node reads too");
+        }
+        assertThat(new LobStreamConfig(Map.of("lob.registry.url", "http://r:8081/apis/registry/v2")).serdeConfig())
+                .containsEntry("apicurio.registry.url", "http://r:8081/apis/registry/v2")
+                .containsEntry("schema.registry.url", "http://r:8081/apis/registry/v2");
+    }
+
+    /** Names Kafka would refuse after the broker and the HTTP port were taken: refused before anything starts. */
+    @Test
+    void aNodeIdOrTopicPrefixKafkaWouldRefuseIsRefusedFirst() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.node.id", "node 1")))
+                .hasMessage("lob.node.id=node 1: must be ASCII letters, digits, '.', '_' or '-', at most 240 of them (as Kafka "
+                        + "takes in a name)");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.topic.prefix", "lob/")))
+                .hasMessageStartingWith("lob.topic.prefix=lob/: must be ASCII letters");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.topic.prefix", "p".repeat(238))))
+                .hasMessageContaining("at most 237 of them");
+        LobStreamConfig fine = new LobStreamConfig(Map.of("lob.node.id", " node-1.a_b ", "lob.topic.prefix", "p".repeat(237)));
+        assertThat(fine.get(LobStreamConfig.NODE_ID)).isEqualTo("node-1.a_b");
+        assertThat(fine.topics().undoHistory()).hasSize(249);
     }
 
     /** What the writer's topology decides itself: given, it would change nothing, or bypass the writer's own assignor. */

@@ -3,6 +3,7 @@ package io.lobstream.store.config;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
  * One configuration key: its name, default, documentation and parser, declared once.
@@ -10,6 +11,9 @@ import java.util.function.Function;
  * configuration table is printed from those constants ({@code ./lobstream config}).
  */
 public final class ConfigKey<T> {
+    /** What Kafka takes in a topic name or a group.instance.id ({@code org.apache.kafka.common.internals.Topic}). */
+    private static final Pattern KAFKA_NAME = Pattern.compile("[a-zA-Z0-9._-]*");
+
     private final String name;
     private final T defaultValue;
     private final String doc;
@@ -49,6 +53,16 @@ public final class ConfigKey<T> {
 
     public static ConfigKey<String> string(String name, String defaultValue, String doc) {
         return new ConfigKey<>(name, defaultValue, doc, s -> s, v -> null, "");
+    }
+
+    /**
+     * A string Kafka takes as a name (a topic's, a group member's): ASCII letters, digits, '.', '_' and '-', up to
+     * {@code maxLength} of them. Refused here, before anything starts, where the broker or a client would refuse it after.
+     */
+    public static ConfigKey<String> kafkaName(String name, String defaultValue, int maxLength, String doc) {
+        return new ConfigKey<>(name, defaultValue, doc, s -> s, v -> v.length() > maxLength || !KAFKA_NAME.matcher(v).matches()
+                ? "must be ASCII letters, digits, '.', '_' or '-', at most " + maxLength + " of them (as Kafka takes in a name)"
+                : null, "letters, digits, . _ -; up to " + maxLength);
     }
 
     /** {@code parse}, saying what it takes where Java's text would not ('For input string: "10m"'). */
