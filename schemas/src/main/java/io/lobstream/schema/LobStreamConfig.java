@@ -37,8 +37,8 @@ public final class LobStreamConfig {
     public static final ConfigKey<String> BOOTSTRAP = ConfigKey.string("bootstrap.servers", DEFAULT_BOOTSTRAP,
             "Kafka bootstrap servers.");
     public static final ConfigKey<String> REGISTRY_URL = ConfigKey.string("lob.registry.url", DEFAULT_REGISTRY_URL,
-            "Schema registry URL (Apicurio v2 API). The serdes get it as apicurio.registry.url and schema.registry.url, "
-                    + "which are not taken on their own.");
+            "Schema registry URL (Apicurio v2 API). The serdes get it as apicurio.registry.url (not taken on its own) and "
+                    + "schema.registry.url (set that too, to a Confluent-compatible API, when you swap in Confluent's serializer).");
     public static final ConfigKey<String> TOPIC_PREFIX = ConfigKey.kafkaName("lob.topic.prefix", "lob.", TOPIC_PREFIX_MAX,
             "Prefix of the four topics: commands, undo-history, reclaim, commands.dlq.");
     public static final ConfigKey<Integer> PARTITIONS = ConfigKey.integer("lob.topic.partitions", 8, 1, 10_000,
@@ -201,8 +201,11 @@ public final class LobStreamConfig {
     private static final List<String> SERDE_PREFIXES = List.of("apicurio.", "schema.registry.", "basic.auth.", "bearer.auth.",
             "specific.avro.", "avro.", "auto.register.", "use.latest.", "use.schema.", "latest.compatibility.", "normalize.",
             "key.subject.", "value.subject.", "context.name.", "proxy.", "rule.");
-    /** The serdes' own keys for the registry's address, which {@link #serdeConfig()} sets from {@link #REGISTRY_URL}. */
-    private static final Set<String> SERDE_REGISTRY_URLS = Set.of("apicurio.registry.url", "schema.registry.url");
+    /** Apicurio's serdes' key for the registry's address, which {@link #serdeConfig()} sets from {@link #REGISTRY_URL}. */
+    private static final String APICURIO_REGISTRY_URL = "apicurio.registry.url";
+    /** Where Kafka Streams takes a client's own setting: plain (all of them), or for one kind of client. */
+    private static final Set<String> STREAMS_CLIENT_PREFIXES = Set.of("", "producer.", "consumer.", "main.consumer.",
+            "restore.consumer.", "global.consumer.", "admin.");
     /** Apicurio's setting that moves the schema id from the record's value to its headers. */
     private static final String SCHEMA_ID_IN_HEADERS = "apicurio.registry.headers.enabled";
     /** A serde's setting that no prefix above names, passed to the serdes without this prefix. */
@@ -281,13 +284,14 @@ public final class LobStreamConfig {
                 throw new ConfigException(k + " is not taken: set lob.node.id, the static member id the node manages (it "
                         + "removes the members of its replaced threads by it)");
             }
-            if (k.endsWith(BOOTSTRAP.name())) { // plain or for one of Streams' clients: it would win over the node's
+            if (k.endsWith(BOOTSTRAP.name()) // plain or for one of Streams' clients: it would win over the node's
+                    && STREAMS_CLIENT_PREFIXES.contains(k.substring(STREAMS_PREFIX.length(), k.length() - BOOTSTRAP.name().length()))) {
                 throw new ConfigException(k + " is not taken: set " + BOOTSTRAP.name() + ", which every client of the node "
                         + "takes (its writer alone on another cluster would leave purge, catch-up and topic setup on this one)");
             }
         } else if (kindOf(k) != null) {
             checkPerKind(k, kindOf(k));
-        } else if (SERDE_REGISTRY_URLS.contains(k.startsWith(SERDE_PREFIX) ? k.substring(SERDE_PREFIX.length()) : k)) {
+        } else if (APICURIO_REGISTRY_URL.equals(k.startsWith(SERDE_PREFIX) ? k.substring(SERDE_PREFIX.length()) : k)) {
             // serdeConfig() would hand it to the serdes over lob.registry.url, which the node's registry check reads
             throw new ConfigException(k + " is not taken: set " + REGISTRY_URL.name() + ", which the node reads too");
         } else if (k.startsWith("lob.")) {
@@ -527,7 +531,7 @@ public final class LobStreamConfig {
      */
     public Map<String, Object> serdeConfig() {
         Map<String, Object> m = new HashMap<>();
-        m.put("apicurio.registry.url", get(REGISTRY_URL));
+        m.put(APICURIO_REGISTRY_URL, get(REGISTRY_URL));
         m.put("apicurio.registry.auto-register", "true");
         // with auto-registering off, the subject's latest version unless apicurio.registry.artifact.version names one (the
         // lookup by content finds nothing with Apicurio 2.6's client); LobAvroSerializer refuses an id of another schema

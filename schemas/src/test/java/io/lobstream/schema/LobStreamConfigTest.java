@@ -156,7 +156,7 @@ class LobStreamConfigTest {
                 .hasMessageStartingWith("unknown configuration key bootstrap.server: not LobStream's");
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("num.standby.replicas", "1")))
                 .hasMessageContaining("Kafka Streams settings take the prefix lob.streams.");
-        assertThat(new LobStreamConfig(Map.of("schema.registry.ssl.truststore.type", "PEM", "basic.auth.user.info", "u:p",
+        assertThat(new LobStreamConfig(Map.of("schema.registry.url", "http://r", "basic.auth.user.info", "u:p",
                 "specific.avro.reader", "true", "sasl.jaas.config", "x", "client.rack", "r")).originals()).hasSize(5);
         // any other serde's setting, under lob.serde.
         assertThat(new LobStreamConfig(Map.of("lob.serde.my.serde.option", "on")).serdeConfig()).containsEntry("my.serde.option", "on")
@@ -179,9 +179,9 @@ class LobStreamConfigTest {
     }
 
     /**
-     * The cluster and the registry, given to one part of the node alone (the writer's clients, the serdes), would split
-     * it: the writer on another cluster than purge, catch-up and topic setup; the serdes on another registry than the
-     * node's check of it.
+     * The cluster and the registry, given to one part of the node alone (the writer's clients, Apicurio's serdes), would
+     * split it: the writer on another cluster than purge, catch-up and topic setup; the serdes on another registry than
+     * the node's check of it.
      */
     @Test
     void theClusterAndTheRegistryAreTakenForTheWholeNodeOnly() {
@@ -190,14 +190,19 @@ class LobStreamConfigTest {
                     .isInstanceOf(ConfigException.class).hasMessageStartingWith("lob.streams." + form + "bootstrap.servers is not "
                             + "taken: set bootstrap.servers, which every client of the node takes");
         }
-        for (String key : List.of("apicurio.registry.url", "schema.registry.url", "lob.serde.apicurio.registry.url",
-                "lob.serde.schema.registry.url")) {
+        // an interceptor's own setting of the same name is its own
+        assertThat(new LobStreamConfig(Map.of("lob.streams.producer.monitoring.interceptor.bootstrap.servers", "m:9092"))
+                .originals()).hasSize(1);
+        for (String key : List.of("apicurio.registry.url", "lob.serde.apicurio.registry.url")) {
             assertThatThrownBy(() -> new LobStreamConfig(Map.of(key, "http://elsewhere:8081")))
                     .hasMessage(key + " is not taken: set lob.registry.url, which the node reads too");
         }
         assertThat(new LobStreamConfig(Map.of("lob.registry.url", "http://r:8081/apis/registry/v2")).serdeConfig())
                 .containsEntry("apicurio.registry.url", "http://r:8081/apis/registry/v2")
                 .containsEntry("schema.registry.url", "http://r:8081/apis/registry/v2");
+        // Confluent's serializer swapped in takes its own, at the registry's Confluent-compatible API
+        assertThat(new LobStreamConfig(Map.of("schema.registry.url", "http://r:8081/apis/ccompat/v7")).serdeConfig())
+                .containsEntry("schema.registry.url", "http://r:8081/apis/ccompat/v7");
     }
 
     /** Names Kafka would refuse after the broker and the HTTP port were taken: refused before anything starts. */

@@ -36,9 +36,11 @@ public interface Cluster extends AutoCloseable {
      * @throws ConfigException naming the key and what to use instead
      */
     static void refuseOwnKeys(Map<String, ?> config) {
-        // (the keys that would win over the first two, as lob.streams.bootstrap.servers, LobStreamConfig refuses anywhere)
+        // and the keys that win over the first two where they reach: the writer's clients, the serdes
         for (String own : List.of(LobStreamConfig.BOOTSTRAP.name(), LobStreamConfig.REGISTRY_URL.name(), LobStreamConfig.DATA_DIR.name(),
-                LobStreamConfig.HTTP_PORT.name())) {
+                LobStreamConfig.HTTP_PORT.name(), LobStreamConfig.STREAMS_PREFIX + LobStreamConfig.BOOTSTRAP.name(),
+                "apicurio.registry.url", "schema.registry.url", LobStreamConfig.SERDE_PREFIX + "apicurio.registry.url",
+                LobStreamConfig.SERDE_PREFIX + "schema.registry.url")) {
             if (config.containsKey(own)) {
                 throw new ConfigException(own + " is not taken: this command sets it itself (the data directory with --data-dir)");
             }

@@ -117,8 +117,12 @@ public final class LobClient implements LobWrites, AutoCloseable {
     private final int chunkSize;
     /** Opened by the first {@link LobWrite#applied()} (or {@link #watchApplied()}). */
     private AppliedTracker tracker;
+    /** Held while the tracker is made ({@link #appliedTracker()}). */
+    private final Object trackerMaking = new Object();
     /** Dead letters the tracker keeps between rounds: {@link AppliedTracker#SEEN_MAX}; fewer in tests, before it opens. */
     int trackerSeenMax = AppliedTracker.SEEN_MAX;
+    /** How long the tracker's making waits for a broker that does not answer: {@link AppliedTracker#PARTITIONS_WAIT}. */
+    Duration trackerPartitionsWait = AppliedTracker.PARTITIONS_WAIT;
     private boolean closed;
     /** Writes' ids are this and a sequence number: the tracker keeps only this client's dead letters. */
     private final String clientId = UUID.randomUUID().toString();
@@ -802,14 +806,40 @@ public final class LobClient implements LobWrites, AutoCloseable {
         appliedTracker();
     }
 
-    synchronized AppliedTracker appliedTracker() {
-        if (closed) {
-            throw new IllegalStateException("LobClient closed");
+    AppliedTracker appliedTracker() {
+        AppliedTracker t = trackerIfOpen();
+        if (t != null) {
+            return t;
         }
-        if (tracker == null) {
-            tracker = new AppliedTracker(config, clientId + "/", trackerSeenMax, callbacks(), AppliedTracker.PARTITIONS_WAIT);
+        // Made outside the client's monitor, which close() takes: the making waits up to trackerPartitionsWait for a broker
+        // that does not answer, and a close(timeout) meanwhile would wait as long on top of its timeout. One at a time.
+        synchronized (trackerMaking) {
+            t = trackerIfOpen();
+            if (t != null) {
+                return t;
+            }
+            t = new AppliedTracker(config, clientId + "/", trackerSeenMax, callbacks(), trackerPartitionsWait);
+            synchronized (this) {
+                if (!closed) {
+                    tracker = t;
+                    return t;
+                }
+            }
+            t.close(Duration.ZERO); // closed while it was made: close() did not see it
+            throw closedClient();
+        }
+    }
+
+    /** The tracker, null if none is made yet; throws if this client is closed. */
+    private synchronized AppliedTracker trackerIfOpen() {
+        if (closed) {
+            throw closedClient();
         }
         return tracker;
+    }
+
+    private static IllegalStateException closedClient() {
+        return new IllegalStateException("LobClient closed");
     }
 
     /** The writer group whose commits {@link LobWrite#applied()} waits for. */

@@ -205,6 +205,22 @@ class LobClientTest {
                 .withMessageContaining("LobClient closed before the writer committed the write");
     }
 
+    /**
+     * A close while the first {@code applied()} makes the tracker, the broker away: it does not wait out the making's wait
+     * for the dead-letter topic. The maker closes what it made and is told the client closed.
+     */
+    @Test
+    void aCloseWhileTheTrackerIsMadeDoesNotWaitForTheMaking() throws Exception {
+        LobClient client = new LobClient(unreachable());
+        client.trackerPartitionsWait = Duration.ofSeconds(10);
+        CompletableFuture<Void> watched = CompletableFuture.runAsync(client::watchApplied);
+        Thread.sleep(1_000); // the maker waits for the dead-letter topic's partitions
+        client.close(Duration.ZERO);
+        assertThat(watched).isNotDone();
+        assertThat(watched).failsWithin(Duration.ofSeconds(60)).withThrowableOfType(ExecutionException.class)
+                .havingCause().isInstanceOf(IllegalStateException.class).withMessage("LobClient closed");
+    }
+
     /** 1 KiB chunks, sends that give up after 200 ms, and a broker address where nothing listens. */
     private static LobStreamConfig unreachable() throws IOException {
         int port;
