@@ -284,8 +284,7 @@ public final class LobStreamConfig {
                 throw new ConfigException(k + " is not taken: set lob.node.id, the static member id the node manages (it "
                         + "removes the members of its replaced threads by it)");
             }
-            if (k.endsWith(BOOTSTRAP.name()) // plain or for one of Streams' clients: it would win over the node's
-                    && STREAMS_CLIENT_PREFIXES.contains(k.substring(STREAMS_PREFIX.length(), k.length() - BOOTSTRAP.name().length()))) {
+            if (isStreamsBootstrap(k)) { // plain or for one of Streams' clients: it would win over the node's
                 throw new ConfigException(k + " is not taken: set " + BOOTSTRAP.name() + ", which every client of the node "
                         + "takes (its writer alone on another cluster would leave purge, catch-up and topic setup on this one)");
             }
@@ -311,6 +310,15 @@ public final class LobStreamConfig {
                     + "nor a Kafka producer, consumer or admin client setting, nor a serde's (" + String.join("*, ", SERDE_PREFIXES)
                     + "*, or any as " + SERDE_PREFIX + "<setting>); Kafka Streams settings take the prefix " + STREAMS_PREFIX);
         }
+    }
+
+    /**
+     * Whether {@code key} gives Kafka Streams, or one of its clients, a cluster of its own: {@code lob.streams.bootstrap.servers}
+     * or {@code lob.streams.producer.bootstrap.servers} and the like (an interceptor's own setting of that name is not).
+     */
+    public static boolean isStreamsBootstrap(String key) {
+        return key.startsWith(STREAMS_PREFIX) && key.endsWith(BOOTSTRAP.name())
+                && STREAMS_CLIENT_PREFIXES.contains(key.substring(STREAMS_PREFIX.length(), key.length() - BOOTSTRAP.name().length()));
     }
 
     private static ClientKind kindOf(String key) {

@@ -45,6 +45,11 @@ public interface Cluster extends AutoCloseable {
                 throw new ConfigException(own + " is not taken: this command sets it itself (the data directory with --data-dir)");
             }
         }
+        for (String key : config.keySet()) { // as lob.streams.producer.bootstrap.servers
+            if (LobStreamConfig.isStreamsBootstrap(key)) {
+                throw new ConfigException(key + " is not taken: this command sets the cluster itself");
+            }
+        }
     }
 
     @Override

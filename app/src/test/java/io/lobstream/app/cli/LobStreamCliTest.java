@@ -40,6 +40,8 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("bootstrap.servers is not taken");
         assertThat(cli.run("demo", "-c", "apicurio.registry.url=http://elsewhere:8080/apis/registry/v2")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("apicurio.registry.url is not taken");
+        assertThat(cli.run("demo", "-c", "lob.streams.producer.bootstrap.servers=elsewhere:9092")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.streams.producer.bootstrap.servers is not taken: this command sets the cluster itself");
         // nor for values larger than a write may be: each would fail, the client refusing it
         assertThat(cli.run("demo", "--max-size", "2m", "-c", "lob.value.max.bytes=1000000")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--max-size 2097152 is over lob.value.max.bytes (1000000): the client would refuse writes that large");
