@@ -1,5 +1,9 @@
 package io.lobstream.app;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.store.LobStore;
 import io.lobstream.app.cli.LobStreamCli;
@@ -8,12 +12,14 @@ import io.lobstream.app.embedded.EmbeddedKafka;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 
 import java.io.IOException;
@@ -416,7 +422,8 @@ class HttpApiIT {
             for (LobNode via : new LobNode[]{a, b}) {
                 HttpResponse<byte[]> r = get(via, id, null);
                 assertThat(r.statusCode()).as("via " + via.httpPort()).isEqualTo(500);
-                assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("page " + root);
+                // page numbers are per tablespace: named with it
+                assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("p-" + Nodes.partitionOf(a, id) + ": page " + root);
                 assertThat(r.headers().firstValue("X-LobStream-Node")).as("a failure's answer is the node's too").isPresent();
             }
         });
@@ -438,18 +445,29 @@ class HttpApiIT {
         VersionEntry entry = ownerStore(id).current(id).orElseThrow();
         long last = entry.extents().get(entry.extents().size() - 1).endPage() - 1; // a data page, not the root
         assertThat(last).isNotEqualTo(entry.rootPage());
-        whilePageCorrupt(id, last, () -> {
-            for (LobNode via : new LobNode[]{a, b}) {
-                // bounded here: HttpClient's request timeout ends at the response's headers, and the body would be
-                // waited for without end
-                var answer = Nodes.HTTP.sendAsync(HttpRequest.newBuilder(Nodes.uri(via, id)).build(),
-                        HttpResponse.BodyHandlers.ofByteArray());
-                assertThatThrownBy(() -> answer.get(20, TimeUnit.SECONDS))
-                        .as("via " + via.httpPort())
-                        .isInstanceOf(ExecutionException.class)
-                        .hasCauseInstanceOf(IOException.class);
-            }
-        });
+        ListAppender<ILoggingEvent> said = new ListAppender<>();
+        said.start();
+        Logger serverLog = (Logger) LoggerFactory.getLogger(LobHttpServer.class);
+        serverLog.addAppender(said);
+        try {
+            whilePageCorrupt(id, last, () -> {
+                for (LobNode via : new LobNode[]{a, b}) {
+                    // bounded here: HttpClient's request timeout ends at the response's headers, and the body would be
+                    // waited for without end
+                    var answer = Nodes.HTTP.sendAsync(HttpRequest.newBuilder(Nodes.uri(via, id)).build(),
+                            HttpResponse.BodyHandlers.ofByteArray());
+                    assertThatThrownBy(() -> answer.get(20, TimeUnit.SECONDS))
+                            .as("via " + via.httpPort())
+                            .isInstanceOf(ExecutionException.class)
+                            .hasCauseInstanceOf(IOException.class);
+                }
+            });
+        } finally {
+            serverLog.detachAppender(said);
+        }
+        // damage on disk, not a client gone: an error, naming the tablespace and the page
+        assertThat(said.list).filteredOn(e -> e.getLevel() == Level.ERROR)
+                .anyMatch(e -> e.getFormattedMessage().contains("p-" + Nodes.partitionOf(a, id) + ": page " + last));
         awaitValue(b, id, v);
     }
 

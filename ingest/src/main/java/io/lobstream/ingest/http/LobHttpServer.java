@@ -16,6 +16,7 @@ import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.TablespaceClosedException;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.index.Attributes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -405,7 +406,10 @@ public final class LobHttpServer implements AutoCloseable {
         boolean moved = e instanceof TablespaceClosedException || e instanceof ClosedChannelException;
         if (ex.getResponseCode() != -1) {
             // a corrupt data page is read after the status line, as is a client gone mid-value: each as often as asked
-            if (failuresSaid.sayNow(e.toString()) >= 0) {
+            if (e instanceof DamagedPageException && failuresSaid.sayNow(e.toString()) >= 0) {
+                log.error("{}: {}; the answer was cut short (the same failure of other requests is not logged again for a "
+                        + "minute)", request, e.getMessage());
+            } else if (failuresSaid.sayNow(e.toString()) >= 0) {
                 log.warn("{}: failed after the response began; connection closed (the same failure of other requests is not "
                         + "logged again for a minute): {}", request, e.toString());
             }
@@ -430,6 +434,22 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     private void serve(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {
+        try {
+            serveValue(ex, store, id, head);
+        } catch (CorruptPageException bad) {
+            // page numbers are per tablespace: named with it, and told apart from a client gone in failed()
+            throw new DamagedPageException(store.name(), bad);
+        }
+    }
+
+    /** A corrupt page met by a read, named with its tablespace: damage on disk, logged as an error whenever it is met. */
+    private static final class DamagedPageException extends IOException {
+        DamagedPageException(String tablespace, CorruptPageException cause) {
+            super(tablespace + ": " + cause.getMessage() + " (lobstream fsck, or GET /fsck?data=true, checks the rest)", cause);
+        }
+    }
+
+    private void serveValue(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {
         Optional<LobReadHandle> opened = store.open(id);
         if (opened.isEmpty()) {
             text(ex, 404, "no LOB " + id + "\n");
@@ -608,6 +628,11 @@ public final class LobHttpServer implements AutoCloseable {
                 r = data ? e.getValue().fsckOnline() : e.getValue().fsck(false);
             } catch (TablespaceClosedException moving) {
                 continue; // closed since the snapshot (its partition moving), as in status: not this node's now
+            } catch (IOException | RuntimeException unreadable) {
+                // an index entry that does not decode, a RocksDB or file error: this partition's problem, the others
+                // still checked and reported (as lobstream fsck does)
+                log.error("fsck of {}: cannot be checked", e.getValue().name(), unreadable);
+                r = FsckReport.empty().withProblem(e.getValue().name() + ": cannot be checked: " + unreadable);
             }
             checked.add(e.getKey());
             total = total.plus(r);

@@ -108,8 +108,8 @@ final class Compactor {
                 // longer match the value's CRC32C: its reads fail too (fsck names the page). Failing the run would fail the
                 // writer's task at every run, for as long as nobody writes the value, and move nothing below it either
                 unreadable.add(key);
-                log.error("compaction: {} version {} cannot be read to be moved, and stays where it is: {}", e.lobId(), e.version(),
-                        damaged.getMessage());
+                log.error("compaction of {}: {} version {} cannot be read to be moved, and stays where it is: {}", store.name(),
+                        e.lobId(), e.version(), damaged.getMessage());
                 continue;
             }
             if (relocated > 0) {
