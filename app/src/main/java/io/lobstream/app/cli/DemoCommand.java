@@ -82,6 +82,9 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
     Map<String, String> config = new HashMap<>();
 
+    /** What the load may write to the broker's log a second, with room for machines faster than two cores' 180 MB. */
+    private static final long WRITTEN_PER_SECOND_AT_MOST = 300_000_000L;
+
     private final Progress progress = new Progress();
     /** The node's lob.commands, as its dead-letter counter names it. */
     private String commandsTopic;
@@ -109,6 +112,7 @@ final class DemoCommand implements Callable<Integer> {
         Path dir = temporary ? Files.createTempDirectory("lobstream-demo-") : dataDir;
         long t0 = System.nanoTime();
         progress.say("starting the embedded broker and registry in " + dir);
+        warnIfShortOfDisk(dir);
         ObjectNode summary;
         boolean ok;
         // Ctrl-C (how --keep-running ends) runs no finally block: a hook stops what runs and removes the directory
@@ -162,7 +166,7 @@ final class DemoCommand implements Callable<Integer> {
                 }
                 while (node.tablespaces().totals().historyLength() > 0 && System.nanoTime() < deadline) {
                     Thread.sleep(200);
-                    progress.line(line("draining purge", acked, node, meters));
+                    progress.line(line("draining", acked, node, meters));
                 }
                 progress.line(line("drained", acked, node, meters));
                 progress.end();
@@ -248,6 +252,21 @@ final class DemoCommand implements Callable<Integer> {
         return sum(meters.find("lob_reclaims").tag("outcome", "applied"));
     }
 
+    /**
+     * lob.commands keeps every command (the redo log replay reads from its beginning), and the load is not throttled: about
+     * 180 MB a second on two cores. A temporary directory on tmpfs, or a small root disk, fills; the broker then halts the
+     * JVM, and the directory stays. Said before, with what to do.
+     */
+    private void warnIfShortOfDisk(Path dir) throws IOException {
+        long need = duration.toSeconds() * WRITTEN_PER_SECOND_AT_MOST;
+        long free = Files.getFileStore(dir).getUsableSpace();
+        if (free < need) {
+            progress.say(String.format(java.util.Locale.ROOT, "warning: %s has %.1f GB free, and the demo may write up to about "
+                    + "%.1f GB of commands there in %d s: give a --data-dir on a larger disk, or a shorter --duration", dir,
+                    free / 1e9, need / 1e9, duration.toSeconds()));
+        }
+    }
+
     /** The sum of the counters {@code search} finds. */
     private static long sum(Search search) {
         return (long) search.counters().stream().mapToDouble(Counter::count).sum();
@@ -255,10 +274,10 @@ final class DemoCommand implements Callable<Integer> {
 
     private String line(String phase, long commands, LobNode node, MeterRegistry meters) {
         StoreStats st = node.tablespaces().totals();
-        return String.format("%-14s commands %7d  applied %7d  reclaimed %7d  history %5d  lobs %5d  pages live %7d / history %6d / free %6d",
-                phase, commands, sum(meters.find("lob_commands_applied")),
-                reclaimed(meters),
-                st.historyLength(), st.lobs(), st.pagesLive(), st.pagesHistory(), st.pagesFree());
+        // under 80 columns: a terminal's live line that wraps is drawn again on a new row at each update
+        return String.format("%-8s sent %6d applied %6d reclaimed %6d history %5d space %.2f", phase, commands,
+                sum(meters.find("lob_commands_applied")), reclaimed(meters), st.historyLength(),
+                st.bytesLive() == 0 ? 0.0 : (double) st.tablespaceBytes() / st.bytesLive());
     }
 
     private void printSummary(ObjectNode s) throws IOException {

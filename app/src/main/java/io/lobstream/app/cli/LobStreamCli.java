@@ -57,6 +57,12 @@ public final class LobStreamCli implements Runnable {
                 .registerConverter(SizeRange.class, SizeRange::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
                 .setExecutionExceptionHandler((thrown, cmd, parsed) -> {
+                    if (ShutdownHook.jvmStopping() && System.getenv("LOBSTREAM_DEBUG") == null) {
+                        // a Ctrl-C or SIGTERM: what failed was being stopped (a node's registry, killed by its hook, "exited
+                        // with 143"), not broken; the JVM exits with the signal's status whatever is returned here
+                        cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": stopped (Ctrl-C or SIGTERM)");
+                        return CommandLine.ExitCode.SOFTWARE;
+                    }
                     // a clear one-line error; the stack trace only with LOBSTREAM_DEBUG set. A failed write's future says
                     // "ExecutionException: java.io.IOException: put x: stopped after ...": its cause says it plainly
                     Throwable e = thrown instanceof java.util.concurrent.ExecutionException && thrown.getCause() != null

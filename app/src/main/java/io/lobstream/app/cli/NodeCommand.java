@@ -83,6 +83,9 @@ final class NodeCommand implements Runnable {
             putIfGiven(props, LobStreamConfig.REGISTRY_URL.name(), registry);
             LobStoreConfig storeCfg = new LobStoreConfig(config); // a bad value: a usage error before a broker starts
             LobStreamConfig given = new LobStreamConfig(props);
+            if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // before the HTTP port the node there holds too
+                EmbeddedCluster.requireDataDirFree(given.dataDir());
+            }
             LobHttpServer.requireBindable(given.get(LobStreamConfig.HTTP_HOST), given.get(LobStreamConfig.HTTP_PORT)); // as early
             if (props.containsKey(LobStreamConfig.BOOTSTRAP.name())) {
                 embedded.warnIgnored("node");

@@ -76,6 +76,15 @@ public final class EmbeddedCluster implements Cluster {
     }
 
     /**
+     * Throws, as {@link #start} would, if another process's embedded cluster holds {@code dataDir}: for a command that
+     * checks what it binds before it starts one (a node's HTTP port), so that a second node on the directory is told
+     * that, not to move a port the first one holds.
+     */
+    public static void requireDataDirFree(Path dataDir) throws IOException {
+        lock(dataDir).close();
+    }
+
+    /**
      * Locks {@code dataDir} for this process's embedded cluster. On other ports, a second one would go ahead: its
      * registry truncates the first's log, and its KRaft controller opens the first's metadata log before the broker's own
      * lock would refuse it.

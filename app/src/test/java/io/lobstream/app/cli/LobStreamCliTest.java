@@ -1,11 +1,16 @@
 package io.lobstream.app.cli;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,6 +22,21 @@ class LobStreamCliTest {
     void noCommandIsAUsageError() {
         assertThat(cli.run()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("a command is required").contains("Usage: lobstream");
+    }
+
+    /**
+     * A second node on a data directory in use (here, a lock this JVM holds) is told so before the HTTP port the first
+     * node holds too: told to move that port, it would have been refused for the directory only after.
+     */
+    @Test
+    void aSecondNodeOnADataDirectoryInUseIsToldThatNotToMoveItsHttpPort(@TempDir Path dir) throws IOException {
+        try (FileChannel held = FileChannel.open(dir.resolve("embedded.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+             FileLock lock = held.lock();
+             ServerSocket http = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            assertThat(cli.run("node", "--data-dir", dir.toString(), "--http-port", String.valueOf(http.getLocalPort())))
+                    .isEqualTo(CommandLine.ExitCode.SOFTWARE);
+            assertThat(cli.err()).contains("is in use by another LobStream node").doesNotContain("cannot bind");
+        }
     }
 
     @Test

@@ -17,7 +17,9 @@ import io.lobstream.store.StoreStats;
 import io.lobstream.store.TablespaceClosedException;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.page.CorruptPageException;
+import io.lobstream.store.tablespace.PageReadException;
 import io.lobstream.store.index.Attributes;
+import io.lobstream.store.index.VersionEntry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
@@ -406,12 +408,14 @@ public final class LobHttpServer implements AutoCloseable {
         boolean moved = e instanceof TablespaceClosedException || e instanceof ClosedChannelException;
         if (ex.getResponseCode() != -1) {
             // a corrupt data page is read after the status line, as is a client gone mid-value: each as often as asked
-            if (e instanceof DamagedPageException && failuresSaid.sayNow(e.toString()) >= 0) {
-                log.error("{}: {}; the answer was cut short (the same failure of other requests is not logged again for a "
-                        + "minute)", request, e.getMessage());
-            } else if (failuresSaid.sayNow(e.toString()) >= 0) {
-                log.warn("{}: failed after the response began; connection closed (the same failure of other requests is not "
-                        + "logged again for a minute): {}", request, e.toString());
+            if (failuresSaid.sayNow(e.toString()) >= 0) {
+                if (e instanceof DamagedPageException) {
+                    log.error("{}: {}; the answer was cut short (the same failure of other requests is not logged again for a "
+                            + "minute)", request, e.getMessage());
+                } else {
+                    log.warn("{}: failed after the response began; connection closed (the same failure of other requests is "
+                            + "not logged again for a minute): {}", request, e.toString());
+                }
             }
             Responses.cutShort(ex);
             throw new IOException(request + ": cut short", e);
@@ -434,30 +438,37 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     private void serve(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {
+        LobReadHandle read = null;
         try {
-            serveValue(ex, store, id, head);
-        } catch (CorruptPageException bad) {
+            Optional<LobReadHandle> opened = store.open(id);
+            if (opened.isEmpty()) {
+                text(ex, 404, "no LOB " + id + "\n");
+                return;
+            }
+            read = opened.get();
+            serveValue(ex, store, id, read, head);
+        } catch (CorruptPageException | PageReadException bad) {
+            if (read != null && store.current(id).map(VersionEntry::version).orElse(-1L) != read.version().version()) {
+                // a version replaced under a read longer than lob.read.pin.max.ms: its pages freed, and taken again, under
+                // the reader (the tablespace warned when it freed them); no damage, as fsck would find none
+                throw bad;
+            }
             // page numbers are per tablespace: named with it, and told apart from a client gone in failed()
             throw new DamagedPageException(store.name(), bad);
         }
     }
 
-    /** A corrupt page met by a read, named with its tablespace: damage on disk, logged as an error whenever it is met. */
+    /** A page of a value's current version that fails its checks or cannot be read: damage on disk, logged as an error. */
     private static final class DamagedPageException extends IOException {
-        DamagedPageException(String tablespace, CorruptPageException cause) {
+        DamagedPageException(String tablespace, IOException cause) {
             super(tablespace + ": " + cause.getMessage() + " (lobstream fsck, or GET /fsck?data=true, checks the rest)", cause);
         }
     }
 
-    private void serveValue(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {
-        Optional<LobReadHandle> opened = store.open(id);
-        if (opened.isEmpty()) {
-            text(ex, 404, "no LOB " + id + "\n");
-            return;
-        }
+    private void serveValue(HttpExchange ex, LobStore store, String id, LobReadHandle handle, boolean head) throws IOException {
         // A response with no body releases the version's pin before it is written: a client that reads nothing
         // (pipelined HEADs) would otherwise hold a compaction move's old copy until the stall watchdog cut it.
-        try (LobReadHandle h = opened.get()) {
+        try (LobReadHandle h = handle) {
             long length = h.length();
             var headers = ex.getResponseHeaders();
             // the copy too: another node's copy of the partition numbers the same values' versions otherwise; the origin,
