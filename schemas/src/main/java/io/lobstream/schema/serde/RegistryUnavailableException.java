@@ -28,12 +28,29 @@ public final class RegistryUnavailableException extends KafkaException {
             if (isNotFound(t)) {
                 return false;
             }
+            if (t.getClass().getName().equals(CONFLUENT_REST_ERROR)) {
+                // Confluent's serdes swapped in: the registry's own "no such subject, version or schema" is 40401-40403;
+                // anything else is its failure (a 5xx while it elects a leader, 401 / 403, a proxy's 404: 50005, no body)
+                return confluentErrorCode(t) / 100 != 404;
+            }
             // a network failure on the way to the registry; not an IOException of the decoder (a truncated record)
             if (t instanceof ApicurioRestClientException || t.getClass().getPackageName().startsWith("java.net")) {
                 return true;
             }
         }
         return false;
+    }
+
+    /** The error Confluent's registry client throws for an answer that is not 2xx (no compile-time dependency on it). */
+    private static final String CONFLUENT_REST_ERROR = "io.confluent.kafka.schemaregistry.client.rest.exceptions.RestClientException";
+
+    /** Its error code (the registry's own, as 40403; else the HTTP status, or 50005 for a body it could not parse), or -1. */
+    private static int confluentErrorCode(Throwable t) {
+        try {
+            return t.getClass().getMethod("getErrorCode").invoke(t) instanceof Integer code ? code : -1;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return -1;
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package io.lobstream.schema.serde;
 import io.apicurio.registry.rest.client.exception.ArtifactNotFoundException;
 import io.apicurio.registry.rest.client.exception.RestClientException;
 import io.apicurio.registry.rest.v2.beans.Error;
+import org.apache.kafka.common.errors.SerializationException;
 import org.junit.jupiter.api.Test;
 
 import java.io.EOFException;
@@ -41,6 +42,23 @@ class RegistryUnavailableExceptionTest {
     @Test
     void aNotFoundThatIsNotTheRegistrysAnswerIsRetried() {
         assertThat(RegistryUnavailableException.isRegistryFailure(new RestClientException(error(404)))).isTrue();
+    }
+
+    /**
+     * Confluent's serdes swapped in: their client's error carries the registry's own code. Only its "no such schema"
+     * (404xx) is the record's fault; a registry electing its leader (50003), refusing the credentials (401) or a proxy's
+     * 404 without the registry's body (50005) is retried, as Confluent's deserializer wraps it in a SerializationException.
+     */
+    @Test
+    void confluentsClientErrorsAreTheRegistrysButItsOwnNotFound() {
+        for (int[] failure : new int[][] {{500, 50003}, {401, 401}, {404, 50005}}) {
+            assertThat(RegistryUnavailableException.isRegistryFailure(new SerializationException("Error retrieving Avro schema",
+                    new io.confluent.kafka.schemaregistry.client.rest.exceptions.RestClientException("x", failure[0], failure[1]))))
+                    .as("%d / %d", failure[0], failure[1]).isTrue();
+        }
+        assertThat(RegistryUnavailableException.isRegistryFailure(new SerializationException("Error retrieving Avro schema",
+                new io.confluent.kafka.schemaregistry.client.rest.exceptions.RestClientException("Schema not found", 404, 40403))))
+                .isFalse();
     }
 
     @Test
