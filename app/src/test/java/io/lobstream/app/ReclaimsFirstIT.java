@@ -26,12 +26,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * yet while the writer lags behind its commands.
  *
  * <p>How it is seen: with the node stopped, partition 0 of {@code lob.commands} gets a command
- * stamped a minute ago and partition 0 of {@code lob.reclaim} a reclaim stamped now, both
- * malformed, so that the restarted node's one task sends both to the dead-letter topic, in the
- * order it processes them (one partition there, one producer). Kafka Streams waits until it has
- * fetched the data it knows is on the broker for each partition of a task before it picks by
- * timestamp (KIP-695, {@code max.task.idle.ms} 0), so the order does not depend on timing: with
- * the records' own timestamps the old command would go first.
+ * (stamped by the broker as it appends it: the topic is {@code LogAppendTime}) and then partition
+ * 0 of {@code lob.reclaim} a reclaim stamped a minute later, both malformed, so that the restarted
+ * node's one task sends both to the dead-letter topic, in the order it processes them (one
+ * partition there, one producer). Kafka Streams waits until it has fetched the data it knows is
+ * on the broker for each partition of a task before it picks by timestamp (KIP-695,
+ * {@code max.task.idle.ms} 0), so the order does not depend on timing: with the records' own
+ * timestamps the older command would go first.
  */
 class ReclaimsFirstIT {
     @TempDir
@@ -45,8 +46,8 @@ class ReclaimsFirstIT {
             long now = System.currentTimeMillis();
             try (KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
                     new ByteArraySerializer(), new ByteArraySerializer())) {
-                raw.send(record(config.topics().commands(), now - 60_000, "an old command")).get();
-                raw.send(record(config.topics().reclaim(), now, "a new reclaim")).get();
+                raw.send(record(config.topics().commands(), now, "an older command")).get();
+                raw.send(record(config.topics().reclaim(), now + 60_000, "a newer reclaim")).get();
             }
             LobNode node = Nodes.start(config);
             try {
