@@ -112,6 +112,7 @@ final class DemoCommand implements Callable<Integer> {
         Path dir = temporary ? Files.createTempDirectory("lobstream-demo-") : dataDir;
         long t0 = System.nanoTime();
         progress.say("starting the embedded broker and registry in " + dir);
+        Files.createDirectories(dir); // a --data-dir that does not exist yet: the cluster would make it
         warnIfShortOfDisk(dir);
         ObjectNode summary;
         boolean ok;
@@ -275,7 +276,7 @@ final class DemoCommand implements Callable<Integer> {
     private String line(String phase, long commands, LobNode node, MeterRegistry meters) {
         StoreStats st = node.tablespaces().totals();
         // under 80 columns: a terminal's live line that wraps is drawn again on a new row at each update
-        return String.format("%-8s sent %6d applied %6d reclaimed %6d history %5d space %.2f", phase, commands,
+        return String.format("%-8s sent %6d applied %6d reclaimed %6d history %5d space %5.2f", phase, commands,
                 sum(meters.find("lob_commands_applied")), reclaimed(meters), st.historyLength(),
                 st.bytesLive() == 0 ? 0.0 : (double) st.tablespaceBytes() / st.bytesLive());
     }

@@ -81,7 +81,9 @@ public final class EmbeddedCluster implements Cluster {
      * that, not to move a port the first one holds.
      */
     public static void requireDataDirFree(Path dataDir) throws IOException {
-        lock(dataDir).close();
+        if (Files.exists(dataDir.resolve(LOCK_FILE))) { // else no cluster has run there: nothing made for this question
+            lock(dataDir).close();
+        }
     }
 
     /**

@@ -439,6 +439,7 @@ public final class LobHttpServer implements AutoCloseable {
 
     private void serve(HttpExchange ex, LobStore store, String id, boolean head) throws IOException {
         LobReadHandle read = null;
+        long began = System.nanoTime();
         try {
             Optional<LobReadHandle> opened = store.open(id);
             if (opened.isEmpty()) {
@@ -448,9 +449,11 @@ public final class LobHttpServer implements AutoCloseable {
             read = opened.get();
             serveValue(ex, store, id, read, head);
         } catch (CorruptPageException | PageReadException bad) {
-            if (read != null && store.current(id).map(VersionEntry::version).orElse(-1L) != read.version().version()) {
-                // a version replaced under a read longer than lob.read.pin.max.ms: its pages freed, and taken again, under
-                // the reader (the tablespace warned when it freed them); no damage, as fsck would find none
+            int pinMaxMs = store.config().readPinMaxMs();
+            if (read != null && pinMaxMs > 0 && System.nanoTime() - began >= TimeUnit.MILLISECONDS.toNanos(pinMaxMs)
+                    && store.current(id).map(VersionEntry::version).orElse(-1L) != read.version().version()) {
+                // a version replaced under a read longer than lob.read.pin.max.ms: its pages may have been freed, and taken
+                // again, under the reader (the tablespace warned when it freed them); no damage, as fsck would find none
                 throw bad;
             }
             // page numbers are per tablespace: named with it, and told apart from a client gone in failed()

@@ -4,6 +4,7 @@ import io.apicurio.registry.rest.client.exception.NotFoundException;
 import io.apicurio.registry.rest.client.exception.RestClientException;
 import io.apicurio.rest.client.error.ApicurioRestClientException;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
 
 /**
  * A record could not be decoded because the schema registry did not answer (down, unreachable,
@@ -30,11 +31,17 @@ public final class RegistryUnavailableException extends KafkaException {
             }
             if (t.getClass().getName().equals(CONFLUENT_REST_ERROR)) {
                 // Confluent's serdes swapped in: the registry's own "no such subject, version or schema" is 40401-40403;
-                // anything else is its failure (a 5xx while it elects a leader, 401 / 403, a proxy's 404: 50005, no body)
+                // anything else is its failure (a 5xx while it elects a leader, or 50005 for an answer with no body of its own)
                 return confluentErrorCode(t) / 100 != 404;
             }
-            // a network failure on the way to the registry; not an IOException of the decoder (a truncated record)
-            if (t instanceof ApicurioRestClientException || t.getClass().getPackageName().startsWith("java.net")) {
+            // what Confluent's deserializer makes of a bare 4xx (401, 403, 429, a wrong path's 404), without the cause: the
+            // credentials, the URL or a rate limit, each the registry's refusal, never the record's
+            if (t instanceof InvalidConfigurationException) {
+                return true;
+            }
+            // a network or TLS failure on the way to the registry; not an IOException of the decoder (a truncated record)
+            if (t instanceof ApicurioRestClientException || t.getClass().getPackageName().startsWith("java.net")
+                    || t.getClass().getPackageName().startsWith("javax.net")) {
                 return true;
             }
         }

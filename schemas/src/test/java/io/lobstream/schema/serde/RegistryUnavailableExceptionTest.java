@@ -3,12 +3,14 @@ package io.lobstream.schema.serde;
 import io.apicurio.registry.rest.client.exception.ArtifactNotFoundException;
 import io.apicurio.registry.rest.client.exception.RestClientException;
 import io.apicurio.registry.rest.v2.beans.Error;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.SerializationException;
 import org.junit.jupiter.api.Test;
 
 import java.io.EOFException;
 import java.io.UncheckedIOException;
 import java.net.ConnectException;
+import javax.net.ssl.SSLHandshakeException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,17 +47,22 @@ class RegistryUnavailableExceptionTest {
     }
 
     /**
-     * Confluent's serdes swapped in: their client's error carries the registry's own code. Only its "no such schema"
-     * (404xx) is the record's fault; a registry electing its leader (50003), refusing the credentials (401) or a proxy's
-     * 404 without the registry's body (50005) is retried, as Confluent's deserializer wraps it in a SerializationException.
+     * Confluent's serdes swapped in, as their deserializer passes the registry client's error on: a code of the registry's
+     * own (40403, 50003, 50005 for a body it could not parse) as the cause of a SerializationException; a bare 4xx (401,
+     * 429, a wrong path's 404) as an InvalidConfigurationException without it. Only the registry's "no such schema" is
+     * the record's fault; a TLS failure on the way is the registry's too.
      */
     @Test
     void confluentsClientErrorsAreTheRegistrysButItsOwnNotFound() {
-        for (int[] failure : new int[][] {{500, 50003}, {401, 401}, {404, 50005}}) {
+        for (int[] failure : new int[][] {{500, 50003}, {404, 50005}}) {
             assertThat(RegistryUnavailableException.isRegistryFailure(new SerializationException("Error retrieving Avro schema",
                     new io.confluent.kafka.schemaregistry.client.rest.exceptions.RestClientException("x", failure[0], failure[1]))))
                     .as("%d / %d", failure[0], failure[1]).isTrue();
         }
+        assertThat(RegistryUnavailableException.isRegistryFailure(new InvalidConfigurationException("Unauthorized; error code: 401")))
+                .isTrue();
+        assertThat(RegistryUnavailableException.isRegistryFailure(new SerializationException("Error retrieving Avro schema",
+                new SSLHandshakeException("PKIX path building failed")))).isTrue();
         assertThat(RegistryUnavailableException.isRegistryFailure(new SerializationException("Error retrieving Avro schema",
                 new io.confluent.kafka.schemaregistry.client.rest.exceptions.RestClientException("Schema not found", 404, 40403))))
                 .isFalse();
