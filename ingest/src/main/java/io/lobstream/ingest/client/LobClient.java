@@ -440,10 +440,11 @@ public final class LobClient implements LobWrites, AutoCloseable {
             }
             progress.sent(offset + n);
         }
-        // all queued without waiting: a chunk that fails now (a broker away for delivery.timeout.ms) fails after the rest
-        return completeWhen(w, sent.futures, i -> "put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " failed; the LOB is "
-                + "unchanged (the upload expires unapplied), unless that chunk timed out having reached Kafka all the same: read "
-                + "the LOB before you retry");
+        // all queued without waiting: a chunk that fails now (a broker away for delivery.timeout.ms) fails after the rest, and
+        // is given up as one seen failing above is (an ABORT where the producer can still send one)
+        return completeWhen(w, sent.futures, i -> "put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " failed; "
+                + abandoned(w, ids, uploadId, firstFailed(sent.futures).getValue()) + ": the LOB is unchanged, unless that chunk "
+                + "timed out having reached Kafka all the same: read the LOB before you retry");
     }
 
     /**
