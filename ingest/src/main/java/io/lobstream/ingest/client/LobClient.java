@@ -444,7 +444,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
         // is given up as one seen failing above is (an ABORT where the producer can still send one)
         return completeWhen(w, sent.futures, i -> "put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " failed; "
                 + abandoned(w, ids, uploadId, firstFailed(sent.futures).getValue()) + ": the LOB is unchanged, unless that chunk "
-                + "timed out having reached Kafka all the same: read the LOB before you retry");
+                + "reached Kafka all the same before it failed (a time limit, a connection lost): read the LOB before you retry");
     }
 
     /**

@@ -451,9 +451,10 @@ public final class LobHttpServer implements AutoCloseable {
         } catch (CorruptPageException | PageReadException bad) {
             int pinMaxMs = store.config().readPinMaxMs();
             if (read != null && pinMaxMs > 0 && System.nanoTime() - began >= TimeUnit.MILLISECONDS.toNanos(pinMaxMs)
-                    && store.current(id).map(VersionEntry::version).orElse(-1L) != read.version().version()) {
+                    && store.current(id).map(VersionEntry::originVersion).orElse(-1L) != read.version().originVersion()) {
                 // a version replaced under a read longer than lob.read.pin.max.ms: its pages may have been freed, and taken
-                // again, under the reader (the tablespace warned when it freed them); no damage, as fsck would find none
+                // again, under the reader (the tablespace warned when it freed them); no damage, as fsck would find none.
+                // Not one only moved by compaction (the same origin): its old copy stays while any reader holds it
                 throw bad;
             }
             // page numbers are per tablespace: named with it, and told apart from a client gone in failed()
