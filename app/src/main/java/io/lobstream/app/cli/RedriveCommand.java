@@ -21,7 +21,8 @@ import java.util.concurrent.Callable;
                 + "writer judges them again; one refused again is dead-lettered again, and one sent back twice is applied once "
                 + "(its commandId, within lob.command.dedupe.window.ms). A command sent back lands after every command sent "
                 + "since (a PUT replaces a newer value): choose with --kind and --from-offset what still makes sense.",
-                "Exit status: 0 once every letter asked for was sent and acknowledged."})
+                "Exit status: 0 once every letter asked for was sent and acknowledged; 1 if one was not sent, its command gone "
+                        + "from lob.commands (command_gone), or on a failure; 2 for a bad argument."})
 final class RedriveCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
@@ -60,7 +61,9 @@ final class RedriveCommand implements Callable<Integer> {
             }
         }
         LobStreamConfig config = cluster.streamConfig(null);
-        BrokerCheck.requireAnswer(config, BrokerCheck.WAIT);
+        // lob.commands, which letters go back to, there: a producer's first send to a topic deleted would have a broker that
+        // creates topics on first use make it with its own defaults, which the nodes then refuse (co-partitioning)
+        BrokerCheck.requireAnswer(config, BrokerCheck.WAIT, config.topics().commands());
         DeadLetterRedrive.Result r;
         try {
             r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() ? !Rejection.ID_CONFLICT.equals(k) : kinds.contains(k), dryRun);
@@ -81,6 +84,6 @@ final class RedriveCommand implements Callable<Integer> {
             }
             System.out.println(out);
         }
-        return 0;
+        return dryRun || r.commandGone() == 0 ? 0 : 1; // a script that redrives and then trusts the exit must see the gone
     }
 }
