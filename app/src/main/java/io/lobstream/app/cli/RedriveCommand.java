@@ -22,7 +22,8 @@ import java.util.concurrent.Callable;
                 + "(its commandId, within lob.command.dedupe.window.ms). A command sent back lands after every command sent "
                 + "since (a PUT replaces a newer value): choose with --kind and --from-offset what still makes sense.",
                 "Exit status: 0 once every letter asked for was sent and acknowledged; 1 if one was not sent, its command gone "
-                        + "from lob.commands (command_gone), or on a failure; 2 for a bad argument."})
+                        + "from lob.commands (command_gone; a dry run exits 0 and counts them), or on a failure; 2 for a bad "
+                        + "argument."})
 final class RedriveCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;

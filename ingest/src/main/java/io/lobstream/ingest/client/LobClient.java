@@ -444,7 +444,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
         // is given up as one seen failing above is (an ABORT where the producer can still send one)
         return completeWhen(w, sent.futures, i -> "put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " failed; "
                 + abandoned(w, ids, uploadId, firstFailed(sent.futures).getValue()) + ": the LOB is unchanged, unless that chunk "
-                + "reached Kafka all the same before it failed (a time limit, a connection lost): read the LOB before you retry");
+                + "reached Kafka all the same before it failed (one that timed out, or that a close cut short, may have): read the "
+                + "LOB before you retry");
     }
 
     /**

@@ -450,11 +450,14 @@ public final class LobHttpServer implements AutoCloseable {
             serveValue(ex, store, id, read, head);
         } catch (CorruptPageException | PageReadException bad) {
             int pinMaxMs = store.config().readPinMaxMs();
-            if (read != null && pinMaxMs > 0 && System.nanoTime() - began >= TimeUnit.MILLISECONDS.toNanos(pinMaxMs)
+            if (read != null && bad instanceof CorruptPageException && pinMaxMs > 0
+                    && System.nanoTime() - began >= TimeUnit.MILLISECONDS.toNanos(pinMaxMs)
                     && store.current(id).map(VersionEntry::originVersion).orElse(-1L) != read.version().originVersion()) {
-                // a version replaced under a read longer than lob.read.pin.max.ms: its pages may have been freed, and taken
-                // again, under the reader (the tablespace warned when it freed them); no damage, as fsck would find none.
-                // Not one only moved by compaction (the same origin): its old copy stays while any reader holds it
+                // a version a write replaced under a read longer than lob.read.pin.max.ms: purge may have freed its pages
+                // under the reader, and a writer taken one again (it then fails its owner check); no damage, as fsck would
+                // find none. Not a value only moved by compaction (the same origin): its old copy stays while any reader
+                // holds it (a move and then a write, both during the read, are taken for this too). Nor a read the device
+                // failed (EIO): a page taken again reads without error
                 throw bad;
             }
             // page numbers are per tablespace: named with it, and told apart from a client gone in failed()
