@@ -58,7 +58,9 @@ public final class LobStoreConfig {
                     + "made durable by flush() at each Kafka Streams commit, and Kafka is the redo log. Needs lob.sync (refused without it).");
     public static final ConfigKey<Integer> GROUP_COMMIT_INTERVAL_MS = ConfigKey.integer("lob.group.commit.interval.ms", 0, 0, 1000,
             "With lob.sync.each.write: how long a group commit leader waits for more writers to join its sync (a "
-                    + "compaction move never waits for it). 0 = sync at once; writers arriving meanwhile share the next sync.");
+                    + "compaction move never waits for it; with lob.latch.downgrade off, nor does a write's page force, which no "
+                    + "other writer can join under the exclusive latch). 0 = sync at once; writers arriving meanwhile share the "
+                    + "next sync.");
 
     public static final ConfigKey<Integer> SHRINK_MIN_PAGES = ConfigKey.integer("lob.shrink.min.pages", 64, 0, Integer.MAX_VALUE,
             "At flush() (every Kafka Streams commit) and close: when at least this many pages at the end of the page file are "

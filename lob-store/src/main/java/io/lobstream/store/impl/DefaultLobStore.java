@@ -156,7 +156,10 @@ public final class DefaultLobStore implements LobStore {
         // the wait for more writers only where writers wait for their syncs (lob.sync.each.write), as its doc says: the
         // writers during a flush park for none; compaction's moves never do (await(false) in writeVersion, writePages)
         int groupWaitMs = config.syncEachWrite() ? config.groupCommitIntervalMs() : 0;
-        this.pageSync = new GroupSync(() -> syncGuard.run(file::force), groupWaitMs, metrics::pageSync);
+        // with lob.latch.downgrade off a writer forces its pages under the exclusive latch, which every other writer waits
+        // for: a leader waiting for them to join would wait the whole interval alone at every write
+        this.pageSync = new GroupSync(() -> syncGuard.run(file::force), config.latchDowngrade() ? groupWaitMs : 0,
+                metrics::pageSync);
         this.walSync = new GroupSync(() -> syncGuard.run(this::syncWalIfOpen), groupWaitMs, metrics::walSync);
         this.compactor = new Compactor(this, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages());
         this.latches = new Latches(config.optimisticUpdate(), metrics);
