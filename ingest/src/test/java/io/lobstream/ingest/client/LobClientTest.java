@@ -13,6 +13,7 @@ import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -213,8 +214,22 @@ class LobClientTest {
     void aCloseWhileTheTrackerIsMadeDoesNotWaitForTheMaking() throws Exception {
         LobClient client = new LobClient(unreachable());
         client.trackerPartitionsWait = Duration.ofSeconds(10);
-        CompletableFuture<Void> watched = CompletableFuture.runAsync(client::watchApplied);
-        Thread.sleep(1_000); // the maker waits for the dead-letter topic's partitions
+        CompletableFuture<Void> watched = new CompletableFuture<>();
+        Thread maker = new Thread(() -> {
+            try {
+                client.watchApplied();
+                watched.complete(null);
+            } catch (RuntimeException e) {
+                watched.completeExceptionally(e);
+            }
+        }, "tracker-maker");
+        maker.start();
+        // until the maker is in the making (waiting for the dead-letter topic's partitions), not a time guessed
+        long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (Arrays.stream(maker.getStackTrace()).noneMatch(f -> f.getClassName().equals(AppliedTracker.class.getName()))) {
+            assertThat(System.nanoTime()).as("the maker reaches the tracker's making").isLessThan(until);
+            Thread.sleep(10);
+        }
         client.close(Duration.ZERO);
         assertThat(watched).isNotDone();
         assertThat(watched).failsWithin(Duration.ofSeconds(60)).withThrowableOfType(ExecutionException.class)
