@@ -101,7 +101,7 @@ final class TablespaceUsage {
     }
 
     StoreStats stats(long pagesFree, int pageSize) {
-        return new StoreStats(lobs.get(), bytesLive.get(), pagesLive.get(), pagesHistory.get(), pagesFree, pagesUploading.get(),
+        return StoreStats.of(lobs.get(), bytesLive.get(), pagesLive.get(), pagesHistory.get(), pagesFree, pagesUploading.get(),
                 historyLength.get(), pageSize);
     }
 }
