@@ -44,6 +44,8 @@ public record TablespaceDescriptor(int pageSize, String copyId) {
         Properties p = new Properties();
         try (Reader r = Files.newBufferedReader(f)) {
             p.load(r);
+        } catch (IllegalArgumentException e) { // a garbled backslash-u escape: the file's damage, held to its one partition by callers
+            throw new IOException(f + ": " + e.getMessage() + ": a damaged descriptor: restore it from a backup, or rebuild the partition", e);
         }
         int format = number(f, p, "format.version", "1");
         if (format > FORMAT_VERSION) {

@@ -47,4 +47,15 @@ class TablespaceDescriptorTest {
                     .hasMessageContaining("a damaged descriptor");
         }
     }
+
+    /** A garbled backslash-u escape threw Properties' IllegalArgumentException, which a purge worker took as its whole loop's failure. */
+    @Test
+    void aGarbledEscapeIsDamageNamingTheFile() throws Exception {
+        Path bad = dir.resolve("escape");
+        Files.createDirectories(bad);
+        Files.writeString(bad.resolve(TablespaceDirs.DESCRIPTOR), "format.version=1\npage.size=16384\ncopy.id=\\uZZZZ\n");
+        assertThatThrownBy(() -> TablespaceDescriptor.read(bad)).isInstanceOf(IOException.class)
+                .hasMessageStartingWith(bad.resolve(TablespaceDirs.DESCRIPTOR) + ": Malformed \\uxxxx encoding")
+                .hasMessageContaining("a damaged descriptor");
+    }
 }
