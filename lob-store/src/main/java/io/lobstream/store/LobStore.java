@@ -112,7 +112,11 @@ public interface LobStore extends Closeable {
     /** Appends {@code length} bytes from {@code data}: a {@link #write} at the current length. */
     WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException;
 
-    /** Cuts the value to {@code newLength} bytes (at most its length); full data pages before the cut are shared. */
+    /**
+     * Cuts the value to {@code newLength} bytes (at most its length); full data pages before the cut are shared.
+     *
+     * @throws java.util.NoSuchElementException if the LOB does not exist (nothing is allocated or recorded)
+     */
     WriteResult truncate(String lobId, long newLength, Source source) throws IOException;
 
     /**
@@ -246,10 +250,13 @@ public interface LobStore extends Closeable {
     /** The rejection recorded for the command at {@code source}, if not yet forgotten. */
     Optional<Rejection> rejection(Source source) throws IOException;
 
-    /** Every LOB's current version, in id order. */
+    /**
+     * Every LOB's current version, in id order. The action runs under the tablespace latch (shared): it must not call
+     * back into this store, not even to close a {@link LobReadHandle}, which can wait for that latch exclusively.
+     */
     void forEachCurrent(Consumer<VersionEntry> action);
 
-    /** Every version pending purge. */
+    /** Every version pending purge; the action runs under the tablespace latch, as for {@link #forEachCurrent}. */
     void forEachPending(Consumer<VersionEntry> action);
 
     /**

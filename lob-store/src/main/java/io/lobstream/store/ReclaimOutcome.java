@@ -9,7 +9,10 @@ public enum ReclaimOutcome {
      * ({@code lob.read.pin.max.ms}), at the next {@code LobStore.reclaimPastPinLeases()} (a node's housekeeping).
      */
     DEFERRED,
-    /** The version is not pending purge (already reclaimed, or never superseded): nothing freed. */
+    /**
+     * Nothing freed now: the version is not pending purge (already reclaimed, or never superseded), or its reclaim was
+     * already asked for and waits for a reader ({@link #DEFERRED} before) or for a compaction move's old copy.
+     */
     IGNORED,
     /** The pages named do not match the version's pages: nothing freed. */
     REJECTED

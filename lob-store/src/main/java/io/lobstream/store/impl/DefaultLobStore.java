@@ -995,7 +995,6 @@ public final class DefaultLobStore implements LobStore {
 
     // ---------------------------------------------------------------- listing, stats, fsck, sync
 
-    /** {@inheritDoc} The action runs under the tablespace latch (shared): it must not write to this store. */
     @Override
     public void forEachCurrent(Consumer<VersionEntry> action) {
         try (Latches.Held latch = openSharedUnchecked()) {
@@ -1003,7 +1002,6 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
-    /** {@inheritDoc} The action runs under the tablespace latch (shared): it must not write to this store. */
     @Override
     public void forEachPending(Consumer<VersionEntry> action) {
         try (Latches.Held latch = openSharedUnchecked()) {
