@@ -14,6 +14,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
@@ -354,6 +355,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             long versions = 0;
             long pages = 0;
             List<UndoPurger.Purged> done = new ArrayList<>();
+            List<ProducerRecord<String, Object>> reclaims = new ArrayList<>();
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>(skipped);
             List<TopicPartition> partitions = new ArrayList<>(records.partitions());
             for (int p = 0; p < partitions.size(); p++) {
@@ -374,7 +376,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     consumer.seek(tp, batch.get(0).offset());
                     continue;
                 }
-                purged.reclaims().forEach(producer::send);
+                reclaims.addAll(purged.reclaims());
                 done.add(purged);
                 versions += purged.reclaims().size();
                 pages += purged.pages();
@@ -394,6 +396,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 // reclaims sent for them here name this copy's pages; the writer ignores or rejects them)
                 offsets.keySet().retainAll(nodePartitions.get().stream().map(p -> new TopicPartition(undoTopic, p)).toList());
             }
+            // sent only now: the coordinator's transaction.timeout.ms runs from the first send, so a long scan of a later
+            // partition (lob.purge.skip.load=false, a huge value, a slow disk) cannot outlast it after an earlier one's sends
+            reclaims.forEach(producer::send);
             producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
             commit();
             metrics.versions.increment(versions); // once committed: an aborted transaction's are sent again
