@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -52,7 +53,7 @@ public final class StoreMetrics implements AutoCloseable {
         this.allocatorPages = track(Counter.builder("lob_allocator_pages").tags(tags)
                 .description("Pages granted by the allocator").register(registry));
         for (PageType t : List.of(PageType.ROOT, PageType.INDEX, PageType.DATA)) { // a free page is never read: no series of zeros
-            pagesRead.put(t, track(Counter.builder("lob_pages_read").tags(tags).tag("type", t.name().toLowerCase())
+            pagesRead.put(t, track(Counter.builder("lob_pages_read").tags(tags).tag("type", t.name().toLowerCase(Locale.ROOT))
                     .description("Pages read from the tablespace, by page type").register(registry)));
         }
         this.writeLatency = track(Timer.builder("lob_write_seconds").tags(tags).publishPercentileHistogram()

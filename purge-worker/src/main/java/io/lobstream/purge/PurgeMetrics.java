@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -48,7 +49,7 @@ final class PurgeMetrics {
     }
 
     void pagesRead(PageType type, long n) {
-        pagesRead.computeIfAbsent(type, t -> Counter.builder("lob_purge_pages_read").tag("type", t.name().toLowerCase())
+        pagesRead.computeIfAbsent(type, t -> Counter.builder("lob_purge_pages_read").tag("type", t.name().toLowerCase(Locale.ROOT))
                 .tag("worker", workerId).description("Pages read by purge, by type").register(registry)).increment(n);
     }
 

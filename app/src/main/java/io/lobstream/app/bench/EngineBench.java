@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Callable;
@@ -134,8 +135,8 @@ public final class EngineBench implements Callable<Integer> {
         BenchOutput out = new BenchOutput(System.err, List.of("workload", "blob_size", "switches", "threads", "tps", "p50_ms",
                 "p99_ms", "mb_per_s", "space_ratio", "syncs_per_write", "fsck_ok"));
         out.note(String.format("bench engine: %s, %s values, %s, %s per run, durability %s, page size %s",
-                workload.name().toLowerCase(), blobSize, workload == Workload.UPDATE ? rows + " rows" : "new ids",
-                duration, durability.name().toLowerCase().replace('_', '-'), pageSize));
+                workload.name().toLowerCase(Locale.ROOT), blobSize, workload == Workload.UPDATE ? rows + " rows" : "new ids",
+                duration, durability.name().toLowerCase(Locale.ROOT).replace('_', '-'), pageSize));
         ArrayNode runs = BenchOutput.newJson().arrayNode();
         Map<String, Map<String, Number>> tpsChart = BenchOutput.ordered();
         boolean allClean = true;
@@ -143,7 +144,7 @@ public final class EngineBench implements Callable<Integer> {
             for (String set : sets) {
                 Run r = run(root.resolve(set + "-t" + t), set, t);
                 allClean &= r.fsckOk;
-                out.row(workload.name().toLowerCase(), blobSize.toString(), set, t, r.tps, r.p50Ms, r.p99Ms, r.mbPerS, r.spaceRatio,
+                out.row(workload.name().toLowerCase(Locale.ROOT), blobSize.toString(), set, t, r.tps, r.p50Ms, r.p99Ms, r.mbPerS, r.spaceRatio,
                         r.syncsPerWrite, r.fsckOk);
                 ObjectNode j = runs.addObject();
                 j.put("switches", set).put("threads", t).put("tps", round(r.tps)).put("p50_ms", round(r.p50Ms))
@@ -159,12 +160,12 @@ public final class EngineBench implements Callable<Integer> {
             DataDirs.deleteTree(root);
         }
         out.writeCsv(options.csv);
-        BenchOutput.barChart(options.chart, String.format("lob-store %s, %s values: TPS by switch set", workload.name().toLowerCase(), blobSize),
+        BenchOutput.barChart(options.chart, String.format("lob-store %s, %s values: TPS by switch set", workload.name().toLowerCase(Locale.ROOT), blobSize),
                 "transactions / s", tpsChart);
         ObjectNode summary = BenchOutput.newJson();
-        summary.put("workload", workload.name().toLowerCase()).put("blob_size", blobSize.toString())
+        summary.put("workload", workload.name().toLowerCase(Locale.ROOT)).put("blob_size", blobSize.toString())
                 .put("rows", workload == Workload.UPDATE ? rows : 0).put("duration_s", duration.toSeconds())
-                .put("durability", durability.name().toLowerCase().replace('_', '-')).put("page_size", pageSize.min());
+                .put("durability", durability.name().toLowerCase(Locale.ROOT).replace('_', '-')).put("page_size", pageSize.min());
         summary.set("runs", runs);
         for (int t : threads) {
             Double on = tps(runs, "all-on", t);
@@ -380,7 +381,7 @@ public final class EngineBench implements Callable<Integer> {
     static final class DurabilityConverter implements CommandLine.ITypeConverter<Durability> {
         @Override
         public Durability convert(String value) {
-            return Durability.valueOf(value.trim().toUpperCase().replace('-', '_'));
+            return Durability.valueOf(value.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
         }
     }
 }

@@ -34,6 +34,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
@@ -183,7 +184,7 @@ public final class PipelineBench implements Callable<Integer> {
         Path dir = temporary ? DataDirs.temporary("lobstream-bench-pipeline-") : Files.createDirectories(options.dataDir);
         BenchOutput out = new BenchOutput(System.err, List.of("phase", "second", "commands_per_s", "mb_per_s", "history_length"));
         out.note(String.format("bench pipeline: %s, %s values, %s, %d producers, %s measured per phase after %s warm-up, "
-                        + "%d partitions, %d purge workers", workload.name().toLowerCase(), blobSize,
+                        + "%d partitions, %d purge workers", workload.name().toLowerCase(Locale.ROOT), blobSize,
                 workload == Workload.UPDATE ? rows + " rows" : "new ids", producers, duration, warmup, partitions, purgeWorkers));
         ObjectNode summary = BenchOutput.newJson();
         List<String> scratchTopics = new ArrayList<>(); // the plain-Kafka phases' topics not deleted yet
@@ -268,7 +269,7 @@ public final class PipelineBench implements Callable<Integer> {
                 out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %.2f%s",
                         p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS(), ratio, e2e == null ? "" : String.format(
                                 "; Kafka produce → consume %.1f MB/s (ratio %.2f)", e2e.mbPerS(), p.mbPerS / e2e.mbPerS())));
-                summary.put("workload", workload.name().toLowerCase()).put("blob_size", blobSize.toString())
+                summary.put("workload", workload.name().toLowerCase(Locale.ROOT)).put("blob_size", blobSize.toString())
                         .put("rows", workload == Workload.UPDATE ? rows : 0).put("producers", producers)
                         .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
                         .put("commands", p.commands).put("commands_failed", p.failed).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))
@@ -324,7 +325,7 @@ public final class PipelineBench implements Callable<Integer> {
                 series.computeIfAbsent(name, k -> new ArrayList<>())
                         .add(new double[]{((Number) row.get(1)).doubleValue(), ((Number) row.get(3)).doubleValue()});
             }
-            BenchOutput.lineChart(options.chart, String.format("%s of %s values, %d producers: MB/s each second", workload.name().toLowerCase(),
+            BenchOutput.lineChart(options.chart, String.format("%s of %s values, %d producers: MB/s each second", workload.name().toLowerCase(Locale.ROOT),
                     blobSize, producers), "second", "MB/s", series);
         }
         if (options.json) {

@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -51,7 +52,7 @@ final class Durations {
     }
 
     private static Duration parseAny(String s) {
-        String t = s.trim().toLowerCase();
+        String t = s.trim().toLowerCase(Locale.ROOT);
         if (SECONDS.matcher(t).matches()) {
             return Duration.ofSeconds(Long.parseLong(t));
         }

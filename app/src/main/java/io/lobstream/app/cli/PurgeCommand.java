@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -144,7 +145,7 @@ final class PurgeCommand implements Runnable {
         s.put("versions", worker.versionsPurged());
         ObjectNode read = s.putObject("pages_read");
         for (PageType t : List.of(PageType.ROOT, PageType.INDEX, PageType.DATA)) {
-            read.put(t.name().toLowerCase(), worker.pagesRead(t));
+            read.put(t.name().toLowerCase(Locale.ROOT), worker.pagesRead(t));
         }
         if (latencyNanos > 0) {
             s.put("read_latency_us", latencyNanos / 1000);

@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.Timer;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 /** Meters of the writer topology. */
 public final class WriterMetrics {
@@ -149,7 +150,7 @@ public final class WriterMetrics {
     }
 
     private Counter reclaimCounter(ReclaimOutcome outcome) {
-        return Counter.builder("lob_reclaims").tag("outcome", outcome.name().toLowerCase()).description("Reclaim records applied, by outcome (read again after an abort: counted again)")
+        return Counter.builder("lob_reclaims").tag("outcome", outcome.name().toLowerCase(Locale.ROOT)).description("Reclaim records applied, by outcome (read again after an abort: counted again)")
                 .register(registry);
     }
 

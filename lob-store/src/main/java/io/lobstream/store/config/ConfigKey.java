@@ -1,5 +1,6 @@
 package io.lobstream.store.config;
 
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
@@ -86,7 +87,7 @@ public final class ConfigKey<T> {
     }
 
     private static Boolean parseBoolean(String s) {
-        switch (s.trim().toLowerCase()) {
+        switch (s.trim().toLowerCase(Locale.ROOT)) {
             case "true": case "on": case "yes": case "1": return Boolean.TRUE;
             case "false": case "off": case "no": case "0": return Boolean.FALSE;
             default: throw new IllegalArgumentException("not a boolean (true/false, on/off)");
