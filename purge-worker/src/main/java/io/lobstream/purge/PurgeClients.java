@@ -57,10 +57,11 @@ final class PurgeClients {
     }
 
     /**
-     * How long a worker's transaction purges before it commits what it has: half the shorter of the producers'
-     * transaction.timeout.ms (past it the coordinator aborts the transaction) and the consumer's max.poll.interval.ms
-     * (past it the group drops the member, and the offsets are refused). A user who raises the first for long scans
-     * may not think of the second.
+     * How long a worker's transaction purges before it commits what it has: half the shorter of the consumer's
+     * max.poll.interval.ms (past it the group drops a subscribed member, and its offsets are refused) and the producers'
+     * transaction.timeout.ms. The reclaims are sent only at the commit, so scans no longer run the coordinator's clock
+     * down; the second is kept as a bound on one transaction's work, so a slow disk never holds a poll's worth of
+     * reclaims back longer than Kafka would hold a transaction open.
      */
     static Duration transactionBudget(LobStreamConfig config) {
         long transaction = millis(config.clientConfig(ClientKind.PRODUCER).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),

@@ -348,8 +348,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         try {
             producer.beginTransaction(); // in the try: a producer that failed for good says so here first
             // past this, or once the worker is closing, the transaction commits what it has and leaves the rest of the
-            // poll to the next one (or the next owner), before the coordinator would abort it (a fenced producer, and the
-            // same poll, as long, again), and before a process's shutdown gives up waiting
+            // poll to the next one (or the next owner), before the group would drop a member that polls that late (its
+            // offsets refused, and the same poll, as long, again), and before a process's shutdown gives up waiting
             long deadline = System.nanoTime() + transactionBudget.toNanos();
             BooleanSupplier due = () -> !running.get() || System.nanoTime() - deadline >= 0;
             long versions = 0;
