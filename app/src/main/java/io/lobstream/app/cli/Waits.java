@@ -47,8 +47,10 @@ final class Waits {
         } catch (TimeoutException e) {
             RecordMetadata sent = write.get();
             err.printf("%s: not applied after %s: writer group %s has not committed past %s-%d@%d (is a writer node running, "
-                    + "with this lob.writer.application.id?)%n", id, Durations.format(timeout), writerGroup, sent.topic(),
-                    sent.partition(), sent.offset());
+                    + "with this lob.writer.application.id? Or is partition %d being rebuilt on a new owner: `status` lists it "
+                    + "under catching_up; it is applied once that ends, so running the command again without "
+                    + "--idempotency-key would write it twice)%n", id, Durations.format(timeout), writerGroup, sent.topic(),
+                    sent.partition(), sent.offset(), sent.partition());
             return NOT_APPLIED;
         }
     }
