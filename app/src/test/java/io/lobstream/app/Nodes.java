@@ -68,9 +68,12 @@ final class Nodes {
         }
     }
 
-    /** A node RUNNING, or closed: one that never got there ran on in the test JVM, its clients retrying a closed broker. */
+    /**
+     * A node RUNNING, or closed: one that never got there ran on in the test JVM, its clients retrying a closed broker. Its
+     * engine keys ({@code lob.history.max}, ...) come from {@code config}, as {@code lobstream node -c} passes them.
+     */
     static LobNode start(LobStreamConfig config) throws Exception {
-        LobNode node = new LobNode(config, LobStoreConfig.defaults()).start();
+        LobNode node = new LobNode(config, new LobStoreConfig(config.originals())).start();
         try {
             node.awaitRunning(Duration.ofSeconds(120));
             return node;

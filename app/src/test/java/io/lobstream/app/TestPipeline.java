@@ -48,8 +48,7 @@ final class TestPipeline implements AutoCloseable {
             LobStreamConfig config = new LobStreamConfig(props);
             LobNode node = Nodes.start(config);
             started = node;
-            PurgeWorker purge = PurgeWorker.following(config, LobStoreConfig.defaults(), "it-" + dir.getFileName(), node.meters(),
-                    () -> node.tablespaces().all().keySet());
+            PurgeWorker purge = purgeWorker(config, node, "it-" + dir.getFileName());
             Thread purgeThread = new Thread(purge, "purge-it");
             purgeThread.start();
             return new TestPipeline(cluster, config, node, purge, purgeThread, new LobClient(config));
@@ -60,6 +59,12 @@ final class TestPipeline implements AutoCloseable {
             cluster.close();
             throw e;
         }
+    }
+
+    /** A purge worker that follows {@code node}'s partitions, as the node's own {@code --purge-workers} do. */
+    static PurgeWorker purgeWorker(LobStreamConfig config, LobNode node, String workerId) {
+        return PurgeWorker.following(config, new LobStoreConfig(config.originals()), workerId, node.meters(),
+                () -> node.tablespaces().all().keySet());
     }
 
     /** fsck of every tablespace of the node, data pages included. */
