@@ -17,6 +17,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Tablespace compaction: the policy that decides when and which versions
@@ -41,14 +42,23 @@ import java.util.Set;
  * happen only while the holes are above the threshold, and not again after a run that moved nothing until a write,
  * or pages freed (a purge, an unpin), may let one move. With {@code lob.shrink.min.pages} 0 (the file never
  * shrinks) there are none.
+ *
+ * <p>A run also stops between moves once it has taken {@link #RUN_BUDGET_MS}: each move forces the page file and syncs
+ * the index's log, two or three fsyncs, so 512 one-page values could take seconds on a slow disk; the run holds the
+ * writer's stream thread, whose other tasks share its open transaction (10 s timeout under exactly-once). The next
+ * run goes on from there.
  */
 final class Compactor {
+    /** The longest a run goes on moving: a fifth of the node's default compaction interval (lob.compact.interval.ms). */
+    static final long RUN_BUDGET_MS = 200;
+
     private static final Logger log = LoggerFactory.getLogger(Compactor.class);
 
     private final DefaultLobStore store;
     private final double minFreeRatio;
     private final long minFreePages;
     private final int maxPages;
+    private final long runBudgetNanos;
     /** Versions the store had issued when the previous run ended: unchanged means no write since. */
     private long versionsSeen = -1;
     /**
@@ -73,10 +83,15 @@ final class Compactor {
      *                     free tail would not be cut either)
      */
     Compactor(DefaultLobStore store, double minFreeRatio, long minFreePages, int maxPages) {
+        this(store, minFreeRatio, minFreePages, maxPages, TimeUnit.MILLISECONDS.toNanos(RUN_BUDGET_MS));
+    }
+
+    Compactor(DefaultLobStore store, double minFreeRatio, long minFreePages, int maxPages, long runBudgetNanos) {
         this.store = store;
         this.minFreeRatio = minFreeRatio;
         this.minFreePages = minFreePages;
         this.maxPages = maxPages;
+        this.runBudgetNanos = runBudgetNanos;
     }
 
     /** @return the pages moved */
@@ -95,7 +110,11 @@ final class Compactor {
         }
         long moved = 0;
         int moves = 0;
+        long start = System.nanoTime();
         for (VersionEntry e : highest()) {
+            if (moves > 0 && System.nanoTime() - start >= runBudgetNanos) {
+                break; // the rest at the next run: it is idle still (these moves are not writes)
+            }
             String key = e.lobId() + "@" + e.version();
             if (unreadable.contains(key)) {
                 continue;

@@ -847,6 +847,38 @@ class DefaultLobStoreTest {
     }
 
     /**
+     * A run stops between moves once its time is up (each move syncs twice or three times, on the writer's stream thread),
+     * after one move at least, and the next run goes on: with no time at all, one version per run until all are low.
+     */
+    @Test
+    void aCompactionRunStopsBetweenMovesOnceItsTimeIsUp() throws IOException {
+        LobStoreConfig config = shrinkConfig(32).with(LobStoreConfig.COMPACT_MAX_PAGES.name(), 100);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config, new SimpleMeterRegistry(), "ts")) {
+            Map<String, byte[]> live = new HashMap<>();
+            for (int i = 0; i < 200; i++) {
+                put(store, "low" + i, bytes(10_000, i));
+            }
+            for (int i = 0; i < 10; i++) {
+                live.put("high" + i, bytes(10_000, 1000 + i));
+                put(store, "high" + i, live.get("high" + i));
+            }
+            for (int i = 0; i < 200; i++) {
+                store.delete("low" + i, null);
+            }
+            drain(store);
+            long pagesEach = current(store, "high0").pageCount();
+            Compactor noTime = new Compactor(store, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages(), 0);
+            assertThat(noTime.run()).as("the first run notes the writes").isZero();
+            List<Long> runs = new ArrayList<>();
+            for (long m; (m = noTime.run()) > 0; ) {
+                runs.add(m);
+            }
+            assertThat(runs).hasSize(10).allSatisfy(m -> assertThat(m).isEqualTo(pagesEach));
+            assertIntact(store, live);
+        }
+    }
+
+    /**
      * Holes a shrink cannot give back (the live versions sit above them) are gathered at the end by
      * compaction and then cut; a reader that pinned a moved version still reads it, and its old
      * pages are freed when it lets go, or by the next open if it never does.
