@@ -557,6 +557,7 @@ class CommandApplierTest {
             assertThat(applier.apply(abort, key(id), p, 0, store, new Source(TOPIC + p, 1))).isInstanceOf(CommandApplier.Applied.class);
             assertThat(store.uploadsInProgress()).isZero();
             assertThat(store.stats().pagesUploading()).isZero();
+            assertThat(store.fsck(false).problems()).as("its pages free, none leaked").isEmpty();
             assertThat(store.current(id)).isEmpty();
             assertThat(store.appliedOffset(TOPIC + p)).isEqualTo(1);
             assertThat(applier.apply(abort, key(id), p, 0, store, new Source(TOPIC + p, 2))).as("sent again")

@@ -107,6 +107,7 @@ class UploadExpiryTest {
         housekeeping(idle + 40);
         assertThat(expired()).isEqualTo(1);
         assertThat(tablespace.store().fsck(false).pagesUploading()).isZero();
+        assertThat(tablespace.store().fsck(false).problems()).as("its pages free, none leaked").isEmpty();
     }
 
     /** The clock stands in less the grace: within it, a chunk the leader took may still be on its way to the replicas. */
