@@ -5,6 +5,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
 import io.lobstream.store.LobStore;
 import io.lobstream.app.cli.LobStreamCli;
 import io.lobstream.app.embedded.EmbeddedCluster;
@@ -663,6 +664,51 @@ class HttpApiIT {
                 .containsPattern("DIFFERS the count of live LOBs: replayed \\d+, node \\d+")
                 .contains("NOT COMPARABLE lob.value.max.bytes is 1000 here and was " + LobStreamConfig.VALUE_MAX_BYTES.defaultValue()
                         + " for the node's copy").doesNotContain("NOT COMPARABLE the node applied");
+    }
+
+    /**
+     * Each value is compared, not only the count: a node whose {@code /status} is b's (the same partition, offsets and
+     * settings) but whose values are other bytes is a difference for every value, each named. The test above passes on
+     * the count alone; a verify that compared the replay with itself would pass it.
+     */
+    @Test
+    void replayVerifyNamesEachValueWhoseBytesDiffer() throws Exception {
+        int partition = Nodes.partitionOf(b, onB);
+        HttpServer otherBytes = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        otherBytes.createContext("/status", exchange -> {
+            byte[] status;
+            try {
+                status = Nodes.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + b.httpPort() + "/status")).build(),
+                        HttpResponse.BodyHandlers.ofByteArray()).body();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException(e);
+            }
+            exchange.getResponseHeaders().set("Content-Type", "application/json");
+            exchange.getResponseHeaders().set(LobHttpServer.NODE, "other-bytes");
+            exchange.sendResponseHeaders(200, status.length);
+            exchange.getResponseBody().write(status);
+            exchange.close();
+        });
+        otherBytes.createContext("/lobs/", exchange -> {
+            byte[] body = "not the value".getBytes(StandardCharsets.US_ASCII);
+            exchange.getResponseHeaders().set(LobHttpServer.NODE, "other-bytes");
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        otherBytes.start();
+        try {
+            Cli differs = clusterCommand(List.of("replay", "--partition", Integer.toString(partition),
+                    "--data-dir", dir.resolve("replay-other-bytes").toString(), "--verify",
+                    "--node", "http://127.0.0.1:" + otherBytes.getAddress().getPort()));
+            assertThat(differs.exit).as(differs.err).isEqualTo(1);
+            assertThat(differs.err).contains("DIFFERS " + onB + ": replayed ")
+                    .containsPattern("verified (\\d+) values against .*: \\1 differences")
+                    .doesNotContain("DIFFERS the count").doesNotContain("NOT COMPARABLE");
+        } finally {
+            otherBytes.stop(0);
+        }
     }
 
     record Cli(int exit, String err) {
