@@ -57,4 +57,22 @@ class TopicSetupIT {
                     .anySatisfy(p -> assertThat(p).startsWith("lob.reclaim has max.message.bytes=1048588, not 16777216"));
         }
     }
+
+    /**
+     * A min.insync.replicas above a topic's replicas refuses every acks=all write (NotEnoughReplicas): said at start, with
+     * the line that fixes it, where the node used to start without a word and every put then timed out.
+     */
+    @Test
+    void aMinInsyncReplicasAboveTheReplicasIsReported() throws Exception {
+        int[] ports = EmbeddedKafka.freePorts(2);
+        try (EmbeddedKafka kafka = new EmbeddedKafka(dir, ports[0], ports[1], Map.of("min.insync.replicas", "2")).start();
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrap()))) {
+            LobStreamConfig config = new LobStreamConfig(Map.of("bootstrap.servers", kafka.bootstrap(), "lob.topic.partitions", 2));
+            TopicSetup.ensureTopics(admin, config);
+
+            assertThat(TopicSetup.topicProblems(admin, config)).hasSize(4).allSatisfy(p -> assertThat(p)
+                    .contains(" has min.insync.replicas=2, not 1 (above its 1 replicas: every write to it fails with NotEnoughReplicas)")
+                    .contains("--add-config min.insync.replicas=1"));
+        }
+    }
 }

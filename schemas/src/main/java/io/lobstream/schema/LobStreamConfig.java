@@ -44,8 +44,9 @@ public final class LobStreamConfig {
     public static final ConfigKey<Integer> PARTITIONS = ConfigKey.integer("lob.topic.partitions", 8, 1, 10_000,
             "Partitions of each topic when LobStream creates them (= tablespaces).");
     public static final ConfigKey<Integer> REPLICATION = ConfigKey.integer("lob.topic.replication.factor", -1, -1, 32,
-            "Replication factor of the topics when LobStream creates them; -1 (or 0): the broker's default.replication.factor "
-                    + "(1 on the embedded broker; a cluster's own, commonly 3).");
+            "Replication factor of the topics when LobStream creates them; -1 (or 0): the brokers' default.replication.factor, "
+                    + "which is 1 unless the cluster sets it: set 3 on a real cluster. At 3 or more the topics get min.insync.replicas=2. "
+                    + "A node warns at start of topics with one replica on several brokers.");
     public static final ConfigKey<String> VALUE_SERIALIZER = ConfigKey.string("lob.value.serializer",
             "io.lobstream.schema.serde.LobAvroSerializer",
             "Serializer class of record values (Confluent wire format). The default is Apicurio's AvroKafkaSerializer encoding each "

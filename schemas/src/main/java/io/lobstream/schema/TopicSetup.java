@@ -34,6 +34,7 @@ public final class TopicSetup {
     private static final String TIMESTAMP_TYPE = TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG;
     private static final String MAX_MESSAGE_BYTES = TopicConfig.MAX_MESSAGE_BYTES_CONFIG;
     private static final String LOG_APPEND_TIME = TimestampType.LOG_APPEND_TIME.name;
+    private static final String MIN_INSYNC_REPLICAS = TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG;
 
     private TopicSetup() {
     }
@@ -80,35 +81,38 @@ public final class TopicSetup {
             if (present.contains(t)) {
                 continue;
             }
-            NewTopic topic = new NewTopic(t, Optional.of(partitions), rf);
+            // three replicas or more: acknowledged by two at least, as README's topics made by hand (the brokers' default
+            // is 1, and a leader alone then acknowledges while its followers lag: losing it loses what it acknowledged)
+            Map<String, String> replicated = replication >= 3 ? Map.of(MIN_INSYNC_REPLICAS, "2") : Map.of();
+            Map<String, String> settings = new HashMap<>(replicated);
             if (t.equals(topics.deadLetters())) {
                 // kept as long as the commands: replay asks it whether the writer dead-lettered a command it cannot decode,
                 // and a client whether its write was; and a letter keeps its command's timestamp, so a time limit would
                 // delete at once the letters of a writer far behind
-                topic.configs(Map.of("retention.ms", Long.toString(config.get(LobStreamConfig.COMMANDS_RETENTION_MS)),
+                settings.putAll(Map.of("retention.ms", Long.toString(config.get(LobStreamConfig.COMMANDS_RETENTION_MS)),
                         "retention.bytes", "-1", "cleanup.policy", "delete"));
             }
             boolean pageLists = t.equals(topics.undoHistory()) || t.equals(topics.reclaim());
             if (pageLists) {
-                topic.configs(Map.of(MAX_MESSAGE_BYTES, Integer.toString(Topics.PAGE_LIST_RECORD_MAX_BYTES)));
+                settings.put(MAX_MESSAGE_BYTES, Integer.toString(Topics.PAGE_LIST_RECORD_MAX_BYTES));
             }
             if (t.equals(topics.commands())) {
                 // the redo log: replay and the rebuild of a moved partition read it from the beginning, so neither time
                 // nor size may delete from it (a broker's log.retention.bytes would). Stamped by the broker: upload expiry
                 // and the de-duplication window are measured in the commands' time, which must not be a producer's clock
                 long retention = config.get(LobStreamConfig.COMMANDS_RETENTION_MS);
-                topic.configs(Map.of("retention.ms", Long.toString(retention), "retention.bytes", "-1", "cleanup.policy", "delete",
+                settings.putAll(Map.of("retention.ms", Long.toString(retention), "retention.bytes", "-1", "cleanup.policy", "delete",
                         TIMESTAMP_TYPE, LOG_APPEND_TIME));
             }
             boolean created;
             try {
-                created = create(admin, topic);
+                created = create(admin, new NewTopic(t, Optional.of(partitions), rf).configs(settings));
             } catch (ExecutionException e) {
                 boolean refusedLimit = e.getCause() instanceof PolicyViolationException || e.getCause() instanceof InvalidConfigurationException;
                 if (refusedLimit && pageLists) {
                     // a cluster that caps max.message.bytes (a create-topic policy, a managed service): the broker's limit
                     // takes page lists of values up to a GiB or two, and topicProblems says what is short
-                    created = create(admin, new NewTopic(t, Optional.of(partitions), rf));
+                    created = create(admin, new NewTopic(t, Optional.of(partitions), rf).configs(replicated));
                 } else {
                     throw e;
                 }
@@ -203,7 +207,46 @@ public final class TopicSetup {
                                 + "writer or purge worker sending it, at every try");
             }
         }
+        replicationProblems(admin, config, configs, problems);
         return problems;
+    }
+
+    /**
+     * Adds what in the topics' replication loses acknowledged records or refuses every write: one replica on a cluster of
+     * several brokers (Kafka's default.replication.factor is 1: a broker lost loses its partitions, and lob.commands is the
+     * only copy a rebuild has), a min.insync.replicas above the replicas (every acks=all send fails, NotEnoughReplicas), or
+     * 1 with three replicas or more (a leader alone acknowledges while its followers lag, and losing it loses that).
+     */
+    private static void replicationProblems(Admin admin, LobStreamConfig config, Map<String, Config> configs, List<String> problems)
+            throws InterruptedException {
+        Topics topics = config.topics();
+        Map<String, TopicDescription> described;
+        int brokers;
+        try {
+            described = admin.describeTopics(topics.all()).allTopicNames().get();
+            brokers = admin.describeCluster().nodes().get().size();
+        } catch (ExecutionException e) {
+            problems.add("cannot read the topics' replication (" + e.getCause() + "); not checked");
+            return;
+        }
+        for (String t : topics.all()) {
+            TopicDescription d = described.get(t);
+            int replicas = d == null ? 0 : d.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
+            String isr = configs.containsKey(t) ? value(configs.get(t), MIN_INSYNC_REPLICAS) : null;
+            if (replicas == 1 && brokers > 1) {
+                problems.add(t + " has 1 replica on a cluster of " + brokers + " brokers: a broker lost loses its partitions' records"
+                        + (t.equals(topics.commands()) ? ", acknowledged writes that no rebuild or replay can have again" : "")
+                        + ". Raise it with kafka-reassign-partitions.sh; " + LobStreamConfig.REPLICATION.name()
+                        + "=3 makes the topics a node creates with three");
+            } else if (isr != null && replicas > 0 && Integer.parseInt(isr) > replicas) {
+                expect(problems, config, t, MIN_INSYNC_REPLICAS, isr, Integer.toString(Math.max(1, replicas - 1)), false,
+                        "above its " + replicas + " replicas: every write to it fails with NotEnoughReplicas");
+            } else if (isr != null && replicas >= 3) {
+                expect(problems, config, t, MIN_INSYNC_REPLICAS, isr, "2", Integer.parseInt(isr) >= 2,
+                        "with " + replicas + " replicas a leader alone acknowledges while its followers lag, and losing it loses what "
+                                + "it acknowledged");
+            }
+        }
     }
 
     /**
