@@ -10,6 +10,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.PolicyViolationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.record.TimestampType;
 
@@ -148,6 +149,12 @@ public final class TopicSetup {
             admin.createTopics(List.of(topic)).all().get();
             return true;
         } catch (ExecutionException e) {
+            if (e.getCause() instanceof TopicAuthorizationException refused) {
+                // the broker's "Authorization failed." names neither the topic nor the right
+                throw new ExecutionException(new TopicAuthorizationException("creating " + topic.name() + " refused ("
+                        + refused.getMessage() + "): grant this principal Create on it, or make it by hand (README: Your own "
+                        + "Kafka cluster), or Describe if it exists"));
+            }
             if (!(e.getCause() instanceof TopicExistsException)) { // another node created it meanwhile: checked below
                 throw e;
             }

@@ -110,8 +110,9 @@ final class Compactor {
         }
         long moved = 0;
         int moves = 0;
-        long start = System.nanoTime();
-        for (VersionEntry e : highest()) {
+        List<VersionEntry> candidates = highest();
+        long start = System.nanoTime(); // after the index scan: the budget is the moves', not the scan's (long on many LOBs)
+        for (VersionEntry e : candidates) {
             if (moves > 0 && System.nanoTime() - start >= runBudgetNanos) {
                 break; // the rest at the next run: it is idle still (these moves are not writes)
             }
