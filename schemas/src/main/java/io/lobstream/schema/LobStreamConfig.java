@@ -45,7 +45,8 @@ public final class LobStreamConfig {
             "Partitions of each topic when LobStream creates them (= tablespaces).");
     public static final ConfigKey<Integer> REPLICATION = ConfigKey.integer("lob.topic.replication.factor", -1, -1, 32,
             "Replication factor of the topics when LobStream creates them; -1 (or 0): the brokers' default.replication.factor, "
-                    + "which is 1 unless the cluster sets it: set 3 on a real cluster. At 3 or more the topics get min.insync.replicas=2. "
+                    + "which is 1 unless the cluster sets it: set this key to 3 on a real cluster. At 3 or more here the topics get "
+                    + "min.insync.replicas=2. "
                     + "A node warns at start of topics with one replica on several brokers.");
     public static final ConfigKey<String> VALUE_SERIALIZER = ConfigKey.string("lob.value.serializer",
             "io.lobstream.schema.serde.LobAvroSerializer",

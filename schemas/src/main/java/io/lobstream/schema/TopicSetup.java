@@ -240,14 +240,15 @@ public final class TopicSetup {
             TopicDescription d = described.get(t);
             int replicas = d == null ? 0 : d.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
             String isr = configs.containsKey(t) ? value(configs.get(t), MIN_INSYNC_REPLICAS) : null;
+            if (isr != null && replicas > 0 && Integer.parseInt(isr) > replicas) { // first: the node cannot write at all
+                expect(problems, config, t, MIN_INSYNC_REPLICAS, isr, Integer.toString(Math.max(1, replicas - 1)), false,
+                        "above its " + replicas + " replicas: every write to it fails with NotEnoughReplicas");
+            }
             if (replicas == 1 && brokers > 1) {
                 problems.add(t + " has 1 replica on a cluster of " + brokers + " brokers: a broker lost loses its partitions' records"
                         + (t.equals(topics.commands()) ? ", acknowledged writes that no rebuild or replay can have again" : "")
                         + ". Raise it with kafka-reassign-partitions.sh; " + LobStreamConfig.REPLICATION.name()
                         + "=3 makes the topics a node creates with three");
-            } else if (isr != null && replicas > 0 && Integer.parseInt(isr) > replicas) {
-                expect(problems, config, t, MIN_INSYNC_REPLICAS, isr, Integer.toString(Math.max(1, replicas - 1)), false,
-                        "above its " + replicas + " replicas: every write to it fails with NotEnoughReplicas");
             } else if (isr != null && replicas >= 3) {
                 expect(problems, config, t, MIN_INSYNC_REPLICAS, isr, "2", Integer.parseInt(isr) >= 2,
                         "with " + replicas + " replicas a leader alone acknowledges while its followers lag, and losing it loses what "

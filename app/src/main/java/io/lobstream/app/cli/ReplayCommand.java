@@ -241,8 +241,16 @@ final class ReplayCommand implements Callable<Integer> {
             differences.addObject().put("applied_offset", why);
             err().println("NOT COMPARABLE " + why);
         }
-        // judged by other settings than the node's copy, the replay may differ from it for that reason alone
-        compareSettings(settings, status, differences, out.putArray("notes"));
+        if (status.path("checking").asBoolean(false)) {
+            String why = "the node's partition " + partition + " stayed under an fsck: its applied offset and settings were not "
+                    + "compared; verify again once the check ends";
+            differences.addObject().put("checking", why);
+            err().println("NOT COMPARABLE " + why);
+            out.putArray("notes");
+        } else {
+            // judged by other settings than the node's copy, the replay may differ from it for that reason alone
+            compareSettings(settings, status, differences, out.putArray("notes"));
+        }
         String countDiffers = nodeLobs < 0 ? "replayed " + live.size() + ", not compared: " + node + " does not hold partition "
                 + partition + (owner == null ? "" : " and neither does " + owner) + "; name the node that does with --node"
                 : nodeLobs != live.size() ? "replayed " + live.size() + ", node " + nodeLobs : null;
@@ -307,13 +315,24 @@ final class ReplayCommand implements Callable<Integer> {
     }
 
     /** The node's {@code /status} entry of the partition; missing if it does not hold it. */
+    /**
+     * The partition's entry in the node's /status; asked again each second, for up to {@link #REBALANCE_WAIT}, while an fsck
+     * of it leaves out its applied offset and settings ({@code "checking": true}).
+     */
     private JsonNode partitionStatus(NodeHttp http) throws IOException, InterruptedException {
-        for (JsonNode p : new ObjectMapper().readTree(http.getText("/status")).path("partitions")) {
-            if (p.path("partition").asInt(-1) == partition) {
-                return p;
+        long deadline = System.nanoTime() + REBALANCE_WAIT.toNanos();
+        while (true) {
+            JsonNode found = MissingNode.getInstance();
+            for (JsonNode p : new ObjectMapper().readTree(http.getText("/status")).path("partitions")) {
+                if (p.path("partition").asInt(-1) == partition) {
+                    found = p;
+                }
             }
+            if (!found.path("checking").asBoolean(false) || System.nanoTime() - deadline >= 0) {
+                return found;
+            }
+            Thread.sleep(1000);
         }
-        return MissingNode.getInstance();
     }
 
     /**

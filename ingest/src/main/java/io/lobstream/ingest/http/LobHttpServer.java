@@ -570,17 +570,11 @@ public final class LobHttpServer implements AutoCloseable {
             StoreStats stats = e.getValue().stats();
             ObjectNode p = ReportJson.stats(stats);
             p.put("partition", e.getKey());
-            try {
-                // the last command applied: a producer that knows its record's offset can wait for it
-                p.put("applied_offset", e.getValue().appliedOffset(commandsTopic + "-" + e.getKey()));
-                // what its commands were judged by: replay --verify compares its own settings with them
-                ObjectNode judged = p.putObject("judged_by");
-                JudgingSettings.recordedIn(e.getValue()).forEach(judged::put);
-                Map<String, Long> changed = JudgingSettings.changedIn(e.getValue());
-                if (!changed.isEmpty()) {
-                    changed.forEach(p.putObject("judged_by_since_offset")::put);
-                }
-            } catch (TablespaceClosedException moving) {
+            if (e.getValue().checking()) {
+                // its ledger waits for the check's exclusive latch, which can outlast a probe's patience: said, not waited
+                // for (a check that begins just after this still makes the answer wait, as before)
+                p.put("checking", true);
+            } else if (!putLedger(p, e.getKey(), e.getValue())) {
                 continue; // closed since the snapshot (its partition moving): not this node's now, and no reason to fail the rest
             }
             // a copy rebuilt without commands retention had deleted (fsck reports it too)
@@ -590,6 +584,24 @@ public final class LobHttpServer implements AutoCloseable {
         }
         root.set("totals", ReportJson.stats(totals)); // of the partitions listed
         sendJson(ex, root);
+    }
+
+    /** A partition's applied offset and judging settings into {@code p}; false if its tablespace closed meanwhile. */
+    private boolean putLedger(ObjectNode p, int partition, LobStore store) throws IOException {
+        try {
+            // the last command applied: a producer that knows its record's offset can wait for it
+            p.put("applied_offset", store.appliedOffset(commandsTopic + "-" + partition));
+            // what its commands were judged by: replay --verify compares its own settings with them
+            ObjectNode judged = p.putObject("judged_by");
+            JudgingSettings.recordedIn(store).forEach(judged::put);
+            Map<String, Long> changed = JudgingSettings.changedIn(store);
+            if (!changed.isEmpty()) {
+                changed.forEach(p.putObject("judged_by_since_offset")::put);
+            }
+            return true;
+        } catch (TablespaceClosedException moving) {
+            return false;
+        }
     }
 
     private void fsck(HttpExchange ex) throws IOException {
