@@ -222,7 +222,9 @@ public interface LobStore extends Closeable {
      * {@code idsBeforeMillis}, past the de-duplication window, and the rejections recorded before
      * {@code rejectionsBeforeMillis}; returns how many. Rejections are stamped with the clock, not
      * the command's time: one must outlive the transaction that holds its dead letter, and a
-     * transaction can span more of the commands' time than the window (a writer catching up).
+     * transaction can span more of the commands' time than the window (a writer catching up). A call reads a bounded
+     * share of them, going on from where the last stopped (ids are not kept in time order): one may be forgotten a few
+     * calls late, which changes no decision.
      */
     int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException;
 

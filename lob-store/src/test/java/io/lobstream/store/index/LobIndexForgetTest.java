@@ -1,0 +1,39 @@
+package io.lobstream.store.index;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Command ids are forgotten in rounds of bounded scans, each going on from where the last stopped: a window of millions
+ * of ids was read whole at every housekeeping, on the writer's stream thread.
+ */
+class LobIndexForgetTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void idsAreForgottenInRoundsOfBoundedScans() throws Exception {
+        try (LobIndex index = LobIndex.open(dir)) {
+            try (LobIndex.Batch b = index.newBatch()) {
+                for (int i = 0; i < 10; i++) {
+                    b.putCommand("c" + i, i, 0); // ids in key order, c0 the oldest
+                }
+                index.write(b);
+            }
+            assertThat(index.forgetCommandsBefore(5, Long.MIN_VALUE, 3)).as("c0-c2 read").isEqualTo(3);
+            assertThat(index.forgetCommandsBefore(5, Long.MIN_VALUE, 3)).as("c3-c5 read").isEqualTo(2);
+            assertThat(index.forgetCommandsBefore(5, Long.MIN_VALUE, 3)).as("c6-c8 read").isZero();
+            assertThat(index.forgetCommandsBefore(8, Long.MIN_VALUE, 3)).as("c9 read, then the round ends").isZero();
+            assertThat(index.commandApplied("c5")).as("not read since it was due").isPresent();
+            assertThat(index.forgetCommandsBefore(8, Long.MIN_VALUE, 3)).as("a new round: c5-c7").isEqualTo(3);
+            for (int i = 0; i < 10; i++) {
+                assertThat(index.commandApplied("c" + i).isPresent()).as("c" + i).isEqualTo(i >= 8);
+            }
+            assertThat(index.forgetCommandsBefore(Long.MAX_VALUE, Long.MIN_VALUE)).as("unbounded: the rest at once").isEqualTo(2);
+        }
+    }
+}
