@@ -4,7 +4,6 @@ import io.lobstream.app.embedded.Cluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.fsck.FsckReport;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -73,7 +72,7 @@ final class Nodes {
      * engine keys ({@code lob.history.max}, ...) come from {@code config}, as {@code lobstream node -c} passes them.
      */
     static LobNode start(LobStreamConfig config) throws Exception {
-        LobNode node = new LobNode(config, new LobStoreConfig(config.originals())).start();
+        LobNode node = new LobNode(config).start();
         try {
             node.awaitRunning(Duration.ofSeconds(120));
             return node;

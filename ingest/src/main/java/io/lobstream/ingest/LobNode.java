@@ -73,6 +73,12 @@ public final class LobNode implements AutoCloseable {
     private AdminCommandsLogEnd commandsLogEnd;
     private StaticMembers members;
 
+    /** A node whose engine keys ({@code lob.page.size}, {@code lob.history.max}, ...) are read from {@code config}, as {@code lobstream node} does. */
+    public LobNode(LobStreamConfig config) {
+        this(config, new LobStoreConfig(config.originals()));
+    }
+
+    /** A node whose engine runs by {@code storeConfig}: engine keys in {@code config} are not read. */
     public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
         List<String> unknown = unknownStreamsSettings(config);
         if (!unknown.isEmpty()) {

@@ -201,7 +201,8 @@ final class ReplayCommand implements Callable<Integer> {
         List<VersionEntry> live = new ArrayList<>();
         store.forEachCurrent(live::add);
         ArrayNode differences = out.putArray("differences");
-        long nodeAppliedBefore = partitionStatus(http).path("applied_offset").asLong(-1); // -1: reads forwarded to its owner
+        JsonNode before = partitionStatus(http);
+        long nodeAppliedBefore = before.path("applied_offset").asLong(-1); // -1: reads forwarded to its owner (or checked)
         String owner = null; // host:port of the node that served the partition, if --node forwarded the reads to it
         long[] waitLeftMs = {REBALANCE_WAIT.toMillis()};
         for (VersionEntry e : live) {
@@ -241,9 +242,10 @@ final class ReplayCommand implements Callable<Integer> {
             differences.addObject().put("applied_offset", why);
             err().println("NOT COMPARABLE " + why);
         }
-        if (status.path("checking").asBoolean(false)) {
-            String why = "the node's partition " + partition + " stayed under an fsck: its applied offset and settings were not "
-                    + "compared; verify again once the check ends";
+        if (status.path("checking").asBoolean(false) || before.path("checking").asBoolean(false)) {
+            String why = "the node's partition " + partition + " stayed under an fsck (" + (status.path("checking").asBoolean(false)
+                    ? "at the end" : "at the start") + "): its applied offset and settings were not compared; verify again once "
+                    + "the check ends";
             differences.addObject().put("checking", why);
             err().println("NOT COMPARABLE " + why);
             out.putArray("notes");
@@ -314,10 +316,9 @@ final class ReplayCommand implements Callable<Integer> {
         return attributes(r.header("Content-Type").orElse(null), meta);
     }
 
-    /** The node's {@code /status} entry of the partition; missing if it does not hold it. */
     /**
-     * The partition's entry in the node's /status; asked again each second, for up to {@link #REBALANCE_WAIT}, while an fsck
-     * of it leaves out its applied offset and settings ({@code "checking": true}).
+     * The node's {@code /status} entry of the partition, missing if it does not hold it; asked again each second, for up to
+     * {@link #REBALANCE_WAIT}, while an fsck of it leaves out its applied offset and settings ({@code "checking": true}).
      */
     private JsonNode partitionStatus(NodeHttp http) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + REBALANCE_WAIT.toNanos();
