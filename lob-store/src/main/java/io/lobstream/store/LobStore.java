@@ -224,7 +224,7 @@ public interface LobStore extends Closeable {
      * the command's time: one must outlive the transaction that holds its dead letter, and a
      * transaction can span more of the commands' time than the window (a writer catching up). A call reads a bounded
      * share of them, going on from where the last stopped (ids are not kept in time order): one may be forgotten a few
-     * calls late, which changes no decision.
+     * calls late, which changes no decision (an id is judged by its time too; a rejection kept longer keeps the first).
      */
     int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException;
 

@@ -313,22 +313,29 @@ public final class LobIndex implements Closeable {
 
     /**
      * Forgets command ids applied before {@code idsBeforeMillis}, and rejections recorded before
-     * {@code rejectionsBeforeMillis} (both values begin with their time); returns how many. Reads at most
-     * {@link #FORGET_SCAN_MAX} entries of each, going on from where the previous call stopped.
+     * {@code rejectionsBeforeMillis} (both values begin with their time); returns how many. Reads a round's share of each
+     * ({@link #FORGET_SCAN_MAX}), going on from where the previous call stopped.
      */
     public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException {
-        return forgetCommandsBefore(idsBeforeMillis, rejectionsBeforeMillis, FORGET_SCAN_MAX);
+        // twice the ids put since the last call at least: a round keeps ahead of a partition that records more than
+        // FORGET_SCAN_MAX between two calls, or the window's ids would grow without bound
+        long put = idsPut.getAndSet(0);
+        int scanMax = (int) Math.min(Integer.MAX_VALUE, Math.max(FORGET_SCAN_MAX, 2 * put));
+        return forgetCommandsBefore(idsBeforeMillis, rejectionsBeforeMillis, scanMax);
     }
 
     /**
-     * The most entries of each family one {@link #forgetCommandsBefore} reads. Ids are keyed by id, not time, so finding
+     * The entries of each family one {@link #forgetCommandsBefore(long, long)} reads (twice the ids put since the last
+     * call, if that is more: rounds keep ahead of a busy partition). Ids are keyed by id, not time, so finding
      * the old ones is a scan, and a window of an hour at a thousand commands a second holds millions: read whole at every
      * housekeeping, on the writer's stream thread inside its transaction, a million took 0.5-1 s on a 2-core VM (a round
      * of 100,000: 25-40 ms). In rounds, an id is forgotten up to a round of calls late, which changes no decision: a lookup
-     * judges an id by its time too.
+     * judges an id by its time too, and a rejection kept longer only keeps the first decision.
      */
     public static final int FORGET_SCAN_MAX = 100_000;
 
+    /** Command ids put since the last {@link #forgetCommandsBefore(long, long)}. */
+    private final AtomicLong idsPut = new AtomicLong();
     /** Where the next round of forgetting begins in commands and in rejected (null: at its first entry). */
     private final byte[][] forgetFrom = new byte[2][];
 
@@ -673,6 +680,7 @@ public final class LobIndex implements Closeable {
         /** The time first, as {@link #forgetCommandsBefore} reads it; then the fingerprint, unless there is none. */
         public Batch putCommand(String commandId, long commandsTimeMillis, long fingerprint) throws IOException {
             byte[] v = fingerprint == 0 ? longBytes(commandsTimeMillis) : ByteBuffer.allocate(16).putLong(commandsTimeMillis).putLong(fingerprint).array();
+            idsPut.incrementAndGet(); // counted when put, not written: a batch dropped only makes the next round longer
             return put(commands, commandId.getBytes(StandardCharsets.UTF_8), v);
         }
 

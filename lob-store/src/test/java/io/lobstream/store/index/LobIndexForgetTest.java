@@ -36,4 +36,21 @@ class LobIndexForgetTest {
             assertThat(index.forgetCommandsBefore(Long.MAX_VALUE, Long.MIN_VALUE)).as("unbounded: the rest at once").isEqualTo(2);
         }
     }
+
+    /** A partition that records more ids between two calls than a round reads gets longer rounds, or its ids would pile up. */
+    @Test
+    void aRoundReadsTwiceTheIdsPutSinceTheLastCall() throws Exception {
+        int ids = LobIndex.FORGET_SCAN_MAX * 5 / 2;
+        try (LobIndex index = LobIndex.open(dir)) {
+            for (int done = 0; done < ids; ) {
+                try (LobIndex.Batch b = index.newBatch()) {
+                    for (int i = 0; i < 10_000 && done < ids; i++, done++) {
+                        b.putCommand("c" + (1_000_000 + done), 0, 0);
+                    }
+                    index.write(b);
+                }
+            }
+            assertThat(index.forgetCommandsBefore(1, Long.MIN_VALUE)).isEqualTo(ids);
+        }
+    }
 }
