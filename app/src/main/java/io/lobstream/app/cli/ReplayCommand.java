@@ -242,12 +242,16 @@ final class ReplayCommand implements Callable<Integer> {
             differences.addObject().put("applied_offset", why);
             err().println("NOT COMPARABLE " + why);
         }
-        if (status.path("checking").asBoolean(false) || before.path("checking").asBoolean(false)) {
-            String why = "the node's partition " + partition + " stayed under an fsck (" + (status.path("checking").asBoolean(false)
-                    ? "at the end" : "at the start") + "): its applied offset and settings were not compared; verify again once "
-                    + "the check ends";
+        boolean checkedAtEnd = status.path("checking").asBoolean(false);
+        if (checkedAtEnd || before.path("checking").asBoolean(false)) {
+            String why = "the node's partition " + partition + (checkedAtEnd
+                    ? " stayed under an fsck: its applied offset and settings were not compared"
+                    : " was under an fsck when the comparison began: whether it applied commands during it is not known")
+                    + "; verify again once the check ends";
             differences.addObject().put("checking", why);
             err().println("NOT COMPARABLE " + why);
+        }
+        if (checkedAtEnd) {
             out.putArray("notes");
         } else {
             // judged by other settings than the node's copy, the replay may differ from it for that reason alone
