@@ -317,16 +317,18 @@ public final class LobIndex implements Closeable {
      * ({@link #FORGET_SCAN_MAX}), going on from where the previous call stopped.
      */
     public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException {
-        // twice the ids put since the last call at least: a round keeps ahead of a partition that records more than
-        // FORGET_SCAN_MAX between two calls, or the window's ids would grow without bound
-        long put = idsPut.getAndSet(0);
-        int scanMax = (int) Math.min(Integer.MAX_VALUE, Math.max(FORGET_SCAN_MAX, 2 * put));
-        return forgetCommandsBefore(idsBeforeMillis, rejectionsBeforeMillis, scanMax);
+        // twice the entries put since the last call at least: a round keeps ahead of a partition that records more than
+        // FORGET_SCAN_MAX between two calls, or the window's entries would grow without bound
+        return forget(idsBeforeMillis, rejectionsBeforeMillis, roundOf(idsPut), roundOf(rejectionsPut));
+    }
+
+    private static int roundOf(AtomicLong putSinceLastCall) {
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(FORGET_SCAN_MAX, 2 * putSinceLastCall.getAndSet(0)));
     }
 
     /**
-     * The entries of each family one {@link #forgetCommandsBefore(long, long)} reads (twice the ids put since the last
-     * call, if that is more: rounds keep ahead of a busy partition). Ids are keyed by id, not time, so finding
+     * The entries of each family one {@link #forgetCommandsBefore(long, long)} reads (twice the entries put in it since the
+     * last call, if that is more: rounds keep ahead of a busy partition). Ids are keyed by id, not time, so finding
      * the old ones is a scan, and a window of an hour at a thousand commands a second holds millions: read whole at every
      * housekeeping, on the writer's stream thread inside its transaction, a million took 0.5-1 s on a 2-core VM (a round
      * of 100,000: 25-40 ms). In rounds, an id is forgotten up to a round of calls late, which changes no decision: a lookup
@@ -334,13 +336,19 @@ public final class LobIndex implements Closeable {
      */
     public static final int FORGET_SCAN_MAX = 100_000;
 
-    /** Command ids put since the last {@link #forgetCommandsBefore(long, long)}. */
+    /** Command ids, and rejections, put since the last {@link #forgetCommandsBefore(long, long)}. */
     private final AtomicLong idsPut = new AtomicLong();
+    private final AtomicLong rejectionsPut = new AtomicLong();
     /** Where the next round of forgetting begins in commands and in rejected (null: at its first entry). */
     private final byte[][] forgetFrom = new byte[2][];
 
     /** As {@link #forgetCommandsBefore(long, long)}, reading at most {@code scanMax} entries of each family. */
-    public synchronized int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis, int scanMax) throws IOException {
+    public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis, int scanMax) throws IOException {
+        return forget(idsBeforeMillis, rejectionsBeforeMillis, scanMax, scanMax);
+    }
+
+    private synchronized int forget(long idsBeforeMillis, long rejectionsBeforeMillis, int idsScan, int rejectionsScan)
+            throws IOException {
         int n = 0;
         try (Batch b = newBatch()) {
             for (int f = 0; f < 2; f++) {
@@ -353,6 +361,7 @@ public final class LobIndex implements Closeable {
                     } else {
                         it.seek(from);
                     }
+                    int scanMax = f == 0 ? idsScan : rejectionsScan;
                     for (int read = 0; it.isValid() && read < scanMax; it.next(), read++) {
                         if (bytesLong(it.value()) < before) {
                             b.delete(cf, it.key());
@@ -686,6 +695,7 @@ public final class LobIndex implements Closeable {
 
         /** Records why the command at {@code offset} of {@code source} was not applied (forgotten with the command ids). */
         public Batch putRejected(String source, long offset, Rejection why, long atMillis) throws IOException {
+            rejectionsPut.incrementAndGet(); // as putCommand's ids
             return put(rejected, sourceOffsetKey(source, offset), why.encode(atMillis));
         }
 
