@@ -437,8 +437,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     /**
      * The producer was fenced: its epoch moved on. Either its transaction outlived
-     * {@code transaction.timeout.ms} (a coordinator away longer than that, a poll whose scans took that
-     * long) and the coordinator aborted it, or another worker started with the same id. A worker that
+     * {@code transaction.timeout.ms} (a coordinator away longer than that, a send or commit stuck that
+     * long: scans run before the first send, so they do not count) and the coordinator aborted it, or another worker started with the same id. A worker that
      * stopped here would leave its partitions unpurged with nothing to restart it (in a node), so it
      * takes a new producer, which fences the other one in turn; its uncommitted records come again.
      * Fences that keep coming (the same id twice) are logged each time and spaced out up to a minute.

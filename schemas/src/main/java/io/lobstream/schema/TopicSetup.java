@@ -170,7 +170,9 @@ public final class TopicSetup {
      * asks, no size or compaction deletes from it, and the broker stamps its records; when
      * {@code lob.commands.dlq} keeps its letters as long; and when {@code lob.undo-history} and
      * {@code lob.reclaim} take records of
-     * {@link Topics#PAGE_LIST_RECORD_MAX_BYTES}. Needs DescribeConfigs on the topics.
+     * {@link Topics#PAGE_LIST_RECORD_MAX_BYTES}; and when no topic has one replica on a cluster of several brokers, a
+     * {@code min.insync.replicas} above its replicas, or 1 with three replicas or more. Needs DescribeConfigs and Describe
+     * on the topics.
      */
     public static List<String> topicProblems(Admin admin, LobStreamConfig config) throws InterruptedException {
         Topics topics = config.topics();
