@@ -6,6 +6,8 @@ import io.lobstream.store.config.ConfigKey;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.utils.Utils;
 
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -225,6 +227,7 @@ public final class LobStreamConfig {
         for (String k : props.keySet()) {
             checkKnown(k);
         }
+        checkClientValues();
         for (String handler : WRITER_HANDLERS) {
             if (props.containsKey(STREAMS_PREFIX + handler)) {
                 // the writer dead-letters a bad command itself and goes on; what it throws, or fails to send, is a failure
@@ -333,6 +336,44 @@ public final class LobStreamConfig {
     }
 
     /** {@code lob.<kind>.<setting>}: a setting of that kind of client, and none LobStream decides for its clients. */
+    /** Each kind's Kafka settings with their types and validators, to check a value before any client is made. */
+    private static final Map<ClientKind, ConfigDef> CLIENT_DEFS = Map.of(ClientKind.PRODUCER, ProducerConfig.configDef(),
+            ClientKind.CONSUMER, ConsumerConfig.configDef(), ClientKind.ADMIN, AdminClientConfig.configDef());
+
+    /**
+     * A Kafka client setting's value is checked as its client checks it, and {@code bootstrap.servers}' addresses: Kafka
+     * says so only as it makes a client, after a node started its embedded broker, and with its own exception (exit 1,
+     * not a bad argument). A value that names a config provider's ({@code ${alias:path:key}}) is resolved by the client.
+     */
+    private void checkClientValues() {
+        props.forEach((k, v) -> {
+            if (v == null || v.toString().contains("${")) {
+                return;
+            }
+            for (ClientKind kind : ClientKind.values()) {
+                String setting = k.startsWith(kind.prefix) ? k.substring(kind.prefix.length()) : k;
+                ConfigDef.ConfigKey def = CLIENT_DEFS.get(kind).configKeys().get(setting);
+                if (def == null || (setting.equals(k) && !CLIENT_KEYS.contains(k))) {
+                    continue;
+                }
+                try {
+                    Object parsed = ConfigDef.parseType(setting, v, def.type);
+                    if (def.validator != null) {
+                        def.validator.ensureValid(setting, parsed);
+                    }
+                } catch (org.apache.kafka.common.config.ConfigException e) {
+                    throw new ConfigException(k + "=" + v + ": " + e.getMessage());
+                }
+            }
+        });
+        for (String address : bootstrap().split(",")) {
+            String a = address.strip();
+            if (!a.isEmpty() && (Utils.getHost(a) == null || Utils.getPort(a) == null)) {
+                throw new ConfigException(BOOTSTRAP.name() + "=" + bootstrap() + ": " + a + " is no host:port");
+            }
+        }
+    }
+
     private static void checkPerKind(String key, ClientKind kind) {
         String setting = key.substring(kind.prefix.length());
         if (!kind.names.contains(setting) && !setting.startsWith(CONFIG_PROVIDER_PREFIX)) {

@@ -106,6 +106,25 @@ class LobStreamConfigTest {
         }
     }
 
+    /**
+     * A Kafka client setting's value, plain or per kind, and bootstrap.servers' addresses are checked here: Kafka would say
+     * so only as it made a client, after a node had started its embedded broker, and as no bad argument.
+     */
+    @Test
+    void kafkaClientValuesAreCheckedUpFront() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("linger.ms", "abc"))).isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("linger.ms=abc: ").hasMessageContaining("linger.ms");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.consumer.max.poll.records", "0"))).isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("lob.consumer.max.poll.records=0: ");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("acks", "most"))).isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("acks=most: ");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("bootstrap.servers", "a:9092, localhost")))
+                .isInstanceOf(ConfigException.class).hasMessage("bootstrap.servers=a:9092, localhost: localhost is no host:port");
+        // good values pass, and one a config provider resolves is left to the client
+        assertThat(new LobStreamConfig(Map.of("linger.ms", "7", "lob.producer.acks", "all", "request.timeout.ms", "${env:T}",
+                "bootstrap.servers", "a:9092,[::1]:9093")).originals()).hasSize(4);
+    }
+
     /** A serde class that is missing, or no serializer or deserializer, is a bad setting of its key (exit 2), not a failure. */
     @Test
     void aSerdeClassThatIsNoneIsABadSetting() {

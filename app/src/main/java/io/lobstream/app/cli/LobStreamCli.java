@@ -86,7 +86,8 @@ public final class LobStreamCli implements Runnable {
                     }
                     // 2 for a bad argument, as picocli gives: a configuration value (-c) that a key does not take counts as one
                     boolean badConfig = java.util.stream.Stream.<Throwable>iterate(e, java.util.Objects::nonNull, Throwable::getCause)
-                            .anyMatch(t -> t instanceof ConfigException); // node wraps what stops its start
+                            .anyMatch(t -> t instanceof ConfigException // node wraps what stops its start
+                                    || t instanceof org.apache.kafka.common.config.ConfigException); // a lob.streams.* value
                     return badConfig ? CommandLine.ExitCode.USAGE : CommandLine.ExitCode.SOFTWARE;
                 });
     }
