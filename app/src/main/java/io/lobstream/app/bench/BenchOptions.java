@@ -1,5 +1,6 @@
 package io.lobstream.app.bench;
 
+import io.lobstream.app.cli.DataDir;
 import io.lobstream.app.embedded.Cluster;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
@@ -24,7 +25,7 @@ final class BenchOptions {
     @Option(names = "--chart", paramLabel = "FILE.png", description = "Write a PNG chart.")
     Path chart;
 
-    @Option(names = "--data-dir", description = "Data directory (default: a new temporary directory, deleted afterwards).")
+    @Option(names = "--data-dir", converter = DataDir.class, description = "Data directory (default: a new temporary directory, deleted afterwards).")
     Path dataDir;
 
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")

@@ -200,14 +200,14 @@ public final class PurgeBench implements Callable<Integer> {
     }
 
     private List<Config> configs() {
-        if (partitions < 1 || workers.isEmpty() || workers.stream().anyMatch(w -> w < 1)) {
-            throw new CommandLine.ParameterException(new CommandLine(this), "need --partitions >= 1 and --workers >= 1");
+        if (partitions < 1 || workers.isEmpty() || workers.stream().anyMatch(w -> w < 1) || backlog < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "need --partitions >= 1, --workers >= 1 and --backlog >= 0");
         }
         List<Config> out = new ArrayList<>();
         for (String s : skipLoad) {
             for (String p : prefetch) {
                 for (int w : workers) {
-                    out.add(new Config(w, parseOnOff(p), parseOnOff(s)));
+                    out.add(new Config(w, onOrOff("--prefetch", p), onOrOff("--skip-load", s)));
                 }
             }
         }
@@ -616,11 +616,11 @@ public final class PurgeBench implements Callable<Integer> {
                 "versions reclaimed / s", series);
     }
 
-    private static boolean parseOnOff(String s) {
+    private boolean onOrOff(String option, String s) {
         return switch (s.trim().toLowerCase(Locale.ROOT)) {
             case "on", "true", "yes" -> true;
             case "off", "false", "no" -> false;
-            default -> throw new IllegalArgumentException("expected on or off, got '" + s + "'");
+            default -> throw new CommandLine.ParameterException(spec.commandLine(), option + ": expected on or off, got '" + s + "'");
         };
     }
 

@@ -24,7 +24,7 @@ import java.util.concurrent.Callable;
                 "Then start nodes with --bootstrap and --registry. Prints {\"bootstrap\":...,\"registry\":...} on stdout "
                         + "once both are ready; runs until Ctrl-C."})
 final class ClusterCommand implements Callable<Integer> {
-    @Option(names = "--data-dir", defaultValue = LobStreamConfig.DEFAULT_DATA_DIR, description = "Data directory (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--data-dir", converter = DataDir.class, defaultValue = LobStreamConfig.DEFAULT_DATA_DIR, description = "Data directory (default: ${DEFAULT-VALUE}).")
     Path dataDir;
 
     @Mixin

@@ -49,7 +49,7 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
     boolean json;
 
-    @Option(names = "--data-dir", description = "Data directory (default: a new temporary directory, deleted afterwards).")
+    @Option(names = "--data-dir", converter = DataDir.class, description = "Data directory (default: a new temporary directory, deleted afterwards).")
     Path dataDir;
 
     @Option(names = {"--ids", "--rows"}, defaultValue = "1000", description = "Distinct LOB ids, as the benches' --rows (default: ${DEFAULT-VALUE}).")
@@ -100,9 +100,10 @@ final class DemoCommand implements Callable<Integer> {
         if (partitionsProblem != null) { // now, not as a refused key once the broker has started
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--partitions " + parts + ": " + partitionsProblem);
         }
-        if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 1) { // (--partitions: above)
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                    "need 0 <= --min-size <= --max-size, --ids >= 1, --producers >= 1, --purge-workers >= 1 (the demo drains history)");
+        if (minSize < 0 || maxSize < minSize || ids < 1 || producers < 1 || purgeWorkers < 1 || duration.isNegative()
+                || duration.isZero()) { // (--partitions: above)
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "need 0 <= --min-size <= --max-size, --ids >= 1, "
+                    + "--producers >= 1, --purge-workers >= 1 (the demo drains history) and a positive --duration");
         }
         if (maxSize > given.get(LobStreamConfig.VALUE_MAX_BYTES)) { // the client refuses each such write: the run would count failures
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--max-size " + maxSize + " is over lob.value.max.bytes ("

@@ -24,7 +24,7 @@ import java.util.concurrent.CompletableFuture;
                 "With no --bootstrap it first starts the embedded default: a KRaft broker in this JVM (port 9092) "
                         + "and an Apicurio Registry child process (port 8081), under the data directory."})
 final class NodeCommand implements Runnable {
-    @Option(names = "--data-dir", description = "Data directory (sets lob.data.dir; default: " + LobStreamConfig.DEFAULT_DATA_DIR + ").")
+    @Option(names = "--data-dir", converter = DataDir.class, description = "Data directory (sets lob.data.dir; default: " + LobStreamConfig.DEFAULT_DATA_DIR + ").")
     Path dataDir;
 
     @Option(names = {"--bootstrap", "--bootstrap-server"}, paramLabel = "HOST:PORT",

@@ -22,7 +22,8 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
         } catch (URISyntaxException e) {
             uri = null;
         }
-        if (uri == null || uri.getHost() == null || uri.getRawQuery() != null || uri.getRawFragment() != null
+        // URI takes any number for a port: 80800 (8080 mistyped) would be refused only by the HTTP client, after a write
+        if (uri == null || uri.getHost() == null || uri.getPort() > 65_535 || uri.getRawQuery() != null || uri.getRawFragment() != null
                 || !("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))) {
             throw new CommandLine.TypeConversionException("'" + value + "' is not a node's HTTP URL (e.g. "
                     + LobStreamConfig.DEFAULT_NODE_URL + ", or HOST:PORT)");

@@ -37,8 +37,8 @@ final class PurgeCommand implements Runnable {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--data-dir", description = "The node's data directory (sets lob.data.dir; default: " + LobStreamConfig.DEFAULT_DATA_DIR + ").")
-    String dataDir;
+    @Option(names = "--data-dir", converter = DataDir.class, description = "The node's data directory (sets lob.data.dir; default: " + LobStreamConfig.DEFAULT_DATA_DIR + ").")
+    Path dataDir;
 
     @Option(names = "--worker-id", description = "Stable id of this worker (its transactional id is lob.purge.group-ID); default: random.")
     String workerId;
@@ -66,7 +66,10 @@ final class PurgeCommand implements Runnable {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--metrics-port " + metricsPort
                     + ": a port (0 to 65535, 0 = any free one), or -1 for none");
         }
-        LobStreamConfig cfg = cluster.streamConfig(dataDir);
+        if (workerId != null && workerId.isBlank()) { // an unset $ID: every such worker the same transactional id, fencing each other
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--worker-id must not be empty (leave it out for a random one)");
+        }
+        LobStreamConfig cfg = cluster.streamConfig(dataDir == null ? null : dataDir.toString());
         Path tablespaces = Path.of(cfg.get(LobStreamConfig.DATA_DIR)).resolve("tablespaces");
         if (Files.isDirectory(tablespaces) && !Files.isReadable(tablespaces)) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "cannot read " + tablespaces

@@ -68,7 +68,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--partition", required = true, description = "The partition to replay.")
     int partition;
 
-    @Option(names = "--data-dir", required = true, description = "Where to build the tablespace (its p-N directory must not exist).")
+    @Option(names = "--data-dir", converter = DataDir.class, required = true, description = "Where to build the tablespace (its p-N directory must not exist).")
     Path dataDir;
 
     @Option(names = "--verify", description = "Compare every live value with the node's.")

@@ -11,6 +11,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -84,12 +85,27 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("lob.page.size");
     }
 
-    /** A file problem inside node's "failed to start" names only its path: the one-line error says what is wrong with it. */
+    /**
+     * A --data-dir that is a file is a bad argument before anything starts (a node's embedded broker started first, and
+     * the error said "already exists"; a purge worker only warned that no tablespace was there yet). A file problem
+     * inside node's "failed to start" names only its path: the one-line error says what is wrong with it.
+     */
     @Test
     void aDataDirectoryThatIsAFileIsNamedWithWhatIsWrong(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
         java.nio.file.Path file = java.nio.file.Files.createFile(dir.resolve("not-a-dir"));
-        assertThat(cli.run("node", "--data-dir", file.toString(), "--http-port", "0")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
-        assertThat(cli.err()).contains("lobstream node: ").contains("already exists: " + file);
+        for (String command : List.of("node", "cluster", "purge", "demo", "replay")) {
+            List<String> args = new java.util.ArrayList<>(List.of(command, "--data-dir", file.toString()));
+            if (command.equals("replay")) {
+                args.addAll(List.of("--partition", "0", "--bootstrap", "127.0.0.1:1"));
+            }
+            assertThat(cli.run(args.toArray(String[]::new))).as(command).isEqualTo(CommandLine.ExitCode.USAGE);
+            assertThat(cli.err()).contains("'" + file + "' is not a directory").contains("Usage: lobstream " + command);
+        }
+        assertThat(cli.run("bench", "pipeline", "--data-dir", file.toString())).isEqualTo(CommandLine.ExitCode.USAGE);
+        java.nio.file.Path below = file.resolveSibling("node-data");
+        java.nio.file.Files.writeString(below, "");
+        assertThat(cli.run("node", "-c", "lob.data.dir=" + below, "--http-port", "0")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(cli.err()).contains("lobstream node: ").contains("already exists: " + below);
     }
 
     @Test
@@ -97,6 +113,9 @@ class LobStreamCliTest {
         assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "--node", "http://[bad")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("'http://[bad' is not a node's HTTP URL");
         assertThat(cli.run("get", "doc", "--node", "ftp://host:21")).isEqualTo(CommandLine.ExitCode.USAGE);
+        // URI takes it: the HTTP client refused it only after the write had been sent
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "--node", "127.0.0.1:80800")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("'127.0.0.1:80800' is not a node's HTTP URL");
         assertThat(new NodeUrl().convert("127.0.0.1:8080")).isEqualTo("http://127.0.0.1:8080"); // as --bootstrap takes it
         assertThat(new NodeUrl().convert("https://node-1:8443/")).isEqualTo("https://node-1:8443/");
     }
@@ -142,6 +161,22 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("--partitions 20000: must be between 1 and 10000");
         assertThat(cli.run("bench", "history", "--partitions", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--partitions 0: must be between 1 and 10000");
+        assertThat(cli.run("bench", "history", "--rows", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("Usage: lobstream bench history").contains("need --rows");
+        assertThat(cli.run("demo", "--duration", "0s")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("and a positive --duration");
+        // was an IllegalArgumentException from the run: exit 1, no usage
+        assertThat(cli.run("bench", "purge", "--prefetch", "maybe", "--data-dir", dir.resolve("bp").toString()))
+                .isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--prefetch: expected on or off, got 'maybe'").contains("Usage: lobstream bench purge");
+        assertThat(cli.run("purge", "--worker-id", "", "--bootstrap", "127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--worker-id must not be empty");
+        assertThat(cli.run("bench", "purge", "--backlog", "-5", "--data-dir", dir.resolve("bp").toString())).isEqualTo(CommandLine.ExitCode.USAGE);
+        // Kafka said so only as it made a client (exit 1), a node's after its embedded broker had started
+        assertThat(cli.run("delete", "doc", "--bootstrap", "localhost")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("bootstrap.servers=localhost: localhost is no host:port");
+        assertThat(cli.run("node", "--data-dir", dir.toString(), "-c", "linger.ms=abc")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("linger.ms=abc: ");
         // was found as the node's configuration was made, without usage, naming lob.http.port
         assertThat(cli.run("node", "--data-dir", dir.toString(), "--http-port", "70000")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--http-port 70000: must be between 0 and 65535").contains("Usage:");
