@@ -8,10 +8,12 @@ import io.lobstream.app.embedded.PurgeProcess;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.tablespace.TablespaceDirs;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -360,5 +362,30 @@ class PurgeWorkersIT {
         Files.createSymbolicLink(link, TablespaceDirs.partitionDir(dir, PARTITIONS - 1).toAbsolutePath());
         assertReclaimedExactlyOnce("miss", 40, applied);
         assertThat(w.stop()).as("clean stop prints a summary").isNotNull();
+    }
+
+    /**
+     * A node's own workers ({@code node --purge-workers N}, which follow its partitions and are no members of the group)
+     * and a standalone one in the same purge group: the group gives the standalone one every partition, and the node's
+     * stand down from them while it purges them (each version was reclaimed twice, the group's offsets committed by both);
+     * once it has gone, the node's purge again from the group's offsets.
+     */
+    @Test
+    @Order(4)
+    void aNodesOwnWorkersStandDownWhileAStandaloneWorkerIsInTheGroup() throws Exception {
+        try (PurgeWorkerPool own = PurgeWorkerPool.following(config, pipeline.storeConfig(), "it-own", new SimpleMeterRegistry(),
+                () -> pipeline.node().tablespaces().all().keySet(), 1)) {
+            PurgeProcess solo = worker("solo", dir, config.get(LobStreamConfig.PURGE_GROUP));
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> own.standingDownFrom().size() == PARTITIONS && own.workers().get(0).followed().isEmpty());
+            double applied = reclaims("applied");
+            supersede("beside", 8, 40);
+            assertReclaimedExactlyOnce("beside", 40, applied);
+            assertThat(solo.stop()).as("clean stop prints a summary").isNotNull();
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> own.standingDownFrom().isEmpty());
+            applied = reclaims("applied");
+            supersede("alone", 8, 40);
+            assertReclaimedExactlyOnce("alone", 40, applied);
+        }
     }
 }

@@ -49,7 +49,8 @@ import java.util.function.Supplier;
  * group splits the partitions among its members, so its data directory must hold every
  * partition's tablespace (one node, or a shared volume). A worker inside a writer node follows
  * that node instead ({@link #following}): it assigns itself its share of the partitions whose
- * tablespaces the node has open, and follows them through the writers' rebalances. With several
+ * tablespaces the node has open (but those standalone workers hold: {@link PurgeWorkerPool#following}), and follows
+ * them through the writers' rebalances. With several
  * nodes each one purges its own partitions, and the offsets still go to the purge group, so a
  * partition that moves is purged on from where its last purger stopped, and a worker commits no
  * offset for a partition its node has closed. While a partition moves, both nodes may read
@@ -115,8 +116,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final String undoTopic;
     /** The partitions to purge, when following a node (this worker's share of the node's); null when subscribed to the group. */
     private final Supplier<Set<Integer>> nodePartitions;
-    /** Those assigned to the consumer now, when following a node. */
-    private Set<Integer> assigned = Set.of();
+    /** Those assigned to the consumer now, when following a node (written by the worker's thread only). */
+    private volatile Set<Integer> assigned = Set.of();
     private long nextFollowCheck = System.nanoTime();
 
     /** A standalone worker: a subscribed member of the purge group. */
@@ -200,6 +201,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     public String workerId() {
         return workerId;
+    }
+
+    /** The partitions this worker, following a node, purges now: none for a subscribed one (the group decides). */
+    public Set<Integer> followed() {
+        return assigned;
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.lobstream.store.LobStoreConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.IntFunction;
@@ -25,9 +26,12 @@ public final class PurgeWorkerPool implements AutoCloseable {
 
     private final List<PurgeWorker> workers = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
+    /** Inside a node with workers: whether standalone workers are in the purge group; null otherwise. */
+    private final PurgeGroupWatch watch;
     private volatile boolean closed;
 
-    private PurgeWorkerPool(int count, IntFunction<PurgeWorker> worker) {
+    private PurgeWorkerPool(int count, IntFunction<PurgeWorker> worker, PurgeGroupWatch watch) {
+        this.watch = watch;
         try {
             for (int i = 0; i < count; i++) {
                 workers.add(worker.apply(i));
@@ -43,21 +47,41 @@ public final class PurgeWorkerPool implements AutoCloseable {
         }
     }
 
-    /** {@code count} workers inside a writer node: each purges its share of the partitions {@code open} returns. */
+    /**
+     * {@code count} workers inside a writer node: each purges its share of the partitions {@code open} returns, but those
+     * that standalone workers in the purge group hold and purge ({@link PurgeGroupWatch}).
+     */
     public static PurgeWorkerPool following(LobStreamConfig config, LobStoreConfig storeConfig, String idPrefix, MeterRegistry meters,
                                             Supplier<Set<Integer>> open, int count) {
-        PurgeShares shares = new PurgeShares(open, count);
-        return new PurgeWorkerPool(count, i -> PurgeWorker.following(config, storeConfig, idPrefix + "-" + i, meters, () -> shares.of(i)));
+        if (count < 0) {
+            throw new IllegalArgumentException("count " + count);
+        }
+        if (count == 0) { // --purge-workers 0: nothing to stand down, and no admin client
+            return new PurgeWorkerPool(0, i -> null, null);
+        }
+        PurgeGroupWatch watch = new PurgeGroupWatch(config);
+        PurgeShares shares = new PurgeShares(() -> {
+            Set<Integer> mine = new HashSet<>(open.get());
+            mine.removeAll(watch.standDownFrom());
+            return mine;
+        }, count);
+        return new PurgeWorkerPool(count, i -> PurgeWorker.following(config, storeConfig, idPrefix + "-" + i, meters, () -> shares.of(i)),
+                watch);
     }
 
     /** {@code count} members of the purge group, which splits the partitions between them. */
     public static PurgeWorkerPool subscribed(LobStreamConfig config, LobStoreConfig storeConfig, String idPrefix, MeterRegistry meters,
                                              int count) {
-        return new PurgeWorkerPool(count, i -> PurgeWorker.subscribed(config, storeConfig, idPrefix + "-" + i, 0, meters));
+        return new PurgeWorkerPool(count, i -> PurgeWorker.subscribed(config, storeConfig, idPrefix + "-" + i, 0, meters), null);
     }
 
     public List<PurgeWorker> workers() {
         return List.copyOf(workers);
+    }
+
+    /** The partitions these workers, inside a node, leave to standalone workers in the purge group. */
+    public Set<Integer> standingDownFrom() {
+        return watch == null ? Set.of() : watch.standDownFrom();
     }
 
     @Override
@@ -74,6 +98,9 @@ public final class PurgeWorkerPool implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (watch != null) {
+            watch.close();
         }
     }
 }

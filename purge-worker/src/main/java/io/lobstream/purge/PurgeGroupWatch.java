@@ -1,0 +1,135 @@
+package io.lobstream.purge;
+
+import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.schema.LobStreamConfig.ClientKind;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.MemberDescription;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
+
+/**
+ * Which partitions standalone purge workers ({@code lobstream purge}, members of the purge group) hold, for a node's own
+ * workers to stand down from. A node's workers are no members: they assign themselves the node's partitions. The group
+ * gives its members every partition, so a node's worker purging beside them would read and reclaim each undo record a
+ * second time (the writer ignores the second reclaim) and commit the group's offsets under theirs. So an operator scales
+ * purge out by starting workers, and back in by stopping them: the node's take their partitions up again from the
+ * group's offsets once no member holds them.
+ *
+ * <p>A member that lacks a partition's tablespace (several nodes, each with its own data directory: the README's "use it
+ * with one node") keeps the partition paused and commits nothing for it: {@link MemberHolds} tells it from one that purges.
+ */
+final class PurgeGroupWatch implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PurgeGroupWatch.class);
+    /** How often the group is described: a member that joined is purged beside for about this long at most. */
+    static final Duration EVERY = Duration.ofSeconds(5);
+    private final Admin admin;
+    private final String group;
+    private final String undoTopic;
+    private final ScheduledExecutorService timer;
+    /** The timer thread's alone. */
+    private final MemberHolds holds;
+    private volatile Set<Integer> standDown = Set.of();
+
+    PurgeGroupWatch(LobStreamConfig config) {
+        this.group = config.get(LobStreamConfig.PURGE_GROUP);
+        this.undoTopic = config.topics().undoHistory();
+        this.holds = new MemberHolds(group, MemberHolds.STALLED);
+        this.admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "purge-group-watch");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.scheduleWithFixedDelay(this::check, 0, EVERY.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The partitions standalone workers held and purged at the last answer (none before it, or with the cluster away). */
+    Set<Integer> standDownFrom() {
+        return standDown;
+    }
+
+    private void check() {
+        try {
+            Map<Integer, String> holders = holders();
+            Map<Integer, Long> committed = new HashMap<>();
+            Map<Integer, Long> ends = new HashMap<>();
+            if (!holders.isEmpty()) {
+                Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                        .get(EVERY.toMillis(), TimeUnit.MILLISECONDS);
+                offsets.forEach((tp, o) -> {
+                    if (tp.topic().equals(undoTopic) && o != null) {
+                        committed.put(tp.partition(), o.offset());
+                    }
+                });
+                Map<TopicPartition, OffsetSpec> latest = holders.keySet().stream()
+                        .collect(Collectors.toMap(p -> new TopicPartition(undoTopic, p), p -> OffsetSpec.latest()));
+                admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
+                        .get(EVERY.toMillis(), TimeUnit.MILLISECONDS).forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
+            }
+            Set<Integer> now = holds.standDownFrom(holders, committed, ends, System.nanoTime());
+            if (!now.equals(standDown) && now.isEmpty()) {
+                log.info("purge group {}: no standalone worker holds this node's partitions now, its purge workers purge them", group);
+            } else if (!now.equals(standDown)) {
+                log.info("purge group {}: standalone workers hold undo-history partitions {}, this node's purge workers stand down "
+                        + "from them (a node whose purge they do runs with --purge-workers 0)", group, new TreeSet<>(now));
+            }
+            standDown = Set.copyOf(now);
+        } catch (ExecutionException e) {
+            log.debug("cannot describe purge group {}: {}", group, e.getCause().toString()); // the last answer holds
+        } catch (TimeoutException e) {
+            log.debug("purge group {} not described within {}", group, EVERY);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Each undo-history partition that a member of the group holds, and the member. */
+    private Map<Integer, String> holders() throws ExecutionException, InterruptedException, TimeoutException {
+        Map<Integer, String> holders = new HashMap<>();
+        try {
+            for (MemberDescription m : admin.describeConsumerGroups(List.of(group)).describedGroups().get(group)
+                    .get(EVERY.toMillis(), TimeUnit.MILLISECONDS).members()) {
+                for (TopicPartition tp : m.assignment().topicPartitions()) {
+                    if (tp.topic().equals(undoTopic)) {
+                        holders.put(tp.partition(), m.consumerId());
+                    }
+                }
+            }
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof GroupIdNotFoundException)) {
+                throw e;
+            }
+        }
+        return holders;
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        try {
+            timer.awaitTermination(EVERY.toMillis() + 1_000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        admin.close(Duration.ofSeconds(5));
+    }
+}
