@@ -88,8 +88,25 @@ public final class LobStreamCli implements Runnable {
                     boolean badConfig = java.util.stream.Stream.<Throwable>iterate(e, java.util.Objects::nonNull, Throwable::getCause)
                             .anyMatch(t -> t instanceof ConfigException // node wraps what stops its start
                                     || t instanceof org.apache.kafka.common.config.ConfigException); // a lob.streams.* value
-                    return badConfig ? CommandLine.ExitCode.USAGE : CommandLine.ExitCode.SOFTWARE;
+                    int exit = badConfig ? CommandLine.ExitCode.USAGE : CommandLine.ExitCode.SOFTWARE;
+                    jsonError(cmd, said, exit);
+                    return exit;
                 });
+    }
+
+    /**
+     * With {@code --json}, a command that failed still ends with one JSON object on the last line of stdout, as one that
+     * ran does (DESIGN: scripts read it): {@code {"error": ..., "exit_code": ...}}, where the summary would have been.
+     */
+    private static void jsonError(CommandLine cmd, String error, int exit) {
+        CommandLine.Model.OptionSpec json = cmd.getCommandSpec().findOption("--json");
+        if (json != null && Boolean.TRUE.equals(json.getValue())) {
+            com.fasterxml.jackson.databind.node.ObjectNode o = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+            o.put("error", error);
+            o.put("exit_code", exit);
+            cmd.getOut().println(o);
+            cmd.getOut().flush();
+        }
     }
 
     /** Java names only the path for the commonest of these ("/x/y.part"): say what is wrong with it. */

@@ -120,6 +120,21 @@ class LobStreamCliTest {
         assertThat(new NodeUrl().convert("https://node-1:8443/")).isEqualTo("https://node-1:8443/");
     }
 
+    /** A command that fails with --json still ends with one JSON object on stdout's last line, for the script that reads it. */
+    @Test
+    void aFailedCommandWithJsonEndsWithAJsonError(@TempDir Path dir) throws IOException {
+        assertThat(cli.run("replay", "--json", "--partition", "0", "--data-dir", dir.resolve("r").toString(), "--bootstrap", "127.0.0.1:1",
+                "-c", "default.api.timeout.ms=2000", "-c", "request.timeout.ms=1000")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        List<String> lines = cli.out().lines().toList();
+        com.fasterxml.jackson.databind.JsonNode last = new com.fasterxml.jackson.databind.ObjectMapper().readTree(lines.get(lines.size() - 1));
+        assertThat(last.path("exit_code").asInt()).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(last.path("error").asText()).isNotBlank();
+        assertThat(cli.err()).contains("lobstream replay: " + last.path("error").asText());
+        assertThat(cli.run("replay", "--partition", "0", "--data-dir", dir.resolve("r2").toString(), "--bootstrap", "127.0.0.1:1",
+                "-c", "default.api.timeout.ms=2000", "-c", "request.timeout.ms=1000")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(cli.out().lines().count()).as("nothing on stdout without --json").isEqualTo(lines.size());
+    }
+
     @Test
     void benchWithoutABenchmarkIsAUsageError() {
         assertThat(cli.run("bench")).isEqualTo(CommandLine.ExitCode.USAGE);
