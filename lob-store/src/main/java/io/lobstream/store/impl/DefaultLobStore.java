@@ -853,29 +853,45 @@ public final class DefaultLobStore implements LobStore {
 
     /** Releases a pin; the last one out frees the versions whose reclaim was deferred for it. */
     private void unpin(VersionEntry entry) {
-        // the publish latch, not just the LOB's: a deferred reclaim writes the index, which fsck and close exclude
-        try (Latches.Held latch = latches.publish(entry.lobId())) {
-            if (!pins.unpin(entry.lobId(), entry.version()) || closed) {
-                return;
-            }
-            List<VersionEntry> due = new ArrayList<>();
-            for (VersionEntry pending : index.pendingOf(entry.lobId())) {
-                if (pending.reclaimRequested() && !pins.holds(pending)) {
-                    due.add(pending);
+        try {
+            // first the LOB's latch and the tablespace latch shared (close excludes it, and the index is read): a read that
+            // ends mostly frees nothing, and with lob.optimistic.update off the publish latch is the tablespace latch
+            // exclusive, which would queue it, and every read after it, behind the page phase of a write in progress
+            try (Latches.Held ts = latches.tablespaceShared(); Latches.Held latch = latches.lob(entry.lobId())) {
+                if (!pins.unpin(entry.lobId(), entry.version()) || closed || dueAfterUnpin(entry.lobId()).isEmpty()) {
+                    return;
                 }
             }
-            if (config.sync() && due.stream().anyMatch(p -> p.cause() == VersionEntry.Cause.RELOCATE)) {
-                // as relocate() does before it frees: the move's publish must be on disk before the old copy's pages can
-                // be written again, or a power loss would bring back the old copy as current over another's bytes
-                syncWalNow();
-            }
-            for (VersionEntry pending : due) {
-                freePending(pending, null, true);
+            // the publish latch: a deferred reclaim writes the index, which fsck and close exclude
+            try (Latches.Held latch = latches.publish(entry.lobId())) {
+                if (closed) {
+                    return;
+                }
+                List<VersionEntry> due = dueAfterUnpin(entry.lobId()); // again: a pin, or a reclaim, may have come between
+                if (config.sync() && due.stream().anyMatch(p -> p.cause() == VersionEntry.Cause.RELOCATE)) {
+                    // as relocate() does before it frees: the move's publish must be on disk before the old copy's pages can
+                    // be written again, or a power loss would bring back the old copy as current over another's bytes
+                    syncWalNow();
+                }
+                for (VersionEntry pending : due) {
+                    freePending(pending, null, true);
+                }
             }
         } catch (IOException | UncheckedIOException e) { // (a scan of the index that failed: unchecked)
             // the deferred reclaim stays recorded in the index and is done at the next open
             log.warn("{}: deferred reclaim after unpinning {}@{} failed: {}", name, entry.lobId(), entry.version(), e.toString());
         }
+    }
+
+    /** {@code lobId}'s versions whose reclaim was deferred for readers, and that no pin holds now. */
+    private List<VersionEntry> dueAfterUnpin(String lobId) throws IOException {
+        List<VersionEntry> due = new ArrayList<>();
+        for (VersionEntry pending : index.pendingOf(lobId)) {
+            if (pending.reclaimRequested() && !pins.holds(pending)) {
+                due.add(pending);
+            }
+        }
+        return due;
     }
 
     @Override

@@ -150,6 +150,51 @@ class DefaultLobStoreTest {
         }
     }
 
+    /**
+     * With lob.optimistic.update off a publish takes the tablespace latch exclusively. A read that ends and frees nothing
+     * does not take it: it waited behind the page phase of a write in progress, and every read begun after it too.
+     */
+    @Test
+    @Timeout(60)
+    void aReadEndsWhileAPessimisticWriteWritesItsPages() throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        LobStoreConfig pessimistic = new LobStoreConfig(Map.of("lob.page.size", 4096, "lob.optimistic.update", false));
+        try (DefaultLobStore store = DefaultLobStore.open(dir, pessimistic)) {
+            byte[] a = bytes(10_000, 1);
+            put(store, "a", a);
+            LobReadHandle reader = store.open("a").orElseThrow();
+            CountDownLatch reading = new CountDownLatch(1);
+            CountDownLatch go = new CountDownLatch(1);
+            byte[] v = bytes(100_000, 2);
+            InputStream stalled = new FilterInputStream(new ByteArrayInputStream(v)) {
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    reading.countDown();
+                    try {
+                        go.await(); // the put's pages are written under the tablespace latch, shared (latch downgrade)
+                    } catch (InterruptedException e) {
+                        throw new java.io.InterruptedIOException();
+                    }
+                    return super.read(b, off, len);
+                }
+            };
+            Future<WriteResult> put = threads.submit(() -> store.put("b", stalled, v.length, null, null));
+            assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
+            try {
+                assertSameBytes(reader.stream(0, reader.length()).readAllBytes(), a);
+                threads.submit(reader::close).get(10, TimeUnit.SECONDS);
+                assertSameBytes(read(store, "a"), a); // a read after it, too
+            } finally {
+                go.countDown();
+            }
+            put.get();
+            assertSameBytes(read(store, "b"), v);
+            assertThat(store.fsck(true).ok()).isTrue();
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
     @Test
     void aValueLargerThanRootReferencesUsesIndexPages() throws IOException {
         // 4 KiB pages, prealloc off and a fragmented file: many extents force index pages
