@@ -6,11 +6,11 @@
 # transaction's timeout. Each replica (docker compose up --scale purge=N) has a hostname of its own,
 # unless the containers share one (network_mode: host, a fixed hostname:): give each --worker-id then.
 set -e
-if [ "${1:-}" = purge ]; then
-  case " $* " in
-    *" --worker-id"*) ;;
-    *) shift; set -- purge "--worker-id=${HOSTNAME:-$(hostname)}" "$@" ;; # right after the command, before any --
-  esac
+# Passed as the variable `purge` reads when --worker-id is not given, not as an added argument: one given in an
+# @FILE argument file would then be given twice, which the CLI refuses.
+if [ "${1:-}" = purge ] && [ -z "${LOBSTREAM_PURGE_WORKER_ID:-}" ]; then
+  LOBSTREAM_PURGE_WORKER_ID="${HOSTNAME:-$(hostname)}"
+  export LOBSTREAM_PURGE_WORKER_ID
 fi
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options, split on purpose
 # out of memory, the container ends (its restart policy starts it again) rather than run on with dead threads

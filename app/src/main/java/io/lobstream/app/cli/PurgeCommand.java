@@ -40,7 +40,10 @@ final class PurgeCommand implements Runnable {
     @Option(names = "--data-dir", converter = DataDir.class, description = "The node's data directory (sets lob.data.dir; default: " + LobStreamConfig.DEFAULT_DATA_DIR + ").")
     Path dataDir;
 
-    @Option(names = "--worker-id", description = "Stable id of this worker (its transactional id is lob.purge.group-ID); default: random.")
+    /** The image's entry point sets the variable to the container's hostname: an argument it added could repeat one in an @FILE. */
+    @Option(names = "--worker-id", defaultValue = "${env:LOBSTREAM_PURGE_WORKER_ID}",
+            description = "Stable id of this worker (its transactional id is lob.purge.group-ID); default: $LOBSTREAM_PURGE_WORKER_ID, "
+                    + "else random.")
     String workerId;
 
     @Option(names = "--read-latency", paramLabel = "DURATION",
@@ -67,7 +70,10 @@ final class PurgeCommand implements Runnable {
                     + ": a port (0 to 65535, 0 = any free one), or -1 for none");
         }
         if (workerId != null && workerId.isBlank()) { // an unset $ID: every such worker the same transactional id, fencing each other
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--worker-id must not be empty (leave it out for a random one)");
+            if (spec.commandLine().getParseResult().hasMatchedOption("--worker-id")) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--worker-id must not be empty (leave it out for a random one)");
+            }
+            workerId = null; // an empty LOBSTREAM_PURGE_WORKER_ID: random
         }
         LobStreamConfig cfg = cluster.streamConfig(dataDir == null ? null : dataDir.toString());
         Path tablespaces = Path.of(cfg.get(LobStreamConfig.DATA_DIR)).resolve("tablespaces");
