@@ -11,21 +11,30 @@ import java.util.Set;
 
 /**
  * Which partitions held by standalone purge workers a node's workers stand down from ({@link PurgeGroupWatch}): every
- * one a member holds, but one it has held with undo records past its committed offset for {@link #STALLED} without
- * committing for it. Such a member lacks the partition's tablespace (it keeps the partition paused), and the node purges
- * the partition again until the group gives it to another member.
+ * one a member holds, but one it has held with undo records past the group's offset for {@link #STALLED} without
+ * committing for it. Such a member lacks the partition's tablespace (it keeps the partition paused), or cannot purge
+ * for now (the registry away: its transactions abort). The node then purges that partition for {@link #STALLED}, and
+ * stands down again to see whether the member purges now: a member whose trouble passed gets its partition back, and
+ * one that lacks the tablespace leaves it to the node half the time, each undo record reclaimed once all the same
+ * (a reclaim the writer has applied is ignored when it comes again).
  */
 final class MemberHolds {
     private static final Logger log = LoggerFactory.getLogger(MemberHolds.class);
     /**
-     * How long a member may hold a partition with undo records past its committed offset, committing nothing for it,
-     * before the node purges it again: well past a worker's transaction budget (half the transaction timeout, 30 s by
-     * default), within which a member that purges commits.
+     * How long a member may hold a partition with undo records past the group's offset, committing nothing for it,
+     * before the node purges it, and how long the node then does: well past a worker's transaction budget (half the
+     * transaction timeout, 30 s by default), within which a member that purges commits.
      */
     static final Duration STALLED = Duration.ofMinutes(2);
 
-    /** A member's hold of a partition: since when its committed offset stood where it stands, and whether it stalled there. */
-    private record Holding(String member, long committed, long sinceNanos, boolean stalled) {
+    /**
+     * A member's hold of a partition: the group's offset there when last seen to move (or the partition found with
+     * nothing to purge), and when; or, taken back, until when the node purges it.
+     */
+    private record Holding(String member, long offset, long sinceNanos, long takenUntilNanos) {
+        boolean taken(long nowNanos) {
+            return takenUntilNanos != 0 && nowNanos - takenUntilNanos < 0;
+        }
     }
 
     private final String group;
@@ -40,29 +49,36 @@ final class MemberHolds {
     /**
      * @param holders   each undo-history partition a member holds, and the member
      * @param committed the group's committed offset of each partition that has one
+     * @param starts    each held partition's log start offset, where a member without a committed offset begins
      * @param ends      each held partition's last stable offset
      * @return the partitions to stand down from
      */
-    Set<Integer> standDownFrom(Map<Integer, String> holders, Map<Integer, Long> committed, Map<Integer, Long> ends, long nowNanos) {
+    Set<Integer> standDownFrom(Map<Integer, String> holders, Map<Integer, Long> committed, Map<Integer, Long> starts,
+                               Map<Integer, Long> ends, long nowNanos) {
         holdings.keySet().retainAll(holders.keySet());
         Set<Integer> out = new HashSet<>();
         holders.forEach((p, member) -> {
-            long at = committed.getOrDefault(p, -1L);
+            long at = committed.getOrDefault(p, starts.getOrDefault(p, 0L));
+            boolean idle = at >= ends.getOrDefault(p, Long.MAX_VALUE); // nothing past the group's offset
             Holding h = holdings.get(p);
             if (h == null || !h.member().equals(member)) {
-                h = new Holding(member, at, nowNanos, false);
-            } else if (!h.stalled() && (at != h.committed() || at >= ends.getOrDefault(p, Long.MAX_VALUE))) {
-                h = new Holding(member, at, nowNanos, false); // it purges, or has nothing to purge
-            } else if (!h.stalled() && nowNanos - h.sinceNanos() >= stalledNanos) {
-                log.warn("purge group {}: member {} has held undo-history partition {} for {} s with undo records past its "
-                        + "committed offset {} and committed nothing: it lacks that tablespace (several nodes?); this node purges "
-                        + "it again", group, member, p, Duration.ofNanos(nowNanos - h.sinceNanos()).toSeconds(), at);
-                h = new Holding(member, at, h.sinceNanos(), true);
+                h = new Holding(member, at, nowNanos, 0);
+            } else if (h.taken(nowNanos)) {
+                holdings.put(p, h);
+                return; // the node's for now
+            } else if (h.takenUntilNanos() != 0 || at != h.offset() || idle) {
+                h = new Holding(member, at, nowNanos, 0); // given back to see, or it purges, or there is nothing to purge
+            } else if (nowNanos - h.sinceNanos() >= stalledNanos) {
+                log.warn("purge group {}: member {} has held undo-history partition {} for {} s with undo records past the "
+                        + "group's offset {} and committed nothing (it lacks that tablespace, or cannot purge now); this node "
+                        + "purges it for the next {} s", group, member, p, Duration.ofNanos(nowNanos - h.sinceNanos()).toSeconds(), at,
+                        Duration.ofNanos(stalledNanos).toSeconds());
+                h = new Holding(member, at, h.sinceNanos(), nowNanos + stalledNanos);
+                holdings.put(p, h);
+                return;
             }
             holdings.put(p, h);
-            if (!h.stalled()) {
-                out.add(p);
-            }
+            out.add(p);
         });
         return out;
     }

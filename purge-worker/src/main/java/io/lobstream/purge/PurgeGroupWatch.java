@@ -71,6 +71,7 @@ final class PurgeGroupWatch implements AutoCloseable {
         try {
             Map<Integer, String> holders = holders();
             Map<Integer, Long> committed = new HashMap<>();
+            Map<Integer, Long> starts = new HashMap<>();
             Map<Integer, Long> ends = new HashMap<>();
             if (!holders.isEmpty()) {
                 Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
@@ -80,12 +81,10 @@ final class PurgeGroupWatch implements AutoCloseable {
                         committed.put(tp.partition(), o.offset());
                     }
                 });
-                Map<TopicPartition, OffsetSpec> latest = holders.keySet().stream()
-                        .collect(Collectors.toMap(p -> new TopicPartition(undoTopic, p), p -> OffsetSpec.latest()));
-                admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
-                        .get(EVERY.toMillis(), TimeUnit.MILLISECONDS).forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
+                offsets(holders.keySet(), OffsetSpec.earliest(), starts);
+                offsets(holders.keySet(), OffsetSpec.latest(), ends);
             }
-            Set<Integer> now = holds.standDownFrom(holders, committed, ends, System.nanoTime());
+            Set<Integer> now = holds.standDownFrom(holders, committed, starts, ends, System.nanoTime());
             if (!now.equals(standDown) && now.isEmpty()) {
                 log.info("purge group {}: no standalone worker holds this node's partitions now, its purge workers purge them", group);
             } else if (!now.equals(standDown)) {
@@ -100,6 +99,14 @@ final class PurgeGroupWatch implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Puts the offset {@code spec} names of each of {@code partitions} of undo-history into {@code into}, as read_committed. */
+    private void offsets(Set<Integer> partitions, OffsetSpec spec, Map<Integer, Long> into)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        Map<TopicPartition, OffsetSpec> which = partitions.stream().collect(Collectors.toMap(p -> new TopicPartition(undoTopic, p), p -> spec));
+        admin.listOffsets(which, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
+                .get(EVERY.toMillis(), TimeUnit.MILLISECONDS).forEach((tp, info) -> into.put(tp.partition(), info.offset()));
     }
 
     /** Each undo-history partition that a member of the group holds, and the member. */

@@ -366,7 +366,7 @@ public final class LobStreamConfig {
                 }
             }
         });
-        for (String address : bootstrap().split(",")) {
+        for (String address : bootstrap().contains("${") ? new String[0] : bootstrap().split(",")) {
             String a = address.strip();
             if (!a.isEmpty() && (Utils.getHost(a) == null || Utils.getPort(a) == null)) {
                 throw new ConfigException(BOOTSTRAP.name() + "=" + bootstrap() + ": " + a + " is no host:port");

@@ -123,6 +123,7 @@ class LobStreamConfigTest {
         // good values pass, and one a config provider resolves is left to the client
         assertThat(new LobStreamConfig(Map.of("linger.ms", "7", "lob.producer.acks", "all", "request.timeout.ms", "${env:T}",
                 "bootstrap.servers", "a:9092,[::1]:9093")).originals()).hasSize(4);
+        assertThat(new LobStreamConfig(Map.of("bootstrap.servers", "${env:KAFKA}")).bootstrap()).isEqualTo("${env:KAFKA}");
     }
 
     /** A serde class that is missing, or no serializer or deserializer, is a bad setting of its key (exit 2), not a failure. */

@@ -86,26 +86,30 @@ public final class LobStreamCli implements Runnable {
                     }
                     // 2 for a bad argument, as picocli gives: a configuration value (-c) that a key does not take counts as one
                     boolean badConfig = java.util.stream.Stream.<Throwable>iterate(e, java.util.Objects::nonNull, Throwable::getCause)
-                            .anyMatch(t -> t instanceof ConfigException // node wraps what stops its start
-                                    || t instanceof org.apache.kafka.common.config.ConfigException); // a lob.streams.* value
-                    int exit = badConfig ? CommandLine.ExitCode.USAGE : CommandLine.ExitCode.SOFTWARE;
-                    jsonError(cmd, said, exit);
-                    return exit;
+                            .anyMatch(t -> t instanceof ConfigException); // node wraps what stops its start
+                    if (badConfig) {
+                        return CommandLine.ExitCode.USAGE;
+                    }
+                    // not Kafka's own ConfigException, whose "No resolvable bootstrap urls" is a DNS name not there yet
+                    // (a container started before the broker's): LobStreamConfig checks the values as Kafka would
+                    jsonError(cmd.getOut(), cmd, said, CommandLine.ExitCode.SOFTWARE);
+                    return CommandLine.ExitCode.SOFTWARE;
                 });
     }
 
     /**
-     * With {@code --json}, a command that failed still ends with one JSON object on the last line of stdout, as one that
-     * ran does (DESIGN: scripts read it): {@code {"error": ..., "exit_code": ...}}, where the summary would have been.
+     * With {@code --json}, a command that failed at run time (exit 1) still ends with one JSON object on the last line of
+     * stdout, as one that ran does (DESIGN: scripts read it): {@code {"error": ..., "exit_code": ...}}, where the summary
+     * would have been. A bad argument (exit 2) prints usage on stderr alone.
      */
-    private static void jsonError(CommandLine cmd, String error, int exit) {
+    static void jsonError(java.io.PrintWriter out, CommandLine cmd, String error, int exit) {
         CommandLine.Model.OptionSpec json = cmd.getCommandSpec().findOption("--json");
         if (json != null && Boolean.TRUE.equals(json.getValue())) {
             com.fasterxml.jackson.databind.node.ObjectNode o = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
             o.put("error", error);
             o.put("exit_code", exit);
-            cmd.getOut().println(o);
-            cmd.getOut().flush();
+            out.println(o);
+            out.flush();
         }
     }
 

@@ -64,6 +64,7 @@ final class StatusCommand implements Callable<Integer> {
                         break; // it answered before, not running: that answer, and exit 3
                     }
                     System.err.println("lobstream status: " + e.getMessage());
+                    LobStreamCli.jsonError(spec.commandLine().getOut(), spec.commandLine(), e.getMessage(), 1);
                     return 1;
                 }
             }

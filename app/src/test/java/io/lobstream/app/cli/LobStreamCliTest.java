@@ -133,6 +133,15 @@ class LobStreamCliTest {
         assertThat(cli.run("replay", "--partition", "0", "--data-dir", dir.resolve("r2").toString(), "--bootstrap", "127.0.0.1:1",
                 "-c", "default.api.timeout.ms=2000", "-c", "request.timeout.ms=1000")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
         assertThat(cli.out().lines().count()).as("nothing on stdout without --json").isEqualTo(lines.size());
+        // status says why itself, and returns 1
+        assertThat(cli.run("status", "--json", "--node", "http://127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        lines = cli.out().lines().toList();
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(lines.get(lines.size() - 1)).path("exit_code").asInt())
+                .isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        // a bad argument: usage on stderr alone
+        assertThat(cli.run("replay", "--json", "--partition", "0", "--data-dir", dir.resolve("r3").toString(), "--bootstrap", "127.0.0.1:1",
+                "-c", "linger.ms=abc")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.out().lines().count()).isEqualTo(lines.size());
     }
 
     @Test
