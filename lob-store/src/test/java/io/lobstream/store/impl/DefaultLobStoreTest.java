@@ -110,6 +110,25 @@ class DefaultLobStoreTest {
     }
 
     /**
+     * {@code v}, which says it is read ({@code reading}) at its first read, and waits for {@code go} there: a put of it holds
+     * the tablespace latch shared, as a write's page phase does (latch downgrade), until then.
+     */
+    static InputStream stalled(byte[] v, CountDownLatch reading, CountDownLatch go) {
+        return new FilterInputStream(new ByteArrayInputStream(v)) {
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                reading.countDown();
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    throw new java.io.InterruptedIOException();
+                }
+                return super.read(b, off, len);
+            }
+        };
+    }
+
+    /**
      * An fsck says it is checking while it waits for the exclusive latch, as much as while it holds it: a read begun then
      * would wait behind it (the HTTP API answers such a read 503 rather than keep a thread on it).
      */
@@ -123,18 +142,7 @@ class DefaultLobStoreTest {
             CountDownLatch reading = new CountDownLatch(1);
             CountDownLatch go = new CountDownLatch(1);
             byte[] v = bytes(100_000, 2);
-            InputStream stalled = new FilterInputStream(new ByteArrayInputStream(v)) {
-                @Override
-                public int read(byte[] b, int off, int len) throws IOException {
-                    reading.countDown();
-                    try {
-                        go.await(); // the put's pages are written under the tablespace latch, shared
-                    } catch (InterruptedException e) {
-                        throw new java.io.InterruptedIOException();
-                    }
-                    return super.read(b, off, len);
-                }
-            };
+            InputStream stalled = stalled(v, reading, go);
             Future<WriteResult> put = threads.submit(() -> store.put("during", stalled, v.length, null, null));
             assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
             Future<FsckReport> fsck = threads.submit(() -> store.fsck(false));
@@ -166,18 +174,7 @@ class DefaultLobStoreTest {
             CountDownLatch reading = new CountDownLatch(1);
             CountDownLatch go = new CountDownLatch(1);
             byte[] v = bytes(100_000, 2);
-            InputStream stalled = new FilterInputStream(new ByteArrayInputStream(v)) {
-                @Override
-                public int read(byte[] b, int off, int len) throws IOException {
-                    reading.countDown();
-                    try {
-                        go.await(); // the put's pages are written under the tablespace latch, shared (latch downgrade)
-                    } catch (InterruptedException e) {
-                        throw new java.io.InterruptedIOException();
-                    }
-                    return super.read(b, off, len);
-                }
-            };
+            InputStream stalled = stalled(v, reading, go);
             Future<WriteResult> put = threads.submit(() -> store.put("b", stalled, v.length, null, null));
             assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
             try {
