@@ -12,9 +12,11 @@ import org.rocksdb.DBOptions;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.InfoLogLevel;
 import org.rocksdb.Options;
+import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
 import org.rocksdb.Status;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
@@ -408,15 +410,39 @@ public final class LobIndex implements Closeable {
 
     /** The versions of {@code lobId} pending purge, oldest first. */
     public List<VersionEntry> pendingOf(String lobId) {
-        byte[] prefix = lengthPrefixed(lobId, 0).array();
         List<VersionEntry> out = new ArrayList<>();
-        try (RocksIterator it = db.newIterator(pending)) {
+        forEachWithPrefix(pending, lengthPrefixed(lobId, 0).array(), (k, v) -> out.add(VersionEntry.decode(v)));
+        return out;
+    }
+
+    /**
+     * Each entry of {@code cf} whose key starts with {@code prefix}, in key order. The iterator is bounded at the first key
+     * past the prefix: unbounded, its seek walks every deleted key up to the next live one, and in {@code pending}, which
+     * purge empties as fast as writes fill it, a LOB without history (every read's unpin asks) has thousands of them after
+     * its place until compaction drops them.
+     */
+    private void forEachWithPrefix(ColumnFamilyHandle cf, byte[] prefix, java.util.function.BiConsumer<byte[], byte[]> action) {
+        byte[] bound = successor(prefix);
+        try (Slice upper = bound == null ? null : new Slice(bound);
+             ReadOptions options = upper == null ? new ReadOptions() : new ReadOptions().setIterateUpperBound(upper);
+             RocksIterator it = db.newIterator(cf, options)) {
             for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
-                out.add(VersionEntry.decode(it.value()));
+                action.accept(it.key(), it.value());
             }
             ended(it);
         }
-        return out;
+    }
+
+    /** The least key past every key that starts with {@code prefix} (bytewise, unsigned), or null if there is none (all 0xFF). */
+    static byte[] successor(byte[] prefix) {
+        for (int i = prefix.length - 1; i >= 0; i--) {
+            if (prefix[i] != (byte) 0xFF) {
+                byte[] next = Arrays.copyOf(prefix, i + 1);
+                next[i]++;
+                return next;
+            }
+        }
+        return null;
     }
 
     private static boolean startsWith(byte[] key, byte[] prefix) {
@@ -499,12 +525,7 @@ public final class LobIndex implements Closeable {
     public Map<String, byte[]> metaWithPrefix(String prefix) {
         byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
         Map<String, byte[]> out = new TreeMap<>();
-        try (RocksIterator it = db.newIterator(meta)) {
-            for (it.seek(p); it.isValid() && startsWith(it.key(), p); it.next()) {
-                out.put(new String(it.key(), p.length, it.key().length - p.length, StandardCharsets.UTF_8), it.value());
-            }
-            ended(it);
-        }
+        forEachWithPrefix(meta, p, (k, v) -> out.put(new String(k, p.length, k.length - p.length, StandardCharsets.UTF_8), v));
         return out;
     }
 

@@ -46,6 +46,16 @@ class LobIndexScanTest {
                 .hasStackTraceContaining("the index could not be read to the end of a scan");
     }
 
+    /** A prefix scan is bounded at the least key past the prefix, bytewise and unsigned; a prefix of 0xFF bytes has none. */
+    @Test
+    void aPrefixScanEndsAtTheLeastKeyPastThePrefix() {
+        assertThat(LobIndex.successor(new byte[]{0, 3, 'a', 'b', 'c'})).containsExactly(0, 3, 'a', 'b', 'd');
+        assertThat(LobIndex.successor(new byte[]{1, (byte) 0x7F})).containsExactly(1, (byte) 0x80);
+        assertThat(LobIndex.successor(new byte[]{1, (byte) 0xFE, (byte) 0xFF})).containsExactly(1, (byte) 0xFF);
+        assertThat(LobIndex.successor(new byte[]{(byte) 0xFF, (byte) 0xFF})).isNull();
+        assertThat(LobIndex.successor(new byte[0])).isNull();
+    }
+
     private static long size(Path f) {
         try {
             return Files.size(f);
