@@ -54,6 +54,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongUnaryOperator;
 import java.util.function.Predicate;
@@ -117,6 +118,10 @@ public final class DefaultLobStore implements LobStore {
 
     private final Latches latches;
     private final Pins pins;
+    /** Reclaims deferred for readers since the store opened ({@link #reclaim}). */
+    private final AtomicLong reclaimsDeferred = new AtomicLong();
+    /** {@link #reclaimsDeferred} when a scan past pin leases last found none waiting: equal, there is none to look for. */
+    private volatile long reclaimsDeferredSettled;
     private final Compactor compactor;
     private final TablespaceUsage usage;
     private final Backpressure backpressure;
@@ -683,6 +688,7 @@ public final class DefaultLobStore implements LobStore {
                     SourceMarks.applied(index, batch, mark);
                     index.write(batch);
                 }
+                reclaimsDeferred.incrementAndGet();
                 return ReclaimOutcome.DEFERRED;
             }
             freePending(e, mark, source == null);
@@ -896,6 +902,12 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public int reclaimPastPinLeases() throws IOException {
+        long seen = reclaimsDeferred.get();
+        if (seen == reclaimsDeferredSettled) {
+            // no reclaim deferred since a scan found none waiting (a store opens with none: recovery frees them): the scan
+            // reads every pending version, which with purge away (history growing at the slowed rate) is millions
+            return 0;
+        }
         List<VersionEntry> deferred = new ArrayList<>();
         forEachPending(e -> {
             if (e.reclaimRequested()) {
@@ -903,6 +915,7 @@ public final class DefaultLobStore implements LobStore {
             }
         });
         int freed = 0;
+        int waiting = 0;
         for (VersionEntry e : deferred) {
             try (Latches.Held latch = openPublishing(e.lobId())) {
                 Optional<VersionEntry> still = index.pending(e.lobId(), e.version());
@@ -913,8 +926,13 @@ public final class DefaultLobStore implements LobStore {
                             + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
                     freePending(still.get(), null, true);
                     freed++;
+                } else if (still.isPresent() && still.get().reclaimRequested() && still.get().cause() != VersionEntry.Cause.RELOCATE) {
+                    waiting++; // pinned within its lease still
                 }
             }
+        }
+        if (waiting == 0) {
+            reclaimsDeferredSettled = seen;
         }
         return freed;
     }
