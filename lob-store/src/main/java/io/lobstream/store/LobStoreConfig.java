@@ -34,7 +34,8 @@ public final class LobStoreConfig {
     public static final ConfigKey<Boolean> OPTIMISTIC_UPDATE = ConfigKey.bool("lob.optimistic.update", true,
             "An update publishes its new version under the LOB's latch with the tablespace latch shared, checking that the "
                     + "version it replaces is the one it read (compare-and-set; the LOB's write latch orders writes to one LOB, so a "
-                    + "conflict is counted, never expected). Off: every publish, reclaim and reader's unpin takes the tablespace latch exclusively.");
+                    + "conflict is counted, never expected). Off: every publish and reclaim, and a reader's unpin that frees a reclaim deferred "
+                    + "for it, takes the tablespace latch exclusively.");
     public static final ConfigKey<Boolean> PURGE_PREFETCH = ConfigKey.bool("lob.purge.prefetch", true,
             "Purge reads ahead, asynchronously, the pages of the next undo records. Off: one synchronous read at a time.");
     public static final ConfigKey<Integer> PURGE_PREFETCH_WINDOW = ConfigKey.integer("lob.purge.prefetch.window", 16, 1, 1024,

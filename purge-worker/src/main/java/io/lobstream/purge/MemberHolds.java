@@ -22,8 +22,9 @@ final class MemberHolds {
     private static final Logger log = LoggerFactory.getLogger(MemberHolds.class);
     /**
      * How long a member may hold a partition with undo records past the group's offset, committing nothing for it,
-     * before the node purges it, and how long the node then does: well past a worker's transaction budget (half the
-     * transaction timeout, 30 s by default), within which a member that purges commits.
+     * before the node purges it, and how long the node then does, at the least: well past a worker's transaction budget
+     * (half the transaction timeout, 30 s by default), within which a member that purges commits ({@link PurgeGroupWatch}
+     * takes twice the budget where the timeouts are longer).
      */
     static final Duration STALLED = Duration.ofMinutes(2);
 

@@ -3,10 +3,12 @@ package io.lobstream.purge;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
@@ -24,6 +26,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
@@ -47,12 +50,17 @@ final class PurgeGroupWatch implements AutoCloseable {
     private final ScheduledExecutorService timer;
     /** The timer thread's alone. */
     private final MemberHolds holds;
+    private final Supplier<Set<Integer>> open;
     private volatile Set<Integer> standDown = Set.of();
 
-    PurgeGroupWatch(LobStreamConfig config) {
+    /** @param open the node's open partitions: the only ones it stands down from, or takes back */
+    PurgeGroupWatch(LobStreamConfig config, Supplier<Set<Integer>> open) {
         this.group = config.get(LobStreamConfig.PURGE_GROUP);
         this.undoTopic = config.topics().undoHistory();
-        this.holds = new MemberHolds(group, MemberHolds.STALLED);
+        this.open = open;
+        // a member that purges commits at least once a transaction budget (longer where the user raised the timeouts)
+        Duration stalled = PurgeClients.transactionBudget(config).multipliedBy(2).plus(EVERY);
+        this.holds = new MemberHolds(group, stalled.compareTo(MemberHolds.STALLED) > 0 ? stalled : MemberHolds.STALLED);
         this.admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "purge-group-watch");
@@ -70,6 +78,10 @@ final class PurgeGroupWatch implements AutoCloseable {
     private void check() {
         try {
             Map<Integer, String> holders = holders();
+            if (holders == null) {
+                return; // a rebalance: no member has an assignment until it ends, the last answer holds
+            }
+            holders.keySet().retainAll(open.get());
             Map<Integer, Long> committed = new HashMap<>();
             Map<Integer, Long> starts = new HashMap<>();
             Map<Integer, Long> ends = new HashMap<>();
@@ -109,12 +121,16 @@ final class PurgeGroupWatch implements AutoCloseable {
                 .get(EVERY.toMillis(), TimeUnit.MILLISECONDS).forEach((tp, info) -> into.put(tp.partition(), info.offset()));
     }
 
-    /** Each undo-history partition that a member of the group holds, and the member. */
+    /** Each undo-history partition that a member of the group holds, and the member; null while the group rebalances. */
     private Map<Integer, String> holders() throws ExecutionException, InterruptedException, TimeoutException {
         Map<Integer, String> holders = new HashMap<>();
         try {
-            for (MemberDescription m : admin.describeConsumerGroups(List.of(group)).describedGroups().get(group)
-                    .get(EVERY.toMillis(), TimeUnit.MILLISECONDS).members()) {
+            ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).describedGroups().get(group)
+                    .get(EVERY.toMillis(), TimeUnit.MILLISECONDS);
+            if (d.groupState() != GroupState.STABLE && d.groupState() != GroupState.EMPTY && d.groupState() != GroupState.DEAD) {
+                return null; // (the classic protocol gives members' assignments only while the group is stable)
+            }
+            for (MemberDescription m : d.members()) {
                 for (TopicPartition tp : m.assignment().topicPartitions()) {
                     if (tp.topic().equals(undoTopic)) {
                         holders.put(tp.partition(), m.consumerId());

@@ -59,7 +59,7 @@ public final class PurgeWorkerPool implements AutoCloseable {
         if (count == 0) { // --purge-workers 0: nothing to stand down, and no admin client
             return new PurgeWorkerPool(0, i -> null, null);
         }
-        PurgeGroupWatch watch = new PurgeGroupWatch(config);
+        PurgeGroupWatch watch = new PurgeGroupWatch(config, open);
         PurgeShares shares = new PurgeShares(() -> {
             Set<Integer> mine = new HashSet<>(open.get());
             mine.removeAll(watch.standDownFrom());

@@ -86,12 +86,14 @@ public final class LobStreamCli implements Runnable {
                     }
                     // 2 for a bad argument, as picocli gives: a configuration value (-c) that a key does not take counts as one
                     boolean badConfig = java.util.stream.Stream.<Throwable>iterate(e, java.util.Objects::nonNull, Throwable::getCause)
-                            .anyMatch(t -> t instanceof ConfigException); // node wraps what stops its start
+                            .anyMatch(t -> t instanceof ConfigException // node wraps what stops its start
+                                    // Kafka's own: a lob.streams.* value, which Kafka Streams checks as it starts; but not "No
+                                    // resolvable bootstrap urls", a DNS name not there yet (a container started before the broker's)
+                                    || t instanceof org.apache.kafka.common.config.ConfigException
+                                    && !String.valueOf(t.getMessage()).contains("resolvable"));
                     if (badConfig) {
                         return CommandLine.ExitCode.USAGE;
                     }
-                    // not Kafka's own ConfigException, whose "No resolvable bootstrap urls" is a DNS name not there yet
-                    // (a container started before the broker's): LobStreamConfig checks the values as Kafka would
                     jsonError(cmd.getOut(), cmd, said, CommandLine.ExitCode.SOFTWARE);
                     return CommandLine.ExitCode.SOFTWARE;
                 });
