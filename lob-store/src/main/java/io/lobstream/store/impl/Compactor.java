@@ -38,10 +38,11 @@ import java.util.concurrent.TimeUnit;
  * first-fit allocator refills the lowest holes by itself, and moving versions that are about to be
  * rewritten would only add writes (in {@code bench history} it cost a quarter of the throughput).
  *
- * <p>Finding the highest versions scans the index's current versions: one pass per run, and runs
- * happen only while the holes are above the threshold, and not again after a run that moved nothing until a write,
- * or pages freed (a purge, an unpin), may let one move. With {@code lob.shrink.min.pages} 0 (the file never
- * shrinks) there are none.
+ * <p>Finding the highest versions scans the index's current versions, at most {@link #SCAN_MAX} of them a run: a
+ * pass over more spans runs (ten million LOBs took seconds a pass, every run, on the stream thread), and a write
+ * between two of them starts it again. Runs happen only while the holes are above the threshold, and not again after
+ * a run that moved nothing until a write, or pages freed (a purge, an unpin), may let one move. With
+ * {@code lob.shrink.min.pages} 0 (the file never shrinks) there are none.
  *
  * <p>A run also stops between moves once it has taken {@link #RUN_BUDGET_MS}: each move forces the page file and syncs
  * the index's log, two or three fsyncs, so 512 one-page values could take seconds on a slow disk; the run holds the
@@ -51,6 +52,8 @@ import java.util.concurrent.TimeUnit;
 final class Compactor {
     /** The longest a run goes on moving: a fifth of the node's default compaction interval (lob.compact.interval.ms). */
     static final long RUN_BUDGET_MS = 200;
+    /** Current versions a run reads at most (about 0.1-0.2 s here): a pass over more goes on at the next runs. */
+    static final int SCAN_MAX = 100_000;
 
     private static final Logger log = LoggerFactory.getLogger(Compactor.class);
 
@@ -59,6 +62,9 @@ final class Compactor {
     private final long minFreePages;
     private final int maxPages;
     private final long runBudgetNanos;
+    private final int scanMax;
+    /** The pass over the current versions under way (null: none): the highest found so far, and the last LOB read. */
+    private Pass pass;
     /** Versions the store had issued when the previous run ended: unchanged means no write since. */
     private long versionsSeen = -1;
     /**
@@ -87,6 +93,11 @@ final class Compactor {
     }
 
     Compactor(DefaultLobStore store, double minFreeRatio, long minFreePages, int maxPages, long runBudgetNanos) {
+        this(store, minFreeRatio, minFreePages, maxPages, runBudgetNanos, SCAN_MAX);
+    }
+
+    Compactor(DefaultLobStore store, double minFreeRatio, long minFreePages, int maxPages, long runBudgetNanos, int scanMax) {
+        this.scanMax = scanMax;
         this.store = store;
         this.minFreeRatio = minFreeRatio;
         this.minFreePages = minFreePages;
@@ -101,16 +112,21 @@ final class Compactor {
         // lob.shrink.min.pages 0: the file never shrinks, so a move would only rewrite a value
         if (!idle || maxPages <= 0 || minFreePages <= 0) {
             atFruitlessRun = null;
+            pass = null; // what it found may have moved: from the first again
             return 0;
         }
         StoreStats stats = store.stats();
         Pages pages = new Pages(store.holePages(), stats.pagesFree(), stats.pagesHistory(), stats.pagesLive());
         if (pages.equals(atFruitlessRun) || pages.holes() < Math.max(minFreePages, minFreeRatio * stats.pagesLive())) {
+            pass = null;
             return 0;
         }
         long moved = 0;
         int moves = 0;
         List<VersionEntry> candidates = highest();
+        if (candidates == null) {
+            return 0; // the pass goes on at the next run
+        }
         long start = System.nanoTime(); // after the index scan: the budget is the moves', not the scan's (long on many LOBs)
         for (VersionEntry e : candidates) {
             if (moves > 0 && System.nanoTime() - start >= runBudgetNanos) {
@@ -142,20 +158,39 @@ final class Compactor {
         return moved;
     }
 
-    /** The current versions whose last page is highest, highest first, about {@link #maxPages} pages of them. */
+    /**
+     * The current versions whose last page is highest, highest first, about {@link #maxPages} pages of them; null while
+     * the pass that finds them has more to read (a run reads {@link #scanMax} of them).
+     */
     private List<VersionEntry> highest() {
-        PriorityQueue<VersionEntry> top = new PriorityQueue<>(Comparator.comparingLong(Compactor::endPage));
-        long[] pages = {0};
-        store.forEachCurrent(e -> {
-            top.add(e);
-            pages[0] += e.pageCount();
-            while (pages[0] - top.peek().pageCount() >= maxPages) {
-                pages[0] -= top.poll().pageCount();
-            }
-        });
-        List<VersionEntry> out = new ArrayList<>(top);
+        if (pass == null) {
+            pass = new Pass();
+        }
+        String last = store.forEachCurrentAfter(pass.after, scanMax, pass::add);
+        if (last != null) {
+            pass.after = last;
+            return null;
+        }
+        List<VersionEntry> out = new ArrayList<>(pass.top);
+        pass = null;
         out.sort(Comparator.comparingLong(Compactor::endPage).reversed());
         return out;
+    }
+
+    /** A pass over the current versions: those whose last page is highest, about {@link #maxPages} pages of them. */
+    private final class Pass {
+        private final PriorityQueue<VersionEntry> top = new PriorityQueue<>(Comparator.comparingLong(Compactor::endPage));
+        private long pages;
+        /** The last LOB read (null: none yet). */
+        private String after;
+
+        void add(VersionEntry e) {
+            top.add(e);
+            pages += e.pageCount();
+            while (pages - top.peek().pageCount() >= maxPages) {
+                pages -= top.poll().pageCount();
+            }
+        }
     }
 
     private static long endPage(VersionEntry e) {

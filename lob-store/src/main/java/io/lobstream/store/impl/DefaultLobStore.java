@@ -1036,6 +1036,13 @@ public final class DefaultLobStore implements LobStore {
         }
     }
 
+    /** As {@link LobIndex#forEachCurrentAfter}, under the tablespace latch: compaction's scan, a part at a time. */
+    String forEachCurrentAfter(String after, int max, Consumer<VersionEntry> action) {
+        try (Latches.Held latch = openSharedUnchecked()) {
+            return index.forEachCurrentAfter(after, max, action);
+        }
+    }
+
     @Override
     public void forEachPending(Consumer<VersionEntry> action) {
         try (Latches.Held latch = openSharedUnchecked()) {

@@ -463,6 +463,34 @@ public final class LobIndex implements Closeable {
         return false;
     }
 
+    /**
+     * Up to {@code max} current versions in key order (the lobId's bytes), from the first LOB after {@code after} (null:
+     * from the first), each given to {@code action}.
+     *
+     * @return the last LOB given, or null once the scan has reached the end
+     */
+    public String forEachCurrentAfter(String after, int max, Consumer<VersionEntry> action) {
+        try (RocksIterator it = db.newIterator(current)) {
+            if (after == null) {
+                it.seekToFirst();
+            } else {
+                byte[] from = lobKey(after);
+                it.seek(from);
+                if (it.isValid() && Arrays.equals(it.key(), from)) {
+                    it.next();
+                }
+            }
+            String last = null;
+            for (int read = 0; it.isValid() && read < max; it.next(), read++) {
+                VersionEntry e = VersionEntry.decode(it.value());
+                action.accept(e);
+                last = e.lobId();
+            }
+            ended(it);
+            return it.isValid() ? last : null;
+        }
+    }
+
     public void forEachCurrent(Consumer<VersionEntry> action) {
         forEach(current, v -> action.accept(VersionEntry.decode(v)));
     }

@@ -930,6 +930,42 @@ class DefaultLobStoreTest {
         }
     }
 
+    /** A pass over more current versions than a run reads goes on at the next runs; a write between two starts it again. */
+    @Test
+    void aCompactionPassOverManyLobsSpansRuns() throws IOException {
+        LobStoreConfig config = shrinkConfig(32).with(LobStoreConfig.COMPACT_MAX_PAGES.name(), 100);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config, new SimpleMeterRegistry(), "ts")) {
+            Map<String, byte[]> live = new HashMap<>();
+            for (int i = 0; i < 200; i++) {
+                put(store, "low" + i, bytes(10_000, i));
+            }
+            for (int i = 0; i < 10; i++) {
+                live.put("high" + i, bytes(10_000, 1000 + i));
+                put(store, "high" + i, live.get("high" + i));
+            }
+            for (int i = 0; i < 200; i++) {
+                store.delete("low" + i, null);
+            }
+            drain(store);
+            long pagesEach = current(store, "high0").pageCount();
+            // 3 versions read a run, one move a run
+            Compactor c = new Compactor(store, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages(), 0, 3);
+            assertThat(c.run()).as("the first run notes the writes").isZero();
+            for (int i = 0; i < 3; i++) {
+                assertThat(c.run()).as("10 versions, 3 a run: run %d", i).isZero();
+            }
+            assertThat(c.run()).as("the pass's end").isEqualTo(pagesEach);
+            live.put("w", bytes(100, 7));
+            put(store, "w", live.get("w"));
+            assertThat(c.run()).as("a write").isZero();
+            for (int i = 0; i < 3; i++) {
+                assertThat(c.run()).as("a new pass over 11 versions: run %d", i).isZero();
+            }
+            assertThat(c.run()).as("its end").isEqualTo(pagesEach);
+            assertIntact(store, live);
+        }
+    }
+
     /**
      * Holes a shrink cannot give back (the live versions sit above them) are gathered at the end by
      * compaction and then cut; a reader that pinned a moved version still reads it, and its old
