@@ -242,7 +242,12 @@ final class ChunkedUploads {
 
     /** Idle by both clocks, as {@link LobStore#expireUploads(long, long, long)} says. */
     static Predicate<UploadEntry> idle(long asOfMillis, long wallClockMillis, long idleMillis) {
-        return u -> u.touchedAtMillis() < minus(asOfMillis, idleMillis) && u.appliedAtMillis() < minus(wallClockMillis, idleMillis);
+        return u -> mayBeIdle(u.touchedAtMillis(), u.appliedAtMillis(), asOfMillis, wallClockMillis, idleMillis);
+    }
+
+    /** Whether an upload touched and applied at these times (or later) may be idle: with the least of every upload's, any. */
+    static boolean mayBeIdle(long touchedAtMillis, long appliedAtMillis, long asOfMillis, long wallClockMillis, long idleMillis) {
+        return touchedAtMillis < minus(asOfMillis, idleMillis) && appliedAtMillis < minus(wallClockMillis, idleMillis);
     }
 
     /** {@code t - d}, without wrapping around below Long.MIN_VALUE (a time not known yet) or above Long.MAX_VALUE. */

@@ -566,6 +566,11 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public List<String> expireUploads(long asOfMillis, long wallClockMillis, long idleMillis) throws IOException {
         Predicate<UploadEntry> idle = ChunkedUploads.idle(asOfMillis, wallClockMillis, idleMillis);
+        checkOpen();
+        long[] least = index.uploadTimesAtLeast();
+        if (!ChunkedUploads.mayBeIdle(least[0], least[1], asOfMillis, wallClockMillis, idleMillis)) {
+            return List.of(); // none can be idle yet (before each upload command: a scan of every upload, each with its unfinished page)
+        }
         List<UploadEntry> stale = new ArrayList<>();
         try (Latches.Held latch = openShared()) {
             index.forEachUpload(u -> {

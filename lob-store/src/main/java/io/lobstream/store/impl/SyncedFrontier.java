@@ -44,6 +44,9 @@ record SyncedFrontier(long issuedBelow, long[] unsettled, long[] uploads, long[]
     /** This frontier, covering also the bytes written so far of the uploads in progress in {@code index}. */
     SyncedFrontier withUploadsOf(LobIndex index) {
         TreeMap<Long, Long> progress = new TreeMap<>();
+        if (index.uploadTimesAtLeast()[0] == Long.MAX_VALUE) {
+            return withUploads(progress); // a scan found none, and none was put since: every commit of a store without uploads
+        }
         index.forEachUpload(u -> progress.put(u.version(), u.bytesDone()));
         return withUploads(progress);
     }

@@ -289,8 +289,39 @@ public final class LobIndex implements Closeable {
         return read(uploads, uploadId.getBytes(StandardCharsets.UTF_8)).map(UploadEntry::decode);
     }
 
+    /**
+     * Each upload in progress. A whole scan also learns the least touchedAt and appliedAt of the uploads, which
+     * {@link #uploadTimesAtLeast} gives: the writer looks for idle uploads before each upload command and at every
+     * housekeeping, and at every commit for their progress, and a scan copies each entry's unfinished page.
+     */
     public void forEachUpload(Consumer<UploadEntry> action) {
-        forEach(uploads, v -> action.accept(UploadEntry.decode(v)));
+        long putsBefore;
+        synchronized (uploadFloor) {
+            putsBefore = uploadsPut;
+        }
+        long[] least = {Long.MAX_VALUE, Long.MAX_VALUE};
+        forEach(uploads, v -> {
+            UploadEntry u = UploadEntry.decode(v);
+            least[0] = Math.min(least[0], u.touchedAtMillis());
+            least[1] = Math.min(least[1], u.appliedAtMillis());
+            action.accept(u);
+        });
+        synchronized (uploadFloor) {
+            // an upload put since the scan began may not be in it: then the bounds only go down
+            boolean whole = uploadsPut == putsBefore;
+            uploadFloor[0] = whole ? least[0] : Math.min(uploadFloor[0], least[0]);
+            uploadFloor[1] = whole ? least[1] : Math.min(uploadFloor[1], least[1]);
+        }
+    }
+
+    /**
+     * Lower bounds of every upload's touchedAt and appliedAt, in that order: Long.MIN_VALUE before the first scan
+     * ({@link #forEachUpload}), Long.MAX_VALUE when there is none; each upload put since lowers them.
+     */
+    public long[] uploadTimesAtLeast() {
+        synchronized (uploadFloor) {
+            return uploadFloor.clone();
+        }
     }
 
     /**
@@ -337,6 +368,10 @@ public final class LobIndex implements Closeable {
      * judges an id by its time too, and a rejection kept longer only keeps the first decision.
      */
     public static final int FORGET_SCAN_MAX = 100_000;
+
+    /** {@link #uploadTimesAtLeast}'s bounds, and the uploads put (both guarded by the array). */
+    private final long[] uploadFloor = {Long.MIN_VALUE, Long.MIN_VALUE};
+    private long uploadsPut;
 
     /** Command ids, and rejections, put since the last {@link #forgetCommandsBefore(long, long)}. */
     private final AtomicLong idsPut = new AtomicLong();
@@ -728,6 +763,11 @@ public final class LobIndex implements Closeable {
         }
 
         public Batch putUpload(UploadEntry u) throws IOException {
+            synchronized (uploadFloor) { // when put, not written: a batch dropped only keeps the bounds lower
+                uploadFloor[0] = Math.min(uploadFloor[0], u.touchedAtMillis());
+                uploadFloor[1] = Math.min(uploadFloor[1], u.appliedAtMillis());
+                uploadsPut++;
+            }
             return put(uploads, u.uploadId().getBytes(StandardCharsets.UTF_8), u.encode());
         }
 
