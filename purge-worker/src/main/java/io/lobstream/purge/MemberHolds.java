@@ -52,10 +52,11 @@ final class MemberHolds {
      * @param committed the group's committed offset of each partition that has one
      * @param starts    each held partition's log start offset, where a member without a committed offset begins
      * @param ends      each held partition's last stable offset
+     * @param ours      the node's open partitions: the only ones it warns of taking back
      * @return the partitions to stand down from
      */
     Set<Integer> standDownFrom(Map<Integer, String> holders, Map<Integer, Long> committed, Map<Integer, Long> starts,
-                               Map<Integer, Long> ends, long nowNanos) {
+                               Map<Integer, Long> ends, Set<Integer> ours, long nowNanos) {
         holdings.keySet().retainAll(holders.keySet());
         Set<Integer> out = new HashSet<>();
         holders.forEach((p, member) -> {
@@ -70,10 +71,12 @@ final class MemberHolds {
             } else if (h.takenUntilNanos() != 0 || at != h.offset() || idle) {
                 h = new Holding(member, at, nowNanos, 0); // given back to see, or it purges, or there is nothing to purge
             } else if (nowNanos - h.sinceNanos() >= stalledNanos) {
-                log.warn("purge group {}: member {} has held undo-history partition {} for {} s with undo records past the "
-                        + "group's offset {} and committed nothing (it lacks that tablespace, or cannot purge now); this node "
-                        + "purges it for the next {} s", group, member, p, Duration.ofNanos(nowNanos - h.sinceNanos()).toSeconds(), at,
-                        Duration.ofNanos(stalledNanos).toSeconds());
+                if (ours.contains(p)) {
+                    log.warn("purge group {}: member {} has held undo-history partition {} for {} s with undo records past the "
+                            + "group's offset {} and committed nothing (it lacks that tablespace, or cannot purge now); this node "
+                            + "purges it for the next {} s", group, member, p, Duration.ofNanos(nowNanos - h.sinceNanos()).toSeconds(),
+                            at, Duration.ofNanos(stalledNanos).toSeconds());
+                }
                 h = new Holding(member, at, h.sinceNanos(), nowNanos + stalledNanos);
                 holdings.put(p, h);
                 return;

@@ -53,7 +53,7 @@ final class PurgeGroupWatch implements AutoCloseable {
     private final Supplier<Set<Integer>> open;
     private volatile Set<Integer> standDown = Set.of();
 
-    /** @param open the node's open partitions: the only ones it stands down from, or takes back */
+    /** @param open the node's open partitions: those it says it stands down from, or takes back */
     PurgeGroupWatch(LobStreamConfig config, Supplier<Set<Integer>> open) {
         this.group = config.get(LobStreamConfig.PURGE_GROUP);
         this.undoTopic = config.topics().undoHistory();
@@ -81,7 +81,6 @@ final class PurgeGroupWatch implements AutoCloseable {
             if (holders == null) {
                 return; // a rebalance: no member has an assignment until it ends, the last answer holds
             }
-            holders.keySet().retainAll(open.get());
             Map<Integer, Long> committed = new HashMap<>();
             Map<Integer, Long> starts = new HashMap<>();
             Map<Integer, Long> ends = new HashMap<>();
@@ -96,12 +95,16 @@ final class PurgeGroupWatch implements AutoCloseable {
                 offsets(holders.keySet(), OffsetSpec.earliest(), starts);
                 offsets(holders.keySet(), OffsetSpec.latest(), ends);
             }
-            Set<Integer> now = holds.standDownFrom(holders, committed, starts, ends, System.nanoTime());
+            // every held partition, not only those open now: one that opens before the next check is covered already
+            Set<Integer> ours = open.get();
+            Set<Integer> now = holds.standDownFrom(holders, committed, starts, ends, ours, System.nanoTime());
             if (!now.equals(standDown) && now.isEmpty()) {
                 log.info("purge group {}: no standalone worker holds this node's partitions now, its purge workers purge them", group);
             } else if (!now.equals(standDown)) {
-                log.info("purge group {}: standalone workers hold undo-history partitions {}, this node's purge workers stand down "
-                        + "from them (a node whose purge they do runs with --purge-workers 0)", group, new TreeSet<>(now));
+                Set<Integer> oursHeld = new TreeSet<>(now);
+                oursHeld.retainAll(ours);
+                log.info("purge group {}: standalone workers hold undo-history partitions {} of this node's, its purge workers stand "
+                        + "down from them (a node whose purge they do runs with --purge-workers 0)", group, oursHeld);
             }
             standDown = Set.copyOf(now);
         } catch (ExecutionException e) {

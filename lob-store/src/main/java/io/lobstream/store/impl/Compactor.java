@@ -39,15 +39,16 @@ import java.util.concurrent.TimeUnit;
  * rewritten would only add writes (in {@code bench history} it cost a quarter of the throughput).
  *
  * <p>Finding the highest versions scans the index's current versions, at most {@link #SCAN_MAX} of them a run: a
- * pass over more spans runs (ten million LOBs took seconds a pass, every run, on the stream thread), and a write
- * between two of them starts it again. Runs happen only while the holes are above the threshold, and not again after
- * a run that moved nothing until a write, or pages freed (a purge, an unpin), may let one move. With
- * {@code lob.shrink.min.pages} 0 (the file never shrinks) there are none.
+ * pass over more spans runs (ten million LOBs took seconds a pass, every run, on the stream thread); it goes on only
+ * in runs with no write since the last, but is not started again by one (a candidate it found is moved only if it is
+ * still current). Runs happen only while the holes are above the threshold, and not again after a run that moved
+ * nothing until a write, or pages freed (a purge, an unpin), may let one move. With {@code lob.shrink.min.pages} 0
+ * (the file never shrinks) there are none.
  *
  * <p>A run also stops between moves once it has taken {@link #RUN_BUDGET_MS}: each move forces the page file and syncs
  * the index's log, two or three fsyncs, so 512 one-page values could take seconds on a slow disk; the run holds the
  * writer's stream thread, whose other tasks share its open transaction (10 s timeout under exactly-once). The next
- * run goes on from there.
+ * run goes on from there, with the candidates this one left.
  */
 final class Compactor {
     /** The longest a run goes on moving: a fifth of the node's default compaction interval (lob.compact.interval.ms). */
@@ -65,6 +66,8 @@ final class Compactor {
     private final int scanMax;
     /** The pass over the current versions under way (null: none): the highest found so far, and the last LOB read. */
     private Pass pass;
+    /** The candidates a run that stopped on its budget left, highest first: the next run moves them without a new pass. */
+    private List<VersionEntry> queued = List.of();
     /** Versions the store had issued when the previous run ended: unchanged means no write since. */
     private long versionsSeen = -1;
     /**
@@ -110,27 +113,36 @@ final class Compactor {
         boolean idle = store.nextVersion() == versionsSeen;
         versionsSeen = store.nextVersion();
         // lob.shrink.min.pages 0: the file never shrinks, so a move would only rewrite a value
-        if (!idle || maxPages <= 0 || minFreePages <= 0) {
+        if (maxPages <= 0 || minFreePages <= 0) {
+            return 0;
+        }
+        if (!idle) {
+            // the pass under way, and the candidates a run left, are kept: a write between two runs of a pass over many
+            // LOBs would otherwise start it again, and a partition that is never idle for that long never compacts;
+            // relocate() moves a candidate only if it is still the current version, with no history
             atFruitlessRun = null;
-            pass = null; // what it found may have moved: from the first again
             return 0;
         }
         StoreStats stats = store.stats();
         Pages pages = new Pages(store.holePages(), stats.pagesFree(), stats.pagesHistory(), stats.pagesLive());
         if (pages.equals(atFruitlessRun) || pages.holes() < Math.max(minFreePages, minFreeRatio * stats.pagesLive())) {
             pass = null;
+            queued = List.of();
             return 0;
         }
         long moved = 0;
         int moves = 0;
-        List<VersionEntry> candidates = highest();
+        List<VersionEntry> candidates = queued.isEmpty() ? highest() : queued;
+        queued = List.of();
         if (candidates == null) {
             return 0; // the pass goes on at the next run
         }
         long start = System.nanoTime(); // after the index scan: the budget is the moves', not the scan's (long on many LOBs)
-        for (VersionEntry e : candidates) {
+        for (int i = 0; i < candidates.size(); i++) {
+            VersionEntry e = candidates.get(i);
             if (moves > 0 && System.nanoTime() - start >= runBudgetNanos) {
-                break; // the rest at the next run: it is idle still (these moves are not writes)
+                queued = List.copyOf(candidates.subList(i, candidates.size())); // the rest at the next run, without a new pass
+                break;
             }
             String key = e.lobId() + "@" + e.version();
             if (unreadable.contains(key)) {

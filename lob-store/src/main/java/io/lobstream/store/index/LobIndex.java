@@ -296,8 +296,10 @@ public final class LobIndex implements Closeable {
      */
     public void forEachUpload(Consumer<UploadEntry> action) {
         long putsBefore;
+        boolean batchesOpen;
         synchronized (uploadFloor) {
             putsBefore = uploadsPut;
+            batchesOpen = uploadBatchesOpen > 0;
         }
         long[] least = {Long.MAX_VALUE, Long.MAX_VALUE};
         forEach(uploads, v -> {
@@ -307,8 +309,9 @@ public final class LobIndex implements Closeable {
             action.accept(u);
         });
         synchronized (uploadFloor) {
-            // an upload put since the scan began may not be in it: then the bounds only go down
-            boolean whole = uploadsPut == putsBefore;
+            // an upload put since the scan began, or in a batch still open when it began (written after the scan's snapshot,
+            // or not at all), may not be in it: then the bounds only go down
+            boolean whole = !batchesOpen && uploadsPut == putsBefore;
             uploadFloor[0] = whole ? least[0] : Math.min(uploadFloor[0], least[0]);
             uploadFloor[1] = whole ? least[1] : Math.min(uploadFloor[1], least[1]);
         }
@@ -372,6 +375,8 @@ public final class LobIndex implements Closeable {
     /** {@link #uploadTimesAtLeast}'s bounds, and the uploads put (both guarded by the array). */
     private final long[] uploadFloor = {Long.MIN_VALUE, Long.MIN_VALUE};
     private long uploadsPut;
+    /** Batches with an upload put in them not closed yet. */
+    private int uploadBatchesOpen;
 
     /** Command ids, and rejections, put since the last {@link #forgetCommandsBefore(long, long)}. */
     private final AtomicLong idsPut = new AtomicLong();
@@ -740,6 +745,8 @@ public final class LobIndex implements Closeable {
      */
     public final class Batch implements AutoCloseable {
         private final WriteBatch wb = new WriteBatch();
+        /** Whether an upload was put in this batch: until it is closed, a scan may miss the upload (written or not yet). */
+        private boolean holdsUpload;
 
         public Batch putCurrent(VersionEntry e) throws IOException {
             return put(current, lobKey(e.lobId()), e.encode());
@@ -767,6 +774,10 @@ public final class LobIndex implements Closeable {
                 uploadFloor[0] = Math.min(uploadFloor[0], u.touchedAtMillis());
                 uploadFloor[1] = Math.min(uploadFloor[1], u.appliedAtMillis());
                 uploadsPut++;
+                if (!holdsUpload) {
+                    holdsUpload = true;
+                    uploadBatchesOpen++;
+                }
             }
             return put(uploads, u.uploadId().getBytes(StandardCharsets.UTF_8), u.encode());
         }
@@ -822,6 +833,12 @@ public final class LobIndex implements Closeable {
         @Override
         public void close() {
             wb.close();
+            if (holdsUpload) {
+                holdsUpload = false;
+                synchronized (uploadFloor) {
+                    uploadBatchesOpen--;
+                }
+            }
         }
     }
 
