@@ -52,6 +52,8 @@ final class PurgeGroupWatch implements AutoCloseable {
     private final MemberHolds holds;
     private final Supplier<Set<Integer>> open;
     private volatile Set<Integer> standDown = Set.of();
+    /** The node's partitions the last line logged said it stood down from (the timer thread's). */
+    private Set<Integer> loggedOurs = Set.of();
 
     /** @param open the node's open partitions: those it says it stands down from, or takes back */
     PurgeGroupWatch(LobStreamConfig config, Supplier<Set<Integer>> open) {
@@ -98,13 +100,16 @@ final class PurgeGroupWatch implements AutoCloseable {
             // every held partition, not only those open now: one that opens before the next check is covered already
             Set<Integer> ours = open.get();
             Set<Integer> now = holds.standDownFrom(holders, committed, starts, ends, ours, System.nanoTime());
-            if (!now.equals(standDown) && now.isEmpty()) {
-                log.info("purge group {}: no standalone worker holds this node's partitions now, its purge workers purge them", group);
-            } else if (!now.equals(standDown)) {
-                Set<Integer> oursHeld = new TreeSet<>(now);
-                oursHeld.retainAll(ours);
-                log.info("purge group {}: standalone workers hold undo-history partitions {} of this node's, its purge workers stand "
-                        + "down from them (a node whose purge they do runs with --purge-workers 0)", group, oursHeld);
+            Set<Integer> oursHeld = new TreeSet<>(now);
+            oursHeld.retainAll(ours);
+            if (!oursHeld.equals(loggedOurs)) { // what this node does: its partitions open and close, the members come and go
+                if (oursHeld.isEmpty()) {
+                    log.info("purge group {}: no standalone worker holds this node's partitions now, its purge workers purge them", group);
+                } else {
+                    log.info("purge group {}: standalone workers hold undo-history partitions {} of this node's, its purge workers "
+                            + "stand down from them (a node whose purge they do runs with --purge-workers 0)", group, oursHeld);
+                }
+                loggedOurs = oursHeld;
             }
             standDown = Set.copyOf(now);
         } catch (ExecutionException e) {

@@ -68,6 +68,8 @@ final class Compactor {
     private Pass pass;
     /** The candidates a run that stopped on its budget left, highest first: the next run moves them without a new pass. */
     private List<VersionEntry> queued = List.of();
+    /** Whether the pass that gave the candidates of this run was read across a write. */
+    private boolean lastPassSpannedWrite;
     /** Versions the store had issued when the previous run ended: unchanged means no write since. */
     private long versionsSeen = -1;
     /**
@@ -121,6 +123,9 @@ final class Compactor {
             // LOBs would otherwise start it again, and a partition that is never idle for that long never compacts;
             // relocate() moves a candidate only if it is still the current version, with no history
             atFruitlessRun = null;
+            if (pass != null) {
+                pass.spannedWrite = true;
+            }
             return 0;
         }
         StoreStats stats = store.stats();
@@ -132,7 +137,11 @@ final class Compactor {
         }
         long moved = 0;
         int moves = 0;
-        List<VersionEntry> candidates = queued.isEmpty() ? highest() : queued;
+        // candidates a run left, or a pass read across writes, may all be out of date: their moving nothing says nothing of
+        // the top of the file, and is no fruitless run (which would stop the runs until a write); the next pass will say
+        boolean fresh = queued.isEmpty();
+        List<VersionEntry> candidates = fresh ? highest() : queued;
+        fresh &= !lastPassSpannedWrite;
         queued = List.of();
         if (candidates == null) {
             return 0; // the pass goes on at the next run
@@ -166,7 +175,7 @@ final class Compactor {
             }
         }
         versionsSeen += moves; // its own moves are not writes; a write made meanwhile by another thread still counts
-        atFruitlessRun = moved == 0 ? pages : null;
+        atFruitlessRun = moved == 0 && fresh ? pages : null;
         return moved;
     }
 
@@ -184,6 +193,7 @@ final class Compactor {
             return null;
         }
         List<VersionEntry> out = new ArrayList<>(pass.top);
+        lastPassSpannedWrite = pass.spannedWrite;
         pass = null;
         out.sort(Comparator.comparingLong(Compactor::endPage).reversed());
         return out;
@@ -195,6 +205,8 @@ final class Compactor {
         private long pages;
         /** The last LOB read (null: none yet). */
         private String after;
+        /** Whether a version was written between two of its runs: what it found may be out of date. */
+        private boolean spannedWrite;
 
         void add(VersionEntry e) {
             top.add(e);
