@@ -898,6 +898,23 @@ class DefaultLobStoreTest {
         }
     }
 
+    /** Ten values of 10,000 bytes written above 200 deleted ones, whose pages purge has freed: holes below them. */
+    private static Map<String, byte[]> tenAboveHoles(DefaultLobStore store) throws IOException {
+        Map<String, byte[]> live = new HashMap<>();
+        for (int i = 0; i < 200; i++) {
+            put(store, "low" + i, bytes(10_000, i));
+        }
+        for (int i = 0; i < 10; i++) {
+            live.put("high" + i, bytes(10_000, 1000 + i));
+            put(store, "high" + i, live.get("high" + i));
+        }
+        for (int i = 0; i < 200; i++) {
+            store.delete("low" + i, null);
+        }
+        drain(store);
+        return live;
+    }
+
     /**
      * A run stops between moves once its time is up (each move syncs twice or three times, on the writer's stream thread),
      * after one move at least, and the next run goes on: with no time at all, one version per run until all are low.
@@ -906,18 +923,7 @@ class DefaultLobStoreTest {
     void aCompactionRunStopsBetweenMovesOnceItsTimeIsUp() throws IOException {
         LobStoreConfig config = shrinkConfig(32).with(LobStoreConfig.COMPACT_MAX_PAGES.name(), 100);
         try (DefaultLobStore store = DefaultLobStore.open(dir, config, new SimpleMeterRegistry(), "ts")) {
-            Map<String, byte[]> live = new HashMap<>();
-            for (int i = 0; i < 200; i++) {
-                put(store, "low" + i, bytes(10_000, i));
-            }
-            for (int i = 0; i < 10; i++) {
-                live.put("high" + i, bytes(10_000, 1000 + i));
-                put(store, "high" + i, live.get("high" + i));
-            }
-            for (int i = 0; i < 200; i++) {
-                store.delete("low" + i, null);
-            }
-            drain(store);
+            Map<String, byte[]> live = tenAboveHoles(store);
             long pagesEach = current(store, "high0").pageCount();
             Compactor noTime = new Compactor(store, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages(), 0);
             assertThat(noTime.run()).as("the first run notes the writes").isZero();
@@ -938,18 +944,7 @@ class DefaultLobStoreTest {
     void aCompactionPassOverManyLobsSpansRuns() throws IOException {
         LobStoreConfig config = shrinkConfig(32).with(LobStoreConfig.COMPACT_MAX_PAGES.name(), 100);
         try (DefaultLobStore store = DefaultLobStore.open(dir, config, new SimpleMeterRegistry(), "ts")) {
-            Map<String, byte[]> live = new HashMap<>();
-            for (int i = 0; i < 200; i++) {
-                put(store, "low" + i, bytes(10_000, i));
-            }
-            for (int i = 0; i < 10; i++) {
-                live.put("high" + i, bytes(10_000, 1000 + i));
-                put(store, "high" + i, live.get("high" + i));
-            }
-            for (int i = 0; i < 200; i++) {
-                store.delete("low" + i, null);
-            }
-            drain(store);
+            Map<String, byte[]> live = tenAboveHoles(store);
             long pagesEach = current(store, "high0").pageCount();
             // 3 versions read a run, one move a run
             Compactor c = new Compactor(store, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages(), 0, 3);
