@@ -118,6 +118,9 @@ final class PurgeGroupWatch implements AutoCloseable {
             log.debug("purge group {} not described within {}", group, EVERY);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            // a scheduled task that throws is never run again: the node's workers would stand down, or not, for good
+            log.warn("purge group {}: its members could not be looked at: {}", group, e.toString());
         }
     }
 
