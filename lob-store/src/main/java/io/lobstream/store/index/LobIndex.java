@@ -109,6 +109,13 @@ public final class LobIndex implements Closeable {
     private boolean closed;
     private final WriteOptions writeOptions = new WriteOptions();
     private final WriteOptions syncWrite = new WriteOptions().setSync(true);
+    /**
+     * For the scans that walk a whole family (recovery, fsck, compaction's passes, the de-duplication window's rounds,
+     * housekeeping of pending versions): their blocks are read once and would push out of the block cache, which every
+     * tablespace of the process shares, the blocks that lookups by id need. Each iterator copies its options.
+     */
+    private final ReadOptions scanReads = new ReadOptions().setFillCache(false);
+    private final ReadOptions defaultReads = new ReadOptions();
 
     private LobIndex(RocksDB db, List<AbstractNativeReference> options, List<ColumnFamilyHandle> handles) {
         this.db = db;
@@ -302,7 +309,8 @@ public final class LobIndex implements Closeable {
             batchesOpen = uploadBatchesOpen > 0;
         }
         long[] least = {Long.MAX_VALUE, Long.MAX_VALUE};
-        forEach(uploads, v -> {
+        // the default reads: the uploads are few, and looked up by id right after
+        forEach(uploads, defaultReads, v -> {
             UploadEntry u = UploadEntry.decode(v);
             least[0] = Math.min(least[0], u.touchedAtMillis());
             least[1] = Math.min(least[1], u.appliedAtMillis());
@@ -396,7 +404,7 @@ public final class LobIndex implements Closeable {
             for (int f = 0; f < 2; f++) {
                 ColumnFamilyHandle cf = f == 0 ? commands : rejected;
                 long before = f == 0 ? idsBeforeMillis : rejectionsBeforeMillis;
-                try (RocksIterator it = db.newIterator(cf)) {
+                try (RocksIterator it = db.newIterator(cf, scanReads)) {
                     byte[] from = forgetFrom[f];
                     if (from == null) {
                         it.seekToFirst();
@@ -510,7 +518,7 @@ public final class LobIndex implements Closeable {
      * @return the last LOB given, or null once the scan has reached the end
      */
     public String forEachCurrentAfter(String after, int max, Consumer<VersionEntry> action) {
-        try (RocksIterator it = db.newIterator(current)) {
+        try (RocksIterator it = db.newIterator(current, scanReads)) {
             if (after == null) {
                 it.seekToFirst();
             } else {
@@ -532,15 +540,15 @@ public final class LobIndex implements Closeable {
     }
 
     public void forEachCurrent(Consumer<VersionEntry> action) {
-        forEach(current, v -> action.accept(VersionEntry.decode(v)));
+        forEach(current, scanReads, v -> action.accept(VersionEntry.decode(v)));
     }
 
     public void forEachPending(Consumer<VersionEntry> action) {
-        forEach(pending, v -> action.accept(VersionEntry.decode(v)));
+        forEach(pending, scanReads, v -> action.accept(VersionEntry.decode(v)));
     }
 
-    private void forEach(ColumnFamilyHandle cf, Consumer<byte[]> action) {
-        try (RocksIterator it = db.newIterator(cf)) {
+    private void forEach(ColumnFamilyHandle cf, ReadOptions reads, Consumer<byte[]> action) {
+        try (RocksIterator it = db.newIterator(cf, reads)) {
             for (it.seekToFirst(); it.isValid(); it.next()) {
                 action.accept(it.value());
             }
@@ -855,6 +863,8 @@ public final class LobIndex implements Closeable {
         }
         writeOptions.close();
         syncWrite.close();
+        scanReads.close();
+        defaultReads.close();
         for (ColumnFamilyHandle h : handles) {
             if (h != null) { // a column family a read-only open did not find
                 h.close();
