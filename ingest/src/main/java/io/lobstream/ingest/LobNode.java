@@ -27,6 +27,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.streams.KafkaStreams;
@@ -80,6 +81,7 @@ public final class LobNode implements AutoCloseable {
 
     /** A node whose engine runs by {@code storeConfig}: engine keys in {@code config} are not read. */
     public LobNode(LobStreamConfig config, LobStoreConfig storeConfig) {
+        checkStreamsValues(config);
         List<String> unknown = unknownStreamsSettings(config);
         if (!unknown.isEmpty()) {
             log.warn("{}: no setting of Kafka Streams or of its clients; passed on as given (a plugin's own setting? a "
@@ -113,6 +115,49 @@ public final class LobNode implements AutoCloseable {
                     || s.startsWith(StreamsConfig.CLIENT_TAG_PREFIX) || STREAMS_CLIENT_PREFIXES.entrySet().stream()
                     .anyMatch(p -> s.startsWith(p.getKey()) && p.getValue().contains(s.substring(p.getKey().length()))));
         }).sorted().toList();
+    }
+
+    /** Kafka Streams' settings, and each client's for the prefix that gives a setting to that client alone. */
+    private static final ConfigDef STREAMS_DEF = StreamsConfig.configDef();
+    private static final Map<String, ConfigDef> STREAMS_CLIENT_DEFS = Map.of(
+            StreamsConfig.PRODUCER_PREFIX, ProducerConfig.configDef(),
+            StreamsConfig.CONSUMER_PREFIX, ConsumerConfig.configDef(),
+            StreamsConfig.MAIN_CONSUMER_PREFIX, ConsumerConfig.configDef(),
+            StreamsConfig.RESTORE_CONSUMER_PREFIX, ConsumerConfig.configDef(),
+            StreamsConfig.GLOBAL_CONSUMER_PREFIX, ConsumerConfig.configDef(),
+            StreamsConfig.ADMIN_CLIENT_PREFIX, AdminClientConfig.configDef());
+    private static final List<ConfigDef> CLIENT_DEFS = List.of(ProducerConfig.configDef(), ConsumerConfig.configDef(),
+            AdminClientConfig.configDef());
+
+    /**
+     * Each {@code lob.streams.} value checked as Kafka Streams, or the client it goes to, will check it: they do so only
+     * as the writer starts, which on a node with the embedded broker is after the broker started, and a bad value is a
+     * bad argument all the same. A plain client setting goes to every client that has it (Kafka Streams passes it on), a
+     * prefixed one to that client; Kafka Streams checks neither. A value that names a config provider's ({@code ${...}})
+     * is resolved by the client; a setting no one knows is left alone ({@link #unknownStreamsSettings}).
+     *
+     * @throws io.lobstream.store.config.ConfigException naming the key and its value
+     */
+    public static void checkStreamsValues(LobStreamConfig config) {
+        config.originals().forEach((key, value) -> {
+            if (!key.startsWith(LobStreamConfig.STREAMS_PREFIX) || value == null || value.toString().contains("${")) {
+                return;
+            }
+            String s = key.substring(LobStreamConfig.STREAMS_PREFIX.length());
+            for (Map.Entry<String, ConfigDef> client : STREAMS_CLIENT_DEFS.entrySet()) {
+                if (s.startsWith(client.getKey())) {
+                    LobStreamConfig.checkKafkaValue(key, s.substring(client.getKey().length()), value, client.getValue());
+                    return;
+                }
+            }
+            if (STREAMS_DEF.configKeys().containsKey(s)) {
+                LobStreamConfig.checkKafkaValue(key, s, value, STREAMS_DEF);
+                return;
+            }
+            for (ConfigDef def : CLIENT_DEFS) {
+                LobStreamConfig.checkKafkaValue(key, s, value, def);
+            }
+        });
     }
 
     /** The partition count of the topics the writer runs on (lob.commands'), once started. */

@@ -1,6 +1,7 @@
 package io.lobstream.ingest;
 
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
@@ -8,6 +9,7 @@ import java.util.Map;
 import java.util.Properties;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class LobNodeTest {
     /** What a user sets as lob.streams.X is what the writer's clients get, whether the node set X plainly or prefixed. */
@@ -44,6 +46,22 @@ class LobNodeTest {
         assertThat(LobNode.unknownStreamsSettings(new LobStreamConfig(Map.of("lob.streams.num.standby.replica", "1",
                 "lob.streams.producer.lingr.ms", "5", "lob.chunk.size", "65536"))))
                 .containsExactly("lob.streams.num.standby.replica", "lob.streams.producer.lingr.ms");
+    }
+
+    /** Kafka Streams and its clients check values only as the writer starts, after a node started its embedded broker. */
+    @Test
+    void aStreamsValueIsCheckedWhenTheConfigurationIsMade() {
+        assertThatThrownBy(() -> LobNode.checkStreamsValues(new LobStreamConfig(Map.of("lob.streams.processing.guarantee", "bogus"))))
+                .isInstanceOf(ConfigException.class).hasMessageStartingWith("lob.streams.processing.guarantee=bogus: ");
+        // a plain client setting, which Kafka Streams passes on to its clients, and a prefixed one
+        assertThatThrownBy(() -> LobNode.checkStreamsValues(new LobStreamConfig(Map.of("lob.streams.linger.ms", "abc"))))
+                .isInstanceOf(ConfigException.class).hasMessageStartingWith("lob.streams.linger.ms=abc: ");
+        assertThatThrownBy(() -> LobNode.checkStreamsValues(new LobStreamConfig(Map.of("lob.streams.main.consumer.max.poll.records", "0"))))
+                .isInstanceOf(ConfigException.class).hasMessageStartingWith("lob.streams.main.consumer.max.poll.records=0: ");
+        // a config provider's value is the client's to resolve; an internal topic's setting, a tag or a plugin's are no one's to check
+        LobNode.checkStreamsValues(new LobStreamConfig(Map.of("lob.streams.linger.ms", "${env:LINGER}",
+                "lob.streams.topic.min.insync.replicas", "two", "lob.streams.client.tag.zone", "a", "lob.streams.poll.ms", "50",
+                "lob.streams.producer.linger.ms", "5")));
     }
 
     /**

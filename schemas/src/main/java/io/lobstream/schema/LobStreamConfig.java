@@ -352,17 +352,8 @@ public final class LobStreamConfig {
             }
             for (ClientKind kind : ClientKind.values()) {
                 String setting = k.startsWith(kind.prefix) ? k.substring(kind.prefix.length()) : k;
-                ConfigDef.ConfigKey def = CLIENT_DEFS.get(kind).configKeys().get(setting);
-                if (def == null || (setting.equals(k) && !CLIENT_KEYS.contains(k))) {
-                    continue;
-                }
-                try {
-                    Object parsed = ConfigDef.parseType(setting, v, def.type);
-                    if (def.validator != null) {
-                        def.validator.ensureValid(setting, parsed);
-                    }
-                } catch (org.apache.kafka.common.config.ConfigException e) {
-                    throw new ConfigException(k + "=" + v + ": " + e.getMessage());
+                if (!setting.equals(k) || CLIENT_KEYS.contains(k)) {
+                    checkKafkaValue(k, setting, v, CLIENT_DEFS.get(kind));
                 }
             }
         });
@@ -371,6 +362,27 @@ public final class LobStreamConfig {
             if (!a.isEmpty() && (Utils.getHost(a) == null || Utils.getPort(a) == null)) {
                 throw new ConfigException(BOOTSTRAP.name() + "=" + bootstrap() + ": " + a + " is no host:port");
             }
+        }
+    }
+
+    /**
+     * {@code value} checked as Kafka checks {@code setting}'s, if {@code def} has it: its type, then its validator.
+     *
+     * @param key the key the user gave, which the error names
+     * @throws ConfigException naming {@code key} and the value (Kafka's own names {@code setting} alone)
+     */
+    public static void checkKafkaValue(String key, String setting, Object value, ConfigDef def) {
+        ConfigDef.ConfigKey known = def.configKeys().get(setting);
+        if (known == null) {
+            return;
+        }
+        try {
+            Object parsed = ConfigDef.parseType(setting, value, known.type);
+            if (known.validator != null) {
+                known.validator.ensureValid(setting, parsed);
+            }
+        } catch (org.apache.kafka.common.config.ConfigException e) {
+            throw new ConfigException(key + "=" + value + ": " + e.getMessage());
         }
     }
 

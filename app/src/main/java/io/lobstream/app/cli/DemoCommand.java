@@ -93,6 +93,7 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Cluster.refuseOwnKeys(config);
         LobStreamConfig given = new LobStreamConfig(config); // an unknown key or a bad value: a usage error before anything starts
+        LobNode.checkStreamsValues(given);
         new LobStoreConfig(config);
         // the option wins over -c lob.topic.partitions, as every option over its key; not given, it leaves the key to -c
         int parts = partitions != null ? partitions : given.get(LobStreamConfig.PARTITIONS);

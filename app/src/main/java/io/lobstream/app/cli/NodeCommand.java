@@ -83,6 +83,7 @@ final class NodeCommand implements Runnable {
             putIfGiven(props, LobStreamConfig.REGISTRY_URL.name(), registry);
             LobStoreConfig storeCfg = new LobStoreConfig(config); // a bad value: a usage error before a broker starts
             LobStreamConfig given = new LobStreamConfig(props);
+            LobNode.checkStreamsValues(given);
             if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // before the HTTP port the node there holds too
                 EmbeddedCluster.requireDataDirFree(given.dataDir());
             }

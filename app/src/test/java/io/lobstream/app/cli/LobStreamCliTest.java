@@ -63,6 +63,13 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("apicurio.registry.url is not taken");
         assertThat(cli.run("demo", "-c", "lob.streams.producer.bootstrap.servers=elsewhere:9092")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("lob.streams.producer.bootstrap.servers is not taken: this command sets the cluster itself");
+        // nor for a value Kafka Streams would refuse as the writer starts, after the embedded broker had
+        assertThat(cli.run("demo", "-c", "lob.streams.processing.guarantee=bogus")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.streams.processing.guarantee=bogus: ");
+        assertThat(cli.run("node", "--bootstrap", "127.0.0.1:1", "-c", "lob.streams.linger.ms=abc")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.streams.linger.ms=abc: ");
+        assertThat(cli.run("bench", "pipeline", "-c", "lob.streams.consumer.max.poll.records=0")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.streams.consumer.max.poll.records=0: ");
         // nor for values larger than a write may be: each would fail, the client refusing it
         assertThat(cli.run("demo", "--max-size", "2m", "-c", "lob.value.max.bytes=1000000")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--max-size 2097152 is over lob.value.max.bytes (1000000): the client would refuse writes that large");
