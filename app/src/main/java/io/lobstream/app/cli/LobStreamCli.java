@@ -52,7 +52,9 @@ public final class LobStreamCli implements Runnable {
 
     /** The command line with its converters and error handling: what {@link #main} runs, and tests too. */
     public static CommandLine commandLine() {
-        return new CommandLine(new LobStreamCli())
+        CommandLine cli = new CommandLine(new LobStreamCli());
+        CommandLine.IParameterExceptionHandler usage = cli.getParameterExceptionHandler();
+        return cli.setParameterExceptionHandler((ex, args) -> usage.handleParseException(withoutSecrets(ex), args))
                 .registerConverter(java.time.Duration.class, Durations::converted)
                 .registerConverter(SizeRange.class, SizeRange::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
@@ -97,6 +99,21 @@ public final class LobStreamCli implements Runnable {
                     jsonError(cmd.getOut(), cmd, said, CommandLine.ExitCode.SOFTWARE);
                     return CommandLine.ExitCode.SOFTWARE;
                 });
+    }
+
+    /** A key=value whose key names a secret: its value, up to a quote, a comma or a space. */
+    private static final java.util.regex.Pattern SECRET_VALUE = java.util.regex.Pattern.compile(
+            "(?i)([\\w.-]*(?:password|secret|token|credential|jaas|user\\.info)[\\w.-]*\\s*=)[^'\\s,]+");
+
+    /**
+     * {@code ex} with the values of secrets masked. picocli's errors quote the arguments they could not take: a
+     * {@code sasl.jaas.config} left unquoted in an {@code @FILE} splits into words, and its {@code password="p";} would
+     * reach stderr (a terminal, journald, a CI log) as an unmatched argument.
+     */
+    static CommandLine.ParameterException withoutSecrets(CommandLine.ParameterException ex) {
+        String said = String.valueOf(ex.getMessage());
+        String masked = SECRET_VALUE.matcher(said).replaceAll("$1***");
+        return masked.equals(said) ? ex : new CommandLine.ParameterException(ex.getCommandLine(), masked);
     }
 
     /**

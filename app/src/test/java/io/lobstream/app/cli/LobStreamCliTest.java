@@ -40,6 +40,16 @@ class LobStreamCliTest {
         }
     }
 
+    /** A JAAS line left unquoted splits into words, which picocli quotes back as arguments it could not take. */
+    @Test
+    void anArgumentNotTakenIsShownWithoutItsSecret() {
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c",
+                "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule", "required", "username=\"u\"",
+                "password=\"hunter2\";", "basic.auth.user.info=u:hunter3")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("'password=***'", "'basic.auth.user.info=***'", "'username=\"u\"'", "Usage: lobstream delete")
+                .doesNotContain("hunter");
+    }
+
     @Test
     void aMisspeltKeyIsAUsageErrorBeforeAnythingIsTried() {
         // no broker listens on port 1: the key is refused before anything connects
