@@ -388,6 +388,12 @@ public final class LobHttpServer implements AutoCloseable {
         serve(ex, local.get(), id, method.equals("HEAD"));
     }
 
+    /** Said with a failure logged at most once a minute: how many requests it failed unsaid before. */
+    private static String sameFailure(long notSaid) {
+        return "the same failure of other requests is not logged again for a minute" + (notSaid == 0 ? ""
+                : "; it was not logged for " + notSaid + " since it last was");
+    }
+
     /**
      * Answers a request that failed, if its status line is not sent yet: 503 when the node is starting
      * or stopping or the partition's tablespace closed under the read (it moved: asked again, the request
@@ -408,13 +414,13 @@ public final class LobHttpServer implements AutoCloseable {
         boolean moved = e instanceof TablespaceClosedException || e instanceof ClosedChannelException;
         if (ex.getResponseCode() != -1) {
             // a corrupt data page is read after the status line, as is a client gone mid-value: each as often as asked
-            if (failuresSaid.sayNow(e.toString()) >= 0) {
+            long notSaid = failuresSaid.sayNow(e.toString());
+            if (notSaid >= 0) {
                 if (e instanceof DamagedPageException) {
-                    log.error("{}: {}; the answer was cut short (the same failure of other requests is not logged again for a "
-                            + "minute)", request, e.getMessage());
+                    log.error("{}: {}; the answer was cut short ({})", request, e.getMessage(), sameFailure(notSaid));
                 } else {
-                    log.warn("{}: failed after the response began; connection closed (the same failure of other requests is "
-                            + "not logged again for a minute): {}", request, e.toString());
+                    log.warn("{}: failed after the response began; connection closed ({}): {}", request, sameFailure(notSaid),
+                            e.toString());
                 }
             }
             Responses.cutShort(ex);
@@ -426,8 +432,9 @@ public final class LobHttpServer implements AutoCloseable {
                 log.debug("{}: {}", request, e.toString());
                 text(ex, 503, (stopping ? "the node is starting or stopping" : "the partition moved") + "; retry\n");
             } else {
-                if (failuresSaid.sayNow(e.toString()) >= 0) {
-                    log.error("{} failed (the same failure of other requests is not logged again for a minute)", request, e);
+                long notSaid = failuresSaid.sayNow(e.toString());
+                if (notSaid >= 0) {
+                    log.error("{} failed ({})", request, sameFailure(notSaid), e);
                 }
                 text(ex, 500, "failed: " + e.getMessage() + "\n");
             }

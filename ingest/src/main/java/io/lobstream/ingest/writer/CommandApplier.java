@@ -43,6 +43,8 @@ public final class CommandApplier {
     private static final Logger log = LoggerFactory.getLogger(CommandApplier.class);
     /** What {@link #sayDropped} says, in the whole process: a producer's every PUT, or a rebuild, drops them alike. */
     private static final LogOncePerMinute DROPPED_SAID = new LogOncePerMinute();
+    /** What a refusal by the tablespace says: a rebuild replaying a run of those would otherwise write a trace for each. */
+    private static final LogOncePerMinute REFUSED_SAID = new LogOncePerMinute();
 
     /** What came of a command. */
     public sealed interface Outcome permits Applied, ChunkAccepted, AlreadyApplied, Duplicate, Rejected {
@@ -224,7 +226,11 @@ public final class CommandApplier {
         } catch (IllegalArgumentException e) {
             // the tablespace refused what no check above caught: thrown out of the task, the command would fail it at
             // every restart (and a replay of the partition at every try); as a rejection it is recorded and dead-lettered
-            log.error("{}: the tablespace refused the command at {}; dead-lettered", id, source, e);
+            long notSaid = REFUSED_SAID.sayNow("refused");
+            if (notSaid >= 0) {
+                log.error("{}: the tablespace refused the command at {}; dead-lettered{}", id, source,
+                        notSaid == 0 ? "" : " (and " + notSaid + " other commands since this was last said)", e);
+            }
             return invalid("refused by the tablespace: " + e.getMessage());
         }
     }

@@ -54,7 +54,7 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
     static Recovery scan(String name, Path dir, PageFile file, LobIndex index, boolean fullCheck) throws IOException {
         boolean clean = index.metaLong(META_CLEAN, 0) == 1;
         // none: a clean shutdown, a new tablespace, or an unclean shutdown of a run without lob.sync (or of an earlier release)
-        Optional<SyncedFrontier> frontier = clean ? Optional.empty() : SyncedFrontier.read(index);
+        Optional<SyncedFrontier> frontier = clean ? Optional.empty() : SyncedFrontier.read(index, name);
         // Without a frontier nothing says which pages were forced. After a crash of the process alone the kernel holds
         // them all; after a restart of the machine any may be lost while the index, which RocksDB syncs on its own
         // (its flushes, and the WAL at each reservation of version numbers), names them and counts their commands as

@@ -64,7 +64,7 @@ record SyncedFrontier(long issuedBelow, long[] unsettled, long[] uploads, long[]
      * The frontier the index records, if an open or a flush recorded one (none: a tablespace of an earlier release that
      * was never opened by this one, or lob.sync off). One that does not decode covers nothing: every version is checked.
      */
-    static Optional<SyncedFrontier> read(LobIndex index) throws IOException {
+    static Optional<SyncedFrontier> read(LobIndex index, String name) throws IOException {
         Optional<byte[]> bytes = index.metaBytes(META_KEY);
         if (bytes.isEmpty()) {
             return Optional.empty();
@@ -80,8 +80,8 @@ record SyncedFrontier(long issuedBelow, long[] unsettled, long[] uploads, long[]
             }
             return Optional.of(new SyncedFrontier(issuedBelow, unsettled, uploads[0], uploads[1]));
         } catch (RuntimeException e) {
-            log.warn("index meta {} does not decode ({} bytes: {}): checking the pages of every version", META_KEY, bytes.get().length,
-                    e.toString());
+            log.warn("{}: index meta {} does not decode ({} bytes: {}): checking the pages of every version", name, META_KEY,
+                    bytes.get().length, e.toString());
             return Optional.of(NONE);
         }
     }

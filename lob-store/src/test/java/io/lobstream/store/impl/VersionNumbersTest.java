@@ -55,7 +55,7 @@ class VersionNumbersTest {
             assertThat(frontier.uncovered(b + 1)).isTrue();
 
             index.syncWalWith(frontier.put(index.newBatch()));
-            SyncedFrontier read = SyncedFrontier.read(index).orElseThrow();
+            SyncedFrontier read = SyncedFrontier.read(index, "t").orElseThrow();
             assertThat(read.issuedBelow()).isEqualTo(frontier.issuedBelow());
             assertThat(read.unsettled()).containsExactly(frontier.unsettled());
         }
