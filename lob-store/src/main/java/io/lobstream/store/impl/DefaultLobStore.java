@@ -26,7 +26,6 @@ import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.UploadEntry;
 import io.lobstream.store.index.VersionEntry;
-import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.layout.VersionWriter;
 import io.lobstream.store.tablespace.GroupSync;
@@ -44,7 +43,6 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -128,6 +126,7 @@ public final class DefaultLobStore implements LobStore {
 
     private final VersionNumbers versions;
     private final ChunkedUploads uploads;
+    private final VersionPages pages;
     /**
      * The own pages of versions written but not yet published, by version. With the latch downgrade a
      * write lets go of the tablespace latch between its pages and its publish, and fsck (which takes it
@@ -159,7 +158,7 @@ public final class DefaultLobStore implements LobStore {
         this.anywhere = Placement.anywhere(allocator);
         this.writers = ThreadLocal.withInitial(() -> new VersionWriter(file));
         // the wait for more writers only where writers wait for their syncs (lob.sync.each.write), as its doc says: the
-        // writers during a flush park for none; compaction's moves never do (await(false) in writeVersion, writePages)
+        // writers during a flush park for none; compaction's moves never do (await(false) in writeVersion, VersionPages.write)
         int groupWaitMs = config.syncEachWrite() ? config.groupCommitIntervalMs() : 0;
         // with lob.latch.downgrade off a writer forces its pages under the exclusive latch, which every other writer waits
         // for: a leader waiting for them to join would wait the whole interval alone at every write
@@ -173,6 +172,7 @@ public final class DefaultLobStore implements LobStore {
                 this::syncWalCounted);
         this.frees = new DurableFrees(config, allocator);
         this.uploads = new ChunkedUploads(config, index, allocator, versions, writers, pagesFirst, frees, unpublished, usage);
+        this.pages = new VersionPages(config, allocator, versions, writers, pagesFirst, pageSync, unpublished);
         this.backpressure = new Backpressure(() -> usage.historyExcess(config.historyMax(), config.historyMaxRatio()),
                 config.historyMaxDelayMs(), metrics::backpressure);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
@@ -270,13 +270,13 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException {
-        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), offset, data, length), null, null, source,
+        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(VersionPages.Base::reader), offset, data, length), null, null, source,
                 anywhere);
     }
 
     @Override
     public WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException {
-        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
+        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(VersionPages.Base::reader), base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
                 null, null, source, anywhere);
     }
 
@@ -287,13 +287,9 @@ public final class DefaultLobStore implements LobStore {
                 null, null, source, anywhere);
     }
 
-    /** The current version a write starts from, open for reading its unchanged bytes. */
-    private record Base(VersionEntry entry, VersionReader reader) {
-    }
-
     @FunctionalInterface
     private interface Edit {
-        NewValue apply(Optional<Base> base) throws IOException;
+        NewValue apply(Optional<VersionPages.Base> base) throws IOException;
     }
 
     /** Thrown by a relocation's edit that finds the LOB changed, or with history: nothing to move. */
@@ -331,12 +327,12 @@ public final class DefaultLobStore implements LobStore {
             try (Latches.Held downgraded = config.latchDowngrade() ? openShared() : null) {
                 baseEntry = index.current(lobId);
                 // a whole-value PUT neither reads nor shares anything of the version it replaces
-                Optional<Base> base = baseEntry.isEmpty() || !readsBase ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
+                Optional<VersionPages.Base> base = baseEntry.isEmpty() || !readsBase ? Optional.empty() : Optional.of(new VersionPages.Base(baseEntry.get(),
                         VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
                 NewValue value = edit.apply(base);
                 ValueTooLargeException.check(config, lobId, value.length());
                 Attributes kept = attributes != null ? attributes : baseEntry.map(VersionEntry::attributes).orElse(Attributes.NONE);
-                written = writePages(lobId, base, value, expectedCrc32c, kept, placement, shared);
+                written = pages.write(lobId, base, value, expectedCrc32c, kept, placement, shared);
             }
             superseded = publish(written, baseEntry, shared, source, null, placement.relocation());
         }
@@ -345,73 +341,6 @@ public final class DefaultLobStore implements LobStore {
             metrics.writeLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
         return new WriteResult(written, superseded);
-    }
-
-    /**
-     * Allocates the pages of a new version of {@code lobId} but those it shares with the base, writes
-     * them and returns the version's index entry (not yet published); {@code shared} receives the
-     * base's pages it shares. On failure the pages it allocated, and only those, are released.
-     */
-    private VersionEntry writePages(String lobId, Optional<Base> base, NewValue value, Integer expectedCrc32c, Attributes attributes,
-                                    Placement placement, List<Extent> shared) throws IOException {
-        VersionLayout layout = VersionLayout.plan(config.pageSize(), value.length());
-        List<Extent> allocated = List.of();
-        long issued = -1;
-        try {
-            BitSet sharedPages = value.sharedPages(layout, base.map(Base::reader));
-            int fresh = layout.dataPages() - sharedPages.cardinality();
-            List<Extent> pages = placement.allocate(1 + fresh);
-            allocated = pages;
-            List<Extent> freshData = Extent.withoutFirstPage(pages);
-            List<Extent> dataExtents = new ArrayList<>();
-            Extent.Cursor next = new Extent.Cursor(freshData);
-            for (int i = 0; i < layout.dataPages(); i++) {
-                long pageNo = sharedPages.get(i) ? base.get().reader().dataPageNo(i) : next.next();
-                Extent.appendInOrder(dataExtents, pageNo);
-                if (sharedPages.get(i)) {
-                    Extent.appendInOrder(shared, pageNo);
-                }
-            }
-            List<Extent> indexExtents = layout.indexed()
-                    ? placement.allocate((int) VersionLayout.indexPagesFor(config.pageSize(), dataExtents.size()))
-                    : List.of();
-            List<Extent> owned = new ArrayList<>(pages);
-            owned.addAll(indexExtents);
-            allocated = List.copyOf(owned); // never the shared pages: they stay the base's if this fails
-            long version = versions.next();
-            issued = version;
-            long rootPage = pages.get(0).firstPage();
-            int crc = writers.get().write(lobId, version, layout, rootPage, dataExtents, sharedPages, indexExtents, value.bytes());
-            if (expectedCrc32c != null && expectedCrc32c != crc) {
-                throw new ValueChecksumException(lobId, expectedCrc32c, crc);
-            }
-            if (placement.relocation() && config.sync()) {
-                // a relocation's pages are on disk before its entry, in every mode: the version it replaces holds the
-                // same bytes and is freed as soon as this one is durable
-                pageSync.await(false); // a punctuation's moves, up to lob.compact.max.pages: none waits for writers
-            } else {
-                pagesFirst.beforeIndexNamesPages();
-            }
-            List<Extent> own = Extent.coalesce(owned);
-            owned.addAll(shared);
-            VersionEntry written = VersionEntry.current(lobId, version, rootPage, value.length(), crc, Extent.coalesce(owned), attributes);
-            if (!shared.isEmpty()) {
-                written = written.madeFrom(base.get().entry().version()); // which of its pages it wrote itself, for TornWrites
-            }
-            if (placement.relocation()) {
-                written = written.movedFrom(base.get().entry()); // the same bytes: the same ETag
-            }
-            unpublished.put(version, own); // until publish() names them, or gives them back
-            return written;
-        } catch (IOException | RuntimeException e) {
-            if (!allocated.isEmpty()) {
-                allocator.release(allocated);
-            }
-            if (issued >= 0) {
-                versions.settled(issued); // nothing names its pages: none is left to check after a crash
-            }
-            throw e;
-        }
     }
 
     /** With lob.sync.each.write, waits for the index WAL sync (shared with concurrent writers) that covers this write. */
@@ -925,13 +854,13 @@ public final class DefaultLobStore implements LobStore {
             try (Latches.Held latch = openPublishing(e.lobId())) {
                 Optional<VersionEntry> still = index.pending(e.lobId(), e.version());
                 // a relocation's old copy is freed by its last reader's unpin, never under a reader
-                if (still.isPresent() && still.get().reclaimRequested() && still.get().cause() != VersionEntry.Cause.RELOCATE
-                        && !pins.holds(still.get())) {
+                boolean due = still.isPresent() && still.get().reclaimRequested() && still.get().cause() != VersionEntry.Cause.RELOCATE;
+                if (due && !pins.holds(still.get())) {
                     log.warn("{}: a reader of {} has held its pin past lob.read.pin.max.ms; version {} is reclaimed under it "
                             + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
                     freePending(still.get(), null, true);
                     freed++;
-                } else if (still.isPresent() && still.get().reclaimRequested() && still.get().cause() != VersionEntry.Cause.RELOCATE) {
+                } else if (due) {
                     waiting++; // pinned within its lease still
                 }
             }
