@@ -54,7 +54,7 @@ public final class LobStreamCli implements Runnable {
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new LobStreamCli());
         CommandLine.IParameterExceptionHandler usage = cli.getParameterExceptionHandler();
-        return cli.setParameterExceptionHandler((ex, args) -> usage.handleParseException(withoutSecrets(ex), args))
+        return cli.setParameterExceptionHandler((ex, args) -> usage.handleParseException(SecretArguments.masked(ex), args))
                 .registerConverter(java.time.Duration.class, Durations::converted)
                 .registerConverter(SizeRange.class, SizeRange::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
@@ -99,21 +99,6 @@ public final class LobStreamCli implements Runnable {
                     jsonError(cmd.getOut(), cmd, said, CommandLine.ExitCode.SOFTWARE);
                     return CommandLine.ExitCode.SOFTWARE;
                 });
-    }
-
-    /** A key=value whose key names a secret: its value, up to a quote, a comma or a space. */
-    private static final java.util.regex.Pattern SECRET_VALUE = java.util.regex.Pattern.compile(
-            "(?i)([\\w.-]*(?:password|secret|token|credential|jaas|user\\.info)[\\w.-]*\\s*=)[^'\\s,]+");
-
-    /**
-     * {@code ex} with the values of secrets masked. picocli's errors quote the arguments they could not take: a
-     * {@code sasl.jaas.config} left unquoted in an {@code @FILE} splits into words, and its {@code password="p";} would
-     * reach stderr (a terminal, journald, a CI log) as an unmatched argument.
-     */
-    static CommandLine.ParameterException withoutSecrets(CommandLine.ParameterException ex) {
-        String said = String.valueOf(ex.getMessage());
-        String masked = SECRET_VALUE.matcher(said).replaceAll("$1***");
-        return masked.equals(said) ? ex : new CommandLine.ParameterException(ex.getCommandLine(), masked);
     }
 
     /**

@@ -27,6 +27,8 @@ public final class ReplacedThreadFilter extends Filter<ILoggingEvent> {
 
     @Override
     public FilterReply decide(ILoggingEvent event) {
-        return !debug && LOGGER.equals(event.getLoggerName()) && MESSAGE.equals(event.getMessage()) ? FilterReply.DENY : FilterReply.NEUTRAL;
+        // Kafka Streams' log context puts its client before the message: "stream-client [id] Replacing thread ..."
+        return !debug && LOGGER.equals(event.getLoggerName()) && event.getMessage() != null && event.getMessage().endsWith(MESSAGE)
+                ? FilterReply.DENY : FilterReply.NEUTRAL;
     }
 }

@@ -9,6 +9,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
@@ -40,14 +41,19 @@ class LobStreamCliTest {
         }
     }
 
-    /** A JAAS line left unquoted splits into words, which picocli quotes back as arguments it could not take. */
+    /**
+     * A JAAS line left unquoted splits into words, which picocli quotes back as arguments it could not take: in an
+     * {@code @FILE}, whose reader takes {@code "} as a quote, a password comes apart from its key.
+     */
     @Test
-    void anArgumentNotTakenIsShownWithoutItsSecret() {
-        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c",
-                "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule", "required", "username=\"u\"",
-                "password=\"hunter2\";", "basic.auth.user.info=u:hunter3")).isEqualTo(CommandLine.ExitCode.USAGE);
-        assertThat(cli.err()).contains("'password=***'", "'basic.auth.user.info=***'", "'username=\"u\"'", "Usage: lobstream delete")
-                .doesNotContain("hunter");
+    void anArgumentNotTakenIsShownWithoutItsSecret(@TempDir Path dir) throws IOException {
+        Path args = Files.writeString(dir.resolve("client.args"), "-c sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
+                + "required username=\"u\" password=\"hun,ter2\";\n");
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "@" + args)).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("'password=', '***'", "'username=', 'u'", "Usage: lobstream delete").doesNotContain("ter2");
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "password=\"hunter2\";", "basic.auth.user.info=u:hunter3"))
+                .isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("'password=***'", "'basic.auth.user.info=***'").doesNotContain("hunter");
     }
 
     @Test

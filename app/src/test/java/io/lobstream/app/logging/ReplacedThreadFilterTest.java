@@ -13,7 +13,7 @@ class ReplacedThreadFilterTest {
 
     @Test
     void kafkaStreamsReportOfAReplacedThreadIsDroppedUnlessDebugging() {
-        LoggingEvent replaced = event(ReplacedThreadFilter.LOGGER, ReplacedThreadFilter.MESSAGE);
+        LoggingEvent replaced = event(ReplacedThreadFilter.LOGGER, "stream-client [lobstream-writer-node-1] " + ReplacedThreadFilter.MESSAGE);
         assertThat(new ReplacedThreadFilter(false).decide(replaced)).isEqualTo(FilterReply.DENY);
         assertThat(new ReplacedThreadFilter(true).decide(replaced)).isEqualTo(FilterReply.NEUTRAL);
         // anything else Kafka Streams says, and the same words from another logger, stay

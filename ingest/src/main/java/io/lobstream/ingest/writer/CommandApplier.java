@@ -226,7 +226,7 @@ public final class CommandApplier {
         } catch (IllegalArgumentException e) {
             // the tablespace refused what no check above caught: thrown out of the task, the command would fail it at
             // every restart (and a replay of the partition at every try); as a rejection it is recorded and dead-lettered
-            long notSaid = REFUSED_SAID.sayNow("refused");
+            long notSaid = REFUSED_SAID.sayNow(e.getClass().getName()); // a refusal of another kind is said at once
             if (notSaid >= 0) {
                 log.error("{}: the tablespace refused the command at {}; dead-lettered{}", id, source,
                         notSaid == 0 ? "" : " (and " + notSaid + " other commands since this was last said)", e);

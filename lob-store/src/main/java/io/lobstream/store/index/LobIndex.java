@@ -110,9 +110,10 @@ public final class LobIndex implements Closeable {
     private final WriteOptions writeOptions = new WriteOptions();
     private final WriteOptions syncWrite = new WriteOptions().setSync(true);
     /**
-     * For the scans that walk a whole family (recovery, fsck, compaction's passes, the de-duplication window's rounds,
-     * housekeeping of pending versions): their blocks are read once and would push out of the block cache, which every
-     * tablespace of the process shares, the blocks that lookups by id need. Each iterator copies its options.
+     * For the scans that walk the current versions or the de-duplication window (recovery, fsck, compaction's passes, the
+     * window's rounds): their blocks are read once and would push out of the block cache, which every tablespace of the
+     * process shares, the blocks that lookups by id need. Scans of the pending versions fill it: purge, reads' unpins and
+     * re-read commands come back to those blocks. Each iterator copies its options.
      */
     private final ReadOptions scanReads = new ReadOptions().setFillCache(false);
     private final ReadOptions defaultReads = new ReadOptions();
@@ -309,7 +310,7 @@ public final class LobIndex implements Closeable {
             batchesOpen = uploadBatchesOpen > 0;
         }
         long[] least = {Long.MAX_VALUE, Long.MAX_VALUE};
-        // the default reads: the uploads are few, and looked up by id right after
+        // the uploads are few, and looked up by id right after
         forEach(uploads, defaultReads, v -> {
             UploadEntry u = UploadEntry.decode(v);
             least[0] = Math.min(least[0], u.touchedAtMillis());
@@ -544,7 +545,7 @@ public final class LobIndex implements Closeable {
     }
 
     public void forEachPending(Consumer<VersionEntry> action) {
-        forEach(pending, scanReads, v -> action.accept(VersionEntry.decode(v)));
+        forEach(pending, defaultReads, v -> action.accept(VersionEntry.decode(v)));
     }
 
     private void forEach(ColumnFamilyHandle cf, ReadOptions reads, Consumer<byte[]> action) {
