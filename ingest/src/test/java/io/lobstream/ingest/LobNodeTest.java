@@ -64,6 +64,13 @@ class LobNodeTest {
                 "lob.streams.producer.linger.ms", "5")));
     }
 
+    @Test
+    void theIndexBudgetIsWarnedOfWhenItIsShortForThePartitions() {
+        assertThat(LobNode.indexMemoryWanted(128L << 20, 8)).isEmpty();
+        assertThat(LobNode.indexMemoryWanted(128L << 20, 64)).isEmpty();
+        assertThat(LobNode.indexMemoryWanted(128L << 20, 128)).contains(192L << 20);
+    }
+
     /**
      * Streams counts buffered records, not bytes, and a queue reaches its limit plus a fetch: many partitions of a writer
      * behind would fill a small heap. Each partition's share: its queue and two fetches.

@@ -107,7 +107,10 @@ public final class LobStoreConfig {
                     + "partitions it holds: one block cache of this size, which holds the index and filter blocks too, and to "
                     + "which the memtables are charged (past half of it, the index being written flushes its oldest memtable "
                     + "early). A target, not a hard cap: writes are not stalled, and the cache may run over rather than fail a "
-                    + "read. The first tablespace opened sets it for the process.");
+                    + "read. The first tablespace opened sets it for the process. Each tablespace written holds about 0.5 MiB of "
+                    + "memtables from its first writes: give 1.5 MiB a partition a node may hold (every one, after a failover), "
+                    + "or writes flush small table files one after another (128 partitions with the default); a node warns "
+                    + "at start.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(PAGE_SIZE, PREALLOC, PREALLOC_BATCH, LATCH_DOWNGRADE,
             OPTIMISTIC_UPDATE, PURGE_PREFETCH, PURGE_PREFETCH_WINDOW, PURGE_SKIP_LOAD, SYNC, SYNC_EACH_WRITE,
