@@ -78,8 +78,8 @@ public final class LobStoreConfig {
     public static final ConfigKey<Integer> COMPACT_MAX_PAGES = ConfigKey.integer("lob.compact.max.pages", 512, 0, 65_536,
             "Compaction: pages moved per compact() call, about (the default is 8 MiB of 16 KiB pages): whole versions, so a call may go past it by a version's pages. "
                     + "Up to 65536. A call's moves run in one punctuation, holding the writer's stream thread, and stop after 200 ms "
-                    + "(each move syncs the page file and the index), which the calls of all the tablespaces one thread holds "
-                    + "share each second: the rest at the next call. 0 = compaction off.");
+                    + "(each move syncs the page file and the index): the rest at the next call. The writer's tasks on one "
+                    + "thread share 200 ms a second of calls, scans included. 0 = compaction off.");
 
     public static final ConfigKey<Integer> HISTORY_MAX = ConfigKey.integer("lob.history.max", 1_000, 0, Integer.MAX_VALUE,
             "Backpressure, like innodb_max_purge_lag but on by default: when more versions than this wait for purge, each "

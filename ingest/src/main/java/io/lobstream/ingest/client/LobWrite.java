@@ -95,7 +95,9 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
     public CompletableFuture<WriteOutcome> applied(Duration timeout) {
         // completed on the client's threads: orTimeout's own fires on the JDK's one scheduler thread, where a blocking
         // callback would hold up every timeout of the JVM
-        return applied().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).handleAsync((outcome, failed) -> {
+        // a Duration past a long of milliseconds (ChronoUnit.FOREVER's) waits as long as a long of them does
+        long ms = timeout.compareTo(Duration.ofMillis(Long.MAX_VALUE)) > 0 ? Long.MAX_VALUE : timeout.toMillis();
+        return applied().orTimeout(ms, TimeUnit.MILLISECONDS).handleAsync((outcome, failed) -> {
             if (failed != null) {
                 throw failed instanceof java.util.concurrent.CompletionException c ? c : new java.util.concurrent.CompletionException(failed);
             }

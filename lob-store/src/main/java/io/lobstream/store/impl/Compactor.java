@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 /**
  * Tablespace compaction: the policy that decides when and which versions
@@ -49,10 +48,7 @@ import java.util.function.Supplier;
  * <p>A run also stops between moves once it has taken {@link #RUN_BUDGET_MS}: each move forces the page file and syncs
  * the index's log, two or three fsyncs, so 512 one-page values could take seconds on a slow disk; the run holds the
  * writer's stream thread, whose other tasks share its open transaction (10 s timeout under exactly-once). The next
- * run goes on from there, with the candidates this one left. The runs of all the tablespaces a thread holds share
- * {@link #RUN_BUDGET_MS} a second, their scans included ({@link ThreadShare}): after a burst on every partition, purge
- * leaves holes in each, and 32 tasks of a writer thread compacting one after another for 200 ms each would hold it,
- * and its transaction, for 6 s.
+ * run goes on from there, with the candidates this one left.
  */
 final class Compactor {
     /** The longest a run goes on moving: a fifth of the node's default compaction interval (lob.compact.interval.ms). */
@@ -68,8 +64,6 @@ final class Compactor {
     private final int maxPages;
     private final long runBudgetNanos;
     private final int scanMax;
-    /** the share of the thread that runs it (a task moves between threads), looked up at each run */
-    private final Supplier<ThreadShare> shares;
     /** The pass over the current versions under way (null: none): the highest found so far, and the last LOB read. */
     private Pass pass;
     /** The candidates a run that stopped on its budget left, highest first: the next run moves them without a new pass. */
@@ -108,12 +102,6 @@ final class Compactor {
     }
 
     Compactor(DefaultLobStore store, double minFreeRatio, long minFreePages, int maxPages, long runBudgetNanos, int scanMax) {
-        this(store, minFreeRatio, minFreePages, maxPages, runBudgetNanos, scanMax, ThreadShare.OF_THREAD::get);
-    }
-
-    Compactor(DefaultLobStore store, double minFreeRatio, long minFreePages, int maxPages, long runBudgetNanos, int scanMax,
-              Supplier<ThreadShare> shares) {
-        this.shares = shares;
         this.scanMax = scanMax;
         this.store = store;
         this.minFreeRatio = minFreeRatio;
@@ -147,21 +135,6 @@ final class Compactor {
             queued = List.of();
             return 0;
         }
-        ThreadShare share = shares.get();
-        long begun = System.nanoTime();
-        long left = share.left(begun);
-        if (left <= 0) {
-            return 0; // this thread's runs took their share of this second: the pass and the candidates wait for a later run
-        }
-        try {
-            return moveHighest(pages, begun, left);
-        } finally {
-            share.spent(System.nanoTime() - begun);
-        }
-    }
-
-    /** Moves the highest versions it finds down, for as long as {@code left} since {@code begun} and this run's budget allow. */
-    private long moveHighest(Pages pages, long begun, long left) throws IOException {
         long moved = 0;
         int moves = 0;
         // candidates a run left, or a pass read across writes, may all be out of date: their moving nothing says nothing of
@@ -173,12 +146,10 @@ final class Compactor {
         if (candidates == null) {
             return 0; // the pass goes on at the next run
         }
-        // after the index scan: a run's budget is the moves', not the scan's (long on many LOBs); the thread's counts both
-        long start = System.nanoTime();
-        long budget = Math.min(runBudgetNanos, left - (start - begun));
+        long start = System.nanoTime(); // after the index scan: the budget is the moves', not the scan's (long on many LOBs)
         for (int i = 0; i < candidates.size(); i++) {
             VersionEntry e = candidates.get(i);
-            if (moves > 0 && System.nanoTime() - start >= budget) {
+            if (moves > 0 && System.nanoTime() - start >= runBudgetNanos) {
                 queued = List.copyOf(candidates.subList(i, candidates.size())); // the rest at the next run, without a new pass
                 break;
             }
@@ -206,32 +177,6 @@ final class Compactor {
         versionsSeen += moves; // its own moves are not writes; a write made meanwhile by another thread still counts
         atFruitlessRun = moved == 0 && fresh ? pages : null;
         return moved;
-    }
-
-    /**
-     * The time the compaction runs of one thread may take together in a second: {@link #RUN_BUDGET_MS}. A run that finds
-     * it spent does nothing; one that starts within it goes on past it by one move or one scan at most.
-     */
-    static final class ThreadShare {
-        static final ThreadLocal<ThreadShare> OF_THREAD = ThreadLocal.withInitial(ThreadShare::new);
-        private static final long WINDOW_NANOS = TimeUnit.SECONDS.toNanos(1);
-        private static final long SHARE_NANOS = TimeUnit.MILLISECONDS.toNanos(RUN_BUDGET_MS);
-
-        private long windowStart = System.nanoTime();
-        private long spent;
-
-        /** What is left of this second's share at {@code now} ({@link System#nanoTime()}); a new second starts afresh. */
-        long left(long now) {
-            if (now - windowStart >= WINDOW_NANOS) {
-                windowStart = now;
-                spent = 0;
-            }
-            return SHARE_NANOS - spent;
-        }
-
-        void spent(long nanos) {
-            spent += nanos;
-        }
     }
 
     /**

@@ -937,28 +937,6 @@ class DefaultLobStoreTest {
     }
 
     /**
-     * The runs of every tablespace a writer thread holds share the thread's time: a run on a thread whose runs took their
-     * share of this second does nothing, and leaves its work to a run in a later second.
-     */
-    @Test
-    void compactionRunsOfOneThreadShareItsTime() throws IOException {
-        LobStoreConfig config = shrinkConfig(32).with(LobStoreConfig.COMPACT_MAX_PAGES.name(), 100);
-        try (DefaultLobStore store = DefaultLobStore.open(dir, config, new SimpleMeterRegistry(), "ts")) {
-            Map<String, byte[]> live = tenAboveHoles(store);
-            long pagesEach = current(store, "high0").pageCount();
-            Compactor.ThreadShare share = new Compactor.ThreadShare();
-            Compactor c = new Compactor(store, config.compactMinFreeRatio(), config.shrinkMinPages(), config.compactMaxPages(), 0,
-                    Compactor.SCAN_MAX, () -> share);
-            assertThat(c.run()).as("the first run notes the writes").isZero();
-            share.spent(TimeUnit.MILLISECONDS.toNanos(Compactor.RUN_BUDGET_MS)); // another tablespace's runs on this thread
-            assertThat(c.run()).as("the thread's share spent").isZero();
-            share.spent(-TimeUnit.MILLISECONDS.toNanos(Compactor.RUN_BUDGET_MS)); // as a new second would find it
-            assertThat(c.run()).isEqualTo(pagesEach);
-            assertIntact(store, live);
-        }
-    }
-
-    /**
      * A pass over more current versions than a run reads goes on at the next runs, in those with no write since the last
      * (a write does not start it again); the candidates a run left on its budget are moved by the next without a new pass.
      */
