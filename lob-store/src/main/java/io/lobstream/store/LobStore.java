@@ -163,6 +163,9 @@ public interface LobStore extends Closeable {
     /** The current version of {@code lobId}. */
     Optional<VersionEntry> current(String lobId) throws IOException;
 
+    /** The versions of {@code lobId} pending purge, oldest first. */
+    List<VersionEntry> pendingOf(String lobId) throws IOException;
+
     /** Pins and opens the current version of {@code lobId} for reading. */
     Optional<LobReadHandle> open(String lobId) throws IOException;
 

@@ -107,12 +107,14 @@ public final class CommandApplier {
                 store.recordRejected(source, rejected.get());
                 return new Rejected(rejected.get().kind(), rejected.get().reason());
             }
+            // the version it superseded, if purge has not reclaimed it: a version of its LOB, the one it wrote. Not a scan
+            // of the whole history for each command a restart reads again, which with purge away is millions of versions
             List<VersionEntry> undo = new ArrayList<>();
-            store.forEachPending(e -> {
+            for (VersionEntry e : cmd.getLobId() == null ? List.<VersionEntry>of() : store.pendingOf(cmd.getLobId())) {
                 if (e.sourceOffset() == source.offset() && !e.reclaimRequested()) {
                     undo.add(e);
                 }
-            });
+            }
             return new AlreadyApplied(undo);
         }
         Rejected invalid = validate(cmd, key, partition);

@@ -139,6 +139,40 @@ class CommandApplierTest {
         }
     }
 
+    /**
+     * A command read again after a restart gives the undo record of the version it superseded to be sent again, if
+     * purge has not reclaimed it: its own, not another command's of the same LOB or of another.
+     */
+    @Test
+    void aCommandAppliedBeforeARestartGivesTheVersionItSuperseded() throws Exception {
+        String id = "doc";
+        int p = partitionOf(id);
+        String other = "doc-1";
+        for (int n = 2; partitionOf(other) != p; n++) {
+            other = "doc-" + n; // another LOB of the same partition
+        }
+        String source = TOPIC + p;
+        try (LobStore store = LobStore.open(dir.resolve("p"), LobStoreConfig.defaults())) {
+            LobCommand first = command(id, LobOp.PUT, 0, new byte[100]);
+            LobCommand second = command(id, LobOp.PUT, 0, new byte[200]);
+            LobCommand third = command(other, LobOp.PUT, 0, new byte[300]);
+            assertThat(applier.apply(first, key(id), p, 0, store, new Source(source, 1))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(applier.apply(second, key(id), p, 0, store, new Source(source, 2))).isInstanceOf(CommandApplier.Applied.class);
+            assertThat(applier.apply(third, key(other), p, 0, store, new Source(source, 3))).isInstanceOf(CommandApplier.Applied.class);
+            store.flush();
+            CommandApplier.Outcome again = applier.apply(second, key(id), p, 0, store, new Source(source, 2));
+            assertThat(again).isInstanceOf(CommandApplier.AlreadyApplied.class);
+            assertThat(((CommandApplier.AlreadyApplied) again).undoToReemit()).singleElement()
+                    .satisfies(e -> assertThat(e.lobId()).isEqualTo(id))
+                    .satisfies(e -> assertThat(e.byteLength()).isEqualTo(100));
+            for (long offset : new long[]{1, 3}) {
+                LobCommand cmd = offset == 1 ? first : third;
+                again = applier.apply(cmd, key(cmd.getLobId()), p, 0, store, new Source(source, offset));
+                assertThat(((CommandApplier.AlreadyApplied) again).undoToReemit()).as("offset %d superseded nothing", offset).isEmpty();
+            }
+        }
+    }
+
     /** A command sent twice is applied once, and its second record still moves the applied offset (no catch-up at a restart). */
     @Test
     void aDuplicateIsSkippedAndItsOffsetRecorded() throws Exception {

@@ -726,6 +726,13 @@ public final class DefaultLobStore implements LobStore {
     }
 
     @Override
+    public List<VersionEntry> pendingOf(String lobId) throws IOException {
+        try (Latches.Held latch = openShared()) {
+            return index.pendingOf(lobId);
+        }
+    }
+
+    @Override
     public Optional<LobReadHandle> open(String lobId) throws IOException {
         long start = System.nanoTime();
         Optional<VersionEntry> pinned = pinCurrent(lobId);
