@@ -1,5 +1,6 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.avro.LobOp;
 import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.index.Rejection;
 import io.micrometer.core.instrument.Counter;
@@ -61,7 +62,11 @@ public final class WriterMetrics {
     private static final Duration LONGEST_LAG = Duration.ofNanos(Long.MAX_VALUE);
 
     public void applied(String op) {
-        Counter.builder("lob_commands_applied").tag("op", op).description("Commands applied to a tablespace").register(registry).increment();
+        appliedCounter(op).increment();
+    }
+
+    private Counter appliedCounter(String op) {
+        return Counter.builder("lob_commands_applied").tag("op", op).description("Commands applied to a tablespace").register(registry);
     }
 
     /**
@@ -75,6 +80,9 @@ public final class WriterMetrics {
         }
         for (ReclaimOutcome outcome : ReclaimOutcome.values()) {
             reclaimCounter(outcome);
+        }
+        for (LobOp op : LobOp.values()) {
+            appliedCounter(op.name());
         }
         skippedCounter(SKIPPED_APPLIED);
         skippedCounter(SKIPPED_DUPLICATE);

@@ -269,12 +269,15 @@ public final class TablespaceDirs {
         return out;
     }
 
-    /** The bytes of what {@link #notTablespaces} lists, best effort: what copies kept aside hold on the data directory's disk. */
-    public static long notTablespacesBytes(Path dataDir) {
+    /**
+     * The bytes of what {@link #notTablespaces} lists, best effort: what copies kept aside hold on the data directory's
+     * disk; NaN when the directory cannot be listed, not 0, which would say that nothing is kept aside.
+     */
+    public static double notTablespacesBytes(Path dataDir) {
         try {
             return notTablespaces(dataDir).stream().mapToLong(TablespaceDirs::bytesUnder).sum();
         } catch (IOException | UncheckedIOException e) { // the listing's iterator throws the latter
-            return 0;
+            return Double.NaN;
         }
     }
 
