@@ -141,12 +141,17 @@ public final class LobHttpServer implements AutoCloseable {
             return t;
         });
         server.setExecutor(executor);
-        server.createContext("/lobs/", answering(this::boundedLobs));
+        endpoint("/lobs/", answering(this::boundedLobs), prometheus);
         // the JDK matches a context by prefix: /statusx and /fsck.json were these endpoints (an fsck taking every latch)
-        server.createContext("/status", exactly("/status", answering(this::status)));
-        server.createContext("/fsck", exactly("/fsck", answering(this::fsck)));
-        server.createContext("/metrics", exactly("/metrics", new MetricsEndpoint(prometheus, stalls)));
-        server.createContext("/", this::noSuchEndpoint);
+        endpoint("/status", exactly("/status", answering(this::status)), prometheus);
+        endpoint("/fsck", exactly("/fsck", answering(this::fsck)), prometheus);
+        endpoint("/metrics", exactly("/metrics", new MetricsEndpoint(prometheus, stalls)), prometheus);
+        endpoint("/", this::noSuchEndpoint, prometheus);
+    }
+
+    /** Serves {@code path} (a prefix, as the JDK matches it) with {@code handler}, its requests timed. */
+    private void endpoint(String path, HttpHandler handler, PrometheusMeterRegistry meters) {
+        server.createContext(path, handler).getFilters().add(new RequestMetrics(meters, path));
     }
 
     private HttpHandler exactly(String path, HttpHandler handler) {
