@@ -76,8 +76,12 @@ public final class LobIndex implements Closeable {
      * The layout of the column families' keys and values this release reads and writes, kept in the index
      * ({@value #FORMAT_KEY}): an index of a later format is refused at open, with both numbers, not misread. Raise it
      * with any change an older release would misread, and have open migrate the formats below it.
+     *
+     * <p>2: a finished upload is known by its upload id, not by its chunks' command ids, and command ids carry their
+     * command's fingerprint (format 1's releases, rolled back onto this index, would publish a retried upload again,
+     * and skip a reused id with other bytes as a duplicate). Nothing to migrate: format 2 reads format 1's entries.
      */
-    public static final int FORMAT_VERSION = 1;
+    public static final int FORMAT_VERSION = 2;
     static final String FORMAT_KEY = "format.version";
     private static final byte[] CURRENT = "current".getBytes(StandardCharsets.UTF_8);
     private static final byte[] PENDING = "pending".getBytes(StandardCharsets.UTF_8);
@@ -168,7 +172,7 @@ public final class LobIndex implements Closeable {
             RocksDB db = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
             LobIndex index = new LobIndex(db, options, handles);
             try {
-                if (index.checkFormat(dir) < 0) { // new, or from before the key: format 1
+                if (index.checkFormat(dir) < FORMAT_VERSION) { // new, from before the key (format 1), or an earlier one
                     index.writeSync(index.newBatch().putMeta(FORMAT_KEY, FORMAT_VERSION));
                 }
             } catch (IOException | RuntimeException e) {

@@ -272,7 +272,12 @@ class StoreLifecycleTest {
         try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.openReadOnly(dir.resolve(TablespaceDirs.INDEX))) {
             assertThat(index.metaLong("format.version", -1)).as("written at open").isEqualTo(io.lobstream.store.index.LobIndex.FORMAT_VERSION);
         }
+        // an earlier format's index is raised to this one's: a release that reads only the earlier refuses it then
         try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) {
+            index.writeSync(index.newBatch().putMeta("format.version", 1));
+        }
+        try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) {
+            assertThat(index.metaLong("format.version", -1)).isEqualTo(io.lobstream.store.index.LobIndex.FORMAT_VERSION);
             index.writeSync(index.newBatch().putMeta("format.version", io.lobstream.store.index.LobIndex.FORMAT_VERSION + 1));
         }
         String later = "of format " + (io.lobstream.store.index.LobIndex.FORMAT_VERSION + 1);
