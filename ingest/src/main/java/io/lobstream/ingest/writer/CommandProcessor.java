@@ -111,7 +111,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         // often enough that an upload expires within about half its timeout after it is due
         Duration housekeepingEvery = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploads.timeoutMs() / 2)));
         every(housekeepingEvery, "housekeeping", this::housekeeping);
-        every(compactEvery, "compaction", now -> CompactionShare.OF_THREAD.get().run(() -> store().compact()));
+        every(compactEvery, "compaction", now -> CompactionShare.OF_THREAD.get().run(this, () -> store().compact()));
         if (resender.enabled()) {
             every(resender.every(), "re-sending undo records", this::resendConsumedUnreclaimed);
         }

@@ -10,8 +10,9 @@ import java.util.function.LongSupplier;
  * whose other tasks wait with its transaction open (10 s timeout under exactly-once). After a burst on every
  * partition, purge leaves holes in each: 32 tasks of a thread compacting one after another would hold it for 6 s or
  * more. A task whose turn finds the share spent skips that turn; the run that spends it past its end is paid back
- * before the next. The tasks of a thread take it in the order Kafka Streams punctuates them: one large tablespace
- * compacting for minutes has it first each second, and the others compact after it.
+ * before the next. The tasks of a thread come in the order Kafka Streams punctuates them, so a task whose runs spend
+ * the whole share each time (a pass over a large tablespace, again and again) would have it first at every refill:
+ * the task that spent it lets the others go first once, when it is back.
  */
 final class CompactionShare {
     static final long SHARE_MS = 200;
@@ -24,6 +25,9 @@ final class CompactionShare {
     /** nanoseconds the thread may still spend: up to the share, below zero after a run that went past it */
     private long left = SHARE_NANOS;
     private long refilledAt;
+    /** the task whose run spent the share, and whether another was turned away since: it yields to them once */
+    private Object spentBy;
+    private boolean othersWaited;
 
     CompactionShare(LongSupplier nanoClock) {
         this.nanoClock = nanoClock;
@@ -36,20 +40,29 @@ final class CompactionShare {
         void run() throws IOException;
     }
 
-    /** Runs {@code run} if the thread has time left for it, and counts the time it takes. */
-    void run(Run run) throws IOException {
+    /** Runs {@code task}'s {@code run} if the thread has time left for it, and counts the time it takes. */
+    void run(Object task, Run run) throws IOException {
         long start = nanoClock.getAsLong();
-        // the share grows back at SHARE_MS a second: a second or more fills it
-        long gap = start - refilledAt;
-        left = gap >= PER_NANOS ? SHARE_NANOS : Math.min(SHARE_NANOS, left + gap * SHARE_NANOS / PER_NANOS);
+        // the share grows back at SHARE_MS a second, up to itself: a run past it is paid back, however long ago
+        left = Math.min(SHARE_NANOS, left + (start - refilledAt) / (PER_NANOS / SHARE_NANOS));
         refilledAt = start;
         if (left <= 0) {
+            othersWaited |= task != spentBy;
+            return;
+        }
+        if (task == spentBy && othersWaited) {
+            spentBy = null;
+            othersWaited = false;
             return;
         }
         try {
             run.run();
         } finally {
             left -= nanoClock.getAsLong() - start;
+            if (left <= 0) {
+                spentBy = task;
+                othersWaited = false;
+            }
         }
     }
 }
