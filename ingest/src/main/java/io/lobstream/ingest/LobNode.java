@@ -91,33 +91,7 @@ public final class LobNode implements AutoCloseable {
         this.storeConfig = storeConfig;
     }
 
-    /** The prefixes Kafka Streams takes for its clients' settings, and the settings each client knows. */
-    private static final Map<String, Set<String>> STREAMS_CLIENT_PREFIXES = Map.of(
-            StreamsConfig.PRODUCER_PREFIX, ProducerConfig.configNames(),
-            StreamsConfig.CONSUMER_PREFIX, ConsumerConfig.configNames(),
-            StreamsConfig.MAIN_CONSUMER_PREFIX, ConsumerConfig.configNames(),
-            StreamsConfig.RESTORE_CONSUMER_PREFIX, ConsumerConfig.configNames(),
-            StreamsConfig.GLOBAL_CONSUMER_PREFIX, ConsumerConfig.configNames(),
-            StreamsConfig.ADMIN_CLIENT_PREFIX, AdminClientConfig.configNames());
-
-    /**
-     * The {@code lob.streams.} keys that are no setting of Kafka Streams or of its clients (plain, or under their
-     * prefix), an internal topic's ({@code topic.}) or a client tag ({@code client.tag.}). Not refused: a plugin (a
-     * metrics reporter, a config provider) reads its own settings from what is given; but a misspelt one would leave
-     * the writer on its default with at most a line in Kafka Streams' log, so the node names them at start.
-     */
-    public static List<String> unknownStreamsSettings(LobStreamConfig config) {
-        Set<String> streams = StreamsConfig.configDef().names();
-        return config.originals().keySet().stream().filter(key -> key.startsWith(LobStreamConfig.STREAMS_PREFIX)).filter(key -> {
-            String s = key.substring(LobStreamConfig.STREAMS_PREFIX.length());
-            return !(streams.contains(s) || ProducerConfig.configNames().contains(s) || ConsumerConfig.configNames().contains(s)
-                    || AdminClientConfig.configNames().contains(s) || s.startsWith(StreamsConfig.TOPIC_PREFIX)
-                    || s.startsWith(StreamsConfig.CLIENT_TAG_PREFIX) || STREAMS_CLIENT_PREFIXES.entrySet().stream()
-                    .anyMatch(p -> s.startsWith(p.getKey()) && p.getValue().contains(s.substring(p.getKey().length()))));
-        }).sorted().toList();
-    }
-
-    /** Kafka Streams' settings, and each client's for the prefix that gives a setting to that client alone. */
+    /** Kafka Streams' settings, and each client's under the prefix that gives a setting to that client alone. */
     private static final ConfigDef STREAMS_DEF = StreamsConfig.configDef();
     private static final Map<String, ConfigDef> STREAMS_CLIENT_DEFS = Map.of(
             StreamsConfig.PRODUCER_PREFIX, ProducerConfig.configDef(),
@@ -126,8 +100,25 @@ public final class LobNode implements AutoCloseable {
             StreamsConfig.RESTORE_CONSUMER_PREFIX, ConsumerConfig.configDef(),
             StreamsConfig.GLOBAL_CONSUMER_PREFIX, ConsumerConfig.configDef(),
             StreamsConfig.ADMIN_CLIENT_PREFIX, AdminClientConfig.configDef());
+    /** The clients' settings, which Kafka Streams also takes plain, for every client that has them. */
     private static final List<ConfigDef> CLIENT_DEFS = List.of(ProducerConfig.configDef(), ConsumerConfig.configDef(),
             AdminClientConfig.configDef());
+
+    /**
+     * The {@code lob.streams.} keys that are no setting of Kafka Streams or of its clients (plain, or under their
+     * prefix), an internal topic's ({@code topic.}) or a client tag ({@code client.tag.}). Not refused: a plugin (a
+     * metrics reporter, a config provider) reads its own settings from what is given; but a misspelt one would leave
+     * the writer on its default with at most a line in Kafka Streams' log, so the node names them at start.
+     */
+    public static List<String> unknownStreamsSettings(LobStreamConfig config) {
+        return config.originals().keySet().stream().filter(key -> key.startsWith(LobStreamConfig.STREAMS_PREFIX)).filter(key -> {
+            String s = key.substring(LobStreamConfig.STREAMS_PREFIX.length());
+            return !(STREAMS_DEF.configKeys().containsKey(s) || CLIENT_DEFS.stream().anyMatch(def -> def.configKeys().containsKey(s))
+                    || s.startsWith(StreamsConfig.TOPIC_PREFIX) || s.startsWith(StreamsConfig.CLIENT_TAG_PREFIX)
+                    || STREAMS_CLIENT_DEFS.entrySet().stream().anyMatch(p -> s.startsWith(p.getKey())
+                    && p.getValue().configKeys().containsKey(s.substring(p.getKey().length()))));
+        }).sorted().toList();
+    }
 
     /**
      * Each {@code lob.streams.} value checked as Kafka Streams, or the client it goes to, will check it: they do so only
@@ -613,7 +604,7 @@ public final class LobNode implements AutoCloseable {
      * The names of the node's stream threads not dead. A failed one stays listed until it ends, and under the state it
      * last reported (ThreadMetadata's state is a snapshot, not the thread's own): the caller tells it apart by its Thread.
      */
-    private java.util.Set<String> runningStreamThreads() {
+    private Set<String> runningStreamThreads() {
         return streams.metadataForLocalThreads().stream().filter(t -> !"DEAD".equals(t.threadState()))
                 .map(org.apache.kafka.streams.ThreadMetadata::threadName).collect(java.util.stream.Collectors.toSet());
     }

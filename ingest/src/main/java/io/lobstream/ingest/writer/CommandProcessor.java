@@ -56,6 +56,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final long dedupeWindowMs;
     private final JudgingSettings judging;
     private final Duration compactEvery;
+    /** this task's token in its thread's {@link CompactionShare} */
+    private final Object compactionTurn = new Object();
     private final UndoResender resender;
     /**
      * System.nanoTime() of the last command processed (or of the task's start): how long the partition has been quiet. Not
@@ -111,7 +113,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         // often enough that an upload expires within about half its timeout after it is due
         Duration housekeepingEvery = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploads.timeoutMs() / 2)));
         every(housekeepingEvery, "housekeeping", this::housekeeping);
-        every(compactEvery, "compaction", now -> CompactionShare.OF_THREAD.get().run(this, () -> store().compact()));
+        every(compactEvery, "compaction", now -> CompactionShare.OF_THREAD.get().run(compactionTurn, () -> store().compact()));
         if (resender.enabled()) {
             every(resender.every(), "re-sending undo records", this::resendConsumedUnreclaimed);
         }

@@ -12,7 +12,8 @@ import java.util.function.LongSupplier;
  * more. A task whose turn finds the share spent skips that turn; the run that spends it past its end is paid back
  * before the next. The tasks of a thread come in the order Kafka Streams punctuates them, so a task whose runs spend
  * the whole share each time (a pass over a large tablespace, again and again) would have it first at every refill:
- * the task that spent it lets the others go first once, when it is back.
+ * the task that spent it lets the next ones go first once, when it is back. Two such tasks take turns, and the others
+ * of their thread compact once they are done.
  */
 final class CompactionShare {
     static final long SHARE_MS = 200;
@@ -25,7 +26,7 @@ final class CompactionShare {
     /** nanoseconds the thread may still spend: up to the share, below zero after a run that went past it */
     private long left = SHARE_NANOS;
     private long refilledAt;
-    /** the task whose run spent the share, and whether another was turned away since: it yields to them once */
+    /** the task (its turn's token) whose run spent the share, and whether another was turned away since: it yields once */
     private Object spentBy;
     private boolean othersWaited;
 
@@ -40,7 +41,12 @@ final class CompactionShare {
         void run() throws IOException;
     }
 
-    /** Runs {@code task}'s {@code run} if the thread has time left for it, and counts the time it takes. */
+    /**
+     * Runs {@code task}'s {@code run} if the thread has time left for it, and counts the time it takes.
+     *
+     * @param task the task's own token, held here until another task spends the share: not the task itself, which
+     *             would keep a closed task's state reachable from the thread
+     */
     void run(Object task, Run run) throws IOException {
         long start = nanoClock.getAsLong();
         // the share grows back at SHARE_MS a second, up to itself: a run past it is paid back, however long ago

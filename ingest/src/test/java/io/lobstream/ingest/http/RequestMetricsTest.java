@@ -29,7 +29,9 @@ class RequestMetricsTest {
 
     @Test
     void requestsAreTimedByEndpointMethodAndStatusClass() throws Exception {
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        // the product's: the JDK reads its settings (no Nagle) when the JVM's first server is made, and a plain one made
+        // first would leave them off for the other tests of this JVM
+        server = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/lobs/", ex -> {
             int code = ex.getRequestURI().getPath().endsWith("/missing") ? 404 : 200;
             ex.sendResponseHeaders(code, -1);

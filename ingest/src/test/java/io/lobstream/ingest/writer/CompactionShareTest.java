@@ -55,7 +55,7 @@ class CompactionShareTest {
     void theTaskThatSpentTheShareLetsTheOthersGoFirst() throws Exception {
         run("big", 250); // -50
         run("small", 1); // turned away
-        now.addAndGet(ms(400)); // 30 left
+        now.addAndGet(ms(400)); // 80 left
         run("big", 250); // yields, once
         run("small", 1);
         assertThat(runs("big")).isEqualTo(1);
