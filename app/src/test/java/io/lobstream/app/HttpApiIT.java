@@ -6,6 +6,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import io.lobstream.ingest.http.HttpServers;
 import io.lobstream.store.LobStore;
 import io.lobstream.app.cli.LobStreamCli;
 import io.lobstream.app.embedded.EmbeddedCluster;
@@ -674,7 +675,7 @@ class HttpApiIT {
     @Test
     void replayVerifyNamesEachValueWhoseBytesDiffer() throws Exception {
         int partition = Nodes.partitionOf(b, onB);
-        HttpServer otherBytes = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        HttpServer otherBytes = HttpServers.create(new InetSocketAddress("127.0.0.1", 0), 0);
         otherBytes.createContext("/status", exchange -> {
             byte[] status;
             try {

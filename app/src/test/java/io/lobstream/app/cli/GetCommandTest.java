@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import com.sun.net.httpserver.HttpServer;
+import io.lobstream.ingest.http.HttpServers;
 import io.lobstream.ingest.http.LobHttpServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -141,7 +142,7 @@ class GetCommandTest {
     }
 
     private static HttpServer servingWhole(int length) throws IOException {
-        HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        HttpServer node = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         node.createContext("/lobs/", ex -> {
             ex.getResponseHeaders().add("ETag", "\"c.3\"");
             ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");
@@ -155,7 +156,7 @@ class GetCommandTest {
 
     /** Announces {@code length} bytes, sends half and closes the connection, as a node whose read fails mid-value. */
     private static HttpServer servingHalfOf(int length) throws IOException {
-        HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        HttpServer node = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         node.createContext("/lobs/", ex -> {
             ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");
             ex.sendResponseHeaders(200, length);
@@ -170,7 +171,7 @@ class GetCommandTest {
     /** --node naming another server (the registry's port, say): its 404 is not taken for "no such LOB". */
     @Test
     void aServerThatIsNoNodeIsSaidToBeNone(@TempDir Path dir) throws Exception {
-        HttpServer other = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        HttpServer other = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         other.createContext("/", ex -> {
             try (ex) {
                 ex.sendResponseHeaders(404, -1);
@@ -184,7 +185,7 @@ class GetCommandTest {
     /** A proxy in front of a node answers 502 of its own while the node restarts: said as such, not as "no node". */
     @Test
     void aProxysOwnErrorKeepsItsStatus(@TempDir Path dir) throws Exception {
-        HttpServer proxy = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        HttpServer proxy = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         proxy.createContext("/", ex -> {
             try (ex) {
                 byte[] body = "Bad Gateway".getBytes(StandardCharsets.UTF_8);
@@ -213,7 +214,7 @@ class GetCommandTest {
     @Test
     void aBusyNodeIsAskedAgainWhenItSays(@TempDir Path dir) throws Exception {
         AtomicInteger asked = new AtomicInteger();
-        HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        HttpServer node = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         node.createContext("/lobs/", ex -> {
             try (ex) {
                 ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");
@@ -235,7 +236,7 @@ class GetCommandTest {
 
     /** A node that answers every value {@code status} with no body, and {@code contentRange} if given. */
     private static HttpServer answering(int status, String contentRange) throws IOException {
-        HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        HttpServer node = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         node.createContext("/lobs/", ex -> {
             try (ex) {
                 ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");

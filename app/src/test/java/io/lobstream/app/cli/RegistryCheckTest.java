@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import com.sun.net.httpserver.HttpServer;
+import io.lobstream.ingest.http.HttpServers;
 import io.lobstream.schema.LobStreamConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -21,7 +22,7 @@ class RegistryCheckTest {
     private final HttpServer registry;
 
     RegistryCheckTest() throws IOException {
-        registry = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        registry = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         registry.createContext("/", ex -> {
             try (ex) {
                 String path = ex.getRequestURI().getPath();

@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import com.sun.net.httpserver.HttpServer;
+import io.lobstream.ingest.http.HttpServers;
 import io.lobstream.ingest.http.LobHttpServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -99,7 +100,7 @@ class StatusCommandTest {
 
     /** @param hangsAfterOne answers once, then leaves every request unanswered */
     private String node(String status, boolean hangsAfterOne) throws IOException {
-        node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        node = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         byte[] body = status.getBytes(StandardCharsets.UTF_8);
         AtomicInteger asked = new AtomicInteger();
         node.createContext("/status", ex -> {
