@@ -41,6 +41,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
@@ -467,9 +468,9 @@ public final class LobNode implements AutoCloseable {
      * budget's half for memtables, which RocksDB flushes at seven eighths full: 1.5 MiB of the budget a partition keeps
      * a margin. Below, with the 128 MiB default, 25,600 small writes across 128 tablespaces flushed 768 table files.
      */
-    static java.util.Optional<Long> indexMemoryWanted(long bytes, int partitions) {
+    static Optional<Long> indexMemoryWanted(long bytes, int partitions) {
         long wanted = partitions * INDEX_MEMORY_PER_PARTITION;
-        return bytes < wanted ? java.util.Optional.of(wanted) : java.util.Optional.empty();
+        return bytes < wanted ? Optional.of(wanted) : Optional.empty();
     }
 
     static final long INDEX_MEMORY_PER_PARTITION = 3L << 19;
@@ -606,7 +607,7 @@ public final class LobNode implements AutoCloseable {
      */
     private Set<String> runningStreamThreads() {
         return streams.metadataForLocalThreads().stream().filter(t -> !"DEAD".equals(t.threadState()))
-                .map(org.apache.kafka.streams.ThreadMetadata::threadName).collect(java.util.stream.Collectors.toSet());
+                .map(org.apache.kafka.streams.ThreadMetadata::threadName).collect(Collectors.toSet());
     }
 
     /** First: a stream thread that fails while the node closes keeps its member, as the others do. */

@@ -114,7 +114,8 @@ public final class LobStreamConfig {
     public static final ConfigKey<Integer> COMPACT_INTERVAL_MS = ConfigKey.integer("lob.compact.interval.ms", 1000, 100,
             Integer.MAX_VALUE, "How often each writer task runs tablespace compaction (see lob.compact.min.free.ratio and "
                     + "lob.compact.max.pages): moving the highest live versions into holes lower in the page file, so the file can "
-                    + "shrink after a burst.");
+                    + "shrink after a burst. At most: a task skips its turn while its thread's tasks have spent their 200 ms a "
+                    + "second of compaction.");
     public static final ConfigKey<Long> COMMANDS_RETENTION_MS = ConfigKey.longValue("lob.commands.retention.ms", -1L, -1L,
             Long.MAX_VALUE, "retention.ms of lob.commands when LobStream creates it (with retention.bytes -1). -1 (keep every command) lets replay and "
                     + "the rebuild of a partition on a node without its tablespace start from the beginning; with less, a "

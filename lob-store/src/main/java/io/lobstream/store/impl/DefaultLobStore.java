@@ -12,7 +12,6 @@ import io.lobstream.store.StoreStats;
 import io.lobstream.store.TablespaceCheckDueException;
 import io.lobstream.store.TablespaceClosedException;
 import io.lobstream.store.TablespaceTornException;
-import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.ValueTooLargeException;
 import io.lobstream.store.WriteResult;
 import io.lobstream.store.allocator.DefaultPageAllocator;
