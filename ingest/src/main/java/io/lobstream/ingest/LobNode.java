@@ -41,8 +41,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -114,11 +114,26 @@ public final class LobNode implements AutoCloseable {
     public static List<String> unknownStreamsSettings(LobStreamConfig config) {
         return config.originals().keySet().stream().filter(key -> key.startsWith(LobStreamConfig.STREAMS_PREFIX)).filter(key -> {
             String s = key.substring(LobStreamConfig.STREAMS_PREFIX.length());
-            return !(STREAMS_DEF.configKeys().containsKey(s) || CLIENT_DEFS.stream().anyMatch(def -> def.configKeys().containsKey(s))
-                    || s.startsWith(StreamsConfig.TOPIC_PREFIX) || s.startsWith(StreamsConfig.CLIENT_TAG_PREFIX)
-                    || STREAMS_CLIENT_DEFS.entrySet().stream().anyMatch(p -> s.startsWith(p.getKey())
-                    && p.getValue().configKeys().containsKey(s.substring(p.getKey().length()))));
+            return takers(s).isEmpty() && !s.startsWith(StreamsConfig.TOPIC_PREFIX) && !s.startsWith(StreamsConfig.CLIENT_TAG_PREFIX);
         }).sorted().toList();
+    }
+
+    /**
+     * Who takes Kafka Streams' setting {@code s}, each as the name it has there and the settings it is one of: a client
+     * under its prefix; Kafka Streams; or, plain, every client that has it (Kafka Streams passes it on). None: no one
+     * knows it.
+     */
+    private static List<Map.Entry<String, ConfigDef>> takers(String s) {
+        for (Map.Entry<String, ConfigDef> client : STREAMS_CLIENT_DEFS.entrySet()) {
+            if (s.startsWith(client.getKey())) {
+                String setting = s.substring(client.getKey().length());
+                return client.getValue().configKeys().containsKey(setting) ? List.of(Map.entry(setting, client.getValue())) : List.of();
+            }
+        }
+        if (STREAMS_DEF.configKeys().containsKey(s)) {
+            return List.of(Map.entry(s, STREAMS_DEF));
+        }
+        return CLIENT_DEFS.stream().filter(def -> def.configKeys().containsKey(s)).map(def -> Map.entry(s, def)).toList();
     }
 
     /**
@@ -135,19 +150,8 @@ public final class LobNode implements AutoCloseable {
             if (!key.startsWith(LobStreamConfig.STREAMS_PREFIX) || value == null || value.toString().contains("${")) {
                 return;
             }
-            String s = key.substring(LobStreamConfig.STREAMS_PREFIX.length());
-            for (Map.Entry<String, ConfigDef> client : STREAMS_CLIENT_DEFS.entrySet()) {
-                if (s.startsWith(client.getKey())) {
-                    LobStreamConfig.checkKafkaValue(key, s.substring(client.getKey().length()), value, client.getValue());
-                    return;
-                }
-            }
-            if (STREAMS_DEF.configKeys().containsKey(s)) {
-                LobStreamConfig.checkKafkaValue(key, s, value, STREAMS_DEF);
-                return;
-            }
-            for (ConfigDef def : CLIENT_DEFS) {
-                LobStreamConfig.checkKafkaValue(key, s, value, def);
+            for (Map.Entry<String, ConfigDef> taker : takers(key.substring(LobStreamConfig.STREAMS_PREFIX.length()))) {
+                LobStreamConfig.checkKafkaValue(key, taker.getKey(), value, taker.getValue());
             }
         });
     }

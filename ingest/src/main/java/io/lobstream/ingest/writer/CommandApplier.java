@@ -110,7 +110,7 @@ public final class CommandApplier {
             // the version it superseded, if purge has not reclaimed it: a version of its LOB, the one it wrote. Not a scan
             // of the whole history for each command a restart reads again, which with purge away is millions of versions
             List<VersionEntry> undo = new ArrayList<>();
-            for (VersionEntry e : cmd.getLobId() == null ? List.<VersionEntry>of() : store.pendingOf(cmd.getLobId())) {
+            for (VersionEntry e : store.pendingOf(cmd.getLobId())) {
                 if (e.sourceOffset() == source.offset() && !e.reclaimRequested()) {
                     undo.add(e);
                 }

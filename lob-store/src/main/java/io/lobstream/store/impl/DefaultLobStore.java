@@ -19,6 +19,7 @@ import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.allocator.PageAllocator;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.impl.VersionPages.Base;
 import io.lobstream.store.index.Attributes;
 import io.lobstream.store.index.IndexWriteRefusedException;
 import io.lobstream.store.index.LobIndex;
@@ -269,13 +270,13 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public WriteResult write(String lobId, long offset, InputStream data, long length, Source source) throws IOException {
-        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(VersionPages.Base::reader), offset, data, length), null, null, source,
+        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), offset, data, length), null, null, source,
                 anywhere);
     }
 
     @Override
     public WriteResult append(String lobId, InputStream data, long length, Source source) throws IOException {
-        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(VersionPages.Base::reader), base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
+        return writeVersion(lobId, true, base -> NewValue.overwrite(lobId, base.map(Base::reader), base.map(b -> b.reader().byteLength()).orElse(0L), data, length),
                 null, null, source, anywhere);
     }
 
@@ -288,7 +289,7 @@ public final class DefaultLobStore implements LobStore {
 
     @FunctionalInterface
     private interface Edit {
-        NewValue apply(Optional<VersionPages.Base> base) throws IOException;
+        NewValue apply(Optional<Base> base) throws IOException;
     }
 
     /** Thrown by a relocation's edit that finds the LOB changed, or with history: nothing to move. */
@@ -326,7 +327,7 @@ public final class DefaultLobStore implements LobStore {
             try (Latches.Held downgraded = config.latchDowngrade() ? openShared() : null) {
                 baseEntry = index.current(lobId);
                 // a whole-value PUT neither reads nor shares anything of the version it replaces
-                Optional<VersionPages.Base> base = baseEntry.isEmpty() || !readsBase ? Optional.empty() : Optional.of(new VersionPages.Base(baseEntry.get(),
+                Optional<Base> base = baseEntry.isEmpty() || !readsBase ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
                         VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
                 NewValue value = edit.apply(base);
                 ValueTooLargeException.check(config, lobId, value.length());
