@@ -25,13 +25,16 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.DigestInputStream;
+import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -213,7 +216,7 @@ final class ReplayCommand implements Callable<Integer> {
             mine += attributes(e.attributes().contentType(), e.attributes().metadata());
             String theirs;
             try (StreamedResponse r = getWaitingOutRebalance(http, e.lobId(), waitLeftMs)) {
-                theirs = r.statusCode() == 200 ? sha256(r.body()) + attributes(r) : "HTTP " + r.statusCode();
+                theirs = r.statusCode() == 200 ? nodeSha256(r) + attributes(r) : "HTTP " + r.statusCode() + ": " + errorText(r);
                 owner = r.header(LobHttpServer.SERVED_BY).orElse(owner);
             }
             if (!mine.equals(theirs)) {
@@ -358,11 +361,35 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * The sha256 of the node's value, or why there is none. A node whose read fails mid-value (a damaged page) can only close
+     * the connection, and JDK 17's HttpURLConnection ends a body cut short of its Content-Length as if it were whole: hashed
+     * as it came, damage on the node's disk would read as a value the replay made differently.
+     */
+    private static String nodeSha256(StreamedResponse r) {
+        try {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), md)) {
+                GetCommand.transfer(r.body(), out, r.contentLength().orElse(-1));
+            }
+            return HexFormat.of().formatHex(md.digest());
+        } catch (IOException e) {
+            return "no value: " + e.getMessage();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The start of an error answer's text: the node's reason (a damaged page names its tablespace and page). */
+    private static String errorText(StreamedResponse r) throws IOException {
+        return new String(r.body().readNBytes(500), StandardCharsets.UTF_8).strip();
+    }
+
     private static String sha256(InputStream in) throws IOException {
         try {
             MessageDigest md = MessageDigest.getInstance("SHA-256");
             try (DigestInputStream d = new DigestInputStream(in, md)) {
-                d.transferTo(java.io.OutputStream.nullOutputStream());
+                d.transferTo(OutputStream.nullOutputStream());
             }
             return HexFormat.of().formatHex(md.digest());
         } catch (NoSuchAlgorithmException e) {

@@ -173,13 +173,18 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         for (VersionEntry e : due) {
             emitUndo(e, true);
         }
-        int most = resender.resent(due, System.currentTimeMillis());
+        List<VersionEntry> stuck = resender.resent(due, System.currentTimeMillis());
         metrics.undoResent(due.size());
         log.warn("{}: {} versions still pending after purge consumed their undo records; produced them again", store().name(),
                 due.size());
-        if (most >= 3) {
-            log.error("{}: versions pending although their undo records were produced {} times: purge cannot reclaim them "
-                    + "(see the purge workers' log, and the writer's for rejected reclaims)", store().name(), most);
+        if (!stuck.isEmpty()) {
+            // named with their root pages: a purge worker takes a root that is not the version's (stale, never written, past
+            // the file's end) for one reclaimed already and says nothing, but this version is pending, so that is damage
+            log.error("{}: {} versions pending although their undo records were produced {} times or more: purge cannot "
+                    + "reclaim them (see the purge workers' log, the writer's for rejected reclaims, and fsck): {}{}",
+                    store().name(), stuck.size(), UndoResender.STUCK_AFTER, stuck.stream().limit(5)
+                            .map(e -> e.lobId() + "@" + e.version() + " (root page " + e.rootPage() + ")").toList(),
+                    stuck.size() > 5 ? " and more" : "");
         }
     }
 

@@ -34,6 +34,8 @@ public final class UndoResender {
     /** At most this many undo records per round, so one transaction stays small; the rest wait for the next round. */
     static final int MAX_PER_ROUND = 10_000;
     private static final int MAX_BACKOFF_SHIFT = 7;
+    /** Produced again this many times and still pending: purge cannot reclaim it, and the writer says so with its pages. */
+    static final int STUCK_AFTER = 3;
 
     private record Produced(long atMillis, int resends) {
     }
@@ -127,16 +129,21 @@ public final class UndoResender {
         return due;
     }
 
-    /** {@code due} were produced again at {@code atMillis}; returns the most times one of them has been. */
-    int resent(List<VersionEntry> due, long atMillis) {
-        int most = 0;
+    /**
+     * {@code due} were produced again at {@code atMillis}; returns those of them produced again {@link #STUCK_AFTER} times or
+     * more: purge cannot reclaim them.
+     */
+    List<VersionEntry> resent(List<VersionEntry> due, long atMillis) {
+        List<VersionEntry> stuck = new ArrayList<>();
         for (VersionEntry e : due) {
             Produced last = produced.get(key(e));
             int resends = (last == null ? 0 : last.resends()) + 1;
             produced.put(key(e), new Produced(atMillis, resends));
-            most = Math.max(most, resends);
+            if (resends >= STUCK_AFTER) {
+                stuck.add(e);
+            }
         }
-        return most;
+        return stuck;
     }
 
     private static String key(VersionEntry e) {

@@ -37,11 +37,14 @@ class UndoResenderTest {
             assertThat(due).extracting(VersionEntry::version).containsExactly(pending.version());
 
             long t1 = t0 + EVERY;
-            assertThat(resender.resent(due, t1)).isEqualTo(1);
+            assertThat(resender.resent(due, t1)).as("not stuck after one").isEmpty();
             assertThat(resender.due(0, store, t1 + EVERY)).as("purge has not moved").isEmpty();
             consumedBefore = t1 + SLACK + 1; // the record produced again was consumed too, without a reclaim
             assertThat(resender.due(0, store, t1 + EVERY)).as("waits twice the interval after the first").isEmpty();
             assertThat(resender.due(0, store, t1 + 2 * EVERY)).hasSize(1);
+            assertThat(resender.resent(due, t1 + 2 * EVERY)).isEmpty();
+            assertThat(resender.resent(due, t1 + 6 * EVERY)).as("the third time: named in the writer's log")
+                    .extracting(VersionEntry::version).containsExactly(pending.version());
         }
     }
 

@@ -328,7 +328,8 @@ public final class DefaultLobStore implements LobStore {
                 baseEntry = index.current(lobId);
                 // a whole-value PUT neither reads nor shares anything of the version it replaces
                 Optional<Base> base = baseEntry.isEmpty() || !readsBase ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
-                        VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)));
+                        VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)
+                                .expectLength(baseEntry.get().byteLength())));
                 NewValue value = edit.apply(base);
                 ValueTooLargeException.check(config, lobId, value.length());
                 Attributes kept = attributes != null ? attributes : baseEntry.map(VersionEntry::attributes).orElse(Attributes.NONE);
@@ -741,7 +742,8 @@ public final class DefaultLobStore implements LobStore {
         }
         VersionEntry entry = pinned.get();
         try {
-            VersionReader reader = VersionReader.open(file, lobId, entry.version(), entry.rootPage(), metrics::pageRead);
+            VersionReader reader = VersionReader.open(file, lobId, entry.version(), entry.rootPage(), metrics::pageRead)
+                    .expectLength(entry.byteLength());
             metrics.readLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             return Optional.of(new PinnedHandle(entry, reader));
         } catch (IOException | RuntimeException e) {

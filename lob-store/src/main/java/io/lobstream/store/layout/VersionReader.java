@@ -104,6 +104,17 @@ public final class VersionReader {
         return new VersionReader(file, lobId, version, rootPageNo, root, indexExtents, List.copyOf(dataExtents), listener);
     }
 
+    /**
+     * This reader, if its root page says the value is {@code indexLength} bytes, as the index does. Read against the index's
+     * length a short root would serve a clean 200 with the value cut, and a long one fail after the headers with no page named.
+     */
+    public VersionReader expectLength(long indexLength) throws CorruptPageException {
+        if (byteLength() != indexLength) {
+            throw new CorruptPageException(rootPageNo, "root says " + byteLength() + " bytes, index says " + indexLength);
+        }
+        return this;
+    }
+
     public RootPage root() {
         return root;
     }

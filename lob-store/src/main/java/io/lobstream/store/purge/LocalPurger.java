@@ -3,6 +3,7 @@ package io.lobstream.store.purge;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.page.UnwrittenPageException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,8 +39,8 @@ public final class LocalPurger implements Closeable {
     /**
      * Reclaims up to one batch of pending versions. A version whose root or index page is stale
      * (reclaimed meanwhile, its pages granted again or cut) is skipped, as a purge worker skips it,
-     * and left out of later batches so that it holds none of them up; a version whose pages are
-     * corrupt fails the call.
+     * and left out of later batches so that it holds none of them up; so is one whose pages are
+     * corrupt, logged as an error with the page. A page the disk could not read fails the call.
      *
      * <p>A batch is flushed before and after. Before: the versions that replaced those it reclaims are durable first,
      * or a crash could bring back an index without a reclaimed version but with its successor, whose pages never
@@ -62,11 +63,16 @@ public final class LocalPurger implements Closeable {
         store.flush();
         int reclaimed = 0;
         for (PurgeReader.Result r : reader.scan(requests)) {
-            if (r.failure() instanceof UnwrittenPageException) {
-                throw r.failure(); // the index names this version pending: its root was written and synced, and is lost
+            if (r.failure() instanceof UnwrittenPageException || (!r.stale() && r.failure() instanceof CorruptPageException)) {
+                // an unwritten root too: the index names this version pending, so its root was written and synced, and is
+                // lost. Damage in a superseded version nobody reads: said with its page, and left out as a purge worker
+                // leaves it (fsck names every bad page), or one bad page would fail a catch-up, and the partition, for good
+                reclaimed += skip(r.request(), r.failure().getMessage(), true) ? 1 : 0;
+                continue;
             }
             if (r.stale()) {
-                reclaimed += skip(r.request(), "its pages are no longer its own (reclaimed already?): " + r.failure().getMessage()) ? 1 : 0;
+                String why = "its pages are no longer its own (reclaimed already?): " + r.failure().getMessage();
+                reclaimed += skip(r.request(), why, false) ? 1 : 0;
                 continue;
             }
             if (!r.ok()) {
@@ -79,7 +85,7 @@ public final class LocalPurger implements Closeable {
             } else if (outcome == ReclaimOutcome.REJECTED) {
                 // the index says it owns other pages than its root names (damage fsck reports): left out like a stale one,
                 // or it would fill every later batch, and a batch of nothing but these would end the caller's loop early
-                reclaimed += skip(q, "the pages its root names, " + r.extents() + ", are not those the index says it owns") ? 1 : 0;
+                reclaimed += skip(q, "the pages its root names, " + r.extents() + ", are not those the index says it owns", true) ? 1 : 0;
             }
         }
         if (reclaimed > 0) {
@@ -88,12 +94,17 @@ public final class LocalPurger implements Closeable {
         return reclaimed;
     }
 
-    /** Leaves a version out of purge from now on; returns whether it was news (and so logged). */
-    private boolean skip(PurgeReader.Request q, String why) {
+    /** Leaves a version out of purge from now on; returns whether it was news (and so logged: as an error if {@code damage}). */
+    private boolean skip(PurgeReader.Request q, String why, boolean damage) {
         if (!skipped.add(key(q.lobId(), q.version()))) {
             return false;
         }
-        log.warn("{}: not purging {}@{}: {}", store.name(), q.lobId(), q.version(), why);
+        if (damage) {
+            log.error("{}: not purging {}@{} (root page {}): {}; fsck of the tablespace names every bad page", store.name(), q.lobId(),
+                    q.version(), q.rootPage(), why);
+        } else {
+            log.warn("{}: not purging {}@{}: {}", store.name(), q.lobId(), q.version(), why);
+        }
         return true;
     }
 

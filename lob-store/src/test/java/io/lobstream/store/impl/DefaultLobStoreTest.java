@@ -12,6 +12,7 @@ import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.WriteResult;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.page.CorruptPageException;
@@ -1167,6 +1168,29 @@ class DefaultLobStoreTest {
                 assertThat(registry.get("lob_backpressure_delay_seconds").timer().totalTime(java.util.concurrent.TimeUnit.NANOSECONDS))
                         .as("how long they were held, not only how often").isPositive();
             }
+        }
+    }
+
+    /**
+     * An index whose length for a value is not its root page's (damage fsck reports): read by the index's length, a short
+     * one was served as a whole value cut short, and a write on it refused as a bad command. Both now fail on the root page.
+     */
+    @Test
+    void aValueWhoseIndexLengthIsNotItsRootsIsDamageNamingTheRootPage() throws IOException {
+        LobStoreConfig config = config(4096, true);
+        VersionEntry e;
+        try (LobStore store = LobStore.open(dir, config)) {
+            e = put(store, "doc", bytes(20_000, 1)).written();
+        }
+        try (LobIndex index = LobIndex.open(dir.resolve(TablespaceDirs.INDEX))) {
+            index.writeSync(index.newBatch().putCurrent(VersionEntry.current("doc", e.version(), e.rootPage(), 10_000,
+                    e.valueCrc32c(), e.extents(), e.attributes())));
+        }
+        try (LobStore store = LobStore.open(dir, config)) {
+            String says = "page " + e.rootPage() + ": root says 20000 bytes, index says 10000";
+            assertThatThrownBy(() -> store.open("doc")).isInstanceOf(CorruptPageException.class).hasMessage(says);
+            assertThatThrownBy(() -> store.append("doc", new ByteArrayInputStream(new byte[10]), 10, null))
+                    .isInstanceOf(CorruptPageException.class).hasMessage(says);
         }
     }
 }

@@ -5,7 +5,6 @@ import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
-import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.page.PageCodec;
 import io.lobstream.store.page.PageHeader;
 import io.lobstream.store.page.PageType;
@@ -24,7 +23,6 @@ import java.util.Map;
 
 import static io.lobstream.store.purge.PurgeReaderTest.put;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class LocalPurgerTest {
     private static final int PAGE = 4096;
@@ -43,9 +41,12 @@ class LocalPurgerTest {
         return put(store, id, 10_000, 2).superseded().orElseThrow();
     }
 
-    /** One stale pending version used to stop local purge for good: every purgeOnce threw on it. */
+    /**
+     * One stale pending version used to stop local purge for good: every purgeOnce threw on it. So did a corrupt one, and a
+     * node's catch-up, which purges with this, failed at it at every retry: the partition stayed away.
+     */
     @Test
-    void aStaleVersionIsSkippedAndHoldsUpNoBatchWhileCorruptionStillFails() throws IOException {
+    void staleAndCorruptVersionsAreSkippedAndHoldUpNoBatch() throws IOException {
         try (LobStore store = LobStore.open(dir, new LobStoreConfig(Map.of(LobStoreConfig.PAGE_SIZE.name(), PAGE)))) {
             VersionEntry stale = supersede(store, "a"); // first in index order
             supersede(store, "b");
@@ -68,8 +69,14 @@ class LocalPurgerTest {
                 try (FileChannel ch = FileChannel.open(dir.resolve(TablespaceDirs.PAGES), StandardOpenOption.WRITE)) {
                     ch.write(ByteBuffer.wrap(new byte[]{(byte) 0xff}), corrupt.rootPage() * PAGE + 100);
                 }
-                assertThatThrownBy(purger::purgeOnce).isInstanceOf(CorruptPageException.class)
-                        .hasMessageContaining("page " + corrupt.rootPage());
+                supersede(store, "e");
+                dealtWith = 0;
+                for (int n; (n = purger.purgeOnce()) > 0; ) {
+                    dealtWith += n;
+                }
+                assertThat(dealtWith).as("d skipped, e reclaimed").isEqualTo(2);
+                assertThat(store.stats().historyLength()).as("a and d").isEqualTo(2);
+                assertThat(store.fsck(false).problems()).anySatisfy(p -> assertThat(p).contains("page " + corrupt.rootPage()));
             }
         }
     }
