@@ -7,6 +7,7 @@ import io.lobstream.ingest.writer.AdminCommandsLogEnd;
 import io.lobstream.ingest.writer.TablespaceTaskAssignor;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.TablespaceRegistry;
+import io.lobstream.ingest.writer.TaskRetries;
 import io.lobstream.ingest.writer.UndoResender;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
@@ -18,6 +19,7 @@ import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.index.IndexMemory;
 import io.lobstream.store.page.PageCodec;
 import io.lobstream.store.tablespace.TablespaceDirs;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.core.instrument.config.MeterFilter;
@@ -304,6 +306,11 @@ public final class LobNode implements AutoCloseable {
         Gauge.builder("lob_node_history_length", tablespaces, t -> t.totals().historyLength())
                 .description("Versions superseded and not yet reclaimed, all tablespaces open on this node "
                         + "(lob_history_length has them per tablespace)").register(meters);
+        for (String cause : TaskRetries.CAUSES) {
+            FunctionCounter.builder("lob_writer_task_failures", tablespaces, t -> t.taskFailures(cause)).tag("cause", cause)
+                    .description("Writer tasks that failed (each stops its partition until it starts again, after a wait "
+                            + "doubling from 1 s to 60 s): a full or read-only disk, the registry away, or other").register(meters);
+        }
         Path dataDir = config.dataDir(); // (a supplier, held strongly: a gauge holds its state object weakly, and lost this Path)
         Gauge.builder("lob_tablespaces_kept_aside_bytes", () -> TablespaceDirs.notTablespacesBytes(dataDir)).baseUnit("bytes")
                 .description("Disk the copies kept aside under the data directory hold (p-N.REASON-TIME, listed by fsck): "
@@ -347,6 +354,7 @@ public final class LobNode implements AutoCloseable {
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.get(LobStreamConfig.COMMIT_INTERVAL_MS));
         p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.hostInfo().host() + ":" + http.port());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, ReportedFailureHandler.class.getName());
         // The writer has no global stores, so this changes nothing but a warning Kafka Streams (4.2 on) logs at every
         // start, once for itself and once for each stream thread's assignor, which sees only the main consumer's
         // settings. Kafka 5.0 drops the key and always behaves as true (hence a string: its constant is deprecated).

@@ -1,6 +1,7 @@
 package io.lobstream.ingest;
 
 import io.lobstream.ingest.writer.TaskRetries;
+import io.lobstream.store.DiskErrors;
 import io.lobstream.store.TablespaceSyncFailedException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
@@ -91,7 +92,7 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
             log.error("writer thread failed: a tablespace's sync failed ({}); the copy is set aside (p-N.sync-failed-T) and the "
                     + "partition rebuilt from lob.commands at the task's next start, which needs room for a whole copy: on a full "
                     + "disk free space, and delete set-aside copies once looked at; replacing the thread", TaskRetries.messages(e));
-        } else if (TaskRetries.diskFull(e)) {
+        } else if (DiskErrors.full(e)) {
             log.error("writer thread failed: the disk is full ({}); nothing was applied or dead-lettered, and the task "
                     + "resumes from its last commit once there is room; replacing the thread", TaskRetries.messages(e));
         } else if (TaskRetries.environmental(e) || missingTopic(e)) {

@@ -2,6 +2,7 @@ package io.lobstream.app.cli;
 
 import io.lobstream.app.bench.BenchCommand;
 import io.lobstream.app.bench.SizeRange;
+import io.lobstream.app.logging.ThreadDeaths;
 import io.lobstream.store.config.ConfigException;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
@@ -35,6 +36,7 @@ public final class LobStreamCli implements Runnable {
         // its levels (logback.xml propagates them) and its format, on stderr
         SLF4JBridgeHandler.removeHandlersForRootLogger();
         SLF4JBridgeHandler.install();
+        Thread.setDefaultUncaughtExceptionHandler(new ThreadDeaths());
         int code;
         try {
             code = commandLine().execute(args);

@@ -4,31 +4,36 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.filter.Filter;
 import ch.qos.logback.core.spi.FilterReply;
 
+import java.util.Map;
+
 /**
- * Drops Kafka Streams' own report of a stream thread it replaces. The writer's handler (the ingest module's
- * {@code WriterThreadFailures}) has already said why, in one line where the cause says it all (a registry away, a full
- * disk), and Kafka's report repeats the failure at ERROR with its whole stack trace: dozens of lines at each retry of a
- * partition whose registry is away for minutes, and an alert on "Exception" at each. With {@code LOBSTREAM_DEBUG} set,
- * it is kept.
+ * Drops Kafka Streams' own reports of a writer task that failed. The writer has already said why (the ingest module's
+ * {@code WriterThreadFailures}, and {@code LobStateStore} for a task that fails again), in one line where the cause says
+ * it all (a registry away, a full disk), with the stack trace where it does not; Kafka Streams repeats the failure three
+ * times at ERROR, twice with the whole stack trace: about a hundred lines at each retry of a partition whose disk is full
+ * or whose registry is away for minutes, and an alert on "Exception" at each. With {@code LOBSTREAM_DEBUG} set, they are
+ * kept.
  */
-public final class ReplacedThreadFilter extends Filter<ILoggingEvent> {
-    static final String LOGGER = "org.apache.kafka.streams.KafkaStreams";
-    static final String MESSAGE = "Replacing thread in the streams uncaught exception handler";
+public final class EchoedFailureFilter extends Filter<ILoggingEvent> {
+    /** Logger, and words of its message (after Kafka's log context: "stream-client [id] ", "stream-thread [name] "). */
+    static final Map<String, String> ECHOES = Map.of(
+            "org.apache.kafka.streams.KafkaStreams", "Replacing thread in the streams uncaught exception handler",
+            "org.apache.kafka.streams.processor.internals.TaskExecutor", "Failed to process stream task",
+            "org.apache.kafka.streams.processor.internals.ProcessorNode", "Processing exception handler is set to fail");
 
     private final boolean debug;
 
-    public ReplacedThreadFilter() {
+    public EchoedFailureFilter() {
         this(System.getenv("LOBSTREAM_DEBUG") != null);
     }
 
-    ReplacedThreadFilter(boolean debug) {
+    EchoedFailureFilter(boolean debug) {
         this.debug = debug;
     }
 
     @Override
     public FilterReply decide(ILoggingEvent event) {
-        // Kafka Streams' log context puts its client before the message: "stream-client [id] Replacing thread ..."
-        return !debug && LOGGER.equals(event.getLoggerName()) && event.getMessage() != null && event.getMessage().endsWith(MESSAGE)
-                ? FilterReply.DENY : FilterReply.NEUTRAL;
+        String words = debug || event.getMessage() == null ? null : ECHOES.get(event.getLoggerName());
+        return words != null && event.getMessage().contains(words) ? FilterReply.DENY : FilterReply.NEUTRAL;
     }
 }

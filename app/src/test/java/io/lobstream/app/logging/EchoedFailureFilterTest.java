@@ -8,19 +8,22 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class ReplacedThreadFilterTest {
+class EchoedFailureFilterTest {
     private final LoggerContext context = new LoggerContext();
 
     @Test
-    void kafkaStreamsReportOfAReplacedThreadIsDroppedUnlessDebugging() {
-        LoggingEvent replaced = event(ReplacedThreadFilter.LOGGER, "stream-client [lobstream-writer-node-1] " + ReplacedThreadFilter.MESSAGE);
-        assertThat(new ReplacedThreadFilter(false).decide(replaced)).isEqualTo(FilterReply.DENY);
-        assertThat(new ReplacedThreadFilter(true).decide(replaced)).isEqualTo(FilterReply.NEUTRAL);
-        // anything else Kafka Streams says, and the same words from another logger, stay
-        assertThat(new ReplacedThreadFilter(false).decide(event(ReplacedThreadFilter.LOGGER, "State transition from RUNNING to ERROR")))
-                .isEqualTo(FilterReply.NEUTRAL);
-        assertThat(new ReplacedThreadFilter(false).decide(event("io.lobstream.ingest.WriterThreadFailures", ReplacedThreadFilter.MESSAGE)))
-                .isEqualTo(FilterReply.NEUTRAL);
+    void kafkaStreamsReportsOfAFailedTaskAreDroppedUnlessDebugging() {
+        EchoedFailureFilter.ECHOES.forEach((logger, words) -> {
+            LoggingEvent echo = event(logger, "stream-thread [lobstream-writer-node-StreamThread-1] " + words + " 0_5 ...");
+            assertThat(new EchoedFailureFilter(false).decide(echo)).as(logger).isEqualTo(FilterReply.DENY);
+            assertThat(new EchoedFailureFilter(true).decide(echo)).as(logger).isEqualTo(FilterReply.NEUTRAL);
+            // the same words from another logger stay
+            assertThat(new EchoedFailureFilter(false).decide(event("io.lobstream.ingest.WriterThreadFailures", words)))
+                    .isEqualTo(FilterReply.NEUTRAL);
+        });
+        // anything else Kafka Streams says stays
+        assertThat(new EchoedFailureFilter(false).decide(event("org.apache.kafka.streams.KafkaStreams",
+                "State transition from RUNNING to ERROR"))).isEqualTo(FilterReply.NEUTRAL);
     }
 
     private LoggingEvent event(String logger, String message) {

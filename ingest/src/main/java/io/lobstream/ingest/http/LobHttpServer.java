@@ -11,6 +11,7 @@ import io.lobstream.ingest.writer.JudgingSettings;
 import io.lobstream.ingest.writer.LobStateStore;
 import io.lobstream.ingest.writer.TaskFailure;
 import io.lobstream.ingest.writer.TablespaceRegistry;
+import io.lobstream.ingest.writer.TaskRetries;
 import io.lobstream.schema.LogOncePerMinute;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.StoreStats;
@@ -28,9 +29,11 @@ import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.time.Duration;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -460,16 +463,16 @@ public final class LobHttpServer implements AutoCloseable {
             }
             read = opened.get();
             serveValue(ex, store, id, read, head);
-        } catch (CorruptPageException | PageReadException bad) {
+        } catch (CorruptPageException | PageReadException | EOFException bad) { // EOF: a page past the end of a file cut short
             int pinMaxMs = store.config().readPinMaxMs();
-            if (read != null && bad instanceof CorruptPageException && pinMaxMs > 0
+            if (read != null && !(bad instanceof PageReadException) && pinMaxMs > 0
                     && System.nanoTime() - began >= TimeUnit.MILLISECONDS.toNanos(pinMaxMs)
                     && store.current(id).map(VersionEntry::originVersion).orElse(-1L) != read.version().originVersion()) {
                 // a version a write replaced under a read longer than lob.read.pin.max.ms: purge may have freed its pages
                 // under the reader, and a writer taken one again (it then fails its owner check); no damage, as fsck would
                 // find none. Not a value only moved by compaction (the same origin): its old copy stays while any reader
-                // holds it (a move and then a write, both during the read, are taken for this too). Nor a read the device
-                // failed (EIO): a page taken again reads without error
+                // holds it (a move and then a write, both during the read, are taken for this too; so is a freed page a
+                // shrink cut off the file). Nor a read the device failed (EIO): a page taken again reads without error
                 throw bad;
             }
             // page numbers are per tablespace: named with it, and told apart from a client gone in failed()
@@ -613,6 +616,11 @@ public final class LobHttpServer implements AutoCloseable {
             return true;
         } catch (TablespaceClosedException moving) {
             return false;
+        } catch (IOException | UncheckedIOException unreadable) {
+            // one tablespace's index failing a read (a disk error) would otherwise fail the whole answer, and with it the
+            // waiting_after_failure an operator reads /status for
+            p.put("error", TaskRetries.messages(unreadable));
+            return true;
         }
     }
 

@@ -153,6 +153,11 @@ public final class TablespaceRegistry {
         return retries;
     }
 
+    /** Writer tasks that failed here since the node started, counted as {@code cause} (one of {@link TaskRetries#CAUSES}). */
+    public long taskFailures(String cause) {
+        return retries.failures(cause);
+    }
+
     /** The partitions whose task failed here and has not started since (see {@link TaskRetries#waiting}). */
     public List<TaskFailure> waitingTasks() {
         return retries.waiting(System.nanoTime());

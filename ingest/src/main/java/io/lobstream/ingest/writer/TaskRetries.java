@@ -1,6 +1,7 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.serde.RegistryUnavailableException;
+import io.lobstream.store.DiskErrors;
 import org.apache.kafka.streams.errors.LockException;
 
 import java.io.IOException;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * When a partition's task may start again after it failed (an I/O error of its tablespace: a full
@@ -39,9 +41,13 @@ public final class TaskRetries {
     }
 
     private final Map<Integer, Failures> byPartition = new ConcurrentHashMap<>();
+    /** What a failure is counted as in {@link #failures}: the disk's, the registry's, or anything else. */
+    public static final List<String> CAUSES = List.of("disk_full", "disk_read_only", "registry_away", "other");
+    private final Map<String, LongAdder> failures = new ConcurrentHashMap<>();
 
     /** Records that partition {@code partition}'s task failed on {@code e} at {@code nowNanos} ({@link System#nanoTime()}); returns the wait. */
     Duration failed(int partition, Throwable e, long nowNanos) {
+        failures.computeIfAbsent(cause(e), c -> new LongAdder()).increment();
         Failures f = byPartition.computeIfAbsent(partition, p -> new Failures());
         synchronized (f) {
             if (f.inARow > 0 && nowNanos - f.lastNanos > QUIET.toNanos()) {
@@ -55,6 +61,16 @@ public final class TaskRetries {
             f.notBeforeNanos = nowNanos + wait.toNanos();
             return wait;
         }
+    }
+
+    /** Task failures recorded since the node started, counted as {@code cause} (one of {@link #CAUSES}). */
+    public long failures(String cause) {
+        LongAdder n = failures.get(cause);
+        return n == null ? 0 : n.sum();
+    }
+
+    static String cause(Throwable e) {
+        return DiskErrors.full(e) ? "disk_full" : DiskErrors.readOnly(e) ? "disk_read_only" : registryAway(e) ? "registry_away" : "other";
     }
 
     /** @throws LockException if partition {@code partition}'s task must wait still */
@@ -153,16 +169,6 @@ public final class TaskRetries {
     public static boolean registryAway(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof RegistryUnavailableException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Whether {@code e} or a cause of it is the disk's "no space left". */
-    public static boolean diskFull(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t.getMessage() != null && t.getMessage().contains("No space left on device")) {
                 return true;
             }
         }

@@ -1,5 +1,6 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.store.DiskErrors;
 import org.apache.kafka.streams.errors.LockException;
 import org.junit.jupiter.api.Test;
 
@@ -53,9 +54,11 @@ class TaskRetriesTest {
 
     @Test
     void aFullDiskIsToldFromItsCause() {
-        assertThat(TaskRetries.diskFull(new UncheckedIOException("partition 3 offset 7",
+        assertThat(DiskErrors.full(new UncheckedIOException("partition 3 offset 7",
                 new IOException("writing page 12 of /d/p-3/lobs.pages: No space left on device")))).isTrue();
-        assertThat(TaskRetries.diskFull(new IllegalStateException("other"))).isFalse();
+        assertThat(DiskErrors.full(new IllegalStateException("other"))).isFalse();
+        assertThat(DiskErrors.readOnly(new UncheckedIOException("partition 3", new IOException("/d/p-3/x: Read-only file system"))))
+                .isTrue();
         assertThat(TaskRetries.messages(new UncheckedIOException("partition 3 offset 7", new IOException("writing page 12: No space"))))
                 .isEqualTo("partition 3 offset 7: writing page 12: No space");
     }

@@ -1,8 +1,11 @@
 package io.lobstream.store.impl;
 
+import io.lobstream.store.DiskErrors;
 import io.lobstream.store.StoreStats;
+import io.lobstream.store.TablespaceSyncFailedException;
 import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.allocator.Extent;
+import io.lobstream.store.index.IndexWriteRefusedException;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.tablespace.PageReadException;
@@ -128,9 +131,8 @@ final class Compactor {
             }
             return 0;
         }
-        StoreStats stats = store.stats();
-        Pages pages = new Pages(store.holePages(), stats.pagesFree(), stats.pagesHistory(), stats.pagesLive());
-        if (pages.equals(atFruitlessRun) || pages.holes() < Math.max(minFreePages, minFreeRatio * stats.pagesLive())) {
+        Pages pages = pagesNow();
+        if (pages.equals(atFruitlessRun) || pages.holes() < Math.max(minFreePages, minFreeRatio * pages.live())) {
             pass = null;
             queued = List.of();
             return 0;
@@ -168,6 +170,21 @@ final class Compactor {
                 log.error("compaction of {}: {} version {} cannot be read to be moved, and stays where it is: {}", store.name(),
                         e.lobId(), e.version(), damaged.getMessage());
                 continue;
+            } catch (IndexWriteRefusedException | TablespaceSyncFailedException fenced) {
+                throw fenced; // the index takes no write after it, or the copy is fenced: the store must close, its task fail
+            } catch (IOException full) {
+                if (!DiskErrors.full(full)) {
+                    throw full;
+                }
+                // the move's pages were given back (VersionPages), and nothing else changed. A run is maintenance: failing
+                // the writer's task for it would fail, every second, a partition no command comes to, and close the other
+                // tasks of its thread with it. Runs stop as after one that moved nothing, until a write or a purge
+                log.warn("compaction of {} stopped: the disk is full ({}); it runs again after the next write or purge",
+                        store.name(), full.getMessage());
+                atFruitlessRun = pagesNow();
+                queued = List.of();
+                versionsSeen += moves;
+                return moved;
             }
             if (relocated > 0) {
                 moved += relocated;
@@ -177,6 +194,11 @@ final class Compactor {
         versionsSeen += moves; // its own moves are not writes; a write made meanwhile by another thread still counts
         atFruitlessRun = moved == 0 && fresh ? pages : null;
         return moved;
+    }
+
+    private Pages pagesNow() {
+        StoreStats stats = store.stats();
+        return new Pages(store.holePages(), stats.pagesFree(), stats.pagesHistory(), stats.pagesLive());
     }
 
     /**

@@ -106,6 +106,8 @@ public final class PageFile implements Closeable {
             boolean interrupted = Thread.interrupted();
             try {
                 channel.force(false);
+            } catch (IOException e) {
+                throw failed("forcing the pages", e);
             } finally {
                 if (interrupted) {
                     Thread.currentThread().interrupt();
@@ -121,8 +123,12 @@ public final class PageFile implements Closeable {
     /** Grows the file (sparsely) to at least {@code pages} pages. */
     public void extendTo(long pages) throws IOException {
         long size = pages * pageSize;
-        if (channel.size() < size) {
-            channel.write(java.nio.ByteBuffer.allocate(1), size - 1);
+        try {
+            if (channel.size() < size) {
+                channel.write(java.nio.ByteBuffer.allocate(1), size - 1);
+            }
+        } catch (IOException e) {
+            throw failed("growing to " + pages + " pages", e);
         }
     }
 
@@ -131,7 +137,11 @@ public final class PageFile implements Closeable {
      * shrink); a file already no longer than that is left as it is.
      */
     public void truncate(long pages) throws IOException {
-        channel.truncate(pages * pageSize);
+        try {
+            channel.truncate(pages * pageSize);
+        } catch (IOException e) {
+            throw failed("cutting to " + pages + " pages", e);
+        }
     }
 
     @Override
