@@ -584,6 +584,15 @@ public final class LobNode implements AutoCloseable {
     }
 
     /**
+     * Whether a writer's handler of a failed stream thread has reported {@code e} (in one line, or with its stack trace where
+     * the cause does not say it all): the process's handler of the thread's death, which Kafka Streams lets it reach
+     * afterwards, need not say it again.
+     */
+    public static boolean writerReported(Throwable e) {
+        return WriterThreadFailures.reported(e);
+    }
+
+    /**
      * Stops the node. A static member (lob.node.id set) stays in the group until its session
      * times out, so a quick restart gets the same partitions back; {@code leaveGroup} hands its
      * partitions to the other nodes at once instead (scale-in).

@@ -12,6 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -42,6 +45,9 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
      */
     static final Duration MISSING_TOPIC_ROW_BREAK = Duration.ofMinutes(5);
 
+    /** What {@link #handle} was given, held weakly (a Throwable's equals is its identity). */
+    private static final Set<Throwable> REPORTED = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+
     private final StaticMembers members;
     private final LongSupplier nanoClock;
     /**
@@ -58,8 +64,18 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
         this.nanoClock = nanoClock;
     }
 
+    /**
+     * Whether a writer's handler has reported {@code e}: Kafka Streams then lets it end the stream thread, where the
+     * process's handler of a thread's death need not say it again. An exception that ends one otherwise (a replacement
+     * thread that could not be made) was not reported.
+     */
+    static boolean reported(Throwable e) {
+        return REPORTED.contains(e);
+    }
+
     @Override
     public StreamThreadExceptionResponse handle(Throwable e) {
+        REPORTED.add(e);
         if (TaskRetries.jvmError(e)) {
             log.error("writer thread failed on an error of the JVM; stopping the writer", e);
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;

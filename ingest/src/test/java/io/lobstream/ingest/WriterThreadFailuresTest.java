@@ -27,6 +27,15 @@ class WriterThreadFailuresTest {
     }
 
     /** Another process with this node's id took its static member: replaced, the thread would fence that one in turn. */
+    /** What it handled is reported; the process's handler of the thread's death, which sees it next, need not say it again. */
+    @Test
+    void whatItHandledIsKnownReportedAndNothingElse() {
+        StreamsException handled = new StreamsException(new UncheckedIOException(new IOException("No space left on device")));
+        failures.handle(handled);
+        assertThat(LobNode.writerReported(handled)).isTrue();
+        assertThat(LobNode.writerReported(new IllegalStateException("a replacement thread that could not be made"))).isFalse();
+    }
+
     @Test
     void aThreadFencedAsAStaticMemberStopsTheWriter() {
         assertThat(failures.handle(new StreamsException(new FencedInstanceIdException("instance id n1-1 fenced"))))

@@ -27,6 +27,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.channels.FileLock;
@@ -227,8 +228,16 @@ final class ReplayCommand implements Callable<Integer> {
         }
         // the node's count: a value the node has and the replay has not is found only so
         JsonNode status = partitionStatus(http);
+        String ownerUnreachable = null;
         if (status.isMissingNode() && owner != null) {
-            status = partitionStatus(new NodeHttp("http://" + owner));
+            try {
+                // by --node's scheme: the owner's advertised host and port, as --node's forwarding reached it
+                status = partitionStatus(new NodeHttp(URI.create(node).getScheme() + "://" + owner));
+            } catch (IOException unreachable) {
+                // not from here (an advertised name only the nodes resolve): the count and settings go uncompared, and the
+                // report is printed all the same, not lost with an exit after the whole comparison
+                ownerUnreachable = unreachable.getMessage();
+            }
         }
         long nodeLobs = status.path("lobs_live").asLong(-1);
         long nodeApplied = status.path("applied_offset").asLong(-1);
@@ -254,14 +263,23 @@ final class ReplayCommand implements Callable<Integer> {
             differences.addObject().put("checking", why);
             err().println("NOT COMPARABLE " + why);
         }
-        if (checkedAtEnd) {
+        String unreadable = status.path("error").asText(null);
+        if (unreadable != null) {
+            String why = "the node could not read its partition " + partition + "'s index (" + unreadable + "): its applied "
+                    + "offset and settings were not compared";
+            differences.addObject().put("error", why);
+            err().println("NOT COMPARABLE " + why);
+        }
+        if (checkedAtEnd || unreadable != null) {
             out.putArray("notes");
         } else {
             // judged by other settings than the node's copy, the replay may differ from it for that reason alone
             compareSettings(settings, status, differences, out.putArray("notes"));
         }
+        String ownerSaid = owner == null ? "" : ownerUnreachable == null ? " and neither does " + owner
+                : "; its owner, " + owner + ", does not answer from here (" + ownerUnreachable + ")";
         String countDiffers = nodeLobs < 0 ? "replayed " + live.size() + ", not compared: " + node + " does not hold partition "
-                + partition + (owner == null ? "" : " and neither does " + owner) + "; name the node that does with --node"
+                + partition + ownerSaid + "; name the node that does with --node"
                 : nodeLobs != live.size() ? "replayed " + live.size() + ", node " + nodeLobs : null;
         if (countDiffers != null) {
             differences.addObject().put("lob_count", countDiffers);

@@ -18,8 +18,11 @@ public final class EchoedFailureFilter extends Filter<ILoggingEvent> {
     /** Logger, and words of its message (after Kafka's log context: "stream-client [id] ", "stream-thread [name] "). */
     static final Map<String, String> ECHOES = Map.of(
             "org.apache.kafka.streams.KafkaStreams", "Replacing thread in the streams uncaught exception handler",
-            "org.apache.kafka.streams.processor.internals.TaskExecutor", "Failed to process stream task",
-            "org.apache.kafka.streams.processor.internals.ProcessorNode", "Processing exception handler is set to fail");
+            // "Failed to process (or punctuate) stream task 0_5 due to the following error:", not the same words "since it
+            // got migrated" (a task fenced as a zombie), which the writer does not report
+            "org.apache.kafka.streams.processor.internals.TaskExecutor", "due to the following error",
+            "org.apache.kafka.streams.processor.internals.ProcessorNode", "Processing exception handler is set to fail",
+            "org.apache.kafka.streams.processor.internals.StreamTask", "Processing exception handler is set to fail"); // punctuation
 
     private final boolean debug;
 

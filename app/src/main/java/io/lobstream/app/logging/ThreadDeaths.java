@@ -1,22 +1,34 @@
 package io.lobstream.app.logging;
 
+import io.lobstream.ingest.LobNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.function.Predicate;
+
 /**
  * The process's default handler of an exception that ends a thread: a log line, dated and filtered like the rest, in
- * place of the JVM's bare stack trace on stderr. A writer stream thread's exception is at DEBUG: Kafka Streams gives it
- * to the writer's handler first (the ingest module's {@code WriterThreadFailures}), which says why, and then lets it
- * end the thread, whose stack trace the JVM printed again at every retry of a failing task.
+ * place of the JVM's bare stack trace on stderr. An exception the writer has reported is at DEBUG: Kafka Streams gives a
+ * stream thread's to the writer's handler first ({@link LobNode#writerReported}), which says why, and then lets it end
+ * the thread, whose stack trace the JVM printed again at every retry of a failing task. Any other, a stream thread's
+ * too (its replacement could not be made), is an ERROR with its stack trace.
  */
 public final class ThreadDeaths implements Thread.UncaughtExceptionHandler {
     private static final Logger log = LoggerFactory.getLogger(ThreadDeaths.class);
-    /** In the name of each of Kafka Streams' stream threads: "CLIENT-ID-StreamThread-N". */
-    static final String STREAM_THREAD = "-StreamThread-";
+
+    private final Predicate<Throwable> reported;
+
+    public ThreadDeaths() {
+        this(LobNode::writerReported);
+    }
+
+    ThreadDeaths(Predicate<Throwable> reported) {
+        this.reported = reported;
+    }
 
     @Override
     public void uncaughtException(Thread thread, Throwable e) {
-        if (thread.getName().contains(STREAM_THREAD)) {
+        if (reported.test(e)) {
             log.debug("{} ended (the writer said why, above)", thread.getName(), e);
         } else {
             log.error("{} ended on an uncaught exception", thread.getName(), e);

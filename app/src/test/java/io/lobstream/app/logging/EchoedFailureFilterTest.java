@@ -21,7 +21,13 @@ class EchoedFailureFilterTest {
             assertThat(new EchoedFailureFilter(false).decide(event("io.lobstream.ingest.WriterThreadFailures", words)))
                     .isEqualTo(FilterReply.NEUTRAL);
         });
-        // anything else Kafka Streams says stays
+        // Kafka's own words (4.4), a task's processing and its punctuation
+        assertThat(new EchoedFailureFilter(false).decide(event("org.apache.kafka.streams.processor.internals.TaskExecutor",
+                "stream-thread [t] Failed to punctuate stream task 0_5 due to the following error:"))).isEqualTo(FilterReply.DENY);
+        // anything else Kafka Streams says stays: a task fenced as a zombie, which the writer does not report
+        assertThat(new EchoedFailureFilter(false).decide(event("org.apache.kafka.streams.processor.internals.TaskExecutor",
+                "stream-thread [t] Failed to process stream task 0_5 since it got migrated to another thread already. Will trigger "
+                        + "a new rebalance and close all tasks as zombies together."))).isEqualTo(FilterReply.NEUTRAL);
         assertThat(new EchoedFailureFilter(false).decide(event("org.apache.kafka.streams.KafkaStreams",
                 "State transition from RUNNING to ERROR"))).isEqualTo(FilterReply.NEUTRAL);
     }

@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class ThreadDeathsTest {
     @Test
-    void aStreamThreadsDeathIsDebugAnyOtherAnError() {
+    void aDeathTheWriterReportedIsDebugAnyOtherAnError() {
         Logger logger = (Logger) LoggerFactory.getLogger(ThreadDeaths.class);
         ListAppender<ILoggingEvent> seen = new ListAppender<>();
         seen.start();
@@ -19,10 +19,12 @@ class ThreadDeathsTest {
         logger.setLevel(Level.DEBUG);
         logger.addAppender(seen);
         try {
-            ThreadDeaths deaths = new ThreadDeaths();
-            deaths.uncaughtException(new Thread(() -> { }, "lobstream-writer-n1" + ThreadDeaths.STREAM_THREAD + "2"),
-                    new IllegalStateException("said by the writer"));
-            deaths.uncaughtException(new Thread(() -> { }, "lob-sync"), new IllegalStateException("said nowhere else"));
+            IllegalStateException said = new IllegalStateException("said by the writer");
+            ThreadDeaths deaths = new ThreadDeaths(e -> e == said);
+            deaths.uncaughtException(new Thread(() -> { }, "lobstream-writer-n1-StreamThread-2"), said);
+            // a replacement stream thread that could not be made: the writer's handler never saw it
+            deaths.uncaughtException(new Thread(() -> { }, "lobstream-writer-n1-StreamThread-2"),
+                    new IllegalStateException("said nowhere else"));
         } finally {
             logger.detachAppender(seen);
             logger.setLevel(level);

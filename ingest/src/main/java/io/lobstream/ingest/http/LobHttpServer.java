@@ -619,6 +619,7 @@ public final class LobHttpServer implements AutoCloseable {
         } catch (IOException | UncheckedIOException unreadable) {
             // one tablespace's index failing a read (a disk error) would otherwise fail the whole answer, and with it the
             // waiting_after_failure an operator reads /status for
+            p.remove(List.of("applied_offset", "judged_by", "judged_by_since_offset")); // what was read before: instead of it
             p.put("error", TaskRetries.messages(unreadable));
             return true;
         }

@@ -1,14 +1,12 @@
 package io.lobstream.store.impl;
 
-import io.lobstream.store.DiskErrors;
 import io.lobstream.store.StoreStats;
-import io.lobstream.store.TablespaceSyncFailedException;
 import io.lobstream.store.ValueChecksumException;
 import io.lobstream.store.allocator.Extent;
-import io.lobstream.store.index.IndexWriteRefusedException;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.page.CorruptPageException;
 import io.lobstream.store.tablespace.PageReadException;
+import io.lobstream.store.tablespace.PageWriteRefusedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -170,20 +168,17 @@ final class Compactor {
                 log.error("compaction of {}: {} version {} cannot be read to be moved, and stays where it is: {}", store.name(),
                         e.lobId(), e.version(), damaged.getMessage());
                 continue;
-            } catch (IndexWriteRefusedException | TablespaceSyncFailedException fenced) {
-                throw fenced; // the index takes no write after it, or the copy is fenced: the store must close, its task fail
-            } catch (IOException full) {
-                if (!DiskErrors.full(full)) {
-                    throw full;
-                }
-                // the move's pages were given back (VersionPages), and nothing else changed. A run is maintenance: failing
-                // the writer's task for it would fail, every second, a partition no command comes to, and close the other
-                // tasks of its thread with it. Runs stop as after one that moved nothing, until a write or a purge
+            } catch (PageWriteRefusedException full) {
+                // The move's page write refused for room: its pages were given back (VersionPages), and nothing else
+                // changed. Not the index refusing a write, nor a failed sync: those fail the task, as the store must close.
+                // A run is maintenance: failing the writer's task for it would fail, every second, a partition no command
+                // comes to, and close the other tasks of its thread with it. Runs stop as after one that moved nothing,
+                // until a write or a purge
                 log.warn("compaction of {} stopped: the disk is full ({}); it runs again after the next write or purge",
                         store.name(), full.getMessage());
                 atFruitlessRun = pagesNow();
                 queued = List.of();
-                versionsSeen += moves;
+                versionsSeen = store.nextVersion(); // the failed move issued a version: no write came
                 return moved;
             }
             if (relocated > 0) {

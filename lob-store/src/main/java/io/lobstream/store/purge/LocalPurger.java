@@ -27,7 +27,7 @@ public final class LocalPurger implements Closeable {
     private final LobStore store;
     private final PurgeReader reader;
     private final int batch;
-    /** Versions skipped as stale (see {@link #purgeOnce()}): each is logged once. */
+    /** Versions skipped as stale, corrupt or refused by the store (see {@link #purgeOnce()}): each is logged once. */
     private final Set<String> skipped = new HashSet<>();
 
     public LocalPurger(LobStore store, int batch) throws IOException {
@@ -47,8 +47,8 @@ public final class LocalPurger implements Closeable {
      * reached the disk. After: its reclaims are durable, and their pages go to writers (a reclaim with no source waits
      * for a flush: {@link LobStore#reclaim}).
      *
-     * @return the versions dealt with: reclaimed, or skipped (stale, or refused by the store) for the first time; 0 once there
-     * is nothing to do
+     * @return the versions dealt with: reclaimed, or skipped (stale, corrupt, or refused by the store) for the first time; 0
+     * once there is nothing to do
      */
     public int purgeOnce() throws IOException {
         List<PurgeReader.Request> requests = new ArrayList<>(batch);

@@ -1,5 +1,7 @@
 package io.lobstream.store.tablespace;
 
+import io.lobstream.store.DiskErrors;
+
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
@@ -81,7 +83,7 @@ public final class PageFile implements Closeable {
                 pos += channel.write(src, pos);
             }
         } catch (IOException e) {
-            throw failed(pages == 1 ? "writing page " + firstPage : "writing pages " + firstPage + "-" + (firstPage + pages - 1), e);
+            throw refused(pages == 1 ? "writing page " + firstPage : "writing pages " + firstPage + "-" + (firstPage + pages - 1), e);
         }
     }
 
@@ -89,6 +91,12 @@ public final class PageFile implements Closeable {
      * The JDK's message alone ("No space left on device", "Input/output error") names no file: the operator is told
      * which file and pages. A closed channel is passed on as it is: callers tell it from a disk failure by its type.
      */
+    /** As {@link #failed}; a write the disk refused for room is a {@link PageWriteRefusedException}. */
+    private IOException refused(String what, IOException e) {
+        IOException failed = failed(what, e);
+        return failed != e && DiskErrors.full(e) ? new PageWriteRefusedException(failed.getMessage(), e) : failed;
+    }
+
     private IOException failed(String what, IOException e) {
         if (e instanceof java.nio.channels.ClosedChannelException) {
             return e;
@@ -128,7 +136,7 @@ public final class PageFile implements Closeable {
                 channel.write(java.nio.ByteBuffer.allocate(1), size - 1);
             }
         } catch (IOException e) {
-            throw failed("growing to " + pages + " pages", e);
+            throw refused("growing to " + pages + " pages", e);
         }
     }
 
