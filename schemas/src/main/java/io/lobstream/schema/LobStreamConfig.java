@@ -206,6 +206,11 @@ public final class LobStreamConfig {
     private static final List<String> SERDE_PREFIXES = List.of("apicurio.", "schema.registry.", "basic.auth.", "bearer.auth.",
             "specific.avro.", "avro.", "auto.register.", "use.latest.", "use.schema.", "latest.compatibility.", "normalize.",
             "key.subject.", "value.subject.", "context.name.", "proxy.", "rule.");
+    /** Apicurio's serdes' TLS settings for the registry, and the names its HTTP client reads them by. */
+    public static final String APICURIO_TLS = "apicurio.registry.request.ssl.";
+    public static final String APICURIO_HTTP_TLS = "apicurio.rest.request.ssl.";
+    /** The TLS settings Apicurio 2.6 passes to its HTTP client under the truststore's names ({@link #serdeConfig()}). */
+    private static final List<String> MISNAMED_KEYSTORE = List.of("keystore", "keystore.location");
     /** Apicurio's serdes' key for the registry's address, which {@link #serdeConfig()} sets from {@link #REGISTRY_URL}. */
     private static final String APICURIO_REGISTRY_URL = "apicurio.registry.url";
     /** Where Kafka Streams takes a client's own setting: plain (all of them), or for one kind of client. */
@@ -618,6 +623,15 @@ public final class LobStreamConfig {
                 m.put(k.substring(SERDE_PREFIX.length()), v);
             }
         });
+        for (String key : MISNAMED_KEYSTORE) {
+            // Apicurio 2.6's RegistryClientFactory hands these to its HTTP client as the truststore's (a slip in its table
+            // of names): a client certificate given so never reached the registry, and its path took the truststore's
+            // place. Given under the names the HTTP client reads, which the factory passes on as they are.
+            Object v = m.remove(APICURIO_TLS + key);
+            if (v != null) {
+                m.putIfAbsent(APICURIO_HTTP_TLS + key, v);
+            }
+        }
         return m;
     }
 }

@@ -183,6 +183,24 @@ class LobStreamConfigTest {
                 .containsEntry("apicurio.registry.fault-tolerant-refresh", "true"); // a registry away keeps the cached schemas
     }
 
+    /**
+     * Apicurio 2.6's client factory renamed a client certificate's keys to the truststore's: the certificate never reached the
+     * registry, and its path replaced the truststore. They reach its HTTP client under the names it reads.
+     */
+    @Test
+    void aClientCertificateForTheRegistryGoesUnderTheNamesApicuriosHttpClientReads() {
+        Map<String, Object> serdes = new LobStreamConfig(Map.of("apicurio.registry.request.ssl.keystore.location", "/k.p12",
+                "apicurio.registry.request.ssl.keystore.password", "kp", "apicurio.registry.request.ssl.keystore.type", "PKCS12",
+                "apicurio.registry.request.ssl.truststore.location", "/t.p12")).serdeConfig();
+        assertThat(serdes).containsEntry("apicurio.rest.request.ssl.keystore.location", "/k.p12")
+                .containsEntry("apicurio.registry.request.ssl.truststore.location", "/t.p12")
+                .doesNotContainKey("apicurio.registry.request.ssl.keystore.location")
+                // translated right by Apicurio: left to it
+                .containsEntry("apicurio.registry.request.ssl.keystore.password", "kp");
+        assertThat(new LobStreamConfig(Map.of("lob.serde.apicurio.registry.request.ssl.keystore", "PEM...")).serdeConfig())
+                .containsEntry("apicurio.rest.request.ssl.keystore", "PEM...").doesNotContainKey("apicurio.registry.request.ssl.keystore");
+    }
+
     /** The node reads these itself, under their lob.writer.* keys: given to Kafka Streams alone, the two would disagree. */
     @Test
     void streamsSettingsTheNodeReadsItselfAreRefusedNamingItsKey() {

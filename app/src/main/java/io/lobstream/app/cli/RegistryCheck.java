@@ -18,8 +18,6 @@ import java.time.Duration;
  */
 final class RegistryCheck {
     private static final Duration TIMEOUT = Duration.ofSeconds(3);
-    /** The serdes' TLS settings for the registry (a private CA, a client certificate). */
-    private static final String TLS_SETTINGS = "apicurio.registry.request.ssl.";
     /** The serdes' credentials for the registry (basic, or a token from an identity server). */
     private static final String AUTH_SETTINGS = "apicurio.auth.";
 
@@ -31,7 +29,8 @@ final class RegistryCheck {
         if (!apicurio(config.get(LobStreamConfig.VALUE_SERIALIZER)) || !apicurio(config.get(LobStreamConfig.VALUE_DESERIALIZER))) {
             return; // another registry's serdes: its own URL, its own API
         }
-        if (given(config, TLS_SETTINGS)) {
+        // the serdes' TLS settings for the registry (a private CA, a client certificate), under either of Apicurio's names
+        if (given(config, LobStreamConfig.APICURIO_TLS) || given(config, LobStreamConfig.APICURIO_HTTP_TLS)) {
             return; // the serdes' client trusts what these say; this look, with the JVM's defaults, would fail where they work
         }
         String url = config.get(LobStreamConfig.REGISTRY_URL);
