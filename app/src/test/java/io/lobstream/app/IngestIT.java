@@ -477,6 +477,40 @@ class IngestIT {
     }
 
     /**
+     * A put told to stop mid-upload (the CLI's Ctrl-C): it aborts its upload, as a put whose input fails does, so that the
+     * writer frees the pages at once; before, the JVM exited with the chunks sent and they stayed taken for ten minutes.
+     */
+    @Test
+    void aPutToldToStopMidUploadAbortsIt() throws Exception {
+        var aborts = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();
+        double abortsBefore = aborts == null ? 0 : aborts.count();
+        try (LobClient stopped = new LobClient(config)) {
+            InputStream ctrlC = new InputStream() {
+                private long read;
+
+                @Override
+                public int read() {
+                    if (++read == 600_000) { // past the first chunk
+                        stopped.stopSending("stopped by a SIGTERM or Ctrl-C");
+                    }
+                    return 7;
+                }
+            };
+            assertThatThrownBy(() -> stopped.put("it-stopped-by-user", ctrlC, 2_000_000, null, Map.of(), LobClient.Progress.NONE)
+                    .get(60, TimeUnit.SECONDS)).hasRootCauseInstanceOf(java.io.InterruptedIOException.class)
+                    .hasMessageContaining("as the client was told to stop").hasMessageContaining("the upload is aborted");
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            var c = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();
+            return c != null && c.count() > abortsBefore;
+        });
+        FsckReport r = fsck();
+        assertThat(r.problems()).isEmpty();
+        assertThat(r.pagesUploading()).isZero();
+        assertThat(get("it-stopped-by-user").statusCode()).isEqualTo(404);
+    }
+
+    /**
      * A chunk appended more than lob.upload.timeout.ms after the one before it (in the commands'
      * time: the broker's, lob.commands being LogAppendTime) finds its upload gone, as replay decides
      * it, whenever the writer's housekeeping last ran; it used to depend on whether housekeeping had

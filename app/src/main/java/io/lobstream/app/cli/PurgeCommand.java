@@ -108,6 +108,8 @@ final class PurgeCommand implements Runnable {
         }
         CountDownLatch done = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.err.println("purge worker " + id + ": stopping (SIGTERM or Ctrl-C): its last transaction commits or aborts, "
+                    + "up to 20 s");
             worker.close();
             try {
                 // not a join of the main thread: after run() it blocks in System.exit while hooks run. Long enough for

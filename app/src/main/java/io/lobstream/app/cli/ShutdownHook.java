@@ -19,6 +19,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class ShutdownHook {
     static final Duration START_GRACE = Duration.ofSeconds(60);
+    /**
+     * Said as a stop begins: the first line of the close's own comes only once the purge workers have stopped, up to 15 s
+     * later, and a user who sees nothing meanwhile sends a kill -9, which leaves the tablespaces to recover as after a crash.
+     */
+    static final String STOPPING = "lobstream: stopping (SIGTERM or Ctrl-C): closing what started, newest first, which can take "
+            + "a minute or two; a kill -9 meanwhile leaves tablespaces to recover at their next open, as after a crash";
 
     private final Deque<AutoCloseable> started = new ArrayDeque<>();
     private final CountDownLatch startEnded = new CountDownLatch(1);
@@ -95,6 +101,7 @@ final class ShutdownHook {
     }
 
     void onShutdown() {
+        System.err.println(STOPPING);
         try {
             startEnded.await(START_GRACE.toSeconds(), TimeUnit.SECONDS);
         } catch (InterruptedException e) {

@@ -13,9 +13,12 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The write commands: put, write, append, truncate, delete. Each sends its command(s) with
@@ -43,6 +46,9 @@ final class WriteCommands {
 
     /** The shared part: options, sending, acknowledgement and read-your-writes. */
     abstract static class Base implements Callable<Integer> {
+        /** How long a stop (Ctrl-C) waits for the upload it cuts short to send its ABORT and say what was sent. */
+        static final Duration STOP_WAIT = Duration.ofSeconds(10);
+
         @Mixin
         ClusterOptions cluster;
 
@@ -161,7 +167,21 @@ final class WriteCommands {
             }
             LobStreamConfig config = connect();
             long valueMax = config.get(LobStreamConfig.VALUE_MAX_BYTES);
-            try (LobClient client = client(config)) {
+            LobClient client = client(config);
+            // Ctrl-C or a SIGTERM mid-upload: the upload stops at its next chunk and is aborted, so that the writer frees
+            // what it took at once, not after lob.upload.timeout.ms (a put run again would take as much again meanwhile),
+            // and this command says what was sent; the JVM waits for that, a few seconds, before it exits
+            CountDownLatch closed = new CountDownLatch(1);
+            Thread stop = new Thread(() -> {
+                client.stopSending("stopped by a SIGTERM or Ctrl-C");
+                try {
+                    closed.await(STOP_WAIT.toSeconds(), TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, spec.name() + "-stop");
+            Runtime.getRuntime().addShutdownHook(stop);
+            try (client) {
                 InputFile input;
                 try {
                     input = InputFile.open(file, maxInputBytes(valueMax));
@@ -179,6 +199,13 @@ final class WriteCommands {
                     } finally {
                         progress.finish();
                     }
+                }
+            } finally {
+                closed.countDown();
+                try {
+                    Runtime.getRuntime().removeShutdownHook(stop);
+                } catch (IllegalStateException stopping) {
+                    // the JVM is stopping: the hook runs, and has just been let go
                 }
             }
         }

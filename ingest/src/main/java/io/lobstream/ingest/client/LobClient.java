@@ -27,6 +27,7 @@ import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.math.BigInteger;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -127,6 +128,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
     /** Writes' ids are this and a sequence number: the tracker keeps only this client's dead letters. */
     private final String clientId = UUID.randomUUID().toString();
     private final AtomicLong writes = new AtomicLong();
+    /** Why the writes in progress stop at their next record, once {@link #stopSending} was called; null until then. */
+    private volatile Throwable stopSending;
     /**
      * Writes begun on each thread, by any client: an idempotent call refused with IllegalArgumentException leaves its key
      * unspent if it began none (counted by all clients, so a per-client entry is not left behind on a thread for each).
@@ -413,8 +416,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
             long offset = (long) i * chunkSize;
             int before = i;
             if (sent.anyFailed()) {
-                return sent.stopped("put " + lobId + ": stopped after " + before + " of " + chunks + " chunks, as one of them "
-                        + "failed; " + abandoned(w, ids, uploadId, sent.failed.get()) + ": the LOB is unchanged");
+                return sent.stopped("put " + lobId + ": stopped after " + before + " of " + chunks + " chunks, "
+                        + sent.why("as one of them failed") + "; " + abandoned(w, ids, uploadId, sent.failed.get())
+                        + ": the LOB is unchanged");
             }
             int n;
             try {
@@ -553,8 +557,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
         do {
             long before = done;
             if (sent.anyFailed()) {
-                return sent.stopped(name + " " + lobId + ": stopped at byte " + before + " of " + length + ", as a piece failed"
-                        + mayBeApplied(before, ids));
+                return sent.stopped(name + " " + lobId + ": stopped at byte " + before + " of " + length + ", "
+                        + sent.why("as a piece failed") + mayBeApplied(before, ids));
             }
             int n;
             try {
@@ -638,8 +642,18 @@ public final class LobClient implements LobWrites, AutoCloseable {
             return true;
         }
 
+        /** Whether a record failed, or the client was told to stop sending ({@link #stopSending}): the write goes no further. */
         boolean anyFailed() {
+            Throwable stop = stopSending;
+            if (stop != null) {
+                failed.compareAndSet(null, stop);
+            }
             return failed.get() != null;
+        }
+
+        /** Why the write goes no further, for the caller's message. */
+        String why(String recordFailed) {
+            return failed.get() == stopSending ? "as the client was told to stop" : recordFailed;
         }
 
         /**
@@ -856,6 +870,16 @@ public final class LobClient implements LobWrites, AutoCloseable {
      */
     public void flush() {
         producer.flush();
+    }
+
+    /**
+     * Stops every write in progress at its next record, as if one of its records had failed: an upload without an
+     * idempotency key is aborted (its ABORT sent, so that the writer frees its pages at once, not after
+     * lob.upload.timeout.ms), a write or append says up to which byte it was sent, and each fails with {@code why}. For a
+     * process told to stop mid-upload (Ctrl-C). Records handed to the producer are still sent: {@link #close} waits for them.
+     */
+    public void stopSending(String why) {
+        stopSending = new InterruptedIOException(why); // not an IllegalStateException: abandoned() sends no ABORT for those
     }
 
     /** Closes the producer (sending what it holds), then fails the {@link LobWrite#applied()} futures still waiting. */
