@@ -9,6 +9,7 @@ import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.ClientHooks;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.client.WriteStoppedException;
 import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.ingest.client.WriteOutcome;
 import io.lobstream.ingest.replay.DeadLetterRedrive;
@@ -499,6 +500,9 @@ class IngestIT {
             assertThatThrownBy(() -> stopped.put("it-stopped-by-user", ctrlC, 2_000_000, null, Map.of(), LobClient.Progress.NONE)
                     .get(60, TimeUnit.SECONDS)).hasRootCauseInstanceOf(java.io.InterruptedIOException.class)
                     .hasMessageContaining("as the client was told to stop").hasMessageContaining("the upload is aborted");
+            // for good: a write after it sends nothing
+            assertThatThrownBy(() -> stopped.delete("it-stopped-by-user").get(60, TimeUnit.SECONDS))
+                    .hasRootCauseInstanceOf(WriteStoppedException.class);
         }
         await().atMost(Duration.ofSeconds(60)).until(() -> {
             var c = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();

@@ -26,7 +26,6 @@ class WriterThreadFailuresTest {
         assertThat(failures.handle(new StreamsException(new OutOfMemoryError("Java heap space")))).isEqualTo(SHUTDOWN_CLIENT);
     }
 
-    /** Another process with this node's id took its static member: replaced, the thread would fence that one in turn. */
     /** What it handled is reported; the process's handler of the thread's death, which sees it next, need not say it again. */
     @Test
     void whatItHandledIsKnownReportedAndNothingElse() {
@@ -36,6 +35,7 @@ class WriterThreadFailuresTest {
         assertThat(LobNode.writerReported(new IllegalStateException("a replacement thread that could not be made"))).isFalse();
     }
 
+    /** Another process with this node's id took its static member: replaced, the thread would fence that one in turn. */
     @Test
     void aThreadFencedAsAStaticMemberStopsTheWriter() {
         assertThat(failures.handle(new StreamsException(new FencedInstanceIdException("instance id n1-1 fenced"))))

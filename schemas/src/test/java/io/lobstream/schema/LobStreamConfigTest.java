@@ -185,7 +185,8 @@ class LobStreamConfigTest {
 
     /**
      * Apicurio 2.6's client factory renamed a client certificate's keys to the truststore's: the certificate never reached the
-     * registry, and its path replaced the truststore. They reach its HTTP client under the names it reads.
+     * registry, and its path replaced the truststore. The location reaches its HTTP client under the name it reads; the bare
+     * keystore key, which that client does not read, no longer replaces the truststore either.
      */
     @Test
     void aClientCertificateForTheRegistryGoesUnderTheNamesApicuriosHttpClientReads() {

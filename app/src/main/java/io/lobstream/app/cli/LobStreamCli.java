@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import io.lobstream.app.bench.BenchCommand;
 import io.lobstream.app.bench.SizeRange;
 import io.lobstream.app.logging.ThreadDeaths;
+import io.lobstream.ingest.client.WriteStoppedException;
 import io.lobstream.store.config.ConfigException;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
@@ -14,6 +15,9 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** {@code ./lobstream <command>}: the entry point. */
 @Command(name = "lobstream", mixinStandardHelpOptions = true, version = "LobStream 0.1.0",
@@ -49,7 +53,32 @@ public final class LobStreamCli implements Runnable {
             }
             code = CommandLine.ExitCode.SOFTWARE;
         }
+        COMMAND_ENDED.countDown(); // what it had to say is said: a shutdown hook waiting for that lets the JVM go
         System.exit(code);
+    }
+
+    /** Counted down by {@link #main} once the command has returned and its error, if any, is printed. */
+    private static final CountDownLatch COMMAND_ENDED = new CountDownLatch(1);
+
+    /**
+     * Waits, at most {@code timeout}, for the command run by {@link #main} to end and say what it has to say: for a shutdown
+     * hook that stopped it (the JVM halts when the hooks end, and the command's last line would be lost).
+     */
+    static void awaitCommandEnd(Duration timeout) throws InterruptedException {
+        COMMAND_ENDED.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Whether {@code thrown} is a write that stopped as it was told to ({@link WriteStoppedException}): its own message says
+     * what it sent, and that its upload was aborted.
+     */
+    private static boolean toldToStop(Throwable thrown) {
+        for (Throwable t = thrown; t != null; t = t.getCause()) {
+            if (t instanceof WriteStoppedException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The command line with its converters and error handling: what {@link #main} runs, and tests too. */
@@ -61,7 +90,7 @@ public final class LobStreamCli implements Runnable {
                 .registerConverter(SizeRange.class, SizeRange::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
                 .setExecutionExceptionHandler((thrown, cmd, parsed) -> {
-                    if (ShutdownHook.jvmStopping() && System.getenv("LOBSTREAM_DEBUG") == null) {
+                    if (ShutdownHook.jvmStopping() && System.getenv("LOBSTREAM_DEBUG") == null && !toldToStop(thrown)) {
                         // a Ctrl-C or SIGTERM: what failed was being stopped (a node's registry, killed by its hook, "exited
                         // with 143"), not broken; the JVM exits with the signal's status whatever is returned here
                         cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": stopped (Ctrl-C or SIGTERM)");

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 final class ShutdownHook {
     static final Duration START_GRACE = Duration.ofSeconds(60);
     /**
-     * Said as a stop begins: the first line of the close's own comes only once the purge workers have stopped, up to 15 s
+     * Said as a stop begins: the first line of the close's own comes only once the purge workers have stopped, up to 26 s
      * later, and a user who sees nothing meanwhile sends a kill -9, which leaves the tablespaces to recover as after a crash.
      */
     static final String STOPPING = "lobstream: stopping (SIGTERM or Ctrl-C): closing what started, newest first, which can take "

@@ -17,8 +17,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The write commands: put, write, append, truncate, delete. Each sends its command(s) with
@@ -167,21 +165,7 @@ final class WriteCommands {
             }
             LobStreamConfig config = connect();
             long valueMax = config.get(LobStreamConfig.VALUE_MAX_BYTES);
-            LobClient client = client(config);
-            // Ctrl-C or a SIGTERM mid-upload: the upload stops at its next chunk and is aborted, so that the writer frees
-            // what it took at once, not after lob.upload.timeout.ms (a put run again would take as much again meanwhile),
-            // and this command says what was sent; the JVM waits for that, a few seconds, before it exits
-            CountDownLatch closed = new CountDownLatch(1);
-            Thread stop = new Thread(() -> {
-                client.stopSending("stopped by a SIGTERM or Ctrl-C");
-                try {
-                    closed.await(STOP_WAIT.toSeconds(), TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, spec.name() + "-stop");
-            Runtime.getRuntime().addShutdownHook(stop);
-            try (client) {
+            try (LobClient client = client(config)) {
                 InputFile input;
                 try {
                     input = InputFile.open(file, maxInputBytes(valueMax));
@@ -195,17 +179,38 @@ final class WriteCommands {
                     inputLength = length;
                     ProgressBar progress = new ProgressBar(spec.name() + " " + id, length);
                     try {
-                        return send(config, client, c -> send.send(c, in.stream(), length, progress));
+                        return send(config, client, c -> sendStoppable(client, () -> send.send(c, in.stream(), length, progress)));
                     } finally {
                         progress.finish();
                     }
                 }
+            }
+        }
+
+        /**
+         * Runs {@code sending} (the records of a value handed to the producer) so that a Ctrl-C or SIGTERM meanwhile stops
+         * it at its next record: an upload is aborted, so that the writer frees what it took at once, not after
+         * lob.upload.timeout.ms (a put run again would take as much again meanwhile), and the command says what it sent;
+         * the JVM waits for that, {@link #STOP_WAIT} at most. Outside the sending (input spooled, waiting for the writer)
+         * a signal ends the command at once, as before.
+         */
+        private static LobWrite sendStoppable(LobClient client, Callable<LobWrite> sending) throws Exception {
+            Thread stop = new Thread(() -> {
+                client.stopSending("stopped by a SIGTERM or Ctrl-C");
+                try {
+                    LobStreamCli.awaitCommandEnd(STOP_WAIT);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "write-stop");
+            Runtime.getRuntime().addShutdownHook(stop);
+            try {
+                return sending.call();
             } finally {
-                closed.countDown();
                 try {
                     Runtime.getRuntime().removeShutdownHook(stop);
                 } catch (IllegalStateException stopping) {
-                    // the JVM is stopping: the hook runs, and has just been let go
+                    // the JVM is stopping: the hook runs, and waits for the command to say how it ended
                 }
             }
         }

@@ -26,9 +26,18 @@ public final class ThreadDeaths implements Thread.UncaughtExceptionHandler {
         this.reported = reported;
     }
 
+    /** Never fails: a check that cannot be made (a class that will not load when memory has run out) says no. */
+    private boolean reportedByTheWriter(Throwable e) {
+        try {
+            return reported.test(e);
+        } catch (Throwable cannotTell) {
+            return false;
+        }
+    }
+
     @Override
     public void uncaughtException(Thread thread, Throwable e) {
-        if (reported.test(e)) {
+        if (reportedByTheWriter(e)) {
             log.debug("{} ended (the writer said why, above)", thread.getName(), e);
         } else {
             log.error("{} ended on an uncaught exception", thread.getName(), e);

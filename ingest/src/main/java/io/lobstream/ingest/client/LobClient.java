@@ -27,7 +27,6 @@ import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InterruptedIOException;
 import java.math.BigInteger;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -415,10 +414,10 @@ public final class LobClient implements LobWrites, AutoCloseable {
         for (int i = 0; i < chunks; i++) {
             long offset = (long) i * chunkSize;
             int before = i;
-            if (sent.anyFailed()) {
+            if (sent.anyFailed()) { // before the first chunk only a stop: nothing to abort
                 return sent.stopped("put " + lobId + ": stopped after " + before + " of " + chunks + " chunks, "
-                        + sent.why("as one of them failed") + "; " + abandoned(w, ids, uploadId, sent.failed.get())
-                        + ": the LOB is unchanged");
+                        + sent.why("as one of them failed") + "; " + (before == 0 ? "nothing was sent"
+                        : abandoned(w, ids, uploadId, sent.failed.get())) + ": the LOB is unchanged");
             }
             int n;
             try {
@@ -438,8 +437,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 chunk.setCrc32c((int) whole.getValue()).setContentType(attributes.contentType()).setMetadata(attributes.metadata());
             }
             if (!sent.send(chunk.build())) {
-                return sent.stopped("put " + lobId + ": chunk " + (i + 1) + " of " + chunks + " was refused; "
-                        + (i == 0 ? "nothing was sent" : abandoned(w, ids, uploadId, sent.failed.get()))
+                return sent.stopped("put " + lobId + ": stopped after " + i + " of " + chunks + " chunks, " + sent.why("as chunk "
+                        + (i + 1) + " was refused") + "; " + (i == 0 ? "nothing was sent" : abandoned(w, ids, uploadId, sent.failed.get()))
                         + ": the LOB is unchanged");
             }
             progress.sent(offset + n);
@@ -558,7 +557,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
             long before = done;
             if (sent.anyFailed()) {
                 return sent.stopped(name + " " + lobId + ": stopped at byte " + before + " of " + length + ", "
-                        + sent.why("as a piece failed") + mayBeApplied(before, ids));
+                        + sent.why("as a piece failed") // before the first piece only a stop
+                        + (before == 0 ? "; nothing of it was sent: the LOB is unchanged" : mayBeApplied(before, ids)));
             }
             int n;
             try {
@@ -578,8 +578,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
                     .setTotalLength(n).setCrc32c(crc(buffer, n)).setData(ByteBuffer.wrap(buffer, 0, n)).build();
             previousFingerprint = CommandFingerprint.of(cmd); // before the send, whose serializer may read the buffer through
             if (!sent.send(cmd)) { // refused before it left (no metadata within max.block.ms, the serializer): nothing from before on
-                return sent.stopped(name + " " + lobId + ": stopped at byte " + before + " of " + length + ", as its piece was "
-                        + "refused" + (before == 0 ? "; nothing of it was sent: the LOB is unchanged" : mayBeApplied(before, ids)));
+                return sent.stopped(name + " " + lobId + ": stopped at byte " + before + " of " + length + ", "
+                        + sent.why("as its piece was refused")
+                        + (before == 0 ? "; nothing of it was sent: the LOB is unchanged" : mayBeApplied(before, ids)));
             }
             starts.add(done);
             previous = cmd.getCommandId();
@@ -651,9 +652,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
             return failed.get() != null;
         }
 
-        /** Why the write goes no further, for the caller's message. */
+        /** Why the write goes no further, for the caller's message: {@code recordFailed}, or the client's stop. */
         String why(String recordFailed) {
-            return failed.get() == stopSending ? "as the client was told to stop" : recordFailed;
+            return failed.get() instanceof WriteStoppedException ? "as the client was told to stop" : recordFailed;
         }
 
         /**
@@ -793,6 +794,10 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * chunk's bytes: it must copy what it keeps.
      */
     private CompletableFuture<RecordMetadata> send(LobWrite write, LobCommand cmd) {
+        Throwable stop = stopSending;
+        if (stop != null && cmd.getOp() != LobOp.ABORT) { // an upload given up still says so to the writer
+            return CompletableFuture.failedFuture(stop);
+        }
         CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
         Headers headers = new RecordHeaders().add(WRITE_HEADER, write.writeId().getBytes(StandardCharsets.UTF_8));
         try {
@@ -873,13 +878,14 @@ public final class LobClient implements LobWrites, AutoCloseable {
     }
 
     /**
-     * Stops every write in progress at its next record, as if one of its records had failed: an upload without an
-     * idempotency key is aborted (its ABORT sent, so that the writer frees its pages at once, not after
-     * lob.upload.timeout.ms), a write or append says up to which byte it was sent, and each fails with {@code why}. For a
-     * process told to stop mid-upload (Ctrl-C). Records handed to the producer are still sent: {@link #close} waits for them.
+     * Sends no more records, for good: a write in progress stops at its next record, as if one of its records had failed
+     * (an upload without an idempotency key is aborted, its ABORT sent so that the writer frees its pages at once, not
+     * after lob.upload.timeout.ms; a write or append says up to which byte it was sent), and every write from then on fails
+     * at once, each with a {@link WriteStoppedException}. For a process told to stop mid-upload (Ctrl-C). Records handed
+     * to the producer before are still sent: {@link #close} waits for them.
      */
     public void stopSending(String why) {
-        stopSending = new InterruptedIOException(why); // not an IllegalStateException: abandoned() sends no ABORT for those
+        stopSending = new WriteStoppedException(why); // not an IllegalStateException: abandoned() sends no ABORT for those
     }
 
     /** Closes the producer (sending what it holds), then fails the {@link LobWrite#applied()} futures still waiting. */

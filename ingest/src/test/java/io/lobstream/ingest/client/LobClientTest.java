@@ -41,7 +41,7 @@ class LobClientTest {
             LobWrite write = client.put("doc", new ByteArrayInputStream(value), value.length, null, LobClient.Progress.NONE);
             assertThat(write).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
                     .havingCause().isInstanceOf(IOException.class)
-                    .withMessageContaining("put doc: chunk 1 of " + CHUNKS + " was refused")
+                    .withMessageContaining("put doc: stopped after 0 of " + CHUNKS + " chunks, as chunk 1 was refused")
                     .withMessageContaining("the LOB is unchanged");
         }
     }

@@ -178,7 +178,7 @@ final class Compactor {
                         store.name(), full.getMessage());
                 atFruitlessRun = pagesNow();
                 queued = List.of();
-                versionsSeen = store.nextVersion(); // the failed move issued a version: no write came
+                versionsSeen += moves + 1; // the failed move issued a version too: no write of a LOB
                 return moved;
             }
             if (relocated > 0) {
