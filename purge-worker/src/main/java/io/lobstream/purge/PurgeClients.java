@@ -63,6 +63,9 @@ final class PurgeClients {
      * down; the second is kept as a bound on one transaction's work, so a slow disk never holds a poll's worth of
      * reclaims back longer than Kafka would hold a transaction open.
      */
+    /** The timeout taken for one a config provider sets: well under Kafka's defaults and any sane setting. */
+    static final long UNRESOLVED_MS = 10_000;
+
     static Duration transactionBudget(LobStreamConfig config) {
         long transaction = millis(config.clientConfig(ClientKind.PRODUCER).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),
                 KAFKA_TRANSACTION_TIMEOUT_MS);
@@ -71,8 +74,17 @@ final class PurgeClients {
         return Duration.ofMillis(Math.min(transaction, poll) / 2);
     }
 
-    private static long millis(Object set, long kafkaDefault) {
-        return set == null ? kafkaDefault : Long.parseLong(set.toString().trim());
+    /**
+     * A value in milliseconds as set: Kafka's default if unset, and {@link #UNRESOLVED_MS} if a config provider names it
+     * ({@code ${env:POLL}}), which only the client resolves: the budget is then kept short (more commits, never one past
+     * a timeout it cannot see), where a parse of the reference failed the worker's start, and with it the node's.
+     */
+    static long millis(Object set, long kafkaDefault) {
+        if (set == null) {
+            return kafkaDefault;
+        }
+        String s = set.toString().trim();
+        return s.chars().allMatch(Character::isDigit) && !s.isEmpty() ? Long.parseLong(s) : UNRESOLVED_MS;
     }
 
     /** Makes the worker's transactional producers: the first, and one for each that failed for good. */

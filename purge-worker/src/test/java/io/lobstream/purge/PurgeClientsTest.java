@@ -19,5 +19,8 @@ class PurgeClientsTest {
                 .isEqualTo(Duration.ofSeconds(150));
         assertThat(PurgeClients.transactionBudget(new LobStreamConfig(Map.of("lob.producer.transaction.timeout.ms", 900_000,
                 "lob.consumer.max.poll.interval.ms", 1_200_000)))).isEqualTo(Duration.ofSeconds(450));
+        // a config provider's reference, which only the client resolves: a short budget, not a start that fails on a parse
+        assertThat(PurgeClients.transactionBudget(new LobStreamConfig(Map.of("max.poll.interval.ms", "${env:POLL}"))))
+                .isEqualTo(Duration.ofMillis(PurgeClients.UNRESOLVED_MS / 2));
     }
 }

@@ -232,6 +232,14 @@ public final class LobStreamConfig {
         this.props = Map.copyOf(props);
         for (String k : props.keySet()) {
             checkKnown(k);
+            if (k.startsWith(STREAMS_PREFIX) && "security.protocol".equals(streamsClientSetting(k))
+                    && !props.containsKey("security.protocol")) {
+                // The writer alone secured: its catch-ups, purge workers, topic setup and admin lookups would speak
+                // PLAINTEXT to a secured listener, and fail without naming this key. Taken for a writer of its own
+                // principal (its sasl.* under lob.streams.) once the node's other clients are told how to connect
+                throw new ConfigException(k + " is not taken alone: set security.protocol (and its sasl.* / ssl.* keys) bare, "
+                        + "which every client of the node takes; lob.streams.* may then give the writer its own");
+            }
         }
         checkClientValues();
         for (String handler : WRITER_HANDLERS) {
@@ -321,6 +329,17 @@ public final class LobStreamConfig {
                     + "nor a Kafka producer, consumer or admin client setting, nor a serde's (" + String.join("*, ", SERDE_PREFIXES)
                     + "*, or any as " + SERDE_PREFIX + "<setting>); Kafka Streams settings take the prefix " + STREAMS_PREFIX);
         }
+    }
+
+    /** The client setting a {@code lob.streams.} key names, past Streams' client prefix if any ({@code ssl.keystore.location}). */
+    private static String streamsClientSetting(String key) {
+        String rest = key.substring(STREAMS_PREFIX.length());
+        for (String prefix : STREAMS_CLIENT_PREFIXES) {
+            if (!prefix.isEmpty() && rest.startsWith(prefix)) {
+                return rest.substring(prefix.length());
+            }
+        }
+        return rest;
     }
 
     /**

@@ -202,6 +202,17 @@ class LobStreamConfigTest {
                 .containsEntry("apicurio.rest.request.ssl.keystore", "PEM...").doesNotContainKey("apicurio.registry.request.ssl.keystore");
     }
 
+    /** The writer alone secured: the node's other clients (catch-up, purge, topic setup) would speak PLAINTEXT to the cluster. */
+    @Test
+    void aSecurityProtocolForTheWriterAloneIsRefusedUntilEveryClientHasOne() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.security.protocol", "SASL_SSL")))
+                .hasMessageStartingWith("lob.streams.security.protocol is not taken alone: set security.protocol");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.main.consumer.security.protocol", "SSL")))
+                .hasMessageContaining("is not taken alone");
+        assertThat(new LobStreamConfig(Map.of("security.protocol", "SASL_SSL", "lob.streams.security.protocol", "SASL_SSL",
+                "lob.streams.sasl.jaas.config", "writer's own")).originals()).hasSize(3);
+    }
+
     /** The node reads these itself, under their lob.writer.* keys: given to Kafka Streams alone, the two would disagree. */
     @Test
     void streamsSettingsTheNodeReadsItselfAreRefusedNamingItsKey() {

@@ -28,5 +28,13 @@ final class ConfigCommand implements Runnable {
         for (ConfigKey<?> k : keys) {
             out.println("| `" + k.name() + "` | `" + k.defaultValue() + "` | " + k.allowed() + " | " + k.doc() + " |");
         }
+        // on stderr: the table on stdout is README's, as it is (ConfigCommandTest)
+        spec.commandLine().getErr().println(OTHER_KEYS);
     }
+
+    /** Where the keys that are not LobStream's go: an unknown key's error sends the user here. */
+    static final String OTHER_KEYS = "Besides these: a Kafka client setting (security.protocol, sasl.*, ssl.*, timeouts) goes to "
+            + "every client, as lob.producer.*, lob.consumer.* or lob.admin.* to LobStream's own clients of one kind, as "
+            + "lob.streams.* to the writer's Kafka Streams; the registry's serdes take apicurio.* (and a Confluent serde's keys) "
+            + "as they are, any other serde setting as lob.serde.*. README, Configuration, says which are refused and why.";
 }
