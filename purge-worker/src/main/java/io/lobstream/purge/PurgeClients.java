@@ -57,15 +57,18 @@ final class PurgeClients {
     }
 
     /**
+     * The timeout taken for one a config provider sets: under Kafka's defaults and most settings; one resolving below it
+     * makes the budget, half of this, overrun half of that setting, not the whole.
+     */
+    static final long UNRESOLVED_MS = 10_000;
+
+    /**
      * How long a worker's transaction purges before it commits what it has: half the shorter of the consumer's
      * max.poll.interval.ms (past it the group drops a subscribed member, and its offsets are refused) and the producers'
      * transaction.timeout.ms. The reclaims are sent only at the commit, so scans no longer run the coordinator's clock
      * down; the second is kept as a bound on one transaction's work, so a slow disk never holds a poll's worth of
      * reclaims back longer than Kafka would hold a transaction open.
      */
-    /** The timeout taken for one a config provider sets: well under Kafka's defaults and any sane setting. */
-    static final long UNRESOLVED_MS = 10_000;
-
     static Duration transactionBudget(LobStreamConfig config) {
         long transaction = millis(config.clientConfig(ClientKind.PRODUCER).get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),
                 KAFKA_TRANSACTION_TIMEOUT_MS);
@@ -76,15 +79,18 @@ final class PurgeClients {
 
     /**
      * A value in milliseconds as set: Kafka's default if unset, and {@link #UNRESOLVED_MS} if a config provider names it
-     * ({@code ${env:POLL}}), which only the client resolves: the budget is then kept short (more commits, never one past
-     * a timeout it cannot see), where a parse of the reference failed the worker's start, and with it the node's.
+     * ({@code ${env:POLL}}), which only the client resolves: the budget is then kept short (more commits), where a parse
+     * of the reference failed the worker's start, and with it the node's.
      */
     static long millis(Object set, long kafkaDefault) {
         if (set == null) {
             return kafkaDefault;
         }
-        String s = set.toString().trim();
-        return s.chars().allMatch(Character::isDigit) && !s.isEmpty() ? Long.parseLong(s) : UNRESOLVED_MS;
+        try {
+            return Long.parseLong(set.toString().trim()); // as Kafka reads it ("+5000" too)
+        } catch (NumberFormatException reference) {
+            return UNRESOLVED_MS;
+        }
     }
 
     /** Makes the worker's transactional producers: the first, and one for each that failed for good. */

@@ -90,7 +90,9 @@ public final class LobStreamCli implements Runnable {
                 .registerConverter(SizeRange.class, SizeRange::parse)
                 .setCaseInsensitiveEnumValuesAllowed(true)
                 .setExecutionExceptionHandler((thrown, cmd, parsed) -> {
-                    if (ShutdownHook.jvmStopping() && System.getenv("LOBSTREAM_DEBUG") == null && !toldToStop(thrown)) {
+                    // a write command's own failure says what it sent (a stop, or a chunk that failed before it): said
+                    if (ShutdownHook.jvmStopping() && System.getenv("LOBSTREAM_DEBUG") == null && !toldToStop(thrown)
+                            && !(cmd.getCommandSpec().userObject() instanceof WriteCommands.Base)) {
                         // a Ctrl-C or SIGTERM: what failed was being stopped (a node's registry, killed by its hook, "exited
                         // with 143"), not broken; the JVM exits with the signal's status whatever is returned here
                         cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": stopped (Ctrl-C or SIGTERM)");

@@ -10,7 +10,8 @@ import java.util.concurrent.TimeUnit;
  * A write sent by {@link LobClient}: as a future, completed with its last record's metadata
  * once Kafka has acknowledged every record of it; {@link #applied()} for read-your-writes.
  *
- * <p>A put of one record, a truncate and a delete fail with Kafka's exception. A write sent in
+ * <p>A put of one record, a truncate and a delete fail with Kafka's exception (or, sent after
+ * {@link LobClient#stopSending}, with a {@link WriteStoppedException}: nothing was sent). A write sent in
  * pieces fails with an {@link java.io.IOException} that says what was sent, caused by Kafka's: a
  * chunked put, and every write and append (their pieces apply in order, however few), so test
  * the cause, not the exception, for Kafka's {@code RetriableException}. It completes on a thread of the client's, never on the producer's network

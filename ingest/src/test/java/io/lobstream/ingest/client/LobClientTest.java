@@ -58,6 +58,25 @@ class LobClientTest {
         }
     }
 
+    /** Told to stop (the CLI's Ctrl-C) before its first record: nothing was sent, and there is no upload to abort. */
+    @Test
+    void aWriteToldToStopBeforeItsFirstRecordSaysNothingWasSent() throws IOException {
+        try (LobClient client = new LobClient(unreachable())) {
+            client.stopSending("stopped by a test");
+            byte[] value = new byte[CHUNKS * 1024];
+            assertThat(client.put("doc", new ByteArrayInputStream(value), value.length, null, LobClient.Progress.NONE))
+                    .failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class).havingCause()
+                    .withMessageContaining("put doc: stopped after 0 of " + CHUNKS + " chunks, as the client was told to stop; "
+                            + "nothing was sent: the LOB is unchanged");
+            assertThat(client.append("log", new ByteArrayInputStream(value), value.length, LobClient.Progress.NONE))
+                    .failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class).havingCause()
+                    .withMessageContaining("append log: stopped at byte 0 of " + value.length + ", as the client was told to "
+                            + "stop; nothing of it was sent");
+            assertThat(client.delete("doc")).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+                    .havingRootCause().isInstanceOf(WriteStoppedException.class);
+        }
+    }
+
     /** A write's pieces all sent, two failing: the write names the first in their order, not whichever failed first. */
     @Test
     void theFirstPieceThatFailedInTheOrderSentIsTheOneNamed() {
