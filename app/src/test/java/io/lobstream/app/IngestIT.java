@@ -450,8 +450,7 @@ class IngestIT {
     @Test
     void aPutWhoseInputFailsAbortsItsUpload() throws Exception {
         double expiredBefore = uploadsExpired();
-        var aborts = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();
-        double abortsBefore = aborts == null ? 0 : aborts.count();
+        double abortsBefore = abortsApplied();
         InputStream failing = new InputStream() {
             private long read;
 
@@ -466,15 +465,22 @@ class IngestIT {
         };
         assertThatThrownBy(() -> client.put("it-aborted", failing, 2_000_000, null, Map.of(), LobClient.Progress.NONE))
                 .isInstanceOf(IOException.class).hasMessageContaining("the upload is aborted").hasMessageContaining("the disk went away");
-        await().atMost(Duration.ofSeconds(60)).until(() -> {
-            var c = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();
-            return c != null && c.count() > abortsBefore;
-        });
+        assertAbortedAndFreed("it-aborted", abortsBefore);
+        assertThat(uploadsExpired()).as("aborted, not expired").isEqualTo(expiredBefore);
+    }
+
+    /** The writer applied an ABORT since {@code abortsBefore} were, and {@code lobId}'s upload left no page taken. */
+    private void assertAbortedAndFreed(String lobId, double abortsBefore) throws Exception {
+        await().atMost(Duration.ofSeconds(60)).until(() -> abortsApplied() > abortsBefore);
         FsckReport r = fsck();
         assertThat(r.problems()).isEmpty();
         assertThat(r.pagesUploading()).isZero();
-        assertThat(uploadsExpired()).as("aborted, not expired").isEqualTo(expiredBefore);
-        assertThat(get("it-aborted").statusCode()).isEqualTo(404);
+        assertThat(get(lobId).statusCode()).isEqualTo(404);
+    }
+
+    private double abortsApplied() {
+        var c = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();
+        return c == null ? 0 : c.count();
     }
 
     /**
@@ -483,8 +489,7 @@ class IngestIT {
      */
     @Test
     void aPutToldToStopMidUploadAbortsIt() throws Exception {
-        var aborts = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();
-        double abortsBefore = aborts == null ? 0 : aborts.count();
+        double abortsBefore = abortsApplied();
         try (LobClient stopped = new LobClient(config)) {
             InputStream ctrlC = new InputStream() {
                 private long read;
@@ -498,20 +503,13 @@ class IngestIT {
                 }
             };
             assertThatThrownBy(() -> stopped.put("it-stopped-by-user", ctrlC, 2_000_000, null, Map.of(), LobClient.Progress.NONE)
-                    .get(60, TimeUnit.SECONDS)).hasRootCauseInstanceOf(java.io.InterruptedIOException.class)
+                    .get(60, TimeUnit.SECONDS)).hasRootCauseInstanceOf(WriteStoppedException.class)
                     .hasMessageContaining("as the client was told to stop").hasMessageContaining("the upload is aborted");
             // for good: a write after it sends nothing
             assertThatThrownBy(() -> stopped.delete("it-stopped-by-user").get(60, TimeUnit.SECONDS))
                     .hasRootCauseInstanceOf(WriteStoppedException.class);
         }
-        await().atMost(Duration.ofSeconds(60)).until(() -> {
-            var c = node.meters().find("lob_commands_applied").tag("op", "ABORT").counter();
-            return c != null && c.count() > abortsBefore;
-        });
-        FsckReport r = fsck();
-        assertThat(r.problems()).isEmpty();
-        assertThat(r.pagesUploading()).isZero();
-        assertThat(get("it-stopped-by-user").statusCode()).isEqualTo(404);
+        assertAbortedAndFreed("it-stopped-by-user", abortsBefore);
     }
 
     /**
