@@ -60,6 +60,11 @@ public final class LobStreamCli implements Runnable {
     /** Counted down by {@link #main} once the command has returned and its error, if any, is printed. */
     private static final CountDownLatch COMMAND_ENDED = new CountDownLatch(1);
 
+    /** Whether the command run by {@link #main} has ended (a shutdown hook running now was not started by a signal). */
+    static boolean commandEnded() {
+        return COMMAND_ENDED.getCount() == 0;
+    }
+
     /**
      * Waits, at most {@code timeout}, for the command run by {@link #main} to end and say what it has to say: for a shutdown
      * hook that stopped it (the JVM halts when the hooks end, and the command's last line would be lost).

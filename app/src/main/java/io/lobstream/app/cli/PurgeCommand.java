@@ -108,8 +108,10 @@ final class PurgeCommand implements Runnable {
         }
         CountDownLatch done = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            System.err.println("purge worker " + id + ": stopping (SIGTERM or Ctrl-C): its last transaction commits or aborts, "
-                    + "up to 20 s");
+            if (done.getCount() > 0) { // not after a worker that ended on its own: the JVM's exit runs this hook too
+                System.err.println("purge worker " + id + ": stopping (SIGTERM or Ctrl-C): its last transaction commits or "
+                        + "aborts, up to 20 s");
+            }
             worker.close();
             try {
                 // not a join of the main thread: after run() it blocks in System.exit while hooks run. Long enough for

@@ -27,7 +27,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
-import java.net.URI;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.channels.FileLock;
@@ -231,8 +230,8 @@ final class ReplayCommand implements Callable<Integer> {
         String ownerUnreachable = null;
         if (status.isMissingNode() && owner != null) {
             try {
-                // by --node's scheme: the owner's advertised host and port, as --node's forwarding reached it
-                status = partitionStatus(new NodeHttp(URI.create(node).getScheme() + "://" + owner));
+                // at the owner's advertised host and port, over plain HTTP, as the nodes forward to each other
+                status = partitionStatus(new NodeHttp("http://" + owner));
             } catch (IOException unreachable) {
                 // not from here (an advertised name only the nodes resolve): the count and settings go uncompared, and the
                 // report is printed all the same, not lost with an exit after the whole comparison

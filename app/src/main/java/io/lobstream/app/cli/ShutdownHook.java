@@ -101,7 +101,9 @@ final class ShutdownHook {
     }
 
     void onShutdown() {
-        System.err.println(STOPPING);
+        if (!LobStreamCli.commandEnded()) { // a command that ended on its own (a failed start, a writer stopped) exits through here too
+            System.err.println(STOPPING);
+        }
         try {
             startEnded.await(START_GRACE.toSeconds(), TimeUnit.SECONDS);
         } catch (InterruptedException e) {

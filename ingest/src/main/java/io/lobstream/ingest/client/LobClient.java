@@ -626,7 +626,10 @@ public final class LobClient implements LobWrites, AutoCloseable {
             this.write = write;
         }
 
-        /** @return false if the producer refused the record at once (it never left; the caller stops the write there) */
+        /**
+         * @return false if the producer refused the record at once, or the client was told to stop (it never left; the
+         * caller stops the write there)
+         */
         boolean send(LobCommand cmd) {
             CompletableFuture<RecordMetadata> f = LobClient.this.send(write, cmd);
             f.whenComplete((md, err) -> {

@@ -41,7 +41,7 @@ public final class TaskRetries {
     }
 
     private final Map<Integer, Failures> byPartition = new ConcurrentHashMap<>();
-    /** What a failure is counted as in {@link #failures}: the disk's, the registry's, or anything else. */
+    /** What a failure is counted as in {@link #failures(String)}: the disk's, the registry's, or anything else. */
     public static final List<String> CAUSES = List.of("disk_full", "disk_read_only", "registry_away", "other");
     private final Map<String, LongAdder> failures = new ConcurrentHashMap<>();
 

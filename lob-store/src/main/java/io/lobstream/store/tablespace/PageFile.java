@@ -87,16 +87,16 @@ public final class PageFile implements Closeable {
         }
     }
 
-    /**
-     * The JDK's message alone ("No space left on device", "Input/output error") names no file: the operator is told
-     * which file and pages. A closed channel is passed on as it is: callers tell it from a disk failure by its type.
-     */
     /** As {@link #failed}; a write the disk refused for room is a {@link PageWriteRefusedException}. */
     private IOException refused(String what, IOException e) {
         IOException failed = failed(what, e);
         return failed != e && DiskErrors.full(e) ? new PageWriteRefusedException(failed.getMessage(), e) : failed;
     }
 
+    /**
+     * The JDK's message alone ("No space left on device", "Input/output error") names no file: the operator is told
+     * which file and pages. A closed channel is passed on as it is: callers tell it from a disk failure by its type.
+     */
     private IOException failed(String what, IOException e) {
         if (e instanceof java.nio.channels.ClosedChannelException) {
             return e;
