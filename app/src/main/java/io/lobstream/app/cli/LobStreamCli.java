@@ -3,7 +3,6 @@ package io.lobstream.app.cli;
 import io.lobstream.app.bench.BenchCommand;
 import io.lobstream.app.bench.SizeRange;
 import io.lobstream.app.logging.ThreadDeaths;
-import io.lobstream.ingest.client.WriteStoppedException;
 import io.lobstream.store.config.ConfigException;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
@@ -73,19 +72,6 @@ public final class LobStreamCli implements Runnable {
         COMMAND_ENDED.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /**
-     * Whether {@code thrown} is a write that stopped as it was told to ({@link WriteStoppedException}): its own message says
-     * what it sent, and that its upload was aborted.
-     */
-    private static boolean toldToStop(Throwable thrown) {
-        for (Throwable t = thrown; t != null; t = t.getCause()) {
-            if (t instanceof WriteStoppedException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** The command line with its converters and error handling: what {@link #main} runs, and tests too. */
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new LobStreamCli());
@@ -96,7 +82,7 @@ public final class LobStreamCli implements Runnable {
                 .setCaseInsensitiveEnumValuesAllowed(true)
                 .setExecutionExceptionHandler((thrown, cmd, parsed) -> {
                     // a write command's own failure says what it sent (a stop, or a chunk that failed before it): said
-                    if (ShutdownHook.jvmStopping() && System.getenv("LOBSTREAM_DEBUG") == null && !toldToStop(thrown)
+                    if (ShutdownHook.jvmStopping() && System.getenv("LOBSTREAM_DEBUG") == null
                             && !(cmd.getCommandSpec().userObject() instanceof WriteCommands.Base)) {
                         // a Ctrl-C or SIGTERM: what failed was being stopped (a node's registry, killed by its hook, "exited
                         // with 143"), not broken; the JVM exits with the signal's status whatever is returned here

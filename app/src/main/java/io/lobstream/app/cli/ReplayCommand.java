@@ -34,7 +34,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.DigestInputStream;
-import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -211,7 +210,7 @@ final class ReplayCommand implements Callable<Integer> {
         for (VersionEntry e : live) {
             String mine;
             try (LobReadHandle h = store.open(e.lobId()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
-                mine = sha256(in);
+                mine = sha256(in, h.length());
             }
             mine += attributes(e.attributes().contentType(), e.attributes().metadata());
             String theirs;
@@ -385,15 +384,9 @@ final class ReplayCommand implements Callable<Integer> {
      */
     private static String nodeSha256(StreamedResponse r) {
         try {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
-            try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), md)) {
-                GetCommand.transfer(r.body(), out, r.contentLength().orElse(-1));
-            }
-            return HexFormat.of().formatHex(md.digest());
+            return sha256(r.body(), r.contentLength().orElse(-1));
         } catch (IOException e) {
             return "no value: " + e.getMessage();
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 
@@ -402,11 +395,12 @@ final class ReplayCommand implements Callable<Integer> {
         return new String(r.body().readNBytes(500), StandardCharsets.UTF_8).strip();
     }
 
-    private static String sha256(InputStream in) throws IOException {
+    /** The sha256 of {@code in}'s bytes, which must be {@code length} of them (-1: any number). */
+    private static String sha256(InputStream in, long length) throws IOException {
         try {
             MessageDigest md = MessageDigest.getInstance("SHA-256");
             try (DigestInputStream d = new DigestInputStream(in, md)) {
-                d.transferTo(OutputStream.nullOutputStream());
+                GetCommand.transfer(d, OutputStream.nullOutputStream(), length);
             }
             return HexFormat.of().formatHex(md.digest());
         } catch (NoSuchAlgorithmException e) {

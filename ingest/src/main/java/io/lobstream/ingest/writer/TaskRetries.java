@@ -70,7 +70,8 @@ public final class TaskRetries {
     }
 
     static String cause(Throwable e) {
-        return DiskErrors.full(e) ? "disk_full" : DiskErrors.readOnly(e) ? "disk_read_only" : registryAway(e) ? "registry_away" : "other";
+        return DiskErrors.full(e) ? "disk_full" : DiskErrors.readOnly(e) ? "disk_read_only"
+                : registryAway(e) ? "registry_away" : "other";
     }
 
     /** @throws LockException if partition {@code partition}'s task must wait still */

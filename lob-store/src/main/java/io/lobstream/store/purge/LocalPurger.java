@@ -85,7 +85,8 @@ public final class LocalPurger implements Closeable {
             } else if (outcome == ReclaimOutcome.REJECTED) {
                 // the index says it owns other pages than its root names (damage fsck reports): left out like a stale one,
                 // or it would fill every later batch, and a batch of nothing but these would end the caller's loop early
-                reclaimed += skip(q, "the pages its root names, " + r.extents() + ", are not those the index says it owns", true) ? 1 : 0;
+                String why = "the pages its root names, " + r.extents() + ", are not those the index says it owns";
+                reclaimed += skip(q, why, true) ? 1 : 0;
             }
         }
         if (reclaimed > 0) {
