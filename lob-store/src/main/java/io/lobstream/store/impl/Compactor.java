@@ -29,8 +29,8 @@ import java.util.concurrent.TimeUnit;
  * versions reclaimed, behind live versions written while the file was at its peak. When those
  * holes pass {@code lob.compact.min.free.ratio} of the live pages (and {@code lob.shrink.min.pages}), a run moves the versions that
  * reach highest in the file, highest first, each into the lowest free pages below its last page,
- * about {@code lob.compact.max.pages} pages in all (whole versions: a call may move a larger one
- * whole). The pages it leaves are at the end of the file,
+ * about {@code lob.compact.max.pages} pages in all (whole versions, so a call may go past it by a version's pages; a
+ * version of more pages than that is never moved). The pages it leaves are at the end of the file,
  * and the next {@code flush()} cuts them. Every move lowers the last page of a version, so
  * repeated runs converge even when some versions cannot move (no room below, or history pending).
  * A reader's pin does not stop a move: it keeps the old copy's pages until the reader lets go.
@@ -226,6 +226,12 @@ final class Compactor {
         private boolean spannedWrite;
 
         void add(VersionEntry e) {
+            if (e.pageCount() > maxPages) {
+                // moved whole, a value of a GiB would hold the writer's stream thread for seconds (read, CRC check, write,
+                // fsync: past the transaction timeout its thread's other tasks share on a slow disk). It stays; the holes
+                // below it take new writes first (first fit), and the file ends at it until it is rewritten or deleted
+                return;
+            }
             top.add(e);
             pages += e.pageCount();
             while (pages - top.peek().pageCount() >= maxPages) {

@@ -938,6 +938,44 @@ class DefaultLobStoreTest {
     }
 
     /**
+     * A version of more pages than lob.compact.max.pages is never moved: one move copies it whole on the writer's stream
+     * thread (a GiB value for seconds); the smaller ones below it still go down into the holes.
+     */
+    @Test
+    void compactionLeavesAVersionLargerThanARunWhereItIs() throws IOException {
+        LobStoreConfig config = shrinkConfig(32).with(LobStoreConfig.COMPACT_MAX_PAGES.name(), 10);
+        try (DefaultLobStore store = DefaultLobStore.open(dir, config, new SimpleMeterRegistry(), "ts")) {
+            Map<String, byte[]> live = new HashMap<>();
+            for (int i = 0; i < 200; i++) {
+                put(store, "low" + i, bytes(10_000, i));
+            }
+            for (int i = 0; i < 5; i++) {
+                live.put("high" + i, bytes(10_000, 1000 + i));
+                put(store, "high" + i, live.get("high" + i));
+            }
+            live.put("big", bytes(100_000, 7));
+            put(store, "big", live.get("big"));
+            for (int i = 0; i < 200; i++) {
+                store.delete("low" + i, null);
+            }
+            drain(store);
+            VersionEntry big = current(store, "big");
+            assertThat(big.pageCount()).isGreaterThan(10);
+            long high0 = current(store, "high0").version();
+            assertThat(store.compact()).as("the first call after writes moves nothing").isZero();
+            long moved = 0;
+            for (long m; (m = store.compact()) > 0; ) {
+                moved += m;
+            }
+            assertThat(moved).as("the smaller ones moved").isPositive();
+            assertThat(current(store, "high0").version()).isGreaterThan(high0);
+            assertThat(current(store, "big")).as("the large one stays").isEqualTo(big);
+            assertIntact(store, live);
+            assertThat(store.fsck(true).ok()).isTrue();
+        }
+    }
+
+    /**
      * A pass over more current versions than a run reads goes on at the next runs, in those with no write since the last
      * (a write does not start it again); the candidates a run left on its budget are moved by the next without a new pass.
      */
