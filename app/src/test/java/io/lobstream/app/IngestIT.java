@@ -1294,8 +1294,9 @@ class IngestIT {
     }
 
     /**
-     * Purge lag on a partition the purge group never committed on counts from the log's start, not offset 0: after
-     * retention (here deleteRecords) trimmed it, the records it deleted are no lag.
+     * Purge lag on a partition the purge group never committed on counts from the log's start, not offset 0, and on one
+     * it committed on below the log's start, from there: after retention (here deleteRecords) trimmed it, the records it
+     * deleted are no lag.
      */
     @Test
     void purgeLagOfAGroupThatNeverCommittedCountsFromTheLogStart() throws Exception {
@@ -1319,6 +1320,8 @@ class IngestIT {
             }
             // what `lobstream status` shows, read the same way
             assertThat(PurgeLag.read(admin, undo0.topic(), partitions, Map.of(), 5_000)).containsEntry(0, 4L);
+            assertThat(PurgeLag.read(admin, undo0.topic(), partitions, Map.of(undo0, new OffsetAndMetadata(2)), 5_000))
+                    .as("a committed offset that retention passed: the records deleted are no lag either").containsEntry(0, 4L);
         }
     }
 

@@ -57,12 +57,16 @@ class UndoResendIT {
         putThreeVersionsOf("e", "f", "g", "h");
         await().atMost(Duration.ofSeconds(60)).until(() -> pipeline.node.tablespaces().totals().historyLength() == 0);
         assertThat(resent()).as("undo records re-sent while purge reclaims everything").isZero();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !Double.isNaN(behindSeconds()));
+        double keepingUp = behindSeconds();
 
         pipeline.purge.close(); // no worker reads the undo records below
         pipeline.purgeThread.join(10_000);
         assertThat(pipeline.purgeThread.isAlive()).isFalse();
         putThreeVersionsOf("a", "b", "c", "d");
         await().atMost(Duration.ofSeconds(30)).until(() -> pipeline.node.tablespaces().totals().historyLength() == 8);
+        await("with purge away, how far behind it is grows with the clock").atMost(Duration.ofSeconds(30))
+                .until(() -> behindSeconds() > keepingUp + 2);
         // (that records not yet consumed are not re-sent is PurgeProgressTest's and UndoResenderTest's, without waiting)
 
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap()))) {
@@ -102,5 +106,11 @@ class UndoResendIT {
     private static double resent() {
         var c = pipeline.node.meters().find("lob_undo_records_resent").counter();
         return c == null ? 0 : c.count();
+    }
+
+    /** lob_purge_behind_seconds, the most of the partitions' (NaN while none has a figure). */
+    static double behindSeconds() {
+        return pipeline.node.meters().find("lob_purge_behind_seconds").gauges().stream().mapToDouble(g -> g.value())
+                .filter(v -> !Double.isNaN(v)).max().orElse(Double.NaN);
     }
 }

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /** Meters of a purge worker. */
@@ -23,6 +24,9 @@ final class PurgeMetrics {
     private final MeterRegistry registry;
     private final String workerId;
     private final Map<PageType, Counter> pagesRead = new ConcurrentHashMap<>();
+    /** Set by the worker's thread after each poll: its consumer is not for other threads, a scrape's included. */
+    private final AtomicInteger partitions = new AtomicInteger();
+    private final AtomicInteger partitionsHeld = new AtomicInteger();
 
     PurgeMetrics(MeterRegistry registry, String workerId) {
         this.registry = registry;
@@ -43,6 +47,14 @@ final class PurgeMetrics {
         this.failures = Counter.builder("lob_purge_failures").tag("worker", workerId)
                 .description("Turns of the worker's loop that failed and are tried again: an aborted transaction, a Kafka error, "
                         + "an unexpected one").register(registry);
+        // an idle worker (more workers than partitions) and one held back by a tablespace it cannot open purge nothing
+        // alike, and in-node workers are no group members that kafka-consumer-groups would list: these tell them apart
+        Gauge.builder("lob_purge_partitions", partitions, AtomicInteger::get).tag("worker", workerId)
+                .description("Partitions of the undo history the worker holds now (0: idle, more workers than partitions)")
+                .register(registry);
+        Gauge.builder("lob_purge_partitions_held", partitionsHeld, AtomicInteger::get).tag("worker", workerId)
+                .description("Of those, partitions held back: no tablespace in the worker's data directory, or one that does "
+                        + "not open (the worker's log says why); their undo records wait").register(registry);
         for (PageType type : List.of(PageType.ROOT, PageType.INDEX, PageType.DATA)) {
             pagesRead(type, 0); // at 0 from the start: with skip-load on, "data" stays 0, a series and not an absent one
         }
@@ -51,6 +63,12 @@ final class PurgeMetrics {
     void pagesRead(PageType type, long n) {
         pagesRead.computeIfAbsent(type, t -> Counter.builder("lob_purge_pages_read").tag("type", t.name().toLowerCase(Locale.ROOT))
                 .tag("worker", workerId).description("Pages read by purge, by type").register(registry)).increment(n);
+    }
+
+    /** What the worker's consumer holds, and of that, paused for want of a tablespace. */
+    void partitions(int held, int heldBack) {
+        partitions.set(held);
+        partitionsHeld.set(heldBack);
     }
 
     long pagesRead(PageType type) {

@@ -238,6 +238,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         reposition = false;
                     }
                     if (nodePartitions != null && !follow()) {
+                        metrics.partitions(0, 0);
                         pause(200); // nothing to purge here (yet)
                         continue;
                     }
@@ -262,6 +263,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                             lastAbort = System.nanoTime(); // after the pause: a minute's pause is not a minute without aborts
                         }
                     }
+                    // after the batch, which pauses a partition whose tablespace is missing (each retry resumes it first)
+                    metrics.partitions(consumer.assignment().size(), consumer.paused().size());
                     unexpectedBackoff.reset();
                 } catch (WakeupException e) {
                     throw e;

@@ -40,6 +40,7 @@ final class PurgeFixture implements AutoCloseable {
     final Path dataDir;
     LobStore store;
     final TablespaceReaders readers;
+    final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     final PurgeMetrics metrics;
     final UndoPurger purger;
     /** Thrown by the purger's deserializer instead of decoding, when set. */
@@ -49,7 +50,7 @@ final class PurgeFixture implements AutoCloseable {
         this.dataDir = dataDir;
         store = LobStore.open(TablespaceDirs.partitionDir(dataDir, 0), CONFIG);
         readers = new TablespaceReaders(dataDir, CONFIG, 0, "w1");
-        metrics = new PurgeMetrics(new SimpleMeterRegistry(), "w1");
+        metrics = new PurgeMetrics(meters, "w1");
         Deserializer<Object> undoReader = (topic, bytes) -> {
             RuntimeException failure = decodeFailure;
             if (failure != null) {

@@ -222,6 +222,37 @@ class PurgeWorkerTransactionsTest {
                 .satisfies(byGroup -> assertThat(byGroup.values()).singleElement().isEqualTo(Map.of(UNDO_0, new OffsetAndMetadata(4))));
     }
 
+    /**
+     * A partition whose tablespace is not in the worker's data directory is held back, its records unconsumed: the
+     * worker's meters tell that from an idle worker, which holds no partition.
+     */
+    @Test
+    void aPartitionHeldBackForWantOfItsTablespaceIsShownApartFromAnIdleWorker() {
+        TopicPartition undo1 = new TopicPartition(PurgeFixture.UNDO_TOPIC, 1);
+        consumer.updateBeginningOffsets(Map.of(undo1, 0L));
+        worker = new PurgeWorker("w1", "lobstream-purge-w1", PurgeFixture.UNDO_TOPIC, consumer, newProducer, Duration.ofMinutes(1),
+                f.readers, f.purger, f.metrics, () -> Set.of(0, 1));
+        ConsumerRecord<String, byte[]> first = undoRecords.get(0);
+        consumer.schedulePollTask(() -> {
+            deliverUndoRecords();
+            consumer.addRecord(new ConsumerRecord<>(undo1.topic(), 1, 0, first.key(), first.value()));
+        });
+
+        start();
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            assertThat(gauge("lob_purge_partitions")).isEqualTo(2);
+            assertThat(gauge("lob_purge_partitions_held")).as("partition 1: no tablespace here").isEqualTo(1);
+        });
+        MockProducer<String, Object> producer = producers.get(1); // the first is the worker open() made, never run
+        await().atMost(Duration.ofSeconds(30)).until(() -> producer.commitCount() == 1);
+        assertCommittedOnce(producer);
+    }
+
+    private double gauge(String name) {
+        return f.meters.get(name).tag("worker", "w1").gauge().value();
+    }
+
     private void start() {
         thread = new Thread(worker, "purge-w1");
         thread.start();

@@ -7,7 +7,7 @@ import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
 
 /**
- * The JSON of a tablespace's figures and of its fsck: one schema for {@code GET /stats} and {@code GET /fsck} on a node
+ * The JSON of a tablespace's figures and of its fsck: one schema for {@code GET /status} and {@code GET /fsck} on a node
  * and for {@code lobstream fsck --json} offline, so a script reads either the same way.
  */
 public final class ReportJson {

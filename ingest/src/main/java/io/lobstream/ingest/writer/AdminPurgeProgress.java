@@ -69,7 +69,10 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     private volatile Map<Integer, Double> purgeLag = Map.of();
     private long lastWarning;
 
-    /** @param meters where to register {@code lob_purge_lag_records{partition}}, which each check updates */
+    /**
+     * @param meters where to register {@code lob_purge_lag_records{partition}}, which each check updates, and
+     *               {@code lob_purge_behind_seconds{partition}}, from what it published last
+     */
     public AdminPurgeProgress(LobStreamConfig config, int partitions, MeterRegistry meters) {
         this.admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
         this.undoTopic = config.topics().undoHistory();
@@ -91,6 +94,12 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                             + undoTopic + " minus the group's committed offset, or the log's start where it never committed), as of "
                             + "the last check (lob.undo.resend.interval.ms)")
                     .register(meters);
+            Gauge.builder("lob_purge_behind_seconds", () -> behindSeconds(partition)).tag("partition", Integer.toString(p))
+                    .description("At most how old the partition's oldest undo record not yet purged is: every one committed "
+                            + "before then has been consumed by purge and its reclaim applied by the writer. In steps of "
+                            + "lob.undo.resend.interval.ms (one or two of them when purge keeps up); compare with the retention.ms "
+                            + "of " + undoTopic + ". NaN until the first undo record of the partition is purged")
+                    .register(meters);
         }
         thread.scheduleWithFixedDelay(this::check, every, every, TimeUnit.MILLISECONDS);
     }
@@ -98,6 +107,12 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
     @Override
     public long consumedBefore(int partition) {
         return published.getOrDefault(partition, Long.MIN_VALUE);
+    }
+
+    /** Grows with the wall clock while checks fail or purge stalls: an alert on it needs no check to succeed. */
+    private double behindSeconds(int partition) {
+        Long before = published.get(partition);
+        return before == null ? Double.NaN : Math.max(0, System.currentTimeMillis() - before) / 1000.0;
     }
 
     private void check() {

@@ -17,9 +17,11 @@ import java.util.concurrent.TimeoutException;
 /**
  * Purge lag: per partition of {@code lob.undo-history}, the undo records the purge group has not consumed. It runs up
  * to the last stable offset, what a read_committed purge worker can consume (an open transaction's undo records are
- * not lag yet), from the group's committed offset or, where the group never committed, from the log's start, which
- * retention may have moved (the records it deleted are no lag). The node's {@code lob_purge_lag_records} and
- * {@code lobstream status} both read it here, so they agree.
+ * not lag yet), from the group's committed offset or the log's start, whichever is later: retention may have moved the
+ * start past what the group consumed, and the records it deleted are no lag (no worker will read them; the writer
+ * re-sends the undo records of versions still pending, {@code UndoResender}). Counted in offsets: a transaction's
+ * commit marker takes one too, so at a transaction per undo record it reads up to twice the records. The node's
+ * {@code lob_purge_lag_records} and {@code lobstream status} both read it here, so they agree.
  */
 public final class PurgeLag {
     private PurgeLag() {
@@ -32,25 +34,23 @@ public final class PurgeLag {
     public static Map<Integer, Long> read(Admin admin, String undoTopic, int partitions, Map<TopicPartition, OffsetAndMetadata> committed,
             long timeoutMs) throws InterruptedException, ExecutionException, TimeoutException {
         Map<TopicPartition, OffsetSpec> stable = new HashMap<>();
-        Map<TopicPartition, OffsetSpec> neverCommitted = new HashMap<>();
+        Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
         for (int p = 0; p < partitions; p++) {
             TopicPartition tp = new TopicPartition(undoTopic, p);
             stable.put(tp, OffsetSpec.latest());
-            if (committed.get(tp) == null) {
-                neverCommitted.put(tp, OffsetSpec.earliest());
-            }
+            earliest.put(tp, OffsetSpec.earliest());
         }
         Map<TopicPartition, ListOffsetsResultInfo> ends = admin.listOffsets(stable, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
                 .all().get(timeoutMs, TimeUnit.MILLISECONDS);
-        Map<TopicPartition, ListOffsetsResultInfo> starts = neverCommitted.isEmpty() ? Map.of()
-                : admin.listOffsets(neverCommitted).all().get(timeoutMs, TimeUnit.MILLISECONDS);
+        Map<TopicPartition, ListOffsetsResultInfo> starts = admin.listOffsets(earliest).all().get(timeoutMs, TimeUnit.MILLISECONDS);
         Map<Integer, Long> lag = new HashMap<>();
         for (int p = 0; p < partitions; p++) {
             TopicPartition tp = new TopicPartition(undoTopic, p);
             if (ends.get(tp) == null) {
                 continue;
             }
-            long from = committed.get(tp) != null ? committed.get(tp).offset() : starts.containsKey(tp) ? starts.get(tp).offset() : 0;
+            long start = starts.containsKey(tp) ? starts.get(tp).offset() : 0;
+            long from = committed.get(tp) != null ? Math.max(committed.get(tp).offset(), start) : start;
             lag.put(p, Math.max(0, ends.get(tp).offset() - Math.max(0, from)));
         }
         return lag;
