@@ -85,9 +85,19 @@ final class ArraySliceDecoder extends Decoder {
         return in.readBoolean();
     }
 
+    /**
+     * Read as the long it may have been written as: an int and a long share Avro's varint, and Avro's readInt drops the
+     * bits of a fifth byte past 32. A CRC32C sent unsigned (Python's crc32c gives 0 to 2^32-1; fastavro writes it
+     * unchecked) then decoded as another number, and its upload was dead-lettered as a CRC mismatch.
+     */
     @Override
     public int readInt() throws IOException {
-        return in.readInt();
+        long n = in.readLong();
+        if (n != (int) n) {
+            throw new IOException("an int field holds " + n + ", past a signed 32-bit int (a CRC32C is sent signed: "
+                    + "as unsigned c, send c - 2^32 when c >= 2^31)");
+        }
+        return (int) n;
     }
 
     @Override

@@ -137,6 +137,18 @@ class ArraySliceDecoderTest {
                 .isInstanceOf(IOException.class).hasMessageContaining("string of -3 bytes");
     }
 
+    /** An int written as a wider varint (a CRC32C sent unsigned) is an error, not another number; the int range decodes. */
+    @Test
+    void anIntPastThirtyTwoBitsIsAnErrorNotAnotherNumber() throws IOException {
+        byte[] unsigned = forged(enc -> enc.writeLong(3_000_000_000L));
+        assertThatThrownBy(() -> new ArraySliceDecoder(unsigned, 0, unsigned.length).readInt())
+                .isInstanceOf(IOException.class).hasMessageContaining("holds 3000000000");
+        for (int n : new int[] {Integer.MIN_VALUE, -1, 0, Integer.MAX_VALUE}) {
+            byte[] wire = forged(enc -> enc.writeInt(n));
+            assertThat(new ArraySliceDecoder(wire, 0, wire.length).readInt()).isEqualTo(n);
+        }
+    }
+
     private interface Writing {
         void to(BinaryEncoder enc) throws IOException;
     }
