@@ -146,6 +146,26 @@ public record Extent(long firstPage, int pageCount) {
             this.extents = extents;
         }
 
+        /**
+         * A cursor whose first {@link #next()} is the {@code index}-th page of {@code extents}: found once, where
+         * {@link #pageAt} per page walks the extents from the start every time (a fragmented GiB value has tens of
+         * thousands of them, and as many pages per extent walked).
+         */
+        public static Cursor at(List<Extent> extents, long index) {
+            Cursor c = new Cursor(extents);
+            long left = index;
+            for (int i = 0; i < extents.size(); i++) {
+                Extent e = extents.get(i);
+                if (left < e.pageCount()) {
+                    c.extent = i;
+                    c.page = e.firstPage() + left;
+                    return c;
+                }
+                left -= e.pageCount();
+            }
+            throw new IndexOutOfBoundsException("page " + index + " of " + totalPages(extents));
+        }
+
         /** The next page; past the last one, {@link IndexOutOfBoundsException}. */
         public long next() {
             if (page < 0 || page >= extents.get(extent).endPage()) {

@@ -125,6 +125,7 @@ public final class VersionWriter {
         IoRun run = new IoRun();
         long pos = at;
         long end = at + n;
+        Extent.Cursor pages = null; // from the first page this chunk completes, which it then writes one after another
         while (pos < end) {
             int index = (int) (pos / cap);
             int from = head.length; // only the first page has bytes already
@@ -137,7 +138,10 @@ public final class VersionWriter {
                 run.flush();
                 return new ChunkWrite((int) crc.getValue(), partial);
             }
-            long page = Extent.pageAt(dataExtents, index);
+            if (pages == null) {
+                pages = Extent.Cursor.at(dataExtents, index);
+            }
+            long page = pages.next();
             if (!run.continuesWith(page)) {
                 run.flush();
                 run.start(page);

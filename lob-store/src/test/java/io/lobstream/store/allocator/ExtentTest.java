@@ -24,6 +24,24 @@ class ExtentTest {
         assertThat(got).isEqualTo(Extent.coalesce(got));
     }
 
+    /** A cursor set at a page gives, from there, what pageAt gives page by page, across the extents' ends. */
+    @Property
+    void aCursorAtAPageWalksAsPageAtCounts(@ForAll @Size(min = 1, max = 20) List<@IntRange(min = 1, max = 5) Integer> counts,
+                                           @ForAll @IntRange(max = 99) int start) {
+        List<Extent> extents = new ArrayList<>();
+        long first = 1000;
+        for (int n : counts) {
+            extents.add(new Extent(first, n));
+            first -= 10; // not adjacent, and in no order
+        }
+        long total = Extent.totalPages(extents);
+        long from = start % total;
+        Extent.Cursor cursor = Extent.Cursor.at(extents, from);
+        for (long i = from; i < total; i++) {
+            assertThat(cursor.next()).isEqualTo(Extent.pageAt(extents, i));
+        }
+    }
+
     /** The pages given as runs, in the value order a version lists them (runs of adjacent pages, not sorted). */
     private static List<Extent> runs(List<Integer> pages) {
         List<Extent> runs = new ArrayList<>();
