@@ -78,7 +78,8 @@ public final class LobStoreConfig {
                     + "spent their 200 ms a second of it (lob.compact.max.pages).");
     public static final ConfigKey<Integer> COMPACT_MAX_PAGES = ConfigKey.integer("lob.compact.max.pages", 512, 0, 65_536,
             "Compaction: pages moved per compact() call, about (the default is 8 MiB of 16 KiB pages): whole versions, so a call may go past it by a version's pages; a version of more pages is never moved "
-                    + "(one move would hold the stream thread for as long as it takes to copy it). "
+                    + "(one move would hold the stream thread for as long as it takes to copy it), and the file does not shrink below it "
+                    + "until it is rewritten or deleted. "
                     + "Up to 65536. A call's moves run in one punctuation, holding the writer's stream thread, and stop after 200 ms "
                     + "(each move syncs the page file and the index): the rest at the next call. The writer's tasks on one "
                     + "thread share 200 ms a second of calls, scans included. 0 = compaction off.");

@@ -50,11 +50,12 @@ final class PurgeMetrics {
         // an idle worker (more workers than partitions) and one held back by a tablespace it cannot open purge nothing
         // alike, and in-node workers are no group members that kafka-consumer-groups would list: these tell them apart
         Gauge.builder("lob_purge_partitions", partitions, AtomicInteger::get).tag("worker", workerId)
-                .description("Partitions of the undo history the worker holds now (0: idle, more workers than partitions)")
+                .description("Partitions of the undo history the worker holds now (0: idle, more workers than partitions, or "
+                        + "waiting for its group's first assignment or its node's first tablespace)")
                 .register(registry);
         Gauge.builder("lob_purge_partitions_held", partitionsHeld, AtomicInteger::get).tag("worker", workerId)
                 .description("Of those, partitions held back: no tablespace in the worker's data directory, or one that does "
-                        + "not open (the worker's log says why); their undo records wait").register(registry);
+                        + "not open (the worker's log says why), until a batch of theirs is purged; their undo records wait").register(registry);
         for (PageType type : List.of(PageType.ROOT, PageType.INDEX, PageType.DATA)) {
             pagesRead(type, 0); // at 0 from the start: with skip-load on, "data" stays 0, a series and not an absent one
         }

@@ -116,6 +116,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final String undoTopic;
     /** The partitions to purge, when following a node (this worker's share of the node's); null when subscribed to the group. */
     private final Supplier<Set<Integer>> nodePartitions;
+    /**
+     * Partitions whose last batch was held back for want of a tablespace, until a batch of theirs is purged (the worker's
+     * thread's): not the consumer's paused set, which each retry empties for a poll.
+     */
+    private final Set<TopicPartition> heldBack = new HashSet<>();
     /** Those assigned to the consumer now, when following a node (written by the worker's thread only). */
     private volatile Set<Integer> assigned = Set.of();
     private long nextFollowCheck = System.nanoTime();
@@ -263,8 +268,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                             lastAbort = System.nanoTime(); // after the pause: a minute's pause is not a minute without aborts
                         }
                     }
-                    // after the batch, which pauses a partition whose tablespace is missing (each retry resumes it first)
-                    metrics.partitions(consumer.assignment().size(), consumer.paused().size());
+                    Set<TopicPartition> holding = consumer.assignment();
+                    heldBack.retainAll(holding);
+                    metrics.partitions(holding.size(), heldBack.size());
                     unexpectedBackoff.reset();
                 } catch (WakeupException e) {
                     throw e;
@@ -383,8 +389,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     // once its node has closed it.
                     consumer.pause(List.of(tp));
                     consumer.seek(tp, batch.get(0).offset());
+                    heldBack.add(tp);
                     continue;
                 }
+                heldBack.remove(tp);
                 reclaims.addAll(purged.reclaims());
                 done.add(purged);
                 versions += purged.reclaims().size();

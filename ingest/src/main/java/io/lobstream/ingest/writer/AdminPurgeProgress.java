@@ -91,14 +91,15 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
             // NaN until a check has read it, and whenever the last check could not
             Gauge.builder("lob_purge_lag_records", () -> purgeLag.getOrDefault(partition, Double.NaN)).tag("partition", Integer.toString(p))
                     .description("Undo records of the partition the purge group has not consumed (last stable offset of "
-                            + undoTopic + " minus the group's committed offset, or the log's start where it never committed), as of "
+                            + undoTopic + " minus the group's committed offset or the log's start, whichever is later), as of "
                             + "the last check (lob.undo.resend.interval.ms)")
                     .register(meters);
             Gauge.builder("lob_purge_behind_seconds", () -> behindSeconds(partition)).tag("partition", Integer.toString(p))
                     .description("At most how old the partition's oldest undo record not yet purged is: every one committed "
                             + "before then has been consumed by purge and its reclaim applied by the writer. In steps of "
-                            + "lob.undo.resend.interval.ms (one or two of them when purge keeps up); compare with the retention.ms "
-                            + "of " + undoTopic + ". NaN until the first undo record of the partition is purged")
+                            + "lob.undo.resend.interval.ms (one to three of them when purge keeps up); compare with the retention.ms "
+                            + "of " + undoTopic + ". NaN until purge has consumed what the node's first check found (after a restart "
+                            + "while purge stalls too: alert on NaN with lob_purge_lag_records above 0)")
                     .register(meters);
         }
         thread.scheduleWithFixedDelay(this::check, every, every, TimeUnit.MILLISECONDS);

@@ -30,7 +30,8 @@ import java.util.concurrent.TimeUnit;
  * holes pass {@code lob.compact.min.free.ratio} of the live pages (and {@code lob.shrink.min.pages}), a run moves the versions that
  * reach highest in the file, highest first, each into the lowest free pages below its last page,
  * about {@code lob.compact.max.pages} pages in all (whole versions, so a call may go past it by a version's pages; a
- * version of more pages than that is never moved). The pages it leaves are at the end of the file,
+ * version of more pages than that is never moved, nor those below it, which would free nothing at the end). The pages
+ * it leaves are at the end of the file,
  * and the next {@code flush()} cuts them. Every move lowers the last page of a version, so
  * repeated runs converge even when some versions cannot move (no room below, or history pending).
  * A reader's pin does not stop a move: it keeps the old copy's pages until the reader lets go.
@@ -210,6 +211,10 @@ final class Compactor {
             return null;
         }
         List<VersionEntry> out = new ArrayList<>(pass.top);
+        // a version the pass left, too large to move, keeps the file's end at its last page: moving the versions below it
+        // would free nothing a flush can cut (the allocator reuses holes anyway), and cost two or three fsyncs each
+        long pinnedEnd = pass.tooLargeEnd;
+        out.removeIf(e -> endPage(e) <= pinnedEnd);
         lastPassSpannedWrite = pass.spannedWrite;
         pass = null;
         out.sort(Comparator.comparingLong(Compactor::endPage).reversed());
@@ -224,12 +229,16 @@ final class Compactor {
         private String after;
         /** Whether a version was written between two of its runs: what it found may be out of date. */
         private boolean spannedWrite;
+        /** The highest last page of the versions it left as too large to move (-1: none). */
+        private long tooLargeEnd = -1;
 
         void add(VersionEntry e) {
             if (e.pageCount() > maxPages) {
                 // moved whole, a value of a GiB would hold the writer's stream thread for seconds (read, CRC check, write,
                 // fsync: past the transaction timeout its thread's other tasks share on a slow disk). It stays; the holes
-                // below it take new writes first (first fit), and the file ends at it until it is rewritten or deleted
+                // below it take new writes first (first fit), and the file cannot end below it until it is rewritten or
+                // deleted
+                tooLargeEnd = Math.max(tooLargeEnd, endPage(e));
                 return;
             }
             top.add(e);
