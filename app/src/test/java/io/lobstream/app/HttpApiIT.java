@@ -433,52 +433,6 @@ class HttpApiIT {
     }
 
     /**
-     * A task that fails while it runs (here a WRITE on a value whose root page is damaged) closes alone: the other
-     * partitions of its stream thread stay open, readable and written, where the whole thread was replaced and every
-     * task of it closed and opened again. Once the page is mended, the task starts again and applies the write.
-     */
-    @Test
-    void aTaskThatFailsClosesAloneAndItsThreadsOtherTasksGoOn() throws Exception {
-        String id = idOwnedBy(a, "failing-");
-        int failing = Nodes.partitionOf(a, id);
-        String beside = besideOn(a, failing);
-        byte[] v = bytes(LEN, 5);
-        client.put(id, v, null).get();
-        client.put(beside, bytes(LEN, 6), null).get();
-        awaitValue(a, id, v);
-        awaitValue(a, beside, bytes(LEN, 6));
-        LobStore besideStore = ownerStore(beside);
-        double failedBefore = taskFailures();
-        byte[] patch = bytes(100, 7);
-        whilePageCorrupt(id, ownerStore(id).current(id).orElseThrow().rootPage(), () -> {
-            client.write(id, 0, new java.io.ByteArrayInputStream(patch), patch.length, null).get();
-            await().atMost(Duration.ofSeconds(60)).until(() -> taskFailures() > failedBefore);
-            byte[] again = bytes(LEN, 8);
-            client.put(beside, again, null).applied(Duration.ofSeconds(60)).get();
-            awaitValue(a, beside, again);
-            assertThat(ownerStore(beside)).as("the same thread's other task, never closed").isSameAs(besideStore);
-        });
-        byte[] written = v.clone();
-        System.arraycopy(patch, 0, written, 0, patch.length);
-        awaitValue(a, id, written);
-    }
-
-    /** An id {@code node} owns on another partition than {@code partition}. */
-    private static String besideOn(LobNode node, int partition) {
-        for (int i = 0; ; i++) {
-            String candidate = idOwnedBy(node, "beside-" + i + "-");
-            if (Nodes.partitionOf(node, candidate) != partition) {
-                return candidate;
-            }
-        }
-    }
-
-    private static double taskFailures() {
-        return a.meters().find("lob_writer_task_failures").functionCounters().stream()
-                .mapToDouble(io.micrometer.core.instrument.FunctionCounter::count).sum();
-    }
-
-    /**
      * A read that fails after its status line went out (a corrupt data page mid-value) can only cut
      * the body short: the connection must close at once, directly and through the proxy, so the
      * client sees fewer bytes than promised. The connection used to stay open, and a client without

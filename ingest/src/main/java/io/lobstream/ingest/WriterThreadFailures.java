@@ -21,9 +21,7 @@ import java.util.function.LongSupplier;
  * What the node does when one of its writer's stream threads dies: replace the thread, or stop the writer (Kafka Streams
  * goes to {@code ERROR}, and the node exits 1 for its supervisor to start it again, see {@link LobNode#writerStopped()}).
  *
- * <p>A task that fails while it runs does not end its thread ({@code TaskFailedException} closes it alone); what does
- * is a failure at a commit (a sync), or one of Kafka's. A thread is replaced at once: a task that fails again and again
- * waits at its next init ({@link TaskRetries}), not
+ * <p>A thread is replaced at once: a task that fails again and again waits at its next init ({@link TaskRetries}), not
  * here, where the thread still holds its tasks, its group membership and an open transaction. The writer stops when a
  * new thread could only fail the same way, each time after a rebalance of the whole group:
  * <ul>

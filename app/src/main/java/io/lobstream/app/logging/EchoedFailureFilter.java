@@ -3,7 +3,6 @@ package io.lobstream.app.logging;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.filter.Filter;
 import ch.qos.logback.core.spi.FilterReply;
-import io.lobstream.ingest.writer.TaskFailedException;
 
 import java.util.Map;
 
@@ -25,14 +24,6 @@ public final class EchoedFailureFilter extends Filter<ILoggingEvent> {
             "org.apache.kafka.streams.processor.internals.ProcessorNode", "Processing exception handler is set to fail",
             "org.apache.kafka.streams.processor.internals.StreamTask", "Processing exception handler is set to fail"); // punctuation
 
-    /**
-     * Kafka Streams' WARN, with a stack trace, as it closes a task that failed while it ran: "Detected the states of tasks
-     * [0_5] are corrupted. Will close the task as dirty and re-create and bootstrap from scratch", which the writer's
-     * {@code TaskFailedException} makes it say (nothing is bootstrapped: the task resumes from its last commit). Its own
-     * corruptions, of another exception, are kept.
-     */
-    static final String STREAM_THREAD = "org.apache.kafka.streams.processor.internals.StreamThread";
-
     private final boolean debug;
 
     public EchoedFailureFilter() {
@@ -45,10 +36,6 @@ public final class EchoedFailureFilter extends Filter<ILoggingEvent> {
 
     @Override
     public FilterReply decide(ILoggingEvent event) {
-        if (!debug && STREAM_THREAD.equals(event.getLoggerName()) && event.getThrowableProxy() != null
-                && TaskFailedException.class.getName().equals(event.getThrowableProxy().getClassName())) {
-            return FilterReply.DENY;
-        }
         String words = debug || event.getMessage() == null ? null : ECHOES.get(event.getLoggerName());
         return words != null && event.getMessage().contains(words) ? FilterReply.DENY : FilterReply.NEUTRAL;
     }

@@ -4,12 +4,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.spi.LoggingEvent;
 import ch.qos.logback.core.spi.FilterReply;
-import io.lobstream.ingest.writer.TaskFailedException;
-import org.apache.kafka.streams.errors.TaskCorruptedException;
-import org.apache.kafka.streams.processor.TaskId;
 import org.junit.jupiter.api.Test;
-
-import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,24 +32,7 @@ class EchoedFailureFilterTest {
                 "State transition from RUNNING to ERROR"))).isEqualTo(FilterReply.NEUTRAL);
     }
 
-    /** Kafka Streams' WARN as it closes a task the writer failed while it ran; its own task corruptions stay. */
-    @Test
-    void kafkaStreamsCorruptionWarningOfATaskTheWriterFailedIsDropped() {
-        String words = "stream-thread [t] Detected the states of tasks [0_5] are corrupted. Will close the task as dirty and "
-                + "re-create and bootstrap from scratch.";
-        LoggingEvent ours = event(EchoedFailureFilter.STREAM_THREAD, words,
-                new TaskFailedException(new TaskId(0, 5), new IllegalStateException("x")));
-        assertThat(new EchoedFailureFilter(false).decide(ours)).isEqualTo(FilterReply.DENY);
-        assertThat(new EchoedFailureFilter(true).decide(ours)).isEqualTo(FilterReply.NEUTRAL);
-        assertThat(new EchoedFailureFilter(false).decide(event(EchoedFailureFilter.STREAM_THREAD, words,
-                new TaskCorruptedException(Set.of(new TaskId(0, 5)))))).isEqualTo(FilterReply.NEUTRAL);
-    }
-
     private LoggingEvent event(String logger, String message) {
-        return event(logger, message, new IllegalStateException("x"));
-    }
-
-    private LoggingEvent event(String logger, String message, Throwable thrown) {
-        return new LoggingEvent(getClass().getName(), context.getLogger(logger), Level.ERROR, message, thrown, null);
+        return new LoggingEvent(getClass().getName(), context.getLogger(logger), Level.ERROR, message, new IllegalStateException("x"), null);
     }
 }

@@ -55,12 +55,6 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     private LobStore store;
     private int partition = -1;
     private volatile Thread writer;
-    /**
-     * The task failed while it ran, and Kafka Streams closes it dirty ({@link #failedRunning}): its store is no longer
-     * synced, by its own commit or a sibling's, as a task closed dirty is not (a full disk would fail the thread's other
-     * tasks' commit too).
-     */
-    private volatile boolean failing;
 
     public LobStateStore(Path dataDir, LobStoreConfig config, MeterRegistry meters, TablespaceRegistry registry) {
         this(dataDir, config, meters, registry, null);
@@ -87,7 +81,6 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
 
     @Override
     public void init(StateStoreContext context, StateStore root) {
-        failing = false; // Kafka Streams inits the same store again when it starts a failed task again
         partition = context.taskId().partition();
         try {
             registry.retries().awaitRetry(partition, System.nanoTime()); // LockException while a task that failed waits
@@ -250,9 +243,6 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     /** Streams' commit of the task (its store has no changelog, so no offsets): the store's own flush. */
     @Override
     public void commit(Map<TopicPartition, Long> changelogOffsets) {
-        if (failing) {
-            return;
-        }
         try {
             store.flush();
         } catch (IOException e) {
@@ -261,35 +251,8 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     }
 
     /**
-     * Records that this task failed on {@code e} while it ran (a record's apply or a punctuation: an I/O error of its
-     * tablespace, a registry that does not answer, a log that went back under it), says so, and returns what closes this
-     * task alone ({@link TaskFailedException}); its next init waits (see {@link TaskRetries}).
-     */
-    TaskFailedException failedRunning(org.apache.kafka.streams.processor.TaskId task, RuntimeException e) {
-        Duration wait = registry.retries().failed(partition, e, System.nanoTime());
-        failing = true;
-        String next = (wait.isZero() ? "it starts again at once" : "it starts again in " + wait.toSeconds() + " s")
-                + ", the other partitions going on";
-        if (DiskErrors.full(e)) {
-            log.error("partition {}: the task failed: the disk is full ({}); nothing was applied or dead-lettered, and it resumes "
-                    + "from its last commit once there is room; {}", partition, TaskRetries.messages(e), next);
-        } else if (TaskRetries.environmental(e)) {
-            log.error("partition {}: the task failed ({}); it resumes from its last commit; {}", partition, TaskRetries.messages(e),
-                    next);
-        } else {
-            log.error("partition {}: the task failed; it resumes from its last commit; {}", partition, next, e);
-        }
-        return new TaskFailedException(task, e);
-    }
-
-    /** Whether the task failed while it ran and is being closed ({@link #failedRunning}). */
-    boolean failing() {
-        return failing;
-    }
-
-    /**
-     * Records that this task failed on {@code e} (an I/O error of its tablespace at its commit or start): its next init
-     * waits (see {@link TaskRetries}). Returns {@code e}, to throw.
+     * Records that this task failed on {@code e} (an I/O error of its tablespace, a registry that does not answer, a log
+     * that went back under it): its next init waits (see {@link TaskRetries}). Returns {@code e}, to throw.
      */
     <E extends RuntimeException> E failed(E e) {
         Duration wait = registry.retries().failed(partition, e, System.nanoTime());
@@ -308,7 +271,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
      */
     @Override
     public void flushCache() {
-        if (store == null || failing) {
+        if (store == null) {
             return;
         }
         try {

@@ -81,10 +81,10 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
             try {
                 logWentBack(why);
             } catch (IOException e) {
-                throw failTask("offset " + meta.offset(), new UncheckedIOException("partition " + meta.partition() + ": " + why, e));
+                throw tablespace.failed(new UncheckedIOException("partition " + meta.partition() + ": " + why, e));
             }
-            throw failTask("offset " + meta.offset(), new IllegalStateException("partition " + meta.partition() + ": " + why
-                    + "; the task restarts to check its tablespace against the log"));
+            throw tablespace.failed(new IllegalStateException("partition " + meta.partition() + ": " + why + "; the task restarts "
+                    + "to check its tablespace against the log"));
         }
         lastOffset = meta.offset();
         Source source = new Source(meta.topic() + "-" + meta.partition(), meta.offset(), record.timestamp());
@@ -92,12 +92,12 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         try {
             value = LobSerdes.decode(deserializer, meta.topic(), record.value(), type);
         } catch (RegistryUnavailableException e) {
-            throw failTask("offset " + meta.offset(), e); // not the record's fault: the task fails, waits, and resumes from its last commit
+            throw tablespace.failed(e); // not the record's fault: the task fails, waits, and resumes from its last commit
         } catch (RuntimeException e) {
             try {
                 undecodable(record, source, "cannot decode a " + type.getSimpleName() + ": " + e.getMessage());
             } catch (IOException io) {
-                throw failTask("offset " + meta.offset(), io);
+                throw tablespace.failed(new UncheckedIOException("partition " + meta.partition() + " offset " + meta.offset(), io));
             }
             return;
         }
@@ -129,8 +129,7 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     }
 
     /**
-     * The exception that fails the task on {@code e}, its failure recorded: a {@link TaskFailedException}, which closes
-     * this task alone, its stream thread going on with the others. Kafka Streams' own recoveries are not the
+     * The exception that fails the task on {@code e}, its failure recorded. Kafka Streams' own recoveries are not the
      * task's failures and pass unrecorded: a task migrated away (its producer fenced) goes to its new owner; a send
      * that failed on a retriable error (a broker away for a moment) or timed out revives the task from its last commit
      * ({@link TaskCorruptedException}); an init's wait is a {@link LockException}. Recorded, each would make the
@@ -145,7 +144,7 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
                 return thrown;
             }
         }
-        return tablespace.failedRunning(context.taskId(), thrown);
+        return tablespace.failed(thrown);
     }
 
     /**

@@ -54,8 +54,7 @@ public final class TablespaceRegistry {
     void syncWrittenBy(Thread thread, LobStateStore first) throws IOException {
         Map<LobStateStore, CompletableFuture<Void>> running = new LinkedHashMap<>();
         for (LobStateStore s : stateStores) {
-            // not a task that failed while it ran: it closes dirty, unsynced (its disk may be the full one)
-            LobStore st = s.writer() == thread && s != first && !s.failing() ? s.peek() : null;
+            LobStore st = s.writer() == thread && s != first ? s.peek() : null;
             if (st != null && st.needsSync()) {
                 running.put(s, CompletableFuture.runAsync(() -> {
                     try {

@@ -16,13 +16,12 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * When a partition's task may start again after it failed (an I/O error of its tablespace: a full
  * disk, a disk that refuses; a schema registry that does not answer; its log cut under it; a check
- * that refuses it; any other failure applying a record, or of its housekeeping). Kafka Streams starts the failed task
- * again at once ({@link TaskFailedException}; a failure at a commit replaces the whole thread), and the task would
+ * that refuses it; any other failure applying a record, or of its housekeeping). Kafka Streams replaces the failed thread at once, and the task would
  * reopen the tablespace and fail on the same command again, many times a second, each time with
  * a stack trace. The task's first retry is at once; each further failure in a row waits twice as
  * long from {@link #FIRST}, up to {@link #MAX}; a partition quiet for {@link #QUIET} starts the
  * count again. The wait is taken at the task's init ({@link LockException}, which Streams retries),
- * not where the task failed: its thread runs the other tasks, holds its group membership and an open
+ * not on the failed thread: that thread still holds its tasks, its group membership and an open
  * transaction, which a wait there would keep from the rest of the group.
  */
 public final class TaskRetries {
