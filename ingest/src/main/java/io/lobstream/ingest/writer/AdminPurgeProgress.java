@@ -98,8 +98,8 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                     .description("At most how old the partition's oldest undo record not yet purged is: every one committed "
                             + "before then has been consumed by purge and its reclaim applied by the writer. In steps of "
                             + "lob.undo.resend.interval.ms (one to three of them when purge keeps up); compare with the retention.ms "
-                            + "of " + undoTopic + ". NaN until purge has consumed what the node's first check found (after a restart "
-                            + "while purge stalls too: alert on NaN with lob_purge_lag_records above 0)")
+                            + "of " + undoTopic + ". Before purge has consumed what the node's first check found: 0 without purge lag, "
+                            + "NaN with some (after a restart while purge stalls too: alert on NaN with lob_purge_lag_records above 0)")
                     .register(meters);
         }
         thread.scheduleWithFixedDelay(this::check, every, every, TimeUnit.MILLISECONDS);
@@ -110,10 +110,17 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         return published.getOrDefault(partition, Long.MIN_VALUE);
     }
 
-    /** Grows with the wall clock while checks fail or purge stalls: an alert on it needs no check to succeed. */
+    /**
+     * Grows with the wall clock while checks fail or purge stalls: an alert on it needs no check to succeed. Nothing
+     * published yet: 0 where the last check found no purge lag (a partition with no undo record, which purge never had
+     * to consume, showed NaN for ever), NaN where it found some or could not read it.
+     */
     private double behindSeconds(int partition) {
         Long before = published.get(partition);
-        return before == null ? Double.NaN : Math.max(0, System.currentTimeMillis() - before) / 1000.0;
+        if (before == null) {
+            return purgeLag.getOrDefault(partition, Double.NaN) == 0 ? 0 : Double.NaN;
+        }
+        return Math.max(0, System.currentTimeMillis() - before) / 1000.0;
     }
 
     private void check() {
