@@ -66,7 +66,7 @@ final class PurgeMetrics {
                 .tag("worker", workerId).description("Pages read by purge, by type").register(registry)).increment(n);
     }
 
-    /** What the worker's consumer holds, and of that, paused for want of a tablespace. */
+    /** What the worker's consumer holds, and of that, held back for want of a tablespace. */
     void partitions(int held, int heldBack) {
         partitions.set(held);
         partitionsHeld.set(heldBack);
