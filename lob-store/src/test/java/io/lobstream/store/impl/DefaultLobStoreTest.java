@@ -42,6 +42,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -901,19 +902,29 @@ class DefaultLobStoreTest {
 
     /** Ten values of 10,000 bytes written above 200 deleted ones, whose pages purge has freed: holes below them. */
     private static Map<String, byte[]> tenAboveHoles(DefaultLobStore store) throws IOException {
-        Map<String, byte[]> live = new HashMap<>();
+        Map<String, byte[]> above = new LinkedHashMap<>();
+        for (int i = 0; i < 10; i++) {
+            above.put("high" + i, bytes(10_000, 1000 + i));
+        }
+        return aboveHoles(store, above);
+    }
+
+    /**
+     * Puts 200 values of 10,000 bytes, then {@code above} in its order, then deletes the 200 and lets purge free their
+     * pages: holes below {@code above}, which it returns.
+     */
+    private static Map<String, byte[]> aboveHoles(DefaultLobStore store, Map<String, byte[]> above) throws IOException {
         for (int i = 0; i < 200; i++) {
             put(store, "low" + i, bytes(10_000, i));
         }
-        for (int i = 0; i < 10; i++) {
-            live.put("high" + i, bytes(10_000, 1000 + i));
-            put(store, "high" + i, live.get("high" + i));
+        for (Map.Entry<String, byte[]> e : above.entrySet()) {
+            put(store, e.getKey(), e.getValue());
         }
         for (int i = 0; i < 200; i++) {
             store.delete("low" + i, null);
         }
         drain(store);
-        return live;
+        return above;
     }
 
     /**
@@ -946,22 +957,13 @@ class DefaultLobStoreTest {
     void compactionLeavesAVersionLargerThanARunWhereItIs() throws IOException {
         LobStoreConfig config = shrinkConfig(32).with(LobStoreConfig.COMPACT_MAX_PAGES.name(), 10);
         try (DefaultLobStore store = DefaultLobStore.open(dir, config, new SimpleMeterRegistry(), "ts")) {
-            Map<String, byte[]> live = new HashMap<>();
-            for (int i = 0; i < 200; i++) {
-                put(store, "low" + i, bytes(10_000, i));
-            }
+            Map<String, byte[]> live = new LinkedHashMap<>();
             live.put("below", bytes(10_000, 1000));
-            put(store, "below", live.get("below"));
             live.put("big", bytes(100_000, 7));
-            put(store, "big", live.get("big"));
             for (int i = 0; i < 40; i++) {
                 live.put("above" + i, bytes(10_000, 2000 + i));
-                put(store, "above" + i, live.get("above" + i));
             }
-            for (int i = 0; i < 200; i++) {
-                store.delete("low" + i, null);
-            }
-            drain(store);
+            aboveHoles(store, live);
             store.flush();
             long peak = filePages();
             VersionEntry big = current(store, "big");
