@@ -104,7 +104,33 @@ public final class TablespaceCatchUp implements AutoCloseable {
     /** Per partition whose last catch-up failed: how many failed in a row, and when the next may start. */
     private final Map<Integer, Retry> retries = new ConcurrentHashMap<>();
 
-    private record Retry(int inARow, long notBeforeNanos, String lastError) {
+    /**
+     * A partition's failed catch-ups in a row: {@code inARow} in all, {@code grown} of them failures that grow the wait
+     * (not {@link #timedOut}).
+     */
+    record Retry(int inARow, int grown, long notBeforeNanos, String lastError) {
+        /** The retry after {@code last} (null: none) and a catch-up that failed on {@code e} at {@code nowNanos}. */
+        static Retry after(Retry last, Throwable e, long nowNanos) {
+            boolean timedOut = timedOut(e);
+            int grown = (last == null ? 0 : last.grown()) + (timedOut ? 0 : 1);
+            Duration wait = timedOut ? RETRY_FIRST : retryAfter(grown);
+            return new Retry(last == null ? 1 : last.inARow() + 1, grown, nowNanos + wait.toNanos(), TaskRetries.messages(e));
+        }
+    }
+
+    /**
+     * Whether a catch-up failed on Kafka not answering within {@code default.api.timeout.ms} (a broker away, a leader
+     * moving). Such a try waited a minute already: the next waits {@link #RETRY_FIRST} and does not grow the wait, so
+     * that a partition whose brokers are back after minutes starts within seconds, not after a wait grown to
+     * {@link #RETRY_MAX} meanwhile.
+     */
+    static boolean timedOut(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof org.apache.kafka.common.errors.TimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
     /** The wait after the first failure; each further one in a row waits twice as long, up to {@link #RETRY_MAX}. */
     static final Duration RETRY_FIRST = Duration.ofSeconds(5);
@@ -158,8 +184,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * Returns when partition {@code partition} may be opened for its task, no catch-up of it
      * running; throws {@link LockException} while one runs. One that failed was logged; the
      * init that follows finds the store still behind and starts another, after a wait that grows
-     * with the failures in a row (a full disk, a broker away: each try reopens the tablespace and
-     * reads from Kafka again, and would otherwise follow the last at once, at every task start).
+     * with the failures in a row (a full disk: each try reopens the tablespace and reads from Kafka
+     * again, and would otherwise follow the last at once, at every task start); a try that Kafka did
+     * not answer in time waited already, and the next follows it after {@link #RETRY_FIRST}.
      */
     public void awaitRebuilt(int partition) {
         initAsked.put(partition, System.nanoTime());
@@ -517,12 +544,17 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     log.info("partition {}: {} stopped: {}", partition, what, e.getMessage());
                 } else if (!closed) {
                     metrics.rebuildFailed();
-                    Retry last = retries.get(partition);
-                    int failures = last == null ? 1 : last.inARow() + 1;
-                    Duration wait = retryAfter(failures);
-                    retries.put(partition, new Retry(failures, System.nanoTime() + wait.toNanos(), TaskRetries.messages(e)));
-                    log.error("partition {}: {} failed ({} in a row); the task's next init after {} s starts another", partition,
-                            what, failures, wait.toSeconds(), e);
+                    long now = System.nanoTime();
+                    Retry retry = Retry.after(retries.get(partition), e, now);
+                    retries.put(partition, retry);
+                    long waitSeconds = Duration.ofNanos(retry.notBeforeNanos() - now).toSeconds();
+                    if (timedOut(e)) { // the broker away: its message says all a stack trace would
+                        log.warn("partition {}: {} failed ({} in a row): Kafka did not answer in time ({}); the task's next init "
+                                + "after {} s starts another", partition, what, retry.inARow(), retry.lastError(), waitSeconds);
+                    } else {
+                        log.error("partition {}: {} failed ({} in a row); the task's next init after {} s starts another", partition,
+                                what, retry.inARow(), waitSeconds, e);
+                    }
                 }
             } finally {
                 opening.remove(Thread.currentThread());

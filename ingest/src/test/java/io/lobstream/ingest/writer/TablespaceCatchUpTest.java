@@ -43,6 +43,33 @@ class TablespaceCatchUpTest {
         }
     }
 
+    /**
+     * A broker away fails each try after default.api.timeout.ms, a minute: counted as the rest, the waits between tries
+     * grew to five minutes, which a partition sat out after its brokers were back.
+     */
+    @Test
+    void aTryKafkaDidNotAnswerInTimeIsFollowedSoonAndDoesNotGrowTheWait() {
+        Throwable away = new IOException("replay of lob.commands-3",
+                new org.apache.kafka.common.errors.TimeoutException("Timeout of 60000ms expired before the position was determined"));
+        Throwable full = new IOException("writing page 9 of /d/p-3/lobs.pages: No space left on device");
+        TablespaceCatchUp.Retry r = null;
+        for (int i = 0; i < 10; i++) {
+            r = TablespaceCatchUp.Retry.after(r, away, 0);
+            assertThat(r.notBeforeNanos()).isEqualTo(TablespaceCatchUp.RETRY_FIRST.toNanos());
+        }
+        assertThat(r.inARow()).isEqualTo(10);
+        assertThat(r.lastError()).contains("Timeout of 60000ms expired");
+        r = TablespaceCatchUp.Retry.after(r, full, 0);
+        assertThat(r.inARow()).isEqualTo(11);
+        assertThat(r.notBeforeNanos()).as("the first failure that grows the wait").isEqualTo(TablespaceCatchUp.RETRY_FIRST.toNanos());
+        r = TablespaceCatchUp.Retry.after(r, full, 0);
+        assertThat(r.notBeforeNanos()).isEqualTo(TablespaceCatchUp.retryAfter(2).toNanos());
+        r = TablespaceCatchUp.Retry.after(r, away, 0);
+        assertThat(r.notBeforeNanos()).isEqualTo(TablespaceCatchUp.RETRY_FIRST.toNanos());
+        r = TablespaceCatchUp.Retry.after(r, full, 0);
+        assertThat(r.notBeforeNanos()).as("grown from where the full disk left it").isEqualTo(TablespaceCatchUp.retryAfter(3).toNanos());
+    }
+
     /** A node given many partitions and no copies ran every catch-up at once; at most {@code CONCURRENT} run now. */
     @Test
     void atMostSoManyCatchUpsRunAtOnceAndTheOthersWaitTheirTurn() throws Exception {
