@@ -249,7 +249,8 @@ final class Compactor {
         }
     }
 
-    private static long endPage(VersionEntry e) {
+    /** The page past {@code e}'s last: how high in the file it reaches. */
+    static long endPage(VersionEntry e) {
         return e.extents().stream().mapToLong(Extent::endPage).max().orElse(e.rootPage() + 1);
     }
 }

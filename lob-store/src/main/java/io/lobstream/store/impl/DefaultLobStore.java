@@ -52,7 +52,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongUnaryOperator;
 import java.util.function.Predicate;
@@ -77,7 +76,7 @@ import java.util.function.Predicate;
  * <p>Its parts: {@link TablespaceFiles} checks and opens its files, {@link Recovery} derives free space and
  * counts on open (and {@link TornWrites} checks what the last flush did not cover), {@link VersionNumbers}
  * issues version numbers, {@link ChunkedUploads} applies the chunks of an upload, {@link Latches} and
- * {@link Pins} order writers and readers, {@link PagesFirst} keeps pages on disk before the index entries
+ * {@link Pins} order writers and readers, {@link Reclaimer} frees the versions purge reclaims (after their readers), {@link PagesFirst} keeps pages on disk before the index entries
  * that name them, {@link DurableFrees} keeps the pages an index write stopped naming from reuse until that
  * write is durable, {@link SyncGuard} stops every write once a sync failed, {@link SourceMarks} records
  * what each command did, {@link Compactor} moves versions down to shrink the file,
@@ -116,10 +115,29 @@ public final class DefaultLobStore implements LobStore {
 
     private final Latches latches;
     private final Pins pins;
-    /** Reclaims deferred for readers since the store opened ({@link #reclaim}). */
-    private final AtomicLong reclaimsDeferred = new AtomicLong();
-    /** {@link #reclaimsDeferred} when a scan past pin leases last found none waiting: equal, there is none to look for. */
-    private volatile long reclaimsDeferredSettled;
+    /** This store's latches for its parts: each refuses once the store is closed (see {@link #openShared()}). */
+    private final OpenLatches openLatches = new OpenLatches() {
+        @Override
+        public Latches.Held shared() throws IOException {
+            return openShared();
+        }
+
+        @Override
+        public Latches.Held sharedUnchecked() {
+            return openSharedUnchecked();
+        }
+
+        @Override
+        public Latches.Held publishing(String lobId) throws IOException {
+            return openPublishing(lobId);
+        }
+
+        @Override
+        public boolean closed() {
+            return closed;
+        }
+    };
+    private final Reclaimer reclaimer;
     private final Compactor compactor;
     private final TablespaceUsage usage;
     private final Backpressure backpressure;
@@ -176,6 +194,7 @@ public final class DefaultLobStore implements LobStore {
         this.backpressure = new Backpressure(() -> usage.historyExcess(config.historyMax(), config.historyMaxRatio()),
                 config.historyMaxDelayMs(), metrics::backpressure);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
+        this.reclaimer = new Reclaimer(name, config, index, latches, openLatches, pins, frees, usage, this::syncWalNow);
     }
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
@@ -240,7 +259,7 @@ public final class DefaultLobStore implements LobStore {
             }
         }
         for (VersionEntry e : recovered.deferredReclaims()) {
-            store.freePending(e, null, true);
+            store.reclaimer.freePending(e, null, true);
         }
         recovered.usage().registerGauges(metrics, store::freePages);
         recovered.usage().registerLimitGauges(metrics, store::freePages, config.pageSize(), config.historyMax(),
@@ -327,9 +346,8 @@ public final class DefaultLobStore implements LobStore {
             try (Latches.Held downgraded = config.latchDowngrade() ? openShared() : null) {
                 baseEntry = index.current(lobId);
                 // a whole-value PUT neither reads nor shares anything of the version it replaces
-                Optional<Base> base = baseEntry.isEmpty() || !readsBase ? Optional.empty() : Optional.of(new Base(baseEntry.get(),
-                        VersionReader.open(file, lobId, baseEntry.get().version(), baseEntry.get().rootPage(), metrics::pageRead)
-                                .expectLength(baseEntry.get().byteLength())));
+                Optional<Base> base = baseEntry.isEmpty() || !readsBase ? Optional.empty()
+                        : Optional.of(new Base(baseEntry.get(), reader(baseEntry.get())));
                 NewValue value = edit.apply(base);
                 ValueTooLargeException.check(config, lobId, value.length());
                 Attributes kept = attributes != null ? attributes : baseEntry.map(VersionEntry::attributes).orElse(Attributes.NONE);
@@ -593,64 +611,9 @@ public final class DefaultLobStore implements LobStore {
 
     // ---------------------------------------------------------------- reclaim
 
-    /** Extents to log: the first few and how many (a fragmented value of GiBs has thousands, a reclaim record up to 16 MiB of them). */
-    private static String brief(List<Extent> extents) {
-        return extents.size() <= 8 ? extents.toString()
-                : extents.subList(0, 8).toString().replaceFirst("]$", ", ... (" + extents.size() + " extents)]");
-    }
-
     @Override
     public ReclaimOutcome reclaim(String lobId, long version, List<Extent> extents, Source source) throws IOException {
-        try (Latches.Held latch = openPublishing(lobId)) {
-            // a reclaim below the applied offset (a lob.reclaim made anew starts again under it) applies, but never takes
-            // the offset back: the offset only moves forward (see SourceMarks)
-            Source mark = source != null && source.offset() <= index.applied(source.name()) ? null : source;
-            Optional<VersionEntry> pending = index.pending(lobId, version);
-            if (pending.isEmpty() || pending.get().reclaimRequested()) {
-                SourceMarks.recordApplied(index, source);
-                return ReclaimOutcome.IGNORED;
-            }
-            VersionEntry e = pending.get();
-            if (!Extent.coalesce(extents).equals(Extent.coalesce(e.extents()))) {
-                log.warn("{}: reclaim of {}@{} names pages {} but the version owns {}: rejected", name, lobId, version, brief(extents),
-                        brief(e.extents()));
-                SourceMarks.recordApplied(index, source);
-                return ReclaimOutcome.REJECTED;
-            }
-            if (pins.holds(e)) {
-                try (LobIndex.Batch batch = index.newBatch()) {
-                    batch.putPending(e.withReclaimRequested());
-                    SourceMarks.applied(index, batch, mark);
-                    index.write(batch);
-                }
-                reclaimsDeferred.incrementAndGet();
-                return ReclaimOutcome.DEFERRED;
-            }
-            freePending(e, mark, source == null);
-            return ReclaimOutcome.APPLIED;
-        }
-    }
-
-    /**
-     * Drops a pending version from the index, then hands its pages to the allocator.
-     *
-     * @param afterSync the drop may be made again by nothing after a crash (a reclaim with no source, or one deferred
-     *                  while a reader pinned the version, whose request may have had none): the pages wait for the next
-     *                  WAL sync ({@link DurableFrees#releaseAfterSync})
-     */
-    private void freePending(VersionEntry e, Source source, boolean afterSync) throws IOException {
-        try (LobIndex.Batch batch = index.newBatch()) {
-            batch.deletePending(e.lobId(), e.version());
-            SourceMarks.applied(index, batch, source);
-            index.write(batch);
-        }
-        // Only once no index entry names them (durably, with lob.sync.each.write) may the pages be granted again.
-        if (afterSync) {
-            frees.releaseAfterSync(e.extents());
-        } else {
-            frees.release(e.extents());
-        }
-        usage.freed(e);
+        return reclaimer.reclaim(lobId, version, extents, source);
     }
 
     // ---------------------------------------------------------------- compaction
@@ -685,7 +648,7 @@ public final class DefaultLobStore implements LobStore {
      * @return the pages moved; 0 if the LOB changed or has history; -1 if there is no room below it
      */
     long relocate(VersionEntry entry) throws IOException {
-        long end = entry.extents().stream().mapToLong(Extent::endPage).max().orElse(entry.rootPage() + 1);
+        long end = Compactor.endPage(entry);
         WriteResult moved;
         try {
             moved = writeVersion(entry.lobId(), true, base -> {
@@ -708,11 +671,7 @@ public final class DefaultLobStore implements LobStore {
                 syncWalNow();
             }
         }
-        try (Latches.Held latch = openPublishing(old.lobId())) {
-            if (!pins.holds(old) && index.pending(old.lobId(), old.version()).isPresent()) {
-                freePending(old, null, false); // the WAL synced just above: the move is durable
-            }
-        }
+        reclaimer.freeMovedUnlessPinned(old);
         metrics.relocated(moved.written().pageCount());
         return moved.written().pageCount();
     }
@@ -736,34 +695,24 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public Optional<LobReadHandle> open(String lobId) throws IOException {
         long start = System.nanoTime();
-        Optional<VersionEntry> pinned = pinCurrent(lobId);
+        Optional<VersionEntry> pinned = reclaimer.pinCurrent(lobId);
         if (pinned.isEmpty()) {
             return Optional.empty();
         }
         VersionEntry entry = pinned.get();
         try {
-            VersionReader reader = VersionReader.open(file, lobId, entry.version(), entry.rootPage(), metrics::pageRead)
-                    .expectLength(entry.byteLength());
+            VersionReader reader = reader(entry);
             metrics.readLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             return Optional.of(new PinnedHandle(entry, reader));
         } catch (IOException | RuntimeException e) {
-            unpin(entry);
+            reclaimer.unpin(entry);
             throw e;
         }
     }
 
-    /**
-     * Pins {@code lobId}'s current version, if there is one: no purge or compaction frees its pages until {@link #unpin},
-     * or for lob.read.pin.max.ms if the version is replaced meanwhile ({@link #reclaimPastPinLeases}). The index is read under the
-     * tablespace latch, which close excludes. The pages are read after it: once the store is closed that fails with
-     * ClosedChannelException, and the pin is released.
-     */
-    private Optional<VersionEntry> pinCurrent(String lobId) throws IOException {
-        try (Latches.Held ts = openShared(); Latches.Held latch = latches.lob(lobId)) {
-            Optional<VersionEntry> cur = index.current(lobId);
-            cur.ifPresent(e -> pins.pin(lobId, e.version()));
-            return cur;
-        }
+    /** A reader of version {@code e}'s pages, its pages read counted; its root's length checked against the index's. */
+    private VersionReader reader(VersionEntry e) throws IOException {
+        return VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), metrics::pageRead).expectLength(e.byteLength());
     }
 
     private final class PinnedHandle implements LobReadHandle {
@@ -795,89 +744,14 @@ public final class DefaultLobStore implements LobStore {
         public synchronized void close() {
             if (!released) {
                 released = true;
-                unpin(entry);
+                reclaimer.unpin(entry);
             }
         }
-    }
-
-    /** Releases a pin; the last one out frees the versions whose reclaim was deferred for it. */
-    private void unpin(VersionEntry entry) {
-        try {
-            // first the LOB's latch and the tablespace latch shared (close excludes it, and the index is read): a read that
-            // ends mostly frees nothing, and with lob.optimistic.update off the publish latch is the tablespace latch
-            // exclusive, which would queue it, and every read after it, behind the page phase of a write in progress
-            try (Latches.Held ts = latches.tablespaceShared(); Latches.Held latch = latches.lob(entry.lobId())) {
-                if (!pins.unpin(entry.lobId(), entry.version()) || closed || dueAfterUnpin(entry.lobId()).isEmpty()) {
-                    return;
-                }
-            }
-            // the publish latch: a deferred reclaim writes the index, which fsck and close exclude
-            try (Latches.Held latch = latches.publish(entry.lobId())) {
-                if (closed) {
-                    return;
-                }
-                List<VersionEntry> due = dueAfterUnpin(entry.lobId()); // again: a pin, or a reclaim, may have come between
-                if (config.sync() && due.stream().anyMatch(p -> p.cause() == VersionEntry.Cause.RELOCATE)) {
-                    // as relocate() does before it frees: the move's publish must be on disk before the old copy's pages can
-                    // be written again, or a power loss would bring back the old copy as current over another's bytes
-                    syncWalNow();
-                }
-                for (VersionEntry pending : due) {
-                    freePending(pending, null, true);
-                }
-            }
-        } catch (IOException | UncheckedIOException e) { // (a scan of the index that failed: unchecked)
-            // the deferred reclaim stays recorded in the index and is done at the next open
-            log.warn("{}: deferred reclaim after unpinning {}@{} failed: {}", name, entry.lobId(), entry.version(), e.toString());
-        }
-    }
-
-    /** {@code lobId}'s versions whose reclaim was deferred for readers, and that no pin holds now. */
-    private List<VersionEntry> dueAfterUnpin(String lobId) throws IOException {
-        List<VersionEntry> due = new ArrayList<>();
-        for (VersionEntry pending : index.pendingOf(lobId)) {
-            if (pending.reclaimRequested() && !pins.holds(pending)) {
-                due.add(pending);
-            }
-        }
-        return due;
     }
 
     @Override
     public int reclaimPastPinLeases() throws IOException {
-        long seen = reclaimsDeferred.get();
-        if (seen == reclaimsDeferredSettled) {
-            // no reclaim deferred since a scan found none waiting (a store opens with none: recovery frees them): the scan
-            // reads every pending version, which with purge away (history growing at the slowed rate) is millions
-            return 0;
-        }
-        List<VersionEntry> deferred = new ArrayList<>();
-        forEachPending(e -> {
-            if (e.reclaimRequested()) {
-                deferred.add(e);
-            }
-        });
-        int freed = 0;
-        int waiting = 0;
-        for (VersionEntry e : deferred) {
-            try (Latches.Held latch = openPublishing(e.lobId())) {
-                Optional<VersionEntry> still = index.pending(e.lobId(), e.version());
-                // a relocation's old copy is freed by its last reader's unpin, never under a reader
-                boolean due = still.isPresent() && still.get().reclaimRequested() && still.get().cause() != VersionEntry.Cause.RELOCATE;
-                if (due && !pins.holds(still.get())) {
-                    log.warn("{}: a reader of {} has held its pin past lob.read.pin.max.ms; version {} is reclaimed under it "
-                            + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
-                    freePending(still.get(), null, true);
-                    freed++;
-                } else if (due) {
-                    waiting++; // pinned within its lease still
-                }
-            }
-        }
-        if (waiting == 0) {
-            reclaimsDeferredSettled = seen;
-        }
-        return freed;
+        return reclaimer.reclaimPastPinLeases();
     }
 
     // ---------------------------------------------------------------- the command ledger: what was applied or refused
@@ -1047,7 +921,7 @@ public final class DefaultLobStore implements LobStore {
         long[] pagesRead = new long[1];
         int room = Math.max(0, Fsck.MAX_PROBLEMS - structure.problems().size());
         for (int i = 0; i < live.size() && problems.size() < room; i++) {
-            Optional<VersionEntry> pinned = pinCurrent(live.get(i));
+            Optional<VersionEntry> pinned = reclaimer.pinCurrent(live.get(i));
             if (pinned.isEmpty()) {
                 continue; // deleted since
             }
@@ -1064,7 +938,7 @@ public final class DefaultLobStore implements LobStore {
                     problems.add(who + ": " + problem.get());
                 }
             } finally {
-                unpin(e);
+                reclaimer.unpin(e);
             }
         }
         FsckReport data = new FsckReport(problems.isEmpty(), 0, 0, 0, 0, 0, 0, 0, pagesRead[0], problems);
