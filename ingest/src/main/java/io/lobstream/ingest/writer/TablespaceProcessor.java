@@ -20,6 +20,8 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -40,6 +42,11 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     private LobStateStore tablespace;
     /** The offset of the last record this processor saw since its init: within one, offsets only go up. */
     private long lastOffset;
+    /**
+     * What {@link #every} scheduled since the init, cancelled at the close: Kafka Streams keeps a task's punctuations
+     * across a suspend and resume, which inits the processor again, so each resume would add its own beside the last.
+     */
+    private final List<Cancellable> scheduled = new ArrayList<>();
 
     TablespaceProcessor(Supplier<Deserializer<Object>> deserializers, Class<T> type, WriterMetrics metrics) {
         this.deserializers = deserializers;
@@ -63,6 +70,8 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
     /** Each task's processor has a deserializer of its own, and with it a registry client: closed with the task. */
     @Override
     public void close() {
+        scheduled.forEach(Cancellable::cancel);
+        scheduled.clear();
         if (deserializer != null) {
             deserializer.close();
             deserializer = null;
@@ -119,13 +128,15 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
      * task's next init waits ({@link TaskRetries}) instead of failing again at once, round after round.
      */
     protected final Cancellable every(Duration interval, String what, TaskWork work) {
-        return context.schedule(interval, PunctuationType.WALL_CLOCK_TIME, now -> {
+        Cancellable c = context.schedule(interval, PunctuationType.WALL_CLOCK_TIME, now -> {
             try {
                 work.run(now);
             } catch (IOException | RuntimeException e) {
                 throw failTask(what, e);
             }
         });
+        scheduled.add(c);
+        return c;
     }
 
     /**

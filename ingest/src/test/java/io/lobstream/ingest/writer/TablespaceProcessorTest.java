@@ -185,6 +185,24 @@ class TablespaceProcessorTest {
         }
     }
 
+    /**
+     * Kafka Streams keeps a task's punctuations across a suspend and a resume, which inits the processor again: the
+     * close cancels what the init scheduled, or each resume would add compaction, housekeeping and re-emit beside the last.
+     */
+    @Test
+    void aCloseCancelsWhatTheInitScheduled() throws Exception {
+        CommandProcessor processor = commandProcessor();
+        LobStateStore tablespace = open();
+        try {
+            processor.init(context);
+            assertThat(context.scheduledPunctuators()).hasSizeGreaterThanOrEqualTo(3).noneMatch(p -> p.cancelled());
+        } finally {
+            processor.close();
+            tablespace.close();
+        }
+        assertThat(context.scheduledPunctuators()).allMatch(p -> p.cancelled());
+    }
+
     private Punctuator scheduledEvery(Duration interval) {
         return context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(interval)).findFirst().orElseThrow()
                 .getPunctuator();
