@@ -368,11 +368,14 @@ public final class LobIndex implements Closeable {
     public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException {
         // twice the entries put since the last call at least: a round keeps ahead of a partition that records more than
         // FORGET_SCAN_MAX between two calls, or the window's entries would grow without bound
-        return forget(idsBeforeMillis, rejectionsBeforeMillis, roundOf(idsPut), roundOf(rejectionsPut));
+        return forget(idsBeforeMillis, rejectionsBeforeMillis, roundOf(0), roundOf(1));
     }
 
-    private static int roundOf(AtomicLong putSinceLastCall) {
-        return (int) Math.min(Integer.MAX_VALUE, Math.max(FORGET_SCAN_MAX, 2 * putSinceLastCall.getAndSet(0)));
+    private synchronized int roundOf(int family) {
+        long total = put[family].get();
+        long since = total - putAtLastRound[family];
+        putAtLastRound[family] = total;
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(FORGET_SCAN_MAX, 2 * since));
     }
 
     /**
@@ -391,11 +394,29 @@ public final class LobIndex implements Closeable {
     /** Batches with an upload put in them not closed yet. */
     private int uploadBatchesOpen;
 
-    /** Command ids, and rejections, put since the last {@link #forgetCommandsBefore(long, long)}. */
-    private final AtomicLong idsPut = new AtomicLong();
-    private final AtomicLong rejectionsPut = new AtomicLong();
+    /** Command ids [0], and rejections [1], put since the index opened; and as the last round's size read them. */
+    private final AtomicLong[] put = {new AtomicLong(), new AtomicLong()};
+    private final long[] putAtLastRound = new long[2];
     /** Where the next round of forgetting begins in commands and in rejected (null: at its first entry). */
     private final byte[][] forgetFrom = new byte[2][];
+    /**
+     * Per family, a time no entry is older than, as of {@link #putAtFloor} entries put: the lowest limit of the rounds of
+     * the last whole pass, which deleted every entry older. A round whose limit is no higher, with nothing put since, has
+     * nothing to forget and reads nothing: an idle partition's limit stands still (the latest command time less the window),
+     * where its rounds read the same 100,000 ids every housekeeping for ever.
+     */
+    private final long[] floor = {Long.MIN_VALUE, Long.MIN_VALUE};
+    private final long[] putAtFloor = new long[2];
+    /** The pass under way: its lowest limit so far, and the entries put when it began. */
+    private final long[] passLowest = {Long.MAX_VALUE, Long.MAX_VALUE};
+    private final long[] putAtPass = new long[2];
+    /** Entries the rounds of forgetting read since the index opened. */
+    private long forgetReads;
+
+    /** Entries the rounds of forgetting read since the index opened. */
+    synchronized long forgetReads() {
+        return forgetReads;
+    }
 
     /** As {@link #forgetCommandsBefore(long, long)}, reading at most {@code scanMax} entries of each family. */
     public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis, int scanMax) throws IOException {
@@ -405,19 +426,27 @@ public final class LobIndex implements Closeable {
     private synchronized int forget(long idsBeforeMillis, long rejectionsBeforeMillis, int idsScan, int rejectionsScan)
             throws IOException {
         int n = 0;
+        boolean[] passEnded = new boolean[2];
         try (Batch b = newBatch()) {
             for (int f = 0; f < 2; f++) {
                 ColumnFamilyHandle cf = f == 0 ? commands : rejected;
                 long before = f == 0 ? idsBeforeMillis : rejectionsBeforeMillis;
+                long putNow = put[f].get();
+                if (before <= floor[f] && putNow == putAtFloor[f]) {
+                    continue; // none older: see floor
+                }
                 try (RocksIterator it = db.newIterator(cf, scanReads)) {
                     byte[] from = forgetFrom[f];
-                    if (from == null) {
+                    if (from == null) { // a pass begins
                         it.seekToFirst();
+                        passLowest[f] = before;
+                        putAtPass[f] = putNow;
                     } else {
                         it.seek(from);
+                        passLowest[f] = Math.min(passLowest[f], before);
                     }
                     int scanMax = f == 0 ? idsScan : rejectionsScan;
-                    for (int read = 0; it.isValid() && read < scanMax; it.next(), read++) {
+                    for (int read = 0; it.isValid() && read < scanMax; it.next(), read++, forgetReads++) {
                         if (bytesLong(it.value()) < before) {
                             b.delete(cf, it.key());
                             n++;
@@ -425,10 +454,17 @@ public final class LobIndex implements Closeable {
                     }
                     ended(it);
                     forgetFrom[f] = it.isValid() ? it.key() : null; // past the end: the next round from the first
+                    passEnded[f] = !it.isValid();
                 }
             }
             if (n > 0) { // an empty write would still count as one: needsSync() would have an idle store sync at every commit
                 write(b);
+            }
+        }
+        for (int f = 0; f < 2; f++) {
+            if (passEnded[f]) { // its deletes written: no entry there when it began is older than its lowest limit
+                floor[f] = passLowest[f];
+                putAtFloor[f] = putAtPass[f];
             }
         }
         return n;
@@ -802,13 +838,13 @@ public final class LobIndex implements Closeable {
         /** The time first, as {@link #forgetCommandsBefore} reads it; then the fingerprint, unless there is none. */
         public Batch putCommand(String commandId, long commandsTimeMillis, long fingerprint) throws IOException {
             byte[] v = fingerprint == 0 ? longBytes(commandsTimeMillis) : ByteBuffer.allocate(16).putLong(commandsTimeMillis).putLong(fingerprint).array();
-            idsPut.incrementAndGet(); // counted when put, not written: a batch dropped only makes the next round longer
+            put[0].incrementAndGet(); // counted when put, not written: a batch dropped only makes the next round longer
             return put(commands, commandId.getBytes(StandardCharsets.UTF_8), v);
         }
 
         /** Records why the command at {@code offset} of {@code source} was not applied (forgotten with the command ids). */
         public Batch putRejected(String source, long offset, Rejection why, long atMillis) throws IOException {
-            rejectionsPut.incrementAndGet(); // as putCommand's ids
+            put[1].incrementAndGet(); // as putCommand's ids
             return put(rejected, sourceOffsetKey(source, offset), why.encode(atMillis));
         }
 

@@ -37,6 +37,43 @@ class LobIndexForgetTest {
         }
     }
 
+    /**
+     * An idle partition's limit stands still (its latest command time less the window): once a whole pass found nothing
+     * older, its rounds read nothing, where they read the same ids every housekeeping for ever. An id put, or a higher
+     * limit, makes them read again.
+     */
+    @Test
+    void anIdlePartitionsRoundsReadNothingOnceAPassFoundNothingOlder() throws Exception {
+        try (LobIndex index = LobIndex.open(dir)) {
+            try (LobIndex.Batch b = index.newBatch()) {
+                for (int i = 0; i < 10; i++) {
+                    b.putCommand("c" + i, 100 + i, 0);
+                }
+                index.write(b);
+            }
+            assertThat(index.forgetCommandsBefore(50, Long.MIN_VALUE, 4)).isZero();
+            assertThat(index.forgetCommandsBefore(50, Long.MIN_VALUE, 4)).isZero();
+            assertThat(index.forgetCommandsBefore(50, Long.MIN_VALUE, 4)).as("the pass ends").isZero();
+            long read = index.forgetReads();
+            assertThat(read).isEqualTo(10);
+            for (int i = 0; i < 5; i++) {
+                assertThat(index.forgetCommandsBefore(50, Long.MIN_VALUE, 4)).isZero();
+                assertThat(index.forgetCommandsBefore(40, Long.MIN_VALUE)).as("a lower limit").isZero();
+            }
+            assertThat(index.forgetReads()).as("idle: nothing read").isEqualTo(read);
+
+            try (LobIndex.Batch b = index.newBatch()) {
+                index.write(b.putCommand("a-late-one", 7, 0)); // an old command time: a record that waited in the log
+            }
+            assertThat(index.forgetCommandsBefore(50, Long.MIN_VALUE)).as("an id put: read again").isEqualTo(1);
+            assertThat(index.commandApplied("a-late-one")).isEmpty();
+            assertThat(index.forgetCommandsBefore(105, Long.MIN_VALUE)).as("a higher limit: read again").isEqualTo(5);
+            for (int i = 0; i < 10; i++) {
+                assertThat(index.commandApplied("c" + i).isPresent()).as("c" + i).isEqualTo(i >= 5);
+            }
+        }
+    }
+
     /** A partition that records more ids between two calls than a round reads gets longer rounds, or its ids would pile up. */
     @Test
     void aRoundReadsTwiceTheIdsPutSinceTheLastCall() throws Exception {
