@@ -2,6 +2,7 @@ package io.lobstream.app.cli;
 
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.util.HashMap;
@@ -9,8 +10,8 @@ import java.util.Map;
 
 /**
  * Where the cluster is and any configuration key: shared by every command that talks to Kafka.
- * An option given wins over the same key given with {@code -c}; an option not given leaves the
- * key to {@code -c}, then to its default.
+ * An option given wins over the same key given with {@code -c} (or {@code --command-config}); an
+ * option not given leaves the key to them, then to its default.
  */
 final class ClusterOptions {
     @Option(names = {"--bootstrap", "--bootstrap-server"}, paramLabel = "HOST:PORT",
@@ -21,12 +22,11 @@ final class ClusterOptions {
             description = "Schema registry URL (sets lob.registry.url; default: " + LobStreamConfig.DEFAULT_REGISTRY_URL + ").")
     String registry;
 
-    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE",
-            description = "Any configuration key (see ./lobstream config); repeatable.")
-    Map<String, String> config = new HashMap<>();
+    @Mixin
+    ConfigOptions config;
 
     LobStreamConfig streamConfig(String dataDir) {
-        Map<String, Object> p = new HashMap<>(config);
+        Map<String, Object> p = new HashMap<>(config.map());
         if (bootstrap != null) {
             p.put(LobStreamConfig.BOOTSTRAP.name(), bootstrap);
         }
@@ -42,6 +42,6 @@ final class ClusterOptions {
     }
 
     LobStoreConfig storeConfig() {
-        return new LobStoreConfig(config);
+        return new LobStoreConfig(config.map());
     }
 }

@@ -50,8 +50,8 @@ final class NodeCommand implements Runnable {
             description = "Purge workers to run inside this process (default: ${DEFAULT-VALUE}); 0 = run them as separate `purge` processes.")
     int purgeWorkers;
 
-    @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE", description = "Any configuration key (see ./lobstream config).")
-    Map<String, String> config = new HashMap<>();
+    @Mixin
+    ConfigOptions configOptions;
 
     @Spec
     CommandSpec spec;
@@ -65,6 +65,7 @@ final class NodeCommand implements Runnable {
         if (httpPortProblem != null) { // named as the option it came from, with usage, as --kafka-port is
             throw new ParameterException(spec.commandLine(), "--http-port " + httpPort + ": " + httpPortProblem);
         }
+        Map<String, String> config = configOptions.map();
         if (bootstrap == null && !config.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // else ignored, and said so
             embedded.check(spec.commandLine());
             LobStreamConfig keys = new LobStreamConfig(config);

@@ -63,6 +63,25 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("lobstream delete: unknown configuration key lob.writer.thread (./lobstream config lists them)");
     }
 
+    /** Keys from a properties file, as Kafka's tools take a client.properties; -c wins over the file's. */
+    @Test
+    void aCommandConfigFileGivesKeysAndMinusCWinsOverIt(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("client.properties"), "# as for kafka-console-producer.sh\nlob.writer.thread = 4\n");
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "--command-config", file.toString()))
+                .isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("unknown configuration key lob.writer.thread");
+        assertThat(cli.run("node", "--bootstrap", "127.0.0.1:1", "--command-config", file.toString())).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("unknown configuration key lob.writer.thread");
+
+        Files.writeString(file, "lob.chunk.size=big\n");
+        assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "--command-config", file.toString(),
+                "-c", "lob.chunk.size=65536", "-c", "lob.page.size=abc")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).as("-c's chunk size, not the file's").contains("lob.page.size").doesNotContain("lob.chunk.size");
+
+        assertThat(cli.run("status", "--command-config", dir.resolve("none.properties").toString())).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("cannot read " + dir.resolve("none.properties")).contains("Usage: lobstream status");
+    }
+
     @Test
     void aMisspeltKeyStopsANodeOrADemoBeforeItStartsAnything() {
         assertThat(cli.run("node", "--bootstrap", "127.0.0.1:1", "-c", "lob.writer.thread=4")).isEqualTo(CommandLine.ExitCode.USAGE);
