@@ -106,27 +106,32 @@ public final class TablespaceCatchUp implements AutoCloseable {
 
     /**
      * A partition's failed catch-ups in a row: {@code inARow} in all, {@code grown} of them failures that grow the wait
-     * (not {@link #timedOut}).
+     * to {@link #RETRY_MAX}, and the last {@code timeoutsInARow} of them {@link #timedOut}.
      */
-    record Retry(int inARow, int grown, long notBeforeNanos, String lastError) {
+    record Retry(int inARow, int grown, int timeoutsInARow, long notBeforeNanos, String lastError) {
         /** The retry after {@code last} (null: none) and a catch-up that failed on {@code e} at {@code nowNanos}. */
         static Retry after(Retry last, Throwable e, long nowNanos) {
-            boolean timedOut = timedOut(e);
+            boolean timedOut = TablespaceCatchUp.timedOut(e);
             int grown = (last == null ? 0 : last.grown()) + (timedOut ? 0 : 1);
-            Duration wait = timedOut ? RETRY_FIRST : retryAfter(grown);
-            return new Retry(last == null ? 1 : last.inARow() + 1, grown, nowNanos + wait.toNanos(), TaskRetries.messages(e));
+            int timeouts = timedOut ? (last == null ? 0 : last.timeoutsInARow()) + 1 : 0;
+            Duration wait = timedOut ? TaskRetries.doubled(RETRY_FIRST, timeouts - 1, TIMED_OUT_MAX) : retryAfter(grown);
+            return new Retry(last == null ? 1 : last.inARow() + 1, grown, timeouts, nowNanos + wait.toNanos(),
+                    TaskRetries.messages(e));
         }
     }
 
+    /** The longest wait after catch-ups that Kafka did not answer in time ({@link #timedOut}). */
+    static final Duration TIMED_OUT_MAX = Duration.ofMinutes(1);
+
     /**
-     * Whether a catch-up failed on Kafka not answering within {@code default.api.timeout.ms} (a broker away, a leader
-     * moving). Such a try waited a minute already: the next waits {@link #RETRY_FIRST} and does not grow the wait, so
-     * that a partition whose brokers are back after minutes starts within seconds, not after a wait grown to
-     * {@link #RETRY_MAX} meanwhile.
+     * Whether a catch-up failed on Kafka not answering in time (a broker away, a partition without a leader). Such a try
+     * waited a minute already: the waits after tries that timed out in a row grow from {@link #RETRY_FIRST} to
+     * {@link #TIMED_OUT_MAX} only, and do not grow the wait after other failures, so that a partition whose brokers are
+     * back after minutes starts within a minute, not after a wait grown to {@link #RETRY_MAX} meanwhile.
      */
     static boolean timedOut(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof org.apache.kafka.common.errors.TimeoutException) {
+            if (t instanceof org.apache.kafka.common.errors.TimeoutException || t instanceof TimeoutException) {
                 return true;
             }
         }
@@ -186,7 +191,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
      * init that follows finds the store still behind and starts another, after a wait that grows
      * with the failures in a row (a full disk: each try reopens the tablespace and reads from Kafka
      * again, and would otherwise follow the last at once, at every task start); a try that Kafka did
-     * not answer in time waited already, and the next follows it after {@link #RETRY_FIRST}.
+     * not answer in time waited already, and the next follows it sooner ({@link #timedOut}).
      */
     public void awaitRebuilt(int partition) {
         initAsked.put(partition, System.nanoTime());
@@ -630,7 +635,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
             }
             if (System.nanoTime() > deadline) {
                 throw new IOException("partition " + partition + ": no answer from the cluster about " + tp.topic() + " for "
-                        + STABLE_WAIT.toSeconds() + " s");
+                        + STABLE_WAIT.toSeconds() + " s", new TimeoutException("no answer for " + STABLE_WAIT.toSeconds() + " s"));
             }
             try {
                 Thread.sleep(1_000);

@@ -394,7 +394,7 @@ public final class LobIndex implements Closeable {
     /** Batches with an upload put in them not closed yet. */
     private int uploadBatchesOpen;
 
-    /** Command ids [0], and rejections [1], put since the index opened; and as the last round's size read them. */
+    /** Command ids [0], and rejections [1], written since the index opened; and as the last round's size read them. */
     private final AtomicLong[] put = {new AtomicLong(), new AtomicLong()};
     private final long[] putAtLastRound = new long[2];
     /** Where the next round of forgetting begins in commands and in rejected (null: at its first entry). */
@@ -427,6 +427,7 @@ public final class LobIndex implements Closeable {
             throws IOException {
         int n = 0;
         boolean[] passEnded = new boolean[2];
+        byte[][] nextFrom = forgetFrom.clone(); // moved on once the deletes are written: a failed write reads them again
         try (Batch b = newBatch()) {
             for (int f = 0; f < 2; f++) {
                 ColumnFamilyHandle cf = f == 0 ? commands : rejected;
@@ -453,7 +454,7 @@ public final class LobIndex implements Closeable {
                         }
                     }
                     ended(it);
-                    forgetFrom[f] = it.isValid() ? it.key() : null; // past the end: the next round from the first
+                    nextFrom[f] = it.isValid() ? it.key() : null; // past the end: the next round from the first
                     passEnded[f] = !it.isValid();
                 }
             }
@@ -461,6 +462,7 @@ public final class LobIndex implements Closeable {
                 write(b);
             }
         }
+        System.arraycopy(nextFrom, 0, forgetFrom, 0, 2);
         for (int f = 0; f < 2; f++) {
             if (passEnded[f]) { // its deletes written: no entry there when it began is older than its lowest limit
                 floor[f] = passLowest[f];
@@ -673,6 +675,7 @@ public final class LobIndex implements Closeable {
             write(wb, writeOptions);
             // after the write: a flush that reads the new count syncs a WAL that already holds this batch
             writes.incrementAndGet();
+            batch.countPuts();
         }
     }
 
@@ -761,6 +764,7 @@ public final class LobIndex implements Closeable {
         try (WriteBatch wb = batch.wb) {
             refuseIfRefused();
             write(wb, syncWrite);
+            batch.countPuts();
         }
     }
 
@@ -796,6 +800,17 @@ public final class LobIndex implements Closeable {
         private final WriteBatch wb = new WriteBatch();
         /** Whether an upload was put in this batch: until it is closed, a scan may miss the upload (written or not yet). */
         private boolean holdsUpload;
+        /** Command ids [0] and rejections [1] put in this batch, counted in {@link #put} once it is written. */
+        private final int[] familyPuts = new int[2];
+
+        /**
+         * Counts this batch's ids and rejections as put, once written: a pass of forgetting that began before the write
+         * may have missed them, and its floor must not cover them.
+         */
+        private void countPuts() {
+            put[0].addAndGet(familyPuts[0]);
+            put[1].addAndGet(familyPuts[1]);
+        }
 
         public Batch putCurrent(VersionEntry e) throws IOException {
             return put(current, lobKey(e.lobId()), e.encode());
@@ -838,13 +853,13 @@ public final class LobIndex implements Closeable {
         /** The time first, as {@link #forgetCommandsBefore} reads it; then the fingerprint, unless there is none. */
         public Batch putCommand(String commandId, long commandsTimeMillis, long fingerprint) throws IOException {
             byte[] v = fingerprint == 0 ? longBytes(commandsTimeMillis) : ByteBuffer.allocate(16).putLong(commandsTimeMillis).putLong(fingerprint).array();
-            put[0].incrementAndGet(); // counted when put, not written: a batch dropped only makes the next round longer
+            familyPuts[0]++;
             return put(commands, commandId.getBytes(StandardCharsets.UTF_8), v);
         }
 
         /** Records why the command at {@code offset} of {@code source} was not applied (forgotten with the command ids). */
         public Batch putRejected(String source, long offset, Rejection why, long atMillis) throws IOException {
-            put[1].incrementAndGet(); // as putCommand's ids
+            familyPuts[1]++;
             return put(rejected, sourceOffsetKey(source, offset), why.encode(atMillis));
         }
 
