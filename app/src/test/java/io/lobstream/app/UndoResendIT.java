@@ -1,5 +1,7 @@
 package io.lobstream.app;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.app.bench.KafkaTools;
 import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
@@ -14,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -59,6 +62,12 @@ class UndoResendIT {
         assertThat(resent()).as("undo records re-sent while purge reclaims everything").isZero();
         await().atMost(Duration.ofSeconds(30)).until(() -> !Double.isNaN(behindSeconds()));
         double keepingUp = behindSeconds();
+        // the node's /status says the cluster answers its checks (every RESEND_INTERVAL_MS here)
+        JsonNode kafka = new ObjectMapper().readTree(URI.create("http://127.0.0.1:" + pipeline.node.httpPort() + "/status").toURL())
+                .path("kafka");
+        assertThat(kafka.path("answered_s_ago").isNumber()).as("%s", kafka).isTrue();
+        assertThat(kafka.path("answered_s_ago").asLong()).isLessThan(30);
+        assertThat(kafka.has("error")).as("%s", kafka).isFalse();
 
         pipeline.purge.close(); // no worker reads the undo records below
         pipeline.purgeThread.join(10_000);

@@ -323,6 +323,9 @@ public final class LobNode implements AutoCloseable {
         streamsMetrics.bindTo(meters);
         http.attach(streams);
         http.attachCatchUps(catchUps::catchingUp, catchUps::remainingRecords, catchUps::waiting);
+        if (purgeProgress != null) {
+            http.attachClusterChecks(purgeProgress::lastAnswer);
+        }
         http.start();
         streams.start();
         if (members != null) {

@@ -72,6 +72,14 @@ class StatusCommandTest {
         assertThat(cli.out()).contains("partition 0 is incomplete: " + why).doesNotContain("partition 1 is");
     }
 
+    /** The writer reads RUNNING through an outage: the node's own failed check of the cluster is what says it. */
+    @Test
+    void aNodeKafkaDoesNotAnswerIsSaid() throws IOException {
+        assertThat(status(node("{\"state\":\"RUNNING\",\"kafka\":{\"answered_s_ago\":95,\"checked_every_s\":30.0,"
+                + "\"error\":\"no answer within 10 s\"},\"catching_up\":[],\"partitions\":[],\"totals\":{}}", false))).isZero();
+        assertThat(cli.out()).contains("kafka: the node's last check of the cluster failed (no answer within 10 s); it last answered 95 s ago");
+    }
+
     @Test
     void aBadDurationIsAUsageError() {
         assertThat(cli.run("status", "--wait", "soon")).isEqualTo(2);

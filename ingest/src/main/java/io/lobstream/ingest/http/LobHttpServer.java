@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import io.lobstream.store.LobStore;
+import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.JudgingSettings;
 import io.lobstream.ingest.writer.LobStateStore;
 import io.lobstream.ingest.writer.TaskFailure;
@@ -111,6 +112,8 @@ public final class LobHttpServer implements AutoCloseable {
     private volatile Supplier<? extends Collection<Integer>> catchingUp = List::of;
     private volatile Supplier<? extends Map<Integer, Long>> catchUpRemaining = Map::of;
     private volatile Supplier<? extends List<TaskFailure>> catchUpsWaiting = List::of;
+    /** How the node's last check of the cluster went; null: the node does not check (lob.undo.resend.interval.ms 0). */
+    private volatile Supplier<AdminPurgeProgress.ClusterAnswer> clusterAnswer = () -> null;
 
     private final String advertisedHost;
     /** When each failure answered with a 500 was last logged. */
@@ -192,6 +195,11 @@ public final class LobHttpServer implements AutoCloseable {
         this.catchingUp = catchingUp;
         this.catchUpRemaining = remaining;
         this.catchUpsWaiting = waiting;
+    }
+
+    /** How the node's last check of the cluster went (shown by {@code GET /status} as {@code kafka}); set before {@link #start()}. */
+    public void attachClusterChecks(Supplier<AdminPurgeProgress.ClusterAnswer> answer) {
+        this.clusterAnswer = answer;
     }
 
     public void start() {
@@ -568,6 +576,20 @@ public final class LobHttpServer implements AutoCloseable {
         ObjectNode root = JSON.createObjectNode();
         KafkaStreams s = streams;
         root.put("state", s == null ? "NOT_STARTED" : s.state().name());
+        // Kafka Streams reads RUNNING through an outage, its clients retrying: whether the cluster answers the node now
+        AdminPurgeProgress.ClusterAnswer answer = clusterAnswer.get();
+        if (answer != null) {
+            ObjectNode kafka = root.putObject("kafka");
+            if (answer.answeredAtMillis() < 0) {
+                kafka.putNull("answered_s_ago");
+            } else {
+                kafka.put("answered_s_ago", Math.max(0, System.currentTimeMillis() - answer.answeredAtMillis()) / 1000);
+            }
+            kafka.put("checked_every_s", answer.everyMs() / 1000.0);
+            if (answer.lastError() != null) {
+                kafka.put("error", answer.lastError());
+            }
+        }
         // why a node reads REBALANCING for long: a partition's tablespace replaying lob.commands before its task starts
         ArrayNode catchUps = root.putArray("catching_up");
         catchingUp.get().forEach(catchUps::add);

@@ -68,6 +68,24 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
      */
     private volatile Map<Integer, Double> purgeLag = Map.of();
     private long lastWarning;
+    private final long everyMs;
+    private volatile ClusterAnswer answer;
+
+    /**
+     * How the node's last check of the cluster went, for {@code /status}: Kafka Streams reads RUNNING through an outage,
+     * its clients retrying, and nothing else on the node says the cluster stopped answering.
+     *
+     * @param answeredAtMillis when a check last had every answer (wall clock; -1: none has yet)
+     * @param lastError        why the last check failed; null if it did not
+     * @param everyMs          how often the node checks
+     */
+    public record ClusterAnswer(long answeredAtMillis, String lastError, long everyMs) {
+    }
+
+    /** How the node's last check of the cluster went. */
+    public ClusterAnswer lastAnswer() {
+        return answer;
+    }
 
     /**
      * @param meters where to register {@code lob_purge_lag_records{partition}}, which each check updates, and
@@ -81,6 +99,8 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         this.writerGroup = config.get(LobStreamConfig.APPLICATION_ID);
         this.partitions = partitions;
         long every = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
+        this.everyMs = every;
+        this.answer = new ClusterAnswer(-1, null, every);
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "purge-progress");
             t.setDaemon(true);
@@ -154,10 +174,13 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                     published.put(p, before);
                 }
             }
+            answer = new ClusterAnswer(now, null, everyMs);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             lag.clear(); // a lag not read now is unknown: NaN
+            answer = new ClusterAnswer(answer.answeredAtMillis(), e instanceof TimeoutException
+                    ? "no answer within " + CALL_TIMEOUT_MS / 1000 + " s" : TaskRetries.messages(e), everyMs);
             // nothing new is published meanwhile; the next check tries again
             long now = System.currentTimeMillis();
             if (now - lastWarning >= WARN_EVERY_MS) {
