@@ -17,7 +17,6 @@ import io.lobstream.store.WriteResult;
 import io.lobstream.store.allocator.DefaultPageAllocator;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.allocator.PageAllocator;
-import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.impl.VersionPages.Base;
 import io.lobstream.store.index.Attributes;
@@ -51,9 +50,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.function.LongUnaryOperator;
 import java.util.function.Predicate;
 
 /**
@@ -79,7 +76,7 @@ import java.util.function.Predicate;
  * {@link Pins} order writers and readers, {@link Reclaimer} frees the versions purge reclaims (after their readers), {@link PagesFirst} keeps pages on disk before the index entries
  * that name them, {@link DurableFrees} keeps the pages an index write stopped naming from reuse until that
  * write is durable, {@link SyncGuard} stops every write once a sync failed, {@link SourceMarks} records
- * what each command did, {@link Compactor} moves versions down to shrink the file,
+ * what each command did, {@link Compactor} moves versions down to shrink the file, {@link OnlineFsck} checks it open,
  * {@link TablespaceUsage} counts what the statistics read, and {@link Backpressure} slows writes while the
  * history it counts is past its limit. This class is the transaction around them: allocate, write, publish
  * in one index batch, release.
@@ -128,6 +125,11 @@ public final class DefaultLobStore implements LobStore {
         }
 
         @Override
+        public Latches.Held exclusive() throws IOException {
+            return openExclusive();
+        }
+
+        @Override
         public Latches.Held publishing(String lobId) throws IOException {
             return openPublishing(lobId);
         }
@@ -135,6 +137,11 @@ public final class DefaultLobStore implements LobStore {
         @Override
         public boolean closed() {
             return closed;
+        }
+
+        @Override
+        public IOException closedException() {
+            return DefaultLobStore.this.closedException();
         }
     };
     private final Reclaimer reclaimer;
@@ -152,8 +159,7 @@ public final class DefaultLobStore implements LobStore {
      */
     private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
     private volatile boolean closed;
-    /** fscks holding, or waiting for, the exclusive latch ({@link #checking}). */
-    private final AtomicInteger checks = new AtomicInteger();
+    private final OnlineFsck onlineFsck;
     /**
      * Once a sync failed, no version is written and nothing is synced, and every write and commit fails. The index may
      * still take bookkeeping (a reclaim, an expired upload, a forgotten command id) until the store closes: this copy
@@ -195,6 +201,7 @@ public final class DefaultLobStore implements LobStore {
                 config.historyMaxDelayMs(), metrics::backpressure);
         this.pins = new Pins(config.readPinMaxMs(), () -> System.nanoTime() / 1_000_000); // not the wall clock: a step would lapse them all
         this.reclaimer = new Reclaimer(name, config, index, latches, openLatches, pins, frees, usage, this::syncWalNow);
+        this.onlineFsck = new OnlineFsck(dir, file, index, allocator, frees, unpublished, openLatches, reclaimer);
     }
 
     /** Opens (creating if needed) the tablespace in {@code dir}. */
@@ -886,85 +893,17 @@ public final class DefaultLobStore implements LobStore {
 
     @Override
     public FsckReport fsck(boolean readData) throws IOException {
-        checks.incrementAndGet(); // waiting for the latch too: a read begun meanwhile would wait behind it
-        try (Latches.Held latch = openExclusive()) {
-            return Fsck.withMarkers(fsckHeld(readData), dir);
-        } finally {
-            checks.decrementAndGet();
-        }
+        return onlineFsck.fsck(readData);
     }
 
     @Override
     public boolean checking() {
-        return checks.get() > 0;
-    }
-
-    /** The check, under the exclusive latch the caller holds. */
-    private FsckReport fsckHeld(boolean readData) throws IOException {
-        List<Extent> free = new ArrayList<>(allocator.freeExtents());
-        free.addAll(frees.waiting());
-        return new Fsck(file, index, free, List.copyOf(unpublished.values()), allocator.highWaterMark(), readData).run();
+        return onlineFsck.checking();
     }
 
     @Override
     public FsckReport fsckOnline() throws IOException {
-        List<String> live = new ArrayList<>();
-        FsckReport structure;
-        checks.incrementAndGet();
-        try (Latches.Held latch = openExclusive()) {
-            structure = fsckHeld(false);
-            index.forEachCurrent(e -> live.add(e.lobId()));
-        } finally {
-            checks.decrementAndGet();
-        }
-        List<String> problems = new ArrayList<>();
-        long[] pagesRead = new long[1];
-        int room = Math.max(0, Fsck.MAX_PROBLEMS - structure.problems().size());
-        for (int i = 0; i < live.size() && problems.size() < room; i++) {
-            Optional<VersionEntry> pinned = reclaimer.pinCurrent(live.get(i));
-            if (pinned.isEmpty()) {
-                continue; // deleted since
-            }
-            VersionEntry e = pinned.get();
-            String who = "live " + e.lobId() + "@" + e.version(); // as Fsck names it
-            try {
-                if (structure.problems().stream().anyMatch(p -> p.startsWith(who + ":"))) {
-                    continue; // its root or index pages failed in the first part: reported once
-                }
-                Optional<String> problem = liveDataProblem(e, pagesRead);
-                // a pin held past lob.read.pin.max.ms no longer keeps the pages of a version replaced meanwhile: those
-                // may be another's now. A current version's pages are never freed: what it fails on is damage.
-                if (problem.isPresent() && current(e.lobId()).map(VersionEntry::version).orElse(-1L) == e.version()) {
-                    problems.add(who + ": " + problem.get());
-                }
-            } finally {
-                reclaimer.unpin(e);
-            }
-        }
-        FsckReport data = new FsckReport(problems.isEmpty(), 0, 0, 0, 0, 0, 0, 0, pagesRead[0], problems);
-        return Fsck.withMarkers(structure.plus(data), dir);
-    }
-
-    /** fsck's data pass over {@code e}, which the caller pins: what is wrong (naming the page), or empty. */
-    private Optional<String> liveDataProblem(VersionEntry e, long[] pagesRead) throws IOException {
-        try {
-            // its root and index pages were counted by the structure pass
-            VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), VersionReader.PageReadListener.NONE)
-                    .withListener(page -> pagesRead[0]++);
-            LongUnaryOperator writtenBy;
-            try (Latches.Held latch = openShared()) { // the index, which close excludes
-                writtenBy = PageWriters.of(e, r.dataExtents(), index, version -> true);
-            }
-            return Fsck.checkData(e, r, writtenBy);
-        } catch (IOException ex) {
-            if (closed) {
-                throw closedException(); // the page file closed under the read: not a page that failed
-            }
-            return Optional.of(ex.getMessage());
-        } catch (RuntimeException ex) {
-            // a root or index page whose fields pass their CRC but make no sense, as Fsck reports it
-            return Optional.of("root page " + e.rootPage() + ": " + ex);
-        }
+        return onlineFsck.fsckOnline();
     }
 
     @Override

@@ -14,9 +14,15 @@ interface OpenLatches {
     /** {@link #shared()} for the entry points that declare no IOException: throws IllegalStateException instead. */
     Latches.Held sharedUnchecked();
 
+    /** The tablespace latch, exclusively. */
+    Latches.Held exclusive() throws IOException;
+
     /** The latches of a publish to {@code lobId} ({@link Latches#publish}). */
     Latches.Held publishing(String lobId) throws IOException;
 
     /** Whether the store is closed: read under a latch taken from {@link Latches} directly, not through these. */
     boolean closed();
+
+    /** What the store's closing is reported as: "tablespace ... is closed". */
+    IOException closedException();
 }
