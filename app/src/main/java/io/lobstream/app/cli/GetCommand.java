@@ -55,7 +55,7 @@ final class GetCommand implements Callable<Integer> {
             }
         }
         PrintWriter err = spec.commandLine().getErr(); // picocli's: whoever runs the command (a test too) reads it there
-        try (StreamedResponse r = new NodeHttp(node).get(id, range)) {
+        try (StreamedResponse r = new NodeHttp(node).waitingOutRebalances().get(id, range)) {
             InputStream in = r.body();
             // a suffix of an empty value is the whole of it, which RFC 9110 answers with 200: nothing was ignored
             boolean suffixOfEmpty = range != null && range.startsWith("-") && r.contentLength().orElse(-1) == 0;

@@ -32,6 +32,7 @@ final class NodeHttp {
      * it takes, each read within it, and a small answer's body must be in within as long again.
      */
     private final Duration timeout;
+    private final boolean waitsOutRebalances;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).build();
 
     NodeHttp(String base) {
@@ -39,8 +40,23 @@ final class NodeHttp {
     }
 
     NodeHttp(String base, Duration timeout) {
+        this(base, timeout, false);
+    }
+
+    private NodeHttp(String base, Duration timeout, boolean waitsOutRebalances) {
         this.base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         this.timeout = timeout;
+        this.waitsOutRebalances = waitsOutRebalances;
+    }
+
+    /**
+     * The same node, and a 503 that does not say when to retry (partitions being assigned, the node starting, the
+     * partition moving: a rebalance) asked again each second too, within the timeout: what {@code get} wants. Not for
+     * many values in a row, which would each wait the timeout out while a partition stays away (replay --verify shares
+     * one wait among them), nor for the ETag a write prints once applied, which is not worth a wait.
+     */
+    NodeHttp waitingOutRebalances() {
+        return new NodeHttp(base, timeout, true);
     }
 
     /**
@@ -67,9 +83,12 @@ final class NodeHttp {
         }
     }
 
-    /** The seconds to wait before asking again: a 503 that says when, if that is before {@code deadline}; else -1. */
-    private static long retryWithin(int status, Optional<String> retryAfter, long deadline) {
-        long waitS = status == 503 ? retryAfter.map(NodeHttp::seconds).orElse(-1L) : -1;
+    /**
+     * The seconds to wait before asking again: a 503 that says when (one that does not: in a second, if this waits out
+     * rebalances), if that is before {@code deadline}; else -1.
+     */
+    private long retryWithin(int status, Optional<String> retryAfter, long deadline) {
+        long waitS = status == 503 ? retryAfter.map(NodeHttp::seconds).orElse(waitsOutRebalances ? 1L : -1L) : -1;
         return waitS >= 0 && TimeUnit.SECONDS.toNanos(waitS) <= deadline - System.nanoTime() ? waitS : -1;
     }
 

@@ -213,13 +213,25 @@ class GetCommandTest {
     /** A 503 that says when (a partition under fsck, every read slot taken) is asked again, not an error. */
     @Test
     void aBusyNodeIsAskedAgainWhenItSays(@TempDir Path dir) throws Exception {
+        askedAgainAfterA503(dir, true);
+    }
+
+    /** A 503 that does not say when (partitions being assigned, the node starting) is a rebalance: asked again each second. */
+    @Test
+    void aNodeInARebalanceIsAskedAgain(@TempDir Path dir) throws Exception {
+        askedAgainAfterA503(dir, false);
+    }
+
+    private void askedAgainAfterA503(Path dir, boolean saysWhen) throws Exception {
         AtomicInteger asked = new AtomicInteger();
         HttpServer node = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         node.createContext("/lobs/", ex -> {
             try (ex) {
                 ex.getResponseHeaders().add(LobHttpServer.NODE, "test:1");
                 if (asked.incrementAndGet() == 1) {
-                    ex.getResponseHeaders().add("Retry-After", "1");
+                    if (saysWhen) {
+                        ex.getResponseHeaders().add("Retry-After", "1");
+                    }
                     ex.sendResponseHeaders(503, -1);
                 } else {
                     ex.sendResponseHeaders(200, 10);
