@@ -452,7 +452,7 @@ public final class LobHttpServer implements AutoCloseable {
                 if (notSaid >= 0) {
                     log.error("{} failed ({})", request, sameFailure(notSaid), e);
                 }
-                text(ex, 500, "failed: " + e.getMessage() + "\n");
+                text(ex, 500, "failed: " + TaskRetries.messages(e) + "\n");
             }
         } catch (IOException | RuntimeException answering) {
             log.debug("{}: could not answer: {}", request, answering.toString());

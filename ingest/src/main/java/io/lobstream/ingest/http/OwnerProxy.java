@@ -50,7 +50,8 @@ final class OwnerProxy {
     }
 
     /** @param self this node, as the owner knows it: an owner that cannot serve the request names it in its answer */
-    void forward(HttpExchange ex, HostInfo self, HostInfo owner, String rawPath) throws IOException {
+    void forward(HttpExchange ex, HostInfo self, HostInfo ownerInfo, String rawPath) throws IOException {
+        String owner = ownerInfo.host() + ":" + ownerInfo.port(); // as the node header names it, not HostInfo{host='..', port=..}
         Map<String, String> headers = new HashMap<>();
         // RFC 9110 §7.6.3 would have a gateway send Via, but HttpURLConnection drops it (a restricted header) unless a
         // JVM-wide property allows it: the node's own header names the forwarder instead, and keeps it from forwarding again
@@ -67,7 +68,7 @@ final class OwnerProxy {
                 headers.put(h, v);
             }
         }
-        URI uri = URI.create("http://" + owner.host() + ":" + owner.port() + rawPath);
+        URI uri = URI.create("http://" + owner + rawPath);
         boolean answered = false; // once the status line is sent, a failure can only cut the body short
         // straight to the owner: a JVM-wide proxy (http.proxyHost, useSystemProxies) is for the way out, not between nodes
         try (StreamedResponse resp = StreamedResponse.send(uri, ex.getRequestMethod(), headers, connectTimeout, readTimeout, Proxy.NO_PROXY)) {
@@ -87,7 +88,7 @@ final class OwnerProxy {
                     resp.header(h).ifPresent(v -> ex.getResponseHeaders().add(h, v));
                 }
             }
-            ex.getResponseHeaders().add(LobHttpServer.SERVED_BY, owner.host() + ":" + owner.port());
+            ex.getResponseHeaders().add(LobHttpServer.SERVED_BY, owner);
             long len = resp.contentLength().orElse(-1); // -1: the owner did not say, and the body goes on chunked
             int status = resp.statusCode();
             boolean noBody = ex.getRequestMethod().equals("HEAD") || status == 416 || status == 304;
@@ -117,7 +118,9 @@ final class OwnerProxy {
             } else if (e instanceof SocketTimeoutException) {
                 Responses.text(ex, 504, "owner " + owner + " did not answer within " + readTimeout.toMillis() + " ms\n", stalls);
             } else {
-                Responses.text(ex, 502, "owner " + owner + " unreachable: " + e.getMessage() + "\n", stalls);
+                // (its partitions go to another node once its session times out, or come back with it)
+                Responses.text(ex, 502, "owner " + owner + " of the LOB's partition unreachable (" + e.getMessage() + "); retry\n",
+                        stalls);
             }
         }
     }

@@ -60,7 +60,8 @@ public final class StreamedResponse implements Closeable {
             c.connect();
         } catch (IOException e) {
             // a refused connection, an unknown host and a connect timeout all mean the same to a caller: nobody there
-            java.net.ConnectException nobody = new java.net.ConnectException("cannot connect to " + uri.getAuthority() + ": " + e);
+            java.net.ConnectException nobody = new java.net.ConnectException("cannot connect to " + uri.getAuthority() + ": "
+                    + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
             nobody.initCause(e);
             c.disconnect();
             throw nobody;

@@ -233,7 +233,7 @@ public final class CommandApplier {
                 log.error("{}: the tablespace refused the command at {}; dead-lettered{}", id, source,
                         notSaid == 0 ? "" : " (and " + notSaid + " other commands since this was last said)", e);
             }
-            return invalid("refused by the tablespace: " + e.getMessage());
+            return invalid("refused by the tablespace: " + TaskRetries.messages(e));
         }
     }
 

@@ -131,11 +131,19 @@ public final class TaskRetries {
         return wait.compareTo(max) > 0 ? max : wait;
     }
 
-    /** The messages of {@code e} and its causes, in one line: the path and page of a full disk are in a cause. */
+    /**
+     * The messages of {@code e} and its causes, in one line: the path and page of a full disk are in a cause. One without a
+     * message is named by its class; a wrapper whose message is its cause's {@code toString()} (an ExecutionException) is
+     * left out, or the cause would be said twice, the second time with its class's full name.
+     */
     public static String messages(Throwable e) {
-        StringBuilder b = new StringBuilder(String.valueOf(e.getMessage()));
-        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
-            b.append(": ").append(t.getMessage());
+        StringBuilder b = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String m = t.getMessage();
+            if (t.getCause() != null && t.getCause() != t && t.getCause().toString().equals(m)) {
+                continue;
+            }
+            b.append(b.isEmpty() ? "" : ": ").append(m != null ? m : t.getClass().getSimpleName());
         }
         return b.toString();
     }

@@ -149,7 +149,10 @@ class OwnerProxyTest {
         }
         HttpURLConnection c = request(front(new HostInfo("127.0.0.1", closedPort)), "GET", null);
         assertThat(c.getResponseCode()).isEqualTo(502);
-        assertThat(new String(c.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)).contains("unreachable");
+        // named as host:port, not as Kafka's HostInfo{host='..', port=..}, and without an exception's class name
+        assertThat(new String(c.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
+                .startsWith("owner 127.0.0.1:" + closedPort + " of the LOB's partition unreachable (cannot connect to 127.0.0.1:"
+                        + closedPort + ": Connection refused); retry").doesNotContain("HostInfo", "java.");
     }
 
     @Test

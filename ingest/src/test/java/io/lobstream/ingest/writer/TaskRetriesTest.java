@@ -62,4 +62,14 @@ class TaskRetriesTest {
         assertThat(TaskRetries.messages(new UncheckedIOException("partition 3 offset 7", new IOException("writing page 12: No space"))))
                 .isEqualTo("partition 3 offset 7: writing page 12: No space");
     }
+
+    /** Said in /status and in dead-letter reasons: no "null" for an exception without a message, no cause said twice. */
+    @Test
+    void messagesSayNoNullAndNoWrappedCauseTwice() {
+        assertThat(TaskRetries.messages(new IOException("reading the log's end", new java.util.concurrent.ExecutionException(
+                new org.apache.kafka.common.errors.TimeoutException("Timed out waiting for a node assignment. Call: listOffsets")))))
+                .isEqualTo("reading the log's end: Timed out waiting for a node assignment. Call: listOffsets");
+        assertThat(TaskRetries.messages(new java.util.concurrent.TimeoutException())).isEqualTo("TimeoutException");
+        assertThat(TaskRetries.messages(new IllegalStateException("x", new NullPointerException()))).isEqualTo("x: NullPointerException");
+    }
 }
