@@ -1,11 +1,14 @@
 package io.lobstream.app.cli;
 
+import io.lobstream.ingest.writer.TaskRetries;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.TypeConversionException;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.nio.charset.CharacterCodingException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -45,8 +48,13 @@ final class ConfigOptions {
             Properties p = new Properties();
             try (Reader r = Files.newBufferedReader(Path.of(value))) { // UTF-8 (Kafka's tools read Latin-1: an ASCII file reads the same)
                 p.load(r);
+            } catch (FileSystemException e) {
+                throw new TypeConversionException("cannot read " + value + ": " + LobStreamCli.fileProblem(e));
+            } catch (CharacterCodingException e) {
+                throw new TypeConversionException("cannot read " + value + ": it is not UTF-8 (write a character past ASCII as "
+                        + "its \\" + "u escape, as Java properties files may)");
             } catch (IOException | RuntimeException e) {
-                throw new TypeConversionException("cannot read " + value + ": " + e);
+                throw new TypeConversionException("cannot read " + value + ": " + TaskRetries.messages(e));
             }
             Map<String, String> keys = new HashMap<>();
             p.stringPropertyNames().forEach(k -> keys.put(k, p.getProperty(k)));

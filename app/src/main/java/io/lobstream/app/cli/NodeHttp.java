@@ -193,7 +193,7 @@ final class NodeHttp {
     private void requireNode(int status, Optional<String> node) throws IOException {
         if (node.isEmpty() && (status / 100 == 2 || status == 404 || status == 416)) {
             throw new IOException("the server at " + base + " is not a LobStream node (it answered HTTP " + status + " without "
-                    + LobHttpServer.NODE + ", which nodes send since session 50: an older node's answer lacks it too): --node names "
+                    + LobHttpServer.NODE + ", which every node's answer has, but those of much older LobStream releases): --node names "
                     + "a node's HTTP API, port 8080 unless lob.http.port says otherwise");
         }
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.ingest.writer.PurgeLag;
+import io.lobstream.ingest.writer.TaskRetries;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
@@ -23,6 +24,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /** {@code ./lobstream status}: partitions, history length, purge lag, space by state. */
 @Command(name = "status", mixinStandardHelpOptions = true, description = "Show partitions, history length, purge lag and space by state.")
@@ -129,7 +131,9 @@ final class StatusCommand implements Callable<Integer> {
             }
             status.put("purge_lag_total", total);
         } catch (Exception e) {
-            status.put("purge_lag_error", "cannot read the purge group's lag from " + cfg.bootstrap() + ": " + e);
+            // (the lag is the purge group's offsets, in Kafka: the node does not know them all)
+            status.put("purge_lag_error", "cannot read the purge group's lag from Kafka at " + cfg.bootstrap() + " (give --bootstrap "
+                    + "for another cluster): " + (e instanceof TimeoutException ? "no answer within 5 s" : TaskRetries.messages(e)));
         }
     }
 

@@ -79,7 +79,11 @@ class LobStreamCliTest {
         assertThat(cli.err()).as("-c's chunk size, not the file's").contains("lob.page.size").doesNotContain("lob.chunk.size");
 
         assertThat(cli.run("status", "--command-config", dir.resolve("none.properties").toString())).isEqualTo(CommandLine.ExitCode.USAGE);
-        assertThat(cli.err()).contains("cannot read " + dir.resolve("none.properties")).contains("Usage: lobstream status");
+        assertThat(cli.err()).contains("cannot read " + dir.resolve("none.properties") + ": no such file or directory")
+                .contains("Usage: lobstream status");
+        Path latin1 = Files.write(dir.resolve("latin1.properties"), new byte[] {'a', '=', (byte) 0xE9, '\n'}); // as Kafka's tools read
+        assertThat(cli.run("status", "--command-config", latin1.toString())).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("cannot read " + latin1 + ": it is not UTF-8");
     }
 
     @Test
