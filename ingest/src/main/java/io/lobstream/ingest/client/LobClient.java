@@ -666,7 +666,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
          */
         LobWrite stopped(String why) {
             Throwable t = failed.get();
-            IOException stopped = new IOException(why + ": " + t, t);
+            IOException stopped = new IOException(why + ": " + said(t), t);
             CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new))
                     .whenCompleteAsync((v, err) -> write.completeExceptionally(stopped), callbacks());
             return write;
@@ -727,6 +727,11 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * Completes {@code write} with the last record's metadata once all are acknowledged, on {@link #callbacks}; fails it
      * if any failed.
      */
+    /** A failure as a user's message says it: its message (Kafka's say what went wrong), its class only without one. */
+    private static String said(Throwable t) {
+        return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
+    }
+
     private LobWrite completeWhen(LobWrite write, List<CompletableFuture<RecordMetadata>> sent) {
         return completeWhen(write, sent, null);
     }
@@ -739,7 +744,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
         CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).whenCompleteAsync((v, err) -> {
             if (err != null && whyFailed != null) {
                 Map.Entry<Integer, Throwable> first = firstFailed(sent);
-                write.completeExceptionally(new IOException(whyFailed.apply(first.getKey()) + ": " + first.getValue(), first.getValue()));
+                write.completeExceptionally(new IOException(whyFailed.apply(first.getKey()) + ": " + said(first.getValue()),
+                        first.getValue()));
             } else if (err != null) {
                 write.completeExceptionally(unwrapped(err));
             } else {
