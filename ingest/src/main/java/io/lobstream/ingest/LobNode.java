@@ -308,8 +308,9 @@ public final class LobNode implements AutoCloseable {
                         + "(lob_history_length has them per tablespace)").register(meters);
         for (String cause : TaskRetries.CAUSES) {
             FunctionCounter.builder("lob_writer_task_failures", tablespaces, t -> t.taskFailures(cause)).tag("cause", cause)
-                    .description("Writer tasks that failed (each stops its partition until it starts again, after a wait "
-                            + "doubling from 1 s to 60 s): a full or read-only disk, the registry away, or other").register(meters);
+                    .description("Writer tasks that failed (each stops its partition until it starts again: at once after a "
+                            + "first failure, then after a wait doubling from 1 s to 60 s): a full or read-only disk, the registry "
+                            + "away, or other").register(meters);
         }
         Path dataDir = config.dataDir(); // (a supplier, held strongly: a gauge holds its state object weakly, and lost this Path)
         Gauge.builder("lob_tablespaces_kept_aside_bytes", () -> TablespaceDirs.notTablespacesBytes(dataDir)).baseUnit("bytes")
@@ -336,8 +337,8 @@ public final class LobNode implements AutoCloseable {
     /**
      * How the writer's consumers fetch. Commands carry up to {@code lob.chunk.size} bytes each:
      * fetches stay bounded for a small heap (100 records a poll, 16 MiB a fetch), and 4 MiB per
-     * partition, where Kafka's 1 MiB default is only a handful of 256 KiB commands per round trip.
-     * {@code bench pipeline}'s plain consumer fetches the same way.
+     * partition at most, where Kafka's 1 MiB default is two 512 KiB chunks per round trip
+     * ({@link #streamsProperties} lowers it on a small heap: WriterBuffer).
      */
     public static final Map<String, Object> WRITER_FETCH = Map.of(
             ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100,

@@ -32,8 +32,8 @@ final class TablespaceReaders implements AutoCloseable {
     /** Written by the worker's thread; summed by the metrics' gauges on a scrape's. */
     private final Map<Integer, PurgeReader> readers = new ConcurrentHashMap<>();
     /**
-     * Why each partition's tablespace could not be opened, said once until it changes: a worker asks again every half
-     * second while it follows a node's partitions.
+     * Why each partition's tablespace could not be opened, said once until it changes: a worker following a node's
+     * partitions asks again every 10 s, and whenever the node's open tablespaces change.
      */
     private final Map<Integer, String> unopened = new ConcurrentHashMap<>();
     /**

@@ -360,7 +360,6 @@ public final class LobStreamConfig {
         return null;
     }
 
-    /** {@code lob.<kind>.<setting>}: a setting of that kind of client, and none LobStream decides for its clients. */
     /** Each kind's Kafka settings with their types and validators, to check a value before any client is made. */
     private static final Map<ClientKind, ConfigDef> CLIENT_DEFS = Map.of(ClientKind.PRODUCER, ProducerConfig.configDef(),
             ClientKind.CONSUMER, ConsumerConfig.configDef(), ClientKind.ADMIN, AdminClientConfig.configDef());
@@ -411,6 +410,7 @@ public final class LobStreamConfig {
         }
     }
 
+    /** {@code lob.<kind>.<setting>}: a setting of that kind of client, and none LobStream decides for its clients. */
     private static void checkPerKind(String key, ClientKind kind) {
         String setting = key.substring(kind.prefix.length());
         if (!kind.names.contains(setting) && !setting.startsWith(CONFIG_PROVIDER_PREFIX)) {

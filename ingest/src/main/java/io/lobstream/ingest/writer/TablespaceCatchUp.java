@@ -73,8 +73,8 @@ import java.util.concurrent.TimeoutException;
  * is behind is closed and caught up on a thread of its own ({@code lob-rebuild-P}); meanwhile
  * its init gives way with a {@code LockException}, which Kafka Streams answers by retrying the
  * task's initialisation on a later pass of its loop, after polls. The thread's other tasks run on.
- * The init itself only asks for the group's stable committed offset, which the coordinator
- * answers at once; while it is not stable (after a node died mid-transaction, until that
+ * The init itself only asks the group's stable committed offset, the topic's id and partitions, and
+ * (for a copy that applied commands) the log's end, each within {@link #CHECK_TIMEOUT}; while the offset is not stable (after a node died mid-transaction, until that
  * transaction times out) the catch-up thread waits for it instead.
  */
 public final class TablespaceCatchUp implements AutoCloseable {
@@ -319,8 +319,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
     }
 
     /**
-     * How long a task's init, on its stream thread, waits for the group coordinator's answer: one
-     * round trip, normally. The answer does not wait for a commit in flight (see {@link #check}).
+     * How long a task's init, on its stream thread, waits for each of its questions to the cluster
+     * (the committed offset, the topic, the log's end): one round trip each, normally. The committed
+     * offset's answer does not wait for a commit in flight (see {@link #check}).
      */
     static final Duration CHECK_TIMEOUT = Duration.ofSeconds(2);
     /**

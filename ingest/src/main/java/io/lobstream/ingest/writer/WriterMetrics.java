@@ -220,8 +220,8 @@ public final class WriterMetrics {
     }
 
     /**
-     * A task's start found its partition's log shorter than both its tablespace and the writer group's committed offset
-     * (an unclean leader election): the task does not start until an operator resets the group's offset (logged).
+     * A task's start found its partition's log shorter than the writer group's committed offset, whatever its tablespace
+     * holds (an unclean leader election): the task does not start until an operator resets the group's offset (logged).
      */
     public void logLost(int partition) {
         logLostCounter(partition).increment();

@@ -126,8 +126,9 @@ final class Reclaimer {
     }
 
     /**
-     * Pins {@code lobId}'s current version, if there is one: no purge or compaction frees its pages until {@link #unpin},
-     * or for lob.read.pin.max.ms if the version is replaced meanwhile ({@link #reclaimPastPinLeases}). The index is read under the
+     * Pins {@code lobId}'s current version, if there is one: no purge frees its pages until {@link #unpin}, or for
+     * lob.read.pin.max.ms if the version is replaced meanwhile ({@link #reclaimPastPinLeases}); a compaction move's old
+     * copy waits for the last unpin however long. The index is read under the
      * tablespace latch, which close excludes. The pages are read after it: once the store is closed that fails with
      * ClosedChannelException, and the pin is released.
      */
