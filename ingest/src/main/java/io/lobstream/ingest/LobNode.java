@@ -220,7 +220,10 @@ public final class LobNode implements AutoCloseable {
                         partitions, LobStreamConfig.PARTITIONS.name(), config.get(LobStreamConfig.PARTITIONS), config.topics().commands());
             }
         } catch (java.util.concurrent.ExecutionException e) {
-            throw new IOException("cannot create or check the topics on " + config.bootstrap() + ": " + e.getCause(), e.getCause());
+            throw new IOException("cannot create or check the topics on " + config.bootstrap() + ": "
+                    + (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException
+                    ? "no broker answered (" + e.getCause().getMessage() + "): is --bootstrap right, and the cluster up?"
+                    : e.getCause().getMessage()), e.getCause());
         }
         return partitions;
     }

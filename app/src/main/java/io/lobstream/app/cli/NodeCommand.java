@@ -121,7 +121,7 @@ final class NodeCommand implements Runnable {
             if (e instanceof Error error) {
                 throw error;
             }
-            throw new IllegalStateException("node failed to start: " + e.getMessage(), e);
+            throw new IllegalStateException("failed to start: " + e.getMessage(), e);
         }
         try {
             shutdown.awaitClosedOr(stopped).ifPresent(why -> {

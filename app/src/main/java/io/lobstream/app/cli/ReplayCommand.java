@@ -46,6 +46,7 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import static java.nio.file.StandardOpenOption.CREATE;
 import static java.nio.file.StandardOpenOption.WRITE;
@@ -96,7 +97,7 @@ final class ReplayCommand implements Callable<Integer> {
         if (verify) {
             requireNode(); // now, not after a replay of hours whose copy a second run could not verify again
         }
-        BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT);
+        BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT, cfg.topics().commands()); // a topic not there: named, with its key
         int partitions = partitionCount(cfg);
         if (partition >= partitions) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--partition " + partition + ": " + cfg.topics().commands()
@@ -195,6 +196,8 @@ final class ReplayCommand implements Callable<Integer> {
             return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions().size();
         } catch (ExecutionException e) {
             throw new IOException("cannot describe the commands topic on " + cfg.bootstrap() + ": " + e.getCause().getMessage(), e);
+        } catch (TimeoutException e) {
+            throw new IOException("cannot describe the commands topic on " + cfg.bootstrap() + ": no answer within 30 s", e);
         }
     }
 

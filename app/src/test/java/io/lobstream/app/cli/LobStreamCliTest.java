@@ -208,7 +208,7 @@ class LobStreamCliTest {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             assertThat(cli.run("node", "--http-port", Integer.toString(taken.getLocalPort()))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
         }
-        assertThat(cli.err()).contains("lobstream node: node failed to start: the HTTP API cannot bind 127.0.0.1:")
+        assertThat(cli.err()).contains("lobstream node: failed to start: the HTTP API cannot bind 127.0.0.1:")
                 .contains("lob.http.port (node --http-port)");
     }
 
