@@ -583,6 +583,11 @@ class HttpApiIT {
         byte[] appended = java.util.Arrays.copyOf(value, value.length + tail.length);
         System.arraycopy(tail, 0, appended, value.length, tail.length);
         assertThat(get(b, id, null).body()).isEqualTo(appended);
+        Path otherTail = Files.write(dir.resolve("cli-tail-2"), bytes(100, 23));
+        Cli reusedKey = cli("append", id, otherTail.toString(), "--idempotency-key", "job-" + id, "--node", viaA);
+        assertThat(reusedKey.exit).as(reusedKey.err).isEqualTo(4);
+        assertThat(reusedKey.err).contains("id-conflict", id + ": its --idempotency-key was used before for another write");
+        assertThat(get(b, id, null).body()).isEqualTo(appended);
         Cli emptyKey = cli("append", id, tailFile.toString(), "--idempotency-key", "");
         assertThat(emptyKey.exit).as(emptyKey.err).isEqualTo(2);
 

@@ -2,6 +2,7 @@ package io.lobstream.app.cli;
 
 import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.ingest.client.WriteOutcome;
+import io.lobstream.store.index.Rejection;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 import java.io.IOException;
@@ -39,6 +40,10 @@ final class Waits {
                             + "may be applied: read the LOB before you run it again%n", id, outcome.deadLetter().get().reason());
                 } else {
                     err.printf("%s: not applied: the writer dead-lettered it (%s)%n", id, outcome.deadLetter().get().reason());
+                }
+                if (Rejection.ID_CONFLICT.equals(outcome.deadLetter().get().kind())) { // its commandId is the key's, not what was typed
+                    err.printf("%s: its --idempotency-key was used before for another write within lob.command.dedupe.window.ms: "
+                            + "give this one a new key%n", id);
                 }
                 return DEAD_LETTERED;
             }
