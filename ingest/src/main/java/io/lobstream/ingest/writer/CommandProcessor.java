@@ -50,6 +50,15 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     static final int HOUSEKEEPING_SECONDS = 10;
     /** Between pages of undo records produced again at open (each page asks for a commit of its own). */
     private static final Duration REEMIT_EVERY = Duration.ofMillis(100);
+    /**
+     * Compaction runs in a row that moved nothing, no command applied between them, after which compaction runs only every
+     * {@link #IDLE_COMPACT_EVERY}, until a command comes or a run moves something. Kafka Streams commits a task after each
+     * punctuation: a task that once consumed a record sends its offsets again in a transaction of their own each time, so
+     * an idle node ran a transaction a second on each stream thread (AddOffsetsToTxn, TxnOffsetCommit, EndTxn, and their
+     * markers) for compaction runs that had nothing to do.
+     */
+    static final int IDLE_COMPACTIONS = 5;
+    static final Duration IDLE_COMPACT_EVERY = Duration.ofSeconds(HOUSEKEEPING_SECONDS);
 
     private final CommandApplier applier;
     private final UploadExpiry uploads;
@@ -58,6 +67,10 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private final Duration compactEvery;
     /** this task's token in its thread's {@link CompactionShare} */
     private final Object compactionTurn = new Object();
+    private Cancellable compaction;
+    private boolean compactingSlowly;
+    private int fruitlessCompactions;
+    private boolean commandsSinceCompaction;
     private final UndoResender resender;
     /**
      * System.nanoTime() of the last command processed (or of the task's start): how long the partition has been quiet. Not
@@ -113,7 +126,10 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         // often enough that an upload expires within about half its timeout after it is due
         Duration housekeepingEvery = Duration.ofMillis(Math.max(100, Math.min(HOUSEKEEPING_SECONDS * 1000L, uploads.timeoutMs() / 2)));
         every(housekeepingEvery, "housekeeping", this::housekeeping);
-        every(compactEvery, "compaction", now -> CompactionShare.OF_THREAD.get().run(compactionTurn, () -> store().compact()));
+        compactingSlowly = false;
+        fruitlessCompactions = 0;
+        commandsSinceCompaction = false;
+        compaction = every(compactEvery, "compaction", this::compact);
         if (resender.enabled()) {
             every(resender.every(), "re-sending undo records", this::resendConsumedUnreclaimed);
         }
@@ -258,9 +274,40 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         TablespaceDirs.markLogCut(store().directory(), store().copyId(), why);
     }
 
+    /** A turn of compaction, in the thread's share of time; at {@link #IDLE_COMPACT_EVERY} once the partition is idle. */
+    private void compact(long now) throws IOException {
+        boolean[] ran = {false};
+        long[] moved = {0};
+        CompactionShare.OF_THREAD.get().run(compactionTurn, () -> {
+            ran[0] = true;
+            moved[0] = store().compact();
+        });
+        if (moved[0] > 0 || commandsSinceCompaction) {
+            fruitlessCompactions = 0;
+        } else if (ran[0]) {
+            fruitlessCompactions++;
+        }
+        commandsSinceCompaction = false;
+        if (compactingSlowly ? moved[0] > 0 : fruitlessCompactions >= IDLE_COMPACTIONS && compactEvery.compareTo(IDLE_COMPACT_EVERY) < 0) {
+            compactEvery(!compactingSlowly);
+        }
+    }
+
+    /** Compaction every {@link #IDLE_COMPACT_EVERY} ({@code slowly}), or every lob.compact.interval.ms again. */
+    private void compactEvery(boolean slowly) {
+        cancel(compaction);
+        compactingSlowly = slowly;
+        fruitlessCompactions = 0;
+        compaction = every(slowly ? IDLE_COMPACT_EVERY : compactEvery, "compaction", this::compact);
+    }
+
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, LobStore store, Source source) throws IOException {
         lastRecordAtNanos = nanoClock.getAsLong();
+        commandsSinceCompaction = true;
+        if (compactingSlowly) { // its writes leave holes for compaction to gather, as it did
+            compactEvery(false);
+        }
         if (!pastOpenedOffset) {
             if (openedAppliedOffset == null) {
                 openedAppliedOffset = store.appliedOffset(source.name()); // before this command is recorded

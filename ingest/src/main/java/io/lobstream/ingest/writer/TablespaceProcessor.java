@@ -139,6 +139,12 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         return c;
     }
 
+    /** Cancels what {@link #every} scheduled, and forgets it. */
+    protected final void cancel(Cancellable scheduledByEvery) {
+        scheduledByEvery.cancel();
+        scheduled.remove(scheduledByEvery);
+    }
+
     /**
      * The exception that fails the task on {@code e}, its failure recorded. Kafka Streams' own recoveries are not the
      * task's failures and pass unrecorded: a task migrated away (its producer fenced) goes to its new owner; a send

@@ -1,5 +1,7 @@
 package io.lobstream.ingest.writer;
 
+import io.lobstream.avro.LobCommand;
+import io.lobstream.avro.LobOp;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
@@ -19,11 +21,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -203,9 +207,50 @@ class TablespaceProcessorTest {
         assertThat(context.scheduledPunctuators()).allMatch(p -> p.cancelled());
     }
 
+    /**
+     * Kafka Streams commits a task after each punctuation: compaction every second made an idle node run a transaction a
+     * second on each stream thread. Runs that move nothing, with no command between them, slow it down to every 10 s; a
+     * command speeds it up again.
+     */
+    @Test
+    void compactionSlowsDownOnAnIdlePartitionAndACommandSpeedsItUp() throws Exception {
+        LobCommand put = LobCommand.newBuilder().setCommandId("c1").setLobId("a").setOp(LobOp.PUT).setOffset(0).setTotalLength(3)
+                .setData(ByteBuffer.wrap(new byte[] {1, 2, 3})).setMetadata(Map.of()).setProducedAt(Instant.now()).build();
+        // (an upload timeout of 4 s: housekeeping every 2 s, not every 10 s as compaction once idle)
+        CommandProcessor processor = new CommandProcessor(() -> (topic, bytes) -> put, new WriterMetrics(meters), 1 << 20, 1,
+                new UploadExpiry(4_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofSeconds(1),
+                new UndoResender(UndoResender.Settings.OFF));
+        LobStateStore tablespace = open();
+        try {
+            processor.init(context);
+            for (int i = 0; i < CommandProcessor.IDLE_COMPACTIONS; i++) {
+                assertThat(compactions(Duration.ofSeconds(1))).as("run %d", i).hasSize(1);
+                scheduledEvery(Duration.ofSeconds(1)).punctuate(1_000L + i);
+            }
+            assertThat(compactions(Duration.ofSeconds(1))).as("idle: not every second").isEmpty();
+            assertThat(compactions(CommandProcessor.IDLE_COMPACT_EVERY)).hasSize(1);
+            scheduledEvery(CommandProcessor.IDLE_COMPACT_EVERY).punctuate(20_000L);
+            assertThat(compactions(CommandProcessor.IDLE_COMPACT_EVERY)).as("a run that moved nothing: slow still").hasSize(1);
+
+            process(processor, "lob.commands", 0); // (applied or dead-lettered: a command either way)
+            assertThat(compactions(Duration.ofSeconds(1))).as("a command: every second again").hasSize(1);
+            assertThat(compactions(CommandProcessor.IDLE_COMPACT_EVERY)).isEmpty();
+            scheduledEvery(Duration.ofSeconds(1)).punctuate(30_000L);
+            assertThat(compactions(Duration.ofSeconds(1))).as("the command came since the last run: not a fruitless run").hasSize(1);
+        } finally {
+            processor.close();
+            tablespace.close();
+        }
+    }
+
+    /** The compaction punctuations of {@code interval} not cancelled. */
+    private List<MockProcessorContext.CapturedPunctuator> compactions(Duration interval) {
+        return context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(interval) && !p.cancelled()).toList();
+    }
+
     private Punctuator scheduledEvery(Duration interval) {
-        return context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(interval)).findFirst().orElseThrow()
-                .getPunctuator();
+        return context.scheduledPunctuators().stream().filter(p -> p.getInterval().equals(interval) && !p.cancelled()).findFirst()
+                .orElseThrow().getPunctuator();
     }
 
     /** A commands processor whose records never decode, compacting every hour. */
