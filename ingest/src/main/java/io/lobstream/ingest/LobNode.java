@@ -223,7 +223,7 @@ public final class LobNode implements AutoCloseable {
             throw new IOException("cannot create or check the topics on " + config.bootstrap() + ": "
                     + (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException
                     ? "no broker answered (" + e.getCause().getMessage() + "): is --bootstrap right, and the cluster up?"
-                    : e.getCause().getMessage()), e.getCause());
+                    : TaskRetries.messages(e.getCause())), e.getCause());
         }
         return partitions;
     }
@@ -340,7 +340,7 @@ public final class LobNode implements AutoCloseable {
     /**
      * How the writer's consumers fetch. Commands carry up to {@code lob.chunk.size} bytes each:
      * fetches stay bounded for a small heap (100 records a poll, 16 MiB a fetch), and 4 MiB per
-     * partition at most, where Kafka's 1 MiB default is two 512 KiB chunks per round trip
+     * partition at most, where Kafka's 1 MiB default holds one whole 512 KiB chunk per round trip
      * ({@link #streamsProperties} lowers it on a small heap: WriterBuffer).
      */
     public static final Map<String, Object> WRITER_FETCH = Map.of(

@@ -29,7 +29,7 @@ final class EmbeddedClusterOptions {
 
     /**
      * Refuses, as a usage error, a port out of range (0 = any free one) or one given for two roles (with the others'
-     * defaults): found only as the broker starts, it was an error exit 1, "node failed to start".
+     * defaults): found only as the broker starts, it was an error exit 1, "failed to start".
      */
     void check(CommandLine cli) {
         int[] ports = ports();

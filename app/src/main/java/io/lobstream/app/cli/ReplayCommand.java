@@ -10,6 +10,7 @@ import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.StreamedResponse;
 import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.ingest.writer.JudgingSettings;
+import io.lobstream.ingest.writer.TaskRetries;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.LobReadHandle;
@@ -97,7 +98,7 @@ final class ReplayCommand implements Callable<Integer> {
         if (verify) {
             requireNode(); // now, not after a replay of hours whose copy a second run could not verify again
         }
-        BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT, cfg.topics().commands()); // a topic not there: named, with its key
+        BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT, cfg.topics().commands()); // a topic not there: named
         int partitions = partitionCount(cfg);
         if (partition >= partitions) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--partition " + partition + ": " + cfg.topics().commands()
@@ -195,7 +196,7 @@ final class ReplayCommand implements Callable<Integer> {
             String topic = cfg.topics().commands();
             return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions().size();
         } catch (ExecutionException e) {
-            throw new IOException("cannot describe the commands topic on " + cfg.bootstrap() + ": " + e.getCause().getMessage(), e);
+            throw new IOException("cannot describe the commands topic on " + cfg.bootstrap() + ": " + TaskRetries.messages(e.getCause()), e);
         } catch (TimeoutException e) {
             throw new IOException("cannot describe the commands topic on " + cfg.bootstrap() + ": no answer within 30 s", e);
         }

@@ -141,8 +141,9 @@ final class StatusCommand implements Callable<Integer> {
         out.printf("writer: %s%n", s.path("state").asText());
         JsonNode kafka = s.path("kafka");
         if (kafka.has("error")) { // the writer reads RUNNING through an outage: this says the cluster does not answer it
-            out.printf("kafka: the node's last check of the cluster failed (%s); it last answered %s%n", kafka.path("error").asText(),
-                    kafka.path("answered_s_ago").isNumber() ? kafka.path("answered_s_ago").asLong() + " s ago" : "never since the node started");
+            out.printf("kafka: the node's last check of the cluster failed (%s); %s%n", kafka.path("error").asText(),
+                    kafka.path("answered_s_ago").isNumber() ? "it last answered " + kafka.path("answered_s_ago").asLong() + " s ago"
+                            : "it has not answered since the node started");
         }
         if (!s.path("catching_up").isEmpty()) {
             out.printf("catching up from lob.commands (their tasks start after): partitions %s%n", s.path("catching_up"));

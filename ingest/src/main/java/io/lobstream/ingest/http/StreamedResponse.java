@@ -61,7 +61,8 @@ public final class StreamedResponse implements Closeable {
         } catch (IOException e) {
             // a refused connection, an unknown host and a connect timeout all mean the same to a caller: nobody there
             java.net.ConnectException nobody = new java.net.ConnectException("cannot connect to " + uri.getAuthority() + ": "
-                    + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
+                    + (e instanceof java.net.UnknownHostException ? "no such host" // (its message is the host alone)
+                    : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
             nobody.initCause(e);
             c.disconnect();
             throw nobody;

@@ -132,8 +132,8 @@ final class DeadLetterLog {
                     positions = now;
                     lastProgress = System.nanoTime();
                 } else if (System.nanoTime() - lastProgress > STALLED.toNanos()) {
-                    throw new IOException("cannot read " + topic + " to its end: no progress for " + STALLED.toSeconds()
-                            + " s (a partition without a leader?)", new TimeoutException("no progress for " + STALLED.toSeconds() + " s"));
+                    throw new IOException("cannot read " + topic + " to its end (a partition without a leader?)",
+                            new TimeoutException("no progress for " + STALLED.toSeconds() + " s"));
                 }
                 for (ConsumerRecord<byte[], byte[]> letter : consumer.poll(Duration.ofMillis(500))) {
                     if (letter.timestamp() >= 0 && keptSince[letter.partition()] != 0) {

@@ -74,7 +74,7 @@ import java.util.concurrent.TimeoutException;
  * its init gives way with a {@code LockException}, which Kafka Streams answers by retrying the
  * task's initialisation on a later pass of its loop, after polls. The thread's other tasks run on.
  * The init itself only asks the group's stable committed offset, the topic's id and partitions, and
- * (for a copy that applied commands) the log's end, each within {@link #CHECK_TIMEOUT}; while the offset is not stable (after a node died mid-transaction, until that
+ * (once the copy or the group has applied commands) the log's end, each within {@link #CHECK_TIMEOUT}; while the offset is not stable (after a node died mid-transaction, until that
  * transaction times out) the catch-up thread waits for it instead.
  */
 public final class TablespaceCatchUp implements AutoCloseable {
@@ -635,8 +635,8 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 throw new InterruptedIOException("the writer is closing");
             }
             if (System.nanoTime() > deadline) {
-                throw new IOException("partition " + partition + ": no answer from the cluster about " + tp.topic() + " for "
-                        + STABLE_WAIT.toSeconds() + " s", new TimeoutException("no answer for " + STABLE_WAIT.toSeconds() + " s"));
+                throw new IOException("partition " + partition + ": no answer from the cluster about " + tp.topic(),
+                        new TimeoutException("waited " + STABLE_WAIT.toSeconds() + " s"));
             }
             try {
                 Thread.sleep(1_000);

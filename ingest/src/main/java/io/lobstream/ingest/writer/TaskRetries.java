@@ -134,14 +134,15 @@ public final class TaskRetries {
     /**
      * The messages of {@code e} and its causes, in one line: the path and page of a full disk are in a cause. One without a
      * message is named by its class; a wrapper whose message is its cause's {@code toString()} (an ExecutionException) is
-     * left out, or the cause would be said twice, the second time with its class's full name.
+     * left out, or the cause would be said twice, the second time with its class's full name, and so is a cause whose
+     * message the line holds already.
      */
     public static String messages(Throwable e) {
         StringBuilder b = new StringBuilder();
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             String m = t.getMessage();
-            if (t.getCause() != null && t.getCause() != t && t.getCause().toString().equals(m)) {
-                continue;
+            if ((t.getCause() != null && t.getCause() != t && t.getCause().toString().equals(m)) || (m != null && b.indexOf(m) >= 0)) {
+                continue; // said already: by the wrapper that quotes it, or as the end of the message before
             }
             b.append(b.isEmpty() ? "" : ": ").append(m != null ? m : t.getClass().getSimpleName());
         }
