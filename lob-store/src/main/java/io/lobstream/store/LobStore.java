@@ -333,6 +333,12 @@ public interface LobStore extends Closeable {
      */
     long compact() throws IOException;
 
+    /**
+     * Whether compaction is in the middle of a pass: its scan of a large index, or its moves, go on at the next
+     * {@link #compact()} calls, which return 0 meanwhile without having found nothing to do.
+     */
+    boolean compactionUnderWay();
+
     LobStoreConfig config();
 
     StoreMetrics metrics();

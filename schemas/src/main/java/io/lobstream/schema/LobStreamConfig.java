@@ -115,9 +115,10 @@ public final class LobStreamConfig {
             Integer.MAX_VALUE, "How often each writer task runs tablespace compaction (see lob.compact.min.free.ratio and "
                     + "lob.compact.max.pages): moving the highest live versions into holes lower in the page file, so the file can "
                     + "shrink after a burst. At most: a task skips its turn while its thread's tasks have spent their 200 ms a "
-                    + "second of compaction. On an idle partition (5 runs in a row that moved nothing, no command between them) "
-                    + "every 10 s instead, until a command comes or a run moves something: Kafka Streams commits a task after "
-                    + "each run, in a transaction of its own.");
+                    + "second of compaction. Below 10 s: on an idle partition (5 runs in a row that found nothing to move, no "
+                    + "command between them) every 10 s instead, until a command comes or a run finds something to move (the "
+                    + "holes reclaims leave on an idle partition wait for it): Kafka Streams commits a task after each run, in a "
+                    + "transaction of its own.");
     public static final ConfigKey<Long> COMMANDS_RETENTION_MS = ConfigKey.longValue("lob.commands.retention.ms", -1L, -1L,
             Long.MAX_VALUE, "retention.ms of lob.commands when LobStream creates it (with retention.bytes -1). -1 (keep every command) lets replay and "
                     + "the rebuild of a partition on a node without its tablespace start from the beginning; with less, a "

@@ -381,10 +381,10 @@ public final class LobHttpServer implements AutoCloseable {
         if (local.isEmpty() || !owner.activeHost().equals(hostInfo())) {
             String forwarder = ex.getRequestHeaders().getFirst(OwnerProxy.FORWARDED);
             if (forwarder != null || owner.activeHost().equals(hostInfo())) { // a forwarded request is never forwarded again
-                Optional<String> away = awayForLong(owner.partition());
-                if (away.isPresent()) { // not a rebalance: a client that waits out 503s without Retry-After waits for nothing
-                    ex.getResponseHeaders().add("Retry-After", Long.toString(AWAY_RETRY_AFTER_S));
-                    text(ex, 503, "partition " + owner.partition() + " " + away.get() + "; retry later\n");
+                // why it is not open, where this node knows it: a catch-up can take hours, a failed task's next try a minute
+                Optional<String> away = owner.activeHost().equals(hostInfo()) ? whyNotOpen(owner.partition()) : Optional.empty();
+                if (away.isPresent()) {
+                    text(ex, 503, "partition " + owner.partition() + " " + away.get() + "; retry\n");
                     return;
                 }
                 text(ex, 503, "partition " + owner.partition() + " is not open here yet" + (forwarder == null ? ""
@@ -684,19 +684,17 @@ public final class LobHttpServer implements AutoCloseable {
         sendJson(ex, report);
     }
 
-    /** The partitions whose task, or catch-up, failed here and waits to try again. */
-    /** The Retry-After of a partition away for long: past the 40 s a client's read waits, so that it fails at once. */
-    static final long AWAY_RETRY_AFTER_S = 60;
-
-    /** Why partition {@code partition}, assigned here, stays away for long (a catch-up, a wait after failures), if it does. */
-    private Optional<String> awayForLong(int partition) {
+    /** Why partition {@code partition}, assigned here, is not open, if this node knows: a catch-up, a wait after failures. */
+    private Optional<String> whyNotOpen(int partition) {
         if (catchingUp.get().contains(partition)) {
             return Optional.of("is being caught up from lob.commands here (GET /status: catching_up)");
         }
         return waitingAfterFailure().stream().filter(f -> f.partition() == partition).findFirst()
-                .map(f -> "waits to start again after its " + f.stage() + " failed (GET /status: waiting_after_failure)");
+                .map(f -> "waits to start again after its " + f.stage() + " failed, next try in "
+                        + Math.max(1, f.nextTryIn().toSeconds()) + " s (GET /status: waiting_after_failure)");
     }
 
+    /** The partitions whose task, or catch-up, failed here and waits to try again. */
     private List<TaskFailure> waitingAfterFailure() {
         List<TaskFailure> waiting = new ArrayList<>(registry.waitingTasks());
         waiting.addAll(catchUpsWaiting.get());

@@ -39,7 +39,7 @@ import java.util.function.Supplier;
  * <p>Every {@value #HOUSEKEEPING_SECONDS} s at most (wall clock) the task also drops chunked uploads
  * idle for {@code lob.upload.timeout.ms} (in the time of the commands: {@link #housekeeping}) and forgets commandIds older than
  * {@code lob.command.dedupe.window.ms}; every {@code lob.compact.interval.ms} it runs the
- * tablespace's compaction. A punctuation also makes the task commit, so the commit that follows
+ * tablespace's compaction (every {@link #IDLE_COMPACT_EVERY} on an idle partition). A punctuation also makes the task commit, so the commit that follows
  * gives the free tail that compaction gathered back to the file system, idle or not. Every
  * {@code lob.undo.resend.interval.ms} it produces again the undo records purge consumed without a
  * reclaim ({@link UndoResender}).
@@ -282,13 +282,15 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
             ran[0] = true;
             moved[0] = store().compact();
         });
-        if (moved[0] > 0 || commandsSinceCompaction) {
+        // a run of a pass over a large index reads a share of it and moves nothing yet: not a run that found nothing to do
+        boolean busy = moved[0] > 0 || store().compactionUnderWay();
+        if (busy || commandsSinceCompaction) {
             fruitlessCompactions = 0;
         } else if (ran[0]) {
             fruitlessCompactions++;
         }
         commandsSinceCompaction = false;
-        if (compactingSlowly ? moved[0] > 0 : fruitlessCompactions >= IDLE_COMPACTIONS && compactEvery.compareTo(IDLE_COMPACT_EVERY) < 0) {
+        if (compactingSlowly ? busy : fruitlessCompactions >= IDLE_COMPACTIONS && compactEvery.compareTo(IDLE_COMPACT_EVERY) < 0) {
             compactEvery(!compactingSlowly);
         }
     }

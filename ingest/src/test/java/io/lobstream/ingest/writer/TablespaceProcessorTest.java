@@ -54,9 +54,7 @@ class TablespaceProcessorTest {
     @Test
     void aCommandBelowTheLastOffsetMarksTheTablespaceAndFailsTheTask() throws Exception {
         TablespaceProcessor<?> processor = commandProcessor();
-        LobStateStore tablespace = open();
-        try {
-            processor.init(context);
+        initialised(processor, tablespace -> {
             process(processor, "lob.commands", 5);
             process(processor, "lob.commands", 5); // the same record again (a timeout): not going back
             process(processor, "lob.commands", 6);
@@ -64,18 +62,13 @@ class TablespaceProcessorTest {
             assertThatThrownBy(() -> process(processor, "lob.commands", 3)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("went back from offset 6 to 3");
             assertThat(TablespaceDirs.logCut(tablespace.store().directory())).get().asString().contains("went back from offset 6 to 3");
-        } finally {
-            processor.close();
-            tablespace.close();
-        }
+        });
     }
 
     @Test
     void aReclaimBelowTheLastOffsetFailsTheTaskOnlyUntilItStartsAgain() throws Exception {
         TablespaceProcessor<?> processor = new ReclaimProcessor(() -> UNDECODABLE, new WriterMetrics(meters));
-        LobStateStore tablespace = open();
-        try {
-            processor.init(context);
+        initialised(processor, tablespace -> {
             process(processor, "lob.reclaim", 5);
             process(processor, "lob.reclaim", 6);
             assertThatThrownBy(() -> process(processor, "lob.reclaim", 3)).isInstanceOf(IllegalStateException.class);
@@ -86,10 +79,7 @@ class TablespaceProcessorTest {
             process(processor, "lob.reclaim", 3);
             process(processor, "lob.reclaim", 7);
             assertThat(context.forwarded()).as("3 counts as applied here; 7 is dead-lettered").hasSize(3);
-        } finally {
-            processor.close();
-            tablespace.close();
-        }
+        });
     }
 
     /**
@@ -101,9 +91,7 @@ class TablespaceProcessorTest {
     void aReclaimBelowTheRecordedOffsetIsAppliedIfItsVersionIsStillPending() throws Exception {
         AtomicReference<ReclaimRecord> next = new AtomicReference<>();
         TablespaceProcessor<?> processor = new ReclaimProcessor(() -> (topic, bytes) -> next.get(), new WriterMetrics(meters));
-        LobStateStore tablespace = open();
-        try {
-            processor.init(context);
+        initialised(processor, tablespace -> {
             LobStore store = tablespace.store();
             store.put("a", new ByteArrayInputStream(new byte[50_000]), 50_000, null, new Source("lob.commands-0", 0));
             store.put("a", new ByteArrayInputStream(new byte[50_000]), 50_000, null, new Source("lob.commands-0", 1));
@@ -131,10 +119,7 @@ class TablespaceProcessorTest {
             assertThat(store.appliedOffset("lob.reclaim-0")).isEqualTo(100);
             assertThat(context.forwarded()).as("nothing dead-lettered").isEmpty();
             assertThat(store.fsck(false).problems()).isEmpty();
-        } finally {
-            processor.close();
-            tablespace.close();
-        }
+        });
     }
 
     private static ReclaimRecord reclaimOf(String lobId, long version, VersionEntry pages) {
@@ -151,9 +136,7 @@ class TablespaceProcessorTest {
     @Test
     void aFailingPunctuatorIsRecordedAsTheTasksFailure() throws Exception {
         CommandProcessor processor = commandProcessor();
-        LobStateStore tablespace = open();
-        try {
-            processor.init(context);
+        initialised(processor, tablespace -> {
             tablespace.store().close(); // compaction now fails on a closed tablespace
             Punctuator compaction = scheduledEvery(Duration.ofHours(1));
             assertThatThrownBy(() -> compaction.punctuate(1_000L)).isInstanceOf(UncheckedIOException.class)
@@ -162,19 +145,14 @@ class TablespaceProcessorTest {
             assertThatThrownBy(() -> compaction.punctuate(2_000L)).isInstanceOf(UncheckedIOException.class);
             // at once after a first failure, then a wait
             assertThatThrownBy(() -> registry.retries().awaitRetry(0, beforeTheSecond)).isInstanceOf(LockException.class);
-        } finally {
-            processor.close();
-            tablespace.close();
-        }
+        });
     }
 
     /** Kafka Streams' own recovery (a send that failed on a broker away for a moment revives the task) is no failure. */
     @Test
     void aTaskRevivedByKafkaStreamsIsNotRecordedAsFailed() throws Exception {
         CommandProcessor processor = commandProcessor();
-        LobStateStore tablespace = open();
-        try {
-            processor.init(context);
+        initialised(processor, tablespace -> {
             processor.every(Duration.ofMinutes(7), "a send", now -> {
                 throw new TaskCorruptedException(java.util.Set.of(new TaskId(0, 0)));
             });
@@ -183,10 +161,7 @@ class TablespaceProcessorTest {
                 assertThatThrownBy(() -> send.punctuate(1_000L)).isInstanceOf(TaskCorruptedException.class);
             }
             registry.retries().awaitRetry(0, System.nanoTime()); // no wait
-        } finally {
-            processor.close();
-            tablespace.close();
-        }
+        });
     }
 
     /**
@@ -196,14 +171,9 @@ class TablespaceProcessorTest {
     @Test
     void aCloseCancelsWhatTheInitScheduled() throws Exception {
         CommandProcessor processor = commandProcessor();
-        LobStateStore tablespace = open();
-        try {
-            processor.init(context);
+        initialised(processor, tablespace -> {
             assertThat(context.scheduledPunctuators()).hasSizeGreaterThanOrEqualTo(3).noneMatch(p -> p.cancelled());
-        } finally {
-            processor.close();
-            tablespace.close();
-        }
+        });
         assertThat(context.scheduledPunctuators()).allMatch(p -> p.cancelled());
     }
 
@@ -220,9 +190,7 @@ class TablespaceProcessorTest {
         CommandProcessor processor = new CommandProcessor(() -> (topic, bytes) -> put, new WriterMetrics(meters), 1 << 20, 1,
                 new UploadExpiry(4_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofSeconds(1),
                 new UndoResender(UndoResender.Settings.OFF));
-        LobStateStore tablespace = open();
-        try {
-            processor.init(context);
+        initialised(processor, tablespace -> {
             for (int i = 0; i < CommandProcessor.IDLE_COMPACTIONS; i++) {
                 assertThat(compactions(Duration.ofSeconds(1))).as("run %d", i).hasSize(1);
                 scheduledEvery(Duration.ofSeconds(1)).punctuate(1_000L + i);
@@ -237,10 +205,7 @@ class TablespaceProcessorTest {
             assertThat(compactions(CommandProcessor.IDLE_COMPACT_EVERY)).isEmpty();
             scheduledEvery(Duration.ofSeconds(1)).punctuate(30_000L);
             assertThat(compactions(Duration.ofSeconds(1))).as("the command came since the last run: not a fruitless run").hasSize(1);
-        } finally {
-            processor.close();
-            tablespace.close();
-        }
+        });
     }
 
     /** The compaction punctuations of {@code interval} not cancelled. */
@@ -258,6 +223,24 @@ class TablespaceProcessorTest {
         return new CommandProcessor(() -> UNDECODABLE, new WriterMetrics(meters), 1 << 20, 1,
                 new UploadExpiry(60_000, "lob.commands", CommandsLogEnd.UNKNOWN), 60_000, Duration.ofHours(1),
                 new UndoResender(UndoResender.Settings.OFF));
+    }
+
+    /** What a test does with {@code processor} initialised on a tablespace of its own. */
+    @FunctionalInterface
+    private interface WithTablespace {
+        void run(LobStateStore tablespace) throws Exception;
+    }
+
+    /** Runs {@code test} with {@code processor} initialised on a new tablespace; closes both after it. */
+    private void initialised(TablespaceProcessor<?> processor, WithTablespace test) throws Exception {
+        LobStateStore tablespace = open();
+        try {
+            processor.init(context);
+            test.run(tablespace);
+        } finally {
+            processor.close();
+            tablespace.close();
+        }
     }
 
     private LobStateStore open() {

@@ -249,6 +249,11 @@ final class Compactor {
         }
     }
 
+    /** Whether a pass is under way: its scan has more to read, or its candidates more to move (at the next runs). */
+    boolean underWay() {
+        return pass != null || !queued.isEmpty();
+    }
+
     /** The page past {@code e}'s last: how high in the file it reaches. */
     static long endPage(VersionEntry e) {
         return e.extents().stream().mapToLong(Extent::endPage).max().orElse(e.rootPage() + 1);

@@ -631,6 +631,11 @@ public final class DefaultLobStore implements LobStore {
         return compactor.run();
     }
 
+    @Override
+    public boolean compactionUnderWay() {
+        return compactor.underWay();
+    }
+
     /** The next version number to issue: it moves with every write, upload and relocation (compaction's sign of writes). */
     long nextVersion() {
         return versions.issued();
