@@ -51,8 +51,8 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     /** Between pages of undo records produced again at open (each page asks for a commit of its own). */
     private static final Duration REEMIT_EVERY = Duration.ofMillis(100);
     /**
-     * Compaction runs in a row that moved nothing, no command applied between them, after which compaction runs only every
-     * {@link #IDLE_COMPACT_EVERY}, until a command comes or a run moves something. Kafka Streams commits a task after each
+     * Compaction runs in a row that found nothing to move (no pass under way), no command applied between them, after which
+     * compaction runs only every {@link #IDLE_COMPACT_EVERY}, until a command comes or a run finds something to move. Kafka Streams commits a task after each
      * punctuation: a task that once consumed a record sends its offsets again in a transaction of their own each time, so
      * an idle node ran a transaction a second on each stream thread (AddOffsetsToTxn, TxnOffsetCommit, EndTxn, and their
      * markers) for compaction runs that had nothing to do.
