@@ -335,7 +335,7 @@ public interface LobStore extends Closeable {
 
     /**
      * Whether compaction is in the middle of a pass: its scan of a large index, or its moves, go on at the next
-     * {@link #compact()} calls, which return 0 meanwhile without having found nothing to do.
+     * {@link #compact()} calls. A call that scans returns 0, and is no sign that there is nothing to move.
      */
     boolean compactionUnderWay();
 

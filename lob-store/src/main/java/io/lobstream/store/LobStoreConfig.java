@@ -74,7 +74,7 @@ public final class LobStoreConfig {
                     + "live pages (a fraction: 0.1 = 10 %), compact() moves the current versions that reach highest in the page file into the lowest holes, "
                     + "so the free space gathers at the end, where the next flush() cuts it (lob.shrink.min.pages). The holes must "
                     + "also reach lob.shrink.min.pages, and no version may have been written since the last run (under load the "
-                    + "allocator refills the lowest holes by itself). The node calls compact() every lob.compact.interval.ms (every 10 s on an idle partition), skipping a turn while its thread's tasks have "
+                    + "allocator refills the lowest holes by itself). The node calls compact() every lob.compact.interval.ms (below 10 s: every 10 s on a partition idle for 5 runs), skipping a turn while its thread's tasks have "
                     + "spent their 200 ms a second of it (lob.compact.max.pages).");
     public static final ConfigKey<Integer> COMPACT_MAX_PAGES = ConfigKey.integer("lob.compact.max.pages", 512, 0, 65_536,
             "Compaction: pages moved per compact() call, about (the default is 8 MiB of 16 KiB pages): whole versions, so a call may go past it by a version's pages; a version of more pages is never moved "

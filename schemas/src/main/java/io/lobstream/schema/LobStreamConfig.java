@@ -116,9 +116,8 @@ public final class LobStreamConfig {
                     + "lob.compact.max.pages): moving the highest live versions into holes lower in the page file, so the file can "
                     + "shrink after a burst. At most: a task skips its turn while its thread's tasks have spent their 200 ms a "
                     + "second of compaction. Below 10 s: on an idle partition (5 runs in a row that found nothing to move, no "
-                    + "command between them) every 10 s instead, until a command comes or a run finds something to move (the "
-                    + "holes reclaims leave on an idle partition wait for it): Kafka Streams commits a task after each run, in a "
-                    + "transaction of its own.");
+                    + "command or reclaim between them) every 10 s instead, until a command or a reclaim comes or a run finds "
+                    + "something to move: Kafka Streams commits a task after each run, in a transaction of its own.");
     public static final ConfigKey<Long> COMMANDS_RETENTION_MS = ConfigKey.longValue("lob.commands.retention.ms", -1L, -1L,
             Long.MAX_VALUE, "retention.ms of lob.commands when LobStream creates it (with retention.bytes -1). -1 (keep every command) lets replay and "
                     + "the rebuild of a partition on a node without its tablespace start from the beginning; with less, a "

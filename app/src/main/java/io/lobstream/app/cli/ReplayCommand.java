@@ -364,7 +364,8 @@ final class ReplayCommand implements Callable<Integer> {
     }
 
     /**
-     * A 503 without a Retry-After (partitions being assigned, the partition moving or opening) asked again each second
+     * A 503 without a Retry-After (partitions being assigned, the partition moving or opening, caught up or waiting after a
+     * failure on its owner) asked again each second
      * while {@code waitLeftMs[0]}, shared by the whole comparison, lasts: a rebalance during it is not a difference, a
      * partition that stays away is (one with a Retry-After, {@link NodeHttp#get} waits out itself).
      */

@@ -690,8 +690,9 @@ public final class LobHttpServer implements AutoCloseable {
             return Optional.of("is being caught up from lob.commands here (GET /status: catching_up)");
         }
         return waitingAfterFailure().stream().filter(f -> f.partition() == partition).findFirst()
-                .map(f -> "waits to start again after its " + f.stage() + " failed, next try in "
-                        + Math.max(1, f.nextTryIn().toSeconds()) + " s (GET /status: waiting_after_failure)");
+                .map(f -> "waits to start again after its " + f.stage() + " failed, next try "
+                        + (f.nextTryIn().isZero() ? "due now" : "in " + (f.nextTryIn().toMillis() + 999) / 1000 + " s")
+                        + " (GET /status: waiting_after_failure)");
     }
 
     /** The partitions whose task, or catch-up, failed here and waits to try again. */

@@ -39,7 +39,7 @@ import java.util.function.Supplier;
  * <p>Every {@value #HOUSEKEEPING_SECONDS} s at most (wall clock) the task also drops chunked uploads
  * idle for {@code lob.upload.timeout.ms} (in the time of the commands: {@link #housekeeping}) and forgets commandIds older than
  * {@code lob.command.dedupe.window.ms}; every {@code lob.compact.interval.ms} it runs the
- * tablespace's compaction (every {@link #IDLE_COMPACT_EVERY} on an idle partition). A punctuation also makes the task commit, so the commit that follows
+ * tablespace's compaction (below {@link #IDLE_COMPACT_EVERY}: that often once the partition is idle). A punctuation also makes the task commit, so the commit that follows
  * gives the free tail that compaction gathered back to the file system, idle or not. Every
  * {@code lob.undo.resend.interval.ms} it produces again the undo records purge consumed without a
  * reclaim ({@link UndoResender}).
@@ -51,8 +51,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     /** Between pages of undo records produced again at open (each page asks for a commit of its own). */
     private static final Duration REEMIT_EVERY = Duration.ofMillis(100);
     /**
-     * Compaction runs in a row that found nothing to move (no pass under way), no command applied between them, after which
-     * compaction runs only every {@link #IDLE_COMPACT_EVERY}, until a command comes or a run finds something to move. Kafka Streams commits a task after each
+     * Compaction runs in a row that found nothing to move (no pass under way), no command or reclaim applied between them,
+     * after which compaction runs only every {@link #IDLE_COMPACT_EVERY}, until a command or a reclaim comes or a run finds
+     * something to move. Kafka Streams commits a task after each
      * punctuation: a task that once consumed a record sends its offsets again in a transaction of their own each time, so
      * an idle node ran a transaction a second on each stream thread (AddOffsetsToTxn, TxnOffsetCommit, EndTxn, and their
      * markers) for compaction runs that had nothing to do.
@@ -70,7 +71,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
     private Cancellable compaction;
     private boolean compactingSlowly;
     private int fruitlessCompactions;
-    private boolean commandsSinceCompaction;
+    private boolean recordsSinceCompaction;
     private final UndoResender resender;
     /**
      * System.nanoTime() of the last command processed (or of the task's start): how long the partition has been quiet. Not
@@ -128,8 +129,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         every(housekeepingEvery, "housekeeping", this::housekeeping);
         compactingSlowly = false;
         fruitlessCompactions = 0;
-        commandsSinceCompaction = false;
+        recordsSinceCompaction = false;
         compaction = every(compactEvery, "compaction", this::compact);
+        tablespace().onRecord(this::recorded);
         if (resender.enabled()) {
             every(resender.every(), "re-sending undo records", this::resendConsumedUnreclaimed);
         }
@@ -284,12 +286,12 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         });
         // a run of a pass over a large index reads a share of it and moves nothing yet: not a run that found nothing to do
         boolean busy = moved[0] > 0 || store().compactionUnderWay();
-        if (busy || commandsSinceCompaction) {
+        if (busy || recordsSinceCompaction) {
             fruitlessCompactions = 0;
         } else if (ran[0]) {
             fruitlessCompactions++;
         }
-        commandsSinceCompaction = false;
+        recordsSinceCompaction = false;
         if (compactingSlowly ? busy : fruitlessCompactions >= IDLE_COMPACTIONS && compactEvery.compareTo(IDLE_COMPACT_EVERY) < 0) {
             compactEvery(!compactingSlowly);
         }
@@ -303,13 +305,26 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         compaction = every(slowly ? IDLE_COMPACT_EVERY : compactEvery, "compaction", this::compact);
     }
 
+    /** A command or a reclaim of the task was applied: its writes, or the pages it freed, leave holes to gather. */
+    private void recorded() {
+        recordsSinceCompaction = true;
+        if (compactingSlowly) {
+            compactEvery(false);
+        }
+    }
+
+    @Override
+    public void close() {
+        LobStateStore t = tablespace();
+        if (t != null) {
+            t.onRecord(null);
+        }
+        super.close();
+    }
+
     @Override
     protected void apply(Record<byte[], byte[]> record, LobCommand cmd, LobStore store, Source source) throws IOException {
         lastRecordAtNanos = nanoClock.getAsLong();
-        commandsSinceCompaction = true;
-        if (compactingSlowly) { // its writes leave holes for compaction to gather, as it did
-            compactEvery(false);
-        }
         if (!pastOpenedOffset) {
             if (openedAppliedOffset == null) {
                 openedAppliedOffset = store.appliedOffset(source.name()); // before this command is recorded

@@ -44,6 +44,8 @@ import java.util.Map;
  * {@link LobStore#open}) and records which offsets it has applied.
  */
 public final class LobStateStore implements StateStore, CachedStateStore<Object, Object> {
+    /** See {@link #onRecord}; the stream thread's. */
+    private Runnable recordListener;
     public static final String NAME = "lob-tablespace";
     private static final Logger log = LoggerFactory.getLogger(LobStateStore.class);
 
@@ -216,6 +218,23 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                         + "lob.commands deleted since or of another deployment's topics (other-topic) or at offsets of a log cut under them (log-cut), or as a crash "
                         + "left versions without their pages (torn-writes)")
                 .register(meters);
+    }
+
+    /**
+     * Runs {@code listener} after each record of the task is applied or refused, a command's or a reclaim's (replacing the
+     * last one given; null: none): compaction, scheduled by the commands' processor, learns that a reclaim left holes.
+     * Both processors run on the task's stream thread.
+     */
+    void onRecord(Runnable listener) {
+        this.recordListener = listener;
+    }
+
+    /** A record of the task was applied or refused (see {@link #onRecord}). */
+    void recorded() {
+        Runnable l = recordListener;
+        if (l != null) {
+            l.run();
+        }
     }
 
     public LobStore store() {

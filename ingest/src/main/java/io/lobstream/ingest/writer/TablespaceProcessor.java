@@ -115,6 +115,12 @@ abstract class TablespaceProcessor<T> implements Processor<byte[], byte[], Objec
         } catch (IOException | RuntimeException e) {
             throw failTask("offset " + meta.offset(), e);
         }
+        tablespace.recorded();
+    }
+
+    /** The task's tablespace (its Kafka Streams store), for what a processor registers with it. */
+    protected LobStateStore tablespace() {
+        return tablespace;
     }
 
     /** Work a punctuator does on the task's tablespace. */

@@ -132,8 +132,8 @@ public final class TablespaceRegistry {
     /**
      * The totals once the tablespaces' size has stopped changing for {@code quiet} (at most
      * {@code max}): after a burst, compaction and the commits that cut the tails it frees take a
-     * few compaction intervals ({@code lob.compact.interval.ms}, 10 s on a partition idle for 5 of them); pick
-     * {@code quiet} longer than one.
+     * few compaction intervals ({@code lob.compact.interval.ms}: a command or a reclaim keeps it below 10 s for five
+     * runs after it); pick {@code quiet} longer than one.
      */
     public StoreStats settledTotals(Duration quiet, Duration max) throws InterruptedException {
         StoreStats last = totals();

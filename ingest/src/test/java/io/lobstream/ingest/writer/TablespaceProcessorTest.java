@@ -179,11 +179,11 @@ class TablespaceProcessorTest {
 
     /**
      * Kafka Streams commits a task after each punctuation: compaction every second made an idle node run a transaction a
-     * second on each stream thread. Runs that move nothing, with no command between them, slow it down to every 10 s; a
-     * command speeds it up again.
+     * second on each stream thread. Runs that find nothing to move, with no record between them, slow it down to every
+     * 10 s; a command or a reclaim speeds it up again.
      */
     @Test
-    void compactionSlowsDownOnAnIdlePartitionAndACommandSpeedsItUp() throws Exception {
+    void compactionSlowsDownOnAnIdlePartitionAndACommandOrAReclaimSpeedsItUp() throws Exception {
         LobCommand put = LobCommand.newBuilder().setCommandId("c1").setLobId("a").setOp(LobOp.PUT).setOffset(0).setTotalLength(3)
                 .setData(ByteBuffer.wrap(new byte[] {1, 2, 3})).setMetadata(Map.of()).setProducedAt(Instant.now()).build();
         // (an upload timeout of 4 s: housekeeping every 2 s, not every 10 s as compaction once idle)
@@ -205,6 +205,22 @@ class TablespaceProcessorTest {
             assertThat(compactions(CommandProcessor.IDLE_COMPACT_EVERY)).isEmpty();
             scheduledEvery(Duration.ofSeconds(1)).punctuate(30_000L);
             assertThat(compactions(Duration.ofSeconds(1))).as("the command came since the last run: not a fruitless run").hasSize(1);
+
+            for (int i = 0; i < CommandProcessor.IDLE_COMPACTIONS; i++) {
+                scheduledEvery(Duration.ofSeconds(1)).punctuate(31_000L + i);
+            }
+            assertThat(compactions(Duration.ofSeconds(1))).as("idle again").isEmpty();
+            // a reclaim, on the task's other processor: the pages it frees leave holes for compaction to gather
+            ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId("gone").setVersion(1).setExtents(List.of()).setWorkerId("test")
+                    .setTime(Instant.now()).build();
+            TablespaceProcessor<?> reclaims = new ReclaimProcessor(() -> (topic, bytes) -> reclaim, new WriterMetrics(meters));
+            reclaims.init(context);
+            try {
+                process(reclaims, "lob.reclaim", 0);
+            } finally {
+                reclaims.close();
+            }
+            assertThat(compactions(Duration.ofSeconds(1))).as("a reclaim: every second again").hasSize(1);
         });
     }
 
