@@ -221,15 +221,15 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     }
 
     /**
-     * Runs {@code listener} after each record of the task is applied or refused, a command's or a reclaim's (replacing the
-     * last one given; null: none): compaction, scheduled by the commands' processor, learns that a reclaim left holes.
+     * Runs {@code listener} after each record of the task that decoded is handled (applied, or refused by the checks
+     * that judge it), a command or a reclaim (replacing the last listener given; null: none): compaction, scheduled by the commands' processor, learns that a reclaim left holes.
      * Both processors run on the task's stream thread.
      */
     void onRecord(Runnable listener) {
         this.recordListener = listener;
     }
 
-    /** A record of the task was applied or refused (see {@link #onRecord}). */
+    /** A record of the task that decoded was handled (see {@link #onRecord}). */
     void recorded() {
         Runnable l = recordListener;
         if (l != null) {
