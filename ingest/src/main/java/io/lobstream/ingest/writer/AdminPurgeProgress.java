@@ -68,7 +68,6 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
      */
     private volatile Map<Integer, Double> purgeLag = Map.of();
     private long lastWarning;
-    private final long everyMs;
     private volatile ClusterAnswer answer;
 
     /**
@@ -99,7 +98,6 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
         this.writerGroup = config.get(LobStreamConfig.APPLICATION_ID);
         this.partitions = partitions;
         long every = config.get(LobStreamConfig.UNDO_RESEND_INTERVAL_MS);
-        this.everyMs = every;
         this.answer = new ClusterAnswer(-1, null, every);
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "purge-progress");
@@ -174,13 +172,13 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                     published.put(p, before);
                 }
             }
-            answer = new ClusterAnswer(now, null, everyMs);
+            answer = new ClusterAnswer(now, null, answer.everyMs());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             lag.clear(); // a lag not read now is unknown: NaN
             answer = new ClusterAnswer(answer.answeredAtMillis(), e instanceof TimeoutException
-                    ? "no answer within " + CALL_TIMEOUT_MS / 1000 + " s" : TaskRetries.messages(e), everyMs);
+                    ? "no answer within " + CALL_TIMEOUT_MS / 1000 + " s" : TaskRetries.messages(e), answer.everyMs());
             // nothing new is published meanwhile; the next check tries again
             long now = System.currentTimeMillis();
             if (now - lastWarning >= WARN_EVERY_MS) {
