@@ -6,6 +6,7 @@ import org.apache.avro.Schema;
 import org.apache.avro.io.DatumReader;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.kafka.common.errors.SerializationException;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,6 +25,8 @@ import java.util.Map;
  * writer schema. JSON-encoded payloads go through the stock path.
  */
 public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
+    /** The magic byte and the schema id before a value's body (Confluent's wire format, 4-byte ids). */
+    private static final int WIRE_HEADER = 5;
     /** The last writer schema seen and its reader: a topic has one writer schema at a time. */
     private volatile Cached cached;
     private boolean binary;
@@ -35,6 +38,21 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
     public void configure(Map<String, ?> configs, boolean isKey) {
         super.configure(configs, isKey);
         binary = AvroWire.binaryEncoding(configs);
+    }
+
+    /**
+     * A value not framed as the registry's serializers frame it is refused with what was expected: the stock message,
+     * "Unknown magic byte!", is all a producer that sent JSON or bare Avro would read in the dead letter's reason.
+     */
+    @Override
+    public Object deserialize(String topic, byte[] data) {
+        if (data != null && (data.length < WIRE_HEADER || data[0] != 0)) {
+            throw new SerializationException("not in the schema registry's wire format, where a value begins with byte 0 and "
+                    + "a 4-byte schema id before its Avro body: " + (data.length == 0 ? "an empty value"
+                    : data.length < WIRE_HEADER && data[0] == 0 ? "a value of " + data.length + " bytes"
+                    : String.format("its first byte is 0x%02X%s", data[0] & 0xff, data[0] == '{' ? " ('{', as JSON's)" : "")));
+        }
+        return super.deserialize(topic, data);
     }
 
     /** {@code start} is already an index into {@code buffer.array()}, as in the stock implementation. */
