@@ -120,7 +120,8 @@ public final class AdminPurgeProgress implements PurgeProgress, AutoCloseable {
                             + "NaN with some (after a restart while purge stalls too: alert on NaN with lob_purge_lag_records above 0)")
                     .register(meters);
         }
-        thread.scheduleWithFixedDelay(this::check, every, every, TimeUnit.MILLISECONDS);
+        // the first check at once: /status's kafka says within seconds of a start whether the cluster answers the node
+        thread.scheduleWithFixedDelay(this::check, 0, every, TimeUnit.MILLISECONDS);
     }
 
     @Override
