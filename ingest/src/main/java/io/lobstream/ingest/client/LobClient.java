@@ -44,6 +44,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -67,23 +68,28 @@ import java.util.zip.CRC32C;
  * }</pre>
  *
  * <p>Bad arguments are refused with {@link IllegalArgumentException} before anything is sent: a
- * lobId over {@link LobStore#MAX_ID_BYTES} (65,535 bytes), a negative length or offset, a put over
+ * null or empty lobId, one over {@link LobStore#MAX_ID_BYTES} (65,535 bytes), a negative length or offset, a put over
  * {@code lob.value.max.bytes} (the writer would dead-letter it after every chunk had crossed Kafka),
  * a write or append whose offset and length alone pass it (the writer would apply its pieces up to
  * the limit and dead-letter the rest).
  * Kafka's failures fail the returned {@link LobWrite} (with Kafka's exception, or an IOException
  * caused by it for a write sent in pieces: {@link LobWrite}); an {@link IOException} thrown by a
- * call is the input stream's.
+ * call is the input stream's. A call on a closed client throws {@link IllegalStateException}, as
+ * {@code KafkaProducer.send} does.
  *
  * <p>One client may be shared by many threads, as a {@code KafkaProducer} may: each call has its
- * own buffer of one chunk, and the producer's {@code buffer.memory} bounds the rest.
+ * own buffer of one chunk, and the producer's {@code buffer.memory} bounds the rest. Writes complete
+ * on the client's own threads, in no set order, even two writes to one LOB (Kafka's producer runs a
+ * partition's callbacks in order): a stage that needs an earlier write done chains on that write.
  *
  * <p>Every Kafka producer setting in the configuration is used (security, linger, compression,
  * {@code lob.producer.interceptor.classes}; the consumer behind {@link LobWrite#applied()} takes
  * the consumer settings, {@code lob.consumer.*} among them);
  * idempotence and {@code acks=all} are always on, as chunked uploads depend on them, and
- * {@code transactional.id} is left out (each write is its own; a transactional producer would
- * need a transaction around every send).
+ * a {@code transactional.id} is refused (each write is its own; a transactional producer would
+ * need a transaction around every send). A setting Kafka's producer refuses fails the constructor
+ * with Kafka's {@code KafkaException}; one LobStream refuses, with its own
+ * {@link io.lobstream.store.config.ConfigException} (an {@link IllegalArgumentException}).
  */
 public final class LobClient implements LobWrites, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LobClient.class);
@@ -124,6 +130,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
     /** How long the tracker's making waits for a broker that does not answer: {@link AppliedTracker#PARTITIONS_WAIT}. */
     Duration trackerPartitionsWait = AppliedTracker.PARTITIONS_WAIT;
     private boolean closed;
+    /** Set as {@link #close} begins: a write begun after it is refused before it reads its input. */
+    private volatile boolean closing;
     /** Writes' ids are this and a sequence number: the tracker keeps only this client's dead letters. */
     private final String clientId = UUID.randomUUID().toString();
     private final AtomicLong writes = new AtomicLong();
@@ -141,10 +149,15 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * ones end; after close, on the completing thread.
      */
     private final ExecutorService callbacks = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "lobstream-client-callbacks");
+        Thread t = new Thread(() -> {
+            ON_CALLBACK_THREAD.set(Boolean.TRUE);
+            r.run();
+        }, "lobstream-client-callbacks");
         t.setDaemon(true);
         return t;
     });
+    /** Whether this thread is one of a client's {@link #callbacks}: a close there cannot wait for them to end. */
+    private static final ThreadLocal<Boolean> ON_CALLBACK_THREAD = ThreadLocal.withInitial(() -> Boolean.FALSE);
 
     /**
      * @throws ConfigException if a chunk of {@code lob.chunk.size} would not fit the producer's {@code max.request.size}
@@ -715,6 +728,12 @@ public final class LobClient implements LobWrites, AutoCloseable {
     }
 
     private LobWrite begin(String lobId) {
+        if (closing) {
+            throw closedClient(); // as KafkaProducer.send after close; before the input is read, not in the write's future
+        }
+        if (lobId == null) {
+            throw new IllegalArgumentException("the lobId must not be null");
+        }
         if (lobId.isEmpty()) {
             throw new IllegalArgumentException("the lobId must not be empty"); // the writer would dead-letter it
         }
@@ -897,7 +916,12 @@ public final class LobClient implements LobWrites, AutoCloseable {
         stopSending = new WriteStoppedException(why); // not an IllegalStateException: abandoned() sends no ABORT for those
     }
 
-    /** Closes the producer (sending what it holds), then fails the {@link LobWrite#applied()} futures still waiting. */
+    /**
+     * Closes the producer (sending what it holds), then fails the {@link LobWrite#applied()} futures still waiting, and
+     * waits for the writes' futures to complete: once this returns, every write of the client is done, as every callback of
+     * a closed {@code KafkaProducer} has run (but where it is called from a stage of a write, which cannot wait for itself).
+     * A write begun meanwhile or later is refused with {@link IllegalStateException}.
+     */
     @Override
     public void close() {
         close(Duration.ofMillis(Long.MAX_VALUE));
@@ -905,9 +929,10 @@ public final class LobClient implements LobWrites, AutoCloseable {
 
     /**
      * {@link #close()}, waiting at most about {@code timeout} for the producer to send what it holds (what it has not
-     * sent by then fails its writes) and for the tracker to stop. Safe to call again.
+     * sent by then fails its writes), for the tracker to stop and for the writes' stages to run. Safe to call again.
      */
     public void close(Duration timeout) {
+        closing = true;
         if (timeout.isNegative()) {
             timeout = Duration.ZERO; // the producer refuses a negative one, and would stay open
         }
@@ -926,7 +951,22 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 }
             } finally {
                 callbacks.shutdown();
+                awaitCallbacks(deadline);
             }
+        }
+    }
+
+    /** Waits until the writes' stages have run, or the deadline; not on a callback thread, which would wait for itself. */
+    private void awaitCallbacks(long deadline) {
+        if (ON_CALLBACK_THREAD.get()) {
+            return;
+        }
+        try {
+            if (!callbacks.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                log.warn("LobClient closed with stages of its writes still running");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -4,7 +4,9 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A write sent by {@link LobClient}: as a future, completed with its last record's metadata
@@ -17,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  * the cause, not the exception, for Kafka's {@code RetriableException}. It completes on a thread of the client's, never on the producer's network
  * thread: stages chained to it may block, or send more writes.
  *
- * <p>Completing or cancelling it yourself changes nothing on the wire: the write goes on.
+ * <p>{@link #cancel} does nothing, as on the future of Kafka's {@code send}. Completing it yourself changes nothing on the
+ * wire (the write goes on), but hides its outcome: {@link #applied()} then fails.
  */
 public final class LobWrite extends CompletableFuture<RecordMetadata> {
     private final LobClient client;
@@ -90,8 +93,9 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
     }
 
     /**
-     * {@link #applied()}, failed with a {@link java.util.concurrent.TimeoutException} if the writer has not committed past
-     * the write within {@code timeout}; the client stops tracking the write then.
+     * {@link #applied()}, failed with a {@link TimeoutException} if the writer has not committed past the write within
+     * {@code timeout}, whose message names the writer group, and the partition and offset it has not committed past; the
+     * client stops tracking the write then.
      */
     public CompletableFuture<WriteOutcome> applied(Duration timeout) {
         // completed on the client's threads: orTimeout's own fires on the JDK's one scheduler thread, where a blocking
@@ -99,10 +103,31 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
         // a Duration past a long of milliseconds (ChronoUnit.FOREVER's) waits as long as a long of them does
         long ms = timeout.compareTo(Duration.ofMillis(Long.MAX_VALUE)) > 0 ? Long.MAX_VALUE : timeout.toMillis();
         return applied().orTimeout(ms, TimeUnit.MILLISECONDS).handleAsync((outcome, failed) -> {
+            Throwable cause = failed instanceof CompletionException c && c.getCause() != null ? c.getCause() : failed;
+            RecordMetadata last = isCompletedExceptionally() ? null : getNow(null);
+            if (cause instanceof TimeoutException && last != null) {
+                // orTimeout's own says nothing: a writer group other than the nodes' is the usual reason, and waits silently
+                TimeoutException named = new TimeoutException("write " + writeId + " to " + lobId + " not applied within "
+                        + (ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms")
+                        + ": writer group " + client.writerGroup() + " has not committed past " + last.topic() + "-"
+                        + last.partition() + " offset " + last.offset() + " (is a writer node of that group running, with this "
+                        + "lob.writer.application.id?)");
+                named.initCause(cause);
+                throw new CompletionException(named);
+            }
             if (failed != null) {
-                throw failed instanceof java.util.concurrent.CompletionException c ? c : new java.util.concurrent.CompletionException(failed);
+                throw failed instanceof CompletionException c ? c : new CompletionException(failed);
             }
             return outcome;
         }, client.callbacks());
+    }
+
+    /**
+     * Does nothing and returns false, as the future of Kafka's {@code send} does: a write handed to the producer cannot be
+     * called back, and a cancelled future would hide its outcome from {@link #applied()} for good.
+     */
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        return false;
     }
 }

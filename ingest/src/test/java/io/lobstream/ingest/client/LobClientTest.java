@@ -17,7 +17,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -202,9 +206,8 @@ class LobClientTest {
                 .with("lob.producer.max.request.size", 524_288 + 16 * 1024))).hasMessageContaining("does not fit max.request.size");
         try (LobClient client = new LobClient(unreachable())) {
             client.close(Duration.ofMillis(-1)); // taken as 0: the producer closes, where it refused and stayed open
-            LobWrite late = client.put("doc", new ByteArrayInputStream(new byte[10]), 10, null, LobClient.Progress.NONE);
-            assertThat(late).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
-                    .withMessageContaining("closed");
+            assertThatThrownBy(() -> client.put("doc", new ByteArrayInputStream(new byte[10]), 10, null, LobClient.Progress.NONE))
+                    .isInstanceOf(IllegalStateException.class).hasMessage("LobClient closed");
         }
     }
 
@@ -253,6 +256,65 @@ class LobClientTest {
         assertThat(watched).isNotDone();
         assertThat(watched).failsWithin(Duration.ofSeconds(60)).withThrowableOfType(ExecutionException.class)
                 .havingCause().isInstanceOf(IllegalStateException.class).withMessage("LobClient closed");
+    }
+
+    /**
+     * As a closed KafkaProducer has run every callback: once close returns, a write's stages have run. A write begun
+     * after the close is refused at once, before its input is read, as KafkaProducer.send refuses one.
+     */
+    @Test
+    void aCloseWaitsForTheWritesStagesAndRefusesLaterWrites() throws Exception {
+        LobClient client = new LobClient(unreachable());
+        CountDownLatch stageBegan = new CountDownLatch(1);
+        AtomicBoolean stageEnded = new AtomicBoolean();
+        client.delete("doc").whenComplete((md, failed) -> { // fails after max.block.ms (200 ms), on a callback thread
+            stageBegan.countDown();
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            stageEnded.set(true);
+        });
+        assertThat(stageBegan.await(30, TimeUnit.SECONDS)).isTrue();
+        client.close();
+        assertThat(stageEnded).as("the stage ran to its end before close returned").isTrue();
+        InputStream unread = new ByteArrayInputStream(new byte[10]);
+        assertThatThrownBy(() -> client.put("doc", unread, 10, null, LobClient.Progress.NONE))
+                .isInstanceOf(IllegalStateException.class).hasMessage("LobClient closed");
+        assertThat(unread.available()).as("refused before the input was read").isEqualTo(10);
+        assertThatThrownBy(() -> client.delete(null)).isInstanceOf(IllegalStateException.class);
+    }
+
+    /** A null lobId is a bad argument, as an empty one is, not a NullPointerException. */
+    @Test
+    void aNullLobIdIsRefusedAsABadArgument() throws IOException {
+        try (LobClient client = new LobClient(unreachable())) {
+            assertThatThrownBy(() -> client.delete(null)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("the lobId must not be null");
+            assertThatThrownBy(() -> client.put(null, new byte[1], null)).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    /**
+     * An applied() that timed out says what it waited for: the writer group, the partition and the offset (a client of
+     * another lob.writer.application.id than the nodes' waits for ever). Cancelling a write, as Kafka users do after a
+     * get that timed out, changes nothing, as on Kafka's send future.
+     */
+    @Test
+    void anAppliedThatTimesOutNamesTheGroupAndOffsetItWaitedFor() throws Exception {
+        try (LobClient client = new LobClient(unreachable())) {
+            client.trackerPartitionsWait = Duration.ofMillis(300);
+            LobWrite write = new LobWrite(client, "doc", "w/1", System.currentTimeMillis());
+            assertThat(write.cancel(true)).isFalse();
+            assertThat(write).isNotDone();
+            write.complete(new RecordMetadata(new TopicPartition("lob.commands", 3), 41, 0, 0, 3, 10));
+            assertThat(write.applied(Duration.ofSeconds(1))).failsWithin(Duration.ofSeconds(30))
+                    .withThrowableOfType(ExecutionException.class).havingCause().isInstanceOf(TimeoutException.class)
+                    .withMessage("write w/1 to doc not applied within 1 s: writer group " + client.writerGroup() + " has not "
+                            + "committed past lob.commands-3 offset 41 (is a writer node of that group running, with this "
+                            + "lob.writer.application.id?)");
+        }
     }
 
     /** 1 KiB chunks, sends that give up after 200 ms, and a broker address where nothing listens. */
