@@ -77,6 +77,43 @@ class DeployFilesTest {
         assertThat(images).contains("apache/kafka:" + kafka).anyMatch(i -> i.startsWith("apicurio/") && i.endsWith(":" + apicurio));
     }
 
+    /**
+     * Every meter the alert rules and the dashboard query is one README's Metrics section documents (Prometheus' names:
+     * a counter's {@code _total}, a histogram's {@code _bucket}): a meter renamed in the code and the README, but not
+     * here, would leave an alert that never fires. Every Prometheus configuration loads the rules.
+     */
+    @Test
+    void theAlertsAndTheDashboardQueryDocumentedMeters() throws Exception {
+        String readme = Files.readString(ROOT.resolve("README.md"));
+        String metrics = readme.substring(readme.indexOf("\n## Metrics"), readme.indexOf("\n## Bad input"));
+        JsonNode groups = YAML.readTree(ROOT.resolve("deploy/alerts.yml").toFile()).path("groups");
+        List<String> queries = new ArrayList<>();
+        for (JsonNode group : groups) {
+            for (JsonNode rule : group.path("rules")) {
+                assertThat(rule.path("alert").asText()).as("%s", rule).isNotEmpty();
+                assertThat(rule.path("labels").path("severity").asText()).as("%s", rule).isNotEmpty();
+                queries.add(rule.path("expr").asText());
+            }
+        }
+        assertThat(queries).hasSizeGreaterThanOrEqualTo(10);
+        for (JsonNode panel : new ObjectMapper().readTree(ROOT.resolve("deploy/grafana/dashboards/lobstream.json").toFile()).path("panels")) {
+            panel.path("targets").forEach(t -> queries.add(t.path("expr").asText()));
+        }
+        java.util.regex.Matcher meter = java.util.regex.Pattern.compile("\\blob_[a-z_]+").matcher(String.join("\n", queries));
+        int named = 0;
+        while (meter.find()) {
+            named++;
+            String name = meter.group().replaceAll("_(total|bucket|sum|count)$", "");
+            assertThat(metrics).as("README documents %s", meter.group()).containsPattern("`" + name + "(_total)?[`{]");
+        }
+        assertThat(named).isGreaterThan(20);
+        for (String config : List.of("deploy/prometheus.yml", "deploy/prometheus-scale-out.yml", "deploy/prometheus-local.yml")) {
+            JsonNode rules = YAML.readTree(ROOT.resolve(config).toFile()).path("rule_files");
+            assertThat(rules.size()).as(config + " rule_files").isEqualTo(1);
+            assertThat(rules.get(0).asText()).as(config).endsWith("alerts.yml");
+        }
+    }
+
     @Test
     void everyFileTheImageCopiesFromTheRepositoryIsThere() throws Exception {
         for (String line : Files.readAllLines(ROOT.resolve("Dockerfile"))) {
