@@ -118,13 +118,27 @@ class ScaleOutIT {
     }
 
     @AfterAll
-    static void stop() {
-        for (PurgeWorker w : new PurgeWorker[]{purgeA, purgeB}) {
-            if (w != null) {
-                w.close();
-            }
+    static void stop() throws InterruptedException {
+        try {
+            stopPurge(purgeA, purgeThreadA);
+            stopPurge(purgeB, purgeThreadB);
+        } finally {
+            Nodes.closeAll(client, cluster, b, a);
         }
-        Nodes.closeAll(client, cluster, b, a);
+    }
+
+    /**
+     * Closes a purge worker and waits for its thread to end: {@link PurgeWorker#close} only asks it to stop, and one left
+     * running would go on against closed tablespaces and a broker gone, in the JVM later test classes share.
+     */
+    static void stopPurge(PurgeWorker worker, Thread thread) throws InterruptedException {
+        if (worker != null) {
+            worker.close();
+        }
+        if (thread != null) {
+            thread.join(60_000);
+            assertThat(thread.isAlive()).as(thread.getName() + " ended").isFalse();
+        }
     }
 
     static void awaitSplit() {
@@ -327,7 +341,7 @@ class ScaleOutIT {
     @Test
     @Order(5)
     void versionsLeftPendingByANodeThatLeftAndCameBackAreStillPurged() throws Exception {
-        purgeB.close(); // b's undo records of the next round stay unpurged
+        stopPurge(purgeB, purgeThreadB); // b's undo records of the next round stay unpurged
         writeRound();
         assertAllReadable(a, b);
         await().atMost(Duration.ofSeconds(30)).until(() -> b.tablespaces().totals().historyLength() > 0);

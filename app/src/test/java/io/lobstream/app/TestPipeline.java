@@ -39,6 +39,8 @@ final class TestPipeline implements AutoCloseable {
     static TestPipeline start(Path dir, Map<String, Object> settings) throws Exception {
         EmbeddedCluster cluster = EmbeddedCluster.start(dir.resolve("cluster"), 0, 0, 0);
         LobNode started = null;
+        PurgeWorker purge = null;
+        Thread purgeThread = null;
         try {
             Map<String, Object> props = new HashMap<>(settings);
             props.put(LobStreamConfig.BOOTSTRAP.name(), cluster.bootstrap());
@@ -48,11 +50,15 @@ final class TestPipeline implements AutoCloseable {
             LobStreamConfig config = new LobStreamConfig(props);
             LobNode node = Nodes.start(config);
             started = node;
-            PurgeWorker purge = purgeWorker(config, node, "it-" + dir.getFileName());
-            Thread purgeThread = new Thread(purge, "purge-it");
+            purge = purgeWorker(config, node, "it-" + dir.getFileName());
+            purgeThread = new Thread(purge, "purge-it");
             purgeThread.start();
             return new TestPipeline(cluster, config, node, purge, purgeThread, new LobClient(config));
         } catch (Exception | Error e) {
+            if (purge != null) {
+                purge.close();
+                purgeThread.join(10_000);
+            }
             if (started != null) {
                 started.close(true);
             }
@@ -80,10 +86,16 @@ final class TestPipeline implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        client.close();
-        purge.close();
-        purgeThread.join(10_000);
-        node.close();
-        cluster.close();
+        try (cluster; node) { // closed whatever failed before them, the cluster last
+            try {
+                client.close();
+            } finally {
+                purge.close();
+                purgeThread.join(10_000);
+            }
+            if (purgeThread.isAlive()) {
+                throw new AssertionError("the purge worker did not stop within 10 s");
+            }
+        }
     }
 }

@@ -302,9 +302,13 @@ class DefaultLobStoreTest {
             assertThat(store.reclaimPastPinLeases()).as("past it").isEqualTo(1);
             assertThat(store.stats().historyLength()).isZero();
             store.flush(); // the freed pages go to writers at a sync (the reclaim deferred under the reader had no source)
+            java.util.Set<Long> reused = new java.util.HashSet<>();
             for (int i = 3; i < 6; i++) {
-                put(store, "a", bytes(200_000, i)); // takes the freed pages again (first fit)
+                put(store, "a", bytes(200_000, i)).written().extents() // takes the freed pages again (first fit)
+                        .forEach(e -> java.util.stream.LongStream.range(e.firstPage(), e.firstPage() + e.pageCount()).forEach(reused::add));
             }
+            assertThat(old.extents()).as("the reader's pages were written over: the read below meets them")
+                    .anyMatch(e -> java.util.stream.LongStream.range(e.firstPage(), e.firstPage() + e.pageCount()).anyMatch(reused::contains));
             try (InputStream in = slow.stream(0, slow.length())) {
                 byte[] got = in.readAllBytes();
                 assertThat(got).as("if the reader gets bytes at all, they are its version's").isEqualTo(v1);

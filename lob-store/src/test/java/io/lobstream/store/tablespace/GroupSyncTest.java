@@ -68,9 +68,7 @@ class GroupSyncTest {
             followerInterrupted.set(Thread.currentThread().isInterrupted());
         });
         follower.start();
-        while (follower.getState() != Thread.State.WAITING) {
-            Thread.sleep(1);
-        }
+        awaitState(follower, Thread.State.WAITING);
         follower.interrupt();
         Thread.sleep(100);
         release.countDown();
