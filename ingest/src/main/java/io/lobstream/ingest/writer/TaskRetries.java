@@ -135,9 +135,17 @@ public final class TaskRetries {
      * The messages of {@code e} and its causes, in one line: the path and page of a full disk are in a cause. One without a
      * message is named by its class; a wrapper whose message is its cause's {@code toString()} (an ExecutionException) is
      * left out, or the cause would be said twice, the second time with its class's full name, and so is a cause whose
-     * message the line holds already.
+     * message the line holds already. A URL's user and password (a registry's {@code https://user:secret@host}, as a
+     * client's exception may quote it) are masked: the line goes to {@code /status} and logs.
      */
     public static String messages(Throwable e) {
+        return USER_INFO.matcher(unmasked(e)).replaceAll("$1***@");
+    }
+
+    /** A URL's user information: from {@code ://} to the authority's last {@code @} (a password may hold an unescaped one). */
+    private static final java.util.regex.Pattern USER_INFO = java.util.regex.Pattern.compile("(://)[^\\s/?#]*@");
+
+    private static String unmasked(Throwable e) {
         StringBuilder b = new StringBuilder();
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             String m = t.getMessage();
