@@ -690,6 +690,14 @@ class IngestIT {
                 .singleElement().extracting(ConsumerRecord::partition).isEqualTo(1 - home);
         assertThat(letters).filteredOn(r -> r.headers().lastHeader(DeadLetterTopic.ORIGIN_PARTITION) != null).isNotEmpty()
                 .allSatisfy(r -> assertThat(r.partition()).isEqualTo(Integer.parseInt(Nodes.header(r, DeadLetterTopic.ORIGIN_PARTITION))));
+        // redrive leaves it: sent back it would land on its key's partition after the LOB's newer commands, applied over them
+        long letter = letters.stream().filter(r -> r.key() != null && new String(r.key(), StandardCharsets.UTF_8).equals("it-elsewhere"))
+                .findFirst().orElseThrow().offset();
+        DeadLetterRedrive.Result left = DeadLetterRedrive.run(config, Set.of(1 - home), letter, Rejection.INVALID::equals, false, true);
+        assertThat(left.misrouted()).isPositive();
+        DeadLetterRedrive.Result asked = DeadLetterRedrive.run(config, Set.of(1 - home), letter, Rejection.INVALID::equals, true, true);
+        assertThat(asked.misrouted()).isZero();
+        assertThat(asked.redriven()).as("sent back only when asked (--kind invalid)").isEqualTo(left.redriven() + left.misrouted());
     }
 
     @Test
@@ -1215,14 +1223,14 @@ class IngestIT {
                         seen -> seen.stream().anyMatch(r -> r.key() != null && id.equals(new String(r.key(), StandardCharsets.UTF_8))))
                 .stream().filter(r -> r.key() != null && id.equals(new String(r.key(), StandardCharsets.UTF_8))).findFirst().orElseThrow().offset();
         long commandsEnd = Nodes.endOffset(cluster, config.topics().commands(), p);
-        assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, kind -> true, true).redriven()).as("a dry run").isEqualTo(1);
+        assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, kind -> true, false, true).redriven()).as("a dry run").isEqualTo(1);
         // a partition the topic lacks was left out without a word: the caller was told every letter asked for was sent
-        assertThatThrownBy(() -> DeadLetterRedrive.run(config, Set.of(p, 2), letter, kind -> true, true))
+        assertThatThrownBy(() -> DeadLetterRedrive.run(config, Set.of(p, 2), letter, kind -> true, false, true))
                 .isInstanceOf(DeadLetterRedrive.NoSuchPartitionException.class).hasMessage("partition [2]: " + config.topics().deadLetters()
                         + " has 2 partitions (0..1)");
         // a truncate to 3 sent twice leaves what one does: only the log tells that the dry run sent nothing
         assertThat(Nodes.endOffset(cluster, config.topics().commands(), p)).as("sent by the dry run").isEqualTo(commandsEnd);
-        assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, "not-found"::equals, false).redriven()).isEqualTo(1);
+        assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, "not-found"::equals, false, false).redriven()).isEqualTo(1);
         awaitValue(id, Arrays.copyOf(value, 3));
     }
 
@@ -1244,7 +1252,7 @@ class IngestIT {
         assertThat(letter.value()).isNull();
         assertThat(Nodes.header(letter, DeadLetterTopic.VALUE_DROPPED)).isEqualTo("1000100");
 
-        DeadLetterRedrive.Result r = DeadLetterRedrive.run(config, Set.of(p), letter.offset(), Rejection.UNDECODABLE::equals, false);
+        DeadLetterRedrive.Result r = DeadLetterRedrive.run(config, Set.of(p), letter.offset(), Rejection.UNDECODABLE::equals, false, false);
         assertThat(r.redriven()).isEqualTo(1);
         assertThat(r.commandGone()).isZero();
         // sent back whole, and dead-lettered again (still no Avro): a second letter of the same length
@@ -1282,7 +1290,7 @@ class IngestIT {
                 .as("the id the command named").isEqualTo(next);
         byte[] second = bytes(50, 82);
         assertThat(client.put(id, second, null).applied(Duration.ofSeconds(60)).get().applied()).isTrue();
-        assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, Rejection.UNDECODABLE::equals, false).redriven()).isEqualTo(1);
+        assertThat(DeadLetterRedrive.run(config, Set.of(p), letter, Rejection.UNDECODABLE::equals, false, false).redriven()).isEqualTo(1);
         awaitValue(id, first);
 
         try (LobStore replayed = LobStore.open(dir.resolve("replay-late-schema"), LobStoreConfig.defaults())) {

@@ -30,7 +30,9 @@ final class RedriveCommand implements Callable<Integer> {
 
     @Option(names = "--kind", paramLabel = "KIND", description = "Only letters of this kind (lob.dlq.kind: undecodable, too-large, "
             + "not-found, ...); repeatable. Default: every kind but id-conflict (a write its sender was told failed, and has "
-            + "likely sent again under an id of its own).")
+            + "likely sent again under an id of its own), and but the invalid letters of commands sent to another partition "
+            + "than their key's (a producer's own partitioner), which --kind invalid alone sends back: they would be "
+            + "applied after their LOB's newer commands.")
     Set<String> kinds = new LinkedHashSet<>();
 
     @Option(names = "--partition", paramLabel = "P", description = "Only this partition of the dead-letter topic (a command's "
@@ -67,18 +69,21 @@ final class RedriveCommand implements Callable<Integer> {
         BrokerCheck.requireAnswer(config, BrokerCheck.WAIT, config.topics().commands());
         DeadLetterRedrive.Result r;
         try {
-            r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() ? !Rejection.ID_CONFLICT.equals(k) : kinds.contains(k), dryRun);
+            r = DeadLetterRedrive.run(config, partitions, fromOffset, k -> kinds.isEmpty() ? !Rejection.ID_CONFLICT.equals(k) : kinds.contains(k),
+                    kinds.contains(Rejection.INVALID), dryRun);
         } catch (DeadLetterRedrive.NoSuchPartitionException noSuchPartition) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--" + noSuchPartition.getMessage());
         }
-        spec.commandLine().getErr().printf("redrive: %d dead letters read, %d %s to %s, %d left (another topic's, or another kind)%s%s%n",
+        spec.commandLine().getErr().printf("redrive: %d dead letters read, %d %s to %s, %d left (another topic's, or another kind)%s%s%s%n",
                 r.read(), r.redriven(), dryRun ? "would be sent back" : "sent back", config.topics().commands(), r.left(),
+                r.misrouted() == 0 ? "" : ", " + r.misrouted() + " of them sent by their producer to another partition than their "
+                        + "key's: send those commands again from the producer, or give --kind invalid",
                 r.commandGone() == 0 ? "" : ", " + r.commandGone() + " not sent: their command is not where they say (see the log)",
                 dryRun ? "" : "; a run that sends none of these again starts, per partition, at " + r.nextOffsets()
                         + " (--partition P --from-offset N)");
         if (json) {
             ObjectNode out = new ObjectMapper().createObjectNode().put("read", r.read()).put("redriven", r.redriven())
-                    .put("left", r.left()).put("command_gone", r.commandGone()).put("dry_run", dryRun);
+                    .put("left", r.left()).put("misrouted", r.misrouted()).put("command_gone", r.commandGone()).put("dry_run", dryRun);
             if (!dryRun) {
                 ObjectNode next = out.putObject("next_offsets");
                 r.nextOffsets().forEach((partition, offset) -> next.put(Integer.toString(partition), offset));

@@ -4,6 +4,7 @@ import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
+import io.lobstream.schema.Topics;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -53,11 +54,12 @@ public final class DeadLetterRedrive {
     private static final Duration STALLED = Duration.ofSeconds(60);
 
     /**
-     * What a run did: letters read, sent back, left (another topic, or a kind not asked for), and not sent because
-     * {@code lob.commands} no longer holds their command where they say (made anew); and, per partition of the
-     * dead-letter topic read, the offset a next run would start at to send none of these again.
+     * What a run did: letters read, sent back, left (another topic, a kind not asked for, or misrouted), and not sent
+     * because {@code lob.commands} no longer holds their command where they say (made anew); of those left, how many were
+     * misrouted; and, per partition of the dead-letter topic read, the offset a next run would start at to send none of
+     * these again.
      */
-    public record Result(long read, long redriven, long left, long commandGone, Map<Integer, Long> nextOffsets) {
+    public record Result(long read, long redriven, long left, long commandGone, long misrouted, Map<Integer, Long> nextOffsets) {
     }
 
     private DeadLetterRedrive() {
@@ -73,10 +75,14 @@ public final class DeadLetterRedrive {
     /**
      * Re-drives the letters on the dead-letter topic's {@code partitions} (all when empty) as of now, from
      * {@code fromOffset} (0: the beginning), whose kind {@code kinds} accepts; with {@code dryRun}, counts them only.
+     * A letter of a command that was on another partition than its key's (a producer's own partitioner: {@code invalid},
+     * "belongs to partition N") is left unless {@code misroutedToo}: sent back, it would land on its key's partition
+     * after the newer commands of its LOB that landed right, and be applied over them.
      *
      * @throws NoSuchPartitionException if the topic lacks one of {@code partitions}
      */
-    public static Result run(LobStreamConfig config, Set<Integer> partitions, long fromOffset, Predicate<String> kinds, boolean dryRun) {
+    public static Result run(LobStreamConfig config, Set<Integer> partitions, long fromOffset, Predicate<String> kinds,
+                             boolean misroutedToo, boolean dryRun) {
         String letters = config.topics().deadLetters();
         String commands = config.topics().commands();
         Map<String, Object> c = config.clientConfig(ClientKind.CONSUMER);
@@ -112,6 +118,8 @@ public final class DeadLetterRedrive {
             long read = 0;
             long redriven = 0;
             long commandGone = 0;
+            long misrouted = 0;
+            int commandPartitions = originals.partitionsFor(commands, Duration.ofSeconds(30)).size();
             long lastProgress = System.nanoTime();
             long lastPositions = -1;
             while (true) {
@@ -151,6 +159,10 @@ public final class DeadLetterRedrive {
                         }
                         original = its.get();
                     }
+                    if (!misroutedToo && misrouted(r, original.key(), commandPartitions)) {
+                        misrouted++;
+                        continue;
+                    }
                     redriven++;
                     if (out != null) {
                         RecordHeaders headers = new RecordHeaders();
@@ -180,8 +192,14 @@ public final class DeadLetterRedrive {
             }
             Map<Integer, Long> next = new TreeMap<>(); // the snapshot's end: letters written since were not read
             tps.forEach(tp -> next.put(tp.partition(), Math.min(in.position(tp), end.get(tp))));
-            return new Result(read, redriven, read - redriven - commandGone, commandGone, next);
+            return new Result(read, redriven, read - redriven - commandGone, commandGone, misrouted, next);
         }
+    }
+
+    /** Whether the partition {@code letter}'s command was read from is not its {@code key}'s. */
+    private static boolean misrouted(ConsumerRecord<byte[], byte[]> letter, byte[] key, int commandPartitions) {
+        OptionalInt origin = DeadLetterTopic.originPartition(letter.headers());
+        return key != null && commandPartitions > 0 && origin.isPresent() && origin.getAsInt() != Topics.partitionOf(key, commandPartitions);
     }
 
     /** Whether {@code original}, read where {@code letter} says, is its command: the key and value it kept, or their lengths. */
