@@ -62,7 +62,7 @@ final class FsckCommand implements Callable<Integer> {
         Path dir = dirArgument != null ? dirArgument : dataDir != null ? dataDir : Path.of(LobStreamConfig.DATA_DIR.defaultValue());
         ObjectMapper mapper = new ObjectMapper();
         if (!Files.isDirectory(dir)) {
-            return cannotCheck(mapper, dir + " is not a directory");
+            return cannotCheck(mapper, dir + (Files.exists(dir) ? " is not a directory" : " does not exist"));
         }
         List<Integer> partitions;
         boolean single;

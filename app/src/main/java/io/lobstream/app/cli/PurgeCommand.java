@@ -47,7 +47,7 @@ final class PurgeCommand implements Runnable {
     String workerId;
 
     @Option(names = "--read-latency", paramLabel = "DURATION",
-            description = "Add this delay to every page read (benchmarks: models remote block storage), e.g. 1ms.")
+            description = "Add this delay to every page read (benchmarks: models remote block storage), e.g. 1ms (a bare number is seconds).")
     Duration readLatency;
 
     @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "-1",
@@ -122,13 +122,15 @@ final class PurgeCommand implements Runnable {
             }
         }, "purge-shutdown"));
         System.err.println("purge worker " + id + " running on " + cfg.bootstrap() + " (Ctrl-C to stop)");
+        boolean ran = false;
         try {
             worker.run();
+            ran = true;
         } finally {
             if (metrics != null) {
                 metrics.stop(0);
             }
-            if (json) {
+            if (json && ran) { // a run that threw ends with the CLI's one error object instead, not a second line
                 System.out.println(summary(worker, latency));
                 System.out.flush();
             }

@@ -61,7 +61,8 @@ import static java.nio.file.StandardOpenOption.WRITE;
         description = {"Rebuild one partition's tablespace in --data-dir from lob.commands (from the beginning), applying every "
                 + "command as the writer does; then fsck it. With --verify, compare the sha256 of every live value with the "
                 + "running node's (--node) and report differences.",
-                "Exit status: 0 if fsck is clean and (with --verify) nothing differs, 1 otherwise."})
+                "Exit status: 0 if fsck is clean and (with --verify) nothing differs; 1 otherwise, or on a failure (the "
+                        + "copy, fsck clean, is kept all the same when only --verify failed); 2 for a bad argument."})
 final class ReplayCommand implements Callable<Integer> {
     /** How long, waits added up, values the node answers 503 for without a Retry-After are asked again: a rebalance's length. */
     private static final Duration REBALANCE_WAIT = Duration.ofSeconds(60);
@@ -72,7 +73,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--partition", required = true, description = "The partition to replay.")
     int partition;
 
-    @Option(names = "--data-dir", converter = DataDir.class, required = true, description = "Where to build the tablespace (its p-N directory must not exist).")
+    @Option(names = "--data-dir", converter = DataDir.class, required = true, description = "The data directory to build the tablespace in, as D/tablespaces/p-N (which must not exist).")
     Path dataDir;
 
     @Option(names = "--verify", description = "Compare every live value with the node's.")
@@ -109,9 +110,8 @@ final class ReplayCommand implements Callable<Integer> {
         boolean ok;
         try (FileChannel lockFile = FileChannel.open(TablespaceDirs.replayLock(dir), CREATE, WRITE);
              FileLock lock = DataDirs.tryLock(lockFile)) {
-            if (lock == null) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "another replay of partition " + partition
-                        + " is building into " + dataDir + " now");
+            if (lock == null) { // not a bad argument: the same command runs once that replay ends
+                throw new IllegalStateException("another replay of partition " + partition + " is building into " + dataDir + " now");
             }
             refuseExisting(dir); // a replay that ran while this one waited for the broker
             ok = replayInto(cfg, TablespaceDirs.replayStaging(dir), dir, out);
@@ -124,8 +124,9 @@ final class ReplayCommand implements Callable<Integer> {
 
     private void refuseExisting(Path dir) {
         if (Files.exists(dir)) {
-            throw new CommandLine.ParameterException(spec.commandLine(), dir + " exists: replay builds a new tablespace; "
-                    + "choose another --data-dir or remove it");
+            // never "remove it": it may be a running node's
+            throw new CommandLine.ParameterException(spec.commandLine(), dir + " exists: replay builds a new tablespace and "
+                    + "never replaces one (this may be a node's): choose another --data-dir");
         }
     }
 
@@ -164,7 +165,14 @@ final class ReplayCommand implements Callable<Integer> {
             }
             done = true;
             if (verify) {
-                ok &= verifyAgainstNode(store, cfg.topics().commands() + "-" + partition, JudgingSettings.of(cfg), out);
+                try {
+                    ok &= verifyAgainstNode(store, cfg.topics().commands() + "-" + partition, JudgingSettings.of(cfg), out);
+                } catch (IOException e) { // the node gone mid-comparison: the replay's own figures are still reported
+                    out.put("verify_error", TaskRetries.messages(e));
+                    err().println("replay: --verify could not finish: " + TaskRetries.messages(e) + "; the copy is kept at " + dir
+                            + " (fsck clean): a replay into another --data-dir compares again");
+                    ok = false;
+                }
             }
         } finally {
             if (done && !out.path("fsck_ok").asBoolean()) {
