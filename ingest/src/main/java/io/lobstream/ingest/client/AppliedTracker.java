@@ -35,6 +35,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 /**
@@ -95,17 +96,22 @@ final class AppliedTracker implements AutoCloseable {
     private long forgottenThroughMs = Long.MIN_VALUE;
     private final Thread thread;
     private volatile boolean closed;
+    /** How long one question for the dead-letter topic's partitions waits, while the tracker is made. */
+    private static final Duration ASK_SLICE = Duration.ofSeconds(1);
     /** Send time (ms) from which the dead-letter topic has been read; Long.MAX_VALUE before the first write. */
     private long readFromMs = Long.MAX_VALUE;
 
     /**
      * @param writeIdPrefix what the ids of this client's writes begin with: only their dead letters are kept
      * @param completions   where outcomes complete: the client's callback threads, off the tracker's thread
+     * @param closing        whether the client is closing: the wait for the dead-letter topic's partitions then ends within
+     *                       a second (a close waits for the thread making the tracker, one of the client's callback threads)
      * @throws IllegalStateException if the dead-letter topic does not exist: no writer node ever ran against the cluster (a
      *                               broker that does not answer within {@code partitionsWait} is asked again in the
      *                               tracker's rounds)
      */
-    AppliedTracker(LobStreamConfig config, String writeIdPrefix, int seenMax, Executor completions, Duration partitionsWait) {
+    AppliedTracker(LobStreamConfig config, String writeIdPrefix, int seenMax, Executor completions, Duration partitionsWait,
+                   BooleanSupplier closing) {
         this.seenMax = seenMax;
         this.completions = completions;
         this.writeIdPrefix = writeIdPrefix;
@@ -123,7 +129,7 @@ final class AppliedTracker implements AutoCloseable {
         this.bootstrap = config.bootstrap();
         try {
             try {
-                findDeadLetterPartitions(partitionsWait);
+                findDeadLetterPartitions(partitionsWait, closing);
             } catch (org.apache.kafka.common.errors.TimeoutException brokerAway) {
                 // The writes waiting are acknowledged, and the writer applies them once the broker is back: their outcome
                 // waits for it too (the rounds ask again), not failed with this, nor a caller after the next 30 s.
@@ -217,6 +223,21 @@ final class AppliedTracker implements AutoCloseable {
      *
      * @throws IllegalStateException if the topic does not exist: no writer node ever ran against the cluster
      */
+    /** {@link #findDeadLetterPartitions(Duration)}, a second at a time, until {@code wait} has passed or {@code closing}. */
+    private void findDeadLetterPartitions(Duration wait, BooleanSupplier closing) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (true) {
+            try {
+                findDeadLetterPartitions(Duration.ofNanos(Math.max(0, Math.min(ASK_SLICE.toNanos(), deadline - System.nanoTime()))));
+                return;
+            } catch (org.apache.kafka.common.errors.TimeoutException brokerAway) {
+                if (closing.getAsBoolean() || System.nanoTime() >= deadline) {
+                    throw brokerAway;
+                }
+            }
+        }
+    }
+
     private void findDeadLetterPartitions(Duration wait) {
         Set<TopicPartition> found = deadLetters.partitionsFor(dlqTopic, wait).stream()
                 .map(p -> new TopicPartition(dlqTopic, p.partition())).collect(Collectors.toUnmodifiableSet());

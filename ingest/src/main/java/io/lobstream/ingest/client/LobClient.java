@@ -74,8 +74,8 @@ import java.util.zip.CRC32C;
  * the limit and dead-letter the rest).
  * Kafka's failures fail the returned {@link LobWrite} (with Kafka's exception, or an IOException
  * caused by it for a write sent in pieces: {@link LobWrite}); an {@link IOException} thrown by a
- * call is the input stream's. A call on a closed client throws {@link IllegalStateException}, as
- * {@code KafkaProducer.send} does.
+ * call is the input stream's. A write begun on a closed client throws {@link IllegalStateException},
+ * as {@code KafkaProducer.send} does.
  *
  * <p>One client may be shared by many threads, as a {@code KafkaProducer} may: each call has its
  * own buffer of one chunk, and the producer's {@code buffer.memory} bounds the rest. Writes complete
@@ -150,14 +150,14 @@ public final class LobClient implements LobWrites, AutoCloseable {
      */
     private final ExecutorService callbacks = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(() -> {
-            ON_CALLBACK_THREAD.set(Boolean.TRUE);
+            CALLBACKS_OF.set(this);
             r.run();
         }, "lobstream-client-callbacks");
         t.setDaemon(true);
         return t;
     });
-    /** Whether this thread is one of a client's {@link #callbacks}: a close there cannot wait for them to end. */
-    private static final ThreadLocal<Boolean> ON_CALLBACK_THREAD = ThreadLocal.withInitial(() -> Boolean.FALSE);
+    /** The client this thread is one of the {@link #callbacks} of, if any: its close there cannot wait for them to end. */
+    private static final ThreadLocal<LobClient> CALLBACKS_OF = new ThreadLocal<>();
 
     /**
      * @throws ConfigException if a chunk of {@code lob.chunk.size} would not fit the producer's {@code max.request.size}
@@ -867,7 +867,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
             if (t != null) {
                 return t;
             }
-            t = new AppliedTracker(config, clientId + "/", trackerSeenMax, callbacks(), trackerPartitionsWait);
+            t = new AppliedTracker(config, clientId + "/", trackerSeenMax, callbacks(), trackerPartitionsWait, () -> closing);
             synchronized (this) {
                 if (!closed) {
                     tracker = t;
@@ -918,9 +918,10 @@ public final class LobClient implements LobWrites, AutoCloseable {
 
     /**
      * Closes the producer (sending what it holds), then fails the {@link LobWrite#applied()} futures still waiting, and
-     * waits for the writes' futures to complete: once this returns, every write of the client is done, as every callback of
-     * a closed {@code KafkaProducer} has run (but where it is called from a stage of a write, which cannot wait for itself).
-     * A write begun meanwhile or later is refused with {@link IllegalStateException}.
+     * waits for the writes' futures to complete: once this returns, every write whose call returned before the close began
+     * is done, its stages run, as every callback of a closed {@code KafkaProducer} has (but where it is called from a stage
+     * of one of the client's writes, which cannot wait for itself). A write begun after the close began is refused with
+     * {@link IllegalStateException}; one still sending on another thread fails with the closed producer's error.
      */
     @Override
     public void close() {
@@ -958,7 +959,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
 
     /** Waits until the writes' stages have run, or the deadline; not on a callback thread, which would wait for itself. */
     private void awaitCallbacks(long deadline) {
-        if (ON_CALLBACK_THREAD.get()) {
+        if (CALLBACKS_OF.get() == this) {
             return;
         }
         try {

@@ -218,7 +218,7 @@ class LobClientTest {
     @Test
     void aBrokerAwayWhenTheTrackerStartsLeavesOutcomesWaitingNotFailed() throws Exception {
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
-        try (AppliedTracker tracker = new AppliedTracker(unreachable(), "w/", 10, Runnable::run, Duration.ofMillis(300))) {
+        try (AppliedTracker tracker = new AppliedTracker(unreachable(), "w/", 10, Runnable::run, Duration.ofMillis(300), () -> false)) {
             tracker.track(new LobWrite(null, "doc", "w/1", System.currentTimeMillis()),
                     new RecordMetadata(new TopicPartition("lob.commands", 0), 5, 0, 0, 3, 10), outcome);
             Thread.sleep(2_000);
@@ -267,7 +267,11 @@ class LobClientTest {
         LobClient client = new LobClient(unreachable());
         CountDownLatch stageBegan = new CountDownLatch(1);
         AtomicBoolean stageEnded = new AtomicBoolean();
-        client.delete("doc").whenComplete((md, failed) -> { // fails after max.block.ms (200 ms), on a callback thread
+        AtomicBoolean onCallbackThread = new AtomicBoolean();
+        // as the client completes its writes: on its callback threads (a write completed by Kafka takes the same way)
+        LobWrite write = new LobWrite(client, "doc", "w/1", System.currentTimeMillis());
+        write.whenCompleteAsync((md, failed) -> {
+            onCallbackThread.set(Thread.currentThread().getName().startsWith("lobstream-client-callbacks"));
             stageBegan.countDown();
             try {
                 Thread.sleep(500);
@@ -275,8 +279,10 @@ class LobClientTest {
                 Thread.currentThread().interrupt();
             }
             stageEnded.set(true);
-        });
+        }, client.callbacks());
+        write.complete(new RecordMetadata(new TopicPartition("lob.commands", 0), 0, 0, 0, 3, 10));
         assertThat(stageBegan.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(onCallbackThread).as("the stage runs on a callback thread, which close waits for").isTrue();
         client.close();
         assertThat(stageEnded).as("the stage ran to its end before close returned").isTrue();
         InputStream unread = new ByteArrayInputStream(new byte[10]);
@@ -284,6 +290,31 @@ class LobClientTest {
                 .isInstanceOf(IllegalStateException.class).hasMessage("LobClient closed");
         assertThat(unread.available()).as("refused before the input was read").isEqualTo(10);
         assertThatThrownBy(() -> client.delete(null)).isInstanceOf(IllegalStateException.class);
+    }
+
+    /**
+     * The first applied() makes the tracker on a callback thread, which close waits for: with the broker away, the making
+     * asks for the dead-letter topic a second at a time and gives up once the close began, not after its whole wait.
+     */
+    @Test
+    void aCloseDoesNotWaitOutTheTrackersMakingOnACallbackThread() throws Exception {
+        LobClient client = new LobClient(unreachable());
+        client.trackerPartitionsWait = Duration.ofSeconds(60);
+        LobWrite write = new LobWrite(client, "doc", "w/1", System.currentTimeMillis());
+        write.complete(new RecordMetadata(new TopicPartition("lob.commands", 0), 0, 0, 0, 3, 10));
+        CompletableFuture<WriteOutcome> outcome = write.applied();
+        long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (Thread.getAllStackTraces().entrySet().stream().noneMatch(t -> t.getKey().getName().startsWith("lobstream-client-callbacks")
+                && Arrays.stream(t.getValue()).anyMatch(f -> f.getClassName().equals(AppliedTracker.class.getName())))) {
+            assertThat(System.nanoTime()).as("a callback thread makes the tracker").isLessThan(until);
+            Thread.sleep(10);
+        }
+        long closing = System.nanoTime();
+        client.close();
+        assertThat(Duration.ofNanos(System.nanoTime() - closing)).as("not the making's whole wait")
+                .isLessThan(client.trackerPartitionsWait.dividedBy(4));
+        assertThat(outcome).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+                .withMessageContaining("LobClient closed");
     }
 
     /** A null lobId is a bad argument, as an empty one is, not a NullPointerException. */
