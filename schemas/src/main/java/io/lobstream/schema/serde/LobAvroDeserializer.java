@@ -7,6 +7,7 @@ import org.apache.avro.io.DatumReader;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
 import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.header.Headers;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -46,13 +47,24 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
      */
     @Override
     public Object deserialize(String topic, byte[] data) {
+        requireWireFormat(data);
+        return super.deserialize(topic, data);
+    }
+
+    /** As {@link #deserialize(String, byte[])}: LobStream never moves the schema id to the headers (its configuration refuses that). */
+    @Override
+    public Object deserialize(String topic, Headers headers, byte[] data) {
+        requireWireFormat(data);
+        return super.deserialize(topic, headers, data);
+    }
+
+    private static void requireWireFormat(byte[] data) {
         if (data != null && (data.length < WIRE_HEADER || data[0] != 0)) {
             throw new SerializationException("not in the schema registry's wire format, where a value begins with byte 0 and "
                     + "a 4-byte schema id before its Avro body: " + (data.length == 0 ? "an empty value"
                     : data.length < WIRE_HEADER && data[0] == 0 ? "a value of " + data.length + " bytes"
                     : String.format("its first byte is 0x%02X%s", data[0] & 0xff, data[0] == '{' ? " ('{', as JSON's)" : "")));
         }
-        return super.deserialize(topic, data);
     }
 
     /** {@code start} is already an index into {@code buffer.array()}, as in the stock implementation. */

@@ -3,6 +3,7 @@ package io.lobstream.schema.serde;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.junit.jupiter.api.Test;
 
@@ -27,5 +28,8 @@ class LobAvroDeserializerTest {
                 .hasMessageEndingWith("its first byte is 0x8C");
         assertThatThrownBy(() -> deserializer.deserialize("lob.commands", new byte[0])).hasMessageEndingWith("an empty value");
         assertThatThrownBy(() -> deserializer.deserialize("lob.commands", new byte[] {0, 0, 1})).hasMessageEndingWith("a value of 3 bytes");
+        // as a consumer given lob.value.deserializer calls it, with the record's headers
+        assertThatThrownBy(() -> deserializer.deserialize("lob.commands", new RecordHeaders(), new byte[] {'{'}))
+                .hasMessageEndingWith("its first byte is 0x7B ('{', as JSON's)");
     }
 }
