@@ -120,8 +120,11 @@ class ScaleOutIT {
     @AfterAll
     static void stop() throws InterruptedException {
         try {
-            stopPurge(purgeA, purgeThreadA);
-            stopPurge(purgeB, purgeThreadB);
+            try {
+                stopPurge(purgeA, purgeThreadA);
+            } finally {
+                stopPurge(purgeB, purgeThreadB);
+            }
         } finally {
             Nodes.closeAll(client, cluster, b, a);
         }
