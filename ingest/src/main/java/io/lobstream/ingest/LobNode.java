@@ -234,6 +234,32 @@ public final class LobNode implements AutoCloseable {
      * node, this one too, keeps the old address as its partitions' owner, and forwards their reads there, until the next
      * rebalance. The address is kept in the data directory ({@code node.address}).
      */
+    /**
+     * A node advertising a loopback address (lob.http.host's default, 127.0.0.1) to a cluster on other hosts: nodes on
+     * other hosts would each take themselves for it, and their reads of its partitions answer 503 for ever.
+     */
+    private void warnIfLoopbackAdvertisedToACluster(String advertised) {
+        if (!isLoopback(advertised)) {
+            return;
+        }
+        for (String server : config.bootstrap().split(",")) {
+            String host = server.strip().replaceFirst("^[A-Za-z_]+://", "");
+            host = host.startsWith("[") ? host.substring(1, Math.max(1, host.indexOf(']'))) : host.replaceFirst(":\\d+$", "");
+            if (!host.isEmpty() && !isLoopback(host)) {
+                log.warn("this node tells the other writer nodes to reach its HTTP API at {}, a loopback address, while Kafka is at {}: "
+                        + "a node on another host cannot forward reads to it. Set {} (and {}) to an address the others reach",
+                        advertised, config.bootstrap(), LobStreamConfig.HTTP_HOST.name(), LobStreamConfig.HTTP_ADVERTISED_HOST.name());
+                return;
+            }
+        }
+    }
+
+    /** Whether {@code host} names this machine's loopback (a literal, or localhost), without asking a resolver. */
+    static boolean isLoopback(String host) {
+        String h = host.strip().toLowerCase(java.util.Locale.ROOT);
+        return h.equals("localhost") || h.startsWith("127.") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1");
+    }
+
     private void warnIfAddressMoved(String address) {
         if (config.get(LobStreamConfig.NODE_ID).isBlank()) {
             return;
@@ -278,6 +304,7 @@ public final class LobNode implements AutoCloseable {
                 + "every partition, after a failover)", LobStoreConfig.INDEX_MEMORY_BYTES.name(), storeConfig.indexMemoryBytes(),
                 partitions, wanted));
         warnIfAddressMoved(streamsProperties.getProperty(StreamsConfig.APPLICATION_SERVER_CONFIG));
+        warnIfLoopbackAdvertisedToACluster(http.hostInfo().host());
         warnIfPageListsCanOutgrowRecords();
         if (config.get(LobStreamConfig.VALUE_MAX_BYTES) > storeConfig.layoutMaxBytes()) {
             // the client sends such a value whole, chunk by chunk; the writer refuses its first chunk (too-large)

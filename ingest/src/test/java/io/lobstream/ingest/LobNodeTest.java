@@ -5,6 +5,7 @@ import io.lobstream.store.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
@@ -93,5 +94,12 @@ class LobNodeTest {
         LobNode.WriterBuffer buffer = LobNode.WriterBuffer.of(heap, partitions, chunk);
         assertThat(buffer).isEqualTo(new LobNode.WriterBuffer(records, fetchBytes));
         assertThat(LobNode.WriterBuffer.worstBytes(partitions, records, fetchBytes, chunk)).isEqualTo(worstBytes);
+    }
+
+    /** What the warning about a loopback address advertised to a cluster on other hosts takes for loopback. */
+    @Test
+    void loopbackAddressesAreKnownWithoutAResolver() {
+        assertThat(List.of("127.0.0.1", "127.0.1.1", "localhost", "::1", "LocalHost")).allMatch(LobNode::isLoopback);
+        assertThat(List.of("node-1", "10.0.0.7", "0.0.0.0", "fe80::1", "kafka")).noneMatch(LobNode::isLoopback);
     }
 }

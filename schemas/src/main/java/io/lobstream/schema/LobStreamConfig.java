@@ -64,7 +64,7 @@ public final class LobStreamConfig {
     public static final ConfigKey<String> HTTP_HOST = ConfigKey.string("lob.http.host", "127.0.0.1",
             "Address the node's HTTP read API binds to and advertises.");
     public static final ConfigKey<String> HTTP_ADVERTISED_HOST = ConfigKey.string("lob.http.advertised.host", "",
-            "Host name other nodes use to reach this node's HTTP API (empty = lob.http.host; for a wildcard lob.http.host such "
+            "Host name or address, without scheme or port, other nodes use to reach this node's HTTP API (empty = lob.http.host; for a wildcard lob.http.host such "
                     + "as 0.0.0.0, this machine's name).");
     public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", DEFAULT_HTTP_PORT, 0, 65535,
             "Port of the node's HTTP read API (0 = any free port).");
@@ -95,7 +95,7 @@ public final class LobStreamConfig {
                     + "topic's max.message.bytes) for the command's other fields: up to 137 KiB, with a LOB id of 64 KiB (key and "
                     + "field) and 8 KiB of metadata. Above 887 KiB, a chunk with a long id or large metadata can pass that limit "
                     + "unless the topic's is raised.");
-    public static final ConfigKey<Long> VALUE_MAX_BYTES = ConfigKey.longValue("lob.value.max.bytes", 1L << 30, 0, 1L << 40,
+    public static final ConfigKey<Long> VALUE_MAX_BYTES = ConfigKey.longValue("lob.value.max.bytes", 1L << 30, 1, 1L << 40,
             "Largest LOB value the writer accepts (a PUT's total length, or the length a WRITE or APPEND would reach); "
                     + "larger ones are dead-lettered as too-large. Up to 1 TiB; the page layout's own limit "
                     + "(about 28 GiB with 16 KiB pages) holds whatever this says.");
@@ -130,7 +130,8 @@ public final class LobStreamConfig {
                     + "writer has applied lob.reclaim. A version still pending purge after both had passed its undo record has it "
                     + "produced again (purge consumed it without a reclaim: a purge worker on a node that had lost the partition "
                     + "skipped it, or a page read failed); again and again, waiting twice as long each time, up to 128 intervals. "
-                    + "0: never; otherwise at least 100.");
+                    + "0: never, and no check of the cluster either (no lob_purge_lag_records, no lob_purge_behind_seconds, no "
+                    + "kafka in /status); otherwise at least 100.");
 
     public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, HTTP_STALL_TIMEOUT_MS, APPLICATION_ID, STREAM_THREADS,
@@ -283,6 +284,38 @@ public final class LobStreamConfig {
         int resend = get(UNDO_RESEND_INTERVAL_MS);
         if (resend > 0 && resend < MIN_RESEND_INTERVAL_MS) { // each check is admin calls, and a look at every pending version
             throw new ConfigException(UNDO_RESEND_INTERVAL_MS.name() + "=" + resend + ": 0 (never) or at least " + MIN_RESEND_INTERVAL_MS);
+        }
+        checkGroups();
+        checkAdvertisedHost(get(HTTP_ADVERTISED_HOST));
+    }
+
+    /**
+     * The writers' and the purge workers' groups: named, and not one group. Shared, the Kafka Streams assignor and the
+     * purge consumers' would clash in it (one side refused with an inconsistent protocol, after a broker started), and an
+     * empty group id fails in Kafka under {@code group.id}, a key LobStream says not to set.
+     */
+    private void checkGroups() {
+        for (ConfigKey<String> group : List.of(APPLICATION_ID, PURGE_GROUP)) {
+            if (get(group).isBlank()) {
+                throw new ConfigException(group.name() + " is empty: it names a consumer group");
+            }
+        }
+        if (get(APPLICATION_ID).strip().equals(get(PURGE_GROUP).strip())) {
+            throw new ConfigException(PURGE_GROUP.name() + "=" + get(PURGE_GROUP) + " is " + APPLICATION_ID.name() + " too: the "
+                    + "purge workers and the writers need a consumer group each");
+        }
+    }
+
+    /**
+     * A host name or address only: it becomes Kafka Streams' {@code application.server} as HOST:PORT, which every node
+     * forwards reads by. With a scheme or a port in it, a node would not know itself as the owner of its own partitions.
+     */
+    private static void checkAdvertisedHost(String host) {
+        String h = host.strip();
+        boolean ipv6 = h.startsWith("[") ? h.endsWith("]") : h.chars().filter(c -> c == ':').count() > 1;
+        if (h.contains("/") || h.chars().anyMatch(Character::isWhitespace) || (!ipv6 && h.contains(":"))) {
+            throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a host name or address alone, no scheme, port "
+                    + "or path (the port is lob.http.port)");
         }
     }
 

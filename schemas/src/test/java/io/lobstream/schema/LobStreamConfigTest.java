@@ -356,7 +356,7 @@ class LobStreamConfigTest {
         assertThat(new LobStreamConfig(Map.of("lob.value.max.bytes", "4294967296")).get(LobStreamConfig.VALUE_MAX_BYTES))
                 .isEqualTo(4L << 30);
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.value.max.bytes", Long.toString((1L << 40) + 1))))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("must be between 0 and 1099511627776");
+                .isInstanceOf(ConfigException.class).hasMessageContaining("must be between 1 and 1099511627776");
     }
 
     /** A registry URL carrying credentials (Confluent's basic.auth.credentials.source=URL) is never printed with them. */
@@ -373,4 +373,27 @@ class LobStreamConfigTest {
         assertThat(emptyUser.registryShown()).isEqualTo("http://@registry:8081/apis");
     }
 
+    /** One consumer group for the writers and the purge workers, or none, fails in Kafka after a broker started: refused now. */
+    @Test
+    void theWritersAndThePurgeWorkersNeedAGroupEach() {
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.purge.group", "lobstream-writer")))
+                .isInstanceOf(ConfigException.class).hasMessage("lob.purge.group=lobstream-writer is lob.writer.application.id too: "
+                        + "the purge workers and the writers need a consumer group each");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.writer.application.id", " ")))
+                .isInstanceOf(ConfigException.class).hasMessage("lob.writer.application.id is empty: it names a consumer group");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.purge.group", ""))).isInstanceOf(ConfigException.class);
+    }
+
+    /** application.server is HOST:PORT: a scheme or a port in the host would make no node know itself as an owner. */
+    @Test
+    void theAdvertisedHostIsAHostAlone() {
+        for (String bad : new String[] {"http://node", "node:8080", "node/x", "my node"}) {
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.http.advertised.host", bad))).as(bad)
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("a host name or address alone");
+        }
+        for (String good : new String[] {"node-1", "10.0.0.7", "node.example.com", "::1", "[fe80::1]", ""}) {
+            assertThat(new LobStreamConfig(Map.of("lob.http.advertised.host", good)).get(LobStreamConfig.HTTP_ADVERTISED_HOST))
+                    .as(good).isEqualTo(good);
+        }
+    }
 }
