@@ -229,14 +229,8 @@ public final class LobNode implements AutoCloseable {
     }
 
     /**
-     * Says when a node with a {@code lob.node.id} comes back under another HTTP address than it last ran with (a new host
-     * name or IP, another port, port 0): a static member back within the session timeout causes no rebalance, so every
-     * node, this one too, keeps the old address as its partitions' owner, and forwards their reads there, until the next
-     * rebalance. The address is kept in the data directory ({@code node.address}).
-     */
-    /**
-     * A node advertising a loopback address (lob.http.host's default, 127.0.0.1) to a cluster on other hosts: nodes on
-     * other hosts would each take themselves for it, and their reads of its partitions answer 503 for ever.
+     * A node advertising a loopback address (lob.http.host's default, 127.0.0.1) beside a Kafka on another host: a lone
+     * node needs no other address, but writer nodes on other hosts could not forward reads of its partitions to it.
      */
     private void warnIfLoopbackAdvertisedToACluster(String advertised) {
         if (!isLoopback(advertised)) {
@@ -246,8 +240,8 @@ public final class LobNode implements AutoCloseable {
             String host = server.strip().replaceFirst("^[A-Za-z_]+://", "");
             host = host.startsWith("[") ? host.substring(1, Math.max(1, host.indexOf(']'))) : host.replaceFirst(":\\d+$", "");
             if (!host.isEmpty() && !isLoopback(host)) {
-                log.warn("this node tells the other writer nodes to reach its HTTP API at {}, a loopback address, while Kafka is at {}: "
-                        + "a node on another host cannot forward reads to it. Set {} (and {}) to an address the others reach",
+                log.warn("this node tells other writer nodes to reach its HTTP API at {}, a loopback address, while Kafka is at {}: "
+                        + "if writer nodes run on other hosts, they cannot forward reads to it; set {} (and {}) to an address they reach",
                         advertised, config.bootstrap(), LobStreamConfig.HTTP_HOST.name(), LobStreamConfig.HTTP_ADVERTISED_HOST.name());
                 return;
             }
@@ -257,9 +251,15 @@ public final class LobNode implements AutoCloseable {
     /** Whether {@code host} names this machine's loopback (a literal, or localhost), without asking a resolver. */
     static boolean isLoopback(String host) {
         String h = host.strip().toLowerCase(java.util.Locale.ROOT);
-        return h.equals("localhost") || h.startsWith("127.") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1");
+        return h.equals("localhost") || h.startsWith("127.") || h.equals("::1") || h.equals("[::1]") || h.equals("0:0:0:0:0:0:0:1");
     }
 
+    /**
+     * Says when a node with a {@code lob.node.id} comes back under another HTTP address than it last ran with (a new host
+     * name or IP, another port, port 0): a static member back within the session timeout causes no rebalance, so every
+     * node, this one too, keeps the old address as its partitions' owner, and forwards their reads there, until the next
+     * rebalance. The address is kept in the data directory ({@code node.address}).
+     */
     private void warnIfAddressMoved(String address) {
         if (config.get(LobStreamConfig.NODE_ID).isBlank()) {
             return;

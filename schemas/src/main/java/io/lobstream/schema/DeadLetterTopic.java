@@ -30,6 +30,11 @@ public final class DeadLetterTopic {
     public static final String OWN = "lob.dlq.";
     /** Header: why the record was not applied, for people. */
     public static final String REASON = "lob.dlq.reason";
+    /**
+     * What the reason of an {@code invalid} letter says of a record on another partition than its key's (a producer's own
+     * partitioner): {@code redrive} leaves those, which would land after their LOB's newer commands.
+     */
+    public static final String OFF_ITS_PARTITION = " belongs to partition ";
     /** Header: the kind of problem, for programs ({@code undecodable}, {@code invalid}, ...: README, Bad input). */
     public static final String KIND = "lob.dlq.kind";
     /** Headers: where the record was read from. */

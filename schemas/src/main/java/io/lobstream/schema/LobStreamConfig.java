@@ -64,7 +64,7 @@ public final class LobStreamConfig {
     public static final ConfigKey<String> HTTP_HOST = ConfigKey.string("lob.http.host", "127.0.0.1",
             "Address the node's HTTP read API binds to and advertises.");
     public static final ConfigKey<String> HTTP_ADVERTISED_HOST = ConfigKey.string("lob.http.advertised.host", "",
-            "Host name or address, without scheme or port, other nodes use to reach this node's HTTP API (empty = lob.http.host; for a wildcard lob.http.host such "
+            "Host name or IPv4 address, without scheme or port, other nodes use to reach this node's HTTP API (empty = lob.http.host; for a wildcard lob.http.host such "
                     + "as 0.0.0.0, this machine's name).");
     public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", DEFAULT_HTTP_PORT, 0, 65535,
             "Port of the node's HTTP read API (0 = any free port).");
@@ -307,15 +307,15 @@ public final class LobStreamConfig {
     }
 
     /**
-     * A host name or address only: it becomes Kafka Streams' {@code application.server} as HOST:PORT, which every node
-     * forwards reads by. With a scheme or a port in it, a node would not know itself as the owner of its own partitions.
+     * A host name or IPv4 address only: it becomes Kafka Streams' {@code application.server} as HOST:PORT, which every
+     * node forwards reads by. With a scheme or a port in it, a node would not know itself as the owner of its own
+     * partitions; an IPv6 literal, which Kafka gives back without its brackets, neither, and no URL of a forward carries it.
      */
     private static void checkAdvertisedHost(String host) {
         String h = host.strip();
-        boolean ipv6 = h.startsWith("[") ? h.endsWith("]") : h.chars().filter(c -> c == ':').count() > 1;
-        if (h.contains("/") || h.chars().anyMatch(Character::isWhitespace) || (!ipv6 && h.contains(":"))) {
-            throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a host name or address alone, no scheme, port "
-                    + "or path (the port is lob.http.port)");
+        if (h.contains("/") || h.contains(":") || h.contains("[") || h.contains("]") || h.chars().anyMatch(Character::isWhitespace)) {
+            throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a host name or IPv4 address alone, no scheme, "
+                    + "port or path (the port is lob.http.port; for IPv6, a host name)");
         }
     }
 

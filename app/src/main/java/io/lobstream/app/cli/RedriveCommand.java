@@ -77,7 +77,7 @@ final class RedriveCommand implements Callable<Integer> {
         spec.commandLine().getErr().printf("redrive: %d dead letters read, %d %s to %s, %d left (another topic's, or another kind)%s%s%s%n",
                 r.read(), r.redriven(), dryRun ? "would be sent back" : "sent back", config.topics().commands(), r.left(),
                 r.misrouted() == 0 ? "" : ", " + r.misrouted() + " of them sent by their producer to another partition than their "
-                        + "key's: send those commands again from the producer, or give --kind invalid",
+                        + "key's: send those commands again from the producer, or give --kind invalid (and the same --from-offset)",
                 r.commandGone() == 0 ? "" : ", " + r.commandGone() + " not sent: their command is not where they say (see the log)",
                 dryRun ? "" : "; a run that sends none of these again starts, per partition, at " + r.nextOffsets()
                         + " (--partition P --from-offset N)");

@@ -169,8 +169,8 @@ final class ReplayCommand implements Callable<Integer> {
                     ok &= verifyAgainstNode(store, cfg.topics().commands() + "-" + partition, JudgingSettings.of(cfg), out);
                 } catch (IOException e) { // the node gone mid-comparison: the replay's own figures are still reported
                     out.put("verify_error", TaskRetries.messages(e));
-                    err().println("replay: --verify could not finish: " + TaskRetries.messages(e) + "; the copy is kept at " + dir
-                            + " (fsck clean): a replay into another --data-dir compares again");
+                    err().println("replay: --verify could not finish: " + TaskRetries.messages(e) + (fsck.ok() ? "; the copy is kept "
+                            + "at " + dir + " (fsck clean): a replay into another --data-dir compares again" : ""));
                     ok = false;
                 }
             }

@@ -131,6 +131,9 @@ final class AppliedTracker implements AutoCloseable {
             try {
                 findDeadLetterPartitions(partitionsWait, closing);
             } catch (org.apache.kafka.common.errors.TimeoutException brokerAway) {
+                if (closing.getAsBoolean()) {
+                    throw new IllegalStateException("LobClient closed"); // (the clients made so far are closed below)
+                }
                 // The writes waiting are acknowledged, and the writer applies them once the broker is back: their outcome
                 // waits for it too (the rounds ask again), not failed with this, nor a caller after the next 30 s.
                 log.warn("cannot find the partitions of {} yet ({}); asking again every second", dlqTopic, brokerAway.toString());
@@ -218,11 +221,6 @@ final class AppliedTracker implements AutoCloseable {
         deadLetters.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
 
-    /**
-     * Finds the dead-letter topic's partitions and reads them from now on.
-     *
-     * @throws IllegalStateException if the topic does not exist: no writer node ever ran against the cluster
-     */
     /** {@link #findDeadLetterPartitions(Duration)}, a second at a time, until {@code wait} has passed or {@code closing}. */
     private void findDeadLetterPartitions(Duration wait, BooleanSupplier closing) {
         long deadline = System.nanoTime() + wait.toNanos();
@@ -238,6 +236,11 @@ final class AppliedTracker implements AutoCloseable {
         }
     }
 
+    /**
+     * Finds the dead-letter topic's partitions and reads them from now on.
+     *
+     * @throws IllegalStateException if the topic does not exist: no writer node ever ran against the cluster
+     */
     private void findDeadLetterPartitions(Duration wait) {
         Set<TopicPartition> found = deadLetters.partitionsFor(dlqTopic, wait).stream()
                 .map(p -> new TopicPartition(dlqTopic, p.partition())).collect(Collectors.toUnmodifiableSet());

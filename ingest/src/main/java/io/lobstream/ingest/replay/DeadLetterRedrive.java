@@ -4,7 +4,7 @@ import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
-import io.lobstream.schema.Topics;
+import io.lobstream.store.index.Rejection;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -119,7 +119,6 @@ public final class DeadLetterRedrive {
             long redriven = 0;
             long commandGone = 0;
             long misrouted = 0;
-            int commandPartitions = originals.partitionsFor(commands, Duration.ofSeconds(30)).size();
             long lastProgress = System.nanoTime();
             long lastPositions = -1;
             while (true) {
@@ -159,7 +158,7 @@ public final class DeadLetterRedrive {
                         }
                         original = its.get();
                     }
-                    if (!misroutedToo && misrouted(r, original.key(), commandPartitions)) {
+                    if (!misroutedToo && misrouted(r)) {
                         misrouted++;
                         continue;
                     }
@@ -196,10 +195,13 @@ public final class DeadLetterRedrive {
         }
     }
 
-    /** Whether the partition {@code letter}'s command was read from is not its {@code key}'s. */
-    private static boolean misrouted(ConsumerRecord<byte[], byte[]> letter, byte[] key, int commandPartitions) {
-        OptionalInt origin = DeadLetterTopic.originPartition(letter.headers());
-        return key != null && commandPartitions > 0 && origin.isPresent() && origin.getAsInt() != Topics.partitionOf(key, commandPartitions);
+    /**
+     * Whether the writer refused {@code letter}'s command as off its key's partition: its own verdict, not a hash of the
+     * key against today's partition count (a lob.commands made anew with another count would make every letter look so).
+     */
+    private static boolean misrouted(ConsumerRecord<byte[], byte[]> letter) {
+        return Rejection.INVALID.equals(DeadLetterTopic.header(letter, DeadLetterTopic.KIND))
+                && String.valueOf(DeadLetterTopic.header(letter, DeadLetterTopic.REASON)).contains(DeadLetterTopic.OFF_ITS_PARTITION);
     }
 
     /** Whether {@code original}, read where {@code letter} says, is its command: the key and value it kept, or their lengths. */

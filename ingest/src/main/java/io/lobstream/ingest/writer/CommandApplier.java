@@ -3,6 +3,7 @@ package io.lobstream.ingest.writer;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.CommandFingerprint;
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LogOncePerMinute;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.Chunk;
@@ -339,7 +340,7 @@ public final class CommandApplier {
         }
         int home = Topics.partitionOf(key, partitions);
         if (home != partition) {
-            return invalid("record on partition " + partition + " but lobId " + cmd.getLobId() + " belongs to partition " + home
+            return invalid("record on partition " + partition + " but lobId " + cmd.getLobId() + DeadLetterTopic.OFF_ITS_PARTITION + home
                     + " (sent with a partitioner other than Kafka's default)");
         }
         if (cmd.getOffset() < 0 || cmd.getTotalLength() < 0) {

@@ -142,8 +142,11 @@ public final class TaskRetries {
         return USER_INFO.matcher(unmasked(e)).replaceAll("$1***@");
     }
 
-    /** A URL's user information: from {@code ://} to the authority's last {@code @} (a password may hold an unescaped one). */
-    private static final java.util.regex.Pattern USER_INFO = java.util.regex.Pattern.compile("(://)[^\\s/?#]*@");
+    /**
+     * A URL's user information: from {@code ://} to the last {@code @} before a blank (a password may hold an unescaped
+     * {@code @} or {@code /}); a path with an {@code @} is masked with it, the safe way to be wrong with a secret.
+     */
+    private static final java.util.regex.Pattern USER_INFO = java.util.regex.Pattern.compile("(://)\\S*@");
 
     private static String unmasked(Throwable e) {
         StringBuilder b = new StringBuilder();

@@ -70,7 +70,7 @@ class TaskRetriesTest {
                 new org.apache.kafka.common.errors.TimeoutException("Timed out waiting for a node assignment. Call: listOffsets")))))
                 .isEqualTo("reading the log's end: Timed out waiting for a node assignment. Call: listOffsets");
         assertThat(TaskRetries.messages(new java.util.concurrent.TimeoutException())).isEqualTo("TimeoutException");
-        assertThat(TaskRetries.messages(new IllegalStateException("registry at https://ann:s3cr@t@registry:8081/apis/ccompat/v7 "
+        assertThat(TaskRetries.messages(new IllegalStateException("registry at https://ann:s3/cr@t@registry:8081/apis/ccompat/v7 "
                 + "refused", new java.io.IOException("Server returned HTTP response code: 401 for URL: http://ann:pw@registry/x"))))
                 .as("a URL's user and password, whatever the password holds, masked")
                 .isEqualTo("registry at https://***@registry:8081/apis/ccompat/v7 refused: Server returned HTTP response code: 401 for "
