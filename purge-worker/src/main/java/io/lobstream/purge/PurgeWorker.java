@@ -248,8 +248,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         continue;
                     }
                     if (System.nanoTime() - missingRetried > MISSING_RETRY.toNanos()) {
-                        // a paused partition stays assigned here (sticky assignment): look for its tablespace again
-                        consumer.resume(consumer.paused());
+                        // a paused partition stays assigned here (sticky assignment): look for its tablespace again, from the
+                        // group's committed offset, not where it was held back: other workers may have purged past it since,
+                        // and a commit from there would move the group back
+                        Set<TopicPartition> held = consumer.paused();
+                        seekToCommitted(held);
+                        consumer.resume(held);
                         missingRetried = System.nanoTime();
                     }
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
@@ -508,6 +512,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 if (!running.get()) {
                     throw e;
                 }
+                metrics.failures.increment(); // a commit that keeps timing out is no healthy worker
                 log.warn("purge worker {}: commit timed out ({}); committing again", workerId, e.getMessage());
             }
         }
@@ -543,8 +548,11 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 }
                 log.info("purge worker {} follows partitions {}", workerId, new java.util.TreeSet<>(wanted));
                 // the node opened or closed a tablespace: one paused because its copy did not open may open now; the
-                // others wait for MISSING_RETRY, as a subscribed worker's do (not fetched again every check)
-                consumer.resume(consumer.paused());
+                // others wait for MISSING_RETRY, as a subscribed worker's do (not fetched again every check). From the
+                // committed offsets, as there
+                Set<TopicPartition> held = consumer.paused();
+                seekToCommitted(held);
+                consumer.resume(held);
             }
         }
         return !assigned.isEmpty();
@@ -610,6 +618,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (!partitions.isEmpty()) { // (the cooperative assignor calls it with none at every rebalance)
+                log.info("purge worker {} gives up {}", workerId, partitions);
+            }
             partitions.forEach(tp -> readers.close(tp.partition()));
         }
 

@@ -134,8 +134,9 @@ final class TablespaceReaders implements AutoCloseable {
         }
     }
 
-    /** Closes the partition's reader, if open: the worker no longer purges it. */
+    /** Closes the partition's reader, if open: the worker no longer purges it (and says again why one cannot open, if it comes back). */
     void close(int partition) {
+        unopened.remove(partition);
         PurgeReader r = readers.remove(partition);
         if (r != null) {
             r.close();
