@@ -96,6 +96,8 @@ final class AppliedTracker implements AutoCloseable {
     private long forgottenThroughMs = Long.MIN_VALUE;
     private final Thread thread;
     private volatile boolean closed;
+    /** What ended the tracker's thread, if an Error did: later writes fail with it at once. */
+    private volatile Error stopped;
     /** How long one question for the dead-letter topic's partitions waits, while the tracker is made. */
     private static final Duration ASK_SLICE = Duration.ofSeconds(1);
     /** Send time (ms) from which the dead-letter topic has been read; Long.MAX_VALUE before the first write. */
@@ -154,6 +156,11 @@ final class AppliedTracker implements AutoCloseable {
         if (closed) {
             completions.execute(() -> outcome.completeExceptionally(new IllegalStateException("LobClient closed")));
         }
+        Error e = stopped;
+        if (e != null) {
+            completions.execute(() -> outcome.completeExceptionally(new IllegalStateException("cannot tell whether the write was "
+                    + "applied: the client's tracker stopped (" + e + ")", e)));
+        }
     }
 
     private void run() {
@@ -197,6 +204,13 @@ final class AppliedTracker implements AutoCloseable {
                 }
                 failing = e.toString();
                 sleep();
+            } catch (Error e) { // out of memory, say: every waiting and later applied() fails with it, none hangs
+                stopped = e;
+                IllegalStateException why = new IllegalStateException("cannot tell whether the write was applied: the client's "
+                        + "tracker stopped (" + e + ")", e);
+                incoming.drainTo(waiting);
+                waiting.forEach(w -> completions.execute(() -> w.outcome.completeExceptionally(why)));
+                throw e;
             } catch (RuntimeException e) {
                 if (closed) {
                     break;
@@ -266,10 +280,15 @@ final class AppliedTracker implements AutoCloseable {
         }
         rewindTo(from);
         Set<Integer> partitions = waiting.stream().map(w -> w.last.partition()).collect(Collectors.toSet());
+        if (!lettersOf(partitions)) {
+            // partitions added to the topics since the tracker found them: a write on one has its letters there, and a
+            // partition not read must not count as read to its end, or a dead-lettered write would be taken for applied
+            findDeadLetterPartitions(Duration.ofSeconds(5));
+        }
         Map<Integer, Long> committed = committed(partitions);
         // a dead letter lands on the partition of the command (the topics are co-partitioned by lobId);
         // the end is read after the offsets: a commit seen above has its dead letters below it
-        boolean readToEnd = readDeadLettersTo(DeadLetterTopic.uncommittedEnd(admin,
+        boolean readToEnd = lettersOf(partitions) && readDeadLettersTo(DeadLetterTopic.uncommittedEnd(admin,
                 dlqPartitions.stream().filter(tp -> partitions.contains(tp.partition())).toList()));
         if (readToEnd && waiting.stream().anyMatch(w -> !seen.containsKey(w.write.writeId())
                 && committed.getOrDefault(w.last.partition(), -1L) > w.last.offset()) && madeAgain()) {
@@ -292,6 +311,11 @@ final class AppliedTracker implements AutoCloseable {
             forgottenThroughMs = Math.max(forgottenThroughMs, eldest.next().timestampMs());
             eldest.remove();
         }
+    }
+
+    /** Whether the dead-letter partitions read include every one of {@code partitions}. */
+    private boolean lettersOf(Set<Integer> partitions) {
+        return dlqPartitions.stream().map(TopicPartition::partition).collect(Collectors.toSet()).containsAll(partitions);
     }
 
     /**

@@ -63,7 +63,8 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
     /**
      * Read-your-writes: completes once the writer group has committed past the write's last
      * record, with what the writer did (check {@link WriteOutcome#applied()}: a write the writer
-     * dead-lettered completes too, with the reason). Any node in the writer group then serves the new version (one cut off
+     * dead-lettered completes too, with the reason: as soon as its first letter is read, whose transaction committed; a write
+     * {@code redrive} sent back and the writer then applied still reads so). Any node in the writer group then serves the new version (one cut off
      * from Kafka serves what it last had until it rejoins: README, Known limits). Never
      * completes while no writer runs: bound the wait with {@link #applied(Duration)} (a
      * {@code get(timeout, unit)} on this future bounds the caller's wait, not the client's tracking
