@@ -251,10 +251,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         // a paused partition stays assigned here (sticky assignment): look for its tablespace again, from the
                         // group's committed offset, not where it was held back: other workers may have purged past it since,
                         // and a commit from there would move the group back
-                        Set<TopicPartition> held = consumer.paused();
-                        seekToCommitted(held);
-                        consumer.resume(held);
                         missingRetried = System.nanoTime();
+                        resumeHeld();
                     }
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
                     Map<TopicPartition, OffsetAndMetadata> skipped = skippedPastCommitted(records.partitions());
@@ -550,9 +548,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 // the node opened or closed a tablespace: one paused because its copy did not open may open now; the
                 // others wait for MISSING_RETRY, as a subscribed worker's do (not fetched again every check). From the
                 // committed offsets, as there
-                Set<TopicPartition> held = consumer.paused();
-                seekToCommitted(held);
-                consumer.resume(held);
+                resumeHeld();
             }
         }
         return !assigned.isEmpty();
@@ -593,6 +589,23 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             return Map.of();
         }
         return past;
+    }
+
+    /**
+     * Resumes the partitions held back, from the group's committed offsets: not where they were held, as other workers may
+     * have purged past that since, and a commit from there would move the group back. Left held, and tried again at the
+     * next retry, if the coordinator does not answer (or offsets wait on another's open transaction): not a failure of the
+     * worker, whose other partitions go on.
+     */
+    private void resumeHeld() {
+        Set<TopicPartition> held = consumer.paused();
+        try {
+            seekToCommitted(held);
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            log.debug("purge worker {}: the committed offsets of {} did not come: held back still", workerId, held);
+            return;
+        }
+        consumer.resume(held);
     }
 
     /** After an aborted transaction: go back to the committed offsets of every assigned partition. */

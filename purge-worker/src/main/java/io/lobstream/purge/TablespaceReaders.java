@@ -127,6 +127,7 @@ final class TablespaceReaders implements AutoCloseable {
      * file, which the node may delete) open.
      */
     void retainOnly(Set<Integer> partitions) {
+        unopened.keySet().retainAll(partitions); // one given up that never opened: its reason said again if it comes back
         for (Integer p : List.copyOf(readers.keySet())) {
             if (!partitions.contains(p)) {
                 close(p);

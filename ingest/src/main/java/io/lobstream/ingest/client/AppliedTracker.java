@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -98,6 +99,9 @@ final class AppliedTracker implements AutoCloseable {
     private volatile boolean closed;
     /** What ended the tracker's thread, if an Error did: later writes fail with it at once. */
     private volatile Error stopped;
+    /** How often, at most, the broker is asked for the dead-letter topic's partitions while a write waits on one not read. */
+    private static final Duration PARTITIONS_RECHECK = Duration.ofSeconds(5);
+    private long partitionsChecked = System.nanoTime() - PARTITIONS_RECHECK.toNanos();
     /** How long one question for the dead-letter topic's partitions waits, while the tracker is made. */
     private static final Duration ASK_SLICE = Duration.ofSeconds(1);
     /** Send time (ms) from which the dead-letter topic has been read; Long.MAX_VALUE before the first write. */
@@ -152,15 +156,23 @@ final class AppliedTracker implements AutoCloseable {
 
     /** Completes {@code outcome} with what the writer did with {@code write}, whose last record is {@code last}. */
     void track(LobWrite write, RecordMetadata last, CompletableFuture<WriteOutcome> outcome) {
+        if (stopped != null) { // no thread takes from incoming any more: not queued, failed below
+            failStopped(outcome);
+            return;
+        }
         incoming.add(new Waiting(write, last, outcome));
         if (closed) {
             completions.execute(() -> outcome.completeExceptionally(new IllegalStateException("LobClient closed")));
         }
-        Error e = stopped;
-        if (e != null) {
-            completions.execute(() -> outcome.completeExceptionally(new IllegalStateException("cannot tell whether the write was "
-                    + "applied: the client's tracker stopped (" + e + ")", e)));
+        if (stopped != null) {
+            failStopped(outcome);
         }
+    }
+
+    private void failStopped(CompletableFuture<WriteOutcome> outcome) {
+        Error e = stopped;
+        completions.execute(() -> outcome.completeExceptionally(new IllegalStateException("cannot tell whether the write was "
+                + "applied: the client's tracker stopped (" + e + ")", e)));
     }
 
     private void run() {
@@ -210,6 +222,11 @@ final class AppliedTracker implements AutoCloseable {
                         + "tracker stopped (" + e + ")", e);
                 incoming.drainTo(waiting);
                 waiting.forEach(w -> completions.execute(() -> w.outcome.completeExceptionally(why)));
+                try {
+                    closeClients();
+                } catch (RuntimeException | Error closing) {
+                    e.addSuppressed(closing);
+                }
                 throw e;
             } catch (RuntimeException e) {
                 if (closed) {
@@ -228,8 +245,15 @@ final class AppliedTracker implements AutoCloseable {
         // on the callback threads, still there (the client shuts them down once this thread ended): a stage that blocks,
         // or closes the client, does not hold this thread's close up
         waiting.forEach(w -> completions.execute(() -> w.outcome.completeExceptionally(closedFirst)));
-        // closed here: a KafkaConsumer is used by one thread only. Not interrupted: Kafka's InterruptException, out of a call
-        // close() interrupted, sets the flag again, and the closes would then not wait for their I/O threads
+        closeClients();
+    }
+
+    /**
+     * Closed on the tracker's thread: a KafkaConsumer is used by one thread only. Not interrupted: Kafka's
+     * InterruptException, out of a call close() interrupted, sets the flag again, and the closes would then not wait for
+     * their I/O threads.
+     */
+    private void closeClients() {
         Thread.interrupted();
         admin.close(Duration.ofSeconds(5));
         deadLetters.close(CloseOptions.timeout(Duration.ofSeconds(5)));
@@ -280,17 +304,13 @@ final class AppliedTracker implements AutoCloseable {
         }
         rewindTo(from);
         Set<Integer> partitions = waiting.stream().map(w -> w.last.partition()).collect(Collectors.toSet());
-        if (!lettersOf(partitions)) {
-            // partitions added to the topics since the tracker found them: a write on one has its letters there, and a
-            // partition not read must not count as read to its end, or a dead-lettered write would be taken for applied
-            findDeadLetterPartitions(Duration.ofSeconds(5));
-        }
+        Set<Integer> read = partitionsRead(partitions);
         Map<Integer, Long> committed = committed(partitions);
         // a dead letter lands on the partition of the command (the topics are co-partitioned by lobId);
         // the end is read after the offsets: a commit seen above has its dead letters below it
-        boolean readToEnd = lettersOf(partitions) && readDeadLettersTo(DeadLetterTopic.uncommittedEnd(admin,
-                dlqPartitions.stream().filter(tp -> partitions.contains(tp.partition())).toList()));
-        if (readToEnd && waiting.stream().anyMatch(w -> !seen.containsKey(w.write.writeId())
+        boolean readToEnd = readDeadLettersTo(DeadLetterTopic.uncommittedEnd(admin,
+                dlqPartitions.stream().filter(tp -> read.contains(tp.partition())).toList()));
+        if (readToEnd && waiting.stream().anyMatch(w -> !seen.containsKey(w.write.writeId()) && read.contains(w.last.partition())
                 && committed.getOrDefault(w.last.partition(), -1L) > w.last.offset()) && madeAgain()) {
             return; // no write is taken for applied before the topic made again is read from its beginning (next round)
         }
@@ -300,7 +320,7 @@ final class AppliedTracker implements AutoCloseable {
                 w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.of(dead.letter())), completions);
                 return true;
             }
-            if (readToEnd && committed.getOrDefault(w.last.partition(), -1L) > w.last.offset()) {
+            if (readToEnd && read.contains(w.last.partition()) && committed.getOrDefault(w.last.partition(), -1L) > w.last.offset()) {
                 w.outcome.completeAsync(() -> new WriteOutcome(w.write.lobId(), w.last, Optional.empty()), completions);
                 return true;
             }
@@ -313,9 +333,34 @@ final class AppliedTracker implements AutoCloseable {
         }
     }
 
-    /** Whether the dead-letter partitions read include every one of {@code partitions}. */
-    private boolean lettersOf(Set<Integer> partitions) {
-        return dlqPartitions.stream().map(TopicPartition::partition).collect(Collectors.toSet()).containsAll(partitions);
+    /**
+     * Of {@code partitions} (of lob.commands, where writes wait), those whose dead letters are read. One added to the topics
+     * since the tracker found the dead-letter topic's (partitions added, which README warns against) has its letters in a
+     * partition not read: its writes wait, never taken for applied unread, while the others' are decided. The broker is
+     * asked for the topic's partitions again at most every {@link #PARTITIONS_RECHECK} (the consumer's own metadata would
+     * answer from its cache).
+     */
+    private Set<Integer> partitionsRead(Set<Integer> partitions) throws ExecutionException, InterruptedException, TimeoutException {
+        Set<Integer> read = dlqPartitions.stream().map(TopicPartition::partition).collect(Collectors.toSet());
+        if (read.containsAll(partitions) || System.nanoTime() - partitionsChecked < PARTITIONS_RECHECK.toNanos()) {
+            return partitions.stream().filter(read::contains).collect(Collectors.toSet());
+        }
+        partitionsChecked = System.nanoTime();
+        int count = admin.describeTopics(List.of(dlqTopic)).allTopicNames().get(10, TimeUnit.SECONDS).get(dlqTopic).partitions().size();
+        if (count > read.size()) {
+            Set<TopicPartition> all = new HashSet<>();
+            for (int p = 0; p < count; p++) {
+                all.add(new TopicPartition(dlqTopic, p));
+            }
+            deadLetters.assign(all); // (the partitions read already keep their positions; the new ones start at their beginning)
+            dlqPartitions = Set.copyOf(all);
+            log.info("{} has {} partitions now, {} before: the writes on the new ones are tracked too", dlqTopic, count, read.size());
+        } else {
+            log.warn("writes wait on partitions {} of {}, which {} lacks ({} partitions): they are not taken for applied until it "
+                    + "has them", partitions.stream().filter(p -> !read.contains(p)).sorted().toList(), commandsTopic, dlqTopic, count);
+        }
+        Set<Integer> now = dlqPartitions.stream().map(TopicPartition::partition).collect(Collectors.toSet());
+        return partitions.stream().filter(now::contains).collect(Collectors.toSet());
     }
 
     /**
