@@ -251,8 +251,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         // a paused partition stays assigned here (sticky assignment): look for its tablespace again, from the
                         // group's committed offset, not where it was held back: other workers may have purged past it since,
                         // and a commit from there would move the group back
-                        missingRetried = System.nanoTime();
                         resumeHeld();
+                        missingRetried = System.nanoTime(); // after: a wait for the offsets in it is not the next retry's
                     }
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
                     Map<TopicPartition, OffsetAndMetadata> skipped = skippedPastCommitted(records.partitions());
@@ -538,7 +538,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 consumer.assign(wanted.stream().map(p -> new TopicPartition(undoTopic, p)).toList());
                 assigned = Set.copyOf(wanted);
                 try {
-                    seekToCommitted(added);
+                    seekToCommitted(added, Duration.ofSeconds(10));
                 } catch (KafkaException e) {
                     assigned = Set.of(); // assign and seek again at the next check
                     nextFollowCheck = now + 1_000_000_000L;
@@ -594,15 +594,19 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     /**
      * Resumes the partitions held back, from the group's committed offsets: not where they were held, as other workers may
      * have purged past that since, and a commit from there would move the group back. Left held, and tried again at the
-     * next retry, if the coordinator does not answer (or offsets wait on another's open transaction): not a failure of the
-     * worker, whose other partitions go on.
+     * next retry, if the offsets do not come within a second (the coordinator away, or offsets waiting on another's open
+     * transaction): the worker's other partitions are not held up longer, and the failure is counted and said.
      */
     private void resumeHeld() {
         Set<TopicPartition> held = consumer.paused();
         try {
-            seekToCommitted(held);
+            seekToCommitted(held, Duration.ofSeconds(1));
         } catch (org.apache.kafka.common.errors.TimeoutException e) {
-            log.debug("purge worker {}: the committed offsets of {} did not come: held back still", workerId, held);
+            metrics.failures.increment();
+            if (retriedSaid.sayNow("held offsets") >= 0) {
+                log.warn("purge worker {}: the committed offsets of {}, held back, did not come ({}): held back still (said once a "
+                        + "minute)", workerId, held, e.getMessage());
+            }
             return;
         }
         consumer.resume(held);
@@ -610,14 +614,14 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
     /** After an aborted transaction: go back to the committed offsets of every assigned partition. */
     private void rewind() {
-        seekToCommitted(consumer.assignment());
+        seekToCommitted(consumer.assignment(), Duration.ofSeconds(10));
     }
 
-    private void seekToCommitted(Collection<TopicPartition> partitions) {
+    private void seekToCommitted(Collection<TopicPartition> partitions, Duration wait) {
         if (partitions.isEmpty()) {
             return;
         }
-        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(partitions), Duration.ofSeconds(10));
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(partitions), wait);
         for (TopicPartition tp : partitions) {
             OffsetAndMetadata om = committed.get(tp);
             if (om != null) {

@@ -102,6 +102,8 @@ final class AppliedTracker implements AutoCloseable {
     /** How often, at most, the broker is asked for the dead-letter topic's partitions while a write waits on one not read. */
     private static final Duration PARTITIONS_RECHECK = Duration.ofSeconds(5);
     private long partitionsChecked = System.nanoTime() - PARTITIONS_RECHECK.toNanos();
+    /** The partitions of lob.commands without dead-letter partitions the tracker last warned of. */
+    private List<Integer> missingSaid = List.of();
     /** How long one question for the dead-letter topic's partitions waits, while the tracker is made. */
     private static final Duration ASK_SLICE = Duration.ofSeconds(1);
     /** Send time (ms) from which the dead-letter topic has been read; Long.MAX_VALUE before the first write. */
@@ -346,7 +348,12 @@ final class AppliedTracker implements AutoCloseable {
             return partitions.stream().filter(read::contains).collect(Collectors.toSet());
         }
         partitionsChecked = System.nanoTime();
-        int count = admin.describeTopics(List.of(dlqTopic)).allTopicNames().get(10, TimeUnit.SECONDS).get(dlqTopic).partitions().size();
+        int count;
+        try {
+            count = admin.describeTopics(List.of(dlqTopic)).allTopicNames().get(10, TimeUnit.SECONDS).get(dlqTopic).partitions().size();
+        } catch (ExecutionException | TimeoutException e) { // asked again in 5 s; the writes on partitions read are decided now
+            return partitions.stream().filter(read::contains).collect(Collectors.toSet());
+        }
         if (count > read.size()) {
             Set<TopicPartition> all = new HashSet<>();
             for (int p = 0; p < count; p++) {
@@ -356,8 +363,12 @@ final class AppliedTracker implements AutoCloseable {
             dlqPartitions = Set.copyOf(all);
             log.info("{} has {} partitions now, {} before: the writes on the new ones are tracked too", dlqTopic, count, read.size());
         } else {
-            log.warn("writes wait on partitions {} of {}, which {} lacks ({} partitions): they are not taken for applied until it "
-                    + "has them", partitions.stream().filter(p -> !read.contains(p)).sorted().toList(), commandsTopic, dlqTopic, count);
+            List<Integer> missing = partitions.stream().filter(p -> !read.contains(p)).sorted().toList();
+            if (!missing.equals(missingSaid)) { // said when it changes, not at every check
+                log.warn("writes wait on partitions {} of {}, which {} lacks ({} partitions): they are not taken for applied until "
+                        + "it has them", missing, commandsTopic, dlqTopic, count);
+                missingSaid = missing;
+            }
         }
         Set<Integer> now = dlqPartitions.stream().map(TopicPartition::partition).collect(Collectors.toSet());
         return partitions.stream().filter(now::contains).collect(Collectors.toSet());
