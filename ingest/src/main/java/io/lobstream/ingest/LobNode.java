@@ -237,9 +237,8 @@ public final class LobNode implements AutoCloseable {
             return;
         }
         for (String server : config.bootstrap().split(",")) {
-            String host = server.strip().replaceFirst("^[A-Za-z_]+://", "");
-            host = host.startsWith("[") ? host.substring(1, Math.max(1, host.indexOf(']'))) : host.replaceFirst(":\\d+$", "");
-            if (!host.isEmpty() && !isLoopback(host)) {
+            String host = org.apache.kafka.common.utils.Utils.getHost(server.strip()); // as Kafka reads it: [v6]:port too
+            if (host != null && !host.isEmpty() && !isLoopback(host)) {
                 log.warn("this node tells other writer nodes to reach its HTTP API at {}, a loopback address, while Kafka is at {}: "
                         + "if writer nodes run on other hosts, they cannot forward reads to it; set {} (and {}) to an address they reach",
                         advertised, config.bootstrap(), LobStreamConfig.HTTP_HOST.name(), LobStreamConfig.HTTP_ADVERTISED_HOST.name());
