@@ -15,6 +15,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -31,7 +32,11 @@ final class PurgeClients {
     private PurgeClients() {
     }
 
-    static KafkaConsumer<String, byte[]> consumer(LobStreamConfig config, String workerId) {
+    /**
+     * @param held what the worker's data directory holds, which its subscription tells the group; null for a worker that
+     *             follows a node (it assigns itself partitions, and never joins the group's assignment)
+     */
+    static KafkaConsumer<String, byte[]> consumer(LobStreamConfig config, String workerId, HeldTablespaces held) {
         // the user's client settings (e.g. session.timeout.ms, security), so a deployment can
         // tune failure detection; the settings exactly-once depends on are put after, and win
         Map<String, Object> c = config.clientConfig(ClientKind.CONSUMER);
@@ -43,7 +48,13 @@ final class PurgeClients {
         // a worker started before the first node, on a broker that creates topics, would make lob.undo-history with the
         // broker's partition count; the node then takes that count for every topic, and lob.topic.partitions is lost
         c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-        c.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+        // the second only while workers of an older version, which name it alone, are in the group: the group takes the
+        // first that every member names
+        c.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+                List.of(TablespacePartitionAssignor.class.getName(), CooperativeStickyAssignor.class.getName()));
+        if (held != null) {
+            c.put(TablespacePartitionAssignor.HELD_CONFIG, held);
+        }
         c.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         return new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
     }

@@ -32,13 +32,15 @@ import java.util.stream.Collectors;
 /**
  * Which partitions standalone purge workers ({@code lobstream purge}, members of the purge group) hold, for a node's own
  * workers to stand down from. A node's workers are no members: they assign themselves the node's partitions. The group
- * gives its members every partition, so a node's worker purging beside them would read and reclaim each undo record a
+ * gives its members every partition whose tablespace one of them holds ({@link TablespacePartitionAssignor}), so a node's
+ * worker purging beside them would read and reclaim each undo record a
  * second time (the writer ignores the second reclaim) and commit the group's offsets under theirs. So an operator scales
  * purge out by starting workers, and back in by stopping them: the node's take their partitions up again from the
  * group's offsets once no member holds them.
  *
- * <p>A member that lacks a partition's tablespace (several nodes, each with its own data directory: the README's "use it
- * with one node") keeps the partition paused and commits nothing for it: {@link MemberHolds} tells it from one that purges.
+ * <p>A member that holds a partition it cannot purge (its copy does not open, its tablespace went since it told the
+ * group, or a member of an older version, given partitions by Kafka's sticky assignor) keeps it paused and commits
+ * nothing for it: {@link MemberHolds} tells it from one that purges.
  */
 final class PurgeGroupWatch implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeGroupWatch.class);

@@ -46,8 +46,9 @@ import java.util.function.Supplier;
  * every undo record yields its reclaim record exactly once.
  *
  * <p>Two ways to get partitions. A standalone worker ({@code lobstream purge}) subscribes: the
- * group splits the partitions among its members, so its data directory must hold every
- * partition's tablespace (one node, or a shared volume). A worker inside a writer node follows
+ * group gives each partition to a member whose data directory holds its tablespace
+ * ({@link TablespacePartitionAssignor}): one node's, a shared volume, or one worker beside each
+ * node. A worker inside a writer node follows
  * that node instead ({@link #following}): it assigns itself its share of the partitions whose
  * tablespaces the node has open (but those standalone workers hold: {@link PurgeWorkerPool#following}), and follows
  * them through the writers' rebalances. With several
@@ -64,7 +65,10 @@ import java.util.function.Supplier;
  */
 public final class PurgeWorker implements Runnable, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PurgeWorker.class);
-    /** How often partitions paused for lack of a tablespace are tried again. */
+    /**
+     * How often partitions paused for lack of a tablespace are tried again, and a subscribed worker looks whether its data
+     * directory's tablespaces changed (the group then assigns again: {@link TablespacePartitionAssignor}).
+     */
     private static final Duration MISSING_RETRY = Duration.ofSeconds(10);
     /** How often positions a poll moved past records it did not return are looked for ({@link #skippedPastCommitted}). */
     private static final Duration SKIPPED_CHECK_EVERY = Duration.ofSeconds(30);
@@ -116,6 +120,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private final String undoTopic;
     /** The partitions to purge, when following a node (this worker's share of the node's); null when subscribed to the group. */
     private final Supplier<Set<Integer>> nodePartitions;
+    /** What the data directory holds, as the group was told it; null when following a node. */
+    private final HeldTablespaces held;
     /**
      * Partitions whose last batch was held back for want of a tablespace, until a batch of theirs is purged (the worker's
      * thread's): not the consumer's paused set, which each retry empties for a poll.
@@ -144,6 +150,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private static PurgeWorker create(LobStreamConfig config, LobStoreConfig storeConfig, String workerId, long readLatencyNanos,
                                       MeterRegistry meters, Supplier<Set<Integer>> nodePartitions) {
         TablespaceReaders readers = new TablespaceReaders(config.dataDir(), storeConfig, readLatencyNanos, workerId);
+        HeldTablespaces held = nodePartitions == null ? new HeldTablespaces(config.dataDir(), workerId) : null;
         UndoPurger purger = null;
         boolean handedOver = false;
         try {
@@ -154,10 +161,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             String undoTopic = config.topics().undoHistory();
             Duration transactionBudget = PurgeClients.transactionBudget(config);
             Supplier<Producer<String, Object>> producers = PurgeClients.producers(config, workerId);
-            Consumer<String, byte[]> consumer = PurgeClients.consumer(config, workerId);
+            Consumer<String, byte[]> consumer = PurgeClients.consumer(config, workerId, held);
             handedOver = true;
             return new PurgeWorker(workerId, transactionalId, undoTopic, consumer, producers, transactionBudget, readers, purger, metrics,
-                    nodePartitions);
+                    nodePartitions, held);
         } finally {
             if (!handedOver) {
                 try {
@@ -174,7 +181,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     /** The worker on clients and parts of the caller's choosing (tests: Kafka's mock clients). */
     PurgeWorker(String workerId, String transactionalId, String undoTopic, Consumer<String, byte[]> consumer,
                 Supplier<Producer<String, Object>> producers, Duration transactionBudget, TablespaceReaders readers, UndoPurger purger,
-                PurgeMetrics metrics, Supplier<Set<Integer>> nodePartitions) {
+                PurgeMetrics metrics, Supplier<Set<Integer>> nodePartitions, HeldTablespaces held) {
         this.workerId = workerId;
         this.transactionalId = transactionalId;
         this.undoTopic = undoTopic;
@@ -185,6 +192,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         this.purger = purger;
         this.metrics = metrics;
         this.nodePartitions = nodePartitions;
+        this.held = held;
         try {
             this.producer = producers.get();
             metrics.prefetch(readers::inFlight, readers::window);
@@ -248,10 +256,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                         continue;
                     }
                     if (System.nanoTime() - missingRetried > MISSING_RETRY.toNanos()) {
-                        // a paused partition stays assigned here (sticky assignment): look for its tablespace again, from the
-                        // group's committed offset, not where it was held back: other workers may have purged past it since,
-                        // and a commit from there would move the group back
+                        // a paused partition stays assigned here until the group assigns again: look for its tablespace
+                        // again, from the group's committed offset, not where it was held back: other workers may have purged
+                        // past it since, and a commit from there would move the group back. Then, if the data directory's
+                        // tablespaces changed, ask the group to assign again
                         resumeHeld();
+                        reassignIfHeldChanged();
                         missingRetried = System.nanoTime(); // after: a wait for the offsets in it is not the next retry's
                     }
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
@@ -386,9 +396,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                 UndoPurger.Purged purged = reader == null ? UndoPurger.Purged.HELD_BACK : purger.purge(tp.partition(), reader, batch, due);
                 if (purged == UndoPurger.Purged.HELD_BACK) {
                     // No tablespace here (yet), or a new copy that does not open: leave the records unconsumed, the partition
-                    // paused and tried again every MISSING_RETRY. It stays assigned here (sticky): a subscribed worker needs
-                    // every tablespace in its data directory; a following worker drops the partition from its assignment
-                    // once its node has closed it.
+                    // paused and tried again every MISSING_RETRY. A subscribed worker is given only partitions whose
+                    // tablespaces its data directory held when it last told the group (this one's went since, or does not
+                    // open), and asks the group to assign again when that changes; a following worker drops the partition from its assignment once its node has
+                    // closed it.
                     consumer.pause(List.of(tp));
                     consumer.seek(tp, batch.get(0).offset());
                     heldBack.add(tp);
@@ -610,6 +621,20 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             return;
         }
         consumer.resume(held);
+    }
+
+    /**
+     * A subscribed worker whose data directory gained or lost a tablespace since it last told the group asks the group to
+     * assign again: a partition whose tablespace appeared here comes to it (from a member without it, or from nobody),
+     * and one whose tablespace went goes to a member that has it.
+     */
+    private void reassignIfHeldChanged() {
+        Set<Integer> now = held == null ? null : held.changedSinceTold();
+        if (now != null) {
+            log.info("purge worker {}: its data directory holds the tablespaces of partitions {} now (the group was told {}); "
+                    + "asking the group to assign again", workerId, new java.util.TreeSet<>(now), new java.util.TreeSet<>(held.told()));
+            consumer.enforceRebalance("the tablespaces in the data directory changed");
+        }
     }
 
     /** After an aborted transaction: go back to the committed offsets of every assigned partition. */

@@ -81,7 +81,7 @@ class PurgeWorkerTransactionsTest {
 
     private PurgeWorker worker(Duration transactionBudget) {
         return new PurgeWorker("w1", "lobstream-purge-w1", PurgeFixture.UNDO_TOPIC, consumer, newProducer, transactionBudget, f.readers,
-                f.purger, f.metrics, () -> Set.of(0));
+                f.purger, f.metrics, () -> Set.of(0), null);
     }
 
     @AfterEach
@@ -231,7 +231,7 @@ class PurgeWorkerTransactionsTest {
         TopicPartition undo1 = new TopicPartition(PurgeFixture.UNDO_TOPIC, 1);
         consumer.updateBeginningOffsets(Map.of(undo1, 0L));
         worker = new PurgeWorker("w1", "lobstream-purge-w1", PurgeFixture.UNDO_TOPIC, consumer, newProducer, Duration.ofMinutes(1),
-                f.readers, f.purger, f.metrics, () -> Set.of(0, 1));
+                f.readers, f.purger, f.metrics, () -> Set.of(0, 1), null);
         ConsumerRecord<String, byte[]> first = undoRecords.get(0);
         consumer.schedulePollTask(() -> {
             deliverUndoRecords();
