@@ -29,40 +29,46 @@ final class HeldTablespaces {
         this.workerId = workerId;
     }
 
-    /** The partitions held now, taken as told to the group (the assignor's, at a join). */
+    /**
+     * The partitions held now, taken as told to the group (the assignor's, at a join). If the directory cannot be listed,
+     * what was told last: a moment's failure (a network volume's) must not take every partition from this worker, each
+     * over two rebalances, and give them back at the next look; the failure is said, and the readers report what they
+     * cannot open. None if it never could be listed.
+     */
     Set<Integer> tell() {
         Set<Integer> now = now();
-        told = now;
-        return now;
+        Set<Integer> last = told;
+        told = now != null ? now : last != null ? last : Set.of();
+        return told;
     }
 
-    /** The partitions held now if they are not those the group was last told; null if they are, or no join told it yet. */
+    /**
+     * The partitions held now if they are not those the group was last told; null if they are, if no join told it yet,
+     * or if the directory cannot be listed now.
+     */
     Set<Integer> changedSinceTold() {
         Set<Integer> last = told;
         if (last == null) {
             return null;
         }
         Set<Integer> now = now();
-        return now.equals(last) ? null : now;
+        return now == null || now.equals(last) ? null : now;
     }
 
     Set<Integer> told() {
         return told;
     }
 
-    /**
-     * A directory that cannot be listed holds none, as far as the group goes: its tablespaces could not be read either.
-     * The group then gives this worker only partitions no member holds, and the failure is said once a minute.
-     */
+    /** The partitions held now; null (said once a minute) if the directory cannot be listed. */
     private Set<Integer> now() {
         try {
             return Set.copyOf(TablespaceDirs.partitions(dataDir));
         } catch (IOException e) {
             if (failureSaid.sayNow(e.toString()) >= 0) {
-                log.error("purge worker {}: cannot list the tablespaces under {} ({}); the purge group is told it holds none "
-                        + "(said once a minute)", workerId, dataDir.toAbsolutePath(), e.toString());
+                log.error("purge worker {}: cannot list the tablespaces under {} ({}); the purge group is told what it held "
+                        + "before (said once a minute)", workerId, dataDir.toAbsolutePath(), e.toString());
             }
-            return Set.of();
+            return null;
         }
     }
 }

@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -54,6 +55,8 @@ final class PurgeGroupWatch implements AutoCloseable {
     private final MemberHolds holds;
     private final Supplier<Set<Integer>> open;
     private volatile Set<Integer> standDown = Set.of();
+    /** The partitions members held at the last answer (the timer thread's). */
+    private Set<Integer> heldBefore = Set.of();
     /** The node's partitions the last line logged said it stood down from (the timer thread's). */
     private Set<Integer> loggedOurs = Set.of();
 
@@ -101,7 +104,12 @@ final class PurgeGroupWatch implements AutoCloseable {
             }
             // every held partition, not only those open now: one that opens before the next check is covered already
             Set<Integer> ours = open.get();
-            Set<Integer> now = holds.standDownFrom(holders, committed, starts, ends, ours, System.nanoTime());
+            Set<Integer> now = new HashSet<>(holds.standDownFrom(holders, committed, starts, ends, ours, System.nanoTime()));
+            // one a member gave up since the last answer may be moving to another: the cooperative assignor takes it in one
+            // rebalance and gives it in the next, and an answer in between (the group stable for a moment) finds nobody
+            // holding it. Stood down from for one more check, so the node does not start purging it only to stop again
+            heldBefore.stream().filter(p -> !holders.containsKey(p)).forEach(now::add);
+            heldBefore = Set.copyOf(holders.keySet());
             Set<Integer> oursHeld = new TreeSet<>(now);
             oursHeld.retainAll(ours);
             if (!oursHeld.equals(loggedOurs)) { // what this node does: its partitions open and close, the members come and go
