@@ -665,9 +665,10 @@ public final class LobStreamConfig {
         m.put("apicurio.registry.id-handler", "io.apicurio.registry.serde.Legacy4ByteIdHandler");
         m.put("apicurio.registry.use-id", "contentId");
         m.put("apicurio.registry.use-specific-avro-reader", "true");
-        // a cached schema past its check period (30 s) is asked for again; the registry away (a restart), that failed
-        // every writer task, though a schema's content never changes under its id: the expired one is used, and the
-        // registry asked again at each use until it answers (a registry that hangs, not refuses, slows every record)
+        // a cached schema past its check period is asked for again, though a schema's content never changes under its id
+        // (and LobAvroSerializer looks its own schema up once): Apicurio's 30 s made every record of a registry outage past
+        // it ask the registry again (three tries each), and fail its writer task where the refresh is not fault tolerant
+        m.put("apicurio.registry.check-period-ms", Long.toString(java.time.Duration.ofDays(1).toMillis()));
         m.put("apicurio.registry.fault-tolerant-refresh", "true");
         m.put("schema.registry.url", get(REGISTRY_URL));
         m.put("specific.avro.reader", "true");

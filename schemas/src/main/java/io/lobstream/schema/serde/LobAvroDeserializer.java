@@ -2,6 +2,7 @@ package io.lobstream.schema.serde;
 
 import io.apicurio.registry.resolver.ParsedSchema;
 import io.apicurio.registry.serde.avro.AvroKafkaDeserializer;
+import org.apache.avro.AvroRuntimeException;
 import org.apache.avro.Schema;
 import org.apache.avro.io.DatumReader;
 import org.apache.avro.specific.SpecificData;
@@ -48,14 +49,57 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
     @Override
     public Object deserialize(String topic, byte[] data) {
         requireWireFormat(data);
-        return super.deserialize(topic, data);
+        try {
+            return super.deserialize(topic, data);
+        } catch (BodyFailure e) {
+            throw e.record;
+        } catch (RuntimeException e) {
+            throw resolving(data, e);
+        }
     }
 
     /** As {@link #deserialize(String, byte[])}: LobStream never moves the schema id to the headers (its configuration refuses that). */
     @Override
     public Object deserialize(String topic, Headers headers, byte[] data) {
         requireWireFormat(data);
-        return super.deserialize(topic, headers, data);
+        try {
+            return super.deserialize(topic, headers, data);
+        } catch (BodyFailure e) {
+            throw e.record;
+        } catch (RuntimeException e) {
+            throw resolving(data, e);
+        }
+    }
+
+    /**
+     * A failure before the record's body was read: in looking its schema up. The record's fault only where the registry
+     * said there is no such schema, or the schema it gave is no Avro schema (a producer framed its record with a JSON
+     * Schema's or Protobuf's id): either way it never decodes. Anything else is the registry's, or the way to it: an
+     * answer that is not the registry's (a proxy's HTML page under 200), one cut short, a refusal. Taken for the record's,
+     * as {@link RegistryUnavailableException#isRegistryFailure} alone took these, each good command that came while it
+     * lasted was dead-lettered, and a redrive would put it after every command sent since.
+     */
+    private static RuntimeException resolving(byte[] data, RuntimeException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof RegistryUnavailableException || t instanceof AvroRuntimeException) {
+                return e;
+            }
+        }
+        if (RegistryUnavailableException.isNotFound(e)) {
+            return e;
+        }
+        int id = ByteBuffer.wrap(data, 1, Integer.BYTES).getInt();
+        return new RegistryUnavailableException("the schema registry's answer for schema id " + id + " could not be used: " + e, e);
+    }
+
+    /** A failure reading a record's body, its schema in hand: the record's, whatever its type (thrown on as it is). */
+    private static final class BodyFailure extends RuntimeException {
+        final RuntimeException record;
+
+        BodyFailure(RuntimeException record) {
+            super(null, null, false, false);
+            this.record = record;
+        }
     }
 
     private static void requireWireFormat(byte[] data) {
@@ -70,9 +114,24 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
     /** {@code start} is already an index into {@code buffer.array()}, as in the stock implementation. */
     @Override
     protected Object readData(ParsedSchema<Schema> schema, ByteBuffer buffer, int start, int length) {
-        if (!binary) {
-            return super.readData(schema, buffer, start, length);
+        try {
+            return binary ? readBinary(schema, buffer, start, length) : super.readData(schema, buffer, start, length);
+        } catch (RuntimeException e) {
+            throw new BodyFailure(e);
         }
+    }
+
+    /** The headers' path (a schema id in the headers, which a value in the wire format does not use): its failures the record's too. */
+    @Override
+    protected Object readData(Headers headers, ParsedSchema<Schema> schema, ByteBuffer buffer, int start, int length) {
+        try {
+            return super.readData(headers, schema, buffer, start, length);
+        } catch (RuntimeException e) {
+            throw new BodyFailure(e);
+        }
+    }
+
+    private Object readBinary(ParsedSchema<Schema> schema, ByteBuffer buffer, int start, int length) {
         Schema writer = schema.getParsedSchema();
         Cached c = cached;
         if (c == null || c.writer != writer) {

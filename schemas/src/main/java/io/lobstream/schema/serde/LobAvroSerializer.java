@@ -79,8 +79,17 @@ public class LobAvroSerializer extends AvroKafkaSerializer<Object> {
      * schema (dead-lettered at best, fields shifted at worst). Refused instead, saying why.
      */
     private Prepared prepare(String topic, Headers headers, SpecificRecord record) {
-        SchemaLookupResult<Schema> schema = getSchemaResolver()
-                .resolveSchema(new KafkaSerdeRecord<>(new KafkaSerdeMetadata(topic, isKey(), headers), record));
+        SchemaLookupResult<Schema> schema;
+        try {
+            schema = getSchemaResolver().resolveSchema(new KafkaSerdeRecord<>(new KafkaSerdeMetadata(topic, isKey(), headers), record));
+        } catch (RuntimeException e) {
+            // said as the registry's (a writer task's failure counted as registry_away, a purge worker's abort not taken
+            // for a bug), as decoding says it; the record is sent again either way
+            if (RegistryUnavailableException.isRegistryFailure(e)) {
+                throw new RegistryUnavailableException("cannot encode a record of " + topic + ": the schema registry did not answer: " + e, e);
+            }
+            throw e;
+        }
         Schema resolved = schema.getParsedSchema() == null ? null : schema.getParsedSchema().getParsedSchema();
         if (resolved != null
                 && SchemaNormalization.parsingFingerprint64(resolved) != SchemaNormalization.parsingFingerprint64(record.getSchema())) {

@@ -26,7 +26,10 @@ public final class RegistryUnavailableException extends KafkaException {
      */
     public static boolean isRegistryFailure(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (isNotFound(t)) {
+            if (t instanceof RegistryUnavailableException) {
+                return true; // so judged where more is known (LobAvroDeserializer: a failure before the record's body)
+            }
+            if (isNotFoundItself(t)) {
                 return false;
             }
             if (t.getClass().getName().equals(CONFLUENT_REST_ERROR)) {
@@ -64,7 +67,16 @@ public final class RegistryUnavailableException extends KafkaException {
      * Apicurio's client turns the registry's error body into a typed {@link NotFoundException} (or, for a kind it does
      * not know, an error whose name says "NotFound"); a body it cannot parse leaves the name empty.
      */
-    private static boolean isNotFound(Throwable t) {
+    static boolean isNotFound(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (isNotFoundItself(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isNotFoundItself(Throwable t) {
         return t instanceof NotFoundException
                 || t instanceof RestClientException r && r.getError() != null && Integer.valueOf(404).equals(r.getError().getErrorCode())
                 && r.getError().getName() != null && r.getError().getName().endsWith("NotFoundException");

@@ -1,5 +1,6 @@
 package io.lobstream.schema.serde;
 
+import com.sun.net.httpserver.HttpServer;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.common.errors.SerializationException;
@@ -7,9 +8,11 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.junit.jupiter.api.Test;
 
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class LobAvroDeserializerTest {
@@ -31,5 +34,56 @@ class LobAvroDeserializerTest {
         // as a consumer given lob.value.deserializer calls it, with the record's headers
         assertThatThrownBy(() -> deserializer.deserialize("lob.commands", new RecordHeaders(), new byte[] {'{'}))
                 .hasMessageEndingWith("its first byte is 0x7B ('{', as JSON's)");
+    }
+
+    /** A command framed with schema id 1, whatever its body: the lookup fails before the body is read. */
+    private static final byte[] FRAMED = {0, 0, 0, 0, 1, 2, 4, 6};
+
+    /**
+     * A registry that answers, but not as the registry: a proxy's or a login's page under 200. Its failure, not the
+     * record's: a dead letter for each good command while it lasted, and a redrive that puts each after every command sent
+     * since, were what this did before.
+     */
+    @Test
+    void aPageThatIsNotTheRegistrysAnswerIsRetriedNotDeadLettered() throws Exception {
+        assertThatThrownBy(() -> decodeAgainst(200, "text/html", "<html><body>Sign in</body></html>", "text/html",
+                "<html><body>Sign in</body></html>"))
+                .isInstanceOf(RegistryUnavailableException.class).hasMessageContaining("schema id 1");
+        assertThatThrownBy(() -> decodeAgainst(503, "text/plain", "busy", "text/plain", "busy"))
+                .isInstanceOf(RegistryUnavailableException.class);
+    }
+
+    /** The registry's own answers that the record never decodes: no such schema, or a schema that is no Avro schema. */
+    @Test
+    void noSuchSchemaOrOneThatIsNoAvroSchemaIsTheRecordsFault() {
+        String noContent = "{\"error_code\":404,\"name\":\"ContentNotFoundException\",\"message\":\"No content with id: 1\"}";
+        assertThatThrownBy(() -> decodeAgainst(404, "application/json", noContent, "application/json", noContent))
+                .isNotInstanceOf(RegistryUnavailableException.class)
+                .satisfies(e -> assertThat(RegistryUnavailableException.isRegistryFailure(e)).isFalse());
+        // a producer in another language that framed its command with a JSON Schema's id
+        assertThatThrownBy(() -> decodeAgainst(200, "application/json", "{\"type\":\"object\",\"properties\":{}}", "application/json", "[]"))
+                .isNotInstanceOf(RegistryUnavailableException.class)
+                .satisfies(e -> assertThat(RegistryUnavailableException.isRegistryFailure(e)).isFalse());
+    }
+
+    /** Decodes {@link #FRAMED} with a registry that answers every content lookup so, and every references lookup so. */
+    private static Object decodeAgainst(int status, String contentType, String content, String referencesType, String references)
+            throws Exception {
+        HttpServer registry = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        registry.createContext("/", exchange -> {
+            boolean refs = exchange.getRequestURI().getPath().endsWith("/references");
+            byte[] body = (refs ? references : content).getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", refs ? referencesType : contentType);
+            exchange.sendResponseHeaders(status, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        registry.start();
+        try (Deserializer<Object> d = LobSerdes.valueDeserializer(new LobStreamConfig(Map.of(LobStreamConfig.REGISTRY_URL.name(),
+                "http://127.0.0.1:" + registry.getAddress().getPort() + "/apis/registry/v2")))) {
+            return LobSerdes.decode(d, "lob.commands", FRAMED, Object.class);
+        } finally {
+            registry.stop(0);
+        }
     }
 }
