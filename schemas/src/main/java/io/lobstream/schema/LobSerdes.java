@@ -84,6 +84,8 @@ public final class LobSerdes {
         Object o;
         try {
             o = d.deserialize(topic, bytes);
+        } catch (RegistryUnavailableException e) {
+            throw e; // said already, by a deserializer that knows where it failed
         } catch (RuntimeException e) {
             if (RegistryUnavailableException.isRegistryFailure(e)) {
                 throw new RegistryUnavailableException("cannot decode a record of " + topic + ": the schema registry did not answer: " + e, e);

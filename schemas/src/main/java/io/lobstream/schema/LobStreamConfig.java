@@ -666,9 +666,12 @@ public final class LobStreamConfig {
         m.put("apicurio.registry.use-id", "contentId");
         m.put("apicurio.registry.use-specific-avro-reader", "true");
         // a cached schema past its check period is asked for again, though a schema's content never changes under its id
-        // (and LobAvroSerializer looks its own schema up once): Apicurio's 30 s made every record of a registry outage past
-        // it ask the registry again (three tries each), and fail its writer task where the refresh is not fault tolerant
+        // (and LobAvroSerializer looks its own schema up once): with Apicurio's 30 s, every record that came more than 30 s
+        // into a registry outage asked the registry again, and failed its writer task where the refresh is not fault tolerant
         m.put("apicurio.registry.check-period-ms", Long.toString(java.time.Duration.ofDays(1).toMillis()));
+        // but the subject's latest version (auto-registering off) asked anew at each try, not kept a day: a serializer
+        // refused another producer's latest version sends once the operator has registered its own
+        m.put("apicurio.registry.cache-latest", "false");
         m.put("apicurio.registry.fault-tolerant-refresh", "true");
         m.put("schema.registry.url", get(REGISTRY_URL));
         m.put("specific.avro.reader", "true");

@@ -58,17 +58,13 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
         }
     }
 
-    /** As {@link #deserialize(String, byte[])}: LobStream never moves the schema id to the headers (its configuration refuses that). */
+    /**
+     * As {@link #deserialize(String, byte[])}, headers unread: LobStream never moves the schema id to the headers (its
+     * configuration refuses that), and the stock path would come back to that method, its failures judged a second time.
+     */
     @Override
     public Object deserialize(String topic, Headers headers, byte[] data) {
-        requireWireFormat(data);
-        try {
-            return super.deserialize(topic, headers, data);
-        } catch (BodyFailure e) {
-            throw e.record;
-        } catch (RuntimeException e) {
-            throw resolving(data, e);
-        }
+        return deserialize(topic, data);
     }
 
     /**
@@ -81,8 +77,8 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
      */
     private static RuntimeException resolving(byte[] data, RuntimeException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof RegistryUnavailableException || t instanceof AvroRuntimeException) {
-                return e;
+            if (t instanceof RegistryUnavailableException || t instanceof AvroRuntimeException || thrownByAvro(t)) {
+                return e; // Avro's parser refused the schema: mostly a SchemaParseException, but a bad field order is Java's
             }
         }
         if (RegistryUnavailableException.isNotFound(e)) {
@@ -90,6 +86,12 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
         }
         int id = ByteBuffer.wrap(data, 1, Integer.BYTES).getInt();
         return new RegistryUnavailableException("the schema registry's answer for schema id " + id + " could not be used: " + e, e);
+    }
+
+    private static boolean thrownByAvro(Throwable t) {
+        StackTraceElement[] at = t.getStackTrace();
+        return at.length > 0 && at[0].getClassName().startsWith("org.apache.avro.")
+                || at.length > 1 && at[0].getClassName().startsWith("java.") && at[1].getClassName().startsWith("org.apache.avro.");
     }
 
     /** A failure reading a record's body, its schema in hand: the record's, whatever its type (thrown on as it is). */
@@ -116,16 +118,20 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
     protected Object readData(ParsedSchema<Schema> schema, ByteBuffer buffer, int start, int length) {
         try {
             return binary ? readBinary(schema, buffer, start, length) : super.readData(schema, buffer, start, length);
+        } catch (BodyFailure e) {
+            throw e; // the stock JSON path reads through the headers' one below
         } catch (RuntimeException e) {
             throw new BodyFailure(e);
         }
     }
 
-    /** The headers' path (a schema id in the headers, which a value in the wire format does not use): its failures the record's too. */
+    /** The stock path's own reading (JSON encoding goes through it), its failures the record's too. */
     @Override
     protected Object readData(Headers headers, ParsedSchema<Schema> schema, ByteBuffer buffer, int start, int length) {
         try {
             return super.readData(headers, schema, buffer, start, length);
+        } catch (BodyFailure e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new BodyFailure(e);
         }

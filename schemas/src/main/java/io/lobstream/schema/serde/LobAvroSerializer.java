@@ -85,7 +85,7 @@ public class LobAvroSerializer extends AvroKafkaSerializer<Object> {
         } catch (RuntimeException e) {
             // said as the registry's (a writer task's failure counted as registry_away, a purge worker's abort not taken
             // for a bug), as decoding says it; the record is sent again either way
-            if (RegistryUnavailableException.isRegistryFailure(e)) {
+            if (RegistryUnavailableException.isRegistryFailure(e) && !RegistryUnavailableException.isRefusal(e)) {
                 throw new RegistryUnavailableException("cannot encode a record of " + topic + ": the schema registry did not answer: " + e, e);
             }
             throw e;

@@ -6,6 +6,8 @@ import io.apicurio.rest.client.error.ApicurioRestClientException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 
+import java.util.Set;
+
 /**
  * A record could not be decoded because the schema registry did not answer (down, unreachable,
  * refusing), not because the record is bad. Whoever decodes must retry, never dead-letter or
@@ -67,6 +69,20 @@ public final class RegistryUnavailableException extends KafkaException {
      * Apicurio's client turns the registry's error body into a typed {@link NotFoundException} (or, for a kind it does
      * not know, an error whose name says "NotFound"); a body it cannot parse leaves the name empty.
      */
+    /**
+     * Whether the registry refused a schema sent to it (400 invalid, 409 incompatible, 422 a rule violated): its answer
+     * about the schema, not a failure to answer.
+     */
+    public static boolean isRefusal(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof RestClientException r && r.getError() != null && r.getError().getErrorCode() != null
+                    && Set.of(400, 409, 422).contains(r.getError().getErrorCode())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static boolean isNotFound(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (isNotFoundItself(t)) {

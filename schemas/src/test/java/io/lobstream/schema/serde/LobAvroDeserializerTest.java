@@ -66,9 +66,35 @@ class LobAvroDeserializerTest {
                 .satisfies(e -> assertThat(RegistryUnavailableException.isRegistryFailure(e)).isFalse());
     }
 
-    /** Decodes {@link #FRAMED} with a registry that answers every content lookup so, and every references lookup so. */
+    /**
+     * A schema in hand and a body that does not decode under it: the record's fault, as a consumer calls it (with the
+     * record's headers) and as LobStream does (without). A schema Avro's parser refuses with Java's own exception (a field
+     * order it does not know) is the record's too.
+     */
+    @Test
+    void aBodyThatDoesNotDecodeOrASchemaAvroRefusesIsTheRecordsFaultOnEitherPath() throws Exception {
+        String schema = io.lobstream.avro.LobCommand.getClassSchema().toString();
+        for (boolean withHeaders : new boolean[] {false, true}) {
+            assertThatThrownBy(() -> decodeAgainst(200, "application/json", schema, "application/json", "[]", withHeaders))
+                    .as(withHeaders ? "with headers" : "without")
+                    .isNotInstanceOf(RegistryUnavailableException.class)
+                    .satisfies(e -> assertThat(RegistryUnavailableException.isRegistryFailure(e)).isFalse())
+                    .satisfies(e -> assertThat(e.getMessage()).isNotNull());
+        }
+        String badOrder = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"f\",\"type\":\"int\",\"order\":\"up\"}]}";
+        assertThatThrownBy(() -> decodeAgainst(200, "application/json", badOrder, "application/json", "[]", false))
+                .isNotInstanceOf(RegistryUnavailableException.class)
+                .satisfies(e -> assertThat(RegistryUnavailableException.isRegistryFailure(e)).isFalse());
+    }
+
     private static Object decodeAgainst(int status, String contentType, String content, String referencesType, String references)
             throws Exception {
+        return decodeAgainst(status, contentType, content, referencesType, references, false);
+    }
+
+    /** Decodes {@link #FRAMED} with a registry that answers every content lookup so, and every references lookup so. */
+    private static Object decodeAgainst(int status, String contentType, String content, String referencesType, String references,
+                                        boolean withHeaders) throws Exception {
         HttpServer registry = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         registry.createContext("/", exchange -> {
             boolean refs = exchange.getRequestURI().getPath().endsWith("/references");
@@ -81,7 +107,8 @@ class LobAvroDeserializerTest {
         registry.start();
         try (Deserializer<Object> d = LobSerdes.valueDeserializer(new LobStreamConfig(Map.of(LobStreamConfig.REGISTRY_URL.name(),
                 "http://127.0.0.1:" + registry.getAddress().getPort() + "/apis/registry/v2")))) {
-            return LobSerdes.decode(d, "lob.commands", FRAMED, Object.class);
+            return withHeaders ? d.deserialize("lob.commands", new RecordHeaders(), FRAMED)
+                    : LobSerdes.decode(d, "lob.commands", FRAMED, Object.class);
         } finally {
             registry.stop(0);
         }

@@ -75,4 +75,13 @@ class RegistryUnavailableExceptionTest {
         assertThat(RegistryUnavailableException.isRegistryFailure(new UncheckedIOException(new EOFException()))).isFalse();
         assertThat(RegistryUnavailableException.isRegistryFailure(new IllegalArgumentException("magic byte"))).isFalse();
     }
+
+    /** A schema the registry refused (invalid, incompatible, against a rule) is its answer, not a failure to answer. */
+    @Test
+    void aSchemaTheRegistryRefusedIsARefusal() {
+        assertThat(RegistryUnavailableException.isRefusal(new SerializationException(new RestClientException(error(409))))).isTrue();
+        assertThat(RegistryUnavailableException.isRefusal(new RestClientException(error(400)))).isTrue();
+        assertThat(RegistryUnavailableException.isRefusal(new RestClientException(error(503)))).isFalse();
+        assertThat(RegistryUnavailableException.isRefusal(new IllegalStateException(new ConnectException("refused")))).isFalse();
+    }
 }
