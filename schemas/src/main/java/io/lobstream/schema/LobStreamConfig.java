@@ -261,6 +261,16 @@ public final class LobStreamConfig {
             throw new ConfigException(STREAMS_PREFIX + "group.protocol=" + protocol + " is not taken: the writer assigns its "
                     + "tasks itself, which only the classic protocol lets it do");
         }
+        for (String key : List.of("group.protocol", ClientKind.CONSUMER.prefix() + "group.protocol")) {
+            Object purgeProtocol = props.get(key);
+            if (purgeProtocol != null && !"classic".equalsIgnoreCase(purgeProtocol.toString().strip())) {
+                // Kafka then refused the purge workers' consumer for its partition.assignment.strategy, and a node failed at
+                // start with only that to say; the assignor is what gives each partition to a worker beside its tablespace
+                throw new ConfigException(key + "=" + purgeProtocol + " is not taken: the purge group's assignor gives each "
+                        + "partition to a worker whose data directory holds its tablespace, which only the classic protocol "
+                        + "lets a client do (the consumer protocol assigns on the broker)");
+            }
+        }
         for (String key : List.of(SCHEMA_ID_IN_HEADERS, SERDE_PREFIX + SCHEMA_ID_IN_HEADERS)) {
             Object inHeaders = props.get(key);
             if (inHeaders != null && !"false".equalsIgnoreCase(inHeaders.toString().strip())) {

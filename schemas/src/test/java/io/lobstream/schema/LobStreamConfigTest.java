@@ -284,6 +284,12 @@ class LobStreamConfigTest {
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.application.server", "elsewhere:8080")))
                 .hasMessageContaining("lob.http.advertised.host");
         assertThat(new LobStreamConfig(Map.of("lob.streams.group.protocol", "classic")).originals()).hasSize(1);
+        // the purge workers' consumer, plain or for consumers: their assignor runs only in the classic protocol
+        for (String key : List.of("group.protocol", "lob.consumer.group.protocol")) {
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of(key, "consumer"))).isInstanceOf(ConfigException.class)
+                    .hasMessageStartingWith(key + "=consumer is not taken").hasMessageContaining("only the classic protocol");
+            assertThat(new LobStreamConfig(Map.of(key, "CLASSIC")).originals()).hasSize(1);
+        }
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.streams.task.assignor.class", "x.Y")))
                 .hasMessageContaining("assigns its tasks itself");
         // Kafka Streams checks these plain and as consumer.*, not as main.consumer.*, which would win over its own
