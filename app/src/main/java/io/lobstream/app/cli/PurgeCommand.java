@@ -84,7 +84,8 @@ final class PurgeCommand implements Runnable {
         }
         if (!Files.isDirectory(tablespaces)) { // not refused: started with its node, the worker may come first
             System.err.println("purge worker: no tablespaces under " + cfg.get(LobStreamConfig.DATA_DIR) + " yet: a node on this host "
-                    + "makes them as it starts; if that is not the node's --data-dir, the partitions this worker takes stay unpurged");
+                    + "makes them as it starts (the worker looks every 10 s); if that is not the node's --data-dir, the purge "
+                    + "group gives this worker no partition");
         }
         warnIfNoTopic(cfg);
         String id = workerId != null ? workerId : UUID.randomUUID().toString().substring(0, 8);

@@ -9,9 +9,10 @@ import org.apache.kafka.common.errors.InvalidConfigurationException;
 import java.util.Set;
 
 /**
- * A record could not be decoded because the schema registry did not answer (down, unreachable,
+ * A record could not be decoded (or encoded) because the schema registry did not answer (down, unreachable,
  * refusing), not because the record is bad. Whoever decodes must retry, never dead-letter or
  * skip the record: a registry outage would otherwise turn every good record into a dead letter.
+ * Whoever encodes retries too (a writer task fails and starts again; a purge worker aborts and reads again).
  * A {@link KafkaException}, so loops that survive Kafka errors survive this one too.
  */
 public final class RegistryUnavailableException extends KafkaException {
@@ -20,7 +21,7 @@ public final class RegistryUnavailableException extends KafkaException {
     }
 
     /**
-     * Whether {@code e}, thrown while decoding, is the registry's failure. A registry that answers
+     * Whether {@code e}, thrown while decoding (or encoding), is the registry's failure. A registry that answers
      * "no such schema" (404 with its own error body) has spoken: the record names a schema that does
      * not exist, so it is the record's fault. A 404 without that body is not the registry's answer
      * but a wrong URL's or a proxy's (a path left out of {@code lob.registry.url}, an ingress with
@@ -66,16 +67,14 @@ public final class RegistryUnavailableException extends KafkaException {
     }
 
     /**
-     * Apicurio's client turns the registry's error body into a typed {@link NotFoundException} (or, for a kind it does
-     * not know, an error whose name says "NotFound"); a body it cannot parse leaves the name empty.
-     */
-    /**
      * Whether the registry refused a schema sent to it (400 invalid, 409 incompatible, 422 a rule violated): its answer
-     * about the schema, not a failure to answer.
+     * about the schema, not a failure to answer. Only with the registry's own error body (named): a proxy's 400 page is
+     * no answer of the registry's.
      */
     public static boolean isRefusal(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof RestClientException r && r.getError() != null && r.getError().getErrorCode() != null
+                    && r.getError().getName() != null && !r.getError().getName().isEmpty()
                     && Set.of(400, 409, 422).contains(r.getError().getErrorCode())) {
                 return true;
             }
@@ -92,6 +91,10 @@ public final class RegistryUnavailableException extends KafkaException {
         return false;
     }
 
+    /**
+     * Apicurio's client turns the registry's error body into a typed {@link NotFoundException} (or, for a kind it does
+     * not know, an error whose name says "NotFound"); a body it cannot parse leaves the name empty.
+     */
     private static boolean isNotFoundItself(Throwable t) {
         return t instanceof NotFoundException
                 || t instanceof RestClientException r && r.getError() != null && Integer.valueOf(404).equals(r.getError().getErrorCode())

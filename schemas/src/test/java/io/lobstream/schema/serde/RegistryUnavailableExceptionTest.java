@@ -24,6 +24,13 @@ class RegistryUnavailableExceptionTest {
         return e;
     }
 
+    /** As the registry's own error body is parsed: with the error's name. */
+    private static Error named(int code, String name) {
+        Error e = error(code);
+        e.setName(name);
+        return e;
+    }
+
     /** As the registry's own 404 body is parsed: with the error's name. */
     private static Error notFound(String name) {
         Error e = error(404);
@@ -79,8 +86,11 @@ class RegistryUnavailableExceptionTest {
     /** A schema the registry refused (invalid, incompatible, against a rule) is its answer, not a failure to answer. */
     @Test
     void aSchemaTheRegistryRefusedIsARefusal() {
-        assertThat(RegistryUnavailableException.isRefusal(new SerializationException(new RestClientException(error(409))))).isTrue();
-        assertThat(RegistryUnavailableException.isRefusal(new RestClientException(error(400)))).isTrue();
+        assertThat(RegistryUnavailableException.isRefusal(new SerializationException(new RestClientException(named(409,
+                "IncompatibleArtifactException"))))).isTrue();
+        assertThat(RegistryUnavailableException.isRefusal(new RestClientException(named(400, "InvalidArtifactException")))).isTrue();
+        // a proxy's 400 page: no error body of the registry's, so no name
+        assertThat(RegistryUnavailableException.isRefusal(new RestClientException(error(400)))).isFalse();
         assertThat(RegistryUnavailableException.isRefusal(new RestClientException(error(503)))).isFalse();
         assertThat(RegistryUnavailableException.isRefusal(new IllegalStateException(new ConnectException("refused")))).isFalse();
     }
