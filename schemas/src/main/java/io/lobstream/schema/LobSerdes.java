@@ -6,6 +6,7 @@ import io.lobstream.avro.LobOp;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
+import io.lobstream.schema.serde.RegistryHttpClient;
 import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.config.ConfigKey;
@@ -21,6 +22,7 @@ import org.apache.kafka.common.serialization.Serializer;
 public final class LobSerdes {
     static {
         trustGeneratedClasses();
+        RegistryHttpClient.install(); // whichever serdes are named (Apicurio's stock ones too)
     }
 
     private LobSerdes() {

@@ -41,6 +41,12 @@ public final class LobStreamConfig {
     public static final ConfigKey<String> REGISTRY_URL = ConfigKey.string("lob.registry.url", DEFAULT_REGISTRY_URL,
             "Schema registry URL (Apicurio v2 API). The serdes get it as apicurio.registry.url (not taken on its own) and "
                     + "schema.registry.url (set that too, to a Confluent-compatible API, when you swap in Confluent's serializer).");
+    public static final ConfigKey<Integer> REGISTRY_REQUEST_TIMEOUT_MS = ConfigKey.integer("lob.registry.request.timeout.ms", 10_000,
+            100, 300_000, "How long one request of the serdes to the schema registry may take, connecting and answering both "
+                    + "(Apicurio's client sets no limit: a registry that took the connection and never answered held the asking "
+                    + "thread, a writer's stream thread past max.poll.interval.ms). Past it the lookup is failed as the registry's, "
+                    + "and retried like an outage. Apicurio's serdes try a lookup 4 times (apicurio.registry.retry-count 3), so one "
+                    + "lookup can take 4 times this.");
     public static final ConfigKey<String> TOPIC_PREFIX = ConfigKey.kafkaName("lob.topic.prefix", "lob.", TOPIC_PREFIX_MAX,
             "Prefix of the four topics: commands, undo-history, reclaim, commands.dlq.");
     public static final ConfigKey<Integer> PARTITIONS = ConfigKey.integer("lob.topic.partitions", 8, 1, 10_000,
@@ -133,7 +139,7 @@ public final class LobStreamConfig {
                     + "0: never, and no check of the cluster either (no lob_purge_lag_records, no lob_purge_behind_seconds, no "
                     + "kafka in /status); otherwise at least 100.");
 
-    public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, TOPIC_PREFIX, PARTITIONS, REPLICATION,
+    public static final List<ConfigKey<?>> KEYS = List.of(BOOTSTRAP, REGISTRY_URL, REGISTRY_REQUEST_TIMEOUT_MS, TOPIC_PREFIX, PARTITIONS, REPLICATION,
             VALUE_SERIALIZER, VALUE_DESERIALIZER, DATA_DIR, HTTP_HOST, HTTP_ADVERTISED_HOST, HTTP_PORT, HTTP_STALL_TIMEOUT_MS, APPLICATION_ID, STREAM_THREADS,
             COMMIT_INTERVAL_MS, NODE_ID, SESSION_TIMEOUT_MS, CHUNK_SIZE, VALUE_MAX_BYTES, UPLOAD_TIMEOUT_MS, DEDUPE_WINDOW_MS, COMPACT_INTERVAL_MS,
             COMMANDS_RETENTION_MS, PURGE_GROUP, UNDO_RESEND_INTERVAL_MS);
@@ -553,7 +559,11 @@ public final class LobStreamConfig {
      * by {@code ***}: all between {@code ://} and its last {@code @}, whatever characters a pasted secret holds.
      */
     public String withoutRegistryUserInfo(String text) {
-        String url = get(REGISTRY_URL);
+        return withoutUserInfo(get(REGISTRY_URL), text);
+    }
+
+    /** {@code text} with {@code url}'s user and password replaced by {@code ***}, as {@link #withoutRegistryUserInfo}. */
+    public static String withoutUserInfo(String url, String text) {
         int from = url.indexOf("://") + 3;
         int at = url.lastIndexOf('@');
         return from < 3 || at <= from ? text : text.replace(url.substring(from, at), "***"); // (an empty user: nothing to hide)
@@ -683,6 +693,7 @@ public final class LobStreamConfig {
         // refused another producer's latest version sends once the operator has registered its own
         m.put("apicurio.registry.cache-latest", "false");
         m.put("apicurio.registry.fault-tolerant-refresh", "true");
+        m.put(REGISTRY_REQUEST_TIMEOUT_MS.name(), get(REGISTRY_REQUEST_TIMEOUT_MS)); // read by RegistryHttpClient
         m.put("schema.registry.url", get(REGISTRY_URL));
         m.put("specific.avro.reader", "true");
         m.putAll(props);

@@ -27,6 +27,10 @@ import java.util.Map;
  * writer schema. JSON-encoded payloads go through the stock path.
  */
 public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
+    static {
+        RegistryHttpClient.install(); // before the first registry client: requests to the registry with a time limit
+    }
+
     /** The magic byte and the schema id before a value's body (Confluent's wire format, 4-byte ids). */
     private static final int WIRE_HEADER = 5;
     /** The last writer schema seen and its reader: a topic has one writer schema at a time. */

@@ -33,6 +33,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * (generic records, headers mode, JSON encoding) goes through the stock serializer unchanged.
  */
 public class LobAvroSerializer extends AvroKafkaSerializer<Object> {
+    static {
+        RegistryHttpClient.install(); // before the first registry client: requests to the registry with a time limit
+    }
+
     private final Map<Key, Prepared> prepared = new ConcurrentHashMap<>();
     private boolean binaryPayloadIds;
 

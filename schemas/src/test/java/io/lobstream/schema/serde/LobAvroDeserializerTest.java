@@ -1,19 +1,27 @@
 package io.lobstream.schema.serde;
 
 import com.sun.net.httpserver.HttpServer;
+import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serializer;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 class LobAvroDeserializerTest {
     /** Refused before any registry lookup: the registry named here is never asked. */
@@ -85,6 +93,45 @@ class LobAvroDeserializerTest {
         assertThatThrownBy(() -> decodeAgainst(200, "application/json", badOrder, "application/json", "[]", false))
                 .isNotInstanceOf(RegistryUnavailableException.class)
                 .satisfies(e -> assertThat(RegistryUnavailableException.isRegistryFailure(e)).isFalse());
+    }
+
+    /**
+     * A registry that takes the connection and never answers. Before, the thread that asked waited until it did: a writer's
+     * stream thread past max.poll.interval.ms, a purge worker's loop, a producer's send past max.block.ms. Now each request
+     * is cut off at lob.registry.request.timeout.ms, and the failure is the registry's, retried, decoding and encoding both.
+     */
+    @Test
+    void aRegistryThatNeverAnswersIsCutOffAndTakenForAway() throws Exception {
+        CountDownLatch over = new CountDownLatch(1);
+        HttpServer registry = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        registry.setExecutor(Executors.newCachedThreadPool()); // each request held on a thread of its own
+        registry.createContext("/", exchange -> {
+            try {
+                over.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            exchange.close();
+        });
+        registry.start();
+        LobStreamConfig config = new LobStreamConfig(Map.of(
+                LobStreamConfig.REGISTRY_URL.name(), "http://127.0.0.1:" + registry.getAddress().getPort() + "/apis/registry/v2",
+                LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.name(), "200", "apicurio.registry.retry-count", "0"));
+        ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId("a").setVersion(1).setExtents(List.of()).setWorkerId("w")
+                .setTime(Instant.EPOCH).build();
+        try (Deserializer<Object> d = LobSerdes.valueDeserializer(config); Serializer<Object> s = LobSerdes.valueSerializer(config)) {
+            assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+                assertThatThrownBy(() -> LobSerdes.decode(d, "lob.commands", FRAMED, Object.class))
+                        .isInstanceOf(RegistryUnavailableException.class)
+                        .hasMessageContaining("did not answer GET").hasMessageContaining("within 200 ms")
+                        .hasMessageContaining("lob.registry.request.timeout.ms");
+                assertThatThrownBy(() -> s.serialize("lob.reclaim", reclaim))
+                        .isInstanceOf(RegistryUnavailableException.class).hasMessageContaining("within 200 ms");
+            });
+        } finally {
+            over.countDown();
+            registry.stop(0);
+        }
     }
 
     private static Object decodeAgainst(int status, String contentType, String content, String referencesType, String references)

@@ -1,0 +1,125 @@
+package io.lobstream.schema.serde;
+
+import io.apicurio.rest.client.JdkHttpClient;
+import io.apicurio.rest.client.auth.Auth;
+import io.apicurio.rest.client.error.RestClientErrorHandler;
+import io.apicurio.rest.client.request.Request;
+import io.apicurio.rest.client.spi.ApicurioHttpClient;
+import io.apicurio.rest.client.spi.ApicurioHttpClientFactory;
+import io.lobstream.schema.LobStreamConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Apicurio's HTTP client (the JDK's, with its TLS, headers and auth as configured) with a time limit on each request,
+ * {@link LobStreamConfig#REGISTRY_REQUEST_TIMEOUT_MS}. Apicurio 2.6's client sets none: a registry that takes the
+ * connection and never answers (a hung process, a balancer holding requests for a backend that is gone) held the thread
+ * that asked until it did. That was a writer's stream thread, which then missed {@code max.poll.interval.ms}; a purge
+ * worker's loop, which {@code close()} cannot wake; or a producer's {@code send}, past its {@code max.block.ms}.
+ *
+ * <p>The request runs on a thread of its own, interrupted when its time is up (the JDK's client then cancels the
+ * exchange), and the caller gets a {@link RegistryUnavailableException}: retried as any outage, never a dead letter.
+ * A thread hop per request costs nothing that matters: the serdes look a schema up once and keep it a day.
+ */
+public final class RegistryHttpClient implements ApicurioHttpClient {
+    private static final Logger log = LoggerFactory.getLogger(RegistryHttpClient.class);
+    private static final AtomicInteger THREADS = new AtomicInteger();
+    /** Shared by every client in the JVM; its threads end after a minute idle. */
+    private static final ExecutorService REQUESTS = Executors.newCachedThreadPool(task -> {
+        Thread t = new Thread(task, "lob-registry-request-" + THREADS.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+    });
+    private static boolean installTried;
+
+    private final ApicurioHttpClient delegate;
+    /** The registry's address as messages say it: without a user and password given in it. */
+    private final String endpoint;
+    private final long timeoutMs;
+    /** Headers for this thread's next request (the interface's contract), carried to the thread that sends it. */
+    private final ThreadLocal<Map<String, String>> nextHeaders = ThreadLocal.withInitial(Map::of);
+
+    RegistryHttpClient(ApicurioHttpClient delegate, String endpoint, long timeoutMs) {
+        this.delegate = delegate;
+        this.endpoint = LobStreamConfig.withoutUserInfo(endpoint, endpoint);
+        this.timeoutMs = timeoutMs;
+    }
+
+    /**
+     * Makes this the HTTP client of every Apicurio registry client the JVM makes from now on: LobStream's serdes call it
+     * before they make theirs. Apicurio takes the first provider set, or found on the class path at its first client;
+     * a JVM that made a registry client before loading LobStream's serdes keeps Apicurio's, without a time limit, and is
+     * warned once.
+     */
+    public static synchronized void install() {
+        if (!installTried) {
+            installTried = true;
+            if (!ApicurioHttpClientFactory.setProvider(RegistryHttpClient::create)) {
+                log.warn("an Apicurio HTTP client provider was in place before LobStream's serdes were loaded: requests to the "
+                        + "schema registry have no time limit ({} is not applied)", LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.name());
+            }
+        }
+    }
+
+    /** A provider's {@code create}: the settings are the serde's ({@code serdeConfig()} names the time limit). */
+    static ApicurioHttpClient create(String endpoint, Map<String, Object> configs, Auth auth, RestClientErrorHandler errorHandler) {
+        return new RegistryHttpClient(new JdkHttpClient(endpoint, configs, auth, errorHandler), endpoint,
+                LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.from(configs));
+    }
+
+    @Override
+    public <T> T sendRequest(Request<T> request) {
+        Map<String, String> headers = nextHeaders.get();
+        nextHeaders.remove();
+        Future<T> answer = REQUESTS.submit(() -> {
+            delegate.setNextRequestHeaders(headers);
+            return delegate.sendRequest(request);
+        });
+        try {
+            return answer.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            answer.cancel(true);
+            throw new RegistryUnavailableException("the schema registry at " + endpoint + " did not answer " + request.getOperation()
+                    + " " + request.getRequestPath() + " within " + timeoutMs + " ms ("
+                    + LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.name() + ")", null);
+        } catch (InterruptedException e) {
+            answer.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new RegistryUnavailableException("interrupted while waiting for the schema registry at " + endpoint, e);
+        } catch (ExecutionException e) {
+            // thrown on as the client threw it: how it is judged (no such schema, a refusal, a failure to answer) depends on its type
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new RegistryUnavailableException("the schema registry at " + endpoint + ": " + cause, cause);
+        }
+    }
+
+    @Override
+    public void setNextRequestHeaders(Map<String, String> headers) {
+        nextHeaders.set(headers);
+    }
+
+    @Override
+    public Map<String, String> getHeaders() {
+        return nextHeaders.get();
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}
