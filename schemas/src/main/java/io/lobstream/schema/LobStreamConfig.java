@@ -42,11 +42,10 @@ public final class LobStreamConfig {
             "Schema registry URL (Apicurio v2 API). The serdes get it as apicurio.registry.url (not taken on its own) and "
                     + "schema.registry.url (set that too, to a Confluent-compatible API, when you swap in Confluent's serializer).");
     public static final ConfigKey<Integer> REGISTRY_REQUEST_TIMEOUT_MS = ConfigKey.integer("lob.registry.request.timeout.ms", 10_000,
-            100, 300_000, "How long one request of the serdes to the schema registry may take, connecting and answering both "
-                    + "(Apicurio's client sets no limit: a registry that took the connection and never answered held the asking "
-                    + "thread, a writer's stream thread past max.poll.interval.ms). Past it the lookup is failed as the registry's, "
-                    + "and retried like an outage. Apicurio's serdes try a lookup 4 times (apicurio.registry.retry-count 3), so one "
-                    + "lookup can take 4 times this.");
+            100, 60_000, "How long one request of the serdes to the schema registry may take, from connecting to the last "
+                    + "byte of its answer (Apicurio's client sets no limit: a registry that took the connection and never answered "
+                    + "held the asking thread, a writer's stream thread past max.poll.interval.ms). Past it the lookup fails as "
+                    + "the registry's, and is retried like an outage. A lookup makes 2 or 3 requests.");
     public static final ConfigKey<String> TOPIC_PREFIX = ConfigKey.kafkaName("lob.topic.prefix", "lob.", TOPIC_PREFIX_MAX,
             "Prefix of the four topics: commands, undo-history, reclaim, commands.dlq.");
     public static final ConfigKey<Integer> PARTITIONS = ConfigKey.integer("lob.topic.partitions", 8, 1, 10_000,

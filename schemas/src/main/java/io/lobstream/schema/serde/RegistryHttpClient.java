@@ -10,11 +10,15 @@ import io.lobstream.schema.LobStreamConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,9 +30,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * that asked until it did. That was a writer's stream thread, which then missed {@code max.poll.interval.ms}; a purge
  * worker's loop, which {@code close()} cannot wake; or a producer's {@code send}, past its {@code max.block.ms}.
  *
- * <p>The request runs on a thread of its own, interrupted when its time is up (the JDK's client then cancels the
- * exchange), and the caller gets a {@link RegistryUnavailableException}: retried as any outage, never a dead letter.
- * A thread hop per request costs nothing that matters: the serdes look a schema up once and keep it a day.
+ * <p>The request runs on a thread of its own, interrupted when its time is up, and the caller gets a
+ * {@link RegistryUnavailableException}: retried as any outage, never a dead letter. Its answer is read whole there too: a
+ * schema's content comes back as a stream the resolver would read later, on the caller's thread, with no limit. A thread
+ * hop per request costs nothing that matters: the serdes look a schema up once and keep it a day.
+ *
+ * <p>Interrupted while it waits for the answer's headers, the JDK's client cancels the exchange and the thread is free.
+ * Interrupted while it reads the answer's body, it goes on reading (the JDK's response stream ignores interrupts) until
+ * the connection ends: a registry that sends headers and then stalls holds that thread. At most {@link #IN_FLIGHT}
+ * requests run at once; past that one fails at once, saying so, rather than one more thread being held.
  */
 public final class RegistryHttpClient implements ApicurioHttpClient {
     private static final Logger log = LoggerFactory.getLogger(RegistryHttpClient.class);
@@ -39,6 +49,9 @@ public final class RegistryHttpClient implements ApicurioHttpClient {
         t.setDaemon(true);
         return t;
     });
+    /** Requests running at once, held ones included. */
+    static final int IN_FLIGHT = 64;
+    private static final Semaphore RUNNING = new Semaphore(IN_FLIGHT);
     private static boolean installTried;
 
     private final ApicurioHttpClient delegate;
@@ -80,10 +93,25 @@ public final class RegistryHttpClient implements ApicurioHttpClient {
     public <T> T sendRequest(Request<T> request) {
         Map<String, String> headers = nextHeaders.get();
         nextHeaders.remove();
-        Future<T> answer = REQUESTS.submit(() -> {
-            delegate.setNextRequestHeaders(headers);
-            return delegate.sendRequest(request);
-        });
+        if (!RUNNING.tryAcquire()) {
+            throw new RegistryUnavailableException("the schema registry at " + endpoint + ": " + IN_FLIGHT + " requests to it are "
+                    + "running, each past its time limit still reading an answer that stalled; " + request.getOperation() + " "
+                    + request.getRequestPath() + " not sent", null);
+        }
+        Future<T> answer;
+        try {
+            answer = REQUESTS.submit(() -> {
+                try {
+                    delegate.setNextRequestHeaders(headers);
+                    return readWhole(delegate.sendRequest(request));
+                } finally {
+                    RUNNING.release();
+                }
+            });
+        } catch (RuntimeException e) {
+            RUNNING.release();
+            throw e;
+        }
         try {
             return answer.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
@@ -106,6 +134,17 @@ public final class RegistryHttpClient implements ApicurioHttpClient {
             }
             throw new RegistryUnavailableException("the schema registry at " + endpoint + ": " + cause, cause);
         }
+    }
+
+    /** A stream (a schema's content) read here, within the time limit, not later by the resolver without one. */
+    @SuppressWarnings("unchecked")
+    private static <T> T readWhole(T answer) throws IOException {
+        if (answer instanceof InputStream in) {
+            try (in) {
+                return (T) new ByteArrayInputStream(in.readAllBytes());
+            }
+        }
+        return answer;
     }
 
     @Override

@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -96,41 +97,61 @@ class LobAvroDeserializerTest {
     }
 
     /**
-     * A registry that takes the connection and never answers. Before, the thread that asked waited until it did: a writer's
-     * stream thread past max.poll.interval.ms, a purge worker's loop, a producer's send past max.block.ms. Now each request
-     * is cut off at lob.registry.request.timeout.ms, and the failure is the registry's, retried, decoding and encoding both.
+     * A registry that takes the connection and never answers, and one that sends its answer's headers and then stalls.
+     * Before, the thread that asked waited until it did: a writer's stream thread past max.poll.interval.ms, a purge
+     * worker's loop, a producer's send past max.block.ms. Now each request is cut off at lob.registry.request.timeout.ms,
+     * and the failure is the registry's, retried, decoding and encoding both.
      */
     @Test
-    void aRegistryThatNeverAnswersIsCutOffAndTakenForAway() throws Exception {
-        CountDownLatch over = new CountDownLatch(1);
-        HttpServer registry = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        registry.setExecutor(Executors.newCachedThreadPool()); // each request held on a thread of its own
-        registry.createContext("/", exchange -> {
-            try {
-                over.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            exchange.close();
-        });
-        registry.start();
-        LobStreamConfig config = new LobStreamConfig(Map.of(
-                LobStreamConfig.REGISTRY_URL.name(), "http://127.0.0.1:" + registry.getAddress().getPort() + "/apis/registry/v2",
-                LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.name(), "200", "apicurio.registry.retry-count", "0"));
-        ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId("a").setVersion(1).setExtents(List.of()).setWorkerId("w")
-                .setTime(Instant.EPOCH).build();
-        try (Deserializer<Object> d = LobSerdes.valueDeserializer(config); Serializer<Object> s = LobSerdes.valueSerializer(config)) {
-            assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
-                assertThatThrownBy(() -> LobSerdes.decode(d, "lob.commands", FRAMED, Object.class))
-                        .isInstanceOf(RegistryUnavailableException.class)
-                        .hasMessageContaining("did not answer GET").hasMessageContaining("within 200 ms")
-                        .hasMessageContaining("lob.registry.request.timeout.ms");
-                assertThatThrownBy(() -> s.serialize("lob.reclaim", reclaim))
-                        .isInstanceOf(RegistryUnavailableException.class).hasMessageContaining("within 200 ms");
+    void aRegistryThatNeverAnswersOrStallsMidAnswerIsCutOffAndTakenForAway() throws Exception {
+        for (boolean headersFirst : new boolean[] {false, true}) {
+            CountDownLatch over = new CountDownLatch(1);
+            ExecutorService handlers = Executors.newCachedThreadPool(); // each request held on a thread of its own
+            HttpServer registry = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            registry.setExecutor(handlers);
+            registry.createContext("/", exchange -> {
+                if (headersFirst && exchange.getRequestURI().getPath().endsWith("/references")) {
+                    byte[] none = "[]".getBytes(StandardCharsets.UTF_8); // so the schema's content is what stalls
+                    exchange.getResponseHeaders().set("Content-Type", "application/json");
+                    exchange.sendResponseHeaders(200, none.length);
+                    exchange.getResponseBody().write(none);
+                    exchange.close();
+                    return;
+                }
+                if (headersFirst) {
+                    exchange.getResponseHeaders().set("Content-Type", "application/json");
+                    exchange.sendResponseHeaders(200, 1000);
+                    exchange.getResponseBody().write('[');
+                    exchange.getResponseBody().flush();
+                }
+                try {
+                    over.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                exchange.close();
             });
-        } finally {
-            over.countDown();
-            registry.stop(0);
+            registry.start();
+            LobStreamConfig config = new LobStreamConfig(Map.of(
+                    LobStreamConfig.REGISTRY_URL.name(), "http://127.0.0.1:" + registry.getAddress().getPort() + "/apis/registry/v2",
+                    LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.name(), "200"));
+            ReclaimRecord reclaim = ReclaimRecord.newBuilder().setLobId("a").setVersion(1).setExtents(List.of()).setWorkerId("w")
+                    .setTime(Instant.EPOCH).build();
+            try (Deserializer<Object> d = LobSerdes.valueDeserializer(config); Serializer<Object> s = LobSerdes.valueSerializer(config)) {
+                assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+                    assertThatThrownBy(() -> LobSerdes.decode(d, "lob.commands", FRAMED, Object.class))
+                            .as(headersFirst ? "headers, then a stall" : "no answer")
+                            .isInstanceOf(RegistryUnavailableException.class)
+                            .hasMessageContaining("did not answer GET").hasMessageContaining("within 200 ms")
+                            .hasMessageContaining("lob.registry.request.timeout.ms");
+                    assertThatThrownBy(() -> s.serialize("lob.reclaim", reclaim))
+                            .isInstanceOf(RegistryUnavailableException.class).hasMessageContaining("within 200 ms");
+                });
+            } finally {
+                over.countDown();
+                registry.stop(0);
+                handlers.shutdownNow();
+            }
         }
     }
 
