@@ -12,6 +12,7 @@ import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.fsck.FsckReport;
+import io.lobstream.store.tablespace.InUseFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
@@ -30,6 +31,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,6 +43,10 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -186,7 +193,7 @@ class PurgeWorkersIT {
         return committed;
     }
 
-    static FsckReport fsck() throws java.io.IOException {
+    static FsckReport fsck() throws IOException {
         FsckReport fsck = FsckReport.empty();
         for (LobStore s : pipeline.node().tablespaces().all().values()) {
             fsck = fsck.plus(s.fsck(true));
@@ -381,20 +388,68 @@ class PurgeWorkersIT {
         Map<String, Set<Integer>> hosts = Map.of("even", Set.of(0, 2), "odd", Set.of(1, 3));
         double applied = reclaims("applied");
         for (var host : hosts.entrySet()) {
-            Path data = dir.resolve("host-" + host.getKey());
-            for (int p : host.getValue()) {
-                Path link = TablespaceDirs.partitionDir(data, p);
-                Files.createDirectories(link.getParent());
-                Files.createSymbolicLink(link, TablespaceDirs.partitionDir(dir, p).toAbsolutePath());
-            }
-            worker("beside-" + host.getKey(), data, group);
+            worker("beside-" + host.getKey(), host(host.getKey(), host.getValue()), group);
         }
         for (var host : hosts.entrySet()) {
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> KafkaTools.owned(admin, group,
-                    "purge-beside-" + host.getKey()).stream().map(TopicPartition::partition).collect(Collectors.toSet()), host.getValue()::equals);
+            awaitOwned(group, "beside-" + host.getKey(), host.getValue());
         }
         supersede("own", 8, 40);
         assertReclaimedExactlyOnce("own", 40, applied);
+    }
+
+    /**
+     * A node keeps its copy of a partition that moved to another node. The worker beside it held that copy, and the
+     * group could leave the partition with it: it skipped the new owner's undo records as another copy's. Now it holds the
+     * copies its node lists as in use ({@code node.in-use}), and the partitions go to the workers beside their owners.
+     */
+    @Test
+    @Order(6)
+    void aCopyANodeNoLongerUsesIsLetGoToTheWorkerBesideTheOwner() throws Exception {
+        String group = "it-copy-left-behind";
+        Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
+        KafkaTools.endOffsets(admin, config.topics().undoHistory(), PARTITIONS).forEach((tp, o) -> start.put(tp, new OffsetAndMetadata(o)));
+        admin.alterConsumerGroupOffsets(group, start).all().get();
+        // host a kept copies of every partition but uses partition 0 only; host b owns the rest. Held by copies alone, the
+        // group evens out two and two, and one of b's partitions goes to a's worker
+        Path a = host("a", Set.of(0, 1, 2, 3));
+        Path b = host("b", Set.of(1, 2, 3));
+        ScheduledExecutorService nodeA = Executors.newSingleThreadScheduledExecutor();
+        AtomicLong seq = new AtomicLong();
+        try {
+            nodeA.scheduleWithFixedDelay(() -> {
+                try {
+                    InUseFile.write(a, "it", seq.incrementAndGet(), List.of(0)); // as a running node rewrites it
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }, 0, 2, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(10)).until(() -> seq.get() > 0);
+            double applied = reclaims("applied");
+            worker("beside-a", a, group);
+            worker("beside-b", b, group);
+            awaitOwned(group, "beside-a", Set.of(0));
+            awaitOwned(group, "beside-b", Set.of(1, 2, 3));
+            supersede("left", 8, 40);
+            assertReclaimedExactlyOnce("left", 40, applied);
+        } finally {
+            nodeA.shutdownNow();
+        }
+    }
+
+    /** A data directory {@code host-NAME} as another host's would be, with copies of {@code partitions} (links to the node's). */
+    private static Path host(String name, Set<Integer> partitions) throws Exception {
+        Path data = dir.resolve("host-" + name);
+        for (int p : partitions) {
+            Path link = TablespaceDirs.partitionDir(data, p);
+            Files.createDirectories(link.getParent());
+            Files.createSymbolicLink(link, TablespaceDirs.partitionDir(dir, p).toAbsolutePath());
+        }
+        return data;
+    }
+
+    private static void awaitOwned(String group, String worker, Set<Integer> partitions) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> KafkaTools.owned(admin, group,
+                "purge-" + worker).stream().map(TopicPartition::partition).collect(Collectors.toSet()), partitions::equals);
     }
 
     /**

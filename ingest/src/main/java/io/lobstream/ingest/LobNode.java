@@ -4,6 +4,7 @@ import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.ingest.http.MetricsEndpoint;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.AdminCommandsLogEnd;
+import io.lobstream.ingest.writer.NodeInUse;
 import io.lobstream.ingest.writer.TablespaceTaskAssignor;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.TablespaceRegistry;
@@ -73,6 +74,8 @@ public final class LobNode implements AutoCloseable {
     private KafkaStreamsMetrics streamsMetrics;
     private final AutoCloseable processMetrics = MetricsEndpoint.bindProcessMetrics(meters);
     private TablespaceCatchUp catchUps;
+    /** The partitions this node uses, written for the purge workers beside it; null before the writer starts. */
+    private NodeInUse inUse;
     private AdminPurgeProgress purgeProgress;
     private AdminCommandsLogEnd commandsLogEnd;
     private StaticMembers members;
@@ -357,6 +360,7 @@ public final class LobNode implements AutoCloseable {
             http.attachClusterChecks(purgeProgress::lastAnswer);
         }
         http.start();
+        inUse = NodeInUse.start(dataDir, tablespaces);
         streams.start();
         if (members != null) {
             members.removeLeftOver(config.get(LobStreamConfig.STREAM_THREADS));
@@ -641,6 +645,9 @@ public final class LobNode implements AutoCloseable {
                 log.warn("the writer's threads did not stop within 30 s; the catch-ups and admin clients they use are left "
                         + "open (the process's exit ends them)");
             }
+        }
+        if (inUse != null) {
+            inUse.close(leaveGroup);
         }
         closeRest(threadsStopped);
     }

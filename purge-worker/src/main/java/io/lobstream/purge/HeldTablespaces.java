@@ -1,32 +1,56 @@
 package io.lobstream.purge;
 
 import io.lobstream.schema.LogOncePerMinute;
+import io.lobstream.store.tablespace.InUseFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
 
 /**
  * The partitions whose tablespaces a standalone purge worker's data directory holds, as it last told the purge group
  * ({@link TablespacePartitionAssignor} sends them at each join) and as they are now: the worker asks the group to
  * reassign when the two differ, so a partition whose tablespace appears here (a node beside this worker opened it, a
  * volume was mounted) comes to this worker, and one whose tablespace went leaves it.
+ *
+ * <p>Where a node runs on the directory, the copies it uses ({@link InUseFile}): a node keeps its copy of a partition
+ * that moved to another node, and a worker that held that copy kept the partition and skipped the new owner's undo
+ * records as another copy's. A file that has not changed for {@link #STOPPED_AFTER} is a stopped node's: none held, as
+ * the copies of a stopped node are not purged until it is back (its writer applies the reclaims), or its partitions are
+ * rebuilt elsewhere. No file (no node here, or one of an older version): every copy, as before.
  */
 final class HeldTablespaces {
     private static final Logger log = LoggerFactory.getLogger(HeldTablespaces.class);
 
+    /** The node writes its file every 5 s, and this worker looks every 10 s. */
+    static final Duration STOPPED_AFTER = Duration.ofSeconds(60);
+
     private final Path dataDir;
     private final String workerId;
+    private final LongSupplier nanos;
     private final LogOncePerMinute failureSaid = new LogOncePerMinute();
+    /** The node's file as last read, and when (this worker's clock) it last changed; under this object's lock. */
+    private String nodeSaid;
+    private long nodeSaidChangedAt;
+    private boolean saidStopped;
     /** What the last join told the group; null before the first. Written on the consumer's thread, as is every read. */
     private volatile Set<Integer> told;
 
     HeldTablespaces(Path dataDir, String workerId) {
+        this(dataDir, workerId, System::nanoTime);
+    }
+
+    HeldTablespaces(Path dataDir, String workerId, LongSupplier nanos) {
         this.dataDir = dataDir;
         this.workerId = workerId;
+        this.nanos = nanos;
     }
 
     /**
@@ -60,9 +84,29 @@ final class HeldTablespaces {
     }
 
     /** The partitions held now; null (said once a minute) if the directory cannot be listed. */
-    private Set<Integer> now() {
+    private synchronized Set<Integer> now() {
         try {
-            return Set.copyOf(TablespaceDirs.partitions(dataDir));
+            Set<Integer> copies = Set.copyOf(TablespaceDirs.partitions(dataDir));
+            Optional<InUseFile.Contents> node = InUseFile.read(dataDir);
+            if (node.isEmpty()) {
+                return copies;
+            }
+            long at = nanos.getAsLong();
+            if (!node.get().raw().equals(nodeSaid)) {
+                nodeSaid = node.get().raw();
+                nodeSaidChangedAt = at;
+                saidStopped = false;
+            }
+            if (at - nodeSaidChangedAt > STOPPED_AFTER.toNanos()) {
+                if (!saidStopped) {
+                    saidStopped = true;
+                    log.info("purge worker {}: the node on {} has not written {} for {} s: it is stopped, and this worker "
+                            + "holds none of its tablespaces until it runs again", workerId, dataDir.toAbsolutePath(),
+                            InUseFile.NAME, STOPPED_AFTER.toSeconds());
+                }
+                return Set.of();
+            }
+            return copies.stream().filter(node.get().partitions()::contains).collect(Collectors.toUnmodifiableSet());
         } catch (IOException e) {
             if (failureSaid.sayNow(e.toString()) >= 0) {
                 log.error("purge worker {}: cannot list the tablespaces under {} ({}); the purge group is told what it held "

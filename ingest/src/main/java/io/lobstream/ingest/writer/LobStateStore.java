@@ -84,6 +84,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
     @Override
     public void init(StateStoreContext context, StateStore root) {
         partition = context.taskId().partition();
+        registry.asked(partition, System.nanoTime()); // the purge workers beside this node hold its copy (NodeInUse)
         try {
             registry.retries().awaitRetry(partition, System.nanoTime()); // LockException while a task that failed waits
             if (catchUp != null) {

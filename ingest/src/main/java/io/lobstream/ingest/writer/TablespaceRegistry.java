@@ -26,6 +26,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class TablespaceRegistry {
     private final Map<Integer, LobStore> open = new ConcurrentHashMap<>();
+    /** When each partition's task last asked to open its tablespace ({@link LobStateStore#init}), in nanos. */
+    private final Map<Integer, Long> asked = new ConcurrentHashMap<>();
     private final Set<LobStateStore> stateStores = ConcurrentHashMap.newKeySet();
     /** When a task whose tablespace failed it may start again. */
     private final TaskRetries retries = new TaskRetries();
@@ -102,6 +104,26 @@ public final class TablespaceRegistry {
 
     void unregister(int partition, LobStore store) {
         open.remove(partition, store);
+    }
+
+    /** A task of {@code partition} asks to open its tablespace (again, while it waits: a failed task's pause, a catch-up). */
+    void asked(int partition, long nanos) {
+        asked.put(partition, nanos);
+    }
+
+    /**
+     * The partitions this node uses now: their tablespaces open, or asked for within {@link TablespaceCatchUp#MOVED_AFTER}.
+     * A task that waits asks again at each try, Kafka Streams backing off up to 10 s between tries; one that went to
+     * another node asks no more.
+     */
+    public Set<Integer> inUse(long nanos) {
+        Set<Integer> out = new java.util.TreeSet<>(open.keySet());
+        asked.forEach((p, at) -> {
+            if (nanos - at <= TablespaceCatchUp.MOVED_AFTER.toNanos()) {
+                out.add(p);
+            }
+        });
+        return out;
     }
 
     public Optional<LobStore> get(int partition) {

@@ -45,6 +45,8 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0.replaying/         an offline replay's tablespace until it is whole
  * DATA_DIR/tablespaces/p-0.replaying.lock     held by the replay building it
  * DATA_DIR/tablespaces/p-0.replay-failed-T/   a replay's tablespace that fsck found problems in at time T, kept for a look
+ * DATA_DIR/tablespaces/node.in-use            the partitions the node here uses now, for the purge workers beside it
+ *                                             ({@link InUseFile})
  * </pre>
  * Only {@code p-N} directories are tablespaces ({@link #partitions}).
  */
