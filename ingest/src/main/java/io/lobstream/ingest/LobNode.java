@@ -635,6 +635,9 @@ public final class LobNode implements AutoCloseable {
      * partitions to the other nodes at once instead (scale-in).
      */
     public void close(boolean leaveGroup) {
+        if (inUse != null) {
+            inUse.close(leaveGroup); // first: written as the tasks closed, it would list fewer and fewer
+        }
         closeMembers(leaveGroup);
         boolean threadsStopped = true;
         if (streams != null) {
@@ -646,9 +649,7 @@ public final class LobNode implements AutoCloseable {
                         + "open (the process's exit ends them)");
             }
         }
-        if (inUse != null) {
-            inUse.close(leaveGroup);
-        }
+
         closeRest(threadsStopped);
     }
 

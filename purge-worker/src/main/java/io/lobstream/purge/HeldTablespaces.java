@@ -93,8 +93,12 @@ final class HeldTablespaces {
             }
             long at = nanos.getAsLong();
             if (!node.get().raw().equals(nodeSaid)) {
+                // first seen: as old as the file says, on this host's clock (the content is what tells later, clocks aside),
+                // so a worker started beside a node stopped long ago does not hold its copies for a minute first
+                boolean first = nodeSaid == null;
                 nodeSaid = node.get().raw();
-                nodeSaidChangedAt = at;
+                nodeSaidChangedAt = first && System.currentTimeMillis() - node.get().modifiedMillis() > STOPPED_AFTER.toMillis()
+                        ? at - STOPPED_AFTER.toNanos() - 1 : at;
                 saidStopped = false;
             }
             if (at - nodeSaidChangedAt > STOPPED_AFTER.toNanos()) {

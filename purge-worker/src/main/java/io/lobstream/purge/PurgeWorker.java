@@ -631,7 +631,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     private void reassignIfHeldChanged() {
         Set<Integer> now = held == null ? null : held.changedSinceTold();
         if (now != null) {
-            log.info("purge worker {}: its data directory holds the tablespaces of partitions {} now (the group was told {}); "
+            log.info("purge worker {}: its data directory holds the tablespaces of partitions {} now (those its node uses, "
+                    + "where one writes node.in-use; the group was told {}); "
                     + "asking the group to assign again", workerId, new java.util.TreeSet<>(now), new java.util.TreeSet<>(held.told()));
             consumer.enforceRebalance("the tablespaces in the data directory changed");
         }

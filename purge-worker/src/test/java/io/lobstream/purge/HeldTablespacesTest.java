@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -73,5 +74,15 @@ class HeldTablespacesTest {
         assertThat(held.tell()).isEmpty();
         InUseFile.write(dataDir, "run-2", 1, List.of(0, 1)); // restarted
         assertThat(held.changedSinceTold()).containsExactlyInAnyOrder(0, 1);
+    }
+
+    /** A worker started beside a node stopped long ago does not hold its copies for a minute first. */
+    @Test
+    void aFileLongUnchangedWhenFirstSeenIsAStoppedNodes() throws Exception {
+        copies(0);
+        InUseFile.write(dataDir, "run", 1, List.of(0));
+        Files.setLastModifiedTime(dataDir.resolve("tablespaces").resolve(InUseFile.NAME),
+                FileTime.fromMillis(System.currentTimeMillis() - Duration.ofMinutes(10).toMillis()));
+        assertThat(new HeldTablespaces(dataDir, "w", clock::get).tell()).isEmpty();
     }
 }

@@ -321,6 +321,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
         if (store == null) {
             return;
         }
+        registry.asked(partition, System.nanoTime()); // in use a while yet: moving to another thread, it opens again
         registry.unregister(partition, store);
         registry.unregister(this);
         try {

@@ -21,8 +21,11 @@ import java.util.function.LongSupplier;
  * for the purge workers beside it. A copy the node keeps after its partition moved to another node drops out of the file
  * within {@link TablespaceCatchUp#MOVED_AFTER}, and the worker beside it lets the partition go to the new owner's.
  *
- * <p>For that long after the node starts it also lists what its previous run listed: its tasks ask for their partitions
- * again only after the writer's first rebalance, and the workers would give them up and take them back meanwhile.
+ * <p>For that long after the node starts it also lists what its previous run's own tasks used (not what that run carried
+ * over in turn: a node that keeps failing early must not hold its copies for good): its tasks ask for their partitions
+ * again only after the writer's first rebalance, and the workers would give them up and take them back meanwhile. A
+ * node with no such file (its first run, or one of an older version) writes none until a task has asked, or that
+ * long has passed: a worker beside it holds its copies meanwhile, as it did without the file.
  */
 public final class NodeInUse implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NodeInUse.class);
@@ -33,6 +36,7 @@ public final class NodeInUse implements AutoCloseable {
     private final TablespaceRegistry registry;
     private final LongSupplier nanos;
     private final String run = UUID.randomUUID().toString();
+    /** What the previous run's tasks used; null if it wrote no file. */
     private final Set<Integer> previous;
     private final long startedAt;
     private final LogOncePerMinute failureSaid = new LogOncePerMinute();
@@ -50,9 +54,9 @@ public final class NodeInUse implements AutoCloseable {
         this.startedAt = nanos.getAsLong();
         Set<Integer> before;
         try {
-            before = InUseFile.read(dataDir).map(InUseFile.Contents::partitions).orElse(Set.of());
+            before = InUseFile.read(dataDir).map(InUseFile.Contents::own).orElse(null);
         } catch (IOException e) {
-            before = Set.of(); // written anew at once; said there if it cannot be
+            before = null; // written anew; said there if it cannot be
         }
         this.previous = before;
     }
@@ -64,19 +68,28 @@ public final class NodeInUse implements AutoCloseable {
         return n;
     }
 
-    /** Writes what the node uses now; a failure is said once a minute (the workers beside it keep what they read last). */
+    /**
+     * Writes what the node uses now. A failure is said once a minute: the workers beside the node take a file that stops
+     * changing for a stopped node's after a minute, and hold none of its copies (a full disk: its writer applies no
+     * reclaims either).
+     */
     synchronized void write() {
         long now = nanos.getAsLong();
-        Set<Integer> inUse = new TreeSet<>(registry.inUse(now));
-        if (now - startedAt <= TablespaceCatchUp.MOVED_AFTER.toNanos()) {
-            inUse.addAll(previous);
+        Set<Integer> own = registry.inUse(now);
+        boolean starting = now - startedAt <= TablespaceCatchUp.MOVED_AFTER.toNanos();
+        if (starting && previous == null && own.isEmpty()) {
+            return;
         }
-        writeOrSay(inUse);
+        Set<Integer> partitions = new TreeSet<>(own);
+        if (starting && previous != null) {
+            partitions.addAll(previous);
+        }
+        writeOrSay(partitions, own);
     }
 
-    private void writeOrSay(Set<Integer> partitions) {
+    private void writeOrSay(Set<Integer> partitions, Set<Integer> own) {
         try {
-            InUseFile.write(dataDir, run, ++seq, partitions);
+            InUseFile.write(dataDir, run, ++seq, partitions, own);
         } catch (IOException | RuntimeException e) {
             if (failureSaid.sayNow(e.toString()) >= 0) {
                 log.warn("cannot write {} under {} ({}): a purge worker beside this node calls it stopped after a minute, and "
@@ -86,20 +99,21 @@ public final class NodeInUse implements AutoCloseable {
     }
 
     /**
-     * Stops writing. {@code leftGroup}: the node gave its partitions to the others, and says it uses none, so the workers
-     * beside it let them go at once, not a minute later. A node that stays in the group (a static member's restart) leaves
-     * the file as it was, and gets its partitions and its workers' holds back.
+     * Stops writing, before the writer closes its tasks (written meanwhile, the file would list fewer and fewer).
+     * {@code leavingGroup}: the node gives its partitions to the others, and says it uses none, so the workers beside it
+     * let them go at once, not a minute later. A node that stays in the group (a static member's restart) leaves the file
+     * as it was, and gets its partitions and its workers' holds back.
      */
-    public void close(boolean leftGroup) {
+    public void close(boolean leavingGroup) {
         timer.shutdownNow();
         try {
             timer.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        if (leftGroup) {
+        if (leavingGroup) {
             synchronized (this) {
-                writeOrSay(Set.of());
+                writeOrSay(Set.of(), Set.of());
             }
         }
     }

@@ -93,4 +93,21 @@ class LobStateStoreTest {
         });
         assertThat(registry.all()).isEmpty();
     }
+
+    /**
+     * A tablespace open for hours is in use (NodeInUse lists it for the purge workers beside the node), and for a while
+     * after its task closes it: a task moving to another stream thread, or a thread replaced, opens it again.
+     */
+    @Test
+    void anOpenTablespaceIsInUseAndStaysSoAWhileAfterItsTaskClosesIt() {
+        TablespaceRegistry registry = new TablespaceRegistry();
+        LobStateStore tablespace = new LobStateStore(dir, LobStoreConfig.defaults(), null, registry, null);
+        MockProcessorContext<Object, Object> context = new MockProcessorContext<>(); // task 0_0
+        tablespace.init(context.getStateStoreContext(), tablespace);
+        assertThat(registry.inUse(System.nanoTime() + Duration.ofHours(3).toNanos())).containsExactly(0);
+        tablespace.close();
+        long closed = System.nanoTime();
+        assertThat(registry.inUse(closed)).containsExactly(0);
+        assertThat(registry.inUse(closed + TablespaceCatchUp.MOVED_AFTER.plusSeconds(1).toNanos())).isEmpty();
+    }
 }

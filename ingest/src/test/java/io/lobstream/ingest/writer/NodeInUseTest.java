@@ -51,6 +51,32 @@ class NodeInUseTest {
         assertThat(written()).as("1 went elsewhere while the node was down").containsExactlyInAnyOrder(2);
     }
 
+    /**
+     * What a previous run carried over is not carried on: a node that keeps failing within its first minute and a half
+     * would otherwise hold the copies of partitions long gone to other nodes for good.
+     */
+    @Test
+    void onlyWhatThePreviousRunsOwnTasksUsedIsCarriedOver() throws Exception {
+        InUseFile.write(dataDir, "before", 9, List.of(1, 2), List.of(2)); // 1 carried over from the run before that one
+        new NodeInUse(dataDir, registry, clock::get).write();
+        assertThat(written()).containsExactlyInAnyOrder(2);
+        assertThat(InUseFile.read(dataDir).orElseThrow().own()).as("none of its own tasks asked yet").isEmpty();
+    }
+
+    /**
+     * A node with no file before (its first run, or an older version's) writes none until a task asked: a worker beside it
+     * holds the copies there meanwhile, rather than let them go and take them back.
+     */
+    @Test
+    void aNodeWithoutAFileBeforeWritesNoneUntilATaskAsks() throws Exception {
+        NodeInUse inUse = new NodeInUse(dataDir, registry, clock::get);
+        inUse.write();
+        assertThat(InUseFile.read(dataDir)).isEmpty();
+        registry.asked(6, clock.get());
+        inUse.write();
+        assertThat(written()).containsExactlyInAnyOrder(6);
+    }
+
     /** A node that leaves the group says it uses none; one that stays (a static member's restart) leaves its list. */
     @Test
     void leavingTheGroupListsNone() throws Exception {

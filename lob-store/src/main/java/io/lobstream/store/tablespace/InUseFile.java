@@ -25,21 +25,30 @@ import java.util.stream.Collectors;
 public final class InUseFile {
     public static final String NAME = "node.in-use";
     private static final String PARTITIONS = "partitions=";
+    private static final String OWN = "own=";
 
-    /** What the file says: its whole text (which changes at every write) and the partitions in it. */
-    public record Contents(String raw, Set<Integer> partitions) {
+    /**
+     * What the file says: its whole text (which changes at every write), the partitions in use, and of those the ones the
+     * node's own tasks use (the rest carried over from its previous run, after a restart: never carried on again).
+     */
+    public record Contents(String raw, Set<Integer> partitions, Set<Integer> own, long modifiedMillis) {
     }
 
     private InUseFile() {
     }
 
-    /** Replaces the file at once (a reader never sees half of it): {@code run} and {@code seq} make each write new. */
+    /** As {@link #write(Path, String, long, Collection, Collection)}, every partition the node's own. */
     public static void write(Path dataDir, String run, long seq, Collection<Integer> partitions) throws IOException {
+        write(dataDir, run, seq, partitions, partitions);
+    }
+
+    /** Replaces the file at once (a reader never sees half of it): {@code run} and {@code seq} make each write new. */
+    public static void write(Path dataDir, String run, long seq, Collection<Integer> partitions, Collection<Integer> own)
+            throws IOException {
         Path root = dataDir.resolve("tablespaces");
         Files.createDirectories(root);
         Path next = root.resolve(NAME + ".next");
-        String text = "run=" + run + "\nseq=" + seq + "\n" + PARTITIONS
-                + new TreeSet<>(partitions).stream().map(String::valueOf).collect(Collectors.joining(",")) + "\n";
+        String text = "run=" + run + "\nseq=" + seq + "\n" + PARTITIONS + list(partitions) + "\n" + OWN + list(own) + "\n";
         Files.writeString(next, text, StandardCharsets.UTF_8);
         Files.move(next, root.resolve(NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
@@ -49,26 +58,40 @@ public final class InUseFile {
      * read as one (cut by a power loss before its data reached the disk): then as though no node had said.
      */
     public static Optional<Contents> read(Path dataDir) throws IOException {
+        Path file = dataDir.resolve("tablespaces").resolve(NAME);
         String raw;
+        long modified;
         try {
-            raw = Files.readString(dataDir.resolve("tablespaces").resolve(NAME), StandardCharsets.UTF_8);
+            raw = Files.readString(file, StandardCharsets.UTF_8);
+            modified = Files.getLastModifiedTime(file).toMillis();
         } catch (NoSuchFileException e) {
             return Optional.empty();
         }
-        for (String line : raw.split("\n")) {
-            if (line.startsWith(PARTITIONS)) {
-                String list = line.substring(PARTITIONS.length()).strip();
-                try {
-                    TreeSet<Integer> partitions = new TreeSet<>();
-                    for (String p : list.isEmpty() ? new String[0] : list.split(",")) {
-                        partitions.add(Integer.valueOf(p.strip()));
-                    }
-                    return Optional.of(new Contents(raw, Collections.unmodifiableSortedSet(partitions)));
-                } catch (NumberFormatException e) {
-                    return Optional.empty();
+        Set<Integer> partitions = null;
+        Set<Integer> own = null;
+        try {
+            for (String line : raw.split("\n")) {
+                if (line.startsWith(PARTITIONS)) {
+                    partitions = parse(line.substring(PARTITIONS.length()));
+                } else if (line.startsWith(OWN)) {
+                    own = parse(line.substring(OWN.length()));
                 }
             }
+        } catch (NumberFormatException e) {
+            return Optional.empty();
         }
-        return Optional.empty();
+        return partitions == null || own == null ? Optional.empty() : Optional.of(new Contents(raw, partitions, own, modified));
+    }
+
+    private static String list(Collection<Integer> partitions) {
+        return new TreeSet<>(partitions).stream().map(String::valueOf).collect(Collectors.joining(","));
+    }
+
+    private static Set<Integer> parse(String list) {
+        TreeSet<Integer> out = new TreeSet<>();
+        for (String p : list.isBlank() ? new String[0] : list.strip().split(",")) {
+            out.add(Integer.valueOf(p.strip()));
+        }
+        return Collections.unmodifiableSortedSet(out);
     }
 }
