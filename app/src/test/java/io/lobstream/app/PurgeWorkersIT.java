@@ -405,6 +405,9 @@ class PurgeWorkersIT {
     @Test
     @Order(6)
     void aCopyANodeNoLongerUsesIsLetGoToTheWorkerBesideTheOwner() throws Exception {
+        // the running node says what it uses, as a's node would: every partition, open in its tasks
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> InUseFile.read(dir)
+                .map(InUseFile.Contents::partitions).orElse(Set.of()), Set.of(0, 1, 2, 3)::equals);
         String group = "it-copy-left-behind";
         Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
         KafkaTools.endOffsets(admin, config.topics().undoHistory(), PARTITIONS).forEach((tp, o) -> start.put(tp, new OffsetAndMetadata(o)));
