@@ -636,7 +636,7 @@ public final class LobNode implements AutoCloseable {
      */
     public void close(boolean leaveGroup) {
         if (inUse != null) {
-            inUse.close(leaveGroup); // first: written as the tasks closed, it would list fewer and fewer
+            inUse.close(leaveGroup); // first: a leaving node's empty list must be the last write
         }
         closeMembers(leaveGroup);
         boolean threadsStopped = true;

@@ -104,8 +104,8 @@ final class HeldTablespaces {
             if (at - nodeSaidChangedAt > STOPPED_AFTER.toNanos()) {
                 if (!saidStopped) {
                     saidStopped = true;
-                    log.info("purge worker {}: the node on {} has not written {} for {} s: it is stopped, and this worker "
-                            + "holds none of its tablespaces until it runs again", workerId, dataDir.toAbsolutePath(),
+                    log.info("purge worker {}: the node on {} has not written {} for {} s: it is stopped (or cannot write it), and "
+                            + "this worker holds none of its tablespaces until it runs again", workerId, dataDir.toAbsolutePath(),
                             InUseFile.NAME, STOPPED_AFTER.toSeconds());
                 }
                 return Set.of();

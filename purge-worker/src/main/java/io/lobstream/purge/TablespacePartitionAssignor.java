@@ -183,8 +183,8 @@ public final class TablespacePartitionAssignor implements ConsumerPartitionAssig
     private void sayUnheld(List<TopicPartition> unheld) {
         Set<TopicPartition> now = Set.copyOf(unheld);
         if (!now.equals(unheldSaid) && !now.isEmpty()) {
-            log.warn("purge group: no member's data directory holds the tablespace of {} (or its node there uses it: "
-                    + "node.in-use); left unassigned (a node's own purge workers purge them if it has them open) until a "
+            log.warn("purge group: no member's data directory holds the tablespace of {} (or, where a node writes "
+                    + "node.in-use, its node there does not use it, or has stopped); left unassigned (a node's own purge workers purge them if it has them open) until a "
                     + "member's does: each member looks every 10 s", unheld);
         } else if (!now.equals(unheldSaid)) {
             log.info("purge group: every partition's tablespace is held by a member again");

@@ -27,7 +27,8 @@ import java.util.concurrent.TimeUnit;
         description = {"Run a purge worker: a member of the consumer group on the undo-history topic.",
                 "It reads the node's tablespaces read-only, so it must run on the host (or shared volume) that holds "
                         + "the node's data directory. Start more to purge faster; the group gives each the partitions whose "
-                        + "tablespaces its data directory holds, so with several nodes run workers beside each."})
+                        + "tablespaces its data directory holds (those its node there uses, where one runs), so with several "
+                        + "nodes run workers beside each."})
 final class PurgeCommand implements Runnable {
     /** Short: no broker yet (one starting with the worker) keeps the worker from its subscription for this long, silently. */
     private static final Duration NO_TOPIC_WAIT = Duration.ofSeconds(2);

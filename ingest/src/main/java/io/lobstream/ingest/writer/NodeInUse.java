@@ -99,13 +99,13 @@ public final class NodeInUse implements AutoCloseable {
     }
 
     /**
-     * Stops writing, before the writer closes its tasks (written meanwhile, the file would list fewer and fewer).
+     * Stops writing; the node calls it before its writer closes, so that a leaving node's empty list is the last write.
      * {@code leavingGroup}: the node gives its partitions to the others, and says it uses none, so the workers beside it
      * let them go at once, not a minute later. A node that stays in the group (a static member's restart) leaves the file
      * as it was, and gets its partitions and its workers' holds back.
      */
     public void close(boolean leavingGroup) {
-        timer.shutdownNow();
+        timer.shutdown(); // a write under way ends (milliseconds): interrupted, its channel would fail it, and say so
         try {
             timer.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

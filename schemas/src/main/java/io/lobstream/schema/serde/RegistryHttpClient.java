@@ -21,6 +21,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -94,13 +95,18 @@ public final class RegistryHttpClient implements ApicurioHttpClient {
         Map<String, String> headers = nextHeaders.get();
         nextHeaders.remove();
         if (!RUNNING.tryAcquire()) {
-            throw new RegistryUnavailableException("the schema registry at " + endpoint + ": " + IN_FLIGHT + " requests to it are "
-                    + "running, each past its time limit still reading an answer that stalled; " + request.getOperation() + " "
-                    + request.getRequestPath() + " not sent", null);
+            throw new RegistryUnavailableException("the schema registry at " + endpoint + ": " + IN_FLIGHT + " requests to schema "
+                    + "registries run at once in this JVM (some may be past their time limit, still reading an answer that "
+                    + "stalled); " + request.getOperation() + " " + request.getRequestPath() + " not sent", null);
         }
+        // the permit goes back once: at the task's end, or at its cancel if it never started (a cancelled task never runs)
+        AtomicBoolean started = new AtomicBoolean();
         Future<T> answer;
         try {
             answer = REQUESTS.submit(() -> {
+                if (!started.compareAndSet(false, true)) {
+                    return null; // cancelled before it started: its caller has gone
+                }
                 try {
                     delegate.setNextRequestHeaders(headers);
                     return readWhole(delegate.sendRequest(request));
@@ -115,12 +121,12 @@ public final class RegistryHttpClient implements ApicurioHttpClient {
         try {
             return answer.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            answer.cancel(true);
+            cancel(answer, started);
             throw new RegistryUnavailableException("the schema registry at " + endpoint + " did not answer " + request.getOperation()
                     + " " + request.getRequestPath() + " within " + timeoutMs + " ms ("
                     + LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.name() + ")", null);
         } catch (InterruptedException e) {
-            answer.cancel(true);
+            cancel(answer, started);
             Thread.currentThread().interrupt();
             throw new RegistryUnavailableException("interrupted while waiting for the schema registry at " + endpoint, e);
         } catch (ExecutionException e) {
@@ -133,6 +139,13 @@ public final class RegistryHttpClient implements ApicurioHttpClient {
                 throw err;
             }
             throw new RegistryUnavailableException("the schema registry at " + endpoint + ": " + cause, cause);
+        }
+    }
+
+    private static void cancel(Future<?> answer, AtomicBoolean started) {
+        answer.cancel(true);
+        if (started.compareAndSet(false, true)) {
+            RUNNING.release(); // never to run
         }
     }
 
