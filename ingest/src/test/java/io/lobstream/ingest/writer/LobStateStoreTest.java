@@ -99,14 +99,17 @@ class LobStateStoreTest {
      * after its task closes it: a task moving to another stream thread, or a thread replaced, opens it again.
      */
     @Test
-    void anOpenTablespaceIsInUseAndStaysSoAWhileAfterItsTaskClosesIt() throws Exception {
+    void anOpenTablespaceIsInUseAndStaysSoAWhileAfterItsTaskClosesIt() {
         TablespaceRegistry registry = new TablespaceRegistry();
         LobStateStore tablespace = new LobStateStore(dir, LobStoreConfig.defaults(), null, registry, null);
         MockProcessorContext<Object, Object> context = new MockProcessorContext<>(); // task 0_0
         tablespace.init(context.getStateStoreContext(), tablespace);
         assertThat(registry.inUse(System.nanoTime() + Duration.ofHours(3).toNanos())).containsExactly(0);
-        Thread.sleep(5); // the close's own mark, not the init's, keeps it listed below
-        long beforeClose = System.nanoTime();
+        long opened = System.nanoTime();
+        long beforeClose;
+        do { // a later instant than the init's mark: the close's own mark, not the init's, keeps it listed below
+            beforeClose = System.nanoTime();
+        } while (beforeClose <= opened);
         tablespace.close();
         assertThat(registry.inUse(beforeClose + TablespaceCatchUp.MOVED_AFTER.toNanos())).containsExactly(0);
         long closed = System.nanoTime();
