@@ -2,7 +2,7 @@ package io.lobstream.app.bench;
 
 import io.lobstream.app.cli.DataDir;
 import io.lobstream.app.embedded.Cluster;
-import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.WriterStreamsSettings;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import picocli.CommandLine.Model.CommandSpec;
@@ -40,7 +40,7 @@ final class BenchOptions {
      */
     void checkConfig(CommandSpec spec, Map<String, String> optionOfKey) {
         Cluster.refuseOwnKeys(config);
-        LobNode.checkStreamsValues(new LobStreamConfig(config));
+        WriterStreamsSettings.checkValues(new LobStreamConfig(config));
         new LobStoreConfig(config);
         optionOfKey.forEach((key, option) -> {
             if (config.containsKey(key)) {

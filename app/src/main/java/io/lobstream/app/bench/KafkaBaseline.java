@@ -1,6 +1,6 @@
 package io.lobstream.app.bench;
 
-import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.WriterStreamsSettings;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -191,11 +191,11 @@ final class KafkaBaseline {
 
         /**
          * As the writer's consumer: the Kafka settings Kafka Streams hands to its clients (those given with {@code -c}),
-         * read_committed, fetching as {@link LobNode#WRITER_FETCH} says.
+         * read_committed, fetching as {@link WriterStreamsSettings#FETCH} says.
          */
         private KafkaConsumer<byte[], byte[]> newConsumer() {
             Map<String, Object> settings = config.commonClientConfig();
-            settings.putAll(LobNode.WRITER_FETCH);
+            settings.putAll(WriterStreamsSettings.FETCH);
             settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
             KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer());
             List<TopicPartition> all = new ArrayList<>();

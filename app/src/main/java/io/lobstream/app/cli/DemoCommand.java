@@ -8,6 +8,7 @@ import io.lobstream.app.demo.LoadGenerator;
 import io.lobstream.app.embedded.Cluster;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.WriterStreamsSettings;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.purge.PurgeWorkerPool;
@@ -93,7 +94,7 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Cluster.refuseOwnKeys(config);
         LobStreamConfig given = new LobStreamConfig(config); // an unknown key or a bad value: a usage error before anything starts
-        LobNode.checkStreamsValues(given);
+        WriterStreamsSettings.checkValues(given);
         new LobStoreConfig(config);
         // the option wins over -c lob.topic.partitions, as every option over its key; not given, it leaves the key to -c
         int parts = partitions != null ? partitions : given.get(LobStreamConfig.PARTITIONS);

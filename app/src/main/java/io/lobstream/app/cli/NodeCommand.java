@@ -2,6 +2,7 @@ package io.lobstream.app.cli;
 
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
+import io.lobstream.ingest.WriterStreamsSettings;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobStreamConfig;
@@ -84,7 +85,7 @@ final class NodeCommand implements Runnable {
             putIfGiven(props, LobStreamConfig.REGISTRY_URL.name(), registry);
             LobStoreConfig storeCfg = new LobStoreConfig(config); // a bad value: a usage error before a broker starts
             LobStreamConfig given = new LobStreamConfig(props);
-            LobNode.checkStreamsValues(given);
+            WriterStreamsSettings.checkValues(given);
             if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // before the HTTP port the node there holds too
                 EmbeddedCluster.requireDataDirFree(given.dataDir());
             }
