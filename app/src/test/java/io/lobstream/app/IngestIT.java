@@ -17,6 +17,7 @@ import io.lobstream.ingest.replay.PartitionReplayer;
 import io.lobstream.ingest.writer.AdminPurgeProgress;
 import io.lobstream.ingest.writer.PurgeLag;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
+import io.lobstream.ingest.writer.TablespaceCheck;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobSerdes;
@@ -985,7 +986,7 @@ class IngestIT {
         try (TablespaceCatchUp replay = new TablespaceCatchUp(writer, new WriterMetrics(meters));
              KafkaProducer<byte[], byte[]> lastOwner = commitInFlight(group, tp, end)) {
             try (LobStore store = LobStore.open(copy, LobStoreConfig.defaults())) {
-                assertThat(replay.check(0, store)).isEqualTo(TablespaceCatchUp.Check.UNKNOWN);
+                assertThat(replay.check(0, store)).isEqualTo(TablespaceCheck.Verdict.UNKNOWN);
             }
             replay.rebuildInBackground(0, () -> LobStore.open(copy, LobStoreConfig.defaults()));
             assertThatThrownBy(() -> replay.awaitRebuilt(0)).isInstanceOf(LockException.class);
@@ -996,7 +997,7 @@ class IngestIT {
             assertThat(replay.catchingUp()).isEmpty();
             try (LobStore store = LobStore.open(copy, LobStoreConfig.defaults())) {
                 assertThat(store.appliedOffset(tp.topic() + "-0")).isEqualTo(end - 1);
-                assertThat(replay.check(0, store)).isEqualTo(TablespaceCatchUp.Check.CURRENT);
+                assertThat(replay.check(0, store)).isEqualTo(TablespaceCheck.Verdict.CURRENT);
                 for (Map.Entry<String, byte[]> v : values.entrySet()) {
                     try (LobReadHandle h = store.open(v.getKey()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
                         assertThat(in.readAllBytes()).as(v.getKey()).isEqualTo(v.getValue());

@@ -1,6 +1,6 @@
 package io.lobstream.ingest.replay;
 
-import io.lobstream.ingest.writer.TablespaceCatchUp;
+import io.lobstream.ingest.writer.TablespaceCheck;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
@@ -165,13 +165,13 @@ final class DeadLetterLog {
 
     /**
      * The writer group's stable committed offset of {@code commands}, 0 when it committed none; asked again while its
-     * commit is in flight ({@link TablespaceCatchUp#stableOffsetIn}).
+     * commit is in flight ({@link TablespaceCheck#stableOffsetIn}).
      */
     private static long stableCommittedOffset(Admin admin, String group, TopicPartition commands, ReplayStop stop)
             throws IOException, InterruptedException, ExecutionException, TimeoutException {
         long deadline = System.nanoTime() + STALLED.toNanos();
         while (true) {
-            OptionalLong committed = TablespaceCatchUp.stableOffsetIn(TablespaceCatchUp.askStableOffset(admin, group, commands,
+            OptionalLong committed = TablespaceCheck.stableOffsetIn(TablespaceCheck.askStableOffset(admin, group, commands,
                     30_000).get(30, TimeUnit.SECONDS), commands);
             if (committed.isPresent()) {
                 return Math.max(0, committed.getAsLong()); // none committed: nothing decided

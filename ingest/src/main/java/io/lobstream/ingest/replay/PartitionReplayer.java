@@ -5,6 +5,7 @@ import io.lobstream.ingest.writer.CommandApplier;
 import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.ingest.writer.JudgingSettings;
 import io.lobstream.ingest.writer.TablespaceCatchUp;
+import io.lobstream.ingest.writer.TablespaceCheck;
 import io.lobstream.ingest.writer.UploadExpiry;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
@@ -158,7 +159,7 @@ public final class PartitionReplayer {
             if (to > logEnd) { // the poll loop would wait for ever for offsets the log no longer has
                 throw new IOException("asked to replay " + tp + " up to offset " + to + ", past the end of its log (" + logEnd
                         + "): the log lost records that were committed (an unclean leader election, a lost disk?). "
-                        + TablespaceCatchUp.offsetReset(config, tp));
+                        + TablespaceCheck.offsetReset(config, tp));
             }
             long end = to >= 0 ? to : logEnd;
             log.info("replaying {} offsets [{}, {})", tp, next, end);
@@ -174,7 +175,7 @@ public final class PartitionReplayer {
                     long first = deletedBeforeRead(consumer, tp, at, store);
                     if (first <= at) { // out of range past the log's end: it lost records
                         throw new IOException(tp + " has no offset " + at + " any more: the log lost records that were committed "
-                                + "(an unclean leader election, a lost disk?). " + TablespaceCatchUp.offsetReset(config, tp), e);
+                                + "(an unclean leader election, a lost disk?). " + TablespaceCheck.offsetReset(config, tp), e);
                     }
                     consumer.seek(tp, first);
                     next = first;

@@ -100,7 +100,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 registry.retries().started(partition);
                 throw catchUp.checkInBackground(partition, () -> open(true));
             }
-            TablespaceCatchUp.Check check = catchUp == null ? TablespaceCatchUp.Check.CURRENT : catchUp.check(partition, store);
+            TablespaceCheck.Verdict check = catchUp == null ? TablespaceCheck.Verdict.CURRENT : catchUp.check(partition, store);
             TablespaceDirs.SetAside notThisLog = switch (check) {
                 case AHEAD -> TablespaceDirs.SetAside.AHEAD_OF_LOG;
                 case OTHER_TOPIC -> TablespaceDirs.SetAside.OTHER_TOPIC;
@@ -128,7 +128,7 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 // the thread's other tasks would close and open again at every retry, for as long as the refusal lasts.
                 throw failed(new LockException("partition " + partition + ": " + refused + " (logged above)"));
             }
-            if (check != TablespaceCatchUp.Check.CURRENT) {
+            if (check != TablespaceCheck.Verdict.CURRENT) {
                 // checked and caught up on a thread of its own (see TablespaceCatchUp); this init gives way and is retried
                 store.close();
                 store = null;

@@ -1,25 +1,15 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.ingest.replay.PartitionReplayer;
+import io.lobstream.ingest.writer.TablespaceCheck.Verdict;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.LobStore;
-import io.lobstream.store.StoreStats;
-import io.lobstream.store.tablespace.TablespaceDirs;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.DescribeTopicsOptions;
-import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
-import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -33,8 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.SortedSet;
@@ -43,7 +31,6 @@ import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -73,23 +60,20 @@ import java.util.concurrent.TimeoutException;
  * is behind is closed and caught up on a thread of its own ({@code lob-rebuild-P}); meanwhile
  * its init gives way with a {@code LockException}, which Kafka Streams answers by retrying the
  * task's initialisation on a later pass of its loop, after polls. The thread's other tasks run on.
- * The init itself only asks the group's stable committed offset, the topic's id and partitions, and
- * (once the copy or the group has applied commands) the log's end, each within {@link #CHECK_TIMEOUT}; while the offset is not stable (after a node died mid-transaction, until that
- * transaction times out) the catch-up thread waits for it instead.
+ * The init itself only asks ({@link TablespaceCheck}) the group's stable committed offset, the topic's
+ * id and partitions, and (once the copy or the group has applied commands) the log's end, each within
+ * {@link TablespaceCheck#CHECK_TIMEOUT}; while the offset is not stable (after a node died
+ * mid-transaction, until that transaction times out) the catch-up thread waits for it instead.
  */
 public final class TablespaceCatchUp implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TablespaceCatchUp.class);
 
     private final LobStreamConfig config;
     private final WriterMetrics metrics;
+    /** Whether a task's tablespace is a copy of this log, and current: asked by each task's init and again before a replay. */
+    private final TablespaceCheck checks;
     /** Catch-ups by partition, done (completed) once their store is closed again. */
     private final Map<Integer, CompletableFuture<Void>> running = new ConcurrentHashMap<>();
-    /**
-     * The end offset the last catch-up of each copy of a partition's tablespace ({@link LobStore#copyId()})
-     * replayed to. By copy, not by partition: a tablespace moved aside after a failed sync is replaced by an
-     * empty one, which the replay of its predecessor says nothing about.
-     */
-    private final Map<String, Long> replayedTo = new ConcurrentHashMap<>();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     /**
      * Catch-up threads still opening (and checking) their tablespace, which they have to themselves: {@link #close}
@@ -140,11 +124,6 @@ public final class TablespaceCatchUp implements AutoCloseable {
     /** The wait after the first failure; each further one in a row waits twice as long, up to {@link #RETRY_MAX}. */
     static final Duration RETRY_FIRST = Duration.ofSeconds(5);
     static final Duration RETRY_MAX = Duration.ofMinutes(5);
-    /**
-     * Asks {@link #check}'s question for every task's init, made at the first: one per check cost each task start a
-     * connection and a metadata round trip on its stream thread.
-     */
-    private Admin admin;
     private volatile boolean closed;
     /**
      * When each partition's task last asked to start ({@link #awaitRebuilt}), or its catch-up began: a task assigned here
@@ -177,6 +156,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
     public TablespaceCatchUp(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
         this.metrics = metrics;
+        this.checks = new TablespaceCheck(config, metrics);
         metrics.rebuildRemaining(() -> remaining.values().stream().mapToLong(Long::longValue).sum());
     }
 
@@ -250,80 +230,6 @@ public final class TablespaceCatchUp implements AutoCloseable {
         return now;
     }
 
-    /** What {@link #check} found out about a task's tablespace. */
-    public enum Check {
-        /** It has applied every command of its partition the writer group committed: the task may start. */
-        CURRENT,
-        /** It is behind the writer group's committed offset: it needs a catch-up. */
-        BEHIND,
-        /**
-         * The group's committed offset is not stable: a commit of the partition's last owner is still
-         * in flight (a node that died mid-transaction leaves it open until its transaction times out),
-         * or the group coordinator did not answer in time. The catch-up thread waits for it.
-         */
-        UNKNOWN,
-        /**
-         * It has applied offsets of {@code lob.commands} past the topic's end, and the writer group has committed no
-         * offset past it: it is a copy of another log than the one there is now (the topic deleted and made again, an
-         * embedded broker's directory deleted). Trusted, it would take each new command at an offset it has applied for
-         * one applied already and drop it. It is moved aside and the partition rebuilt.
-         */
-        AHEAD,
-        /**
-         * It has applied commands of a topic of the same name that was deleted since (its topic id, recorded when it was
-         * first checked, is not the topic's now): its offsets are another log's, as an {@link #AHEAD} one's. Or it is
-         * another deployment's (another lob.topic.prefix on the same data directory), whose LOBs would be served, and
-         * replaced, as this one's: it applied commands of another topic, or holds versions but never applied a command of
-         * this topic. It is moved aside and the partition rebuilt.
-         */
-        OTHER_TOPIC,
-        /**
-         * Its commands log went back under its running task ({@code LOG-CUT}, marked by the task): it applied offsets the
-         * log may now hold other commands at, though the log has grown past them since. Moved aside and rebuilt.
-         */
-        LOG_CUT,
-        /**
-         * Its topic has another partition count than when the tablespace was made (partitions were added): LOBs written
-         * since may be in other partitions than their history. The task does not start; the node logs why.
-         */
-        PARTITIONS_CHANGED,
-        /**
-         * The writer group committed offsets past the topic's end: the log lost records that were committed (an unclean
-         * leader election, a broker's lost disk), whatever this copy holds (a fresh or stale copy too: a partition often
-         * moves because its owner died, with the leader that lost them). Neither the tablespace nor the group's offset is a
-         * place to go on from (the consumer would start past the end, a catch-up cannot reach the offset, and new commands
-         * at offsets a tablespace applied would be taken for applied ones): the task does not start until an operator
-         * resets the group's offset ({@link #logLost}), after which a tablespace that applied past the end is
-         * {@link #AHEAD}.
-         */
-        LOG_LOST
-    }
-
-    /** What the operator is told when a partition's log lost records the writer group committed ({@link Check#LOG_LOST}). */
-    private String logLost(int partition, long applied, long committed, long end) {
-        TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
-        return "partition " + partition + ": " + tp.topic() + " ends at offset " + end + ", but the tablespace applied up to "
-                + applied + " and the writer group committed " + committed + ": the log lost records that were committed (an "
-                + "unclean leader election, a lost disk?). The task does not start. " + offsetReset(config, tp);
-    }
-
-    /**
-     * How an operator goes on with a log that lost records the writer group committed: said by a task's check and by a
-     * catch-up or replay asked to go past the log's end.
-     */
-    public static String offsetReset(LobStreamConfig config, TopicPartition tp) {
-        return "To go on with the log there is, stop the writer nodes and reset the writer group's offset of " + tp + " to the "
-                + "log's end (kafka-consumer-groups --bootstrap-server ... --group " + config.get(LobStreamConfig.APPLICATION_ID)
-                + " --topic " + tp.topic() + ":" + tp.partition() + " --reset-offsets --to-latest --execute): a node then rebuilds "
-                + "the partition's tablespace from what the log has";
-    }
-
-    /**
-     * How long a task's init, on its stream thread, waits for each of its questions to the cluster
-     * (the committed offset, the topic, the log's end): one round trip each, normally. The committed
-     * offset's answer does not wait for a commit in flight (see {@link #check}).
-     */
-    static final Duration CHECK_TIMEOUT = Duration.ofSeconds(2);
     /**
      * How long the catch-up thread waits for a stable offset before it logs a warning and waits on.
      * A dead owner's transaction is aborted after its {@code transaction.timeout.ms} (10 s, Kafka
@@ -332,127 +238,9 @@ public final class TablespaceCatchUp implements AutoCloseable {
      */
     static final Duration STABLE_WAIT = Duration.ofSeconds(60);
 
-    /**
-     * Whether {@code store} has applied every command of its partition the writer group committed,
-     * by the group's stable committed offset: not the offset before a commit still in flight (the
-     * last owner's), which the task's consumer would start past once it is decided, leaving the
-     * commands in between unapplied here. Asked with the admin client's {@code requireStable},
-     * which answers at once: a partition whose offset is not stable is left out of the answer,
-     * one with no offset committed is in it with none.
-     */
-    public Check check(int partition, LobStore store) throws IOException {
-        TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
-        OptionalLong stable = stableCommittedOffsetNow(tp);
-        if (stable.isEmpty()) {
-            log.info("partition {}: the writer group's committed offset of {} is not stable (a commit in flight, or no answer "
-                    + "within {} ms); waiting for it on a thread of its own", partition, tp.topic(), CHECK_TIMEOUT.toMillis());
-            return Check.UNKNOWN;
-        }
-        return check(partition, store, tp, stable.getAsLong(), true);
-    }
-
-    /**
-     * {@link #check(int, LobStore)} against {@code committed}, the writer group's stable committed offset: first whether
-     * the store is a copy of this log at all (its topic id, partition count, a log cut or lost under it), then how far.
-     *
-     * @param atInit a task's init, which counts the starts it refuses (a catch-up's check leaves them to the next init)
-     */
-    private Check check(int partition, LobStore store, TopicPartition tp, long committed, boolean atInit) throws IOException {
-        String source = tp.topic() + "-" + tp.partition();
-        Optional<CommandsLog> now = topicNow(tp).map(CommandsLog::of);
-        if (now.isEmpty() || now.get().partitions() <= partition) {
-            return Check.UNKNOWN; // no answer, or a broker whose metadata is behind the partitions added (asked again)
-        }
-        Optional<CommandsLog> recorded = store.logId(source).map(CommandsLog::decode);
-        if (recorded.isPresent() && recorded.get().otherTopicThan(now.get())) {
-            log.error("partition {}: the tablespace applied commands of {} when the topic's id was {}; it is {} now (the topic "
-                    + "was deleted and made again)", partition, tp.topic(), recorded.get().topicId(), now.get().topicId());
-            return Check.OTHER_TOPIC;
-        }
-        if (recorded.isPresent() && recorded.get().otherPartitionCountThan(now.get())) {
-            log.error("partition {}: {} has {} partitions; it had {} when this tablespace was made. A LOB's partition is its "
-                    + "key's hash modulo the count, so LOBs written since may be in other partitions than their history, and "
-                    + "the task does not start. Kafka cannot take partitions away: copy the commands to new topics of {} "
-                    + "partitions and start the nodes on them with empty data directories, which they rebuild from the copy "
-                    + "(or start anew)", partition, tp.topic(), now.get().partitions(), recorded.get().partitions(),
-                    recorded.get().partitions());
-            if (atInit) {
-                metrics.partitionCountChanged(partition);
-            }
-            return Check.PARTITIONS_CHANGED;
-        }
-        long applied = store.appliedOffset(source);
-        // both ways: a deployment that finds the other's copy, and one that comes back to a copy the other applied commands
-        // to; not a topic a node with the wrong prefix only looked at (its check recorded the log, and it applied nothing)
-        Set<String> others = new TreeSet<>();
-        for (String other : store.sourcesWithLogIds()) {
-            if (!other.equals(source) && store.appliedOffset(other) >= 0) {
-                others.add(other);
-            }
-        }
-        if (!others.isEmpty() || recorded.isEmpty() && applied < 0 && holdsVersions(store)) {
-            log.error("partition {}: the tablespace {}: it is another deployment's (another lob.topic.prefix, or a data directory "
-                    + "copied from elsewhere){}", partition, others.isEmpty()
-                    ? "holds versions but never applied a command of " + tp.topic()
-                    : "applied commands of " + others + " (another topic than " + tp.topic() + ")", atInit ? ", moved aside as p-"
-                    + partition + ".other-topic-TIME and rebuilt. If this node's lob.topic.prefix is the wrong one, stop it, move "
-                    + "the p-" + partition + " it rebuilds aside and that copy back to p-" + partition + " (unless both topics' "
-                    + "commands were applied to it: then it is neither's)" : "; moved aside at the task's next start");
-            return Check.OTHER_TOPIC;
-        }
-        Optional<String> cut = TablespaceDirs.logCut(store.directory(), store.copyId());
-        // (a fresh copy of a partition with nothing committed has nothing to hold against the log's end: a first start)
-        if (applied >= 0 || committed > 0) {
-            OptionalLong end = logEndNow(tp);
-            if (end.isEmpty()) {
-                return Check.UNKNOWN;
-            }
-            if (committed > end.getAsLong()) {
-                // the group's offset past the log's end: records it committed are gone, whatever this copy holds (a fresh or
-                // stale copy too: the partition often moved because its owner died, with the leader that lost them)
-                log.error(logLost(partition, applied, committed, end.getAsLong()));
-                if (atInit) {
-                    metrics.logLost(partition);
-                }
-                return Check.LOG_LOST;
-            }
-            if (applied >= 0 && (applied >= end.getAsLong() || cut.isPresent())) {
-                if (cut.isPresent()) {
-                    log.error("partition {}: {}; the tablespace applied {} up to offset {}, which the log may now hold other "
-                            + "commands at", partition, cut.get(), tp.topic(), applied);
-                    return Check.LOG_CUT;
-                }
-                log.error("partition {}: the tablespace has applied {} up to offset {}, but the topic ends at offset {}",
-                        partition, tp.topic(), applied, end.getAsLong());
-                return Check.AHEAD;
-            }
-        }
-        CommandsLog completed = recorded.map(r -> r.completedBy(now.get())).orElse(now.get());
-        if (!recorded.equals(Optional.of(completed))) {
-            // a new tablespace, or one of a release before this was recorded: its offsets are taken for this topic's
-            store.recordLogId(source, completed.encode());
-        }
-        if (current(store, applied, committed)) {
-            return Check.CURRENT;
-        }
-        log.info("partition {}: the tablespace has applied {} up to offset {}, the writer group committed {}: catching up",
-                partition, tp.topic(), applied, committed);
-        return Check.BEHIND;
-    }
-
-    private static boolean holdsVersions(LobStore store) {
-        StoreStats s = store.stats();
-        return s.lobs() > 0 || s.historyLength() > 0 || s.pagesUploading() > 0;
-    }
-
-    /**
-     * Whether a store that applied up to {@code applied} has every command before {@code committed}.
-     * A catch-up that replayed up to the committed offset leaves the store current even when its last
-     * records recorded no applied offset (skipped records did not, before this release):
-     * replaying them again would change nothing, and asking again would never end.
-     */
-    private boolean current(LobStore store, long applied, long committed) {
-        return committed <= Math.max(applied + 1, replayedTo.getOrDefault(store.copyId(), -1L));
+    /** {@link TablespaceCheck#check(int, LobStore)}: asked by a task's init, on its stream thread. */
+    public Verdict check(int partition, LobStore store) throws IOException {
+        return checks.check(partition, store);
     }
 
     /**
@@ -474,7 +262,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
             if (r.endOffset() == REFUSED) { // a copy the check refused: the next init sets it aside or holds the task
                 metrics.rebuildRefused();
             } else {
-                replayedTo.put(copy, r.endOffset()); // closed: the task's next init may open it
+                checks.replayed(copy, r.endOffset()); // closed: the task's next init may open it
                 metrics.rebuilt(r.records());
             }
         }, "tablespace behind the writer group, or not known to be current; checking and catching it up");
@@ -626,11 +414,11 @@ public final class TablespaceCatchUp implements AutoCloseable {
         long applied = store.appliedOffset(tp.topic() + "-" + tp.partition());
         // checked in full again, with the stable offset: an init that found it unstable returned before checking that the
         // copy is one of this log, and a replay into a copy of another topic would write over the values it holds
-        Check check;
+        Verdict check;
         long deadline = System.nanoTime() + STABLE_WAIT.toNanos();
         // asked within CHECK_TIMEOUT, sized for a stream thread: here a broker away for a moment is waited out, not a
         // failure that would start the growing wait between catch-ups
-        while ((check = check(partition, store, tp, committed, false)) == Check.UNKNOWN) {
+        while ((check = checks.check(partition, store, tp, committed, false)) == Verdict.UNKNOWN) {
             if (closed) {
                 throw new InterruptedIOException("the writer is closing");
             }
@@ -704,7 +492,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
     private void renewCopyId(int partition, LobStore store, long offset) throws IOException {
         String was = store.copyId();
         store.renewCopyId();
-        replayedTo.remove(was); // no store opens under that id again: one entry per partition, not one per catch-up
+        checks.forget(was); // no store opens under that id again: one entry per partition, not one per catch-up
         log.info("partition {}: catching up from offset {} of {} as copy {} (was {}): no ETag a copy of the old id gave out can "
                 + "match a version made now", partition, offset, config.topics().commands(), store.copyId(), was);
     }
@@ -724,11 +512,7 @@ public final class TablespaceCatchUp implements AutoCloseable {
             opening.forEach(Thread::interrupt);
         }
         stops.forEach(Runnable::run);
-        synchronized (this) {
-            if (admin != null) {
-                admin.close(Duration.ofSeconds(1)); // a check still waiting fails, and so does its task's init: the node is closing
-            }
-        }
+        checks.close(); // a check still waiting fails, and so does its task's init: the node is closing
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         for (Thread t : threads) {
             try {
@@ -738,79 +522,6 @@ public final class TablespaceCatchUp implements AutoCloseable {
                 return;
             }
         }
-    }
-
-    /** The writer group's committed offset of {@code tp} (-1: none) if it is stable now, else empty. */
-    private OptionalLong stableCommittedOffsetNow(TopicPartition tp) throws IOException {
-        String group = config.get(LobStreamConfig.APPLICATION_ID);
-        // the call's own timeout too: one not answered in time does not go on retrying in the shared client
-        Optional<Map<TopicPartition, OffsetAndMetadata>> answer = answerNow(tp, "the committed offsets of group " + group,
-                askStableOffset(admin(), group, tp, (int) CHECK_TIMEOUT.toMillis()));
-        return answer.isEmpty() ? OptionalLong.empty() : stableOffsetIn(answer.get(), tp);
-    }
-
-    /** Asks for {@code group}'s committed offset of {@code tp} with {@code requireStable}: see {@link #stableOffsetIn}. */
-    public static KafkaFuture<Map<TopicPartition, OffsetAndMetadata>> askStableOffset(Admin admin, String group, TopicPartition tp,
-                                                                                     int timeoutMs) {
-        return admin.listConsumerGroupOffsets(Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
-                new ListConsumerGroupOffsetsOptions().requireStable(true).timeoutMs(timeoutMs)).partitionsToOffsetAndMetadata(group);
-    }
-
-    /**
-     * The stable committed offset of {@code tp} in an answer of {@link #askStableOffset}: -1 when none was committed; empty
-     * when the partition was left out, its commit in flight (its error, UNSTABLE_OFFSET_COMMIT, only logged by the admin
-     * client), which is not "none committed".
-     */
-    public static OptionalLong stableOffsetIn(Map<TopicPartition, OffsetAndMetadata> answer, TopicPartition tp) {
-        if (!answer.containsKey(tp)) {
-            return OptionalLong.empty();
-        }
-        OffsetAndMetadata o = answer.get(tp); // null: no offset committed
-        return OptionalLong.of(o == null ? -1 : o.offset());
-    }
-
-    /** The end offset of {@code tp}, or empty when the broker did not answer in time. */
-    private OptionalLong logEndNow(TopicPartition tp) throws IOException {
-        Optional<ListOffsetsResult.ListOffsetsResultInfo> answer = answerNow(tp, "the topic's end offset",
-                admin().listOffsets(Map.of(tp, OffsetSpec.latest()), new ListOffsetsOptions().timeoutMs((int) CHECK_TIMEOUT.toMillis()))
-                        .partitionResult(tp));
-        return answer.isEmpty() ? OptionalLong.empty() : OptionalLong.of(answer.get().offset());
-    }
-
-    /** {@code tp}'s topic (its id and partitions), or empty when the broker did not answer in time. */
-    private Optional<TopicDescription> topicNow(TopicPartition tp) throws IOException {
-        return answerNow(tp, "the topic's id and partitions", admin().describeTopics(List.of(tp.topic()),
-                new DescribeTopicsOptions().timeoutMs((int) CHECK_TIMEOUT.toMillis())).topicNameValues().get(tp.topic()));
-    }
-
-    /**
-     * What the admin client answers within {@link #CHECK_TIMEOUT}, or empty. A coordinator moving, a broker away: the
-     * catch-up thread asks again until it is answered, where failing the init would fail the stream thread, and with it
-     * every task the thread has.
-     */
-    private <T> Optional<T> answerNow(TopicPartition tp, String what, KafkaFuture<T> answer) throws IOException {
-        try {
-            return Optional.of(answer.get(CHECK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
-        } catch (TimeoutException e) {
-            return Optional.empty();
-        } catch (ExecutionException e) {
-            log.warn("partition {}: cannot read {} now ({}); asking again on a thread of its own", tp.partition(), what,
-                    e.getCause().toString());
-            return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while reading " + what + " of " + tp, e);
-        }
-    }
-
-    private synchronized Admin admin() throws IOException {
-        if (closed) {
-            throw new IOException("the writer is closing");
-        }
-        if (admin == null) {
-            admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
-        }
-        return admin;
     }
 
     /**
