@@ -742,15 +742,15 @@ public final class LobClient implements LobWrites, AutoCloseable {
         return new LobWrite(this, lobId, clientId + "/" + writes.incrementAndGet(), System.currentTimeMillis());
     }
 
-    /**
-     * Completes {@code write} with the last record's metadata once all are acknowledged, on {@link #callbacks}; fails it
-     * if any failed.
-     */
     /** A failure as a user's message says it: its message (Kafka's say what went wrong), its class only without one. */
     private static String said(Throwable t) {
         return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
     }
 
+    /**
+     * Completes {@code write} with the last record's metadata once all are acknowledged, on {@link #callbacks}; fails it
+     * if any failed.
+     */
     private LobWrite completeWhen(LobWrite write, List<CompletableFuture<RecordMetadata>> sent) {
         return completeWhen(write, sent, null);
     }
