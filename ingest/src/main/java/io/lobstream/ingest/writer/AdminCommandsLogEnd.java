@@ -1,8 +1,6 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.schema.LobStreamConfig.ClientKind;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.IsolationLevel;
@@ -29,12 +27,12 @@ public final class AdminCommandsLogEnd implements CommandsLogEnd, AutoCloseable 
     private static final long WARN_EVERY_MS = 60_000;
 
     private final LobStreamConfig config;
-    private Admin admin;
-    private volatile boolean closed;
+    private final LazyAdmin admin;
     private final AtomicLong lastWarning = new AtomicLong();
 
     public AdminCommandsLogEnd(LobStreamConfig config) {
         this.config = config;
+        this.admin = new LazyAdmin(config);
     }
 
     @Override
@@ -43,7 +41,7 @@ public final class AdminCommandsLogEnd implements CommandsLogEnd, AutoCloseable 
         CompletableFuture<OptionalLong> answer = new CompletableFuture<>();
         try {
             // read_uncommitted: the records of a transaction still open wait too (their times are earlier than its commit)
-            admin().listOffsets(Map.of(tp, OffsetSpec.latest()),
+            admin.get().listOffsets(Map.of(tp, OffsetSpec.latest()),
                             new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED).timeoutMs((int) TIMEOUT.toMillis()))
                     .partitionResult(tp)
                     .whenComplete((info, e) -> {
@@ -63,27 +61,14 @@ public final class AdminCommandsLogEnd implements CommandsLogEnd, AutoCloseable 
     private void unanswered(TopicPartition tp, Throwable e) {
         long now = System.currentTimeMillis();
         long last = lastWarning.get();
-        if (!closed && now - last >= WARN_EVERY_MS && lastWarning.compareAndSet(last, now)) {
+        if (!admin.closed() && now - last >= WARN_EVERY_MS && lastWarning.compareAndSet(last, now)) {
             log.warn("cannot read where {} ends ({}): an upload idle there expires when the next command comes, not by the "
                     + "clock", tp, e.toString());
         }
     }
 
-    private synchronized Admin admin() {
-        if (closed) {
-            throw new IllegalStateException("closed");
-        }
-        if (admin == null) {
-            admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
-        }
-        return admin;
-    }
-
     @Override
-    public synchronized void close() {
-        closed = true;
-        if (admin != null) {
-            admin.close(Duration.ofSeconds(1));
-        }
+    public void close() {
+        admin.close();
     }
 }

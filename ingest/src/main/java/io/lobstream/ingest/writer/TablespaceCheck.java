@@ -1,7 +1,6 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -54,12 +53,12 @@ public final class TablespaceCheck implements AutoCloseable {
      * Asks the checks' questions for every task's init, made at the first: one per check cost each task start a
      * connection and a metadata round trip on its stream thread.
      */
-    private Admin admin;
-    private volatile boolean closed;
+    private final LazyAdmin admin;
 
     TablespaceCheck(LobStreamConfig config, WriterMetrics metrics) {
         this.config = config;
         this.metrics = metrics;
+        this.admin = new LazyAdmin(config);
     }
 
     /** A catch-up of copy {@code copyId} replayed up to {@code endOffset}: the copy is current up to there. */
@@ -332,24 +331,17 @@ public final class TablespaceCheck implements AutoCloseable {
         }
     }
 
-    private synchronized Admin admin() throws IOException {
-        if (closed) {
-            throw new IOException("the writer is closing");
+    private Admin admin() throws IOException {
+        try {
+            return admin.get();
+        } catch (IllegalStateException closing) {
+            throw new IOException(closing.getMessage());
         }
-        if (admin == null) {
-            admin = Admin.create(config.clientConfig(ClientKind.ADMIN));
-        }
-        return admin;
     }
 
     /** Closes the admin client: a check still waiting fails, and no other is asked. */
     @Override
     public void close() {
-        synchronized (this) {
-            closed = true;
-            if (admin != null) {
-                admin.close(Duration.ofSeconds(1));
-            }
-        }
+        admin.close();
     }
 }
