@@ -4,7 +4,6 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.ingest.writer.CommandApplier;
 import io.lobstream.ingest.writer.CommandTime;
 import io.lobstream.ingest.writer.JudgingSettings;
-import io.lobstream.ingest.writer.TablespaceCatchUp;
 import io.lobstream.ingest.writer.TablespaceCheck;
 import io.lobstream.ingest.writer.UploadExpiry;
 import io.lobstream.schema.LobSerdes;
