@@ -1,6 +1,5 @@
 package io.lobstream.app.cli;
 
-import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.ingest.http.StreamedResponse;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -32,8 +31,12 @@ final class GetCommand implements Callable<Integer> {
     @Option(names = "--range", paramLabel = "A-B", description = "Only bytes A..B (inclusive), as an HTTP Range: A-B, A- or -N.")
     String range;
 
-    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, description = "A node's HTTP API (" + NodeUrl.DEFAULT_DOC + ").")
     String node;
+
+    /** For the node's lob.http.* keys, and so that one --command-config file (or @FILE of options) serves every command. */
+    @CommandLine.Mixin
+    ConfigOptions config;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -54,8 +57,9 @@ final class GetCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--range " + range + ": A must not be past B");
             }
         }
+        String nodeUrl = NodeUrl.resolve(node, config.map(), spec.commandLine());
         PrintWriter err = spec.commandLine().getErr(); // picocli's: whoever runs the command (a test too) reads it there
-        try (StreamedResponse r = new NodeHttp(node).waitingOutRebalances().get(id, range)) {
+        try (StreamedResponse r = new NodeHttp(nodeUrl).waitingOutRebalances().get(id, range)) {
             InputStream in = r.body();
             // a suffix of an empty value is the whole of it, which RFC 9110 answers with 200: nothing was ignored
             boolean suffixOfEmpty = range != null && range.startsWith("-") && r.contentLength().orElse(-1) == 0;

@@ -114,6 +114,10 @@ final class NodeCommand implements Runnable {
                     purgeWorkers));
             System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",
                     cfg.bootstrap(), cfg.registryShown(), node.httpUrl());
+            String clients = clientOptions(cfg.bootstrap(), cfg.registryShown(), node.httpUrl());
+            if (!clients.isEmpty()) {
+                System.err.println("  the other commands reach it with: " + clients);
+            }
             shutdown.startEnded();
             stopped = node.writerStopped();
         } catch (Exception | Error e) { // an Error too: the embedded broker's threads would keep the JVM alive
@@ -137,5 +141,23 @@ final class NodeCommand implements Runnable {
         if (option != null) {
             props.put(key, option.toString());
         }
+    }
+
+    /**
+     * The options the other commands need to reach this node, those whose defaults do not ({@code put}, {@code get},
+     * {@code status}: each default names a local node on the default ports); empty when none is needed.
+     */
+    static String clientOptions(String bootstrap, String registry, String httpUrl) {
+        StringBuilder b = new StringBuilder();
+        if (!bootstrap.equals(LobStreamConfig.DEFAULT_BOOTSTRAP)) {
+            b.append("--bootstrap ").append(bootstrap).append(' ');
+        }
+        if (!registry.equals(LobStreamConfig.DEFAULT_REGISTRY_URL)) {
+            b.append("--registry ").append(registry).append(' ');
+        }
+        if (!httpUrl.equals(LobStreamConfig.DEFAULT_NODE_URL)) {
+            b.append("--node ").append(httpUrl).append(" (or export ").append(NodeUrl.ENV).append('=').append(httpUrl).append(')');
+        }
+        return b.toString().strip();
     }
 }

@@ -203,6 +203,6 @@ final class NodeHttp {
         boolean unresolved = java.util.stream.Stream.iterate(cause, java.util.Objects::nonNull, Throwable::getCause)
                 .anyMatch(t -> t instanceof java.net.UnknownHostException || t instanceof java.nio.channels.UnresolvedAddressException);
         return unresolved ? "no node answers at " + base + ": its host name does not resolve (a typo in --node?)"
-                : "no node answers at " + base + " (start one with ./lobstream node, or name one with --node URL)";
+                : "no node answers at " + base + " (start one with ./lobstream node, or name one with --node URL or $" + NodeUrl.ENV + ")";
     }
 }

@@ -63,6 +63,28 @@ final class RegistryCheck {
         }
     }
 
+    /**
+     * Warns, with no request made, when {@code lob.registry.url} has no path ({@code http://host:8081}, as a Confluent
+     * registry is named, and as a Kafka user types it): Apicurio's serdes would send to the server's root, whose 404 reads
+     * as "the schema registry did not answer" from a client command, with nothing said of the path.
+     */
+    static void warnIfNoApiPath(LobStreamConfig config, String command, java.util.function.Consumer<String> warn) {
+        if (!apicurio(config.get(LobStreamConfig.VALUE_SERIALIZER)) || !apicurio(config.get(LobStreamConfig.VALUE_DESERIALIZER))) {
+            return;
+        }
+        String path;
+        try {
+            path = URI.create(config.get(LobStreamConfig.REGISTRY_URL)).getPath();
+        } catch (IllegalArgumentException e) {
+            return; // not a URL: the serdes say so
+        }
+        if (path == null || path.isEmpty() || path.equals("/")) {
+            String shown = config.registryShown().replaceAll("/+$", "");
+            warn.accept(command + ": " + LobStreamConfig.REGISTRY_URL.name() + "=" + shown + " has no path; an Apicurio registry's "
+                    + "API is at " + shown + "/apis/registry/v2 (--registry takes that URL)");
+        }
+    }
+
     /** Whether a serde setting under {@code prefix} is given, bare or as {@code lob.serde.}: both reach the serdes. */
     private static boolean given(LobStreamConfig config, String prefix) {
         return config.originals().keySet().stream()

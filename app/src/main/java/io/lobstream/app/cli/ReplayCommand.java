@@ -79,7 +79,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--verify", description = "Compare every live value with the node's.")
     boolean verify;
 
-    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API, for --verify (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, description = "A node's HTTP API, for --verify (" + NodeUrl.DEFAULT_DOC + ").")
     String node;
 
     @Option(names = "--json", description = "End with one JSON object on the last line of stdout.")
@@ -96,6 +96,8 @@ final class ReplayCommand implements Callable<Integer> {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         refuseExisting(dir);
         LobStreamConfig cfg = cluster.streamConfig(dataDir.toString()); // first: a misspelt -c key is a usage error, whatever else fails
+        node = NodeUrl.resolve(node, cluster.config.map(), spec.commandLine());
+        RegistryCheck.warnIfNoApiPath(cfg, spec.qualifiedName(), err()::println);
         if (verify) {
             requireNode(); // now, not after a replay of hours whose copy a second run could not verify again
         }

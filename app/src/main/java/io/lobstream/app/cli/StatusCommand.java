@@ -34,7 +34,7 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, defaultValue = LobStreamConfig.DEFAULT_NODE_URL, description = "A node's HTTP API (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, description = "A node's HTTP API (" + NodeUrl.DEFAULT_DOC + ").")
     String node;
 
     @Option(names = "--wait", paramLabel = "DURATION",
@@ -51,6 +51,7 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         LobStreamConfig cfg = cluster.streamConfig(null); // a bad -c key or value: exit 2 before anything else
+        node = NodeUrl.resolve(node, cluster.config.map(), spec.commandLine());
         NodeHttp http = new NodeHttp(node);
         long deadline = System.nanoTime() + (waitFor == null ? 0 : waitFor.toNanos());
         ObjectNode status = null;

@@ -1,6 +1,5 @@
 package io.lobstream.app.cli;
 
-import io.lobstream.schema.LobStreamConfig;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
@@ -12,8 +11,8 @@ final class WaitOptions {
                     + "--no-wait-applied: once Kafka has it): exit 0 applied, 4 dead-lettered (reason printed), 3 not within --timeout.")
     boolean waitApplied;
 
-    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, defaultValue = LobStreamConfig.DEFAULT_NODE_URL,
-            description = "Any node's HTTP API, asked for the new ETag once applied (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class,
+            description = "Any node's HTTP API, asked for the new ETag once applied (" + NodeUrl.DEFAULT_DOC + ").")
     String node;
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", description = "How long to wait for the writer to commit the command (default: ${DEFAULT-VALUE}); "

@@ -129,6 +129,19 @@ class GetCommandTest {
         assertThat(cli.err()).contains("lobstream get: no such file or directory: " + out + ".part");
     }
 
+    /** A node started with {@code -c lob.http.port=N} (or a --command-config file saying so) is found with the same keys. */
+    @Test
+    void theNodesOwnPortKeyNamesItWithoutNode() throws IOException {
+        Path out = dir.resolve("doc-1.bin");
+        HttpServer node = servingWhole(7);
+        try {
+            assertThat(get("doc-1", "-o", out.toString(), "-c", "lob.http.port=" + node.getAddress().getPort())).isZero();
+        } finally {
+            node.stop(0);
+        }
+        assertThat(Files.size(out)).isEqualTo(7);
+    }
+
     /** {@code get doc-1 -o out [options]} from {@code node}, stopped afterwards. */
     private int getTo(Path out, HttpServer node, String... options) {
         try {

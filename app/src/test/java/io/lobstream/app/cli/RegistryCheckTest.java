@@ -71,6 +71,23 @@ class RegistryCheckTest {
         assertThat(said(base(), Map.of("apicurio.registry.request.ssl.truststore.location", "/etc/registry/ca.p12"))).isEmpty();
     }
 
+    /** A client command's look, which asks nothing: only a URL with no path at all is warned of. */
+    @Test
+    void aClientCommandIsWarnedOfAUrlWithNoPath() {
+        assertThat(pathSaid("http://registry:8081")).containsExactly("lobstream put: lob.registry.url=http://registry:8081 has no "
+                + "path; an Apicurio registry's API is at http://registry:8081/apis/registry/v2 (--registry takes that URL)");
+        assertThat(pathSaid("http://registry:8081/")).hasSize(1);
+        assertThat(pathSaid("http://registry:8081/apis/registry/v2")).isEmpty();
+        assertThat(pathSaid("http://registry:8081/a-proxys-route")).isEmpty(); // a proxy may serve the API anywhere
+        assertThat(pathSaid("http://u:secret@registry:8081").get(0)).doesNotContain("secret");
+    }
+
+    private static java.util.List<String> pathSaid(String url) {
+        java.util.List<String> said = new java.util.ArrayList<>();
+        RegistryCheck.warnIfNoApiPath(new LobStreamConfig(Map.of(LobStreamConfig.REGISTRY_URL.name(), url)), "lobstream put", said::add);
+        return said;
+    }
+
     private String base() {
         return "http://127.0.0.1:" + registry.getAddress().getPort();
     }
