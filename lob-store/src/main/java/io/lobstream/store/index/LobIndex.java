@@ -121,6 +121,8 @@ public final class LobIndex implements Closeable {
      */
     private final ReadOptions scanReads = new ReadOptions().setFillCache(false);
     private final ReadOptions defaultReads = new ReadOptions();
+    /** The de-duplication window's forgetting, in rounds. */
+    private final CommandWindow window = new CommandWindow(this);
 
     private LobIndex(RocksDB db, List<AbstractNativeReference> options, List<ColumnFamilyHandle> handles) {
         this.db = db;
@@ -270,7 +272,7 @@ public final class LobIndex implements Closeable {
         return ByteBuffer.allocate(8).putLong(v).array();
     }
 
-    private static long bytesLong(byte[] b) {
+    static long bytesLong(byte[] b) {
         return ByteBuffer.wrap(b).getLong();
     }
 
@@ -366,16 +368,7 @@ public final class LobIndex implements Closeable {
      * ({@link #FORGET_SCAN_MAX}), going on from where the previous call stopped.
      */
     public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis) throws IOException {
-        // twice the entries put since the last call at least: a round keeps ahead of a partition that records more than
-        // FORGET_SCAN_MAX between two calls, or the window's entries would grow without bound
-        return forget(idsBeforeMillis, rejectionsBeforeMillis, roundOf(0), roundOf(1));
-    }
-
-    private synchronized int roundOf(int family) {
-        long total = put[family].get();
-        long since = total - putAtLastRound[family];
-        putAtLastRound[family] = total;
-        return (int) Math.min(Integer.MAX_VALUE, Math.max(FORGET_SCAN_MAX, 2 * since));
+        return window.forgetBefore(idsBeforeMillis, rejectionsBeforeMillis);
     }
 
     /**
@@ -394,82 +387,24 @@ public final class LobIndex implements Closeable {
     /** Batches with an upload put in them not closed yet. */
     private int uploadBatchesOpen;
 
-    /** Command ids [0], and rejections [1], written since the index opened; and as the last round's size read them. */
-    private final AtomicLong[] put = {new AtomicLong(), new AtomicLong()};
-    private final long[] putAtLastRound = new long[2];
-    /** Where the next round of forgetting begins in commands and in rejected (null: at its first entry). */
-    private final byte[][] forgetFrom = new byte[2][];
-    /**
-     * Per family, a time no entry is older than, as of {@link #putAtFloor} entries put: the lowest limit of the rounds of
-     * the last whole pass, which deleted every entry older. A round whose limit is no higher, with nothing put since, has
-     * nothing to forget and reads nothing: an idle partition's limit stands still (the latest command time less the window),
-     * where its rounds read the same 100,000 ids every housekeeping for ever.
-     */
-    private final long[] floor = {Long.MIN_VALUE, Long.MIN_VALUE};
-    private final long[] putAtFloor = new long[2];
-    /** The pass under way: its lowest limit so far, and the entries put when it began. */
-    private final long[] passLowest = {Long.MAX_VALUE, Long.MAX_VALUE};
-    private final long[] putAtPass = new long[2];
     /** Entries the rounds of forgetting read since the index opened. */
-    private long forgetReads;
-
-    /** Entries the rounds of forgetting read since the index opened. */
-    synchronized long forgetReads() {
-        return forgetReads;
+    long forgetReads() {
+        return window.reads();
     }
 
     /** As {@link #forgetCommandsBefore(long, long)}, reading at most {@code scanMax} entries of each family. */
     public int forgetCommandsBefore(long idsBeforeMillis, long rejectionsBeforeMillis, int scanMax) throws IOException {
-        return forget(idsBeforeMillis, rejectionsBeforeMillis, scanMax, scanMax);
+        return window.forget(idsBeforeMillis, rejectionsBeforeMillis, scanMax, scanMax);
     }
 
-    private synchronized int forget(long idsBeforeMillis, long rejectionsBeforeMillis, int idsScan, int rejectionsScan)
-            throws IOException {
-        int n = 0;
-        boolean[] passEnded = new boolean[2];
-        byte[][] nextFrom = forgetFrom.clone(); // moved on once the deletes are written: a failed write reads them again
-        try (Batch b = newBatch()) {
-            for (int f = 0; f < 2; f++) {
-                ColumnFamilyHandle cf = f == 0 ? commands : rejected;
-                long before = f == 0 ? idsBeforeMillis : rejectionsBeforeMillis;
-                long putNow = put[f].get();
-                if (before <= floor[f] && putNow == putAtFloor[f]) {
-                    continue; // none older: see floor
-                }
-                try (RocksIterator it = db.newIterator(cf, scanReads)) {
-                    byte[] from = forgetFrom[f];
-                    if (from == null) { // a pass begins
-                        it.seekToFirst();
-                        passLowest[f] = before;
-                        putAtPass[f] = putNow;
-                    } else {
-                        it.seek(from);
-                        passLowest[f] = Math.min(passLowest[f], before);
-                    }
-                    int scanMax = f == 0 ? idsScan : rejectionsScan;
-                    for (int read = 0; it.isValid() && read < scanMax; it.next(), read++, forgetReads++) {
-                        if (bytesLong(it.value()) < before) {
-                            b.delete(cf, it.key());
-                            n++;
-                        }
-                    }
-                    ended(it);
-                    nextFrom[f] = it.isValid() ? it.key() : null; // past the end: the next round from the first
-                    passEnded[f] = !it.isValid();
-                }
-            }
-            if (n > 0) { // an empty write would still count as one: needsSync() would have an idle store sync at every commit
-                write(b);
-            }
-        }
-        System.arraycopy(nextFrom, 0, forgetFrom, 0, 2);
-        for (int f = 0; f < 2; f++) {
-            if (passEnded[f]) { // its deletes written: no entry there when it began is older than its lowest limit
-                floor[f] = passLowest[f];
-                putAtFloor[f] = putAtPass[f];
-            }
-        }
-        return n;
+    /** {@link CommandWindow}'s family {@code f}: command ids [0], rejections [1]. */
+    ColumnFamilyHandle windowFamily(int f) {
+        return f == 0 ? commands : rejected;
+    }
+
+    /** An iterator over {@code cf} that leaves the block cache to the reads that matter. */
+    RocksIterator scan(ColumnFamilyHandle cf) {
+        return db.newIterator(cf, scanReads);
     }
 
     /**
@@ -604,7 +539,7 @@ public final class LobIndex implements Closeable {
      * stopped: RocksDB says so only here, and its {@code isValid()} is false either way. A scan cut short would leave out
      * entries silently: recovery would take their pages for free, fsck would pass over them.
      */
-    private static void ended(RocksIterator it) {
+    static void ended(RocksIterator it) {
         try {
             it.status();
         } catch (RocksDBException e) {
@@ -675,7 +610,7 @@ public final class LobIndex implements Closeable {
             write(wb, writeOptions);
             // after the write: a flush that reads the new count syncs a WAL that already holds this batch
             writes.incrementAndGet();
-            batch.countPuts();
+            window.counted(batch.familyPuts);
         }
     }
 
@@ -764,7 +699,7 @@ public final class LobIndex implements Closeable {
         try (WriteBatch wb = batch.wb) {
             refuseIfRefused();
             write(wb, syncWrite);
-            batch.countPuts();
+            window.counted(batch.familyPuts);
         }
     }
 
@@ -800,17 +735,8 @@ public final class LobIndex implements Closeable {
         private final WriteBatch wb = new WriteBatch();
         /** Whether an upload was put in this batch: until it is closed, a scan may miss the upload (written or not yet). */
         private boolean holdsUpload;
-        /** Command ids [0] and rejections [1] put in this batch, counted in {@link #put} once it is written. */
+        /** Command ids [0] and rejections [1] put in this batch, counted by {@link CommandWindow} once it is written. */
         private final int[] familyPuts = new int[2];
-
-        /**
-         * Counts this batch's ids and rejections as put, once written: a pass of forgetting that began before the write
-         * may have missed them, and its floor must not cover them.
-         */
-        private void countPuts() {
-            put[0].addAndGet(familyPuts[0]);
-            put[1].addAndGet(familyPuts[1]);
-        }
 
         public Batch putCurrent(VersionEntry e) throws IOException {
             return put(current, lobKey(e.lobId()), e.encode());
@@ -884,7 +810,7 @@ public final class LobIndex implements Closeable {
             }
         }
 
-        private Batch delete(ColumnFamilyHandle cf, byte[] k) throws IOException {
+        Batch delete(ColumnFamilyHandle cf, byte[] k) throws IOException {
             try {
                 wb.delete(cf, k);
                 return this;
