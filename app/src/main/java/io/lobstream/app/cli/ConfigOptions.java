@@ -17,22 +17,17 @@ import java.util.Properties;
 
 /**
  * Configuration keys as the commands that talk to a cluster take them: one by one ({@code -c KEY=VALUE}), or from a
- * Java properties file ({@code --command-config FILE}, or {@code $LOBSTREAM_COMMAND_CONFIG}), as Kafka's own tools take a
- * {@code client.properties}, so that a cluster's security settings are written once for both. A key given with {@code -c}
- * wins over the file's.
+ * Java properties file ({@code --command-config FILE}), as Kafka's own tools take a {@code client.properties}, so that
+ * a cluster's security settings are written once for both. A key given with {@code -c} wins over the file's.
  */
 final class ConfigOptions {
-    /** Names the file when {@code --command-config} does not: a cluster's settings written once for a shell, as kcat's KCAT_CONFIG. */
-    static final String ENV = "LOBSTREAM_COMMAND_CONFIG";
-
     @Option(names = {"-c", "--config"}, paramLabel = "KEY=VALUE",
             description = "Any configuration key (see ./lobstream config); repeatable; wins over --command-config.")
     Map<String, String> given = new HashMap<>();
 
-    @Option(names = "--command-config", paramLabel = "FILE", converter = FileReader.class, defaultValue = "${env:" + ENV + "}",
+    @Option(names = "--command-config", paramLabel = "FILE", converter = FileReader.class,
             description = "A Java properties file of configuration keys, as Kafka's tools take (client.properties): "
-                    + "bootstrap.servers, lob.registry.url, security.protocol, sasl.*, ssl.*, any key of ./lobstream config "
-                    + "(default: $" + ENV + ", if set).")
+                    + "bootstrap.servers, lob.registry.url, security.protocol, sasl.*, ssl.*, any key of ./lobstream config.")
     FileKeys file = new FileKeys(Map.of());
 
     /** The keys of a {@code --command-config} file. */
@@ -50,18 +45,16 @@ final class ConfigOptions {
     static final class FileReader implements ITypeConverter<FileKeys> {
         @Override
         public FileKeys convert(String value) {
-            // a file the environment named: said, since the command line the error is about does not name it
-            String named = value.equals(System.getenv(ENV)) ? "$" + ENV + "=" + value : value;
             Properties p = new Properties();
             try (Reader r = Files.newBufferedReader(Path.of(value))) { // UTF-8 (Kafka's tools read Latin-1: an ASCII file reads the same)
                 p.load(r);
             } catch (FileSystemException e) {
-                throw new TypeConversionException("cannot read " + named + ": " + LobStreamCli.fileProblem(e));
+                throw new TypeConversionException("cannot read " + value + ": " + LobStreamCli.fileProblem(e));
             } catch (CharacterCodingException e) {
                 throw new TypeConversionException("cannot read " + value + ": it is not UTF-8 (write a character past ASCII as "
                         + "its \\" + "u escape, as Java properties files may)");
             } catch (IOException | RuntimeException e) {
-                throw new TypeConversionException("cannot read " + named + ": " + TaskRetries.messages(e));
+                throw new TypeConversionException("cannot read " + value + ": " + TaskRetries.messages(e));
             }
             Map<String, String> keys = new HashMap<>();
             p.stringPropertyNames().forEach(k -> keys.put(k, p.getProperty(k)));

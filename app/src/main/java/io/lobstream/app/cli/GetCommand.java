@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import io.lobstream.ingest.http.StreamedResponse;
+import io.lobstream.schema.LobStreamConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -57,7 +58,8 @@ final class GetCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--range " + range + ": A must not be past B");
             }
         }
-        String nodeUrl = NodeUrl.resolve(node, config.map(), spec.commandLine());
+        new LobStreamConfig(config.map()); // a misspelt -c key is a usage error here too
+        String nodeUrl = NodeUrl.resolve(node, config, spec.commandLine());
         PrintWriter err = spec.commandLine().getErr(); // picocli's: whoever runs the command (a test too) reads it there
         try (StreamedResponse r = new NodeHttp(nodeUrl).waitingOutRebalances().get(id, range)) {
             InputStream in = r.body();

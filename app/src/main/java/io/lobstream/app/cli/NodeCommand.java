@@ -114,9 +114,10 @@ final class NodeCommand implements Runnable {
                     purgeWorkers));
             System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",
                     cfg.bootstrap(), cfg.registryShown(), node.httpUrl());
-            String clients = clientOptions(cfg.bootstrap(), cfg.registryShown(), node.httpUrl());
+            String clients = clientOptions(cfg.bootstrap(), cfg.registryShown(), NodeUrl.local(cfg.get(LobStreamConfig.HTTP_HOST),
+                    node.httpPort()));
             if (!clients.isEmpty()) {
-                System.err.println("  the other commands reach it with: " + clients);
+                System.err.println("  commands on this machine reach it with: " + clients);
             }
             shutdown.startEnded();
             stopped = node.writerStopped();
@@ -144,16 +145,18 @@ final class NodeCommand implements Runnable {
     }
 
     /**
-     * The options the other commands need to reach this node, those whose defaults do not ({@code put}, {@code get},
-     * {@code status}: each default names a local node on the default ports); empty when none is needed.
+     * The options commands on this machine need to reach this node, those whose defaults do not ({@code put}, {@code get},
+     * {@code status}: each default names a local node on the default ports); empty when none is needed. {@code httpUrl} is
+     * the API as this machine reaches it ({@link NodeUrl#local}), not as other nodes do; a registry URL's user and
+     * password are shown as {@code ***}, said.
      */
-    static String clientOptions(String bootstrap, String registry, String httpUrl) {
+    static String clientOptions(String bootstrap, String registryShown, String httpUrl) {
         StringBuilder b = new StringBuilder();
         if (!bootstrap.equals(LobStreamConfig.DEFAULT_BOOTSTRAP)) {
             b.append("--bootstrap ").append(bootstrap).append(' ');
         }
-        if (!registry.equals(LobStreamConfig.DEFAULT_REGISTRY_URL)) {
-            b.append("--registry ").append(registry).append(' ');
+        if (!registryShown.equals(LobStreamConfig.DEFAULT_REGISTRY_URL)) {
+            b.append("--registry ").append(registryShown).append(registryShown.contains("://***@") ? " (its credentials for ***) " : " ");
         }
         if (!httpUrl.equals(LobStreamConfig.DEFAULT_NODE_URL)) {
             b.append("--node ").append(httpUrl).append(" (or export ").append(NodeUrl.ENV).append('=').append(httpUrl).append(')');

@@ -202,7 +202,7 @@ final class NodeHttp {
         // a name that does not resolve says nothing but the name: say so, where "start one" would mislead
         boolean unresolved = java.util.stream.Stream.iterate(cause, java.util.Objects::nonNull, Throwable::getCause)
                 .anyMatch(t -> t instanceof java.net.UnknownHostException || t instanceof java.nio.channels.UnresolvedAddressException);
-        return unresolved ? "no node answers at " + base + ": its host name does not resolve (a typo in --node?)"
+        return unresolved ? "no node answers at " + base + ": its host name does not resolve (a typo in --node or $" + NodeUrl.ENV + "?)"
                 : "no node answers at " + base + " (start one with ./lobstream node, or name one with --node URL or $" + NodeUrl.ENV + ")";
     }
 }

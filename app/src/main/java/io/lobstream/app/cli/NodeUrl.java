@@ -19,19 +19,23 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
     /** The environment variable that names the node when {@code --node} does not. */
     static final String ENV = "LOBSTREAM_NODE";
     /** How {@code --node}'s help says where the node is when the option is not given ({@link #resolve}). */
-    static final String DEFAULT_DOC = "default: $" + ENV + ", else lob.http.host and lob.http.port when given with -c or "
-            + "--command-config (the node's own settings), else " + LobStreamConfig.DEFAULT_NODE_URL;
+    static final String DEFAULT_DOC = "default: lob.http.host and lob.http.port given with -c (as the node was started), else $"
+            + ENV + ", else those keys in the --command-config file, else " + LobStreamConfig.DEFAULT_NODE_URL;
 
     /**
-     * The node a command talks to, in the order a user expects of a command line: {@code --node} as given, else
-     * {@code $LOBSTREAM_NODE}, else the node on this machine that the {@code lob.http.*} keys given describe (a
-     * {@code --command-config} file shared with {@code lobstream node}, or {@code -c lob.http.port=8091} as the node was
-     * started with), else {@link LobStreamConfig#DEFAULT_NODE_URL}. Found before anything is sent: a URL refused after a
-     * write was applied would exit 1 for a write that happened.
+     * The node a command talks to, in the order of a command line's settings: {@code --node} as given; the node on this
+     * machine that {@code -c lob.http.host=...} and {@code -c lob.http.port=...} describe (as it was started); then
+     * {@code $LOBSTREAM_NODE}; then those keys in the {@code --command-config} file (one shared with {@code lobstream node});
+     * else {@link LobStreamConfig#DEFAULT_NODE_URL}. Found before anything is sent: a URL refused after a write was
+     * applied would exit 1 for a write that happened.
      */
-    static String resolve(String given, Map<String, String> keys, UnaryOperator<String> env, CommandLine cli) {
+    static String resolve(String given, ConfigOptions keys, UnaryOperator<String> env, CommandLine cli) {
         if (given != null) {
             return given; // converted (and checked) by picocli
+        }
+        String typed = fromKeys(keys.given);
+        if (typed != null) {
+            return typed;
         }
         String fromEnv = env.apply(ENV);
         if (fromEnv != null && !fromEnv.isBlank()) {
@@ -41,49 +45,62 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
                 throw new CommandLine.ParameterException(cli, "$" + ENV + ": " + e.getMessage());
             }
         }
-        return fromKeys(keys);
+        String inFile = fromKeys(keys.file.keys());
+        return inFile != null ? inFile : LobStreamConfig.DEFAULT_NODE_URL;
     }
 
     /** {@link #resolve} with the process's environment. */
-    static String resolve(String given, Map<String, String> keys, CommandLine cli) {
+    static String resolve(String given, ConfigOptions keys, CommandLine cli) {
         return resolve(given, keys, System::getenv, cli);
     }
 
     /**
-     * The node on this machine the {@code lob.http.*} keys describe: its advertised host, else the one it binds (a wildcard
-     * read as loopback), and its port; the default URL when neither key is given, or for port 0 (any free port: only the
-     * node's log says which).
+     * The node on this machine the {@code lob.http.host} and {@code lob.http.port} keys describe; null when neither is
+     * given, or for port 0 (any free port: only the node's log says which). Not {@code lob.http.advertised.host}: the name
+     * other nodes use may not resolve here (a compose service's).
      */
     static String fromKeys(Map<String, String> keys) {
         String host = LobStreamConfig.HTTP_HOST.name();
-        String advertised = LobStreamConfig.HTTP_ADVERTISED_HOST.name();
         String port = LobStreamConfig.HTTP_PORT.name();
-        if (!keys.containsKey(host) && !keys.containsKey(advertised) && !keys.containsKey(port)) {
-            return LobStreamConfig.DEFAULT_NODE_URL;
+        if (!keys.containsKey(host) && !keys.containsKey(port)) {
+            return null;
         }
         // the keys as a node reads them: a bad value is refused as the node would refuse it (usage, exit 2)
         Map<String, Object> http = new HashMap<>();
-        for (String k : new String[] {host, advertised, port}) {
+        for (String k : new String[] {host, port}) {
             if (keys.containsKey(k)) {
                 http.put(k, keys.get(k));
             }
         }
         LobStreamConfig config = new LobStreamConfig(http);
         int p = config.get(LobStreamConfig.HTTP_PORT);
-        if (p == 0) {
-            return LobStreamConfig.DEFAULT_NODE_URL;
-        }
-        String h = config.get(LobStreamConfig.HTTP_ADVERTISED_HOST).strip();
-        if (h.isEmpty()) {
-            h = config.get(LobStreamConfig.HTTP_HOST).strip();
-        }
-        if (h.isEmpty() || h.equals("0.0.0.0") || h.equals("::") || h.equals("[::]")) {
-            h = "127.0.0.1"; // a node bound to every address answers on loopback
-        } else if (h.contains(":") && !h.startsWith("[")) {
-            h = "[" + h + "]"; // an IPv6 literal
-        }
-        return "http://" + h + ":" + p;
+        return p == 0 ? null : local(config.get(LobStreamConfig.HTTP_HOST), p);
     }
+
+    /** The URL this machine reaches a node bound to {@code host} and {@code port} at: a wildcard read as loopback. */
+    static String local(String host, int port) {
+        String h = host.strip();
+        if (h.startsWith("[") && h.endsWith("]")) {
+            h = h.substring(1, h.length() - 1);
+        }
+        if (h.isEmpty() || anyLocal(h)) {
+            h = "127.0.0.1"; // a node bound to every address answers on loopback
+        }
+        return "http://" + (h.contains(":") ? "[" + h + "]" : h) + ":" + port; // an IPv6 literal in brackets
+    }
+
+    /** Whether {@code host}, an IP literal, is the wildcard (0.0.0.0, ::, 0:0:0:0:0:0:0:0); a name is looked up nowhere. */
+    private static boolean anyLocal(String host) {
+        if (!host.contains(":") && !host.matches("[0-9.]+")) {
+            return false;
+        }
+        try {
+            return java.net.InetAddress.getByName(host).isAnyLocalAddress(); // a literal: parsed, not resolved
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
     @Override
     public String convert(String value) {
         String url = value.contains("://") ? value : "http://" + value;

@@ -78,7 +78,6 @@ final class PurgeCommand implements Runnable {
             workerId = null; // an empty LOBSTREAM_PURGE_WORKER_ID: random
         }
         LobStreamConfig cfg = cluster.streamConfig(dataDir == null ? null : dataDir.toString());
-        RegistryCheck.warnIfNoApiPath(cfg, "purge worker", System.err::println);
         Path tablespaces = Path.of(cfg.get(LobStreamConfig.DATA_DIR)).resolve("tablespaces");
         if (Files.isDirectory(tablespaces) && !Files.isReadable(tablespaces)) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "cannot read " + tablespaces

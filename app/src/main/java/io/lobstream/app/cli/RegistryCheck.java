@@ -11,13 +11,18 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 
 /**
- * A look at {@code lob.registry.url} when a node starts against a Kafka of its own: a URL without Apicurio's API path
- * ({@code http://host:8081} for {@code http://host:8081/apis/registry/v2}, as a Confluent registry is named) is not the
- * registry's "no such schema", so the writer takes it for an outage and waits, applying nothing. Said at start, it
- * costs a line; found from a stalled writer, an afternoon. A warning only: the registry may come up after the node.
+ * A look at {@code lob.registry.url} when a node starts against a Kafka of its own: a URL at which no Apicurio registry
+ * answers (a wrong host or port, a proxy route that leads elsewhere, a registry that asks for credentials the serdes do
+ * not have) answers a lookup with what is not the registry's "no such schema", so the writer takes it for an outage and
+ * waits, applying nothing. Said at start, it costs a line; found from a stalled writer, an afternoon. A warning only: the
+ * registry may come up after the node. It asks where the serdes would ({@link #apiBase}).
  */
 final class RegistryCheck {
     private static final Duration TIMEOUT = Duration.ofSeconds(3);
+    /** The path of Apicurio's v2 API, which its HTTP client adds to a registry URL that does not end with it. */
+    static final String API_PATH = "apis/registry/v2/";
+    /** The serde setting that keeps the URL as given (any prefix of Apicurio's that reaches its HTTP client). */
+    private static final String NO_APPEND = "disable-auto-basepath-append";
     /** The serdes' credentials for the registry (basic, or a token from an identity server). */
     private static final String AUTH_SETTINGS = "apicurio.auth.";
 
@@ -37,7 +42,9 @@ final class RegistryCheck {
         String shown = config.registryShown();
         URI info;
         try {
-            info = URI.create(url.replaceAll("/+$", "") + "/system/info");
+            info = URI.create(apiBase(url, config.originals().entrySet().stream()
+                    .anyMatch(e -> e.getKey().endsWith(NO_APPEND) && "true".equalsIgnoreCase(String.valueOf(e.getValue()).strip())))
+                    + "system/info");
         } catch (IllegalArgumentException e) {
             err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + "=" + shown + " is not a URL: "
                     + config.withoutRegistryUserInfo(String.valueOf(e.getMessage())));
@@ -54,8 +61,9 @@ final class RegistryCheck {
                         + "cannot decode");
             } else if (status != 200 && status != 401 && status != 403) { // (asking for the credentials the serdes have)
                 err.println("lobstream node: the registry at " + shown + " answered " + status + " to " + info.getPath() + ": is "
-                        + LobStreamConfig.REGISTRY_URL.name() + " the base of its Apicurio v2 API (e.g. http://host:8081/apis/registry/v2)? "
-                        + "Until it answers, the writer waits on each command it cannot decode");
+                        + LobStreamConfig.REGISTRY_URL.name() + " an Apicurio registry's address (e.g. http://host:8081/apis/registry/v2; "
+                        + "the serdes add /" + API_PATH + " to one that does not end with it)? Until it answers, the writer waits on each "
+                        + "command it cannot decode");
             }
         } catch (IOException | IllegalArgumentException e) {
             err.println("lobstream node: no registry answers at " + shown + " yet (" + config.withoutRegistryUserInfo(e.toString())
@@ -64,25 +72,13 @@ final class RegistryCheck {
     }
 
     /**
-     * Warns, with no request made, when {@code lob.registry.url} has no path ({@code http://host:8081}, as a Confluent
-     * registry is named, and as a Kafka user types it): Apicurio's serdes would send to the server's root, whose 404 reads
-     * as "the schema registry did not answer" from a client command, with nothing said of the path.
+     * Where Apicurio 2.6's HTTP client sends a registry's requests (its {@code JdkHttpClient}): the URL with a slash at its
+     * end, then the API's path unless it ends with it already, or unless {@code keepAsGiven}. So
+     * {@code http://host:8081} works as {@code http://host:8081/apis/registry/v2}.
      */
-    static void warnIfNoApiPath(LobStreamConfig config, String command, java.util.function.Consumer<String> warn) {
-        if (!apicurio(config.get(LobStreamConfig.VALUE_SERIALIZER)) || !apicurio(config.get(LobStreamConfig.VALUE_DESERIALIZER))) {
-            return;
-        }
-        String path;
-        try {
-            path = URI.create(config.get(LobStreamConfig.REGISTRY_URL)).getPath();
-        } catch (IllegalArgumentException e) {
-            return; // not a URL: the serdes say so
-        }
-        if (path == null || path.isEmpty() || path.equals("/")) {
-            String shown = config.registryShown().replaceAll("/+$", "");
-            warn.accept(command + ": " + LobStreamConfig.REGISTRY_URL.name() + "=" + shown + " has no path; an Apicurio registry's "
-                    + "API is at " + shown + "/apis/registry/v2 (--registry takes that URL)");
-        }
+    static String apiBase(String url, boolean keepAsGiven) {
+        String base = url.endsWith("/") ? url : url + "/";
+        return keepAsGiven || base.endsWith(API_PATH) ? base : base + API_PATH;
     }
 
     /** Whether a serde setting under {@code prefix} is given, bare or as {@code lob.serde.}: both reach the serdes. */

@@ -96,9 +96,8 @@ final class ReplayCommand implements Callable<Integer> {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         refuseExisting(dir);
         LobStreamConfig cfg = cluster.streamConfig(dataDir.toString()); // first: a misspelt -c key is a usage error, whatever else fails
-        node = NodeUrl.resolve(node, cluster.config.map(), spec.commandLine());
-        RegistryCheck.warnIfNoApiPath(cfg, spec.qualifiedName(), err()::println);
         if (verify) {
+            node = NodeUrl.resolve(node, cluster.config, spec.commandLine()); // (the node matters to --verify alone)
             requireNode(); // now, not after a replay of hours whose copy a second run could not verify again
         }
         BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT, cfg.topics().commands()); // a topic not there: named

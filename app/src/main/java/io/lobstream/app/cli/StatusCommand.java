@@ -51,7 +51,7 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         LobStreamConfig cfg = cluster.streamConfig(null); // a bad -c key or value: exit 2 before anything else
-        node = NodeUrl.resolve(node, cluster.config.map(), spec.commandLine());
+        node = NodeUrl.resolve(node, cluster.config, spec.commandLine());
         NodeHttp http = new NodeHttp(node);
         long deadline = System.nanoTime() + (waitFor == null ? 0 : waitFor.toNanos());
         ObjectNode status = null;

@@ -89,7 +89,7 @@ final class WriteCommands {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--idempotency-key must not be empty");
             }
             if (wait.waitApplied) {
-                wait.node = NodeUrl.resolve(wait.node, cluster.config.map(), spec.commandLine());
+                wait.node = NodeUrl.resolve(wait.node, cluster.config, spec.commandLine());
             }
         }
 
@@ -104,7 +104,6 @@ final class WriteCommands {
         /** The configuration (a misspelt -c key is a usage error), once a broker answers. */
         private LobStreamConfig connect() throws InterruptedException {
             LobStreamConfig config = cluster.streamConfig(null);
-            RegistryCheck.warnIfNoApiPath(config, spec.qualifiedName(), spec.commandLine().getErr()::println);
             LobClient.checkSettings(config); // a chunk the producer cannot carry: a bad argument, said without a broker
             // --timeout, when it is shorter, bounds this wait too, unless nothing is waited for after the send
             boolean shorter = wait.waitApplied && wait.timeout.compareTo(BrokerCheck.WAIT) < 0;

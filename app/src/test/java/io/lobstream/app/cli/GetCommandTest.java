@@ -142,6 +142,13 @@ class GetCommandTest {
         assertThat(Files.size(out)).isEqualTo(7);
     }
 
+    /** As every command that takes -c: a key no one reads is a usage error, not a setting silently lost. */
+    @Test
+    void aMisspeltKeyIsAUsageError() {
+        assertThat(get("doc-1", "-c", "lob.htp.port=8091")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.htp.port");
+    }
+
     /** {@code get doc-1 -o out [options]} from {@code node}, stopped afterwards. */
     private int getTo(Path out, HttpServer node, String... options) {
         try {

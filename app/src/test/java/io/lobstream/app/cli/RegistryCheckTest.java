@@ -43,9 +43,22 @@ class RegistryCheckTest {
         assertThat(said(base() + "/apis/registry/v2", Map.of())).isEmpty();
     }
 
+    /** Apicurio's client adds the API's path to a URL without it (http://host:8081, as a Kafka user types it): asked there. */
     @Test
-    void aUrlWithoutTheApiPathIsWarnedOf() throws InterruptedException {
-        assertThat(said(base(), Map.of())).contains("answered 404 to /system/info").contains("/apis/registry/v2");
+    void aUrlWithoutTheApiPathIsTakenAsTheSerdesTakeIt() throws InterruptedException {
+        assertThat(said(base(), Map.of())).isEmpty();
+        assertThat(said(base() + "/", Map.of())).isEmpty();
+        assertThat(RegistryCheck.apiBase("http://r:8081", false)).isEqualTo("http://r:8081/apis/registry/v2/");
+        assertThat(RegistryCheck.apiBase("http://r:8081/apis/registry/v2", false)).isEqualTo("http://r:8081/apis/registry/v2/");
+        assertThat(RegistryCheck.apiBase("http://r:8081/route", true)).isEqualTo("http://r:8081/route/");
+    }
+
+    @Test
+    void aUrlWhereNoRegistryAnswersIsWarnedOf() throws InterruptedException {
+        assertThat(said(base() + "/wrong", Map.of())).contains("answered 404 to /wrong/apis/registry/v2/system/info")
+                .contains("an Apicurio registry's address");
+        assertThat(said(base() + "/apis/registry/v2", Map.of("apicurio.rest.client.disable-auto-basepath-append", "true"))).isEmpty();
+        assertThat(said(base(), Map.of("apicurio.rest.client.disable-auto-basepath-append", "true"))).contains("answered 404 to /system/info");
     }
 
     @Test
@@ -69,23 +82,6 @@ class RegistryCheckTest {
     @Test
     void aRegistryReachedWithTlsSettingsIsNotAskedAbout() throws InterruptedException {
         assertThat(said(base(), Map.of("apicurio.registry.request.ssl.truststore.location", "/etc/registry/ca.p12"))).isEmpty();
-    }
-
-    /** A client command's look, which asks nothing: only a URL with no path at all is warned of. */
-    @Test
-    void aClientCommandIsWarnedOfAUrlWithNoPath() {
-        assertThat(pathSaid("http://registry:8081")).containsExactly("lobstream put: lob.registry.url=http://registry:8081 has no "
-                + "path; an Apicurio registry's API is at http://registry:8081/apis/registry/v2 (--registry takes that URL)");
-        assertThat(pathSaid("http://registry:8081/")).hasSize(1);
-        assertThat(pathSaid("http://registry:8081/apis/registry/v2")).isEmpty();
-        assertThat(pathSaid("http://registry:8081/a-proxys-route")).isEmpty(); // a proxy may serve the API anywhere
-        assertThat(pathSaid("http://u:secret@registry:8081").get(0)).doesNotContain("secret");
-    }
-
-    private static java.util.List<String> pathSaid(String url) {
-        java.util.List<String> said = new java.util.ArrayList<>();
-        RegistryCheck.warnIfNoApiPath(new LobStreamConfig(Map.of(LobStreamConfig.REGISTRY_URL.name(), url)), "lobstream put", said::add);
-        return said;
     }
 
     private String base() {

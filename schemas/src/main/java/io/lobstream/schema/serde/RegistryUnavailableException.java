@@ -24,7 +24,7 @@ public final class RegistryUnavailableException extends KafkaException {
      * Whether {@code e}, thrown while decoding (or encoding), is the registry's failure. A registry that answers
      * "no such schema" (404 with its own error body) has spoken: the record names a schema that does
      * not exist, so it is the record's fault. A 404 without that body is not the registry's answer
-     * but a wrong URL's or a proxy's (a path left out of {@code lob.registry.url}, an ingress with
+     * but a wrong URL's or a proxy's (a wrong path in {@code lob.registry.url}, an ingress with
      * no route): retried, or every good record would become a dead letter.
      */
     public static boolean isRegistryFailure(Throwable e) {
