@@ -117,7 +117,10 @@ final class NodeCommand implements Runnable {
             String clients = clientOptions(cfg.bootstrap(), cfg.registryShown(), NodeUrl.local(cfg.get(LobStreamConfig.HTTP_HOST),
                     node.httpPort()));
             if (!clients.isEmpty()) {
-                System.err.println("  commands on this machine reach it with: " + clients);
+                boolean secured = cfg.originals().keySet().stream().anyMatch(k -> k.startsWith("security.") || k.startsWith("sasl.")
+                        || k.startsWith("ssl.") || k.contains("apicurio.auth."));
+                System.err.println("  commands on this machine reach it with: " + clients
+                        + (secured ? ", and the security settings it was given (-c, --command-config)" : ""));
             }
             shutdown.startEnded();
             stopped = node.writerStopped();

@@ -33,7 +33,8 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
         if (given != null) {
             return given; // converted (and checked) by picocli
         }
-        String typed = fromKeys(keys.given);
+        // either key typed: with the other from the file, as the node merged them when it was started so
+        String typed = typedHttpKey(keys.given) ? fromKeys(keys.map()) : null;
         if (typed != null) {
             return typed;
         }
@@ -47,6 +48,10 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
         }
         String inFile = fromKeys(keys.file.keys());
         return inFile != null ? inFile : LobStreamConfig.DEFAULT_NODE_URL;
+    }
+
+    private static boolean typedHttpKey(Map<String, String> typed) {
+        return typed.containsKey(LobStreamConfig.HTTP_HOST.name()) || typed.containsKey(LobStreamConfig.HTTP_PORT.name());
     }
 
     /** {@link #resolve} with the process's environment. */

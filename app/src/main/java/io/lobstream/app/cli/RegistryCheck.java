@@ -9,6 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * A look at {@code lob.registry.url} when a node starts against a Kafka of its own: a URL at which no Apicurio registry
@@ -21,8 +22,9 @@ final class RegistryCheck {
     private static final Duration TIMEOUT = Duration.ofSeconds(3);
     /** The path of Apicurio's v2 API, which its HTTP client adds to a registry URL that does not end with it. */
     static final String API_PATH = "apis/registry/v2/";
-    /** The serde setting that keeps the URL as given (any prefix of Apicurio's that reaches its HTTP client). */
+    /** The serde settings, under any of Apicurio's prefixes, that keep the URL as given, and that name another path. */
     private static final String NO_APPEND = "disable-auto-basepath-append";
+    private static final String BASE_PATH = "auto-base-path";
     /** The serdes' credentials for the registry (basic, or a token from an identity server). */
     private static final String AUTH_SETTINGS = "apicurio.auth.";
 
@@ -42,9 +44,7 @@ final class RegistryCheck {
         String shown = config.registryShown();
         URI info;
         try {
-            info = URI.create(apiBase(url, config.originals().entrySet().stream()
-                    .anyMatch(e -> e.getKey().endsWith(NO_APPEND) && "true".equalsIgnoreCase(String.valueOf(e.getValue()).strip())))
-                    + "system/info");
+            info = URI.create(apiBase(url, config.originals()) + "system/info");
         } catch (IllegalArgumentException e) {
             err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + "=" + shown + " is not a URL: "
                     + config.withoutRegistryUserInfo(String.valueOf(e.getMessage())));
@@ -61,9 +61,10 @@ final class RegistryCheck {
                         + "cannot decode");
             } else if (status != 200 && status != 401 && status != 403) { // (asking for the credentials the serdes have)
                 err.println("lobstream node: the registry at " + shown + " answered " + status + " to " + info.getPath() + ": is "
-                        + LobStreamConfig.REGISTRY_URL.name() + " an Apicurio registry's address (e.g. http://host:8081/apis/registry/v2; "
-                        + "the serdes add /" + API_PATH + " to one that does not end with it)? Until it answers, the writer waits on each "
-                        + "command it cannot decode");
+                        + LobStreamConfig.REGISTRY_URL.name() + " an Apicurio registry's address (e.g. http://host:8081/apis/registry/v2"
+                        + (Boolean.parseBoolean(setting(config.originals(), NO_APPEND, "false")) ? ""
+                        : "; the serdes add the API's path to one that does not end with it")
+                        + ")? Until it answers, the writer waits on each command it cannot decode");
             }
         } catch (IOException | IllegalArgumentException e) {
             err.println("lobstream node: no registry answers at " + shown + " yet (" + config.withoutRegistryUserInfo(e.toString())
@@ -73,12 +74,21 @@ final class RegistryCheck {
 
     /**
      * Where Apicurio 2.6's HTTP client sends a registry's requests (its {@code JdkHttpClient}): the URL with a slash at its
-     * end, then the API's path unless it ends with it already, or unless {@code keepAsGiven}. So
+     * end, then the API's path ({@value #API_PATH}, or {@code apicurio.rest.client.auto-base-path}) unless it ends with it
+     * already, or unless {@code apicurio.rest.client.disable-auto-basepath-append} is {@code true}. So
      * {@code http://host:8081} works as {@code http://host:8081/apis/registry/v2}.
      */
-    static String apiBase(String url, boolean keepAsGiven) {
+    static String apiBase(String url, Map<String, ?> settings) {
         String base = url.endsWith("/") ? url : url + "/";
-        return keepAsGiven || base.endsWith(API_PATH) ? base : base + API_PATH;
+        String path = setting(settings, BASE_PATH, API_PATH);
+        // Boolean.parseBoolean, as Apicurio reads it: "true" in any case, nothing around it
+        return Boolean.parseBoolean(setting(settings, NO_APPEND, "false")) || base.endsWith(path) ? base : base + path;
+    }
+
+    /** A serde setting by the end of its name, under whichever of Apicurio's prefixes (and LobStream's) it is given. */
+    private static String setting(Map<String, ?> settings, String suffix, String absent) {
+        return settings.entrySet().stream().filter(e -> e.getKey().endsWith("." + suffix) && e.getValue() != null)
+                .map(e -> String.valueOf(e.getValue())).findFirst().orElse(absent);
     }
 
     /** Whether a serde setting under {@code prefix} is given, bare or as {@code lob.serde.}: both reach the serdes. */

@@ -42,6 +42,8 @@ class NodeUrlTest {
         assertThat(resolve(null, Map.of(), Map.of("lob.http.port", "8092"), Map.of())).isEqualTo("http://127.0.0.1:8092");
         assertThat(resolve(null, Map.of(), Map.of("lob.http.port", "8092"), Map.of(NodeUrl.ENV, " "))).as("blank: not set")
                 .isEqualTo("http://127.0.0.1:8092");
+        assertThat(resolve(null, Map.of("lob.http.port", "8091"), Map.of("lob.http.host", "10.0.0.5"), env))
+                .as("the file's host with the typed port, as the node merged them").isEqualTo("http://10.0.0.5:8091");
     }
 
     @Test

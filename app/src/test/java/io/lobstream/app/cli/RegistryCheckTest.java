@@ -48,9 +48,14 @@ class RegistryCheckTest {
     void aUrlWithoutTheApiPathIsTakenAsTheSerdesTakeIt() throws InterruptedException {
         assertThat(said(base(), Map.of())).isEmpty();
         assertThat(said(base() + "/", Map.of())).isEmpty();
-        assertThat(RegistryCheck.apiBase("http://r:8081", false)).isEqualTo("http://r:8081/apis/registry/v2/");
-        assertThat(RegistryCheck.apiBase("http://r:8081/apis/registry/v2", false)).isEqualTo("http://r:8081/apis/registry/v2/");
-        assertThat(RegistryCheck.apiBase("http://r:8081/route", true)).isEqualTo("http://r:8081/route/");
+        assertThat(RegistryCheck.apiBase("http://r:8081", Map.of())).isEqualTo("http://r:8081/apis/registry/v2/");
+        assertThat(RegistryCheck.apiBase("http://r:8081/apis/registry/v2", Map.of())).isEqualTo("http://r:8081/apis/registry/v2/");
+        String off = "apicurio.registry.client.disable-auto-basepath-append";
+        assertThat(RegistryCheck.apiBase("http://r:8081/route", Map.of(off, "TRUE"))).isEqualTo("http://r:8081/route/");
+        assertThat(RegistryCheck.apiBase("http://r:8081/route", Map.of(off, "true "))).as("as Apicurio parses it")
+                .isEqualTo("http://r:8081/route/apis/registry/v2/");
+        assertThat(RegistryCheck.apiBase("http://r:8081", Map.of("apicurio.rest.client.auto-base-path", "api/v2/")))
+                .isEqualTo("http://r:8081/api/v2/");
     }
 
     @Test
@@ -58,7 +63,8 @@ class RegistryCheckTest {
         assertThat(said(base() + "/wrong", Map.of())).contains("answered 404 to /wrong/apis/registry/v2/system/info")
                 .contains("an Apicurio registry's address");
         assertThat(said(base() + "/apis/registry/v2", Map.of("apicurio.rest.client.disable-auto-basepath-append", "true"))).isEmpty();
-        assertThat(said(base(), Map.of("apicurio.rest.client.disable-auto-basepath-append", "true"))).contains("answered 404 to /system/info");
+        assertThat(said(base(), Map.of("apicurio.rest.client.disable-auto-basepath-append", "true"))).contains("answered 404 to /system/info")
+                .doesNotContain("the serdes add");
     }
 
     @Test

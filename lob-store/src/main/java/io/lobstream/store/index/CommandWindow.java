@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * recorded (family 1, {@code rejected}) older than a time are deleted in rounds, each reading a share of its family and
  * going on where the previous round stopped. Both families are keyed by id, not time, so finding the old entries is a
  * scan; in rounds, none of them reads a whole window on the writer's stream thread ({@link LobIndex#FORGET_SCAN_MAX}).
- * Its own monitor guards its state: the rounds, and the count read by tests.
+ * Its own monitor guards the rounds and their read count; the counts of entries put are atomic, added to as batches are
+ * written.
  */
 final class CommandWindow {
     private final LobIndex index;
