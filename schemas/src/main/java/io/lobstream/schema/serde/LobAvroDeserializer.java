@@ -42,7 +42,7 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
 
     @Override
     public void configure(Map<String, ?> configs, boolean isKey) {
-        super.configure(configs, isKey);
+        RegistryHttpClient.configuring(configs, () -> super.configure(configs, isKey));
         binary = AvroWire.binaryEncoding(configs);
     }
 

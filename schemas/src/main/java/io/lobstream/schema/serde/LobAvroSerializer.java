@@ -49,7 +49,7 @@ public class LobAvroSerializer extends AvroKafkaSerializer<Object> {
 
     @Override
     public void configure(Map<String, ?> configs, boolean isKey) {
-        super.configure(configs, isKey);
+        RegistryHttpClient.configuring(configs, () -> super.configure(configs, isKey));
         binaryPayloadIds = headersHandler == null && AvroWire.binaryEncoding(configs);
     }
 

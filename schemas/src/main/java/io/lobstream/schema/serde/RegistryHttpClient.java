@@ -54,6 +54,12 @@ public final class RegistryHttpClient implements ApicurioHttpClient {
     static final int IN_FLIGHT = 64;
     private static final Semaphore RUNNING = new Semaphore(IN_FLIGHT);
     private static boolean installTried;
+    /**
+     * The time limit of the serde being configured on this thread. Apicurio makes its identity server's client (the one
+     * that asks for a token, {@code apicurio.auth.service.token.endpoint}) inside the serde's configure, without the serde's
+     * settings: that client takes the limit from here, not the key's default.
+     */
+    private static final ThreadLocal<Long> CONFIGURING = new ThreadLocal<>();
 
     private final ApicurioHttpClient delegate;
     /** The registry's address as messages say it: without a user and password given in it. */
@@ -84,10 +90,36 @@ public final class RegistryHttpClient implements ApicurioHttpClient {
         }
     }
 
-    /** A provider's {@code create}: the settings are the serde's ({@code serdeConfig()} names the time limit). */
+    /**
+     * A provider's {@code create}. The registry's client gets the serde's settings ({@code serdeConfig()} names the time
+     * limit); the identity server's gets none, and takes the limit of the serde configured on this thread
+     * ({@link #configuring}).
+     */
     static ApicurioHttpClient create(String endpoint, Map<String, Object> configs, Auth auth, RestClientErrorHandler errorHandler) {
-        return new RegistryHttpClient(new JdkHttpClient(endpoint, configs, auth, errorHandler), endpoint,
-                LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.from(configs));
+        Long serdes = CONFIGURING.get();
+        long timeoutMs = configs.containsKey(LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.name()) || serdes == null
+                ? LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.from(configs) : serdes;
+        return new RegistryHttpClient(new JdkHttpClient(endpoint, configs, auth, errorHandler), endpoint, timeoutMs);
+    }
+
+    /** Runs a serde's {@code configure}: the clients Apicurio makes in it without the serde's settings take its time limit. */
+    public static void configuring(Map<String, ?> configs, Runnable configure) {
+        Long before = CONFIGURING.get();
+        CONFIGURING.set((long) LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.from(configs));
+        try {
+            configure.run();
+        } finally {
+            if (before == null) {
+                CONFIGURING.remove();
+            } else {
+                CONFIGURING.set(before);
+            }
+        }
+    }
+
+    /** This client's time limit per request. */
+    long timeoutMs() {
+        return timeoutMs;
     }
 
     @Override

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import io.apicurio.rest.client.request.Operation;
 import io.apicurio.rest.client.request.Request;
 import io.apicurio.rest.client.spi.ApicurioHttpClient;
+import io.lobstream.schema.LobStreamConfig;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -71,5 +72,26 @@ class RegistryHttpClientTest {
         }
         assertThat(interrupted).as("requests cancelled").isGreaterThan(RegistryHttpClient.IN_FLIGHT);
         assertThat(client.sendRequest(GET)).isEqualTo("none");
+    }
+
+    /**
+     * Apicurio makes the identity server's client (for a token) inside the serde's configure, with no settings: it takes
+     * the serde's limit, not the key's default. The registry's client keeps its own settings' limit.
+     */
+    @Test
+    void aClientMadeWithoutSettingsWhileASerdeIsConfiguredTakesTheSerdesLimit() {
+        String key = LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.name();
+        long[] limits = new long[2];
+        RegistryHttpClient.configuring(Map.of(key, 250), () -> {
+            limits[0] = limitOf(RegistryHttpClient.create("http://idp/token", Map.of(), null, null));
+            limits[1] = limitOf(RegistryHttpClient.create("http://registry", Map.of(key, 300), null, null));
+        });
+        assertThat(limits).containsExactly(250, 300);
+        assertThat(limitOf(RegistryHttpClient.create("http://idp/token", Map.of(), null, null))).as("no serde configured here")
+                .isEqualTo((long) LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.defaultValue());
+    }
+
+    private static long limitOf(ApicurioHttpClient client) {
+        return ((RegistryHttpClient) client).timeoutMs();
     }
 }
