@@ -14,6 +14,8 @@ import org.apache.avro.util.ClassSecurityValidator;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 
+import java.util.Map;
+
 /**
  * Builds the value serdes named in {@link LobStreamConfig} (class names, the Kafka way), and
  * trusts LobStream's generated classes once, centrally: Avro 1.12 refuses to instantiate
@@ -38,14 +40,16 @@ public final class LobSerdes {
     @SuppressWarnings("unchecked")
     public static Serializer<Object> valueSerializer(LobStreamConfig config) {
         Serializer<Object> s = (Serializer<Object>) instantiate(LobStreamConfig.VALUE_SERIALIZER, config, Serializer.class);
-        s.configure(config.serdeConfig(), false);
+        Map<String, Object> settings = config.serdeConfig();
+        RegistryHttpClient.configuring(settings, () -> s.configure(settings, false)); // Apicurio's stock ones too
         return s;
     }
 
     @SuppressWarnings("unchecked")
     public static Deserializer<Object> valueDeserializer(LobStreamConfig config) {
         Deserializer<Object> d = (Deserializer<Object>) instantiate(LobStreamConfig.VALUE_DESERIALIZER, config, Deserializer.class);
-        d.configure(config.serdeConfig(), false);
+        Map<String, Object> settings = config.serdeConfig();
+        RegistryHttpClient.configuring(settings, () -> d.configure(settings, false));
         return d;
     }
 

@@ -45,8 +45,8 @@ public final class LobStreamConfig {
             100, 60_000, "How long one request of the serdes to the schema registry may take, from connecting to the last "
                     + "byte of its answer (Apicurio's client sets no limit: a registry that took the connection and never answered "
                     + "held the asking thread, a writer's stream thread past max.poll.interval.ms). Past it the lookup fails as "
-                    + "the registry's, and is retried like an outage. A lookup makes 2 or 3 requests; a token from an identity server "
-                    + "(apicurio.auth.service.token.endpoint) is one more, with the same limit.");
+                    + "the registry's, and is retried like an outage. A lookup makes 2 or 3 requests. A token from an identity server "
+                    + "(apicurio.auth.service.token.endpoint), when one is due, is fetched within the limit of the request that needs it.");
     public static final ConfigKey<String> TOPIC_PREFIX = ConfigKey.kafkaName("lob.topic.prefix", "lob.", TOPIC_PREFIX_MAX,
             "Prefix of the four topics: commands, undo-history, reclaim, commands.dlq.");
     public static final ConfigKey<Integer> PARTITIONS = ConfigKey.integer("lob.topic.partitions", 8, 1, 10_000,

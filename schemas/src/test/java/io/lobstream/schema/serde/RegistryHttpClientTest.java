@@ -91,6 +91,26 @@ class RegistryHttpClientTest {
                 .isEqualTo((long) LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.defaultValue());
     }
 
+    /**
+     * Through the serdes as a node makes them, LobStream's and Apicurio's stock ones: the client Apicurio makes for the
+     * identity server inside configure (its resolver's authClient, asked for nothing here) has the configured limit.
+     */
+    @Test
+    void theIdentityServersClientHasTheConfiguredLimit() throws ReflectiveOperationException {
+        for (String serializer : new String[] {LobStreamConfig.VALUE_SERIALIZER.defaultValue(), "io.apicurio.registry.serde.avro.AvroKafkaSerializer"}) {
+            LobStreamConfig config = new LobStreamConfig(Map.of(LobStreamConfig.REGISTRY_URL.name(), "http://127.0.0.1:1/apis/registry/v2",
+                    LobStreamConfig.VALUE_SERIALIZER.name(), serializer, LobStreamConfig.REGISTRY_REQUEST_TIMEOUT_MS.name(), "250",
+                    "apicurio.auth.service.token.endpoint", "http://127.0.0.1:1/token", "apicurio.auth.client.id", "c",
+                    "apicurio.auth.client.secret", "s"));
+            try (org.apache.kafka.common.serialization.Serializer<Object> s = io.lobstream.schema.LobSerdes.valueSerializer(config)) {
+                Object r = ((io.apicurio.registry.serde.SchemaResolverConfigurer<?, ?>) s).getSchemaResolver();
+                java.lang.reflect.Field auth = io.apicurio.registry.resolver.AbstractSchemaResolver.class.getDeclaredField("authClient");
+                auth.setAccessible(true);
+                assertThat(limitOf((ApicurioHttpClient) auth.get(r))).as(serializer).isEqualTo(250);
+            }
+        }
+    }
+
     private static long limitOf(ApicurioHttpClient client) {
         return ((RegistryHttpClient) client).timeoutMs();
     }
