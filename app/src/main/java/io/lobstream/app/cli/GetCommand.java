@@ -35,7 +35,7 @@ final class GetCommand implements Callable<Integer> {
     @Option(names = "--node", paramLabel = "URL", converter = NodeUrl.class, description = "A node's HTTP API (" + NodeUrl.DEFAULT_DOC + ").")
     String node;
 
-    /** For the node's lob.http.* keys, and so that one --command-config file (or @FILE of options) serves every command. */
+    /** For the node's lob.http.* keys, and so that one --command-config file serves every command. */
     @CommandLine.Mixin
     ConfigOptions config;
 

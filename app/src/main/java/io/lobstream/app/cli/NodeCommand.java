@@ -116,11 +116,12 @@ final class NodeCommand implements Runnable {
                     cfg.bootstrap(), cfg.registryShown(), node.httpUrl());
             String clients = clientOptions(cfg.bootstrap(), cfg.registryShown(), NodeUrl.local(cfg.get(LobStreamConfig.HTTP_HOST),
                     node.httpPort()));
-            if (!clients.isEmpty()) {
-                boolean secured = cfg.originals().keySet().stream().anyMatch(k -> k.startsWith("security.") || k.startsWith("sasl.")
-                        || k.startsWith("ssl.") || k.contains("apicurio.auth."));
-                System.err.println("  commands on this machine reach it with: " + clients
-                        + (secured ? ", and the security settings it was given (-c, --command-config)" : ""));
+            boolean secured = cfg.originals().keySet().stream().anyMatch(k -> k.startsWith("security.") || k.startsWith("sasl.")
+                    || k.startsWith("ssl.") || k.contains("apicurio.auth."));
+            String security = "the security settings it was given (-c, --command-config)";
+            if (!clients.isEmpty() || secured) {
+                System.err.println("  commands on this machine reach it with: " + (clients.isEmpty() ? security
+                        : clients + (secured ? ", and " + security : "")));
             }
             shutdown.startEnded();
             stopped = node.writerStopped();

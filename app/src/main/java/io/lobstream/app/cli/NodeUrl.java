@@ -34,7 +34,8 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
             return given; // converted (and checked) by picocli
         }
         // either key typed: with the other from the file, as the node merged them when it was started so
-        String typed = typedHttpKey(keys.given) ? fromKeys(keys.map()) : null;
+        boolean typedKey = typedHttpKey(keys.given);
+        String typed = typedKey ? fromKeys(keys.map(), cli) : null;
         if (typed != null) {
             return typed;
         }
@@ -46,7 +47,8 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
                 throw new CommandLine.ParameterException(cli, "$" + ENV + ": " + e.getMessage());
             }
         }
-        String inFile = fromKeys(keys.file.keys());
+        // (a typed port 0, any free port, is not the file's port: the node did not bind that)
+        String inFile = typedKey ? null : fromKeys(keys.file.keys(), cli);
         return inFile != null ? inFile : LobStreamConfig.DEFAULT_NODE_URL;
     }
 
@@ -64,7 +66,7 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
      * given, or for port 0 (any free port: only the node's log says which). Not {@code lob.http.advertised.host}: the name
      * other nodes use may not resolve here (a compose service's).
      */
-    static String fromKeys(Map<String, String> keys) {
+    static String fromKeys(Map<String, String> keys, CommandLine cli) {
         String host = LobStreamConfig.HTTP_HOST.name();
         String port = LobStreamConfig.HTTP_PORT.name();
         if (!keys.containsKey(host) && !keys.containsKey(port)) {
@@ -79,7 +81,14 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
         }
         LobStreamConfig config = new LobStreamConfig(http);
         int p = config.get(LobStreamConfig.HTTP_PORT);
-        return p == 0 ? null : local(config.get(LobStreamConfig.HTTP_HOST), p);
+        if (p == 0) {
+            return null;
+        }
+        try { // checked as --node is: a host no URL can carry (node_1, a port or a scheme in it) refused before anything is sent
+            return new NodeUrl().convert(local(config.get(LobStreamConfig.HTTP_HOST), p));
+        } catch (CommandLine.TypeConversionException e) {
+            throw new CommandLine.ParameterException(cli, host + "=" + config.get(LobStreamConfig.HTTP_HOST) + ": " + e.getMessage());
+        }
     }
 
     /** The URL this machine reaches a node bound to {@code host} and {@code port} at: a wildcard read as loopback. */

@@ -73,14 +73,16 @@ final class RegistryCheck {
     }
 
     /**
-     * Where Apicurio 2.6's HTTP client sends a registry's requests (its {@code JdkHttpClient}): the URL with a slash at its
-     * end, then the API's path ({@value #API_PATH}, or {@code apicurio.rest.client.auto-base-path}) unless it ends with it
-     * already, or unless {@code apicurio.rest.client.disable-auto-basepath-append} is {@code true}. So
-     * {@code http://host:8081} works as {@code http://host:8081/apis/registry/v2}.
+     * Where Apicurio 2.6's HTTP client sends a registry's requests (its {@code JdkHttpClient}): the URL with a slash at
+     * its end, then the API's path ({@value #API_PATH}, or {@code apicurio.registry.rest.client.auto-base-path}) unless
+     * it ends with it already, or unless {@code apicurio.registry.client.disable-auto-basepath-append} (or the rest
+     * client's {@code apicurio.rest.client.} name) is {@code true}. So {@code http://host:8081} works as
+     * {@code http://host:8081/apis/registry/v2}.
      */
     static String apiBase(String url, Map<String, ?> settings) {
         String base = url.endsWith("/") ? url : url + "/";
-        String path = setting(settings, BASE_PATH, API_PATH);
+        // the registry client's name for it: Apicurio puts its default there and copies it over the rest client's own
+        String path = setting(settings, "registry.rest.client." + BASE_PATH, API_PATH);
         // Boolean.parseBoolean, as Apicurio reads it: "true" in any case, nothing around it
         return Boolean.parseBoolean(setting(settings, NO_APPEND, "false")) || base.endsWith(path) ? base : base + path;
     }

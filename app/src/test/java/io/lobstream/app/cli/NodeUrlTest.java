@@ -70,6 +70,18 @@ class NodeUrlTest {
     }
 
     @Test
+    void aTypedPortZeroIsNotTheFilesPort() {
+        assertThat(resolve(null, Map.of("lob.http.port", "0"), Map.of("lob.http.port", "8092"), Map.of())).isEqualTo("http://127.0.0.1:8080");
+    }
+
+    /** As --node is checked: before a write is sent, not when its ETag is asked for after it was applied. */
+    @Test
+    void aHostNoUrlCanCarryIsAUsageError() {
+        assertThatThrownBy(() -> resolve(Map.of("lob.http.host", "node_1"))).isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageContaining("lob.http.host=node_1");
+    }
+
+    @Test
     void aBadPortIsRefusedAsTheNodeRefusesIt() {
         assertThatThrownBy(() -> resolve(Map.of("lob.http.port", "80800"))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("lob.http.port");

@@ -54,7 +54,7 @@ class RegistryCheckTest {
         assertThat(RegistryCheck.apiBase("http://r:8081/route", Map.of(off, "TRUE"))).isEqualTo("http://r:8081/route/");
         assertThat(RegistryCheck.apiBase("http://r:8081/route", Map.of(off, "true "))).as("as Apicurio parses it")
                 .isEqualTo("http://r:8081/route/apis/registry/v2/");
-        assertThat(RegistryCheck.apiBase("http://r:8081", Map.of("apicurio.rest.client.auto-base-path", "api/v2/")))
+        assertThat(RegistryCheck.apiBase("http://r:8081", Map.of("apicurio.registry.rest.client.auto-base-path", "api/v2/")))
                 .isEqualTo("http://r:8081/api/v2/");
     }
 

@@ -45,7 +45,7 @@ class RegistryUnavailableExceptionTest {
     }
 
     /**
-     * A 404 whose body is not the registry's error (a URL missing its path, a proxy or ingress with no route): the
+     * A 404 whose body is not the registry's error (a wrong path in the URL, a proxy or ingress with no route): the
      * client leaves the error unnamed. Not the record's fault: dead-lettered, every good command would be lost.
      */
     @Test
