@@ -114,14 +114,17 @@ final class NodeCommand implements Runnable {
                     purgeWorkers));
             System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",
                     cfg.bootstrap(), cfg.registryShown(), node.httpUrl());
-            String clients = clientOptions(cfg.bootstrap(), cfg.registryShown(), NodeUrl.local(cfg.get(LobStreamConfig.HTTP_HOST),
-                    node.httpPort()));
+            String local;
+            try {
+                local = new NodeUrl().convert(NodeUrl.local(cfg.get(LobStreamConfig.HTTP_HOST), node.httpPort()));
+            } catch (picocli.CommandLine.TypeConversionException e) {
+                local = null; // a host a URL cannot carry (node_1, which DNS may resolve): the commands would refuse it
+            }
             boolean secured = cfg.originals().keySet().stream().anyMatch(k -> k.startsWith("security.") || k.startsWith("sasl.")
                     || k.startsWith("ssl.") || k.contains("apicurio.auth."));
-            String security = "the security settings it was given (-c, --command-config)";
-            if (!clients.isEmpty() || secured) {
-                System.err.println("  commands on this machine reach it with: " + (clients.isEmpty() ? security
-                        : clients + (secured ? ", and " + security : "")));
+            String hint = readyHint(cfg.bootstrap(), cfg.registryShown(), local, secured);
+            if (!hint.isEmpty()) {
+                System.err.println(hint);
             }
             shutdown.startEnded();
             stopped = node.writerStopped();
@@ -148,11 +151,22 @@ final class NodeCommand implements Runnable {
         }
     }
 
+    /** What a ready node says its clients need beyond the defaults: the options, the security settings; empty if nothing. */
+    static String readyHint(String bootstrap, String registryShown, String localUrl, boolean secured) {
+        String clients = clientOptions(bootstrap, registryShown, localUrl);
+        if (clients.isEmpty() && !secured) {
+            return "";
+        }
+        String security = "the security settings it was given (-c, --command-config)";
+        return "  commands on this machine reach it with: " + (clients.isEmpty() ? "their defaults and " + security
+                : clients + (secured ? ", and " + security : ""));
+    }
+
     /**
      * The options commands on this machine need to reach this node, those whose defaults do not ({@code put}, {@code get},
      * {@code status}: each default names a local node on the default ports); empty when none is needed. {@code httpUrl} is
-     * the API as this machine reaches it ({@link NodeUrl#local}), not as other nodes do; a registry URL's user and
-     * password are shown as {@code ***}, said.
+     * the API as this machine reaches it ({@link NodeUrl#local}), not as other nodes do; null when no command would take
+     * it. A registry URL's user and password are shown as {@code ***}, said.
      */
     static String clientOptions(String bootstrap, String registryShown, String httpUrl) {
         StringBuilder b = new StringBuilder();
@@ -162,7 +176,7 @@ final class NodeCommand implements Runnable {
         if (!registryShown.equals(LobStreamConfig.DEFAULT_REGISTRY_URL)) {
             b.append("--registry ").append(registryShown).append(registryShown.contains("://***@") ? " (its credentials for ***) " : " ");
         }
-        if (!httpUrl.equals(LobStreamConfig.DEFAULT_NODE_URL)) {
+        if (httpUrl != null && !httpUrl.equals(LobStreamConfig.DEFAULT_NODE_URL)) {
             b.append("--node ").append(httpUrl).append(" (or export ").append(NodeUrl.ENV).append('=').append(httpUrl).append(')');
         }
         return b.toString().strip();

@@ -20,7 +20,7 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
     static final String ENV = "LOBSTREAM_NODE";
     /** How {@code --node}'s help says where the node is when the option is not given ({@link #resolve}). */
     static final String DEFAULT_DOC = "default: lob.http.host and lob.http.port given with -c (as the node was started), else $"
-            + ENV + ", else those keys in the --command-config file, else " + LobStreamConfig.DEFAULT_NODE_URL;
+            + ENV + ", else those keys in the --command-config file, else " + LobStreamConfig.DEFAULT_NODE_URL + "; port 0 names none";
 
     /**
      * The node a command talks to, in the order of a command line's settings: {@code --node} as given; the node on this
@@ -87,7 +87,8 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
         try { // checked as --node is: a host no URL can carry (node_1, a port or a scheme in it) refused before anything is sent
             return new NodeUrl().convert(local(config.get(LobStreamConfig.HTTP_HOST), p));
         } catch (CommandLine.TypeConversionException e) {
-            throw new CommandLine.ParameterException(cli, host + "=" + config.get(LobStreamConfig.HTTP_HOST) + ": " + e.getMessage());
+            throw new CommandLine.ParameterException(cli, host + "=" + config.get(LobStreamConfig.HTTP_HOST) + " (given with -c or in "
+                    + "the --command-config file): " + e.getMessage());
         }
     }
 

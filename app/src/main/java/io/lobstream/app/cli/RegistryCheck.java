@@ -81,8 +81,9 @@ final class RegistryCheck {
      */
     static String apiBase(String url, Map<String, ?> settings) {
         String base = url.endsWith("/") ? url : url + "/";
-        // the registry client's name for it: Apicurio puts its default there and copies it over the rest client's own
-        String path = setting(settings, "registry.rest.client." + BASE_PATH, API_PATH);
+        // the registry client's name first: Apicurio puts its default there and copies it to the rest client's name, over a
+        // value of the user's there or not, as its map's order falls; the rest client's name alone is taken as given
+        String path = setting(settings, "registry.rest.client." + BASE_PATH, setting(settings, BASE_PATH, API_PATH));
         // Boolean.parseBoolean, as Apicurio reads it: "true" in any case, nothing around it
         return Boolean.parseBoolean(setting(settings, NO_APPEND, "false")) || base.endsWith(path) ? base : base + path;
     }

@@ -94,6 +94,15 @@ class NodeUrlTest {
         assertThat(NodeCommand.clientOptions("127.0.0.1:19092", "http://127.0.0.1:18081/apis/registry/v2", "http://127.0.0.1:8091"))
                 .isEqualTo("--bootstrap 127.0.0.1:19092 --registry http://127.0.0.1:18081/apis/registry/v2 --node http://127.0.0.1:8091 "
                         + "(or export LOBSTREAM_NODE=http://127.0.0.1:8091)");
+        assertThat(NodeCommand.clientOptions("127.0.0.1:9092", "http://127.0.0.1:8081/apis/registry/v2", null)).as("no URL to offer")
+                .isEmpty();
+        assertThat(NodeCommand.readyHint("127.0.0.1:9092", "http://127.0.0.1:8081/apis/registry/v2", "http://127.0.0.1:8080", false)).isEmpty();
+        assertThat(NodeCommand.readyHint("127.0.0.1:9092", "http://127.0.0.1:8081/apis/registry/v2", "http://127.0.0.1:8080", true))
+                .isEqualTo("  commands on this machine reach it with: their defaults and the security settings it was given (-c, "
+                        + "--command-config)");
+        assertThat(NodeCommand.readyHint("kafka:9092", "http://127.0.0.1:8081/apis/registry/v2", "http://127.0.0.1:8080", true))
+                .isEqualTo("  commands on this machine reach it with: --bootstrap kafka:9092, and the security settings it was given "
+                        + "(-c, --command-config)");
         assertThat(NodeCommand.clientOptions("127.0.0.1:9092", "https://***@registry/apis/registry/v2", NodeUrl.local("::1", 8080)))
                 .isEqualTo("--registry https://***@registry/apis/registry/v2 (its credentials for ***) --node http://[::1]:8080 "
                         + "(or export LOBSTREAM_NODE=http://[::1]:8080)");
