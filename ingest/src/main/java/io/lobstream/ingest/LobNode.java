@@ -219,7 +219,7 @@ public final class LobNode implements AutoCloseable {
                 config.get(LobStreamConfig.HTTP_PORT), config.topics().commands(), tablespaces, meters,
                 java.time.Duration.ofMillis(config.get(LobStreamConfig.HTTP_STALL_TIMEOUT_MS)));
         catchUps = new TablespaceCatchUp(config, new WriterMetrics(meters));
-        Properties streamsProperties = WriterStreamsSettings.of(config, partitions, http.hostInfo().host() + ":" + http.port());
+        Properties streamsProperties = WriterStreamsSettings.of(config, partitions, LobHttpServer.authority(http.hostInfo().host(), http.port()));
         warnIfBackpressureCanOutlastTransactions(partitions, config.writerTransactionTimeoutMs());
         indexMemoryWanted(storeConfig.indexMemoryBytes(), partitions).ifPresent(wanted -> log.warn("{}={} is short for {} "
                 + "partitions: each tablespace written holds about 0.5 MiB of memtables from its first writes, and past half of "
@@ -379,7 +379,7 @@ public final class LobNode implements AutoCloseable {
 
     /** The HTTP API's address as other nodes reach it (lob.http.advertised.host, else lob.http.host). */
     public String httpUrl() {
-        return "http://" + http.hostInfo().host() + ":" + http.port();
+        return "http://" + LobHttpServer.authority(http.hostInfo().host(), http.port());
     }
 
     public KafkaStreams streams() {

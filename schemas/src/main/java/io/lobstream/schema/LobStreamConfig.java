@@ -70,8 +70,8 @@ public final class LobStreamConfig {
     public static final ConfigKey<String> HTTP_HOST = ConfigKey.string("lob.http.host", "127.0.0.1",
             "Address the node's HTTP read API binds to and advertises.");
     public static final ConfigKey<String> HTTP_ADVERTISED_HOST = ConfigKey.string("lob.http.advertised.host", "",
-            "Host name or IPv4 address, without scheme or port, other nodes use to reach this node's HTTP API (empty = lob.http.host; for a wildcard lob.http.host such "
-                    + "as 0.0.0.0, this machine's name).");
+            "Host name or IP address (IPv6 without brackets), without scheme or port, other nodes use to reach this node's HTTP API (empty = lob.http.host; for a "
+                    + "wildcard lob.http.host such as 0.0.0.0, this machine's name).");
     public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", DEFAULT_HTTP_PORT, 0, 65535,
             "Port of the node's HTTP read API (0 = any free port).");
     public static final ConfigKey<Integer> HTTP_STALL_TIMEOUT_MS = ConfigKey.integer("lob.http.stall.timeout.ms", 60_000, 1000,
@@ -323,15 +323,18 @@ public final class LobStreamConfig {
     }
 
     /**
-     * A host name or IPv4 address only: it becomes Kafka Streams' {@code application.server} as HOST:PORT, which every
+     * A host name or IP address only: it becomes Kafka Streams' {@code application.server} as HOST:PORT, which every
      * node forwards reads by. With a scheme or a port in it, a node would not know itself as the owner of its own
-     * partitions; an IPv6 literal, which Kafka gives back without its brackets, neither, and no URL of a forward carries it.
+     * partitions; with brackets round an IPv6 literal, neither, as Kafka gives the host back without them (a forward's
+     * URL puts them back). One colon is a port; an IPv6 literal has at least two.
      */
     private static void checkAdvertisedHost(String host) {
         String h = host.strip();
-        if (h.contains("/") || h.contains(":") || h.contains("[") || h.contains("]") || h.chars().anyMatch(Character::isWhitespace)) {
-            throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a host name or IPv4 address alone, no scheme, "
-                    + "port or path (the port is lob.http.port; for IPv6, a host name)");
+        boolean ipv6 = h.matches("[0-9A-Fa-f:.]+") && h.indexOf(':') != h.lastIndexOf(':');
+        if (h.contains("/") || (h.contains(":") && !ipv6) || h.contains("[") || h.contains("]")
+                || h.chars().anyMatch(Character::isWhitespace)) {
+            throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a host name or IP address alone, no scheme, "
+                    + "port, path or brackets (the port is lob.http.port)");
         }
     }
 

@@ -291,7 +291,15 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     private void nameNode(HttpExchange ex) {
-        ex.getResponseHeaders().set(NODE, advertisedHost + ":" + ex.getLocalAddress().getPort());
+        ex.getResponseHeaders().set(NODE, authority(advertisedHost, ex.getLocalAddress().getPort()));
+    }
+
+    /**
+     * A node as its headers name it and as a URL reaches it: {@code host:port}, an IPv6 literal in brackets, without which
+     * its last group would read as the port ({@code http://fd00::5:8080} is no URL another node could forward to).
+     */
+    public static String authority(String host, int port) {
+        return org.apache.kafka.common.utils.Utils.formatAddress(host, port);
     }
 
     // ---------------------------------------------------------------- /lobs/{id}

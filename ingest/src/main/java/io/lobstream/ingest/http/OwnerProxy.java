@@ -51,11 +51,11 @@ final class OwnerProxy {
 
     /** @param self this node, as the owner knows it: an owner that cannot serve the request names it in its answer */
     void forward(HttpExchange ex, HostInfo self, HostInfo ownerInfo, String rawPath) throws IOException {
-        String owner = ownerInfo.host() + ":" + ownerInfo.port(); // as the node header names it, not HostInfo{host='..', port=..}
+        String owner = LobHttpServer.authority(ownerInfo.host(), ownerInfo.port()); // as the node header names it
         Map<String, String> headers = new HashMap<>();
         // RFC 9110 §7.6.3 would have a gateway send Via, but HttpURLConnection drops it (a restricted header) unless a
         // JVM-wide property allows it: the node's own header names the forwarder instead, and keeps it from forwarding again
-        headers.put(FORWARDED, self.host() + ":" + self.port());
+        headers.put(FORWARDED, LobHttpServer.authority(self.host(), self.port()));
         for (String h : REQUEST_HEADERS) {
             String v = ex.getRequestHeaders().getFirst(h);
             if (v != null) {

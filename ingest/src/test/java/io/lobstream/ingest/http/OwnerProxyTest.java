@@ -193,6 +193,35 @@ class OwnerProxyTest {
         assertThat(frontFailed).singleElement().asString().contains("ended after 1000 of 100000 bytes");
     }
 
+    /** An owner advertised by an IPv6 literal: {@code http://::1:PORT} was no URL, and every forward to it was a 502. */
+    @Test
+    void anOwnerAtAnIpv6AddressIsReached() throws IOException {
+        InetAddress v6 = InetAddress.getByName("::1");
+        HttpServer owner;
+        try {
+            owner = HttpServers.create(new InetSocketAddress(v6, 0), 0);
+        } catch (IOException noIpv6) {
+            org.junit.jupiter.api.Assumptions.abort("no IPv6 loopback here: " + noIpv6);
+            return;
+        }
+        owner.createContext("/lobs/", ex -> {
+            try (ex) {
+                ex.getResponseHeaders().set(LobHttpServer.NODE, "[::1]:" + ex.getLocalAddress().getPort());
+                ex.sendResponseHeaders(200, 2);
+                ex.getResponseBody().write("v6".getBytes(StandardCharsets.US_ASCII));
+            }
+        });
+        owner.start();
+        open.add(() -> owner.stop(0));
+        int port = owner.getAddress().getPort();
+
+        HttpURLConnection c = request(front(new HostInfo("::1", port)), "GET", null);
+
+        assertThat(c.getResponseCode()).isEqualTo(200);
+        assertThat(new String(c.getInputStream().readAllBytes(), StandardCharsets.US_ASCII)).isEqualTo("v6");
+        assertThat(c.getHeaderField(LobHttpServer.SERVED_BY)).isEqualTo("[::1]:" + port);
+    }
+
     // ------------------------------------------------------------------ helpers
 
     /** An owner node answering every /lobs/ request with {@code answer}; its answers name it, as every node's do. */
