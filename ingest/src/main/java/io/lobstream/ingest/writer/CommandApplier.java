@@ -340,8 +340,9 @@ public final class CommandApplier {
         }
         int home = Topics.partitionOf(key, partitions);
         if (home != partition) {
-            return invalid("record on partition " + partition + " but lobId " + cmd.getLobId() + DeadLetterTopic.OFF_ITS_PARTITION + home
-                    + " (sent with a partitioner other than Kafka's default)");
+            // the mark redrive knows these by comes before the lobId, which may be long enough to be cut off with it
+            return invalid("record on partition " + partition + ", but its lobId" + DeadLetterTopic.OFF_ITS_PARTITION + home
+                    + " (sent with a partitioner other than Kafka's default): lobId " + cmd.getLobId());
         }
         if (cmd.getOffset() < 0 || cmd.getTotalLength() < 0) {
             return invalid("negative offset " + cmd.getOffset() + " or length " + cmd.getTotalLength());

@@ -6,6 +6,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.CommandFingerprint;
+import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
@@ -635,6 +636,15 @@ class CommandApplierTest {
             assertThat(applier.apply(put, key(id), other, 0, store, new Source(TOPIC + other, 0)))
                     .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.reason()).contains("belongs to partition " + p));
             assertThat(store.current(id)).isEmpty();
+
+            // a long lobId: the letter's reason is cut, and what redrive leaves such letters by must be in what is kept
+            String longId = "x".repeat(2 * DeadLetters.MAX_REASON_CHARS);
+            int home = partitionOf(longId);
+            int away = (home + 1) % PARTITIONS;
+            assertThat(applier.apply(command(longId, LobOp.PUT, 0, new byte[5]), key(longId), away, 1, store, new Source(TOPIC + away, 1)))
+                    .isInstanceOfSatisfying(CommandApplier.Rejected.class, r -> assertThat(r.kind() + ": " + r.reason())
+                            .hasSizeGreaterThan(DeadLetters.MAX_REASON_CHARS)
+                            .satisfies(why -> assertThat(why.substring(0, DeadLetters.MAX_REASON_CHARS)).contains(DeadLetterTopic.OFF_ITS_PARTITION + home)));
         }
     }
 

@@ -208,8 +208,13 @@ final class Reclaimer {
                 // a relocation's old copy is freed by its last reader's unpin, never under a reader
                 boolean due = still.isPresent() && still.get().reclaimRequested() && still.get().cause() != VersionEntry.Cause.RELOCATE;
                 if (due && !pins.holds(still.get())) {
-                    log.warn("{}: a reader of {} has held its pin past lob.read.pin.max.ms; version {} is reclaimed under it "
-                            + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
+                    if (pins.pinned(e.lobId(), e.version())) {
+                        log.warn("{}: a reader of {} has held its pin past lob.read.pin.max.ms; version {} is reclaimed under it "
+                                + "(the reader fails if it reads a reused page)", name, e.lobId(), e.version());
+                    } else { // no pin at all: the last reader's unpin failed to free it (logged then), and nobody is blamed
+                        log.info("{}: the reclaim of {}@{} deferred for its readers, which have all let go, is done now",
+                                name, e.lobId(), e.version());
+                    }
                     freePending(still.get(), null, true);
                     freed++;
                 } else if (due) {

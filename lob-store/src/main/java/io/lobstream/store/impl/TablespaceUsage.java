@@ -71,10 +71,12 @@ final class TablespaceUsage {
     /**
      * How far history is past its limits, as a share of the limit: the larger of {@code
      * historyMax} versions and {@code historyMaxRatio} of the live pages (0 if within both; a
-     * limit of 0 is none).
+     * setting of 0 is no limit). The ratio's limit is at least one page: with nothing live (every
+     * LOB deleted) it would be 0, read as no limit, and history would grow without bound.
      */
     double historyExcess(long historyMax, double historyMaxRatio) {
-        return Math.max(excess(historyLength.get(), historyMax), excess(pagesHistory.get(), historyMaxRatio * pagesLive.get()));
+        double pagesLimit = historyMaxRatio > 0 ? Math.max(1, historyMaxRatio * pagesLive.get()) : 0;
+        return Math.max(excess(historyLength.get(), historyMax), excess(pagesHistory.get(), pagesLimit));
     }
 
     private static double excess(double value, double limit) {

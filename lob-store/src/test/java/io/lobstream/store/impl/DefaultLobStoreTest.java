@@ -1228,6 +1228,22 @@ class DefaultLobStoreTest {
         }
     }
 
+    /** With nothing live (every LOB deleted), the ratio's limit was 0, read as none: history grew with no delay at all. */
+    @Test
+    void historyOfDeletedValuesIsPastTheRatioLimitToo() throws IOException {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (DefaultLobStore store = DefaultLobStore.open(dir, new LobStoreConfig(Map.of("lob.page.size", 4096,
+                "lob.history.max.delay.ms", 1, "lob.history.max", 0, "lob.history.max.ratio", 1.0)), registry, "ts")) {
+            for (int i = 0; i < 4; i++) {
+                put(store, "lob" + i, bytes(10_000, i));
+                store.delete("lob" + i, null); // nothing purged
+            }
+            assertThat(store.stats().pagesLive()).isZero();
+            assertThat(registry.get("lob_history_excess_ratio").gauge().value()).as("history past a limit of one page").isPositive();
+            assertThat(registry.get("lob_backpressure_delay_seconds").timer().count()).as("the writes after it").isPositive();
+        }
+    }
+
     /**
      * An index whose length for a value is not its root page's (damage fsck reports): read by the index's length, a short
      * one was served as a whole value cut short, and a write on it refused as a bad command. Both now fail on the root page.
