@@ -96,7 +96,8 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
     /**
      * {@link #applied()}, failed with a {@link TimeoutException} if the writer has not committed past the write within
      * {@code timeout}, whose message names the writer group, and the partition and offset it has not committed past; the
-     * client stops tracking the write then.
+     * client stops tracking the write then. The time counts from this call: one that ends before Kafka acknowledged the
+     * write says so instead.
      */
     public CompletableFuture<WriteOutcome> applied(Duration timeout) {
         // completed on the client's threads: orTimeout's own fires on the JDK's one scheduler thread, where a blocking
@@ -106,13 +107,17 @@ public final class LobWrite extends CompletableFuture<RecordMetadata> {
         return applied().orTimeout(ms, TimeUnit.MILLISECONDS).handleAsync((outcome, failed) -> {
             Throwable cause = failed instanceof CompletionException c && c.getCause() != null ? c.getCause() : failed;
             RecordMetadata last = isCompletedExceptionally() ? null : getNow(null);
-            if (cause instanceof TimeoutException && last != null) {
-                // orTimeout's own says nothing: a writer group other than the nodes' is the usual reason, and waits silently
-                TimeoutException named = new TimeoutException("write " + writeId + " to " + lobId + " not applied within "
-                        + (ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms")
-                        + ": writer group " + client.writerGroup() + " has not committed past " + last.topic() + "-"
-                        + last.partition() + " offset " + last.offset() + " (is a writer node of that group running, with this "
-                        + "lob.writer.application.id?)");
+            if (cause instanceof TimeoutException && !isCompletedExceptionally()) {
+                // orTimeout's own says nothing: a writer group other than the nodes' is the usual reason, and waits silently;
+                // or Kafka has not acknowledged the write yet, whose outcome this write's own future still gets
+                String within = " within " + (ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms");
+                TimeoutException named = new TimeoutException(last == null
+                        ? "write " + writeId + " to " + lobId + " not acknowledged by Kafka" + within + " (the wait began before "
+                                + "Kafka took it; the write's own future says whether it does)"
+                        : "write " + writeId + " to " + lobId + " not applied" + within
+                                + ": writer group " + client.writerGroup() + " has not committed past " + last.topic() + "-"
+                                + last.partition() + " offset " + last.offset() + " (is a writer node of that group running, with this "
+                                + "lob.writer.application.id?)");
                 named.initCause(cause);
                 throw new CompletionException(named);
             }

@@ -345,6 +345,12 @@ class LobClientTest {
                     .withMessage("write w/1 to doc not applied within 1 s: writer group " + client.writerGroup() + " has not "
                             + "committed past lob.commands-3 offset 41 (is a writer node of that group running, with this "
                             + "lob.writer.application.id?)");
+
+            // not acknowledged yet when the wait ends: the message says that, not a bare TimeoutException
+            LobWrite unacknowledged = new LobWrite(client, "doc", "w/2", System.currentTimeMillis());
+            assertThat(unacknowledged.applied(Duration.ofMillis(200))).failsWithin(Duration.ofSeconds(30))
+                    .withThrowableOfType(ExecutionException.class).havingCause().isInstanceOf(TimeoutException.class)
+                    .withMessageStartingWith("write w/2 to doc not acknowledged by Kafka within 200 ms");
         }
     }
 
