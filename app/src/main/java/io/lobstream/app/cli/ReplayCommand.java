@@ -182,6 +182,7 @@ final class ReplayCommand implements Callable<Integer> {
                 Path failed = dir.resolveSibling(dir.getFileName() + ".replay-failed-" + System.currentTimeMillis());
                 Files.move(staging, failed, StandardCopyOption.ATOMIC_MOVE);
                 TablespaceDirs.syncDirectory(dir.getParent());
+                out.put("kept_at", failed.toString());
                 err().println("fsck found problems in the replayed copy: kept at " + failed + ", not at " + dir);
             } else if (done) {
                 // replayed and checked (whatever --verify finds or throws); the store is closed here, and its index holds no path
@@ -220,7 +221,15 @@ final class ReplayCommand implements Callable<Integer> {
         long nodeAppliedBefore = before.path("applied_offset").asLong(-1); // -1: reads forwarded to its owner (or checked)
         String owner = null; // host:port of the node that served the partition, if --node forwarded the reads to it
         long[] waitLeftMs = {REBALANCE_WAIT.toMillis()};
+        long lastSaid = System.nanoTime();
+        int compared = 0;
         for (VersionEntry e : live) {
+            if (System.nanoTime() - lastSaid > 5_000_000_000L) { // a GET per value: a large partition takes long
+                lastSaid = System.nanoTime();
+                err().printf("verified %d of %d values%n", compared, live.size());
+                err().flush();
+            }
+            compared++;
             String mine;
             try (LobReadHandle h = store.open(e.lobId()).orElseThrow(); InputStream in = h.stream(0, h.length())) {
                 mine = sha256(in, h.length());

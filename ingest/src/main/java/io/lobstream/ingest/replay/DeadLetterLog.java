@@ -47,10 +47,10 @@ import java.util.zip.CRC32C;
 final class DeadLetterLog {
     private static final Logger log = LoggerFactory.getLogger(DeadLetterLog.class);
     /**
-     * How long the read may make no progress before it fails: not a bound on the whole read, which takes as long as the
+     * How long the read (and a replay's of lob.commands) may make no progress before it fails: not a bound on the whole read, which takes as long as the
      * topic is large (its letters carry the commands' values, and it is kept as long as lob.commands).
      */
-    private static final Duration STALLED = Duration.ofMinutes(2);
+    static final Duration STALLED = Duration.ofMinutes(2);
 
     private final Set<Long> offsets;
     private final Map<Long, Letter> refusals;

@@ -121,73 +121,87 @@ public final class DeadLetterRedrive {
             long misrouted = 0;
             long lastProgress = System.nanoTime();
             long lastPositions = -1;
-            while (true) {
-                List<TopicPartition> reading = tps.stream().filter(tp -> in.position(tp) < end.get(tp)).toList();
-                if (reading.isEmpty()) {
-                    break;
-                }
-                long positions = tps.stream().mapToLong(in::position).sum(); // moves past markers and aborted letters too
-                if (positions != lastPositions) {
-                    lastPositions = positions;
-                    lastProgress = System.nanoTime();
-                }
-                in.pause(tps.stream().filter(tp -> !reading.contains(tp)).toList()); // read to their end: fetched no more
-                if (System.nanoTime() - lastProgress > STALLED.toNanos()) {
-                    throw new IllegalStateException("redrive: no progress on " + reading + " for " + STALLED.toSeconds()
-                            + " s (a partition without a leader?); " + redriven + " letters were sent back so far");
-                }
-                for (ConsumerRecord<byte[], byte[]> r : in.poll(POLL)) {
-                    if (failed.get() != null) {
-                        break; // none handed to the producer after a failure it reported
+            // per partition, the offset before which every letter was sent back for sure (flushed): where a run that
+            // failed goes on from, rather than from the start, sending them all again
+            Map<Integer, Long> sentBefore = new TreeMap<>();
+            tps.forEach(tp -> sentBefore.put(tp.partition(), in.position(tp)));
+            try {
+                while (true) {
+                    List<TopicPartition> reading = tps.stream().filter(tp -> in.position(tp) < end.get(tp)).toList();
+                    if (reading.isEmpty()) {
+                        break;
                     }
-                    if (r.offset() >= end.get(new TopicPartition(r.topic(), r.partition()))) {
-                        continue;
+                    long positions = tps.stream().mapToLong(in::position).sum(); // moves past markers and aborted letters too
+                    if (positions != lastPositions) {
+                        lastPositions = positions;
+                        lastProgress = System.nanoTime();
                     }
-                    read++;
-                    if (!commands.equals(DeadLetterTopic.header(r, DeadLetterTopic.ORIGIN_TOPIC))
-                            || !kinds.test(DeadLetterTopic.header(r, DeadLetterTopic.KIND))) {
-                        continue;
+                    in.pause(tps.stream().filter(tp -> !reading.contains(tp)).toList()); // read to their end: fetched no more
+                    if (System.nanoTime() - lastProgress > STALLED.toNanos()) {
+                        throw new IllegalStateException("redrive: no progress on " + reading + " for " + STALLED.toSeconds()
+                                + " s (a partition without a leader?); " + redriven + " letters were sent back so far");
                     }
-                    ConsumerRecord<byte[], byte[]> original = r;
-                    if (r.headers().lastHeader(DeadLetterTopic.VALUE_DROPPED) != null
-                            || r.headers().lastHeader(DeadLetterTopic.KEY_DROPPED) != null) { // (a dry run reads it too)
-                        Optional<ConsumerRecord<byte[], byte[]>> its = original(originals, r);
-                        if (its.isEmpty()) {
-                            commandGone++;
+                    for (ConsumerRecord<byte[], byte[]> r : in.poll(POLL)) {
+                        if (failed.get() != null) {
+                            break; // none handed to the producer after a failure it reported
+                        }
+                        if (r.offset() >= end.get(new TopicPartition(r.topic(), r.partition()))) {
                             continue;
                         }
-                        original = its.get();
-                    }
-                    if (!misroutedToo && misrouted(r)) {
-                        misrouted++;
-                        continue;
-                    }
-                    redriven++;
-                    if (out != null) {
-                        RecordHeaders headers = new RecordHeaders();
-                        for (Header h : original.headers()) {
-                            if (!DeadLetterTopic.isLetters(h.key())) {
-                                headers.add(h);
-                            }
+                        read++;
+                        if (!commands.equals(DeadLetterTopic.header(r, DeadLetterTopic.ORIGIN_TOPIC))
+                                || !kinds.test(DeadLetterTopic.header(r, DeadLetterTopic.KIND))) {
+                            continue;
                         }
-                        out.send(new ProducerRecord<>(commands, null, original.key(), original.value(), headers), (md, e) -> {
-                            if (e != null) {
-                                failed.compareAndSet(null, e);
+                        ConsumerRecord<byte[], byte[]> original = r;
+                        if (r.headers().lastHeader(DeadLetterTopic.VALUE_DROPPED) != null
+                                || r.headers().lastHeader(DeadLetterTopic.KEY_DROPPED) != null) { // (a dry run reads it too)
+                            Optional<ConsumerRecord<byte[], byte[]>> its = original(originals, r);
+                            if (its.isEmpty()) {
+                                commandGone++;
+                                continue;
                             }
-                        });
+                            original = its.get();
+                        }
+                        if (!misroutedToo && misrouted(r)) {
+                            misrouted++;
+                            continue;
+                        }
+                        redriven++;
+                        if (out != null) {
+                            RecordHeaders headers = new RecordHeaders();
+                            for (Header h : original.headers()) {
+                                if (!DeadLetterTopic.isLetters(h.key())) {
+                                    headers.add(h);
+                                }
+                            }
+                            out.send(new ProducerRecord<>(commands, null, original.key(), original.value(), headers), (md, e) -> {
+                                if (e != null) {
+                                    failed.compareAndSet(null, e);
+                                }
+                            });
+                        }
                     }
-                }
-                if (out != null) {
-                    out.flush(); // a failure the broker reports stops the run here, not letters later
+                    if (out != null) {
+                        out.flush(); // a failure the broker reports stops the run here, not letters later
+                    }
+                    if (failed.get() != null) {
+                        break;
+                    }
+                    tps.forEach(tp -> sentBefore.put(tp.partition(), in.position(tp)));
                 }
                 if (failed.get() != null) {
-                    break;
+                    throw new IllegalStateException("redrive: a letter could not be sent back to " + commands + ": " + failed.get()
+                            + " (those read before it were sent, and some of its poll's after it may have been)", failed.get());
                 }
-            }
-            if (failed.get() != null) {
-                throw new IllegalStateException("redrive: a letter could not be sent back to " + commands + ": " + failed.get()
-                        + " (those read before it were sent, and some of its poll's after it may have been; a run again sends "
-                        + "every letter again, each applied once by its commandId within lob.command.dedupe.window.ms)", failed.get());
+            } catch (RuntimeException e) {
+                if (dryRun) {
+                    throw e;
+                }
+                // a letter sent twice is applied once by its commandId within lob.command.dedupe.window.ms; one without
+                // (an APPEND) twice: the run again starts past what was sent
+                throw new IllegalStateException(e.getMessage() + "; the letters before offset " + sentBefore + " (per partition) "
+                        + "were done with, sent back or left: go on with --partition P --from-offset N for each", e);
             }
             Map<Integer, Long> next = new TreeMap<>(); // the snapshot's end: letters written since were not read
             tps.forEach(tp -> next.put(tp.partition(), Math.min(in.position(tp), end.get(tp))));

@@ -163,6 +163,8 @@ public final class PartitionReplayer {
             long end = to >= 0 ? to : logEnd;
             log.info("replaying {} offsets [{}, {})", tp, next, end);
             long lastLog = System.nanoTime();
+            long progressedAt = lastLog;
+            long seen = next;
             while (next < end) {
                 stopIfAsked(tp, next);
                 ConsumerRecords<byte[], byte[]> polled;
@@ -179,6 +181,14 @@ public final class PartitionReplayer {
                     consumer.seek(tp, first);
                     next = first;
                     continue;
+                }
+                if (next != seen) {
+                    seen = next;
+                    progressedAt = System.nanoTime();
+                } else if (System.nanoTime() - progressedAt > DeadLetterLog.STALLED.toNanos()) {
+                    // records up to the end are there to read: a wait for ever (a broker away) would print progress for ever
+                    throw new IOException("cannot read " + tp + " past offset " + next + " of " + end + " (a broker away, a partition "
+                            + "without a leader?)", new TimeoutException("no progress for " + DeadLetterLog.STALLED.toSeconds() + " s"));
                 }
                 for (ConsumerRecord<byte[], byte[]> r : polled) {
                     if (r.offset() >= end) {

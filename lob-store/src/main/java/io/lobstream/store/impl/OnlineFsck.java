@@ -92,8 +92,8 @@ final class OnlineFsck {
             VersionEntry e = pinned.get();
             String who = "live " + e.lobId() + "@" + e.version(); // as Fsck names it
             try {
-                if (structure.problems().stream().anyMatch(p -> p.startsWith(who + ":"))) {
-                    continue; // its root or index pages failed in the first part: reported once
+                if (structure.problems().stream().anyMatch(p -> p.startsWith(who + ":") || p.startsWith(who + " owns pages"))) {
+                    continue; // its root or index pages failed in the first part, or its pages are past the file's end: reported once
                 }
                 Optional<String> problem = liveDataProblem(e, pagesRead);
                 // a pin held past lob.read.pin.max.ms no longer keeps the pages of a version replaced meanwhile: those
