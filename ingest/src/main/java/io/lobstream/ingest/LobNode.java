@@ -30,6 +30,7 @@ import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -111,7 +112,7 @@ public final class LobNode implements AutoCloseable {
             }
             throw e;
         }
-        log.info("node up: HTTP API on http://{}:{}", http.hostInfo().host(), http.port());
+        log.info("node up: HTTP API on {}", httpUrl());
         return this;
     }
 
@@ -178,6 +179,14 @@ public final class LobNode implements AutoCloseable {
         }
     }
 
+    private static boolean sameEndpoint(String a, String b) {
+        try {
+            return HostInfo.buildFromEndpoint(a).equals(HostInfo.buildFromEndpoint(b));
+        } catch (RuntimeException unreadable) { // a file edited by hand
+            return a.equals(b);
+        }
+    }
+
     /** Whether {@code host} names this machine's loopback (a literal, or localhost), without asking a resolver. */
     static boolean isLoopback(String host) {
         String h = host.strip().toLowerCase(java.util.Locale.ROOT);
@@ -197,7 +206,8 @@ public final class LobNode implements AutoCloseable {
         Path file = config.dataDir().resolve("node.address");
         try {
             String last = Files.exists(file) ? Files.readString(file).strip() : null;
-            if (last != null && !last.equals(address)) {
+            // as Kafka reads them: an IPv6 host a release before wrote without brackets is the same address
+            if (last != null && !sameEndpoint(last, address)) {
                 log.warn("this node ran last at {} and now at {}: if it is back under lob.node.id {} within {} ms of its stop, "
                                 + "its return causes no rebalance, so the writer group still names {} for its partitions, and reads "
                                 + "of them are forwarded there until the next rebalance. Stop a node longer than that to change its "

@@ -330,11 +330,23 @@ public final class LobStreamConfig {
      */
     private static void checkAdvertisedHost(String host) {
         String h = host.strip();
-        boolean ipv6 = h.matches("[0-9A-Fa-f:.]+") && h.indexOf(':') != h.lastIndexOf(':');
-        if (h.contains("/") || (h.contains(":") && !ipv6) || h.contains("[") || h.contains("]")
+        if (h.contains("/") || (h.contains(":") && !ipv6Literal(h)) || h.contains("[") || h.contains("]")
                 || h.chars().anyMatch(Character::isWhitespace)) {
             throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a host name or IP address alone, no scheme, "
                     + "port, path or brackets (the port is lob.http.port)");
+        }
+        if (h.equals("0.0.0.0") || h.contains(":") && h.replace(":", "").replace("0", "").isEmpty()) {
+            throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a wildcard address names no host: every node "
+                    + "advertising it would take itself for the owner of every partition");
+        }
+    }
+
+    /** Whether {@code h} is an IPv6 address as a URL carries one in brackets (checked by the URI parser: no name is looked up). */
+    private static boolean ipv6Literal(String h) {
+        try {
+            return h.indexOf(':') != h.lastIndexOf(':') && new java.net.URI("http://[" + h + "]/").getHost() != null;
+        } catch (java.net.URISyntaxException e) {
+            return false;
         }
     }
 

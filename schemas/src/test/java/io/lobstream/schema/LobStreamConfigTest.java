@@ -396,9 +396,14 @@ class LobStreamConfigTest {
      */
     @Test
     void theAdvertisedHostIsAHostAlone() {
-        for (String bad : new String[] {"http://node", "node:8080", "10.0.0.7:8080", "node/x", "my node", "[fe80::1]", "[::1]:8080"}) {
+        for (String bad : new String[] {"http://node", "node:8080", "10.0.0.7:8080", "node/x", "my node", "[fe80::1]", "[::1]:8080",
+                "1::2::3", ":::"}) {
             assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.http.advertised.host", bad))).as(bad)
                     .isInstanceOf(ConfigException.class).hasMessageContaining("a host name or IP address alone");
+        }
+        for (String wildcard : new String[] {"0.0.0.0", "::", "0:0:0:0:0:0:0:0"}) {
+            assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.http.advertised.host", wildcard))).as(wildcard)
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("a wildcard address names no host");
         }
         for (String good : new String[] {"node-1", "10.0.0.7", "node.example.com", "::1", "fd00::5", "2001:db8::10.0.0.7", ""}) {
             assertThat(new LobStreamConfig(Map.of("lob.http.advertised.host", good)).get(LobStreamConfig.HTTP_ADVERTISED_HOST))

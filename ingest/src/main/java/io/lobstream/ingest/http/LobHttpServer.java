@@ -224,10 +224,14 @@ public final class LobHttpServer implements AutoCloseable {
      * for a wildcard bind (0.0.0.0, ::), which names no host, this machine's name, as Kafka does for a listener without
      * a host. Advertised by every node, the wildcard would make each take itself for the owner of every partition.
      */
-    static String advertised(String host, String advertisedHost) {
+    static String advertised(String bindHost, String advertisedHost) {
         if (advertisedHost != null && !advertisedHost.isBlank()) {
             return advertisedHost.strip();
         }
+        // an IPv6 literal as Kafka gives it back from application.server, without brackets: a node that advertised them
+        // would never find itself the owner of its own partitions
+        String b = bindHost.strip();
+        String host = b.startsWith("[") && b.endsWith("]") ? b.substring(1, b.length() - 1) : b;
         InetAddress bound;
         try {
             bound = InetAddress.getByName(host);
@@ -240,8 +244,8 @@ public final class LobHttpServer implements AutoCloseable {
         try {
             InetAddress self = InetAddress.getLocalHost();
             String name = self.getCanonicalHostName();
-            if (self.isLoopbackAddress() || name.contains(":")) {
-                // /etc/hosts naming this machine 127.0.x.1, or an IPv6 literal that host:port cannot carry
+            if (self.isLoopbackAddress() || name.contains("%")) {
+                // /etc/hosts naming this machine 127.0.x.1, or an IPv6 literal with a scope (%eth0) no URL between nodes carries
                 log.warn("HTTP API bound to {}: this machine's name, {}, is no address other nodes can use; set "
                         + "lob.http.advertised.host (a node alone needs none)", host, name);
             } else {

@@ -249,6 +249,9 @@ public final class PartitionReplayer {
                         // keep the rebuilt tablespace near its live size
                     }
                 }
+                if (!polled.isEmpty()) {
+                    progressedAt = System.nanoTime(); // the stall counts from here: applying them (and reading letters) is progress
+                }
                 progress.at(next, end);
                 if (System.nanoTime() - lastLog > 5_000_000_000L) {
                     lastLog = System.nanoTime();
