@@ -181,7 +181,7 @@ public final class PurgeBench implements Callable<Integer> {
 
             out.note("reclaiming for real: one worker on " + cfg.topics().undoHistory() + ", the node applies the reclaims");
             StoreStats end = drainForReal(pipeline);
-            FsckReport fsck = pipeline.node().tablespaces().fsckAll(false);
+            FsckReport fsck = pipeline.node().tablespaces().fsckAll(true); // data pages too: fsck_ok means what the demo's does
             fsck.problems().forEach(p -> System.err.println("fsck: " + p));
 
             ObjectNode j = summary(runs, versions, undo.size(), latencyNote, end, fsck);
