@@ -330,10 +330,10 @@ public final class LobStreamConfig {
      */
     private static void checkAdvertisedHost(String host) {
         String h = host.strip();
-        if (h.contains("/") || (h.contains(":") && !ipv6Literal(h)) || h.contains("[") || h.contains("]")
+        if (h.contains("/") || (h.contains(":") && !ipv6Literal(h)) || h.contains("[") || h.contains("]") || h.contains("%")
                 || h.chars().anyMatch(Character::isWhitespace)) {
             throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a host name or IP address alone, no scheme, "
-                    + "port, path or brackets (the port is lob.http.port)");
+                    + "port, path, brackets or scope (the port is lob.http.port)");
         }
         if (h.equals("0.0.0.0") || h.contains(":") && h.replace(":", "").replace("0", "").isEmpty()) {
             throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a wildcard address names no host: every node "

@@ -397,7 +397,7 @@ class LobStreamConfigTest {
     @Test
     void theAdvertisedHostIsAHostAlone() {
         for (String bad : new String[] {"http://node", "node:8080", "10.0.0.7:8080", "node/x", "my node", "[fe80::1]", "[::1]:8080",
-                "1::2::3", ":::"}) {
+                "1::2::3", ":::", "fe80::1%eth0"}) {
             assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.http.advertised.host", bad))).as(bad)
                     .isInstanceOf(ConfigException.class).hasMessageContaining("a host name or IP address alone");
         }

@@ -124,7 +124,7 @@ public final class DeadLetterRedrive {
             // per partition, the offset before which every letter was sent back for sure (flushed): where a run that
             // failed goes on from, rather than from the start, sending them all again
             Map<Integer, Long> sentBefore = new TreeMap<>();
-            tps.forEach(tp -> sentBefore.put(tp.partition(), in.position(tp)));
+            tps.forEach(tp -> sentBefore.put(tp.partition(), Math.min(in.position(tp), end.get(tp))));
             try {
                 while (true) {
                     List<TopicPartition> reading = tps.stream().filter(tp -> in.position(tp) < end.get(tp)).toList();
@@ -188,7 +188,8 @@ public final class DeadLetterRedrive {
                     if (failed.get() != null) {
                         break;
                     }
-                    tps.forEach(tp -> sentBefore.put(tp.partition(), in.position(tp)));
+                    // (past the snapshot's end: letters after it are not this run's, and one going on reads them)
+                    tps.forEach(tp -> sentBefore.put(tp.partition(), Math.min(in.position(tp), end.get(tp))));
                 }
                 if (failed.get() != null) {
                     throw new IllegalStateException("redrive: a letter could not be sent back to " + commands + ": " + failed.get()
