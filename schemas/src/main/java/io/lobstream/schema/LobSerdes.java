@@ -53,6 +53,16 @@ public final class LobSerdes {
         return d;
     }
 
+    /**
+     * Checks that lob.value.serializer and lob.value.deserializer name classes that make a Kafka serializer and deserializer,
+     * without configuring them (which asks the registry): a misspelt class is a usage error before a broker starts or a
+     * topic is created, not after.
+     */
+    public static void checkClasses(LobStreamConfig config) {
+        instantiate(LobStreamConfig.VALUE_SERIALIZER, config, Serializer.class);
+        instantiate(LobStreamConfig.VALUE_DESERIALIZER, config, Deserializer.class);
+    }
+
     /** A new {@code type} of the class {@code key} names; a class that is missing or no such type is a bad setting of it. */
     private static Object instantiate(ConfigKey<String> key, LobStreamConfig config, Class<?> type) {
         String className = config.get(key);

@@ -3,6 +3,7 @@ package io.lobstream.app.bench;
 import io.lobstream.app.cli.DataDir;
 import io.lobstream.app.embedded.Cluster;
 import io.lobstream.ingest.WriterStreamsSettings;
+import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import picocli.CommandLine.Model.CommandSpec;
@@ -40,7 +41,9 @@ final class BenchOptions {
      */
     void checkConfig(CommandSpec spec, Map<String, String> optionOfKey) {
         Cluster.refuseOwnKeys(config);
-        WriterStreamsSettings.checkValues(new LobStreamConfig(config));
+        LobStreamConfig given = new LobStreamConfig(config);
+        WriterStreamsSettings.checkValues(given);
+        LobSerdes.checkClasses(given);
         new LobStoreConfig(config);
         optionOfKey.forEach((key, option) -> {
             if (config.containsKey(key)) {

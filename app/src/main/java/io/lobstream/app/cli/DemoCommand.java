@@ -12,6 +12,7 @@ import io.lobstream.ingest.WriterStreamsSettings;
 import io.lobstream.ingest.client.LobClient;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.purge.PurgeWorkerPool;
+import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.StoreStats;
@@ -95,6 +96,7 @@ final class DemoCommand implements Callable<Integer> {
         Cluster.refuseOwnKeys(config);
         LobStreamConfig given = new LobStreamConfig(config); // an unknown key or a bad value: a usage error before anything starts
         WriterStreamsSettings.checkValues(given);
+        LobSerdes.checkClasses(given);
         new LobStoreConfig(config);
         // the option wins over -c lob.topic.partitions, as every option over its key; not given, it leaves the key to -c
         int parts = partitions != null ? partitions : given.get(LobStreamConfig.PARTITIONS);

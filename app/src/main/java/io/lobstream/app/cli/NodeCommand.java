@@ -5,6 +5,7 @@ import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.WriterStreamsSettings;
 import io.lobstream.ingest.http.LobHttpServer;
 import io.lobstream.purge.PurgeWorkerPool;
+import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;
 import picocli.CommandLine.Command;
@@ -86,6 +87,7 @@ final class NodeCommand implements Runnable {
             LobStoreConfig storeCfg = new LobStoreConfig(config); // a bad value: a usage error before a broker starts
             LobStreamConfig given = new LobStreamConfig(props);
             WriterStreamsSettings.checkValues(given);
+            LobSerdes.checkClasses(given);
             if (!props.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // before the HTTP port the node there holds too
                 EmbeddedCluster.requireDataDirFree(given.dataDir());
             }

@@ -129,6 +129,10 @@ class LobStreamCliTest {
         // an engine key, which a client command does not use, is checked all the same, as README says
         assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.page.size=abc")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("lob.page.size");
+        // a misspelt serializer class: refused before a broker starts or a topic is made (it was found only after both)
+        assertThat(cli.run("node", "--bootstrap", "127.0.0.1:1", "--http-port", "0", "-c", "lob.value.serializer=com.example.Typo"))
+                .isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("lob.value.serializer=com.example.Typo: no such class");
     }
 
     /**
