@@ -47,8 +47,9 @@ import java.util.zip.CRC32C;
 final class DeadLetterLog {
     private static final Logger log = LoggerFactory.getLogger(DeadLetterLog.class);
     /**
-     * How long the read (and a replay's of lob.commands) may make no progress before it fails: not a bound on the whole read, which takes as long as the
-     * topic is large (its letters carry the commands' values, and it is kept as long as lob.commands).
+     * How long the read (and a replay's of lob.commands) may make no progress before it fails: not a bound on the whole
+     * read, which takes as long as the topic is large (its letters carry the commands' values, and it is kept as long as
+     * lob.commands).
      */
     static final Duration STALLED = Duration.ofMinutes(2);
 
