@@ -335,9 +335,18 @@ public final class LobStreamConfig {
             throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a host name or IP address alone, no scheme, "
                     + "port, path, brackets or scope (the port is lob.http.port)");
         }
-        if (h.equals("0.0.0.0") || h.contains(":") && h.replace(":", "").replace("0", "").isEmpty()) {
+        if (h.equals("0.0.0.0") || h.contains(":") && anyLocal(h)) {
             throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a wildcard address names no host: every node "
                     + "advertising it would take itself for the owner of every partition");
+        }
+    }
+
+    /** Whether {@code literal}, an IPv6 address {@link #ipv6Literal} accepted, is the wildcard ({@code ::}, in any spelling). */
+    private static boolean anyLocal(String literal) {
+        try {
+            return java.net.InetAddress.getByName(literal).isAnyLocalAddress(); // a literal: parsed, no name looked up
+        } catch (java.net.UnknownHostException e) {
+            return false;
         }
     }
 
