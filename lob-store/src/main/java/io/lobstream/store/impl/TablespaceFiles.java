@@ -29,7 +29,8 @@ record TablespaceFiles(Path dir, String copyId, LobStoreConfig config, PageFile 
      * Opens the files in {@code dir}, creating a tablespace there if it has none.
      *
      * @throws TablespaceSyncFailedException a sync of this copy failed: it is never opened again (a node rebuilds it)
-     * @throws IOException                   an index without its page file, or a file that cannot be opened
+     * @throws IOException                   an index without its page file or pages without their index, or a file
+     *                                       that cannot be opened
      */
     static TablespaceFiles open(Path dir, LobStoreConfig config) throws IOException {
         var failed = TablespaceDirs.syncFailure(dir);
@@ -50,6 +51,15 @@ record TablespaceFiles(Path dir, String copyId, LobStoreConfig config, PageFile 
             // leave every value the index names unreadable while its commands count as applied
             throw new IOException("tablespace " + dir + " has an index but no " + TablespaceDirs.PAGES + ": restore it with "
                     + "the rest, or move the directory aside to have the partition rebuilt");
+        }
+        Path indexDir = dir.resolve(TablespaceDirs.INDEX);
+        if (Files.exists(dir.resolve(TablespaceDirs.PAGES)) && Files.size(dir.resolve(TablespaceDirs.PAGES)) > 0
+                && Files.notExists(indexDir.resolve("CURRENT"))) {
+            // the converse: the file grows only once the index is there, so pages without one lost it. RocksDB would make
+            // a new empty index, every page would count as free, and the next writes would overwrite the values. notExists,
+            // not !exists: an index directory this user may not read is RocksDB's "Permission denied", not a lost index
+            throw new IOException("tablespace " + dir + " has pages but no index (" + indexDir + " holds no RocksDB CURRENT "
+                    + "file): restore it with the rest, or move the directory aside to have the partition rebuilt");
         }
         PageFile pages = PageFile.openReadWrite(dir.resolve(TablespaceDirs.PAGES), pageSize);
         LobIndex index = null;

@@ -184,11 +184,20 @@ public final class LobIndex implements Closeable {
             return index;
         } catch (RocksDBException e) {
             options.forEach(AbstractNativeReference::close);
-            String msg = e.getMessage() != null && e.getMessage().contains("lock")
+            String msg = heldByAnother(e)
                     ? "index " + dir + " is in use by another process (is a node running on this data directory?): " + e.getMessage()
                     : "cannot open index " + dir + ": " + e.getMessage();
             throw new IOException(msg, e);
         }
+    }
+
+    /**
+     * RocksDB's own words for a LOCK file another process (or this one) holds. Not any "lock": the message names the path,
+     * and "block checksum mismatch" or a directory under /srv/clock would have sent a damaged index to the wrong diagnosis.
+     */
+    private static boolean heldByAnother(RocksDBException e) {
+        String m = e.getMessage();
+        return m != null && (m.contains("While lock file") || m.contains("lock hold by current process"));
     }
 
     /** The column families, in the order the constructor takes their handles. */

@@ -146,10 +146,11 @@ class StoreLifecycleTest {
     /**
      * A directory restored without its descriptor, opened under another page size: it used to get a new descriptor with
      * the configured size, and free space counted in those units handed live pages out again. Without its page file, an
-     * empty one was made, and every value the index names was gone while its commands counted as applied.
+     * empty one was made, and every value the index names was gone while its commands counted as applied; without its
+     * index, the converse.
      */
     @Test
-    void aTablespaceThatLostItsDescriptorOrPageFileIsRefusedNotMadeAnew() throws IOException {
+    void aTablespaceThatLostItsDescriptorPageFileOrIndexIsRefusedNotMadeAnew() throws IOException {
         Path ts = this.dir.resolve("t"); // what is moved out of it stays in the test's directory
         try (DefaultLobStore store = DefaultLobStore.open(ts, config)) {
             put(store, "a", bytes(10_000, 1));
@@ -167,6 +168,12 @@ class StoreLifecycleTest {
         assertThatThrownBy(() -> DefaultLobStore.open(ts, config).close()).isInstanceOf(IOException.class)
                 .hasMessageContaining("no " + TablespaceDirs.PAGES);
         java.nio.file.Files.move(ts.resolveSibling("kept-pages"), ts.resolve(TablespaceDirs.PAGES));
+        // and the converse: RocksDB made a new empty index, every page counted as free, and the next put overwrote "a"
+        java.nio.file.Files.move(ts.resolve(TablespaceDirs.INDEX), ts.resolveSibling("kept-index"));
+        assertThatThrownBy(() -> DefaultLobStore.open(ts, config).close()).isInstanceOf(IOException.class)
+                .hasMessageContaining("has pages but no index");
+        assertThat(ts.resolve(TablespaceDirs.INDEX).resolve("CURRENT")).doesNotExist();
+        java.nio.file.Files.move(ts.resolveSibling("kept-index"), ts.resolve(TablespaceDirs.INDEX));
         try (DefaultLobStore store = DefaultLobStore.open(ts, other)) {
             assertThat(store.current("a")).isPresent();
         }
