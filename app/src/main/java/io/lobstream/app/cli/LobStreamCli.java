@@ -8,12 +8,7 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-import java.nio.file.AccessDeniedException;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.NotDirectoryException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -143,12 +138,6 @@ public final class LobStreamCli implements Runnable {
 
     /** Java names only the path for the commonest of these ("/x/y.part"): say what is wrong with it. */
     static String fileProblem(FileSystemException e) {
-        String what = e instanceof NoSuchFileException ? "no such file or directory"
-                : e instanceof AccessDeniedException ? "permission denied"
-                : e instanceof FileAlreadyExistsException ? "already exists"
-                : e instanceof NotDirectoryException ? "not a directory"
-                : e instanceof DirectoryNotEmptyException ? "directory not empty"
-                : e.getReason() != null ? e.getReason() : e.getClass().getSimpleName();
-        return what + (e.getFile() != null ? ": " + e.getFile() : "") + (e.getOtherFile() != null ? " -> " + e.getOtherFile() : "");
+        return io.lobstream.store.DiskErrors.fileProblem(e);
     }
 }

@@ -155,8 +155,10 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             // end the stream thread, and its other tasks would close and open again at every try, for as long as it lasts.
             Duration wait = registry.retries().failed(partition, thrown, System.nanoTime());
             // the way out of one that fails at every start, where the operator reads: the node never reaches RUNNING. Not
-            // for a full or read-only disk or a registry away, which pass, and which a rebuild would need as much
-            String mend = DiskErrors.full(thrown) || DiskErrors.readOnly(thrown) || TaskRetries.registryAway(thrown) ? ""
+            // for a full or read-only disk, files this user may not open, or a registry away, which pass once mended, and which
+            // a rebuild would need as much
+            String mend = DiskErrors.full(thrown) || DiskErrors.readOnly(thrown) || DiskErrors.denied(thrown)
+                    || TaskRetries.registryAway(thrown) ? ""
                     : " If it fails so at every start (a corrupt index or page file: RocksDB's \"Corruption\", a page named by "
                     + "its number), stop the node, move tablespaces/p-" + partition + " aside and start it: the partition is "
                     + "rebuilt from lob.commands";

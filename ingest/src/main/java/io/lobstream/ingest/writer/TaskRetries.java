@@ -151,7 +151,8 @@ public final class TaskRetries {
     private static String unmasked(Throwable e) {
         StringBuilder b = new StringBuilder();
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            String m = t.getMessage();
+            // a file the JDK refused names only its path ("/d/tablespaces/p-3/lob.pages"): say what is wrong with it
+            String m = t instanceof java.nio.file.FileSystemException fs ? DiskErrors.fileProblem(fs) : t.getMessage();
             if ((t.getCause() != null && t.getCause() != t && t.getCause().toString().equals(m)) || (m != null && b.indexOf(m) >= 0)) {
                 continue; // said already: by the wrapper that quotes it, or as the end of the message before
             }

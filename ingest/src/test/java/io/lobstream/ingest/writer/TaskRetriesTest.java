@@ -77,4 +77,16 @@ class TaskRetriesTest {
                         + "URL: http://***@registry/x");
         assertThat(TaskRetries.messages(new IllegalStateException("x", new NullPointerException()))).isEqualTo("x: NullPointerException");
     }
+
+    /** The JDK's exception for a file this user may not open is its path alone: /status and the log said no more. */
+    @Test
+    void aFileThisUserMayNotOpenIsSaidSoNotOnlyNamed() {
+        UncheckedIOException e = new UncheckedIOException("cannot open tablespace of partition 3",
+                new java.nio.file.AccessDeniedException("/d/tablespaces/p-3/lob.pages"));
+        assertThat(TaskRetries.messages(e)).isEqualTo("cannot open tablespace of partition 3: permission denied: /d/tablespaces/p-3/lob.pages");
+        assertThat(DiskErrors.denied(e)).isTrue();
+        assertThat(DiskErrors.denied(new IOException("While opening a file for sequentially reading: /d/index/CURRENT: Permission denied")))
+                .as("RocksDB's words").isTrue();
+        assertThat(DiskErrors.denied(new IOException("/d/p-3/lob.pages: No space left on device"))).isFalse();
+    }
 }
