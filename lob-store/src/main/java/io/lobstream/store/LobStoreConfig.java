@@ -33,8 +33,8 @@ public final class LobStoreConfig {
                     + "Off: the tablespace latch is held exclusively across allocation, page writes and the index update.");
     public static final ConfigKey<Boolean> OPTIMISTIC_UPDATE = ConfigKey.bool("lob.optimistic.update", true,
             "An update publishes its new version under the LOB's latch with the tablespace latch shared, checking that the "
-                    + "version it replaces is the one it read (compare-and-set; the LOB's write latch orders writes to one LOB, so a "
-                    + "conflict is counted, never expected). Off: every publish and reclaim, and a reader's unpin that frees a reclaim deferred "
+                    + "version it replaces is the one it read (compare-and-set: a conflict is counted and the update refused, its "
+                    + "pages given back; the LOB's write latch orders writes to one LOB, so none is expected). Off: every publish and reclaim, and a reader's unpin that frees a reclaim deferred "
                     + "for it, takes the tablespace latch exclusively.");
     public static final ConfigKey<Boolean> PURGE_PREFETCH = ConfigKey.bool("lob.purge.prefetch", true,
             "Purge reads ahead, asynchronously, the pages of the next undo records. Off: one synchronous read at a time.");

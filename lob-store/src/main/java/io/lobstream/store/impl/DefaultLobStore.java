@@ -418,11 +418,12 @@ public final class DefaultLobStore implements LobStore {
             try {
                 old = index.current(written.lobId());
                 if (config.optimisticUpdate() && versionOf(old) != versionOf(expected)) {
-                    // cannot happen while writes to one LOB hold its write latch; counted, and refused if pages were shared
+                    // the compare-and-set's refusal: published anyway, this version would replace one its writer never read
+                    // (a lost update), or keep pages a newer one no longer has. Cannot happen while writes to one LOB hold
+                    // its write latch: counted, as the invariant check an alert watches
                     metrics.casConflict();
-                    if (!shared.isEmpty()) {
-                        throw new IllegalStateException(written.lobId() + " changed under a partial update");
-                    }
+                    throw new IllegalStateException(written.lobId() + " changed under an update: version " + versionOf(expected)
+                            + " was read, " + versionOf(old) + " is current");
                 }
                 try (LobIndex.Batch batch = index.newBatch()) {
                     batch.putCurrent(written);
@@ -707,17 +708,17 @@ public final class DefaultLobStore implements LobStore {
     @Override
     public Optional<LobReadHandle> open(String lobId) throws IOException {
         long start = System.nanoTime();
-        Optional<VersionEntry> pinned = reclaimer.pinCurrent(lobId);
+        Optional<Pins.Pin> pinned = reclaimer.pinCurrent(lobId);
         if (pinned.isEmpty()) {
             return Optional.empty();
         }
-        VersionEntry entry = pinned.get();
+        Pins.Pin pin = pinned.get();
         try {
-            VersionReader reader = reader(entry);
+            VersionReader reader = reader(pin.entry());
             metrics.readLatency().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-            return Optional.of(new PinnedHandle(entry, reader));
+            return Optional.of(new PinnedHandle(pin, reader));
         } catch (IOException | RuntimeException e) {
-            reclaimer.unpin(entry);
+            reclaimer.unpin(pin);
             throw e;
         }
     }
@@ -728,12 +729,14 @@ public final class DefaultLobStore implements LobStore {
     }
 
     private final class PinnedHandle implements LobReadHandle {
+        private final Pins.Pin pin;
         private final VersionEntry entry;
         private final VersionReader reader;
         private boolean released;
 
-        PinnedHandle(VersionEntry entry, VersionReader reader) {
-            this.entry = entry;
+        PinnedHandle(Pins.Pin pin, VersionReader reader) {
+            this.pin = pin;
+            this.entry = pin.entry();
             this.reader = reader;
         }
 
@@ -756,7 +759,7 @@ public final class DefaultLobStore implements LobStore {
         public synchronized void close() {
             if (!released) {
                 released = true;
-                reclaimer.unpin(entry);
+                reclaimer.unpin(pin);
             }
         }
     }

@@ -85,11 +85,11 @@ final class OnlineFsck {
         long[] pagesRead = new long[1];
         int room = Math.max(0, Fsck.MAX_PROBLEMS - structure.problems().size());
         for (int i = 0; i < live.size() && problems.size() < room; i++) {
-            Optional<VersionEntry> pinned = reclaimer.pinCurrent(live.get(i));
+            Optional<Pins.Pin> pinned = reclaimer.pinCurrent(live.get(i));
             if (pinned.isEmpty()) {
                 continue; // deleted since
             }
-            VersionEntry e = pinned.get();
+            VersionEntry e = pinned.get().entry();
             String who = "live " + e.lobId() + "@" + e.version(); // as Fsck names it
             try {
                 if (structure.problems().stream().anyMatch(p -> p.startsWith(who + ":") || p.startsWith(who + " owns pages"))) {
@@ -102,7 +102,7 @@ final class OnlineFsck {
                     problems.add(who + ": " + problem.get());
                 }
             } finally {
-                reclaimer.unpin(e);
+                reclaimer.unpin(pinned.get());
             }
         }
         FsckReport data = new FsckReport(problems.isEmpty(), 0, 0, 0, 0, 0, 0, 0, pagesRead[0], problems);

@@ -20,8 +20,8 @@ import java.util.function.LongSupplier;
  * they belong to), never return another value's bytes.
  */
 final class Pins {
-    /** lobId → version → the times (ms) its pins were taken, oldest first */
-    private final Map<String, TreeMap<Long, ArrayDeque<Long>>> byLob = new HashMap<>();
+    /** lobId → version → its pins, oldest first */
+    private final Map<String, TreeMap<Long, ArrayDeque<Pin>>> byLob = new HashMap<>();
     private final long leaseMillis;
     private final LongSupplier clock;
 
@@ -31,19 +31,28 @@ final class Pins {
         this.clock = clock;
     }
 
-    synchronized void pin(String lobId, long version) {
-        byLob.computeIfAbsent(lobId, k -> new TreeMap<>()).computeIfAbsent(version, v -> new ArrayDeque<>()).addLast(clock.getAsLong());
+    /** One reader's pin of {@code entry}, taken at {@code at} (ms): what its {@link #unpin} gives back. */
+    record Pin(VersionEntry entry, long at) {
+    }
+
+    synchronized Pin pin(VersionEntry entry) {
+        Pin pin = new Pin(entry, clock.getAsLong());
+        byLob.computeIfAbsent(entry.lobId(), k -> new TreeMap<>()).computeIfAbsent(entry.version(), v -> new ArrayDeque<>()).addLast(pin);
+        return pin;
     }
 
     /** @return true if this released the last pin of that version */
-    synchronized boolean unpin(String lobId, long version) {
-        TreeMap<Long, ArrayDeque<Long>> versions = byLob.get(lobId);
-        ArrayDeque<Long> times = versions == null ? null : versions.get(version);
-        if (times == null) {
+    synchronized boolean unpin(Pin pin) {
+        String lobId = pin.entry().lobId();
+        long version = pin.entry().version();
+        TreeMap<Long, ArrayDeque<Pin>> versions = byLob.get(lobId);
+        ArrayDeque<Pin> pins = versions == null ? null : versions.get(version);
+        // this reader's own: had a reader that leaves taken an older reader's, the one still reading would be timed
+        // from the newer pin, and hold purge back past its lease
+        if (pins == null || !pins.removeFirstOccurrence(pin)) {
             throw new IllegalStateException("unpin of " + lobId + "@" + version + " which is not pinned");
         }
-        times.pollFirst(); // which one does not matter: only the newest decides whether the version still blocks
-        if (!times.isEmpty()) {
+        if (!pins.isEmpty()) {
             return false;
         }
         versions.remove(version);
@@ -55,7 +64,7 @@ final class Pins {
 
     /** Whether a reader holds a pin on version {@code version} of {@code lobId}, or an earlier one, lease or not. */
     synchronized boolean pinned(String lobId, long version) {
-        TreeMap<Long, ArrayDeque<Long>> versions = byLob.get(lobId);
+        TreeMap<Long, ArrayDeque<Pin>> versions = byLob.get(lobId);
         return versions != null && versions.floorKey(version) != null;
     }
 
@@ -73,13 +82,13 @@ final class Pins {
 
     /** Whether a reader may still read pages of version {@code version} of {@code lobId}, within its lease. */
     synchronized boolean blocksReclaim(String lobId, long version) {
-        TreeMap<Long, ArrayDeque<Long>> versions = byLob.get(lobId);
+        TreeMap<Long, ArrayDeque<Pin>> versions = byLob.get(lobId);
         if (versions == null) {
             return false;
         }
         long since = leaseMillis <= 0 ? Long.MIN_VALUE : clock.getAsLong() - leaseMillis;
-        for (ArrayDeque<Long> times : versions.headMap(version, true).values()) {
-            if (times.peekLast() > since) {
+        for (ArrayDeque<Pin> pins : versions.headMap(version, true).values()) {
+            if (pins.peekLast().at() > since) {
                 return true;
             }
         }

@@ -132,23 +132,22 @@ final class Reclaimer {
      * tablespace latch, which close excludes. The pages are read after it: once the store is closed that fails with
      * ClosedChannelException, and the pin is released.
      */
-    Optional<VersionEntry> pinCurrent(String lobId) throws IOException {
+    Optional<Pins.Pin> pinCurrent(String lobId) throws IOException {
         try (Latches.Held ts = open.shared(); Latches.Held latch = latches.lob(lobId)) {
-            Optional<VersionEntry> cur = index.current(lobId);
-            cur.ifPresent(e -> pins.pin(lobId, e.version()));
-            return cur;
+            return index.current(lobId).map(pins::pin);
         }
     }
 
     /** Releases a pin; the last one out frees the versions whose reclaim was deferred for it. Never throws: a reader's close. */
-    void unpin(VersionEntry entry) {
+    void unpin(Pins.Pin pin) {
+        VersionEntry entry = pin.entry();
         try {
             // first the LOB's latch and the tablespace latch shared (close excludes it, and the index is read): a read that
             // ends mostly frees nothing, and with lob.optimistic.update off the publish latch is the tablespace latch
             // exclusive, which would queue it, and every read after it, behind the page phase of a write in progress. Two
             // holds, not one: a read latch held cannot be upgraded to that exclusive one.
             try (Latches.Held ts = latches.tablespaceShared(); Latches.Held latch = latches.lob(entry.lobId())) {
-                if (!pins.unpin(entry.lobId(), entry.version()) || open.closed() || dueAfterUnpin(entry.lobId()).isEmpty()) {
+                if (!pins.unpin(pin) || open.closed() || dueAfterUnpin(entry.lobId()).isEmpty()) {
                     return;
                 }
             }
