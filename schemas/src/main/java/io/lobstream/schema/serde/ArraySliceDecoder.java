@@ -1,5 +1,6 @@
 package io.lobstream.schema.serde;
 
+import org.apache.avro.Schema;
 import org.apache.avro.io.BinaryDecoder;
 import org.apache.avro.io.Decoder;
 import org.apache.avro.io.DecoderFactory;
@@ -8,6 +9,9 @@ import org.apache.avro.util.Utf8;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * A binary decoder over a byte array whose {@code bytes} fields are slices of that array, not
@@ -29,6 +33,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class ArraySliceDecoder extends Decoder {
     private final byte[] array;
+    private final boolean copyBytes;
     private final int end;
     private final BinaryDecoder in;
     private final int length;
@@ -36,7 +41,13 @@ final class ArraySliceDecoder extends Decoder {
     private long items;
 
     ArraySliceDecoder(byte[] array, int offset, int length) {
+        this(array, offset, length, false);
+    }
+
+    /** @param copyBytes give {@code bytes} values as arrays of their own: {@link #sliceUnsafe} says when. */
+    ArraySliceDecoder(byte[] array, int offset, int length, boolean copyBytes) {
         this.array = array;
+        this.copyBytes = copyBytes;
         this.end = offset + length;
         this.length = length;
         this.in = DecoderFactory.get().binaryDecoder(array, offset, length, null);
@@ -47,7 +58,44 @@ final class ArraySliceDecoder extends Decoder {
         int length = checkedLength("bytes field", in.readLong());
         int start = position();
         in.skipFixed(length);
-        return ByteBuffer.wrap(array, start, length).slice();
+        return copyBytes ? ByteBuffer.wrap(Arrays.copyOfRange(array, start, start + length))
+                : ByteBuffer.wrap(array, start, length).slice();
+    }
+
+    /**
+     * Whether a record of {@code writer} read as {@code reader} needs {@code bytes} values copied: Avro resolves a writer's
+     * {@code bytes} that the reader reads as a {@code string} (a compatible promotion, which a producer in another language
+     * may register) with {@code new String(readBytes(null).array())}, and the array of a slice is the whole record. Not for
+     * LobStream's own schemas, whose chunk data stays a slice. Conservative: any writer {@code bytes} at a field path where
+     * the reader has none (renamed, or a string) copies.
+     */
+    static boolean sliceUnsafe(Schema writer, Schema reader) {
+        Set<String> readerBytes = bytesPaths(reader);
+        return !readerBytes.containsAll(bytesPaths(writer));
+    }
+
+    private static Set<String> bytesPaths(Schema schema) {
+        Set<String> paths = new HashSet<>();
+        collectBytes(schema, "", paths, new HashSet<>());
+        return paths;
+    }
+
+    private static void collectBytes(Schema s, String path, Set<String> paths, Set<String> open) {
+        switch (s.getType()) {
+            case BYTES -> paths.add(path);
+            case UNION -> s.getTypes().forEach(t -> collectBytes(t, path, paths, open));
+            case ARRAY -> collectBytes(s.getElementType(), path + "[]", paths, open);
+            case MAP -> collectBytes(s.getValueType(), path + "{}", paths, open);
+            case RECORD -> {
+                if (!open.add(s.getFullName())) {
+                    paths.add(path + "<recursive>"); // a reader schema has none: copies, rather than walk without end
+                    return;
+                }
+                s.getFields().forEach(f -> collectBytes(f.schema(), path + "." + f.name(), paths, open));
+                open.remove(s.getFullName());
+            }
+            default -> { }
+        }
     }
 
     /** For an array source the decoder's buffer is the array itself and available() is (end - position). */

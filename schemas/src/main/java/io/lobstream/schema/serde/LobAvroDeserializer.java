@@ -37,7 +37,8 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
     private volatile Cached cached;
     private boolean binary;
 
-    private record Cached(Schema writer, DatumReader<Object> reader) {
+    /** {@code copyBytes}: {@link ArraySliceDecoder#sliceUnsafe}, once per writer schema. */
+    private record Cached(Schema writer, DatumReader<Object> reader, boolean copyBytes) {
     }
 
     @Override
@@ -145,19 +146,20 @@ public class LobAvroDeserializer extends AvroKafkaDeserializer<Object> {
         Schema writer = schema.getParsedSchema();
         Cached c = cached;
         if (c == null || c.writer != writer) {
-            c = new Cached(writer, readerFor(writer));
+            SpecificDatumReader<Object> reader = readerFor(writer);
+            c = new Cached(writer, reader, ArraySliceDecoder.sliceUnsafe(writer, reader.getExpected()));
             cached = c;
         }
         try {
             // bytes left after the record are not refused: an older writer applied such records (a client that framed a
             // newer record with an older schema's id), and a rebuild must apply them as it did
-            return c.reader.read(null, new ArraySliceDecoder(buffer.array(), start, length));
+            return c.reader.read(null, new ArraySliceDecoder(buffer.array(), start, length, c.copyBytes));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private static DatumReader<Object> readerFor(Schema writer) {
+    private static SpecificDatumReader<Object> readerFor(Schema writer) {
         Class<?> type = SpecificData.get().getClass(writer);
         if (type == null) {
             throw new IllegalArgumentException("no generated class for writer schema " + writer.getFullName());

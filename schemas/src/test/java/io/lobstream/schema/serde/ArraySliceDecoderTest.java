@@ -124,6 +124,43 @@ class ArraySliceDecoderTest {
                 .isInstanceOf(IOException.class).hasMessageContaining("items in all");
     }
 
+    /**
+     * A producer in another language that registered its strings as bytes (a promotion Avro's compatibility allows): Avro
+     * resolves such a field with readBytes(..).array(), and of a slice that was the whole record, so every such field was
+     * the record's bytes as text. LobStream's own schema keeps its chunk data a slice.
+     */
+    @Test
+    void aStringTheWriterSentAsBytesIsThatStringNotTheWholeRecord() throws IOException {
+        org.apache.avro.Schema own = LobCommand.getClassSchema();
+        org.apache.avro.Schema writer = new org.apache.avro.Schema.Parser().parse(own.toString()
+                .replace("{\"name\":\"commandId\",\"type\":{\"type\":\"string\",\"avro.java.string\":\"String\"}",
+                        "{\"name\":\"commandId\",\"type\":\"bytes\"")
+                .replace("{\"name\":\"contentType\",\"type\":[\"null\",{\"type\":\"string\",\"avro.java.string\":\"String\"}]",
+                        "{\"name\":\"contentType\",\"type\":[\"null\",\"bytes\"]"));
+        assertThat(writer.getField("commandId").schema().getType()).isEqualTo(org.apache.avro.Schema.Type.BYTES);
+        assertThat(writer.getField("contentType").schema().getTypes().get(1).getType()).isEqualTo(org.apache.avro.Schema.Type.BYTES);
+        assertThat(ArraySliceDecoder.sliceUnsafe(writer, own)).isTrue();
+        assertThat(ArraySliceDecoder.sliceUnsafe(own, own)).as("the chunk data of LobStream's own records").isFalse();
+
+        org.apache.avro.generic.GenericRecord sent = new org.apache.avro.generic.GenericRecordBuilder(writer)
+                .set("commandId", ByteBuffer.wrap("c-1".getBytes(java.nio.charset.StandardCharsets.UTF_8))).set("lobId", "lob-1")
+                .set("op", new org.apache.avro.generic.GenericData.EnumSymbol(writer.getField("op").schema(), "PUT"))
+                .set("data", ByteBuffer.wrap(new byte[] {4, 5, 6}))
+                .set("contentType", ByteBuffer.wrap("text/plain".getBytes(java.nio.charset.StandardCharsets.UTF_8))).build();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(new byte[PREFIX]);
+        BinaryEncoder enc = EncoderFactory.get().binaryEncoder(out, null);
+        new org.apache.avro.generic.GenericDatumWriter<org.apache.avro.generic.GenericRecord>(writer).write(sent, enc);
+        enc.flush();
+        byte[] wire = out.toByteArray();
+
+        LobCommand got = new SpecificDatumReader<LobCommand>(writer, own)
+                .read(null, new ArraySliceDecoder(wire, PREFIX, wire.length - PREFIX, ArraySliceDecoder.sliceUnsafe(writer, own)));
+        assertThat(got.getCommandId()).isEqualTo("c-1");
+        assertThat(got.getContentType()).isEqualTo("text/plain");
+        assertThat(got.getData()).isEqualTo(ByteBuffer.wrap(new byte[] {4, 5, 6}));
+    }
+
     /** A field only the writer schema has is skipped: a negative length there must not be skipped as 0. */
     @Test
     void aNegativeLengthInASkippedStringIsAnError() throws IOException {
