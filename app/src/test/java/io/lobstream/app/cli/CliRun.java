@@ -10,20 +10,23 @@ public final class CliRun {
     private final StringWriter err = new StringWriter();
     private final StringWriter out = new StringWriter();
 
-    /** The exit code of {@code lobstream args...}. */
+    /** The exit code of {@code lobstream args...}; {@link #out()} and {@link #err()} then hold what this run printed. */
     public int run(String... args) {
+        // each run's own text: kept across runs, a message checked after the second run could be the first run's
+        err.getBuffer().setLength(0);
+        out.getBuffer().setLength(0);
         CommandLine cli = LobStreamCli.commandLine();
         cli.setErr(new PrintWriter(err, true));
         cli.setOut(new PrintWriter(out, true));
         return cli.execute(args);
     }
 
-    /** What the runs so far printed to picocli's stdout (help, the commands that print through it). */
+    /** What the last run printed to picocli's stdout (help, the commands that print through it). */
     public String out() {
         return out.toString();
     }
 
-    /** Everything the runs so far printed to picocli's stderr (usage, errors); not what loggers print. */
+    /** Everything the last run printed to picocli's stderr (usage, errors); not what loggers print. */
     public String err() {
         return err.toString();
     }
