@@ -227,6 +227,16 @@ public final class LobStreamConfig {
             "restore.consumer.", "global.consumer.", "admin.");
     /** Apicurio's setting that moves the schema id from the record's value to its headers. */
     private static final String SCHEMA_ID_IN_HEADERS = "apicurio.registry.headers.enabled";
+    /**
+     * The framing every reader here, and every producer in another language (README), takes: Confluent's magic byte and a
+     * 4-byte content id in the value. Apicurio's own settings would change it, and the serdes would take them.
+     */
+    private static final Map<String, String> FRAMING = Map.of(
+            SCHEMA_ID_IN_HEADERS, "false",
+            "apicurio.registry.as-confluent", "true",
+            // the handler as-confluent installs, named too: otherwise every serde warns of a "duplicate id-handler"
+            "apicurio.registry.id-handler", "io.apicurio.registry.serde.Legacy4ByteIdHandler",
+            "apicurio.registry.use-id", "contentId");
     /** A serde's setting that no prefix above names, passed to the serdes without this prefix. */
     public static final String SERDE_PREFIX = "lob.serde.";
 
@@ -277,15 +287,18 @@ public final class LobStreamConfig {
                         + "lets a client do (the consumer protocol assigns on the broker)");
             }
         }
-        for (String key : List.of(SCHEMA_ID_IN_HEADERS, SERDE_PREFIX + SCHEMA_ID_IN_HEADERS)) {
-            Object inHeaders = props.get(key);
-            if (inHeaders != null && !"false".equalsIgnoreCase(inHeaders.toString().strip())) {
-                // the serializer would write each record's schema id in its headers and none in its value, where every
-                // reader here looks for it: each command would be dead-lettered, each undo record skipped by purge
-                throw new ConfigException(key + "=" + inHeaders + " is not taken: LobStream's readers (the writer, replay, "
-                        + "purge) take the schema id from the record's value, as Confluent's framing puts it");
+        FRAMING.forEach((setting, fixed) -> {
+            for (String key : List.of(setting, SERDE_PREFIX + setting)) {
+                Object given = props.get(key);
+                if (given != null && !fixed.equalsIgnoreCase(given.toString().strip())) {
+                    // in headers, each command would be dead-lettered and each undo record skipped by purge; a global id
+                    // where producers in other languages send the content id (as README says) looks up another schema
+                    throw new ConfigException(key + "=" + given + " is not taken: LobStream's readers (the writer, replay, "
+                            + "purge) take the schema id from the record's value, as Confluent's framing puts it, and as a "
+                            + "content id (" + setting + "=" + fixed + ")");
+                }
             }
-        }
+        });
         for (ConfigKey<?> key : KEYS) {
             key.from(props); // validate every key up front
         }
@@ -703,11 +716,7 @@ public final class LobStreamConfig {
         // with auto-registering off, the subject's latest version unless apicurio.registry.artifact.version names one (the
         // lookup by content finds nothing with Apicurio 2.6's client); LobAvroSerializer refuses an id of another schema
         m.put("apicurio.registry.find-latest", "true");
-        m.put(SCHEMA_ID_IN_HEADERS, "false");
-        m.put("apicurio.registry.as-confluent", "true");
-        // the handler as-confluent installs, named too: otherwise every serde warns of a "duplicate id-handler"
-        m.put("apicurio.registry.id-handler", "io.apicurio.registry.serde.Legacy4ByteIdHandler");
-        m.put("apicurio.registry.use-id", "contentId");
+        m.putAll(FRAMING);
         m.put("apicurio.registry.use-specific-avro-reader", "true");
         // a cached schema past its check period is asked for again, though a schema's content never changes under its id
         // (and LobAvroSerializer looks its own schema up once): with Apicurio's 30 s, every record that came more than 30 s

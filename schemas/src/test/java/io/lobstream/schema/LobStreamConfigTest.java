@@ -304,13 +304,20 @@ class LobStreamConfigTest {
 
     /** Taken, every command was dead-lettered as undecodable: the readers look for the schema id in the value. */
     @Test
-    void aSchemaIdInHeadersIsRefused() {
+    void aSchemaIdInHeadersOrAnotherFramingIsRefused() {
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("apicurio.registry.headers.enabled", "true")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("take the schema id from the record's value");
         assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.serde.apicurio.registry.headers.enabled", true)))
                 .hasMessageContaining("is not taken");
         assertThat(new LobStreamConfig(Map.of("apicurio.registry.headers.enabled", "false")).serdeConfig())
                 .containsEntry("apicurio.registry.headers.enabled", "false");
+        // global ids: producers in other languages frame content ids (README), which would be looked up as another schema
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("apicurio.registry.use-id", "globalId")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("use-id=contentId");
+        assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.serde.apicurio.registry.as-confluent", "false")))
+                .hasMessageContaining("is not taken");
+        assertThat(new LobStreamConfig(Map.of("apicurio.registry.use-id", "contentId")).serdeConfig())
+                .containsEntry("apicurio.registry.as-confluent", "true");
     }
 
     /** Kafka Streams refuses a commit interval over the transaction timeout, naming neither LobStream key, after a broker started. */
