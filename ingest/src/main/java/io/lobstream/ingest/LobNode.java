@@ -11,6 +11,7 @@ import io.lobstream.ingest.writer.TaskRetries;
 import io.lobstream.ingest.writer.UndoResender;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
+import io.lobstream.schema.HostLiterals;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.schema.TopicSetup;
@@ -165,12 +166,12 @@ public final class LobNode implements AutoCloseable {
      * node needs no other address, but writer nodes on other hosts could not forward reads of its partitions to it.
      */
     private void warnIfLoopbackAdvertisedToACluster(String advertised) {
-        if (!isLoopback(advertised)) {
+        if (!HostLiterals.isLoopback(advertised)) {
             return;
         }
         for (String server : config.bootstrap().split(",")) {
             String host = org.apache.kafka.common.utils.Utils.getHost(server.strip()); // as Kafka reads it: [v6]:port too
-            if (host != null && !host.isEmpty() && !isLoopback(host)) {
+            if (host != null && !host.isEmpty() && !HostLiterals.isLoopback(host)) {
                 log.warn("this node tells other writer nodes to reach its HTTP API at {}, a loopback address, while Kafka is at {}: "
                         + "if writer nodes run on other hosts, they cannot forward reads to it; set {} (and {}) to an address they reach",
                         advertised, config.bootstrap(), LobStreamConfig.HTTP_HOST.name(), LobStreamConfig.HTTP_ADVERTISED_HOST.name());
@@ -185,12 +186,6 @@ public final class LobNode implements AutoCloseable {
         } catch (RuntimeException unreadable) { // a file edited by hand
             return a.equals(b);
         }
-    }
-
-    /** Whether {@code host} names this machine's loopback (a literal, or localhost), without asking a resolver. */
-    static boolean isLoopback(String host) {
-        String h = host.strip().toLowerCase(java.util.Locale.ROOT);
-        return h.equals("localhost") || h.startsWith("127.") || h.equals("::1") || h.equals("[::1]") || h.equals("0:0:0:0:0:0:0:1");
     }
 
     /**

@@ -343,32 +343,14 @@ public final class LobStreamConfig {
      */
     private static void checkAdvertisedHost(String host) {
         String h = host.strip();
-        if (h.contains("/") || (h.contains(":") && !ipv6Literal(h)) || h.contains("[") || h.contains("]") || h.contains("%")
+        if (h.contains("/") || (h.contains(":") && !HostLiterals.isIpv6Literal(h)) || h.contains("[") || h.contains("]") || h.contains("%")
                 || h.chars().anyMatch(Character::isWhitespace)) {
             throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a host name or IP address alone, no scheme, "
                     + "port, path, brackets or scope (the port is lob.http.port)");
         }
-        if (h.equals("0.0.0.0") || h.contains(":") && anyLocal(h)) {
+        if (HostLiterals.isWildcard(h)) { // 0 and 0.0 too: Java reads them as 0.0.0.0
             throw new ConfigException(HTTP_ADVERTISED_HOST.name() + "=" + host + ": a wildcard address names no host: every node "
                     + "advertising it would take itself for the owner of every partition");
-        }
-    }
-
-    /** Whether {@code literal}, an IPv6 address {@link #ipv6Literal} accepted, is the wildcard ({@code ::}, in any spelling). */
-    private static boolean anyLocal(String literal) {
-        try {
-            return java.net.InetAddress.getByName(literal).isAnyLocalAddress(); // a literal: parsed, no name looked up
-        } catch (java.net.UnknownHostException e) {
-            return false;
-        }
-    }
-
-    /** Whether {@code h} is an IPv6 address as a URL carries one in brackets (checked by the URI parser: no name is looked up). */
-    private static boolean ipv6Literal(String h) {
-        try {
-            return h.indexOf(':') != h.lastIndexOf(':') && new java.net.URI("http://[" + h + "]/").getHost() != null;
-        } catch (java.net.URISyntaxException e) {
-            return false;
         }
     }
 

@@ -408,7 +408,7 @@ class LobStreamConfigTest {
             assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.http.advertised.host", bad))).as(bad)
                     .isInstanceOf(ConfigException.class).hasMessageContaining("a host name or IP address alone");
         }
-        for (String wildcard : new String[] {"0.0.0.0", "::", "0:0:0:0:0:0:0:0", "::0.0.0.0"}) {
+        for (String wildcard : new String[] {"0.0.0.0", "0", "0.0", "::", "0:0:0:0:0:0:0:0", "::0.0.0.0"}) {
             assertThatThrownBy(() -> new LobStreamConfig(Map.of("lob.http.advertised.host", wildcard))).as(wildcard)
                     .isInstanceOf(ConfigException.class).hasMessageContaining("a wildcard address names no host");
         }

@@ -98,22 +98,10 @@ final class NodeUrl implements CommandLine.ITypeConverter<String> {
         if (h.startsWith("[") && h.endsWith("]")) {
             h = h.substring(1, h.length() - 1);
         }
-        if (h.isEmpty() || anyLocal(h)) {
+        if (h.isEmpty() || io.lobstream.schema.HostLiterals.isWildcard(h)) {
             h = "127.0.0.1"; // a node bound to every address answers on loopback
         }
         return "http://" + (h.contains(":") ? "[" + h + "]" : h) + ":" + port; // an IPv6 literal in brackets
-    }
-
-    /** Whether {@code host}, an IP literal, is the wildcard (0.0.0.0, ::, 0:0:0:0:0:0:0:0); a name is looked up nowhere. */
-    private static boolean anyLocal(String host) {
-        if (!host.contains(":") && !host.matches("[0-9.]+")) {
-            return false;
-        }
-        try {
-            return java.net.InetAddress.getByName(host).isAnyLocalAddress(); // a literal: parsed, not resolved
-        } catch (java.net.UnknownHostException e) {
-            return false;
-        }
     }
 
     @Override
