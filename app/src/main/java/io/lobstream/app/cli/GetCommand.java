@@ -58,6 +58,7 @@ final class GetCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--range " + range + ": A must not be past B");
             }
         }
+        checkOutput();
         new LobStreamConfig(config.map()); // a misspelt -c key is a usage error here too
         String nodeUrl = NodeUrl.resolve(node, config, spec.commandLine());
         PrintWriter err = spec.commandLine().getErr(); // picocli's: whoever runs the command (a test too) reads it there
@@ -93,6 +94,23 @@ final class GetCommand implements Callable<Integer> {
                     return 1;
                 }
             }
+        }
+    }
+
+    /**
+     * A FILE no download can land in, said before the node is asked, as a bad --range is: a directory, or a directory
+     * that is not there. Found after the request, it was a failure (exit 1) for a bad argument.
+     */
+    private void checkOutput() {
+        if (output == null || output.toString().equals("-")) {
+            return;
+        }
+        if (Files.isDirectory(output)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "-o " + output + " is a directory: name a file in it");
+        }
+        Path parent = output.toAbsolutePath().getParent();
+        if (!Files.exists(output) && parent != null && !Files.isDirectory(parent)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "-o " + output + ": no directory " + parent);
         }
     }
 

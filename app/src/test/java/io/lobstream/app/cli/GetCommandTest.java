@@ -121,12 +121,14 @@ class GetCommandTest {
         assertThat(dir.resolve("fifo.part")).doesNotExist();
     }
 
+    /** A bad -o is a bad argument, said before the node is asked: it was exit 1 after the request. */
     @Test
-    void anOutputDirectoryThatIsNotThereIsNamedWithWhatIsWrong() throws IOException {
+    void anOutputDirectoryThatIsNotThereOrADirectoryIsAUsageError() throws IOException {
         Path out = dir.resolve("no-such-dir").resolve("doc-1.bin");
-        assertThat(getTo(out, servingWhole(10))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
-        // Java's own message is the bare path
-        assertThat(cli.err()).contains("lobstream get: no such file or directory: " + out + ".part");
+        assertThat(getTo(out, servingWhole(10))).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("-o " + out + ": no directory " + dir.resolve("no-such-dir")).contains("Usage: lobstream get");
+        assertThat(getTo(dir, servingWhole(10))).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("-o " + dir + " is a directory");
     }
 
     /** A node started with {@code -c lob.http.port=N} (or a --command-config file saying so) is found with the same keys. */
