@@ -67,7 +67,7 @@ final class ChildJvm implements AutoCloseable {
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(MAIN);
         cmd.addAll(args);
-        String script = orphanGuard(cmd.stream().map(ChildJvm::quote).collect(Collectors.joining(" ")), pidFile);
+        String script = orphanGuard(cmd.stream().map(ShellWords::quote).collect(Collectors.joining(" ")), pidFile);
         Process shell = new ProcessBuilder("/bin/sh", "-c", script).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         Optional<ProcessHandle> java = Optional.empty();
@@ -212,11 +212,7 @@ final class ChildJvm implements AutoCloseable {
      */
     static String orphanGuard(String commandLine, Path pidFile) {
         return "trap '' INT QUIT; exec 3<&0; " + commandLine + " & child=$!; "
-                + (pidFile == null ? "" : "echo $child > " + quote(pidFile.toString()) + "; ")
+                + (pidFile == null ? "" : "echo $child > " + ShellWords.quote(pidFile.toString()) + "; ")
                 + "(read -r _ <&3; kill $child 2>/dev/null) & guard=$!; wait $child; rc=$?; kill $guard 2>/dev/null; exit $rc";
-    }
-
-    private static String quote(String s) {
-        return "'" + s.replace("'", "'\\''") + "'";
     }
 }

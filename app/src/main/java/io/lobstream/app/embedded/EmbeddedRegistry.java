@@ -68,7 +68,7 @@ public final class EmbeddedRegistry implements AutoCloseable {
         }
         Files.createDirectories(logFile.getParent());
         List<String> cmd = new ArrayList<>();
-        cmd.add(shellQuote(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.add(ShellWords.quote(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.add("-Xmx256m");
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-Dquarkus.http.host=127.0.0.1");
@@ -79,7 +79,7 @@ public final class EmbeddedRegistry implements AutoCloseable {
         // latest version only): a replay reads commands of every version lob.commands kept, for ever
         cmd.add("-Dregistry.rules.global.compatibility=BACKWARD_TRANSITIVE");
         cmd.add("-jar");
-        cmd.add(shellQuote(runner.toString()));
+        cmd.add(ShellWords.quote(runner.toString()));
         // the shell waits for the registry, so one that dies at startup is seen at once, not after awaitReady's timeout
         String script = ChildJvm.orphanGuard(String.join(" ", cmd), null);
         ProcessBuilder pb = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true).redirectOutput(logFile.toFile());
@@ -122,10 +122,6 @@ public final class EmbeddedRegistry implements AutoCloseable {
     /** The Apicurio v2 API. */
     public String url() {
         return "http://127.0.0.1:" + port + "/apis/registry/v2";
-    }
-
-    private static String shellQuote(String s) {
-        return "'" + s.replace("'", "'\\''") + "'";
     }
 
     private void destroy() {
