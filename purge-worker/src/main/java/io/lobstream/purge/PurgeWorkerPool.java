@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
@@ -28,6 +29,7 @@ public final class PurgeWorkerPool implements AutoCloseable {
     private final List<Thread> threads = new ArrayList<>();
     /** Inside a node with workers: whether standalone workers are in the purge group; null otherwise. */
     private final PurgeGroupWatch watch;
+    private final CompletableFuture<String> stopped = new CompletableFuture<>();
     private volatile boolean closed;
 
     private PurgeWorkerPool(int count, IntFunction<PurgeWorker> worker, PurgeGroupWatch watch) {
@@ -37,7 +39,17 @@ public final class PurgeWorkerPool implements AutoCloseable {
                 workers.add(worker.apply(i));
             }
             for (int i = 0; i < count; i++) {
-                Thread t = new Thread(workers.get(i), "purge-" + i);
+                PurgeWorker w = workers.get(i);
+                Thread t = new Thread(() -> {
+                    try {
+                        w.run();
+                    } catch (RuntimeException | Error e) { // past the worker's own retries: its share would go unpurged
+                        if (!closed) {
+                            stopped.complete("purge worker " + w.workerId() + " stopped: " + e);
+                        }
+                        throw e; // for the thread's uncaught handler, which logs it with its stack
+                    }
+                }, "purge-" + i);
                 t.start();
                 threads.add(t);
             }
@@ -73,6 +85,16 @@ public final class PurgeWorkerPool implements AutoCloseable {
     public static PurgeWorkerPool subscribed(LobStreamConfig config, LobStoreConfig storeConfig, String idPrefix, MeterRegistry meters,
                                              int count) {
         return new PurgeWorkerPool(count, i -> PurgeWorker.subscribed(config, storeConfig, idPrefix + "-" + i, 0, meters), null);
+    }
+
+    /**
+     * Completes with why, if a worker's thread ends on its own before {@link #close}: an {@link Error} past its retries.
+     * Inside a node its share of the partitions would then go unpurged, history growing until backpressure slowed every
+     * write, with nothing said; a node waits on this beside its writer, and exits 1 for a supervisor to restart it, as a
+     * standalone purge process does.
+     */
+    public CompletableFuture<String> stopped() {
+        return stopped;
     }
 
     public List<PurgeWorker> workers() {

@@ -63,10 +63,10 @@ final class NodeCommand implements Runnable {
         if (purgeWorkers < 0) {
             throw new ParameterException(spec.commandLine(), "--purge-workers must be >= 0 (0: run them as separate `purge` processes)");
         }
-        String httpPortProblem = httpPort != null ? LobStreamConfig.HTTP_PORT.problem(httpPort) : null;
-        if (httpPortProblem != null) { // named as the option it came from, with usage, as --kafka-port is
-            throw new ParameterException(spec.commandLine(), "--http-port " + httpPort + ": " + httpPortProblem);
-        }
+        // named as the options they came from, with usage, as --kafka-port is: checked with the rest, they were "failed to
+        // start: lob.node.id=..." on one line
+        checkOption("--http-port", LobStreamConfig.HTTP_PORT, httpPort);
+        checkOption("--node-id", LobStreamConfig.NODE_ID, nodeId == null ? null : nodeId.trim());
         Map<String, String> config = configOptions.map();
         if (bootstrap == null && !config.containsKey(LobStreamConfig.BOOTSTRAP.name())) { // else ignored, and said so
             embedded.check(spec.commandLine());
@@ -112,8 +112,8 @@ final class NodeCommand implements Runnable {
             String ids = "node-" + (cfg.get(LobStreamConfig.NODE_ID).isBlank() ? java.util.UUID.randomUUID().toString().substring(0, 8)
                     : cfg.get(LobStreamConfig.NODE_ID).strip());
             // each purges its share of the partitions this node owns, following the writers' rebalances
-            shutdown.started(PurgeWorkerPool.following(cfg, storeCfg, ids, node.meters(), () -> node.tablespaces().all().keySet(),
-                    purgeWorkers));
+            PurgeWorkerPool purge = shutdown.started(PurgeWorkerPool.following(cfg, storeCfg, ids, node.meters(),
+                    () -> node.tablespaces().all().keySet(), purgeWorkers));
             System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",
                     cfg.bootstrap(), cfg.registryShown(), node.httpUrl());
             String local;
@@ -129,7 +129,7 @@ final class NodeCommand implements Runnable {
                 System.err.println(hint);
             }
             shutdown.startEnded();
-            stopped = node.writerStopped();
+            stopped = node.writerStopped().applyToEither(purge.stopped(), why -> why); // either stopping is the node's
         } catch (Exception | Error e) { // an Error too: the embedded broker's threads would keep the JVM alive
             shutdown.closeAll();
             shutdown.startEnded();
@@ -150,6 +150,13 @@ final class NodeCommand implements Runnable {
     private static void putIfGiven(Map<String, Object> props, String key, Object option) {
         if (option != null) {
             props.put(key, option.toString());
+        }
+    }
+
+    private <T> void checkOption(String option, io.lobstream.store.config.ConfigKey<T> key, T value) {
+        String problem = value != null ? key.problem(value) : null;
+        if (problem != null) {
+            throw new ParameterException(spec.commandLine(), option + " " + value + ": " + problem);
         }
     }
 

@@ -255,6 +255,8 @@ class LobStreamCliTest {
         // was found as the node's configuration was made, without usage, naming lob.http.port
         assertThat(cli.run("node", "--data-dir", dir.toString(), "--http-port", "70000")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--http-port 70000: must be between 0 and 65535").contains("Usage:");
+        assertThat(cli.run("node", "--data-dir", dir.toString(), "--node-id", "n 1")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--node-id n 1: ").contains("Usage:");
         // was found only once a broker answered, by the client (without one: "no Kafka broker answers", exit 1)
         assertThat(cli.run("delete", "doc", "--bootstrap", "127.0.0.1:1", "-c", "lob.producer.max.request.size=100000"))
                 .isEqualTo(CommandLine.ExitCode.USAGE);
