@@ -566,9 +566,9 @@ class HttpApiIT {
         assertThat(put.exit).as(put.err).isZero();
         assertThat(put.err).contains(id + ": applied, ETag \"");
         assertThat(get(b, id, null).body()).as("readable as soon as put returns").isEqualTo(value);
-        // watching a writer group that never commits: not applied within --timeout is exit 3, never "applied" (5 s: it bounds
-        // the broker check too, whose new admin client a loaded machine may take seconds to start)
-        Cli unwatched = clusterCommand(List.of("put", id + "-unwatched", file.toString(), "--timeout", "5s",
+        // watching a writer group that never commits: not applied within --timeout is exit 3, never "applied" (10 s: a shorter
+        // one bounds the broker check too, whose new admin client a loaded CI machine may take over 5 s to start: exit 1)
+        Cli unwatched = clusterCommand(List.of("put", id + "-unwatched", file.toString(), "--timeout", "10s",
                 "-c", LobStreamConfig.APPLICATION_ID.name() + "=no-such-writer"));
         assertThat(unwatched.exit).as(unwatched.err).isEqualTo(3);
         assertThat(unwatched.err).contains(id + "-unwatched: not applied after", "no-such-writer");

@@ -425,8 +425,9 @@ class IngestIT {
         byte[] whole = Arrays.copyOf(v, v.length + more.length);
         System.arraycopy(more, 0, whole, v.length, more.length);
         assertThat(nodeSha(id)).isEqualTo(sha256(new ByteArrayInputStream(whole)));
-        // the first try's chunk; the second put's three chunks; the second append
-        assertThat(skipped("duplicate-command-id") - duplicatesBefore).isEqualTo(5);
+        // the first try's chunk; the second put's three chunks; the second append. At least: a meter is no part of the
+        // writer's transaction, and a Streams task retried after an abort counts the skips it makes again
+        assertThat(skipped("duplicate-command-id") - duplicatesBefore).isGreaterThanOrEqualTo(5);
     }
 
     @Test

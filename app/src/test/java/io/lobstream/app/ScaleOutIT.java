@@ -52,6 +52,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 import static io.lobstream.app.Nodes.bytes;
@@ -229,14 +230,17 @@ class ScaleOutIT {
         Set<Integer> theirs = Nodes.partitions(b);
         Set<Integer> seenOnB = new CopyOnWriteArraySet<>();
         AtomicBoolean watching = new AtomicBoolean(true);
+        AtomicReference<Throwable> watchFailed = new AtomicReference<>();
         Thread watcher = new Thread(() -> {
-            while (watching.get()) {
-                seenOnB.addAll(Nodes.partitions(b));
-                try {
+            try {
+                while (watching.get()) {
+                    seenOnB.addAll(Nodes.partitions(b));
                     Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    return;
                 }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (RuntimeException | Error e) { // a watcher that died would have seen nothing b opened: the test passed
+                watchFailed.set(e);
             }
         });
         watcher.start();
@@ -249,6 +253,7 @@ class ScaleOutIT {
             watching.set(false);
             watcher.join();
         }
+        assertThat(watchFailed.get()).as("the watcher of b's partitions ran to the end").isNull();
         assertThat(Nodes.partitions(a)).isEqualTo(mine);
         assertThat(Nodes.partitions(b)).isEqualTo(theirs);
         assertThat(seenOnB).as("partitions b opened while a restarted").isEqualTo(theirs);

@@ -209,9 +209,11 @@ class LobStreamCliTest {
 
     /** The HTTP port is checked before an embedded broker and registry start (seconds), and the message names its option. */
     @Test
-    void aNodeWhoseHttpPortIsTakenSaysSoBeforeItStartsAnything() throws IOException {
+    void aNodeWhoseHttpPortIsTakenSaysSoBeforeItStartsAnything(@TempDir Path dir) throws IOException {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            assertThat(cli.run("node", "--http-port", Integer.toString(taken.getLocalPort()))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+            // a data directory of its own: were the check to regress, the node would not start in the module's directory
+            assertThat(cli.run("node", "--data-dir", dir.toString(), "--http-port", Integer.toString(taken.getLocalPort())))
+                    .isEqualTo(CommandLine.ExitCode.SOFTWARE);
         }
         assertThat(cli.err()).contains("lobstream node: failed to start: the HTTP API cannot bind 127.0.0.1:")
                 .contains("lob.http.port (node --http-port)");

@@ -235,7 +235,8 @@ class LobClientTest {
     @Test
     void aCloseWhileTheTrackerIsMadeDoesNotWaitForTheMaking() throws Exception {
         LobClient client = new LobClient(unreachable());
-        client.trackerPartitionsWait = Duration.ofSeconds(10);
+        // far past the 60 s given below: a maker that ignored the close would still wait here, not fail of its own wait
+        client.trackerPartitionsWait = Duration.ofMinutes(10);
         CompletableFuture<Void> watched = new CompletableFuture<>();
         Thread maker = new Thread(() -> {
             try {

@@ -164,15 +164,15 @@ class ConcurrencyStressTest {
             }
             threads.add(new Thread(() -> {
                 while (!stop.get()) {
-                    List<VersionEntry> pending = new ArrayList<>();
-                    store.forEachPending(pending::add);
-                    for (VersionEntry e : pending) {
-                        try {
+                    try { // the scan too: a failure there ended the thread, and reclaims, with nothing to fail the test
+                        List<VersionEntry> pending = new ArrayList<>();
+                        store.forEachPending(pending::add);
+                        for (VersionEntry e : pending) {
                             // the pages purge would find: what the root names, less what the successor retained
                             store.reclaim(e.lobId(), e.version(), e.extents(), null);
-                        } catch (Throwable t) {
-                            failures.add(t);
                         }
+                    } catch (Throwable t) {
+                        failures.add(t);
                     }
                 }
             }, "reclaimer"));
