@@ -159,6 +159,8 @@ public final class DefaultLobStore implements LobStore {
      */
     private final Map<Long, List<Extent>> unpublished = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    /** Whether close's checkpoint synced the WAL: what a write still waiting for the group commit may count on then. */
+    private volatile boolean walSyncedByClose;
     private final OnlineFsck onlineFsck;
     /**
      * Once a sync failed, no version is written and nothing is synced, and every write and commit fails. The index may
@@ -383,13 +385,16 @@ public final class DefaultLobStore implements LobStore {
 
     /**
      * The group commit's index WAL sync, under the tablespace latch so that it never reaches a closed
-     * index; once the store is closed there is nothing to do (close synced the WAL, or closed the index,
-     * which flushes it).
+     * index. Once the store is closed there is nothing to do if close's checkpoint synced the WAL; a close
+     * that returned before it (a full disk) did not, and a write waiting here was never made durable: it
+     * fails, as it would have had the store been open to refuse it.
      */
     private void syncWalIfOpen() throws IOException {
         try (Latches.Held latch = latches.tablespaceShared()) {
             if (!closed) {
                 frees.syncThenRelease(index::syncWal);
+            } else if (!walSyncedByClose) {
+                throw closedException();
             }
         }
     }
@@ -1132,6 +1137,7 @@ public final class DefaultLobStore implements LobStore {
                 syncGuard.run(file::force);
                 // guarded as every sync is: the clean flag of a checkpoint whose sync failed must not be trusted
                 syncGuard.run(() -> index.checkpointFree(allocator.freeExtents(), Recovery.META_CLEAN));
+                walSyncedByClose = true; // a synced write: every index write before it is on disk too
             } catch (IndexWriteRefusedException refused) {
                 // said where the disk refused it; no sync is tried after that, and the next open recovers as after a crash
                 log.warn("{}: closed without a checkpoint ({})", name, refused.getMessage());

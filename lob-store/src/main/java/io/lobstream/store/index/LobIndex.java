@@ -145,6 +145,7 @@ public final class LobIndex implements Closeable {
 
     public static LobIndex open(Path dir, IndexMemory memory) throws IOException {
         Files.createDirectories(dir);
+        refuseUnknownColumnFamilies(dir);
         // Index entries are small; keep memtables small so many partitions fit one heap-light process.
         // Bloom filters: a command's de-duplication (commandApplied) looks up an id that is almost always
         // absent. Without them that search walks both memtables and reads a block of every SST file that
@@ -244,6 +245,34 @@ public final class LobIndex implements Closeable {
             dbOptions.close();
             cfOptions.close();
             throw new IOException("cannot open index " + dir + " to read it: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * An index with a column family this release does not know is a later release's (as {@code rejected} was new once):
+     * RocksDB would refuse to open it read-write with "Column families not opened", which says nothing of releases. Read
+     * only, its format is checked first, and refused naming both numbers as any later format is.
+     */
+    private static void refuseUnknownColumnFamilies(Path dir) throws IOException {
+        if (!Files.exists(dir.resolve("CURRENT"))) {
+            return; // a new index
+        }
+        List<String> unknown = new ArrayList<>();
+        try (Options listing = new Options(); ColumnFamilyOptions cf = new ColumnFamilyOptions()) {
+            List<ColumnFamilyDescriptor> known = descriptors(cf, cf);
+            for (byte[] name : RocksDB.listColumnFamilies(listing, dir.toString())) {
+                if (known.stream().noneMatch(d -> Arrays.equals(d.getName(), name))) {
+                    unknown.add(new String(name, StandardCharsets.UTF_8));
+                }
+            }
+        } catch (RocksDBException e) {
+            return; // the open below says what is wrong with it
+        }
+        if (!unknown.isEmpty()) {
+            try (LobIndex readOnly = openReadOnly(dir)) { // throws LaterFormatException for a later release's
+                throw new IOException("index " + dir + " has column families this release does not know (" + String.join(", ", unknown)
+                        + ") but no later format: written by another program, or damaged");
+            }
         }
     }
 

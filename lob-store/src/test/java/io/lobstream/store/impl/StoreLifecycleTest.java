@@ -294,6 +294,22 @@ class StoreLifecycleTest {
         }
         String later = "of format " + (io.lobstream.store.index.LobIndex.FORMAT_VERSION + 1);
         assertThatThrownBy(() -> DefaultLobStore.open(dir, config).close()).isInstanceOf(IOException.class).hasMessageContaining(later);
+        // a later release's column family too: refused by its format, not RocksDB's "Column families not opened"
+        try (org.rocksdb.Options options = new org.rocksdb.Options();
+             org.rocksdb.ColumnFamilyOptions cf = new org.rocksdb.ColumnFamilyOptions()) {
+            java.util.List<org.rocksdb.ColumnFamilyDescriptor> all = new java.util.ArrayList<>();
+            for (byte[] name : org.rocksdb.RocksDB.listColumnFamilies(options, dir.resolve(TablespaceDirs.INDEX).toString())) {
+                all.add(new org.rocksdb.ColumnFamilyDescriptor(name, cf));
+            }
+            java.util.List<org.rocksdb.ColumnFamilyHandle> handles = new java.util.ArrayList<>();
+            try (org.rocksdb.DBOptions db = new org.rocksdb.DBOptions();
+                 org.rocksdb.RocksDB rocks = org.rocksdb.RocksDB.open(db, dir.resolve(TablespaceDirs.INDEX).toString(), all, handles)) {
+                handles.add(rocks.createColumnFamily(new org.rocksdb.ColumnFamilyDescriptor("later".getBytes(), cf)));
+                handles.forEach(org.rocksdb.ColumnFamilyHandle::close);
+            }
+        }
+        assertThatThrownBy(() -> DefaultLobStore.open(dir, config).close()).isInstanceOf(io.lobstream.store.LaterFormatException.class)
+                .hasMessageContaining(later);
         assertThatThrownBy(() -> Fsck.offline(dir, true)).isInstanceOf(io.lobstream.store.LaterFormatException.class).hasMessageContaining(later);
         try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.open(dir.resolve(TablespaceDirs.INDEX).resolveSibling("fresh"))) {
             assertThat(index.metaLong("format.version", -1)).isEqualTo(io.lobstream.store.index.LobIndex.FORMAT_VERSION);
