@@ -33,6 +33,8 @@ public final class EmbeddedRegistry implements AutoCloseable {
     private final Path logFile;
     private Process process;
     private Thread hook;
+    /** Set as it is stopped on purpose: an exit after that is no news. */
+    private volatile boolean stopping;
 
     public EmbeddedRegistry(int port, Path logFile) {
         this.port = port;
@@ -117,6 +119,16 @@ public final class EmbeddedRegistry implements AutoCloseable {
 
     private void ready() {
         log.info("embedded Apicurio Registry on {} (pid {}, log {})", url(), process.pid(), logFile);
+        // watched from here on: killed (the OOM killer, its 256 MB heap), it left running writers on their cached schemas,
+        // every new client failing with "did not answer", and nothing said why
+        process.onExit().thenAccept(p -> {
+            if (!stopping) {
+                log.error("the embedded Apicurio Registry on {} exited ({}) while this process runs: writers go on with the "
+                        + "schemas they hold, but new clients cannot register or find theirs, and a task that starts again "
+                        + "waits for it; restart this process (the schemas are kept in the data directory). {}", url(),
+                        p.exitValue(), LogTail.seeLog(logFile));
+            }
+        });
     }
 
     /** The Apicurio v2 API. */
@@ -125,6 +137,7 @@ public final class EmbeddedRegistry implements AutoCloseable {
     }
 
     private void destroy() {
+        stopping = true;
         Process p = process;
         if (p != null && p.isAlive()) {
             List<ProcessHandle> descendants = p.descendants().toList(); // the registry's JVM among them
