@@ -1,7 +1,7 @@
 package io.lobstream.store.fsck;
 
 import io.lobstream.store.allocator.Extent;
-import io.lobstream.store.impl.PageWriters;
+import io.lobstream.store.index.PageWriters;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionLayout;

@@ -16,7 +16,6 @@ import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionWriter;
 import io.lobstream.store.page.Crc32c;
-import io.lobstream.store.tablespace.GroupSync;
 
 import java.io.IOException;
 import java.io.InputStream;

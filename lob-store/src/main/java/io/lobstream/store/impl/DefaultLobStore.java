@@ -27,7 +27,6 @@ import io.lobstream.store.index.UploadEntry;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.layout.VersionWriter;
-import io.lobstream.store.tablespace.GroupSync;
 import io.lobstream.store.tablespace.PageFile;
 import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;

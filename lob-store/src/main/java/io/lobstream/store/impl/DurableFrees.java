@@ -3,7 +3,6 @@ package io.lobstream.store.impl;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.allocator.PageAllocator;
-import io.lobstream.store.tablespace.GroupSync;
 
 import java.io.IOException;
 import java.util.ArrayList;

@@ -5,6 +5,7 @@ import io.lobstream.store.allocator.PageAllocator;
 import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.PageWriters;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.tablespace.PageFile;

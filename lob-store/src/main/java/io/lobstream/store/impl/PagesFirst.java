@@ -1,7 +1,6 @@
 package io.lobstream.store.impl;
 
 import io.lobstream.store.LobStoreConfig;
-import io.lobstream.store.tablespace.GroupSync;
 
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicInteger;

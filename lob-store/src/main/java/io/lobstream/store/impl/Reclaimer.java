@@ -6,7 +6,6 @@ import io.lobstream.store.Source;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.VersionEntry;
-import io.lobstream.store.tablespace.GroupSync;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

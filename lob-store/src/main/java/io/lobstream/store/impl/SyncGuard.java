@@ -3,7 +3,6 @@ package io.lobstream.store.impl;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.TablespaceSyncFailedException;
 import io.lobstream.store.index.IndexWriteRefusedException;
-import io.lobstream.store.tablespace.GroupSync;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

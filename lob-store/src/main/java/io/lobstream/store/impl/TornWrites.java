@@ -1,6 +1,7 @@
 package io.lobstream.store.impl;
 
 import io.lobstream.store.index.LobIndex;
+import io.lobstream.store.index.PageWriters;
 import io.lobstream.store.index.UploadEntry;
 import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionLayout;

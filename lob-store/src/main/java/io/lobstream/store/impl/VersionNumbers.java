@@ -1,7 +1,6 @@
 package io.lobstream.store.impl;
 
 import io.lobstream.store.index.LobIndex;
-import io.lobstream.store.tablespace.GroupSync;
 
 import java.io.IOException;
 import java.util.Collection;

@@ -9,7 +9,6 @@ import io.lobstream.store.index.VersionEntry;
 import io.lobstream.store.layout.VersionLayout;
 import io.lobstream.store.layout.VersionReader;
 import io.lobstream.store.layout.VersionWriter;
-import io.lobstream.store.tablespace.GroupSync;
 
 import java.io.IOException;
 import java.util.ArrayList;

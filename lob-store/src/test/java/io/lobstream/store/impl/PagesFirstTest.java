@@ -1,7 +1,6 @@
 package io.lobstream.store.impl;
 
 import io.lobstream.store.LobStoreConfig;
-import io.lobstream.store.tablespace.GroupSync;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;

@@ -1,10 +1,7 @@
-package io.lobstream.store.tablespace;
+package io.lobstream.store.impl;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -16,9 +13,6 @@ import java.util.concurrent.locks.LockSupport;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class GroupSyncTest {
-    @TempDir
-    Path dir;
-
     /**
      * Compaction's moves run in a row on a stream thread: each waited the group commit interval for writers to join (up to
      * a second), 512 of them past max.poll.interval.ms. Against a leader that waits, in the same run.
@@ -136,23 +130,6 @@ class GroupSyncTest {
         while (t.getState() != state) {
             assertThat(System.nanoTime() - deadline).as(t.getName() + " never " + state).isNegative();
             Thread.sleep(1);
-        }
-    }
-
-    /** FileChannel.force by an interrupted thread closes the channel for every thread that uses the page file. */
-    @Test
-    void forcingThePageFileFromAnInterruptedThreadLeavesItOpen() throws Exception {
-        try (PageFile file = PageFile.openReadWrite(dir.resolve("lob.pages"), 4096)) {
-            file.write(0, ByteBuffer.allocate(4096));
-            Thread.currentThread().interrupt();
-            try {
-                file.force();
-            } finally {
-                assertThat(Thread.interrupted()).isTrue();
-            }
-            file.write(1, ByteBuffer.allocate(4096));
-            file.force();
-            assertThat(file.sizeInPages()).isEqualTo(2);
         }
     }
 

@@ -1,8 +1,6 @@
-package io.lobstream.store.impl;
+package io.lobstream.store.index;
 
 import io.lobstream.store.allocator.Extent;
-import io.lobstream.store.index.LobIndex;
-import io.lobstream.store.index.VersionEntry;
 
 import java.io.IOException;
 import java.util.List;
@@ -18,7 +16,7 @@ import java.util.function.LongUnaryOperator;
  * version it was made from ({@link VersionEntry#baseVersion()}), which is pending purge and whose {@code retained} pages
  * are the shared ones; it wrote the others itself. The shared ones the base in turn shares with its own base, or wrote.
  * What that tells apart is a page whose write was lost (a power loss) from the same LOB's older page at that place,
- * which passes every other check ({@link TornWrites}, fsck).
+ * which passes every other check (the open's check after a power loss, fsck).
  */
 public final class PageWriters {
     /**

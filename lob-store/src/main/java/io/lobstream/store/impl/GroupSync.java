@@ -1,4 +1,4 @@
-package io.lobstream.store.tablespace;
+package io.lobstream.store.impl;
 
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +15,7 @@ import java.util.function.LongConsumer;
  * <p>Correctness: a writer takes its ticket after its own writes, and a leader reads the newest
  * ticket before it syncs, so every ticket up to that one was written before the sync began.
  */
-public final class GroupSync {
+final class GroupSync {
 
     /** The sync to share, e.g. {@code fdatasync} of the page file. */
     @FunctionalInterface
