@@ -25,8 +25,12 @@ import java.util.Set;
  */
 public final class LobStreamConfig {
     /** Defaults that command-line options name too (picocli's annotations take constants only). */
-    public static final String DEFAULT_BOOTSTRAP = "127.0.0.1:9092";
-    public static final String DEFAULT_REGISTRY_URL = "http://127.0.0.1:8081/apis/registry/v2";
+    public static final int DEFAULT_KAFKA_PORT = 9092;
+    public static final int DEFAULT_REGISTRY_PORT = 8081;
+    /** Apicurio's v2 API, under a registry's root: where a registry URL points. */
+    public static final String REGISTRY_API_PATH = "/apis/registry/v2";
+    public static final String DEFAULT_BOOTSTRAP = "127.0.0.1:" + DEFAULT_KAFKA_PORT;
+    public static final String DEFAULT_REGISTRY_URL = "http://127.0.0.1:" + DEFAULT_REGISTRY_PORT + REGISTRY_API_PATH;
     public static final String DEFAULT_DATA_DIR = "lobstream-data";
     public static final int DEFAULT_HTTP_PORT = 8080;
     /** A local node's HTTP API, where the client commands look for one. */

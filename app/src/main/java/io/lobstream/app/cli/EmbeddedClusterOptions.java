@@ -1,6 +1,7 @@
 package io.lobstream.app.cli;
 
 import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.schema.LobStreamConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -13,9 +14,9 @@ import java.util.List;
 
 /** The ports of the embedded default, for {@code node} (without --bootstrap) and {@code cluster}. */
 final class EmbeddedClusterOptions {
-    private static final int KAFKA_PORT = 9092;
+    private static final int KAFKA_PORT = LobStreamConfig.DEFAULT_KAFKA_PORT;
     private static final int CONTROLLER_PORT = 9093;
-    private static final int REGISTRY_PORT = 8081;
+    private static final int REGISTRY_PORT = LobStreamConfig.DEFAULT_REGISTRY_PORT;
     private static final String[] NAMES = {"--kafka-port", "--controller-port", "--registry-port"};
 
     @Option(names = "--kafka-port", description = "Embedded broker port (default: " + KAFKA_PORT + ").")

@@ -21,7 +21,7 @@ import java.util.Map;
 final class RegistryCheck {
     private static final Duration TIMEOUT = Duration.ofSeconds(3);
     /** The path of Apicurio's v2 API, which its HTTP client adds to a registry URL that does not end with it. */
-    static final String API_PATH = "apis/registry/v2/";
+    static final String API_PATH = LobStreamConfig.REGISTRY_API_PATH.substring(1) + "/";
     /** The serde settings, under any of Apicurio's prefixes, that keep the URL as given, and that name another path. */
     private static final String NO_APPEND = "disable-auto-basepath-append";
     private static final String BASE_PATH = "auto-base-path";

@@ -1,5 +1,6 @@
 package io.lobstream.app.embedded;
 
+import io.lobstream.schema.LobStreamConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,7 +96,7 @@ public final class EmbeddedRegistry implements AutoCloseable {
 
     public void awaitReady(Duration timeout) throws InterruptedException, TimeoutException, IOException {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-        URI probe = URI.create("http://127.0.0.1:" + port + "/apis/registry/v2/system/info");
+        URI probe = URI.create(url() + "/system/info");
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
@@ -133,7 +134,7 @@ public final class EmbeddedRegistry implements AutoCloseable {
 
     /** The Apicurio v2 API. */
     public String url() {
-        return "http://127.0.0.1:" + port + "/apis/registry/v2";
+        return "http://127.0.0.1:" + port + LobStreamConfig.REGISTRY_API_PATH;
     }
 
     private void destroy() {
