@@ -1,6 +1,7 @@
 package io.lobstream.store.impl;
 
 import io.lobstream.store.LobStore;
+import io.lobstream.store.TablespaceClosedException;
 import io.lobstream.store.TablespaceSyncFailedException;
 import io.lobstream.store.index.IndexWriteRefusedException;
 import io.lobstream.store.tablespace.TablespaceDirs;
@@ -72,6 +73,8 @@ final class SyncGuard {
             throw e; // the channel was closed under the sync (an interrupt, a close): not the disk, and a reopen is sound
         } catch (IndexWriteRefusedException e) {
             throw e; // a write the disk refused, no fsync failed: the store reopens from its last good sync (a full disk)
+        } catch (TablespaceClosedException e) {
+            throw e; // a sync not tried (the store closed without its checkpoint's): nothing failed on the disk
         } catch (IOException e) {
             fail(e);
             throw new TablespaceSyncFailedException(dir, "a sync failed: " + e, e);

@@ -179,6 +179,41 @@ class StoreLifecycleTest {
         }
     }
 
+    /**
+     * With lob.sync.each.write, a write waiting on the group commit when the store closes without its checkpoint's WAL
+     * sync (a full disk; a crash, here) was told it was durable, and then, once refused, had the copy marked SYNC-FAILED
+     * and rebuilt: no sync failed, none was tried. Refused as closed, and the tablespace opens again.
+     */
+    @Test
+    void aWriteWaitingOnAGroupCommitThatCloseNeverSyncedFailsAsClosedNotAsAFailedSync() throws Exception {
+        Path ts = this.dir.resolve("g");
+        LobStoreConfig each = config.with(LobStoreConfig.SYNC_EACH_WRITE.name(), true)
+                .with(LobStoreConfig.GROUP_COMMIT_INTERVAL_MS.name(), 1000); // the leader gathers for a second
+        DefaultLobStore store = DefaultLobStore.open(ts, each);
+        java.util.concurrent.CompletableFuture<Throwable> failed = new java.util.concurrent.CompletableFuture<>();
+        Thread writer = new Thread(() -> {
+            try {
+                put(store, "a", bytes(10_000, 1));
+                failed.complete(null);
+            } catch (Throwable t) {
+                failed.complete(t);
+            }
+        }, "writer");
+        writer.start();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (java.util.Arrays.stream(writer.getStackTrace()).noneMatch(f -> f.getMethodName().equals("awaitDurable"))) {
+            assertThat(System.nanoTime()).as("the writer reaches the WAL's group commit").isLessThan(until);
+            assertThat(failed).isNotDone();
+            Thread.sleep(5);
+        }
+        store.crash(); // closed, no checkpoint
+        assertThat(failed.get(60, TimeUnit.SECONDS)).isInstanceOf(io.lobstream.store.TablespaceClosedException.class);
+        assertThat(TablespaceDirs.syncFailure(ts)).isEmpty();
+        try (DefaultLobStore reopened = DefaultLobStore.open(ts, each)) {
+            assertThat(reopened.fsck(true).ok()).isTrue();
+        }
+    }
+
     /** Gauges registered again under the same id used to stay bound to the first store: frozen, and it never collected. */
     @Test
     void aReopenedStoreReportsThroughItsOwnMeters() throws IOException {
