@@ -32,14 +32,33 @@ public final class HostLiterals {
         if (h.startsWith("[") && h.endsWith("]")) {
             h = h.substring(1, h.length() - 1);
         }
-        if (!(h.matches("[0-9.]+") || isIpv6Literal(h))) {
+        if (!(isIpv4Literal(h) || isIpv6Literal(h))) {
             return Optional.empty();
         }
         try {
             return Optional.of(InetAddress.getByName(h)); // a literal: parsed, no name looked up
         } catch (UnknownHostException e) {
-            return Optional.empty(); // digits that are no address (1.2.3.4.5)
+            return Optional.empty();
         }
+    }
+
+    /**
+     * Whether {@code h} is an IPv4 literal as Java reads one: one to four decimal parts, the last taking the bytes the
+     * others leave ({@code 0}, {@code 127.1}, {@code 10.0.0.5}). Checked here: for digits that are no address
+     * ({@code 10.0.0.256}, {@code 1.2.3.4.5}) Java asks the resolver.
+     */
+    private static boolean isIpv4Literal(String h) {
+        if (!h.matches("[0-9]{1,10}(\\.[0-9]{1,10}){0,3}")) {
+            return false;
+        }
+        String[] parts = h.split("\\.");
+        for (int i = 0; i < parts.length; i++) {
+            long limit = i < parts.length - 1 ? 255 : (1L << (8 * (4 - i))) - 1; // the last part fills what is left
+            if (Long.parseLong(parts[i]) > limit) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code host} is the wildcard address ({@code 0.0.0.0}, {@code 0}, {@code ::}, in any spelling). */

@@ -294,7 +294,9 @@ public final class LobStreamConfig {
         FRAMING.forEach((setting, fixed) -> {
             for (String key : List.of(setting, SERDE_PREFIX + setting)) {
                 Object given = props.get(key);
-                if (given != null && !fixed.equalsIgnoreCase(given.toString().strip())) {
+                // a class may be given as the Class itself, as Apicurio takes it
+                String text = given instanceof Class<?> c ? c.getName() : String.valueOf(given).strip();
+                if (given != null && !fixed.equalsIgnoreCase(text)) {
                     // in headers, each command would be dead-lettered and each undo record skipped by purge; a global id
                     // where producers in other languages send the content id (as README says) looks up another schema
                     throw new ConfigException(key + "=" + given + " is not taken: LobStream's readers (the writer, replay, "

@@ -10,7 +10,7 @@ class HostLiteralsTest {
         for (String h : new String[] {"0.0.0.0", "0", "0.0", "::", "[::]", "0:0:0:0:0:0:0:0", "::0.0.0.0"}) {
             assertThat(HostLiterals.isWildcard(h)).as(h).isTrue();
         }
-        for (String h : new String[] {"node-1", "10.0.0.5", "fd00::5", "1.2.3.4.5", "", "0x0"}) {
+        for (String h : new String[] {"node-1", "10.0.0.5", "fd00::5", "1.2.3.4.5", "10.0.0.256", "1.2.3.4.", ".", "", "0x0"}) {
             assertThat(HostLiterals.isWildcard(h)).as(h).isFalse();
         }
     }
@@ -32,5 +32,10 @@ class HostLiteralsTest {
         assertThat(HostLiterals.isIpv6Literal("1::2::3")).isFalse();
         assertThat(HostLiterals.isIpv6Literal("host:80")).isFalse();
         assertThat(HostLiterals.literal("node-1")).isEmpty();
+        // digits that are no address are no literal, and not handed to Java, which would ask the resolver
+        for (String h : new String[] {"10.0.0.256", "1.2.3.4.5", "1.2.3.4.", "256.1", "127.16777216"}) {
+            assertThat(HostLiterals.literal(h)).as(h).isEmpty();
+        }
+        assertThat(HostLiterals.literal("127.65535")).map(java.net.InetAddress::getHostAddress).hasValue("127.0.255.255");
     }
 }

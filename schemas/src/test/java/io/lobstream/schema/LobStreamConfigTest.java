@@ -318,6 +318,9 @@ class LobStreamConfigTest {
                 .hasMessageContaining("is not taken");
         assertThat(new LobStreamConfig(Map.of("apicurio.registry.use-id", "contentId")).serdeConfig())
                 .containsEntry("apicurio.registry.as-confluent", "true");
+        assertThat(new LobStreamConfig(Map.of("apicurio.registry.id-handler", io.apicurio.registry.serde.Legacy4ByteIdHandler.class,
+                "apicurio.registry.as-confluent", Boolean.TRUE)).serdeConfig()).as("a class, a Boolean: as Apicurio takes them")
+                .containsEntry("apicurio.registry.as-confluent", Boolean.TRUE);
     }
 
     /** Kafka Streams refuses a commit interval over the transaction timeout, naming neither LobStream key, after a broker started. */
