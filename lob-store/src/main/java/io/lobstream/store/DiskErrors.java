@@ -41,12 +41,14 @@ public final class DiskErrors {
 
     /** Java names only the path for the commonest of these ("/x/y.part"): what is wrong with it, then the path. */
     public static String fileProblem(FileSystemException e) {
-        String what = e instanceof NoSuchFileException ? "no such file or directory"
+        String typed = e instanceof NoSuchFileException ? "no such file or directory"
                 : e instanceof AccessDeniedException ? "permission denied"
                 : e instanceof FileAlreadyExistsException ? "already exists"
                 : e instanceof NotDirectoryException ? "not a directory"
                 : e instanceof DirectoryNotEmptyException ? "directory not empty"
-                : e.getReason() != null ? e.getReason() : e.getClass().getSimpleName();
+                : null;
+        String what = typed == null ? (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName())
+                : typed + (e.getReason() != null ? " (" + e.getReason() + ")" : ""); // a reason the thrower gave is kept
         return what + (e.getFile() != null ? ": " + e.getFile() : "") + (e.getOtherFile() != null ? " -> " + e.getOtherFile() : "");
     }
 

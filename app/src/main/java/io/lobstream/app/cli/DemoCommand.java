@@ -40,7 +40,7 @@ import java.util.concurrent.Callable;
         description = {"Run the whole pipeline on the embedded default: a KRaft broker, an Apicurio Registry, a writer node, "
                 + "purge workers and a load generator (PUT / update / DELETE over --ids ids, values --min-size..--max-size). "
                 + "After --duration it waits for purge to drain, runs fsck and prints a summary.",
-                "Exit status: 0 if at least one command was sent, every one was acknowledged and applied (or dead-lettered), "
+                "Exit status: 0 if at least one command was acknowledged, every one sent was acknowledged and applied (or dead-lettered), "
                         + "every partition's tablespace is open, fsck is clean and history drained; 1 otherwise. With "
                         + "--keep-running it ends at Ctrl-C (130), and the summary says how it went."})
 final class DemoCommand implements Callable<Integer> {
@@ -223,8 +223,10 @@ final class DemoCommand implements Callable<Integer> {
                     printSummary(summary);
                     // with the demo's own -c keys: another topic prefix, or another judging setting, and the replay would
                     // find no topics, or differences that are only the settings'
-                    String keys = config.entrySet().stream().sorted(Map.Entry.comparingByKey())
-                            .map(e -> " -c " + ShellWords.quote(e.getKey() + "=" + e.getValue())).collect(java.util.stream.Collectors.joining());
+                    // (a secret's value shown as ***, as in every message that quotes arguments: the user types it back)
+                    String keys = SecretArguments.masked(config.entrySet().stream().sorted(Map.Entry.comparingByKey())
+                                    .map(e -> e.getKey() + "=" + e.getValue()).toList()).stream()
+                            .map(kv -> " -c " + ShellWords.quote(kv)).collect(java.util.stream.Collectors.joining());
                     System.err.printf("demo done; the broker, registry and node keep running (Ctrl-C to stop). Try:%n"
                                     + "  ./lobstream replay --bootstrap %s --registry %s --node http://127.0.0.1:%d --partition 0 "
                                     + "--data-dir REPLAY_DIR --verify%s%n", cluster.bootstrap(), cluster.registryUrl(), node.httpPort(), keys);

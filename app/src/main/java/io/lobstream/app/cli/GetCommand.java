@@ -109,8 +109,11 @@ final class GetCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "-o " + output + " is a directory: name a file in it");
         }
         Path parent = output.toAbsolutePath().getParent();
-        if (!Files.exists(output) && parent != null && !Files.isDirectory(parent)) {
+        if (parent != null && Files.notExists(parent)) { // (notExists: a directory this user may not search is the download's to say)
             throw new CommandLine.ParameterException(spec.commandLine(), "-o " + output + ": no directory " + parent);
+        }
+        if (parent != null && Files.exists(parent) && !Files.isDirectory(parent)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "-o " + output + ": " + parent + " is not a directory");
         }
     }
 

@@ -77,7 +77,7 @@ public final class LobStreamCli implements Runnable {
                 .setCaseInsensitiveEnumValuesAllowed(true)
                 .setExecutionExceptionHandler((thrown, cmd, parsed) -> {
                     // a write command's own failure says what it sent (a stop, or a chunk that failed before it): said
-                    if (ShutdownHook.jvmStopping() && System.getenv("LOBSTREAM_DEBUG") == null
+                    if (io.lobstream.app.JvmShutdown.underWay() && System.getenv("LOBSTREAM_DEBUG") == null
                             && !(cmd.getCommandSpec().userObject() instanceof WriteCommands.Base)) {
                         // a Ctrl-C or SIGTERM: what failed was being stopped (a node's registry, killed by its hook, "exited
                         // with 143"), not broken; the JVM exits with the signal's status whatever is returned here

@@ -40,18 +40,6 @@ final class ShutdownHook {
         return hook;
     }
 
-    /** Whether the JVM is shutting down (its hooks running): it takes no new hook then. */
-    static boolean jvmStopping() {
-        Thread probe = new Thread(() -> { });
-        try {
-            Runtime.getRuntime().addShutdownHook(probe);
-        } catch (IllegalStateException shuttingDown) {
-            return true;
-        }
-        Runtime.getRuntime().removeShutdownHook(probe);
-        return false;
-    }
-
     /** Adds a resource just started; one started after the shutdown closed everything is closed at once. */
     <T extends AutoCloseable> T started(T resource) {
         synchronized (this) {

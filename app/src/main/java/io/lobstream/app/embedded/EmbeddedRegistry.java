@@ -122,14 +122,16 @@ public final class EmbeddedRegistry implements AutoCloseable {
         log.info("embedded Apicurio Registry on {} (pid {}, log {})", url(), process.pid(), logFile);
         // watched from here on: killed (the OOM killer, its 256 MB heap), it left running writers on their cached schemas,
         // every new client failing with "did not answer", and nothing said why
-        process.onExit().thenAccept(p -> {
-            if (!stopping) {
+        // (a moment later, and not while the JVM stops: a SIGTERM to the whole process group, as systemd sends, ends the
+        // registry's shell before this JVM's hooks have set stopping)
+        process.onExit().thenAcceptAsync(p -> {
+            if (!stopping && !io.lobstream.app.JvmShutdown.underWay()) {
                 log.error("the embedded Apicurio Registry on {} exited ({}) while this process runs: writers go on with the "
                         + "schemas they hold, but new clients cannot register or find theirs, and a task that starts again "
                         + "waits for it; restart this process (the schemas are kept in the data directory). {}", url(),
                         p.exitValue(), LogTail.seeLog(logFile));
             }
-        });
+        }, java.util.concurrent.CompletableFuture.delayedExecutor(2, java.util.concurrent.TimeUnit.SECONDS));
     }
 
     /** The Apicurio v2 API. */

@@ -129,6 +129,9 @@ class GetCommandTest {
         assertThat(cli.err()).contains("-o " + out + ": no directory " + dir.resolve("no-such-dir")).contains("Usage: lobstream get");
         assertThat(getTo(dir, servingWhole(10))).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("-o " + dir + " is a directory");
+        Path file = java.nio.file.Files.writeString(dir.resolve("notes.txt"), "");
+        assertThat(getTo(file.resolve("out"), servingWhole(10))).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains(file + " is not a directory");
     }
 
     /** A node started with {@code -c lob.http.port=N} (or a --command-config file saying so) is found with the same keys. */

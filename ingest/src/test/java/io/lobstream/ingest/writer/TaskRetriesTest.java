@@ -88,5 +88,7 @@ class TaskRetriesTest {
         assertThat(DiskErrors.denied(new IOException("While opening a file for sequentially reading: /d/index/CURRENT: Permission denied")))
                 .as("RocksDB's words").isTrue();
         assertThat(DiskErrors.denied(new IOException("/d/p-3/lob.pages: No space left on device"))).isFalse();
+        assertThat(DiskErrors.fileProblem(new java.nio.file.NoSuchFileException("/d/p-3", null, "no tablespace here")))
+                .as("a reason its thrower gave is kept").isEqualTo("no such file or directory (no tablespace here): /d/p-3");
     }
 }
