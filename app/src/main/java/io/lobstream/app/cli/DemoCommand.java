@@ -29,6 +29,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -224,8 +225,9 @@ final class DemoCommand implements Callable<Integer> {
                     // with the demo's own -c keys: another topic prefix, or another judging setting, and the replay would
                     // find no topics, or differences that are only the settings'
                     // (a secret's value shown as ***, as in every message that quotes arguments: the user types it back)
-                    String keys = SecretArguments.masked(config.entrySet().stream().sorted(Map.Entry.comparingByKey())
-                                    .map(e -> e.getKey() + "=" + e.getValue()).toList()).stream()
+                    // each pair alone: a pair with an empty value would have the next one masked as its value
+                    String keys = config.entrySet().stream().sorted(Map.Entry.comparingByKey())
+                            .map(e -> SecretArguments.masked(List.of(e.getKey() + "=" + e.getValue())).get(0))
                             .map(kv -> " -c " + ShellWords.quote(kv)).collect(java.util.stream.Collectors.joining());
                     System.err.printf("demo done; the broker, registry and node keep running (Ctrl-C to stop). Try:%n"
                                     + "  ./lobstream replay --bootstrap %s --registry %s --node http://127.0.0.1:%d --partition 0 "
