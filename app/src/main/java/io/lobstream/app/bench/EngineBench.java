@@ -122,6 +122,10 @@ public final class EngineBench implements Callable<Integer> {
         if (pageSize.min() != pageSize.max()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--page-size takes one size, not a range: " + pageSize);
         }
+        if (!LobStoreConfig.isPageSize(pageSize.min())) { // named as the option, with usage: as lob.page.size, it was "failed"
+            throw new CommandLine.ParameterException(spec.commandLine(), "--page-size " + pageSize + ": a power of two from "
+                    + LobStoreConfig.MIN_PAGE_SIZE / 1024 + " KiB to " + LobStoreConfig.MAX_PAGE_SIZE / 1024 + " KiB");
+        }
         List<String> sets = switches.size() == 1 && switches.get(0).equals("matrix") ? MATRIX : switches;
         for (String set : sets) {
             switchConfig(set); // reject unknown names before any run starts

@@ -74,6 +74,8 @@ class PipelineBenchArgumentsTest {
         assertThat(cli.err()).contains("-c lob.writer.threads is not taken: bench engine runs the engine alone");
         assertThat(cli.run("bench", "engine", "--page-size", "4k-64k")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--page-size takes one size, not a range: 4k-64k");
+        assertThat(cli.run("bench", "engine", "--page-size", "3k")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--page-size 3k: a power of two from 4 KiB to 64 KiB").contains("Usage: lobstream bench engine");
     }
 
     /** An output that cannot be written was found after the run, and its JSON lost with it. */

@@ -131,6 +131,7 @@ public final class PartitionReplayer {
         // not a jump to the log's end (Kafka's default) when retention deletes what the replay was about to read: an
         // error, for the replay to say which commands it lost (deletedBeforeRead)
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
+        p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false); // a reader: never a topic made on a broker that would
         TopicPartition tp = new TopicPartition(config.topics().commands(), partition);
         long uploadTimeoutMs = config.get(LobStreamConfig.UPLOAD_TIMEOUT_MS);
         long records = 0;
