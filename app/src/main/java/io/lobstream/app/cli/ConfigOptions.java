@@ -49,7 +49,7 @@ final class ConfigOptions {
             try (Reader r = Files.newBufferedReader(Path.of(value))) { // UTF-8 (Kafka's tools read Latin-1: an ASCII file reads the same)
                 p.load(r);
             } catch (FileSystemException e) {
-                throw new TypeConversionException("cannot read " + value + ": " + LobStreamCli.fileProblem(e));
+                throw new TypeConversionException("cannot read " + value + ": " + io.lobstream.store.DiskErrors.fileProblem(e));
             } catch (CharacterCodingException e) {
                 throw new TypeConversionException("cannot read " + value + ": it is not UTF-8 (write a character past ASCII as "
                         + "its \\" + "u escape, as Java properties files may)");

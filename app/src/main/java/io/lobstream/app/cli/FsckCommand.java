@@ -109,7 +109,7 @@ final class FsckCommand implements Callable<Integer> {
                 if (e instanceof AccessDeniedException || e instanceof LaterFormatException
                         || String.valueOf(e.getMessage()).contains("Permission denied")) {
                     System.err.println("fsck: " + ts + ": not checked: " + (e instanceof AccessDeniedException denied
-                            ? LobStreamCli.fileProblem(denied) : e.getMessage()));
+                            ? io.lobstream.store.DiskErrors.fileProblem(denied) : e.getMessage()));
                     unreadable.add(p);
                     continue;
                 }
@@ -234,7 +234,7 @@ final class FsckCommand implements Callable<Integer> {
                     shared = true;
                 } catch (IOException cannotOpen) {
                     if (Files.exists(file)) {
-                        unguarded(ts, cannotOpen instanceof FileSystemException f ? LobStreamCli.fileProblem(f) : cannotOpen.getMessage());
+                        unguarded(ts, cannotOpen instanceof FileSystemException f ? io.lobstream.store.DiskErrors.fileProblem(f) : cannotOpen.getMessage());
                     }
                     return new NodeLock(null, null);
                 }

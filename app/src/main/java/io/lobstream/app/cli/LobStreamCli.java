@@ -3,6 +3,7 @@ package io.lobstream.app.cli;
 import io.lobstream.app.bench.BenchCommand;
 import io.lobstream.app.bench.SizeRange;
 import io.lobstream.app.logging.ThreadDeaths;
+import io.lobstream.store.DiskErrors;
 import io.lobstream.store.config.ConfigException;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
@@ -93,13 +94,13 @@ public final class LobStreamCli implements Runnable {
                         root = root.getCause();
                     }
                     // some say nothing but their type (a ConnectException has no message)
-                    String said = e instanceof FileSystemException fs ? fileProblem(fs)
+                    String said = e instanceof FileSystemException fs ? DiskErrors.fileProblem(fs)
                             : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
                     // a file problem a wrapper passed on (node's "failed to start: /x/y") names only its path: say what it is
                     String why = java.util.stream.Stream.iterate(e.getCause(), java.util.Objects::nonNull, Throwable::getCause)
                             .filter(t -> t instanceof FileSystemException fs
                                     && !(fs.getReason() != null && said.contains(String.valueOf(fs.getMessage())))).findFirst()
-                            .map(t -> fileProblem((FileSystemException) t))
+                            .map(t -> DiskErrors.fileProblem((FileSystemException) t))
                             .orElse(root == e || said.contains(String.valueOf(root.getMessage())) ? "" : root.toString());
                     cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + said + (why.isEmpty() || said.contains(why) ? "" : " (" + why + ")"));
                     if (System.getenv("LOBSTREAM_DEBUG") != null) {
@@ -134,10 +135,5 @@ public final class LobStreamCli implements Runnable {
             out.println(o);
             out.flush();
         }
-    }
-
-    /** Java names only the path for the commonest of these ("/x/y.part"): say what is wrong with it. */
-    static String fileProblem(FileSystemException e) {
-        return io.lobstream.store.DiskErrors.fileProblem(e);
     }
 }

@@ -206,7 +206,11 @@ class StoreLifecycleTest {
             assertThat(failed).isNotDone();
             Thread.sleep(5);
         }
+        long seen = System.nanoTime();
         store.crash(); // closed, no checkpoint
+        // the leader gathers for 1 s from before it was seen: a machine stalled for half of it may have synced already
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.nanoTime() - seen < TimeUnit.MILLISECONDS.toNanos(500),
+                "closing took most of the group commit's second (a stalled machine): the sync may have run before it");
         assertThat(failed.get(60, TimeUnit.SECONDS)).isInstanceOf(io.lobstream.store.TablespaceClosedException.class);
         assertThat(TablespaceDirs.syncFailure(ts)).isEmpty();
         try (DefaultLobStore reopened = DefaultLobStore.open(ts, each)) {
