@@ -33,6 +33,13 @@ public final class DefaultPageAllocator implements PageAllocator {
     private long highWaterMark;
     /** Changed under the latch; read without it (metrics scrapes, stats), which must not wait behind a shrink's truncate. */
     private volatile long freePages;
+    /**
+     * While a shrink makes its frees durable (outside the latch): the first page it plans to cut, else {@link #NO_CUT}.
+     * A grant that reaches it sets {@link #cutPlanSpoiled}, and the shrink gives up (the next flush tries again).
+     */
+    private long cutPlannedFrom = NO_CUT;
+    private boolean cutPlanSpoiled;
+    private static final long NO_CUT = Long.MAX_VALUE;
 
     public DefaultPageAllocator(boolean prealloc, int batchSize, long highWaterMark, Collection<Extent> freeExtents, StoreMetrics metrics) {
         this(prealloc, batchSize, highWaterMark, freeExtents, metrics, end -> { });
@@ -120,7 +127,7 @@ public final class DefaultPageAllocator implements PageAllocator {
                 }
                 freePages -= take;
                 remaining -= take;
-                granted.add(new Extent(run.getKey(), take));
+                hand(granted, run.getKey(), take);
             }
             return Extent.coalesce(granted);
         } finally {
@@ -155,7 +162,7 @@ public final class DefaultPageAllocator implements PageAllocator {
                     free.put(first + want, left);
                 }
                 freePages -= want;
-                granted.add(new Extent(first, want));
+                hand(granted, first, want);
                 return want;
             }
         }
@@ -168,7 +175,7 @@ public final class DefaultPageAllocator implements PageAllocator {
                 free.put(hole.getKey() + take, hole.getValue() - take);
             }
             freePages -= take;
-            granted.add(new Extent(hole.getKey(), take));
+            hand(granted, hole.getKey(), take);
             got += take;
         }
         if (got > 0) {
@@ -194,8 +201,16 @@ public final class DefaultPageAllocator implements PageAllocator {
             highWaterMark = grownEnd;
             growth.accept(grownEnd); // before the pages are handed out: no writer has one of them yet
         }
-        granted.add(new Extent(first, want));
+        hand(granted, first, want);
         return want;
+    }
+
+    /** Under the latch: adds a grant, and spoils a shrink's plan if the grant reaches into the pages it means to cut. */
+    private void hand(List<Extent> granted, long first, int count) {
+        if (first + count > cutPlannedFrom) {
+            cutPlanSpoiled = true;
+        }
+        granted.add(new Extent(first, count));
     }
 
     private static long roundUp(long n, int unit) {
@@ -244,34 +259,74 @@ public final class DefaultPageAllocator implements PageAllocator {
     }
 
     @Override
-    public long shrinkTail(long minPages, int slack, TailCut cut) throws IOException {
+    public long shrinkTail(long minPages, int slack, FreesDurable durable, TailCut cut) throws IOException {
+        long cutFrom;
         lockLatch();
         try {
-            // the free run that ends at the high-water mark (one entry unless it is longer than an int)
-            long tailStart = highWaterMark;
-            for (Map.Entry<Long, Integer> run = free.lastEntry(); run != null && run.getKey() + run.getValue() == tailStart;
-                 run = free.lowerEntry(run.getKey())) {
-                tailStart = run.getKey();
+            if (cutPlannedFrom != NO_CUT) {
+                return 0; // another shrink is under way
             }
-            long newEnd = tailStart + slack;
-            if (highWaterMark - tailStart < minPages || newEnd >= highWaterMark) {
+            long tailStart = freeTailStart();
+            cutFrom = tailStart + slack;
+            if (highWaterMark - tailStart < minPages || cutFrom >= highWaterMark) {
                 return 0;
             }
+            cutPlannedFrom = cutFrom;
+            cutPlanSpoiled = false;
+        } finally {
+            latch.unlock();
+        }
+        // Outside the latch: the fsync that makes the planned pages' frees durable would otherwise stall every
+        // writer's grant behind it. Those pages were all free when planned, so their frees are covered.
+        try {
+            durable.run();
+        } catch (Throwable t) {
+            forgetPlan();
+            throw t;
+        }
+        lockLatch();
+        try {
+            cutPlannedFrom = NO_CUT;
+            if (cutPlanSpoiled) {
+                return 0; // a grant reached the plan; the next flush plans again
+            }
+            // No grant since the plan: every page from it to the (unmoved) end has been free since before the sync.
             // Cut first, then forget the pages: if the cut fails they are still free here, and a file
             // shorter than the high-water mark is allowed (free pages may lie past its end).
-            cut.cutTo(newEnd);
-            long given = highWaterMark - newEnd;
-            free.tailMap(tailStart, true).clear();
-            if (slack > 0) {
-                free.put(tailStart, slack);
+            cut.cutTo(cutFrom);
+            long given = highWaterMark - cutFrom;
+            // the run that holds the cut's first page may have grown down since the plan (pages freed below it)
+            Map.Entry<Long, Integer> straddling = free.lowerEntry(cutFrom);
+            free.tailMap(cutFrom, true).clear();
+            if (straddling != null && straddling.getKey() + straddling.getValue() > cutFrom) {
+                free.put(straddling.getKey(), (int) (cutFrom - straddling.getKey()));
             }
             freePages -= given;
-            highWaterMark = newEnd;
+            highWaterMark = cutFrom;
             metrics.shrunk(given);
             return given;
         } finally {
             latch.unlock();
         }
+    }
+
+    private void forgetPlan() {
+        lockLatch();
+        try {
+            cutPlannedFrom = NO_CUT;
+        } finally {
+            latch.unlock();
+        }
+    }
+
+    /** Under the latch: the first page of the free run that ends at the high-water mark (one entry unless longer than an int). */
+    private long freeTailStart() {
+        long tailStart = highWaterMark;
+        for (Map.Entry<Long, Integer> run = free.lastEntry(); run != null && run.getKey() + run.getValue() == tailStart;
+             run = free.lowerEntry(run.getKey())) {
+            tailStart = run.getKey();
+        }
+        return tailStart;
     }
 
     private void lockLatch() {

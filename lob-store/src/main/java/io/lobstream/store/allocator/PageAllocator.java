@@ -39,13 +39,24 @@ public interface PageAllocator {
     /**
      * Gives back the free run at the end of the tablespace, if it is at least {@code minPages}
      * long: all of it but {@code slack} pages, which stay free so that the next growth does not
-     * re-extend the file at once. {@code cut} is called with the new length in pages while the
-     * allocator latch is held and before the allocator lowers its high-water mark, so no grant can
-     * land in the pages being cut; if it throws, the allocator is left as it was.
+     * re-extend the file at once.
      *
-     * @return the pages given back (0 if the free tail was too short)
+     * <p>The cut is planned under the allocator latch; then {@code durable} runs without it (an fsync
+     * that makes the frees of the planned pages durable must not stall every grant); then, under the
+     * latch again, {@code cut} is called with the new length in pages, before the allocator lowers its
+     * high-water mark, so no grant can land in the pages being cut. A grant that reached the planned
+     * pages meanwhile (they may have been granted and freed again since the sync) abandons the cut. If
+     * either call throws, the allocator is left as it was. One shrink at a time: another one returns 0.
+     *
+     * @return the pages given back (0 if the free tail was too short, or a grant reached it meanwhile)
      */
-    long shrinkTail(long minPages, int slack, TailCut cut) throws IOException;
+    long shrinkTail(long minPages, int slack, FreesDurable durable, TailCut cut) throws IOException;
+
+    /** Makes durable every free that reached the allocator before the call; see {@link #shrinkTail}. */
+    @FunctionalInterface
+    interface FreesDurable {
+        void run() throws IOException;
+    }
 
     /** Cuts the tablespace file to {@code pages} pages; see {@link #shrinkTail}. */
     @FunctionalInterface

@@ -986,22 +986,19 @@ public final class DefaultLobStore implements LobStore {
 
     /**
      * Gives a long free run at the end of the page file back to the file system (lob.shrink.min.pages).
-     * The allocator latch is held from the decision to the truncate, so no page in the cut can be
-     * granted meanwhile. No high-water mark is stored: open derives it from the file length and the
-     * pages the index names, so a crash on either side of the truncate opens clean (an uncut file's
-     * tail is free space again, and the next flush cuts it).
+     * The allocator latch is held from the last check of the plan to the truncate, so no page in the cut can be
+     * granted meanwhile; the WAL sync before it runs outside the latch. No high-water mark is stored: open derives
+     * it from the file length and the pages the index names, so a crash on either side of the truncate opens clean
+     * (an uncut file's tail is free space again, and the next flush cuts it).
      */
     private void shrinkTail() throws IOException {
         if (config.shrinkMinPages() <= 0) {
             return;
         }
-        long given = allocator.shrinkTail(config.shrinkMinPages(), config.preallocBatch(), pages -> {
-            // The cut cannot be undone: the index writes that freed these pages must be durable before it, or a
-            // crash could bring back a pending version whose pages no longer exist. Frees write the index before
-            // they reach the allocator, so this sync covers every page the allocator holds free.
-            syncWalNow();
-            file.truncate(pages);
-        });
+        // The cut cannot be undone: the index writes that freed these pages must be durable before it, or a
+        // crash could bring back a pending version whose pages no longer exist. Frees write the index before
+        // they reach the allocator, so this sync covers every page the allocator held free when it planned the cut.
+        long given = allocator.shrinkTail(config.shrinkMinPages(), config.preallocBatch(), this::syncWalNow, file::truncate);
         if (given > 0) {
             log.debug("{}: gave {} free pages at the end of the page file back to the file system", name, given);
         }
