@@ -36,20 +36,34 @@ public final class LobStreamCli implements Runnable {
         SLF4JBridgeHandler.removeHandlersForRootLogger();
         SLF4JBridgeHandler.install();
         Thread.setDefaultUncaughtExceptionHandler(new ThreadDeaths());
-        int code;
+        int code = execute(commandLine(), args);
+        COMMAND_ENDED.countDown(); // what it had to say is said: a shutdown hook waiting for that lets the JVM go
+        System.exit(code);
+    }
+
+    /** Runs the command line as {@link #main} does: an {@link Error} too ends in one line on stderr, and with {@code --json} one JSON object. */
+    static int execute(CommandLine cli, String... args) {
         try {
-            code = commandLine().execute(args);
+            return cli.execute(args);
         } catch (Throwable e) {
             // an Error, which picocli does not handle (a native library that will not load, out of memory): one line too,
             // and an exit, not a JVM that non-daemon threads (an embedded broker's) keep alive
-            System.err.println("lobstream: " + e);
+            cli.getErr().println("lobstream: " + e);
             if (System.getenv("LOBSTREAM_DEBUG") != null) {
-                e.printStackTrace();
+                e.printStackTrace(cli.getErr());
             }
-            code = CommandLine.ExitCode.SOFTWARE;
+            cli.getErr().flush();
+            // with --json, the one JSON object a script reads, as for an Exception (the command's options are parsed)
+            CommandLine.ParseResult parsed = cli.getParseResult();
+            while (parsed != null && parsed.hasSubcommand()) {
+                parsed = parsed.subcommand();
+            }
+            if (parsed != null) {
+                CommandLine failed = parsed.commandSpec().commandLine();
+                jsonError(failed.getOut(), failed, e.toString(), CommandLine.ExitCode.SOFTWARE);
+            }
+            return CommandLine.ExitCode.SOFTWARE;
         }
-        COMMAND_ENDED.countDown(); // what it had to say is said: a shutdown hook waiting for that lets the JVM go
-        System.exit(code);
     }
 
     /** Counted down by {@link #main} once the command has returned and its error, if any, is printed. */
@@ -102,7 +116,8 @@ public final class LobStreamCli implements Runnable {
                                     && !(fs.getReason() != null && said.contains(String.valueOf(fs.getMessage())))).findFirst()
                             .map(t -> DiskErrors.fileProblem((FileSystemException) t))
                             .orElse(root == e || said.contains(String.valueOf(root.getMessage())) ? "" : root.toString());
-                    cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + said + (why.isEmpty() || said.contains(why) ? "" : " (" + why + ")"));
+                    String line = said + (why.isEmpty() || said.contains(why) ? "" : " (" + why + ")");
+                    cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + line);
                     if (System.getenv("LOBSTREAM_DEBUG") != null) {
                         e.printStackTrace(cmd.getErr());
                     }
@@ -116,7 +131,7 @@ public final class LobStreamCli implements Runnable {
                     if (badConfig) {
                         return CommandLine.ExitCode.USAGE;
                     }
-                    jsonError(cmd.getOut(), cmd, said, CommandLine.ExitCode.SOFTWARE);
+                    jsonError(cmd.getOut(), cmd, line, CommandLine.ExitCode.SOFTWARE);
                     return CommandLine.ExitCode.SOFTWARE;
                 });
     }

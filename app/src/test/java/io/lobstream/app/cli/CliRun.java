@@ -18,7 +18,7 @@ public final class CliRun {
         CommandLine cli = LobStreamCli.commandLine();
         cli.setErr(new PrintWriter(err, true));
         cli.setOut(new PrintWriter(out, true));
-        return cli.execute(args);
+        return LobStreamCli.execute(cli, args);
     }
 
     /** What the last run printed to picocli's stdout (help, the commands that print through it). */

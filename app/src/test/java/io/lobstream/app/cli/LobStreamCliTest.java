@@ -195,6 +195,30 @@ class LobStreamCliTest {
         assertThat(cli.out()).isEmpty();
     }
 
+    /** An Error (RocksDB's native library that will not load) is no Exception picocli handles: still one line, and one JSON object. */
+    @Test
+    void anErrorWithJsonEndsWithAJsonErrorToo() throws IOException {
+        @CommandLine.Command(name = "boom")
+        class Boom implements Runnable {
+            @CommandLine.Option(names = "--json")
+            boolean json;
+
+            @Override
+            public void run() {
+                throw new UnsatisfiedLinkError("no rocksdbjni in java.library.path");
+            }
+        }
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        CommandLine cli = LobStreamCli.commandLine().addSubcommand(new Boom());
+        cli.setOut(new java.io.PrintWriter(out, true)).setErr(new java.io.PrintWriter(err, true));
+        assertThat(LobStreamCli.execute(cli, "boom", "--json")).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+        assertThat(err.toString()).contains("lobstream: java.lang.UnsatisfiedLinkError: no rocksdbjni");
+        com.fasterxml.jackson.databind.JsonNode last = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toString().strip());
+        assertThat(last.path("error").asText()).isEqualTo("java.lang.UnsatisfiedLinkError: no rocksdbjni in java.library.path");
+        assertThat(last.path("exit_code").asInt()).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+    }
+
     @Test
     void benchWithoutABenchmarkIsAUsageError() {
         assertThat(cli.run("bench")).isEqualTo(CommandLine.ExitCode.USAGE);
