@@ -78,6 +78,15 @@ public interface LobStore extends CommandLedger, Closeable {
     }
 
     /**
+     * Checks a tablespace no process has open, changing nothing ({@code lobstream fsck}): the index is opened read-only and
+     * no recovery runs. A page problem of a version the end of the last run may have lost (written after the last flush
+     * of a run that ended uncleanly) says so: an open finds it too, and has the copy rebuilt.
+     */
+    static FsckReport fsckClosed(Path dir, boolean readData) throws IOException {
+        return DefaultLobStore.fsckClosed(dir, readData);
+    }
+
+    /**
      * Writes {@code length} bytes from {@code value} as a new version of {@code lobId} and publishes it.
      * The previous version, if any, becomes pending purge.
      *

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.ingest.http.ReportJson;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LaterFormatException;
-import io.lobstream.store.fsck.Fsck;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import picocli.CommandLine.Command;
@@ -100,7 +100,7 @@ final class FsckCommand implements Callable<Integer> {
                     held.add(p);
                     continue;
                 }
-                r = Fsck.offline(ts, !noData); // read-only, no recovery: what is on disk, as it is
+                r = LobStore.fsckClosed(ts, !noData); // read-only, no recovery: what is on disk, as it is
             } catch (java.nio.file.NoSuchFileException missing) {
                 r = FsckReport.empty().withProblem(ts + ": missing: " + missing.getMessage());
             } catch (IOException | RuntimeException e) {

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.LongPredicate;
 import java.util.function.LongUnaryOperator;
 import java.util.zip.CRC32C;
 
@@ -36,6 +37,8 @@ public final class Fsck {
     private final List<List<Extent>> unpublished;
     private final long highWaterMark;
     private final boolean readData;
+    /** Versions whose pages the end of the last run may have lost (a power loss after an unclean end), not damage. */
+    private final LongPredicate mayBeTorn;
 
     private final List<String> problems = new ArrayList<>();
     /** firstPage → owner description, for overlap detection */
@@ -53,12 +56,18 @@ public final class Fsck {
      *                    flight between its latches): neither free nor leaked, and not yet checkable
      */
     public Fsck(PageFile file, LobIndex index, List<Extent> free, List<List<Extent>> unpublished, long highWaterMark, boolean readData) {
+        this(file, index, free, unpublished, highWaterMark, readData, version -> false);
+    }
+
+    private Fsck(PageFile file, LobIndex index, List<Extent> free, List<List<Extent>> unpublished, long highWaterMark, boolean readData,
+                 LongPredicate mayBeTorn) {
         this.file = file;
         this.index = index;
         this.free = free;
         this.unpublished = unpublished;
         this.highWaterMark = highWaterMark;
         this.readData = readData;
+        this.mayBeTorn = mayBeTorn;
     }
 
     /**
@@ -68,8 +77,11 @@ public final class Fsck {
      * with the page numbers). Free space is what recovery would derive, every page below the end
      * that the index does not name, so pages cannot show as leaked: overlaps, pages that do not
      * verify, and values whose checksum does not match can.
+     *
+     * <p>{@code LobStore.fsckClosed} is the entry point: it says which versions the last run's end may have lost
+     * ({@code mayBeTorn}, given the open index), so that a problem with their pages is told apart from damage.
      */
-    public static FsckReport offline(Path tablespaceDir, boolean readData) throws IOException {
+    public static FsckReport offline(Path tablespaceDir, boolean readData, TornVersions mayBeTorn) throws IOException {
         int pageSize = TablespaceDescriptor.read(tablespaceDir).pageSize();
         try (PageFile file = PageFile.openReadOnly(tablespaceDir.resolve(TablespaceDirs.PAGES), pageSize);
              LobIndex index = LobIndex.openReadOnly(tablespaceDir.resolve(TablespaceDirs.INDEX))) {
@@ -92,8 +104,15 @@ public final class Fsck {
                 end = Math.max(end, e.endPage());
             }
             Extent.addRun(union, runFirst, runEnd);
-            return withMarkers(new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData).run(), tablespaceDir);
+            return withMarkers(new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData, mayBeTorn.of(index)).run(),
+                    tablespaceDir);
         }
+    }
+
+    /** Which versions of a closed tablespace the end of its last run may have lost, read from its index. */
+    @FunctionalInterface
+    public interface TornVersions {
+        LongPredicate of(LobIndex index) throws IOException;
     }
 
     /**
@@ -147,7 +166,7 @@ public final class Fsck {
                     pagesChecked += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
                             VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), 0, u.bytesDone());
                 } catch (IOException | RuntimeException ex) {
-                    problem(who + "@" + u.version() + ": " + ex.getMessage());
+                    problem(who + "@" + u.version() + ": " + ex.getMessage() + tornHint(u.version()));
                 }
             }
         });
@@ -192,7 +211,7 @@ public final class Fsck {
             // its pages were written before it was published, so the file covers them: a file cut short (a restore, a
             // lost extension) has lost them, which only reading the data pages would tell otherwise
             if (x.endPage() > filePages) {
-                problem(who + " owns pages " + x + " past the end of the page file (" + filePages + " pages)");
+                problem(who + " owns pages " + x + " past the end of the page file (" + filePages + " pages)" + tornHint(e.version()));
             }
         }
         try {
@@ -207,10 +226,11 @@ public final class Fsck {
                         + e.retained() + "), index says it owns " + e.extents());
             }
             if (readData) {
-                checkData(e, r, PageWriters.of(e, r.dataExtents(), index, version -> true)).ifPresent(m -> problem(who + ": " + m));
+                checkData(e, r, PageWriters.of(e, r.dataExtents(), index, version -> true))
+                        .ifPresent(m -> problem(who + ": " + m + tornHint(e.version())));
             }
         } catch (IOException ex) {
-            problem(who + ": " + ex.getMessage()); // names the page
+            problem(who + ": " + ex.getMessage() + tornHint(e.version())); // names the page
         } catch (RuntimeException ex) {
             // a root or index page whose fields pass their CRC but make no sense (a bug that wrote them): report, go on
             problem(who + ": root page " + e.rootPage() + ": " + ex);
@@ -251,6 +271,16 @@ public final class Fsck {
             problem("pages " + x + " of " + who + " overlap pages " + after.getValue().extent() + " of " + after.getValue().owner());
         }
         owners.merge(x.firstPage(), new Owned(x, who), (had, now) -> had.extent().pageCount() >= now.extent().pageCount() ? had : now);
+    }
+
+    /**
+     * What a page problem of {@code version} may mean besides damage: written after the last flush of a run that ended
+     * uncleanly, its pages may be lost to a power loss while its index entry stayed. The node's next open finds the same
+     * and sets the copy aside to be rebuilt from lob.commands: no restore needed.
+     */
+    private String tornHint(long version) {
+        return mayBeTorn.test(version) ? " (written after the last flush of a run that ended uncleanly: a power loss may have "
+                + "taken it, not the disk; a node's open finds this and rebuilds the copy from lob.commands)" : "";
     }
 
     private void problem(String p) {

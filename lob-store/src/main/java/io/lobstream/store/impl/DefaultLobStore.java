@@ -17,6 +17,7 @@ import io.lobstream.store.WriteResult;
 import io.lobstream.store.allocator.DefaultPageAllocator;
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.allocator.PageAllocator;
+import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.impl.VersionPages.Base;
 import io.lobstream.store.index.Attributes;
@@ -208,6 +209,11 @@ public final class DefaultLobStore implements LobStore {
     /** Opens (creating if needed) the tablespace in {@code dir}. */
     public static DefaultLobStore open(Path dir, LobStoreConfig config, MeterRegistry registry, String name) throws IOException {
         return open(dir, config, registry, name, true);
+    }
+
+    /** {@link LobStore#fsckClosed}. */
+    public static FsckReport fsckClosed(Path dir, boolean readData) throws IOException {
+        return Fsck.offline(dir, readData, index -> Recovery.mayBeTorn(index, dir.toString()));
     }
 
     /**

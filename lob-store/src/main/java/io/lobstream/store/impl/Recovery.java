@@ -50,6 +50,22 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
     /** Set by a clean close, deleted by the open after it: the free-space checkpoint is current only while it is set. */
     static final String META_CLEAN = "clean.shutdown";
 
+    /**
+     * The versions whose pages the end of the last run may have lost, judged as {@link #scan} judges them: none after a
+     * clean close, or after a crash of the process alone without lob.sync (the kernel kept its writes: {@link BootId});
+     * those the last flush did not cover ({@link SyncedFrontier}); else, the machine may have restarted since, all.
+     */
+    static LongPredicate mayBeTorn(LobIndex index, String name) throws IOException {
+        if (index.metaLong(META_CLEAN, 0) == 1 || !index.namesPages()) {
+            return version -> false;
+        }
+        Optional<SyncedFrontier> frontier = SyncedFrontier.read(index, name);
+        if (frontier.isPresent()) {
+            return frontier.get()::uncovered;
+        }
+        return BootId.isCurrent(index.metaBytes(BootId.META_KEY)) ? version -> false : version -> true;
+    }
+
     /** @param fullCheck whether to check every version's pages here when that is due, or throw {@link TablespaceCheckDueException} */
     static Recovery scan(String name, Path dir, PageFile file, LobIndex index, boolean fullCheck) throws IOException {
         boolean clean = index.metaLong(META_CLEAN, 0) == 1;

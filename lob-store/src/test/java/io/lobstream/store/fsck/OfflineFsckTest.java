@@ -36,7 +36,7 @@ class OfflineFsckTest {
             }
         }
         byte[] pages = Files.readAllBytes(dir.resolve(TablespaceDirs.PAGES));
-        FsckReport r = Fsck.offline(dir, true);
+        FsckReport r = LobStore.fsckClosed(dir, true);
         assertThat(r.problems()).isEmpty();
         assertThat(r.lobs()).isEqualTo(5);
         assertThat(r.pagesChecked()).as("each page read once, the checksum pass not counted again").isEqualTo(r.pagesLive());
@@ -55,7 +55,7 @@ class OfflineFsckTest {
                 java.nio.file.StandardOpenOption.WRITE)) {
             pages.truncate((live.rootPage() + 1) * LobStoreConfig.defaults().pageSize()); // the root kept, its data pages cut
         }
-        FsckReport r = Fsck.offline(dir, false);
+        FsckReport r = LobStore.fsckClosed(dir, false);
         assertThat(r.ok()).isFalse();
         assertThat(r.problems()).anyMatch(p -> p.contains("live a@") && p.contains("past the end of the page file"));
     }
@@ -72,7 +72,7 @@ class OfflineFsckTest {
                     live.extents()).superseded(VersionEntry.Cause.DELETE, 7)));
         }
         assertThatThrownBy(() -> LobStore.open(dir, LobStoreConfig.defaults()).close()).hasMessageContaining("run fsck");
-        FsckReport r = Fsck.offline(dir, true);
+        FsckReport r = LobStore.fsckClosed(dir, true);
         assertThat(r.ok()).isFalse();
         assertThat(r.problems()).anyMatch(p -> p.contains("overlap") && p.contains(Long.toString(live.rootPage())));
         assertThat(r.problems()).noneMatch(p -> p.contains("leaked"));
@@ -91,7 +91,7 @@ class OfflineFsckTest {
             index.write(index.newBatch().putPending(VersionEntry.current("b", 99, from, 1000, 0,
                     java.util.List.of(new io.lobstream.store.allocator.Extent(from, 20))).superseded(VersionEntry.Cause.DELETE, 7)));
         }
-        FsckReport r = Fsck.offline(dir, false);
+        FsckReport r = LobStore.fsckClosed(dir, false);
         assertThat(r.problems()).anyMatch(p -> p.contains("overlap"));
         assertThat(r.lobs()).isEqualTo(1);
     }
@@ -112,7 +112,7 @@ class OfflineFsckTest {
             assertThat(online.problems()).singleElement().asString()
                     .contains("built without commands it needed", "[0, 7)", "[9, 12)");
         }
-        FsckReport offline = Fsck.offline(dir, true);
+        FsckReport offline = LobStore.fsckClosed(dir, true);
         assertThat(offline.ok()).isFalse();
         assertThat(offline.problems()).singleElement().asString().contains("[0, 7) of lob.commands-0; offsets [9, 12)");
         assertThat(offline.lobs()).as("the pages themselves check out").isEqualTo(1);

@@ -5,7 +5,6 @@ import io.lobstream.store.ChunkResult;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.allocator.Extent;
-import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.UploadEntry;
 import io.lobstream.store.page.PageCodec;
@@ -142,8 +141,8 @@ class ChunkedUploadTest {
         bad[PAGE - 1] ^= 1;
         writePage(page, bad);
 
-        assertThat(Fsck.offline(dir, false).problems()).as("structure only").isEmpty();
-        assertThat(Fsck.offline(dir, true).problems()).singleElement().asString()
+        assertThat(LobStore.fsckClosed(dir, false).problems()).as("structure only").isEmpty();
+        assertThat(LobStore.fsckClosed(dir, true).problems()).singleElement().asString()
                 .contains("upload u of big").contains("page " + page);
         try (DefaultLobStore store = DefaultLobStore.open(dir, config)) {
             assertThat(store.fsck(true).problems()).singleElement().asString().contains("page " + page);

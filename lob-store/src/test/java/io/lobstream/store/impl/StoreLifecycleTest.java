@@ -1,11 +1,11 @@
 package io.lobstream.store.impl;
 
+import io.lobstream.store.LobStore;
 import io.lobstream.store.Chunk;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.Source;
 import io.lobstream.store.TablespaceSyncFailedException;
-import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.tablespace.TablespaceDescriptor;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -270,7 +270,7 @@ class StoreLifecycleTest {
         assertThat(dir.resolve(TablespaceDirs.SYNC_FAILED)).content().contains("Input/output error (simulated)");
         assertThatThrownBy(() -> DefaultLobStore.open(dir, config)).isInstanceOf(TablespaceSyncFailedException.class)
                 .hasMessageContaining("not opened again");
-        assertThat(Fsck.offline(dir, true).problems()).anyMatch(p -> p.contains("a sync failed"));
+        assertThat(LobStore.fsckClosed(dir, true).problems()).anyMatch(p -> p.contains("a sync failed"));
     }
 
     /**
@@ -349,7 +349,7 @@ class StoreLifecycleTest {
         }
         assertThatThrownBy(() -> DefaultLobStore.open(dir, config).close()).isInstanceOf(io.lobstream.store.LaterFormatException.class)
                 .hasMessageContaining(later);
-        assertThatThrownBy(() -> Fsck.offline(dir, true)).isInstanceOf(io.lobstream.store.LaterFormatException.class).hasMessageContaining(later);
+        assertThatThrownBy(() -> LobStore.fsckClosed(dir, true)).isInstanceOf(io.lobstream.store.LaterFormatException.class).hasMessageContaining(later);
         try (io.lobstream.store.index.LobIndex index = io.lobstream.store.index.LobIndex.open(dir.resolve(TablespaceDirs.INDEX).resolveSibling("fresh"))) {
             assertThat(index.metaLong("format.version", -1)).isEqualTo(io.lobstream.store.index.LobIndex.FORMAT_VERSION);
         }
