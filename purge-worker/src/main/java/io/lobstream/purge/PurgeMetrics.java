@@ -46,7 +46,8 @@ final class PurgeMetrics {
                 .description("Undo records skipped because another copy of the partition produced them (it moved)").register(registry);
         this.failures = Counter.builder("lob_purge_failures").tag("worker", workerId)
                 .description("Turns of the worker's loop that failed and are tried again: an aborted transaction, a Kafka error, "
-                        + "a commit that timed out (retried, not aborted), an unexpected one").register(registry);
+                        + "a commit that timed out (retried, not aborted), an unexpected one; not a transaction a rebalance outran")
+                .register(registry);
         // an idle worker (more workers than partitions) and one held back by a tablespace it cannot open purge nothing
         // alike, and in-node workers are no group members that kafka-consumer-groups would list: these tell them apart
         Gauge.builder("lob_purge_partitions", partitions, AtomicInteger::get).tag("worker", workerId)

@@ -8,6 +8,7 @@ import io.lobstream.store.page.PageType;
 import io.lobstream.store.purge.PurgeReader;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -267,9 +268,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
                     Map<TopicPartition, OffsetAndMetadata> skipped = skippedPastCommitted(records.partitions());
                     if (!records.isEmpty() || !skipped.isEmpty()) {
-                        if (processInTransaction(records, skipped)) {
+                        Transaction outcome = processInTransaction(records, skipped);
+                        if (outcome == Transaction.COMMITTED) {
                             abortBackoff.reset();
-                        } else if (running.get()) {
+                        } else if (outcome == Transaction.ABORTED && running.get()) {
                             // aborted (a registry away, a send refused): the records come again, after a pause, not at once;
                             // one that follows no abort of the last minutes pauses the least
                             metrics.failures.increment();
@@ -366,12 +368,21 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
-    /**
-     * Purges {@code records} in one transaction, committing their offsets, and {@code skipped}'s.
-     *
-     * @return false if the transaction was aborted (its records are read again)
-     */
-    private boolean processInTransaction(ConsumerRecords<String, byte[]> records, Map<TopicPartition, OffsetAndMetadata> skipped) {
+    /** How {@link #processInTransaction} ended. */
+    private enum Transaction {
+        COMMITTED,
+        /** Aborted; its records are read again, after a pause. */
+        ABORTED,
+        /**
+         * Aborted because the group moved on while it ran: its offsets were refused for an old generation of the group
+         * (a member joining or leaving, a worker asking for a reassignment) and its records are read again at once. No
+         * failure: a cooperative rebalance does this to each member busy as it starts.
+         */
+        OUTRUN_BY_REBALANCE
+    }
+
+    /** Purges {@code records} in one transaction, committing their offsets, and {@code skipped}'s. */
+    private Transaction processInTransaction(ConsumerRecords<String, byte[]> records, Map<TopicPartition, OffsetAndMetadata> skipped) {
         try {
             producer.beginTransaction(); // in the try: a producer that failed for good says so here first
             // past this, or once the worker is closing, the transaction commits what it has and leaves the rest of the
@@ -434,12 +445,18 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             metrics.versions.increment(versions); // once committed: an aborted transaction's are sent again
             metrics.pages.increment(pages);
             done.forEach(UndoPurger.Purged::countSkipped);
-            return true;
+            return Transaction.COMMITTED;
         } catch (ProducerFencedException e) {
             throw e;
         } catch (KafkaException e) {
-            log.warn("purge worker {}: transaction aborted, its records are read again from the last commit: {}{}", workerId, e,
-                    e.getCause() == null ? "" : " (" + e.getCause() + ")");
+            boolean outrun = e instanceof CommitFailedException || e.getCause() instanceof CommitFailedException;
+            if (outrun) {
+                log.info("purge worker {}: transaction aborted by a rebalance of the group, its records are read again: {}", workerId,
+                        e.getCause() instanceof CommitFailedException ? e.getCause().getMessage() : e.getMessage());
+            } else {
+                log.warn("purge worker {}: transaction aborted, its records are read again from the last commit: {}{}", workerId, e,
+                        e.getCause() == null ? "" : " (" + e.getCause() + ")");
+            }
             try {
                 producer.abortTransaction();
             } catch (IllegalStateException | KafkaException abortRefused) {
@@ -450,10 +467,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
                     // a KafkaException either way, for the loop to replace the producer (an IllegalStateException would end it)
                     throw abortRefused instanceof KafkaException k ? k : new KafkaException("the producer refused to abort", abortRefused);
                 }
-                return false;
+                return Transaction.ABORTED;
             }
             rewind();
-            return false;
+            return outrun ? Transaction.OUTRUN_BY_REBALANCE : Transaction.ABORTED;
         } catch (RuntimeException e) {
             // not Kafka's: what this poll sent is aborted, and the loop says so and waits before the records come again
             try {
@@ -670,7 +687,8 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             log.info("purge worker {} assigned {}", workerId, partitions);
-            // a partition paused for lack of a tablespace is retried after each rebalance (and every MISSING_RETRY)
+            // (the cooperative protocol hands only partitions new to this member here, which start unpaused: one it kept,
+            // paused for lack of a tablespace, is retried every MISSING_RETRY; the resume only makes sure of it)
             consumer.resume(partitions);
         }
     }

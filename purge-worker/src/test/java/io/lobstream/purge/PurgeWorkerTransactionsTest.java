@@ -1,6 +1,7 @@
 package io.lobstream.purge;
 
 import io.lobstream.store.index.VersionEntry;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -163,6 +164,28 @@ class PurgeWorkerTransactionsTest {
         assertThat(producers).hasSize(1);
         assertCommittedOnce(producers.get(0));
         assertThat(f.metrics.failures.count()).isEqualTo(1);
+    }
+
+    /**
+     * A transaction whose offsets the group refused for an old generation (a cooperative rebalance began while it ran)
+     * is read again at once, and is no failure: each member busy as a rebalance starts has one.
+     */
+    @Test
+    void aTransactionOutrunByARebalanceIsReadAgainAndIsNoFailure() {
+        consumer.schedulePollTask(this::deliverUndoRecords);
+        consumer.schedulePollTask(() -> {
+            producers.get(0).sendOffsetsToTransactionException = null; // joined the new generation
+            deliverUndoRecords();
+        });
+        producers.get(0).sendOffsetsToTransactionException = new KafkaException("Cannot execute transactional method because we are in an error state",
+                new CommitFailedException("Transaction offset Commit failed due to consumer group metadata mismatch: ILLEGAL_GENERATION"));
+
+        start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == 1);
+        assertThat(producers).hasSize(1);
+        assertCommittedOnce(producers.get(0));
+        assertThat(f.metrics.failures.count()).isZero();
     }
 
     /** A record skipped in a transaction that aborted (undecodable, here) is counted once: when the one that reads it again commits. */
