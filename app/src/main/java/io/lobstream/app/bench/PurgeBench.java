@@ -547,7 +547,7 @@ public final class PurgeBench implements Callable<Integer> {
         ObjectNode j = BenchOutput.newJson();
         j.put("bench", "purge");
         j.put("partitions", partitions);
-        j.put("value_bytes", valueSize.toString());
+        j.put("value_size", valueSize.toString()); // as given: "64k", or a range "10k-300k"
         j.put("backlog_versions", versions);
         j.put("undo_records", undoRecords);
         j.put("read_latency_ms", readLatency == null ? 0 : readLatency.toNanos() / 1e6);
