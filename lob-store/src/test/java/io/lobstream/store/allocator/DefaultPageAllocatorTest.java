@@ -154,30 +154,58 @@ class DefaultPageAllocatorTest {
     }
 
     /**
-     * The sync before a cut runs outside the latch. A grant that reaches the planned pages meanwhile abandons the cut,
-     * even if they are free again by the time the latch is back (their frees were not covered by the sync); a grant
-     * below them does not; a failed sync leaves nothing planned.
+     * The sync before a cut runs outside the latch (a grant from another thread gets through it). A grant that reaches
+     * the planned pages meanwhile abandons the cut, even if they are free again by the time the latch is back (their frees
+     * were not covered by the sync); a grant of the slack alone does not; a failed sync leaves nothing planned.
      */
     @Test
     void aGrantIntoThePlannedPagesDuringTheSyncAbandonsTheCut() throws IOException {
-        DefaultPageAllocator a = allocator(100, List.of(new Extent(10, 10), new Extent(30, 70)));
+        DefaultPageAllocator a = allocator(100, List.of(new Extent(36, 64)));
         List<Long> cuts = new ArrayList<>();
-        assertThat(a.shrinkTail(1, 8, () -> a.release(a.allocate(40)), cuts::add))
-                .as("pages 30-69 granted and freed again during the sync").isZero();
+        assertThat(a.shrinkTail(1, 4, elsewhere(() -> a.release(a.allocate(8))), cuts::add))
+                .as("pages 36-43 granted across the planned cut at 40, and freed again, during the sync").isZero();
         assertThat(cuts).isEmpty();
         assertThat(a.highWaterMark()).isEqualTo(100);
-        assertThat(a.freeExtents()).containsExactly(new Extent(10, 10), new Extent(30, 70));
+        assertThat(a.freeExtents()).containsExactly(new Extent(36, 64));
 
-        assertThat(a.shrinkTail(1, 8, () -> a.allocate(10), cuts::add)).as("a grant of the hole below").isEqualTo(62);
-        assertThat(cuts).containsExactly(38L);
-        assertThat(a.freeExtents()).containsExactly(new Extent(30, 8));
+        assertThat(a.shrinkTail(1, 8, elsewhere(() -> a.allocate(8)), cuts::add)).as("a grant of the slack, 36-43").isEqualTo(56);
+        assertThat(cuts).containsExactly(44L);
+        assertThat(a.freeExtents()).isEmpty();
+        assertThat(a.highWaterMark()).isEqualTo(44);
 
+        a.release(List.of(new Extent(40, 4)));
         assertThatThrownBy(() -> a.shrinkTail(1, 0, () -> {
             throw new IOException("sync failed");
         }, cuts::add)).hasMessage("sync failed");
-        assertThat(a.freeExtents()).containsExactly(new Extent(30, 8));
-        assertThat(a.shrinkTail(1, 0, () -> { }, cuts::add)).as("no plan left behind: the next shrink cuts").isEqualTo(8);
-        assertThat(cuts).containsExactly(38L, 30L);
+        assertThat(a.freeExtents()).containsExactly(new Extent(40, 4));
+        assertThat(a.shrinkTail(1, 0, () -> { }, cuts::add)).as("no plan left behind: the next shrink cuts").isEqualTo(4);
+        assertThat(cuts).containsExactly(44L, 40L);
+    }
+
+    /** Pages freed just below the free tail during the sync join its run: the cut shortens that run, the rest stays free. */
+    @Test
+    void pagesFreedBelowTheTailDuringTheSyncStayFree() throws IOException {
+        // pages 0-9 used, 10-19 free, 20-29 used, 30-99 free
+        DefaultPageAllocator a = allocator(100, List.of(new Extent(10, 10), new Extent(30, 70)));
+        List<Long> cuts = new ArrayList<>();
+        assertThat(a.shrinkTail(1, 8, elsewhere(() -> a.release(List.of(new Extent(25, 5)))), cuts::add)).isEqualTo(62);
+        assertThat(cuts).containsExactly(38L);
+        assertThat(a.freeExtents()).containsExactly(new Extent(10, 10), new Extent(25, 13));
+        assertThat(a.freePages()).isEqualTo(23);
+        assertThat(a.highWaterMark()).isEqualTo(38);
+    }
+
+    /** The sync step run on another thread, as a concurrent writer's grant would be: it waits if the latch is held. */
+    private static PageAllocator.FreesDurable elsewhere(Runnable grants) {
+        return () -> {
+            try {
+                java.util.concurrent.CompletableFuture.runAsync(grants).get(10, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("the allocator latch is held through the sync", e);
+            } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
+                throw new AssertionError(e);
+            }
+        };
     }
 
     /**
