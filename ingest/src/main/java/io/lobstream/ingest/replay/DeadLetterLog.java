@@ -125,10 +125,18 @@ final class DeadLetterLog {
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             long lastProgress = System.nanoTime();
+            long lastLog = lastProgress;
+            long base = first.values().stream().mapToLong(Long::longValue).sum();
+            long total = end.values().stream().mapToLong(Long::longValue).sum() - base;
             long positions = -1;
             while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
                 stop.throwIfAsked(what + " stopped");
                 long now = positions(consumer, partitions);
+                if (System.nanoTime() - lastLog > 5_000_000_000L) {
+                    // the whole partition is read (letters are kept for good): with many, a catch-up's log says why it waits
+                    lastLog = System.nanoTime();
+                    log.info("{}: {} of {} records read", what, now - base, total);
+                }
                 if (now != positions) {
                     positions = now;
                     lastProgress = System.nanoTime();
