@@ -4,6 +4,7 @@ import io.lobstream.app.cli.LobStreamCli;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.client.LobClient;
+import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.LobStore;
@@ -27,6 +28,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import static io.lobstream.app.Nodes.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -36,8 +39,8 @@ import static org.awaitility.Awaitility.await;
  * A log that lost records the writer group committed (an unclean leader election; here the group's offset and the
  * tablespace moved past the log's end while the node was down): the partition's task does not start, where it used to
  * start with the tablespace taken for current and take new commands at offsets it had applied for applied ones. Once
- * the operator resets the group's offset to the log's end, as the node logs, the tablespace is found ahead of the log,
- * moved aside, and the partition rebuilt from what the log has. A tablespace marked as one whose log was cut under its
+ * new commands fill the log past the group's offset (or the operator resets the offset to the log's end, as the node
+ * logs), the tablespace, marked when it was held, is moved aside, and the partition rebuilt from what the log has. A tablespace marked as one whose log was cut under its
  * running task (LOG-CUT) is moved aside and rebuilt too, though the log is longer than what it applied; and so is one
  * that ran without lob.sync and lost a page in a power loss, checked off the stream thread.
  */
@@ -72,13 +75,31 @@ class LogLostIT {
             // the leader that lost the records (it used to retry, for ever, a catch-up that could not reach the offset)
             assertHeld(Nodes.config(cluster, dir.resolve("fresh-node"), 1, "log-lost", 1));
 
-            setGroupOffset(admin, group, tp, end); // kafka-consumer-groups --reset-offsets --to-latest, as the node logged
-            assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b), "p-0.ahead-of-log-");
+            // Producers go on writing while the partition is held. Their writes sit below the group's offset, yet none is
+            // applied: the client asks the log's end too, and does not report them applied. Once they fill the log past
+            // the group's offset, the copy (marked LOG-CUT by the check that held it: it applied offsets the log now holds
+            // these at) is moved aside and rebuilt with them; it used to be taken for current, and they were lost
+            byte[] c;
+            try (LobClient client = new LobClient(config)) {
+                LobWrite first = client.put("c", bytes(10, 0), null);
+                first.get(60, TimeUnit.SECONDS);
+                assertThat(first.applied(Duration.ofSeconds(5))).as("below the group's offset, in a partition held")
+                        .failsWithin(Duration.ofSeconds(60)).withThrowableOfType(ExecutionException.class)
+                        .withCauseInstanceOf(java.util.concurrent.TimeoutException.class);
+                c = bytes(30, 7);
+                for (int i = 1; i < 100; i++) { // c's last at the offset below the group's: taken for applied, it was lost
+                    client.put("c", i == 99 ? c : bytes(20, i), null).get(60, TimeUnit.SECONDS);
+                }
+                client.put("d", bytes(20, 100), null).get(60, TimeUnit.SECONDS); // at the group's offset
+                client.put("d", bytes(20, 101), null).get(60, TimeUnit.SECONDS);
+            }
+            assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset()).isGreaterThan(end + 100);
+            assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b, "c", c), "p-0.log-cut-");
 
             // a log cut under the running task, as its processor marks it (TablespaceProcessorTest): though the log is
             // longer than what the tablespace applied, the next start moves it aside and rebuilds the partition
             TablespaceDirs.markLogCut(TablespaceDirs.partitionDir(config.dataDir(), 0), "simulated: went back from offset 9 to 0");
-            assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b), "p-0.log-cut-");
+            assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b, "c", c), "p-0.log-cut-");
 
             // a run without lob.sync that ended in a power loss: no flush covered its pages, the machine restarted, and
             // a's root page never reached the disk. The task's init leaves the check of every page to the catch-up thread,
@@ -97,7 +118,7 @@ class LogLostIT {
                     java.nio.file.StandardOpenOption.WRITE)) {
                 pages.write(java.nio.ByteBuffer.allocate(LobStoreConfig.defaults().pageSize()), root * LobStoreConfig.defaults().pageSize());
             }
-            assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b), "p-0.torn-writes-");
+            assertRebuiltAfterMovingAside(config, Map.of("a", a, "b", b, "c", c), "p-0.torn-writes-");
 
             // another deployment (its own topics, writer and purge groups) started on this data directory: it found no
             // offset of its topic, took the tablespace for its own new one, and served (and let its writes replace) the
@@ -159,6 +180,7 @@ class LogLostIT {
     /** Starts a node on {@code config}: partition 0 is moved aside ({@code asidePrefix}) and rebuilt, its values identical. */
     private static void assertRebuiltAfterMovingAside(LobStreamConfig config, Map<String, byte[]> values, String asidePrefix)
             throws Exception {
+        long asideBefore = asideCount(config, asidePrefix);
         LobNode node = Nodes.start(config);
         try {
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
@@ -166,13 +188,17 @@ class LogLostIT {
                     assertThat(Nodes.get(node, v.getKey(), null).body()).isEqualTo(v.getValue());
                 }
             });
-            try (var siblings = Files.list(TablespaceDirs.partitionDir(config.dataDir(), 0).getParent())) {
-                assertThat(siblings.map(f -> f.getFileName().toString()).toList()).anyMatch(n -> n.startsWith(asidePrefix));
-            }
+            assertThat(asideCount(config, asidePrefix)).as("copies moved aside as " + asidePrefix).isEqualTo(asideBefore + 1);
             assertThat(node.meters().get("lob_tablespaces_kept_aside_bytes").gauge().value()).as("the copy's disk, shown").isPositive();
             assertThat(Nodes.fsck(node).problems()).isEmpty(); // the LOG-CUT marker went with the copy
         } finally {
             node.close(true);
+        }
+    }
+
+    private static long asideCount(LobStreamConfig config, String asidePrefix) throws java.io.IOException {
+        try (var siblings = Files.list(TablespaceDirs.partitionDir(config.dataDir(), 0).getParent())) {
+            return siblings.filter(f -> f.getFileName().toString().startsWith(asidePrefix)).count();
         }
     }
 

@@ -5,6 +5,7 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -91,6 +92,8 @@ final class AppliedTracker implements AutoCloseable {
      * that reads more than {@link #SEEN_MAX} letters would let go of a waiting write's before looking, and report it applied.
      */
     private final Map<String, Seen> seen = new LinkedHashMap<>();
+    /** Partitions of lob.commands last found with the writer group's offset past their end (warned of once). */
+    private final Set<Integer> heldPastEnd = new java.util.HashSet<>();
     private final int seenMax;
     private final Executor completions;
     /** The latest timestamp of a dead letter let go of: a write from before it must read the topic again. */
@@ -308,6 +311,7 @@ final class AppliedTracker implements AutoCloseable {
         Set<Integer> partitions = waiting.stream().map(w -> w.last.partition()).collect(Collectors.toSet());
         Set<Integer> read = partitionsRead(partitions);
         Map<Integer, Long> committed = committed(partitions);
+        heldPastTheLogEnd(committed, waiting);
         // a dead letter lands on the partition of the command (the topics are co-partitioned by lobId);
         // the end is read after the offsets: a commit seen above has its dead letters below it
         boolean readToEnd = readDeadLettersTo(DeadLetterTopic.uncommittedEnd(admin,
@@ -426,6 +430,34 @@ final class AppliedTracker implements AutoCloseable {
             }
         });
         return byPartition;
+    }
+
+    /**
+     * Leaves out of {@code committed} the partitions whose writer-group offset is past their log's end: the log lost records
+     * the group committed (an unclean leader election, a one-replica broker's power loss), and writes sent since sit at
+     * offsets below that offset, yet the writer holds the partition and applies none of them until it is rebuilt. Asked
+     * only when a waiting write would be decided applied by the offset.
+     */
+    private void heldPastTheLogEnd(Map<Integer, Long> committed, List<Waiting> waiting)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        Set<TopicPartition> deciding = waiting.stream().filter(w -> committed.getOrDefault(w.last.partition(), -1L) > w.last.offset())
+                .map(w -> new TopicPartition(commandsTopic, w.last.partition())).collect(Collectors.toSet());
+        if (deciding.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, OffsetSpec> latest = deciding.stream().collect(Collectors.toMap(tp -> tp, tp -> OffsetSpec.latest()));
+        admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS).forEach((tp, end) -> {
+            long offset = committed.get(tp.partition());
+            if (offset > end.offset()) {
+                committed.remove(tp.partition());
+                if (heldPastEnd.add(tp.partition())) {
+                    log.warn("{}: the writer group's offset {} is past the log's end {} (the log lost records it committed): "
+                            + "writes there are not taken for applied until the writer node rebuilds the partition", tp, offset, end.offset());
+                }
+            } else {
+                heldPastEnd.remove(tp.partition());
+            }
+        });
     }
 
     /**

@@ -136,7 +136,8 @@ public final class TablespaceCheck implements AutoCloseable {
         return "To go on with the log there is, stop the writer nodes and reset the writer group's offset of " + tp + " to the "
                 + "log's end (kafka-consumer-groups --bootstrap-server ... --group " + config.get(LobStreamConfig.APPLICATION_ID)
                 + " --topic " + tp.topic() + ":" + tp.partition() + " --reset-offsets --to-latest --execute): a node then rebuilds "
-                + "the partition's tablespace from what the log has";
+                + "the partition's tablespace from what the log has (as it does once new commands fill the log up to the "
+                + "group's offset)";
     }
 
     /**
@@ -224,6 +225,14 @@ public final class TablespaceCheck implements AutoCloseable {
                 // the group's offset past the log's end: records it committed are gone, whatever this copy holds (a fresh or
                 // stale copy too: the partition often moved because its owner died, with the leader that lost them)
                 log.error(logLost(partition, applied, committed, end.getAsLong()));
+                if (applied >= end.getAsLong() && cut.isEmpty()) {
+                    // This copy applied commands the log no longer holds. Marked, it is moved aside and rebuilt at its next
+                    // start however the hold ends: once new commands fill the log up to the group's offset (producers go
+                    // on writing) as when the offset is reset, the checks below would find it current, or behind, and
+                    // take the new commands at the offsets it applied for applied ones (lost, and reported applied).
+                    TablespaceDirs.markLogCut(store.directory(), store.copyId(), "lob.commands ends at offset " + end.getAsLong()
+                            + ", below offset " + applied + " this copy applied: the log lost records the writer group committed");
+                }
                 if (atInit) {
                     metrics.logLost(partition);
                 }
