@@ -52,11 +52,7 @@ class TornWritesTest {
 
     @Test
     void aVersionWrittenSinceTheLastFlushWithoutItsPagesIsRefused() throws IOException {
-        DefaultLobStore store = DefaultLobStore.open(dir, config);
-        put(store, "a", bytes(5 * CAPACITY, 1));
-        store.flush();
-        put(store, "b", bytes(5 * CAPACITY, 2));
-        store.crash();
+        aFlushedThenBWritten().crash();
 
         DefaultLobStore.open(dir, config).close(); // a crash alone: the pages are there, the open checks them and goes on
 
@@ -77,10 +73,7 @@ class TornWritesTest {
      */
     @Test
     void fsckTellsAPageTheLastFlushDidNotCoverFromDamage() throws IOException {
-        DefaultLobStore store = DefaultLobStore.open(dir, config);
-        put(store, "a", bytes(5 * CAPACITY, 1));
-        store.flush();
-        put(store, "b", bytes(5 * CAPACITY, 2));
+        DefaultLobStore store = aFlushedThenBWritten();
         long covered = dataPage(store, "a");
         long uncovered = dataPage(store, "b");
         store.crash();
@@ -372,6 +365,15 @@ class TornWritesTest {
     }
 
     /** A data page of {@code lobId}'s current version: one past its root. */
+    /** A store where "a" was written and flushed, then "b" written: b's pages the last flush did not cover. */
+    private DefaultLobStore aFlushedThenBWritten() throws IOException {
+        DefaultLobStore store = DefaultLobStore.open(dir, config);
+        put(store, "a", bytes(5 * CAPACITY, 1));
+        store.flush();
+        put(store, "b", bytes(5 * CAPACITY, 2));
+        return store;
+    }
+
     private static long dataPage(LobStore store, String lobId) throws IOException {
         Extent first = store.current(lobId).orElseThrow().extents().get(0);
         assertThat(first.pageCount()).isGreaterThan(2);
