@@ -15,5 +15,5 @@ fi
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options, split on purpose
 # out of memory, the container ends (its restart policy starts it again) rather than run on with dead threads; the
 # JVM's own warnings and its out-of-memory line go to stderr, as the CLI's launcher sends them (stdout: --json's object)
-exec java -Xlog:disable -Xlog:all=warning:stderr:uptime,level,tags -XX:+DisplayVMOutputToStderr \
+exec java -Xlog:all=off:stdout -Xlog:all=warning:stderr:uptime,level,tags -XX:+DisplayVMOutputToStderr \
   -XX:+ExitOnOutOfMemoryError $JAVA_OPTS -jar /opt/lobstream/lobstream-app.jar "$@"

@@ -14,10 +14,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.LongPredicate;
 import java.util.function.LongUnaryOperator;
 import java.util.zip.CRC32C;
 
@@ -37,8 +39,13 @@ public final class Fsck {
     private final List<List<Extent>> unpublished;
     private final long highWaterMark;
     private final boolean readData;
-    /** Versions whose pages the end of the last run may have lost (a power loss after an unclean end), not damage. */
-    private final LongPredicate mayBeTorn;
+    /**
+     * By version, what an open's own check finds lost of the pages the end of the last run may have lost (written after
+     * its last flush, before an unclean end: a power loss, not damage); an open sets such a copy aside and rebuilds it.
+     */
+    private final Map<Long, String> lostAtTheEnd;
+    /** The versions of {@link #lostAtTheEnd} a problem found here was said of. */
+    private final Set<Long> saidLost = new HashSet<>();
 
     private final List<String> problems = new ArrayList<>();
     /** firstPage → owner description, for overlap detection */
@@ -56,18 +63,18 @@ public final class Fsck {
      *                    flight between its latches): neither free nor leaked, and not yet checkable
      */
     public Fsck(PageFile file, LobIndex index, List<Extent> free, List<List<Extent>> unpublished, long highWaterMark, boolean readData) {
-        this(file, index, free, unpublished, highWaterMark, readData, version -> false);
+        this(file, index, free, unpublished, highWaterMark, readData, Map.of());
     }
 
     private Fsck(PageFile file, LobIndex index, List<Extent> free, List<List<Extent>> unpublished, long highWaterMark, boolean readData,
-                 LongPredicate mayBeTorn) {
+                 Map<Long, String> lostAtTheEnd) {
         this.file = file;
         this.index = index;
         this.free = free;
         this.unpublished = unpublished;
         this.highWaterMark = highWaterMark;
         this.readData = readData;
-        this.mayBeTorn = mayBeTorn;
+        this.lostAtTheEnd = lostAtTheEnd;
     }
 
     /**
@@ -78,10 +85,11 @@ public final class Fsck {
      * that the index does not name, so pages cannot show as leaked: overlaps, pages that do not
      * verify, and values whose checksum does not match can.
      *
-     * <p>{@code LobStore.fsckClosed} is the entry point: it says which versions the last run's end may have lost
-     * ({@code mayBeTorn}, given the open index), so that a problem with their pages is told apart from damage.
+     * <p>{@code LobStore.fsckClosed} is the entry point: it gives what an open's check of the pages the last run's end
+     * may have lost would find ({@code tornWrites}), so that those problems are told apart from damage, and are reported
+     * with {@code readData} false too.
      */
-    public static FsckReport offline(Path tablespaceDir, boolean readData, TornVersions mayBeTorn) throws IOException {
+    public static FsckReport offline(Path tablespaceDir, boolean readData, TornWriteCheck tornWrites) throws IOException {
         int pageSize = TablespaceDescriptor.read(tablespaceDir).pageSize();
         try (PageFile file = PageFile.openReadOnly(tablespaceDir.resolve(TablespaceDirs.PAGES), pageSize);
              LobIndex index = LobIndex.openReadOnly(tablespaceDir.resolve(TablespaceDirs.INDEX))) {
@@ -104,15 +112,15 @@ public final class Fsck {
                 end = Math.max(end, e.endPage());
             }
             Extent.addRun(union, runFirst, runEnd);
-            return withMarkers(new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData, mayBeTorn.of(index)).run(),
+            return withMarkers(new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData, tornWrites.lost(file, index)).run(),
                     tablespaceDir);
         }
     }
 
-    /** Which versions of a closed tablespace the end of its last run may have lost, read from its index. */
+    /** An open's check of the pages the end of a closed tablespace's last run may have lost: by version, the problem. */
     @FunctionalInterface
-    public interface TornVersions {
-        LongPredicate of(LobIndex index) throws IOException;
+    public interface TornWriteCheck {
+        Map<Long, String> lost(PageFile file, LobIndex index) throws IOException;
     }
 
     /**
@@ -180,6 +188,12 @@ public final class Fsck {
                 inFlight += x.pageCount();
             }
         }
+        // what the open's check finds that was not said above (data pages not read): the copy a node will not open
+        lostAtTheEnd.forEach((version, lost) -> {
+            if (!saidLost.contains(version)) {
+                problem(lost + TORN_HINT);
+            }
+        });
         long accounted = live[1] + history[1] + Extent.totalPages(free) + uploading[0] + inFlight;
         if (accounted != highWaterMark && problems.size() < MAX_PROBLEMS && !overlapFound) {
             // (with overlaps the count is off by the pages claimed twice, which are reported already)
@@ -226,8 +240,8 @@ public final class Fsck {
                         + e.retained() + "), index says it owns " + e.extents());
             }
             if (readData) {
-                checkData(e, r, PageWriters.of(e, r.dataExtents(), index, version -> true))
-                        .ifPresent(m -> problem(who + ": " + m + tornHint(e.version())));
+                // (a value CRC is checked only once every page verified: never a page lost)
+                checkData(e, r, PageWriters.of(e, r.dataExtents(), index, version -> true)).ifPresent(m -> problem(who + ": " + m));
             }
         } catch (IOException ex) {
             problem(who + ": " + ex.getMessage() + tornHint(e.version())); // names the page
@@ -274,14 +288,20 @@ public final class Fsck {
     }
 
     /**
-     * What a page problem of {@code version} may mean besides damage: written after the last flush of a run that ended
-     * uncleanly, its pages may be lost to a power loss while its index entry stayed. The node's next open finds the same
-     * and sets the copy aside to be rebuilt from lob.commands: no restore needed.
+     * What a page problem of {@code version} may mean besides damage, when an open's own check finds its pages lost too:
+     * written after the last flush of a run that ended uncleanly, they may be lost to a power loss while its index entry
+     * stayed. The node's next open sets the copy aside to be rebuilt from lob.commands: no restore needed.
      */
     private String tornHint(long version) {
-        return mayBeTorn.test(version) ? " (written after the last flush of a run that ended uncleanly: a power loss may have "
-                + "taken it, not the disk; a node's open finds this and rebuilds the copy from lob.commands)" : "";
+        if (!lostAtTheEnd.containsKey(version)) {
+            return "";
+        }
+        saidLost.add(version);
+        return TORN_HINT;
     }
+
+    private static final String TORN_HINT = " (written after the last flush of a run that ended uncleanly: a power loss may "
+            + "have taken it, not the disk; a node's open finds this and rebuilds the copy from lob.commands)";
 
     private void problem(String p) {
         if (problems.size() < MAX_PROBLEMS) {

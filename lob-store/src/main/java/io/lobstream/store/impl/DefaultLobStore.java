@@ -213,7 +213,7 @@ public final class DefaultLobStore implements LobStore {
 
     /** {@link LobStore#fsckClosed}. */
     public static FsckReport fsckClosed(Path dir, boolean readData) throws IOException {
-        return Fsck.offline(dir, readData, index -> Recovery.mayBeTorn(index, dir.toString()));
+        return Fsck.offline(dir, readData, (file, index) -> Recovery.tornWrites(dir.toString(), file, index));
     }
 
     /**

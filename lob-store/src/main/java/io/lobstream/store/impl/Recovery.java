@@ -13,6 +13,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -51,19 +52,36 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
     static final String META_CLEAN = "clean.shutdown";
 
     /**
-     * The versions whose pages the end of the last run may have lost, judged as {@link #scan} judges them: none after a
+     * For fsck of a closed copy, which runs no recovery: what this open's check of the pages the end of the last run may
+     * have lost would find ({@link TornWrites}: by version, the problem), judged as {@link #scan} judges it. None after a
      * clean close, or after a crash of the process alone without lob.sync (the kernel kept its writes: {@link BootId});
-     * those the last flush did not cover ({@link SyncedFrontier}); else, the machine may have restarted since, all.
+     * of the versions and uploads the last flush did not cover ({@link SyncedFrontier}); else, the machine may have
+     * restarted since, of all.
      */
-    static LongPredicate mayBeTorn(LobIndex index, String name) throws IOException {
-        if (index.metaLong(META_CLEAN, 0) == 1 || !index.namesPages()) {
-            return version -> false;
+    static Map<Long, String> tornWrites(String name, PageFile file, LobIndex index) throws IOException {
+        if (index.metaLong(META_CLEAN, 0) == 1) {
+            return Map.of();
         }
         Optional<SyncedFrontier> frontier = SyncedFrontier.read(index, name);
-        if (frontier.isPresent()) {
-            return frontier.get()::uncovered;
+        boolean checkAll = frontier.isEmpty() && !BootId.isCurrent(index.metaBytes(BootId.META_KEY));
+        LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> checkAll);
+        TornWrites torn = new TornWrites(file, index, uncovered);
+        try {
+            index.forEachCurrent(e -> torn.versionIf(e, uncovered));
+            index.forEachPending(e -> {
+                if (!e.reclaimRequested()) { // (freed at the next open, unread: as scan)
+                    torn.versionIf(e, uncovered);
+                }
+            });
+            index.forEachUpload(u -> {
+                if (uncovered.test(u.version())) {
+                    torn.upload(u, frontier.map(f -> f.uploadBytesCovered(u.version())).orElse(0L));
+                }
+            });
+        } catch (UncheckedIOException notThePages) {
+            throw notThePages.getCause();
         }
-        return BootId.isCurrent(index.metaBytes(BootId.META_KEY)) ? version -> false : version -> true;
+        return torn.result().lost();
     }
 
     /** @param fullCheck whether to check every version's pages here when that is due, or throw {@link TablespaceCheckDueException} */

@@ -1,5 +1,6 @@
 package io.lobstream.store.impl;
 
+import io.lobstream.store.fsck.Fsck;
 import io.lobstream.store.index.LobIndex;
 import io.lobstream.store.index.PageWriters;
 import io.lobstream.store.index.UploadEntry;
@@ -14,7 +15,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.LongPredicate;
 
 /**
@@ -45,6 +48,8 @@ final class TornWrites {
     private int uploads;
     private long pagesRead;
     private final List<String> problems = new ArrayList<>();
+    /** The problem of each version or upload found lost, by version (at most {@link Fsck#MAX_PROBLEMS}, as fsck reports). */
+    private final Map<Long, String> lost = new LinkedHashMap<>();
 
     TornWrites(PageFile file, LobIndex index, LongPredicate uncovered) {
         this.file = file;
@@ -66,12 +71,19 @@ final class TornWrites {
         try {
             VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead++);
             r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, uncovered));
-        } catch (CorruptPageException | EOFException | PageReadException lost) {
-            report(problems, e.lobId() + "@" + e.version() + ": " + lost.getMessage());
+        } catch (CorruptPageException | EOFException | PageReadException loss) {
+            lost(e.version(), e.lobId() + "@" + e.version() + ": " + loss.getMessage());
         } catch (IOException notThePages) {
             throw new UncheckedIOException(notThePages);
         } catch (RuntimeException bug) { // an index entry that does not add up, say: the open fails, saying where
             throw new UncheckedIOException(new IOException("checking the pages of " + e.lobId() + "@" + e.version() + ": " + bug, bug));
+        }
+    }
+
+    /** {@link #version} if {@code uncovered} says the last flush did not cover {@code e}. */
+    void versionIf(VersionEntry e, LongPredicate uncovered) {
+        if (uncovered.test(e.version())) {
+            version(e);
         }
     }
 
@@ -82,8 +94,8 @@ final class TornWrites {
         try {
             pagesRead += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
                     VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), from, u.bytesDone());
-        } catch (CorruptPageException | EOFException | PageReadException lost) {
-            report(problems, "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + lost.getMessage());
+        } catch (CorruptPageException | EOFException | PageReadException loss) {
+            lost(u.version(), "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + loss.getMessage());
         } catch (IOException notThePages) {
             throw new UncheckedIOException(notThePages); // as for a version
         } catch (RuntimeException bug) {
@@ -92,17 +104,23 @@ final class TornWrites {
         }
     }
 
-    /** What was checked: how many versions and uploads, pages read, and the problems found (each names its page). */
-    record Result(int versions, int uploads, long pagesRead, List<String> problems) {
+    /**
+     * What was checked: how many versions and uploads, pages read, and the problems found (each names its page), also by
+     * the version (or upload's version) they are of.
+     */
+    record Result(int versions, int uploads, long pagesRead, List<String> problems, Map<Long, String> lost) {
     }
 
     Result result() {
-        return new Result(versions, uploads, pagesRead, List.copyOf(problems));
+        return new Result(versions, uploads, pagesRead, List.copyOf(problems), Map.copyOf(lost));
     }
 
-    private static void report(List<String> problems, String problem) {
+    private void lost(long version, String problem) {
         if (problems.size() < MAX_REPORTED) {
             problems.add(problem);
+        }
+        if (lost.size() < Fsck.MAX_PROBLEMS) {
+            lost.putIfAbsent(version, problem);
         }
     }
 }
