@@ -105,6 +105,7 @@ final class NodeCommand implements Runnable {
                 props.put(LobStreamConfig.REGISTRY_URL.name(), cluster.registryUrl());
             }
             LobStreamConfig cfg = new LobStreamConfig(props);
+            shutdown.checkNotStopping(); // a signal during the cluster's start: no writer joins its group only to leave it
             LobNode node = shutdown.started(new LobNode(cfg, storeCfg).start());
             // A worker's id names its transactional id (lob.purge.group-ID). Derived from the node id, it is the same after a restart, so the new
             // worker aborts a killed predecessor's open transaction at once instead of waiting out its timeout. Without a
@@ -112,6 +113,7 @@ final class NodeCommand implements Runnable {
             String ids = "node-" + (cfg.get(LobStreamConfig.NODE_ID).isBlank() ? java.util.UUID.randomUUID().toString().substring(0, 8)
                     : cfg.get(LobStreamConfig.NODE_ID).strip());
             // each purges its share of the partitions this node owns, following the writers' rebalances
+            shutdown.checkNotStopping();
             PurgeWorkerPool purge = shutdown.started(PurgeWorkerPool.following(cfg, storeCfg, ids, node.meters(),
                     () -> node.tablespaces().all().keySet(), purgeWorkers));
             System.err.printf("LobStream node ready: bootstrap %s, registry %s, HTTP %s (Ctrl-C to stop)%n",

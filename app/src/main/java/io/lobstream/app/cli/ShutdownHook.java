@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * What a long-running command ({@code node}, {@code cluster}) has started, closed newest first by
  * a shutdown hook registered before anything starts. A SIGTERM or Ctrl-C that comes during the
- * 10–20 s start then waits for the step under way (up to {@link #START_GRACE}) and closes what
- * has started; a hook registered only once started would leave the broker and the writer to the
+ * 10–20 s start then waits for the step under way (up to {@link #START_GRACE}): the start takes no
+ * further step ({@link #checkNotStopping}; what a step started after the signal is closed at once),
+ * and the hook closes what has started; a hook registered only once started would leave the broker and the writer to the
  * JVM's exit, which their files survive but their group and their clients do not notice until
  * timeouts run out.
  */
@@ -30,6 +31,8 @@ final class ShutdownHook {
     private final CountDownLatch startEnded = new CountDownLatch(1);
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private boolean closing;
+    /** Set as the hook begins: the start, still under way, takes no further step (a writer joining its group only to leave it). */
+    private volatile boolean stopRequested;
 
     ShutdownHook() { // tests: one not registered
     }
@@ -43,13 +46,24 @@ final class ShutdownHook {
     /** Adds a resource just started; one started after the shutdown closed everything is closed at once. */
     <T extends AutoCloseable> T started(T resource) {
         synchronized (this) {
-            if (!closing) {
+            if (!closing && !stopRequested) {
                 started.push(resource);
                 return resource;
             }
         }
         closeQuietly(resource);
-        throw new IllegalStateException("stopping: the JVM is shutting down");
+        throw stopping();
+    }
+
+    /** Before a step of the start: throws if a stop was asked for meanwhile, so the step is not taken. */
+    void checkNotStopping() {
+        if (stopRequested) {
+            throw stopping();
+        }
+    }
+
+    private static IllegalStateException stopping() {
+        return new IllegalStateException("stopping: the JVM is shutting down");
     }
 
     /** The start is over, done or failed: a shutdown waiting for it goes on. */
@@ -89,6 +103,7 @@ final class ShutdownHook {
     }
 
     void onShutdown() {
+        stopRequested = true;
         if (!LobStreamCli.commandEnded()) { // a command that ended on its own (a failed start, a writer stopped) exits through here too
             System.err.println(STOPPING);
         }

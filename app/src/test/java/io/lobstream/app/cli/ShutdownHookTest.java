@@ -52,8 +52,11 @@ class ShutdownHookTest {
         // parked in its wait for the start to end (nothing else in onShutdown waits), and has closed nothing
         await().atMost(Duration.ofSeconds(10)).until(() -> shutdown.getState() == Thread.State.TIMED_WAITING);
         assertThat(closed).isEmpty();
-        hook.started(resource("node"));
-        hook.startEnded();
+        // the start takes no further step: one it asks about is refused, one already taken is closed at once
+        assertThatThrownBy(hook::checkNotStopping).hasMessageContaining("stopping");
+        assertThatThrownBy(() -> hook.started(resource("node"))).hasMessageContaining("stopping");
+        assertThat(closed).containsExactly("node");
+        hook.startEnded(); // as the command's catch does
         shutdown.join(TimeUnit.SECONDS.toMillis(10));
         assertThat(closed).containsExactly("node", "cluster");
         hook.awaitClosed(); // returns: the main thread's wait ends
