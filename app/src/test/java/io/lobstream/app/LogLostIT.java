@@ -70,10 +70,10 @@ class LogLostIT {
             try (LobStore store = LobStore.open(TablespaceDirs.partitionDir(config.dataDir(), 0), LobStoreConfig.defaults())) {
                 store.recordSkipped(new Source(tp.topic() + "-0", end + 99, null));
             }
-            assertHeld(config);
+            assertHeld(config, true);
             // a node without the partition's state is held too: the partition often moves because its owner died, with
             // the leader that lost the records (it used to retry, for ever, a catch-up that could not reach the offset)
-            assertHeld(Nodes.config(cluster, dir.resolve("fresh-node"), 1, "log-lost", 1));
+            assertHeld(Nodes.config(cluster, dir.resolve("fresh-node"), 1, "log-lost", 1), false);
 
             // Producers go on writing while the partition is held. Their writes sit below the group's offset, yet none is
             // applied: the client asks the log's end too, and does not report them applied. Once they fill the log past
@@ -83,7 +83,8 @@ class LogLostIT {
             try (LobClient client = new LobClient(config)) {
                 LobWrite first = client.put("c", bytes(10, 0), null);
                 first.get(60, TimeUnit.SECONDS);
-                assertThat(first.applied(Duration.ofSeconds(5))).as("below the group's offset, in a partition held")
+                // (15 s: the first wait opens the client's tracker too, a consumer and an admin client)
+                assertThat(first.applied(Duration.ofSeconds(15))).as("below the group's offset, in a partition held")
                         .failsWithin(Duration.ofSeconds(60)).withThrowableOfType(ExecutionException.class)
                         .withCauseInstanceOf(java.util.concurrent.TimeoutException.class);
                 c = bytes(30, 7);
@@ -163,13 +164,16 @@ class LogLostIT {
     }
 
     /** Starts a node on {@code config}: partition 0's task is refused as log-lost, again at its next try. */
-    private static void assertHeld(LobStreamConfig config) throws Exception {
+    /** Starts a node on {@code config}: partition 0 is held; a copy that applied past the log's end is marked LOG-CUT. */
+    private static void assertHeld(LobStreamConfig config, boolean appliedPastTheEnd) throws Exception {
         LobNode held = new LobNode(config, LobStoreConfig.defaults()).start();
+        Path p0 = TablespaceDirs.partitionDir(config.dataDir(), 0);
         try {
             // the refused task's exception ends its stream thread (replaced), which Awaitility would take for a failure
             await().atMost(Duration.ofSeconds(90)).dontCatchUncaughtExceptions().until(() -> {
                 var refused = held.meters().find("lob_log_lost_checks").counter();
-                return refused != null && refused.count() >= 2; // refused, and again when the task tried again
+                // refused, and again when the task tried again: at a check seconds after the first, the copy is marked
+                return refused != null && refused.count() >= 2 && (!appliedPastTheEnd || TablespaceDirs.logCut(p0).isPresent());
             });
             assertThat(held.tablespaces().all()).as("the partition is not served").doesNotContainKey(0);
         } finally {

@@ -5,6 +5,8 @@ import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -446,18 +448,26 @@ final class AppliedTracker implements AutoCloseable {
             return;
         }
         Map<TopicPartition, OffsetSpec> latest = deciding.stream().collect(Collectors.toMap(tp -> tp, tp -> OffsetSpec.latest()));
-        admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS).forEach((tp, end) -> {
+        ListOffsetsResult ends = admin.listOffsets(latest, new ListOffsetsOptions().timeoutMs(10_000));
+        for (TopicPartition tp : deciding) {
+            long end;
+            try {
+                end = ends.partitionResult(tp).get(10, TimeUnit.SECONDS).offset();
+            } catch (ExecutionException | TimeoutException noAnswer) {
+                committed.remove(tp.partition()); // a partition without a leader: its writes wait a round, the others' do not
+                continue;
+            }
             long offset = committed.get(tp.partition());
-            if (offset > end.offset()) {
+            if (offset > end) {
                 committed.remove(tp.partition());
                 if (heldPastEnd.add(tp.partition())) {
                     log.warn("{}: the writer group's offset {} is past the log's end {} (the log lost records it committed): "
-                            + "writes there are not taken for applied until the writer node rebuilds the partition", tp, offset, end.offset());
+                            + "writes there are not taken for applied until the writer node rebuilds the partition", tp, offset, end);
                 }
             } else {
                 heldPastEnd.remove(tp.partition());
             }
-        });
+        }
     }
 
     /**
