@@ -163,7 +163,6 @@ class LogLostIT {
         }
     }
 
-    /** Starts a node on {@code config}: partition 0's task is refused as log-lost, again at its next try. */
     /** Starts a node on {@code config}: partition 0 is held; a copy that applied past the log's end is marked LOG-CUT. */
     private static void assertHeld(LobStreamConfig config, boolean appliedPastTheEnd) throws Exception {
         LobNode held = new LobNode(config, LobStoreConfig.defaults()).start();

@@ -35,7 +35,8 @@ public final class LobStoreConfig {
             "An update publishes its new version under the LOB's latch with the tablespace latch shared, checking that the "
                     + "version it replaces is the one it read (compare-and-set: a conflict is counted and the update refused, its "
                     + "pages given back; the LOB's write latch orders writes to one LOB, so none is expected). Off: every publish and reclaim, and a reader's unpin that frees a reclaim deferred "
-                    + "for it, takes the tablespace latch exclusively.");
+                    + "for it, takes the tablespace latch exclusively. With lob.latch.downgrade off a write's publish is inside "
+                    + "that switch's exclusive section, so this changes only deletes, reclaims and unpins.");
     public static final ConfigKey<Boolean> PURGE_PREFETCH = ConfigKey.bool("lob.purge.prefetch", true,
             "Purge reads ahead, asynchronously, the pages of the next undo records. Off: one synchronous read at a time.");
     public static final ConfigKey<Integer> PURGE_PREFETCH_WINDOW = ConfigKey.integer("lob.purge.prefetch.window", 16, 1, 1024,

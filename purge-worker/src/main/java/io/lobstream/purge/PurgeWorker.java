@@ -368,6 +368,10 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
+    /** Transactions aborted as outrun by a rebalance since the last commit; past the max, counted as failures. */
+    private int outrunsInARow;
+    private static final int OUTRUNS_IN_A_ROW_MAX = 2;
+
     /** How {@link #processInTransaction} ended. */
     private enum Transaction {
         COMMITTED,
@@ -445,11 +449,15 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             metrics.versions.increment(versions); // once committed: an aborted transaction's are sent again
             metrics.pages.increment(pages);
             done.forEach(UndoPurger.Purged::countSkipped);
+            outrunsInARow = 0;
             return Transaction.COMMITTED;
         } catch (ProducerFencedException e) {
             throw e;
         } catch (KafkaException e) {
-            boolean outrun = e instanceof CommitFailedException || e.getCause() instanceof CommitFailedException;
+            // a cooperative rebalance outruns one transaction per member, two at most; more in a row is no rebalance (a
+            // worker dropped from the group at each turn, past max.poll.interval.ms): a failure, with its pause
+            boolean outrun = (e instanceof CommitFailedException || e.getCause() instanceof CommitFailedException)
+                    && ++outrunsInARow <= OUTRUNS_IN_A_ROW_MAX;
             if (outrun) {
                 log.info("purge worker {}: transaction aborted by a rebalance of the group, its records are read again: {}", workerId,
                         e.getCause() instanceof CommitFailedException ? e.getCause().getMessage() : e.getMessage());

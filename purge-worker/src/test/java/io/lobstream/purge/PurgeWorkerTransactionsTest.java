@@ -188,6 +188,25 @@ class PurgeWorkerTransactionsTest {
         assertThat(f.metrics.failures.count()).isZero();
     }
 
+    /** Three in a row is no rebalance (a worker dropped from the group at every turn): a failure, counted. */
+    @Test
+    void transactionsOutrunAgainAndAgainAreFailures() {
+        for (int i = 0; i < 3; i++) {
+            consumer.schedulePollTask(this::deliverUndoRecords);
+        }
+        consumer.schedulePollTask(() -> {
+            producers.get(0).sendOffsetsToTransactionException = null;
+            deliverUndoRecords();
+        });
+        producers.get(0).sendOffsetsToTransactionException = new CommitFailedException("UNKNOWN_MEMBER_ID");
+
+        start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == 1);
+        assertCommittedOnce(producers.get(0));
+        assertThat(f.metrics.failures.count()).isEqualTo(1);
+    }
+
     /** A record skipped in a transaction that aborted (undecodable, here) is counted once: when the one that reads it again commits. */
     @Test
     void aRecordSkippedInAnAbortedTransactionIsCountedOnce() {

@@ -126,6 +126,10 @@ public final class EngineBench implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--page-size " + pageSize + ": a power of two from "
                     + LobStoreConfig.MIN_PAGE_SIZE / 1024 + " KiB to " + LobStoreConfig.MAX_PAGE_SIZE / 1024 + " KiB");
         }
+        if (switches.size() > 1 && switches.contains("matrix")) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--switches matrix runs every set: it is not combined "
+                    + "with others (" + String.join(",", switches) + ")");
+        }
         List<String> sets = switches.size() == 1 && switches.get(0).equals("matrix") ? MATRIX : switches;
         for (String set : sets) {
             switchConfig(set); // reject unknown names before any run starts

@@ -76,6 +76,8 @@ class PipelineBenchArgumentsTest {
         assertThat(cli.err()).contains("--page-size takes one size, not a range: 4k-64k");
         assertThat(cli.run("bench", "engine", "--page-size", "3k")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--page-size 3k: a power of two from 4 KiB to 64 KiB").contains("Usage: lobstream bench engine");
+        assertThat(cli.run("bench", "engine", "--switches", "all-on,matrix")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--switches matrix runs every set: it is not combined with others");
     }
 
     /** An output that cannot be written was found after the run, and its JSON lost with it. */

@@ -117,7 +117,8 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
                 check = catchUp.check(partition, store);
             }
             String refused = switch (check) {
-                case LOG_LOST -> "lob.commands lost records the writer group committed; the task waits for its offset to be reset";
+                case LOG_LOST -> "lob.commands lost records the writer group committed; the task waits for its offset to be "
+                        + "reset, or for new commands to fill the log up to it";
                 case PARTITIONS_CHANGED -> "lob.commands has another partition count than when its tablespace was made; the task "
                         + "does not start";
                 default -> null;

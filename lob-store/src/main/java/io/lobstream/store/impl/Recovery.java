@@ -56,14 +56,17 @@ record Recovery(TablespaceUsage usage, long highWaterMark, List<Extent> free, lo
      * have lost would find ({@link TornWrites}: by version, the problem), judged as {@link #scan} judges it. None after a
      * clean close, or after a crash of the process alone without lob.sync (the kernel kept its writes: {@link BootId});
      * of the versions and uploads the last flush did not cover ({@link SyncedFrontier}); else, the machine may have
-     * restarted since, of all.
+     * restarted since, of all (then none with {@code readData} false: that would read every data page).
      */
-    static Map<Long, String> tornWrites(String name, PageFile file, LobIndex index) throws IOException {
+    static Map<Long, String> tornWrites(String name, PageFile file, LobIndex index, boolean readData) throws IOException {
         if (index.metaLong(META_CLEAN, 0) == 1) {
             return Map.of();
         }
         Optional<SyncedFrontier> frontier = SyncedFrontier.read(index, name);
         boolean checkAll = frontier.isEmpty() && !BootId.isCurrent(index.metaBytes(BootId.META_KEY));
+        if (!readData && (checkAll || frontier.isPresent() && frontier.get() == SyncedFrontier.NONE)) {
+            return Map.of(); // every version's data pages to read: not for fsck told not to read data pages
+        }
         LongPredicate uncovered = frontier.<LongPredicate>map(f -> f::uncovered).orElse(version -> checkAll);
         TornWrites torn = new TornWrites(file, index, uncovered);
         try {

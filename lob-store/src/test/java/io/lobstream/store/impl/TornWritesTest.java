@@ -368,7 +368,6 @@ class TornWritesTest {
         assertThat(r.status()).isIn(ChunkResult.Status.ACCEPTED, ChunkResult.Status.PUBLISHED);
     }
 
-    /** A data page of {@code lobId}'s current version: one past its root. */
     /** A store where "a" was written and flushed, then "b" written: b's pages the last flush did not cover. */
     private DefaultLobStore aFlushedThenBWritten() throws IOException {
         DefaultLobStore store = DefaultLobStore.open(dir, config);
@@ -378,6 +377,7 @@ class TornWritesTest {
         return store;
     }
 
+    /** A data page of {@code lobId}'s current version: one past its root. */
     private static long dataPage(LobStore store, String lobId) throws IOException {
         Extent first = store.current(lobId).orElseThrow().extents().get(0);
         assertThat(first.pageCount()).isGreaterThan(2);
