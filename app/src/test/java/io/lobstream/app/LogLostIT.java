@@ -171,7 +171,7 @@ class LogLostIT {
             // the refused task's exception ends its stream thread (replaced), which Awaitility would take for a failure
             await().atMost(Duration.ofSeconds(90)).dontCatchUncaughtExceptions().until(() -> {
                 var refused = held.meters().find("lob_log_lost_checks").counter();
-                // refused, and again when the task tried again: at a check seconds after the first, the copy is marked
+                // refused, and again when the task tried again; the check that refused it marked a copy that applied past the end
                 return refused != null && refused.count() >= 2 && (!appliedPastTheEnd || TablespaceDirs.logCut(p0).isPresent());
             });
             assertThat(held.tablespaces().all()).as("the partition is not served").doesNotContainKey(0);

@@ -368,9 +368,14 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         }
     }
 
-    /** Transactions aborted as outrun by a rebalance since the last commit; past the max, counted as failures. */
+    /**
+     * Transactions aborted as outrun by a rebalance since the last that ended otherwise, each within a minute of the one
+     * before; past the max, counted as failures.
+     */
     private int outrunsInARow;
+    private long lastOutrun;
     private static final int OUTRUNS_IN_A_ROW_MAX = 2;
+    private static final long OUTRUNS_APART_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     /** How {@link #processInTransaction} ended. */
     private enum Transaction {
@@ -454,10 +459,18 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
         } catch (ProducerFencedException e) {
             throw e;
         } catch (KafkaException e) {
-            // a cooperative rebalance outruns one transaction per member, two at most; more in a row is no rebalance (a
-            // worker dropped from the group at each turn, past max.poll.interval.ms): a failure, with its pause
-            boolean outrun = (e instanceof CommitFailedException || e.getCause() instanceof CommitFailedException)
-                    && ++outrunsInARow <= OUTRUNS_IN_A_ROW_MAX;
+            // a cooperative rebalance outruns one transaction per member, two at most; more in a row within a minute of
+            // each other is no rebalance (a worker dropped from the group at each turn, past max.poll.interval.ms): a
+            // failure, with its pause
+            boolean outrun = false;
+            if (e instanceof CommitFailedException || e.getCause() instanceof CommitFailedException) {
+                long now = System.nanoTime();
+                outrunsInARow = now - lastOutrun > OUTRUNS_APART_NANOS ? 1 : outrunsInARow + 1;
+                lastOutrun = now;
+                outrun = outrunsInARow <= OUTRUNS_IN_A_ROW_MAX;
+            } else {
+                outrunsInARow = 0;
+            }
             if (outrun) {
                 log.info("purge worker {}: transaction aborted by a rebalance of the group, its records are read again: {}", workerId,
                         e.getCause() instanceof CommitFailedException ? e.getCause().getMessage() : e.getMessage());

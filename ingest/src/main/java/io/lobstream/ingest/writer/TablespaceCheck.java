@@ -49,16 +49,6 @@ public final class TablespaceCheck implements AutoCloseable {
      * empty one, which the replay of its predecessor says nothing about.
      */
     private final Map<String, Long> replayedTo = new ConcurrentHashMap<>();
-    /** By copy, when this process's checks found its log's end below the group's offset (LOG_LOST): first and last. */
-    private final Map<String, long[]> logLostSeen = new ConcurrentHashMap<>();
-    /**
-     * How long LOG_LOST verdicts must go on, over two checks at least, before the copy is marked (see {@link #check}):
-     * longer than a broker cut off from the cluster takes to be fenced (KRaft's broker.session.timeout.ms, 9 s), whose
-     * answer of the log's end may be a stale one.
-     */
-    private static final Duration LOG_LOST_CONFIRMED = Duration.ofSeconds(15);
-    /** Verdicts further apart than this count as a new run of them: a stale answer long ago confirms nothing now. */
-    private static final Duration LOG_LOST_RUN_GAP = Duration.ofSeconds(120);
     /**
      * Asks the checks' questions for every task's init, made at the first: one per check cost each task start a
      * connection and a metadata round trip on its stream thread.
@@ -125,8 +115,7 @@ public final class TablespaceCheck implements AutoCloseable {
          * place to go on from (the consumer would start past the end, a catch-up cannot reach the offset, and new commands
          * at offsets a tablespace applied would be taken for applied ones): the task does not start until an operator
          * resets the group's offset ({@link #logLost}) or new commands fill the log up to it. A tablespace that applied
-         * past the end is marked {@link #LOG_CUT} once such checks have gone on for 15 s, so that then it is moved aside
-         * and rebuilt.
+         * past the end is marked {@link #LOG_CUT} at the check, so that then it is moved aside and rebuilt.
          */
         LOG_LOST
     }
@@ -236,17 +225,13 @@ public final class TablespaceCheck implements AutoCloseable {
                 // the group's offset past the log's end: records it committed are gone, whatever this copy holds (a fresh or
                 // stale copy too: the partition often moved because its owner died, with the leader that lost them)
                 log.error(logLost(partition, applied, committed, end.getAsLong()));
-                String copy = String.valueOf(store.copyId() != null ? store.copyId() : store.directory());
-                long at = System.nanoTime();
-                long[] seen = logLostSeen.compute(copy, (c, had) -> had == null || at - had[1] > LOG_LOST_RUN_GAP.toNanos()
-                        ? new long[] {at, at} : new long[] {had[0], at});
-                if (applied >= end.getAsLong() && cut.isEmpty() && at - seen[0] >= LOG_LOST_CONFIRMED.toNanos()) {
+                if (applied >= end.getAsLong() && cut.isEmpty()) {
                     // This copy applied commands the log no longer holds. Marked, it is moved aside and rebuilt at its next
                     // start however the hold ends: once new commands fill the log up to the group's offset (producers go
                     // on writing) as when the offset is reset, the checks below would find it current, or behind, and
                     // take the new commands at the offsets it applied for applied ones (lost, and reported applied).
-                    // Only once the verdict has lasted LOG_LOST_CONFIRMED: a mark cannot be undone, and one answer of the
-                    // log's end may be a stale one (a leader cut off from the cluster).
+                    // At once: a mark missed (the log refilled before a later check) loses commands without a word, where
+                    // one made on a stale answer of the log's end (a leader cut off, until it is fenced) costs a rebuild.
                     TablespaceDirs.markLogCut(store.directory(), store.copyId(), "lob.commands ends at offset " + end.getAsLong()
                             + ", below offset " + applied + " this copy applied: the log lost records the writer group committed");
                 }
@@ -255,7 +240,6 @@ public final class TablespaceCheck implements AutoCloseable {
                 }
                 return Verdict.LOG_LOST;
             }
-            logLostSeen.remove(String.valueOf(store.copyId() != null ? store.copyId() : store.directory()));
             if (applied >= 0 && (applied >= end.getAsLong() || cut.isPresent())) {
                 if (cut.isPresent()) {
                     log.error("partition {}: {}; the tablespace applied {} up to offset {}, which the log may now hold other "

@@ -112,8 +112,17 @@ public final class Fsck {
                 end = Math.max(end, e.endPage());
             }
             Extent.addRun(union, runFirst, runEnd);
-            return withMarkers(new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData, tornWrites.lost(file, index)).run(),
-                    tablespaceDir);
+            Map<Long, String> lost;
+            String checkFailed = null;
+            try {
+                lost = tornWrites.lost(file, index);
+            } catch (IOException | RuntimeException e) {
+                // (an index that fails, an entry that does not add up: a node's open fails on it too, at every start)
+                lost = Map.of();
+                checkFailed = tablespaceDir + ": the open's check of the pages written after the last flush fails: " + e.getMessage();
+            }
+            FsckReport report = new Fsck(file, index, Extent.gaps(union, end), List.of(), end, readData, lost).run();
+            return withMarkers(checkFailed == null ? report : report.withProblem(checkFailed), tablespaceDir);
         }
     }
 

@@ -213,13 +213,7 @@ public final class DefaultLobStore implements LobStore {
 
     /** {@link LobStore#fsckClosed}. */
     public static FsckReport fsckClosed(Path dir, boolean readData) throws IOException {
-        return Fsck.offline(dir, readData, (file, index) -> {
-            try {
-                return Recovery.tornWrites(dir.toString(), file, index, readData);
-            } catch (IOException | RuntimeException notThePages) {
-                return java.util.Map.of(); // (an index that fails, an entry that does not add up: fsck's own pass reports it)
-            }
-        });
+        return Fsck.offline(dir, readData, (file, index) -> Recovery.tornWrites(dir.toString(), file, index, readData));
     }
 
     /**

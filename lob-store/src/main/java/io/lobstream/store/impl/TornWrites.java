@@ -73,7 +73,7 @@ final class TornWrites {
             VersionReader r = VersionReader.open(file, e.lobId(), e.version(), e.rootPage(), type -> pagesRead++);
             r.verifyDataPages(e.retained(), PageWriters.of(e, r.dataExtents(), index, uncovered));
         } catch (CorruptPageException | EOFException | PageReadException loss) {
-            lost(e.version(), e.lobId() + "@" + e.version() + ": " + loss.getMessage(), loss);
+            lost(e.version(), e.lobId() + "@" + e.version() + ": " + loss.getMessage());
         } catch (IOException notThePages) {
             throw new UncheckedIOException(notThePages);
         } catch (RuntimeException bug) { // an index entry that does not add up, say: the open fails, saying where
@@ -96,7 +96,7 @@ final class TornWrites {
             pagesRead += VersionReader.verifyUploadedPages(file, u.lobId(), u.version(),
                     VersionLayout.planStreamed(file.pageSize(), u.totalLength()), u.dataExtents(), from, u.bytesDone());
         } catch (CorruptPageException | EOFException | PageReadException loss) {
-            lost(u.version(), "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + loss.getMessage(), loss);
+            lost(u.version(), "upload " + u.uploadId() + " of " + u.lobId() + "@" + u.version() + ": " + loss.getMessage());
         } catch (IOException notThePages) {
             throw new UncheckedIOException(notThePages); // as for a version
         } catch (RuntimeException bug) {
@@ -107,8 +107,7 @@ final class TornWrites {
 
     /**
      * What was checked: how many versions and uploads, pages read, and the problems found (each names its page); and, in
-     * the order found, by the version (or upload's version) they are of, those of pages that did not verify or lie past
-     * the file's end (not a device's read error: a power loss did not cause that).
+     * the order found, by the version (or upload's version) they are of.
      */
     record Result(int versions, int uploads, long pagesRead, List<String> problems, Map<Long, String> lost) {
     }
@@ -117,11 +116,11 @@ final class TornWrites {
         return new Result(versions, uploads, pagesRead, List.copyOf(problems), Collections.unmodifiableMap(new LinkedHashMap<>(lost)));
     }
 
-    private void lost(long version, String problem, IOException loss) {
+    private void lost(long version, String problem) {
         if (problems.size() < MAX_REPORTED) {
             problems.add(problem);
         }
-        if (lost.size() < Fsck.MAX_PROBLEMS && !(loss instanceof PageReadException)) {
+        if (lost.size() < Fsck.MAX_PROBLEMS) {
             lost.putIfAbsent(version, problem);
         }
     }

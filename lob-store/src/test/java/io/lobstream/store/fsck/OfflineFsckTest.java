@@ -43,6 +43,21 @@ class OfflineFsckTest {
         assertThat(Files.readAllBytes(dir.resolve(TablespaceDirs.PAGES))).as("the page file, untouched").isEqualTo(pages);
     }
 
+    /** The open's torn-write check failing (an entry that does not add up) is a problem of its own; fsck's pass goes on. */
+    @Test
+    void aTornWriteCheckThatFailsIsReportedAndTheRestChecked() throws Exception {
+        try (LobStore store = LobStore.open(dir, LobStoreConfig.defaults())) {
+            byte[] v = bytes(50_000, 1);
+            store.put("a", new ByteArrayInputStream(v), v.length, null, null);
+        }
+        FsckReport r = Fsck.offline(dir, true, (file, index) -> {
+            throw new java.io.IOException("checking the pages of a@1: boom");
+        });
+        assertThat(r.lobs()).isEqualTo(1);
+        assertThat(r.problems()).singleElement().asString()
+                .contains("the open's check of the pages written after the last flush fails: checking the pages of a@1: boom");
+    }
+
     /** A page file cut short (a restore, an extension lost) is reported without reading data pages: its end once stretched to the index's. */
     @Test
     void pagesPastTheEndOfAShortPageFileAreReported() throws Exception {
