@@ -369,13 +369,12 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
     }
 
     /**
-     * Transactions aborted as outrun by a rebalance since the last that ended otherwise, each within a minute of the one
-     * before; past the max, counted as failures.
+     * Transactions aborted as outrun by a rebalance in a row, since the last that ended otherwise (not since a time: a
+     * worker dropped at every turn is dropped at most every max.poll.interval.ms, and an empty poll may be its rejoin).
+     * Past the max, counted as failures.
      */
     private int outrunsInARow;
-    private long lastOutrun;
     private static final int OUTRUNS_IN_A_ROW_MAX = 2;
-    private static final long OUTRUNS_APART_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     /** How {@link #processInTransaction} ended. */
     private enum Transaction {
@@ -457,17 +456,15 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             outrunsInARow = 0;
             return Transaction.COMMITTED;
         } catch (ProducerFencedException e) {
+            outrunsInARow = 0;
             throw e;
         } catch (KafkaException e) {
-            // a cooperative rebalance outruns one transaction per member, two at most; more in a row within a minute of
-            // each other is no rebalance (a worker dropped from the group at each turn, past max.poll.interval.ms): a
+            // a cooperative rebalance outruns one transaction per member, two at most; more in a row is no rebalance (a
+            // worker dropped from the group at each turn, past max.poll.interval.ms, which comes back to a backlog): a
             // failure, with its pause
             boolean outrun = false;
             if (e instanceof CommitFailedException || e.getCause() instanceof CommitFailedException) {
-                long now = System.nanoTime();
-                outrunsInARow = now - lastOutrun > OUTRUNS_APART_NANOS ? 1 : outrunsInARow + 1;
-                lastOutrun = now;
-                outrun = outrunsInARow <= OUTRUNS_IN_A_ROW_MAX;
+                outrun = ++outrunsInARow <= OUTRUNS_IN_A_ROW_MAX;
             } else {
                 outrunsInARow = 0;
             }
@@ -494,6 +491,7 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
             return outrun ? Transaction.OUTRUN_BY_REBALANCE : Transaction.ABORTED;
         } catch (RuntimeException e) {
             // not Kafka's: what this poll sent is aborted, and the loop says so and waits before the records come again
+            outrunsInARow = 0;
             try {
                 producer.abortTransaction();
             } catch (RuntimeException abortRefused) {
