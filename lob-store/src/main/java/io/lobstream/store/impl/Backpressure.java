@@ -11,8 +11,9 @@ import java.util.function.LongConsumer;
  * up to {@code lob.history.max.delay.ms} at twice the limit. Writers thereby slow to the rate purge reclaims, and space
  * stays bounded, while purge runs: the delay is capped (a write never waits unboundedly on a purge that may never come
  * back), so with every purge worker down writes go on at the delayed rate and history grows (ARCHITECTURE.md departs from
- * DESIGN.md there; the purge-lag meters and alerts say so). The sleep is taken before any latch, so it holds back no reader and no other thread's writer; but it
- * holds the calling thread, which in a node is a stream thread: the other tablespaces that thread runs wait with it.
+ * DESIGN.md there; the purge-lag meters and alerts say so). The sleep is taken before any latch, so it holds back no
+ * reader and no other thread's writer; but it holds the calling thread, which in a node is a stream thread: the other
+ * tablespaces that thread runs wait with it.
  */
 final class Backpressure {
     private final DoubleSupplier excess;
