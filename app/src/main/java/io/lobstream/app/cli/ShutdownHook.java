@@ -14,9 +14,9 @@ import java.util.concurrent.TimeUnit;
  * a shutdown hook registered before anything starts. A SIGTERM or Ctrl-C that comes during the
  * 10–20 s start then waits for the step under way (up to {@link #START_GRACE}): the start takes no
  * further step ({@link #checkNotStopping}; what a step started after the signal is closed at once),
- * and the hook closes what has started; a hook registered only once started would leave the broker and the writer to the
- * JVM's exit, which their files survive but their group and their clients do not notice until
- * timeouts run out.
+ * and the hook closes what has started; a hook registered only once started would leave the broker
+ * and the writer to the JVM's exit, which their files survive but their group and their clients do
+ * not notice until timeouts run out.
  */
 final class ShutdownHook {
     static final Duration START_GRACE = Duration.ofSeconds(60);
