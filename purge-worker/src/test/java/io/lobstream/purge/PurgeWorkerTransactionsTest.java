@@ -151,16 +151,7 @@ class PurgeWorkerTransactionsTest {
 
     @Test
     void anAbortedTransactionIsReadAgainWithTheSameProducer() {
-        consumer.schedulePollTask(this::deliverUndoRecords);
-        consumer.schedulePollTask(() -> {
-            producers.get(0).sendOffsetsToTransactionException = null; // the coordinator back
-            deliverUndoRecords();
-        });
-        producers.get(0).sendOffsetsToTransactionException = new KafkaException("offsets refused");
-
-        start();
-
-        await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == 1);
+        refuseOffsetsThenCommit(1, new KafkaException("offsets refused")); // then the coordinator is back
         assertThat(producers).hasSize(1);
         assertCommittedOnce(producers.get(0));
         assertThat(f.metrics.failures.count()).isEqualTo(1);
@@ -172,17 +163,9 @@ class PurgeWorkerTransactionsTest {
      */
     @Test
     void aTransactionOutrunByARebalanceIsReadAgainAndIsNoFailure() {
-        consumer.schedulePollTask(this::deliverUndoRecords);
-        consumer.schedulePollTask(() -> {
-            producers.get(0).sendOffsetsToTransactionException = null; // joined the new generation
-            deliverUndoRecords();
-        });
-        producers.get(0).sendOffsetsToTransactionException = new KafkaException("Cannot execute transactional method because we are in an error state",
-                new CommitFailedException("Transaction offset Commit failed due to consumer group metadata mismatch: ILLEGAL_GENERATION"));
-
-        start();
-
-        await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == 1);
+        // then the worker has joined the new generation
+        refuseOffsetsThenCommit(1, new KafkaException("Cannot execute transactional method because we are in an error state",
+                new CommitFailedException("Transaction offset Commit failed due to consumer group metadata mismatch: ILLEGAL_GENERATION")));
         assertThat(producers).hasSize(1);
         assertCommittedOnce(producers.get(0));
         assertThat(f.metrics.failures.count()).isZero();
@@ -191,18 +174,7 @@ class PurgeWorkerTransactionsTest {
     /** Three in a row is no rebalance (a worker dropped from the group at every turn): a failure, counted. */
     @Test
     void transactionsOutrunAgainAndAgainAreFailures() {
-        for (int i = 0; i < 3; i++) {
-            consumer.schedulePollTask(this::deliverUndoRecords);
-        }
-        consumer.schedulePollTask(() -> {
-            producers.get(0).sendOffsetsToTransactionException = null;
-            deliverUndoRecords();
-        });
-        producers.get(0).sendOffsetsToTransactionException = new CommitFailedException("UNKNOWN_MEMBER_ID");
-
-        start();
-
-        await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == 1);
+        refuseOffsetsThenCommit(3, new CommitFailedException("UNKNOWN_MEMBER_ID"));
         assertCommittedOnce(producers.get(0));
         assertThat(f.metrics.failures.count()).isEqualTo(1);
     }
@@ -211,18 +183,28 @@ class PurgeWorkerTransactionsTest {
     @Test
     void aRecordSkippedInAnAbortedTransactionIsCountedOnce() {
         undoRecords.add(PurgeFixture.record(VERSIONS, "not avro".getBytes(StandardCharsets.UTF_8)));
-        consumer.schedulePollTask(this::deliverUndoRecords);
+        refuseOffsetsThenCommit(1, new KafkaException("offsets refused"));
+        assertThat(f.metrics.failures.count()).isEqualTo(1);
+        assertThat(f.metrics.corrupt.count()).isEqualTo(1);
+    }
+
+    /**
+     * Runs the worker on the undo records until the first producer commits: its offsets refused with {@code refusal} for
+     * the first {@code refused} polls of them, taken at the next.
+     */
+    private void refuseOffsetsThenCommit(int refused, RuntimeException refusal) {
+        for (int i = 0; i < refused; i++) {
+            consumer.schedulePollTask(this::deliverUndoRecords);
+        }
         consumer.schedulePollTask(() -> {
             producers.get(0).sendOffsetsToTransactionException = null;
             deliverUndoRecords();
         });
-        producers.get(0).sendOffsetsToTransactionException = new KafkaException("offsets refused");
+        producers.get(0).sendOffsetsToTransactionException = refusal;
 
         start();
 
         await().atMost(Duration.ofSeconds(30)).until(() -> producers.get(0).commitCount() == 1);
-        assertThat(f.metrics.failures.count()).isEqualTo(1);
-        assertThat(f.metrics.corrupt.count()).isEqualTo(1);
     }
 
     /**
