@@ -158,7 +158,10 @@ public final class LobStateStore implements StateStore, CachedStateStore<Object,
             // the way out of one that fails at every start, where the operator reads: the node never reaches RUNNING. Not
             // for a full or read-only disk, files this user may not open, or a registry away, which pass once mended, and which
             // a rebuild would need as much
-            String mend = DiskErrors.full(thrown) || DiskErrors.readOnly(thrown) || DiskErrors.denied(thrown)
+            // A later release's copy is sound, and a rebuild would throw it away (and, with lob.commands trimmed, lose data)
+            String mend = TaskRetries.laterFormat(thrown) ? " The copy is not damaged: a later LobStream release wrote it. Run "
+                    + "that release (or a later one) on this node; do not move tablespaces/p-" + partition + " aside"
+                    : DiskErrors.full(thrown) || DiskErrors.readOnly(thrown) || DiskErrors.denied(thrown)
                     || TaskRetries.registryAway(thrown) ? ""
                     : " If it fails so at every start (a corrupt index or page file: RocksDB's \"Corruption\", a page named by "
                     + "its number), stop the node, move tablespaces/p-" + partition + " aside and start it: the partition is "

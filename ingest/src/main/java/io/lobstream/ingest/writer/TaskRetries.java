@@ -4,6 +4,7 @@ import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.DiskErrors;
 import org.apache.kafka.streams.errors.LockException;
 
+import io.lobstream.store.LaterFormatException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -181,6 +182,16 @@ public final class TaskRetries {
     public static boolean jvmError(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof Error) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether {@code e} or a cause of it is a tablespace or index of a later release's format: sound, but not this one's to read. */
+    public static boolean laterFormat(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof LaterFormatException) {
                 return true;
             }
         }

@@ -1,6 +1,7 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.store.DiskErrors;
+import io.lobstream.store.LaterFormatException;
 import org.apache.kafka.streams.errors.LockException;
 import org.junit.jupiter.api.Test;
 
@@ -50,6 +51,14 @@ class TaskRetriesTest {
         assertThat(retries.failed(3, DISK, 4 * S)).as("still in a row").isEqualTo(Duration.ofSeconds(2));
         assertThat(retries.waiting(6 * S + TaskRetries.OVERDUE.toNanos())).hasSize(1);
         assertThat(retries.waiting(6 * S + TaskRetries.OVERDUE.toNanos() + 1)).as("moved to another node").isEmpty();
+    }
+
+    /** A rolled-back node's copies are sound: its log must not advise moving them aside (a rebuild would throw them away). */
+    @Test
+    void aLaterReleasesFormatIsToldFromItsCause() {
+        assertThat(TaskRetries.laterFormat(new UncheckedIOException("cannot open tablespace of partition 3",
+                new LaterFormatException("tablespace /d/p-3", 9, 2)))).isTrue();
+        assertThat(TaskRetries.laterFormat(DISK)).isFalse();
     }
 
     @Test
