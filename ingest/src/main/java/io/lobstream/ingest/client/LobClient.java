@@ -62,7 +62,7 @@ import java.util.zip.CRC32C;
  * <pre>{@code
  * try (LobClient client = new LobClient(config)) {
  *     WriteOutcome outcome = client.put("doc", in, length, "image/png", Map.of(), Progress.NONE)
- *             .applied().get(60, TimeUnit.SECONDS);
+ *             .applied(Duration.ofSeconds(60)).get(); // stops tracking the write at the timeout, as get(60, SECONDS) would not
  *     outcome.deadLetter().ifPresent(d -> System.err.println("rejected: " + d.reason()));
  * }
  * }</pre>
@@ -132,6 +132,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
     private boolean closed;
     /** Set as {@link #close} begins: a write begun after it is refused before it reads its input. */
     private volatile boolean closing;
+    private final AtomicBoolean producerClosed = new AtomicBoolean();
     /** Writes' ids are this and a sequence number: the tracker keeps only this client's dead letters. */
     private final String clientId = UUID.randomUUID().toString();
     private final AtomicLong writes = new AtomicLong();
@@ -361,6 +362,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
     }
 
     private LobWrite putBytes(String key, String lobId, byte[] value, Attributes attributes) {
+        checkValue("put", lobId, value);
         checkLength(lobId, value.length);
         if (value.length <= chunkSize) {
             LobWrite w = begin(lobId);
@@ -409,12 +411,15 @@ public final class LobClient implements LobWrites, AutoCloseable {
     private LobWrite putStream(String key, String lobId, InputStream value, long length, Attributes attributes, Progress caller)
             throws IOException {
         Progress progress = toldUntilItThrows(caller);
+        checkValue("put", lobId, value);
         checkLength(lobId, length);
         LobWrite w = begin(lobId);
         CommandIds ids = new CommandIds(key, lobId, LobOp.PUT);
         if (length <= chunkSize) {
             byte[] data = new byte[(int) length];
-            readExactly(value, data, data.length, 0, length);
+            if (stopSending == null) { // else send() fails the write: its input is left unread, as a stopped chunked put's
+                readExactly(value, data, data.length, 0, length);
+            }
             CompletableFuture<RecordMetadata> sent = sendWhole(w, ids, data, attributes);
             progress.sent(length);
             return completeWhen(w, List.of(sent));
@@ -551,6 +556,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
         if (offset < 0 || length < 0) {
             throw new IllegalArgumentException(name + " " + lobId + ": negative offset " + offset + " or length " + length);
         }
+        checkValue(name, lobId, data);
         if (offset > maxValueBytes - length) { // offset + length, which could wrap
             // the value would be at least this long (an append's offset is 0 here): pieces the writer would apply up to
             // the limit and dead-letter past it; refused whole, as a put over the limit is
@@ -715,6 +721,13 @@ public final class LobClient implements LobWrites, AutoCloseable {
         CRC32C crc = new CRC32C();
         crc.update(data, 0, n);
         return (int) crc.getValue();
+    }
+
+    /** A null value is the caller's mistake, told as such: not an input that failed (an IOException), nor an empty value. */
+    private static void checkValue(String op, String lobId, Object value) {
+        if (value == null) {
+            throw new IllegalArgumentException(op + " " + lobId + ": the value must not be null");
+        }
     }
 
     private void checkLength(String lobId, long length) {
@@ -909,8 +922,10 @@ public final class LobClient implements LobWrites, AutoCloseable {
      * Sends no more records, for good: a write in progress stops at its next record, as if one of its records had failed
      * (an upload without an idempotency key is aborted, its ABORT sent so that the writer frees its pages at once, not
      * after lob.upload.timeout.ms; a write or append says up to which byte it was sent), and every write from then on fails
-     * at once, each with a {@link WriteStoppedException}. For a process told to stop mid-upload (Ctrl-C). Records handed
-     * to the producer before are still sent: {@link #close} waits for them.
+     * at once, sending nothing and reading none of its input: its {@link LobWrite} fails with a {@link WriteStoppedException}
+     * (a put over lob.chunk.size, a write or an append: with an IOException caused by one). For a process told to stop
+     * mid-upload (Ctrl-C). Records handed to the producer before are still sent: {@link #close} waits for them.
+     * (Public for the CLI and the tools; an application closes its client instead.)
      */
     public void stopSending(String why) {
         stopSending = new WriteStoppedException(why); // not an IllegalStateException: abandoned() sends no ABORT for those
@@ -939,7 +954,9 @@ public final class LobClient implements LobWrites, AutoCloseable {
         }
         long deadline = System.nanoTime() + (timeout.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1) : timeout).toNanos();
         try {
-            producer.close(timeout); // throws InterruptException if this thread is interrupted, the producer closed all the same
+            if (producerClosed.compareAndSet(false, true)) { // KafkaProducer would close the user's interceptors and serializers again
+                producer.close(timeout); // throws InterruptException if this thread is interrupted, the producer closed all the same
+            }
         } finally {
             AppliedTracker t;
             synchronized (this) {

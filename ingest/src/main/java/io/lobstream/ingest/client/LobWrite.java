@@ -17,7 +17,10 @@ import java.util.concurrent.TimeoutException;
  * pieces fails with an {@link java.io.IOException} that says what was sent, caused by Kafka's: a
  * chunked put, and every write and append (their pieces apply in order, however few), so test
  * the cause, not the exception, for Kafka's {@code RetriableException}. It completes on a thread of the client's, never on the producer's network
- * thread: stages chained to it may block, or send more writes.
+ * thread: stages chained to it may block, or send more writes. The client starts a thread for each stage that runs while
+ * the others block (as {@code Executors.newCachedThreadPool}): a bounded pool could leave a write that a blocked stage waits
+ * for with no thread to complete it. Many writes at once each blocked in a stage are as many threads: chain {@code *Async}
+ * stages on an executor of yours to bound them.
  *
  * <p>{@link #cancel} does nothing, as on the future of Kafka's {@code send}. Completing it yourself changes nothing on the
  * wire (the write goes on), but hides its outcome: {@link #applied()} then fails.

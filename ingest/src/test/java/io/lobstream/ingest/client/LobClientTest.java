@@ -328,6 +328,41 @@ class LobClientTest {
         }
     }
 
+    /** A null value is the caller's mistake, not an input that failed (an IOException), nor an empty value. */
+    @Test
+    void aNullValueIsRefusedAsABadArgument() throws IOException {
+        try (LobClient client = new LobClient(unreachable())) {
+            assertThatThrownBy(() -> client.put("doc", (byte[]) null, null)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("put doc: the value must not be null");
+            assertThatThrownBy(() -> client.put("doc", null, 0, null, LobClient.Progress.NONE)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> client.put("doc", null, 10, null, LobClient.Progress.NONE)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> client.append("doc", null, 10, LobClient.Progress.NONE)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("append doc: the value must not be null");
+        }
+    }
+
+    /** A stopped client reads none of a one-record put's input, as none of a chunked put's. */
+    @Test
+    void aStoppedClientLeavesAOneRecordPutsInputUnread() throws IOException {
+        try (LobClient client = new LobClient(unreachable())) {
+            client.stopSending("stopped by a test");
+            ByteArrayInputStream in = new ByteArrayInputStream(new byte[100]);
+            assertThat(client.put("doc", in, 100, null, LobClient.Progress.NONE)).failsWithin(Duration.ofSeconds(30))
+                    .withThrowableOfType(ExecutionException.class).havingRootCause().isInstanceOf(WriteStoppedException.class);
+            assertThat(in.available()).isEqualTo(100);
+        }
+    }
+
+    /** A close after a close (try-with-resources after an explicit one) closes the producer, and so its serializer, once. */
+    @Test
+    void aSecondCloseDoesNotCloseTheProducerAgain() throws IOException {
+        LobClient client = new LobClient(unreachable().with(LobStreamConfig.VALUE_SERIALIZER.name(), CountingSerializer.class.getName()));
+        int before = CountingSerializer.CLOSED.get();
+        client.close(Duration.ofSeconds(5));
+        client.close();
+        assertThat(CountingSerializer.CLOSED.get()).isEqualTo(before + 1);
+    }
+
     /**
      * An applied() that timed out says what it waited for: the writer group, the partition and the offset (a client of
      * another lob.writer.application.id than the nodes' waits for ever). Cancelling a write, as Kafka users do after a
