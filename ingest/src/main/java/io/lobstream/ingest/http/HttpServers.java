@@ -30,7 +30,12 @@ public final class HttpServers {
     static final String NO_DELAY = "sun.net.httpserver.nodelay";
     /** In seconds, in every JDK's code (some JDKs' documentation says milliseconds). */
     static final String MAX_REQUEST_TIME = "sun.net.httpserver.maxReqTime";
-    static final int MAX_REQUEST_SECONDS = 30;
+    /**
+     * A GET's line and headers are a few hundred bytes: 10 s is ample even over a slow link, and the 4 threads beside
+     * the 28 value reads are not held for long by clients that send their headers slowly (30 s let 4 such clients,
+     * reconnecting, keep every other request waiting).
+     */
+    static final int MAX_REQUEST_SECONDS = 10;
     static final String MAX_CONNECTIONS = "jdk.httpserver.maxConnections";
     static final int MAX_CONNECTIONS_DEFAULT = 1024;
 

@@ -19,10 +19,12 @@ import java.util.concurrent.TimeUnit;
  * {@code lob.http.stall.timeout.ms}: a client that stopped reading. The JDK server writes with blocking writes and no
  * time limit, so such a client held its thread (and, reading a value, one of the node's value reads) for as long as it
  * kept the connection open; as many of them as threads stopped every request of the node. A slow client that still
- * reads is not cut: the time counts from the last write that went through, and a write is at most {@link #PIECE} bytes
- * (so a client must take that much per timeout: about 1 KiB/s at the default, 64 KiB/s at the least timeout allowed). Nor is a response waiting for its own next bytes (from the
- * disk, or from the owner node it forwards): the time counts only while a write is under way, which is when a client
- * that reads nothing blocks the thread.
+ * reads is not cut as long as it takes {@link #PIECE} bytes per timeout (about 1 KiB/s at the default, 64 KiB/s at the
+ * least timeout allowed): the time counts from the write that completed the last {@code PIECE} bytes, not from any write
+ * that went through, as JDK 17's {@code transferTo} writes 8 KiB at a time, and a client reading a few hundred bytes a
+ * second held a thread and a value's pin for days. Nor is a response waiting for its own next bytes (from the disk, or
+ * from the owner node it forwards): the time counts only while a write is under way, which is when a client that reads
+ * nothing blocks the thread.
  *
  * <p>The close runs on a thread of its own: closing an exchange may flush (a chunked body), and a flush to a client
  * that does not read would block the watchdog. It makes the blocked write fail, and the read ends as any read cut short.
@@ -102,9 +104,20 @@ final class StallWatchdog implements AutoCloseable {
     /** One answer under watch. */
     final class Watch implements AutoCloseable {
         private final HttpExchange ex;
+        /**
+         * When the time blocked in writes since the last progress began, as if it had been one stretch up to now: the
+         * watchdog cuts a write under way once this is {@code stallNanos} past. Moved at each write's start, by the time
+         * spent since outside writes (waiting on the disk, or on the owner), which does not count.
+         */
         private volatile long lastProgress = System.nanoTime();
         /** whether a write is under way (set after {@link #lastProgress}, so that its start is there when this is seen) */
         private volatile boolean writing;
+        /** Time blocked in writes, and bytes written, since the last progress: {@link #PIECE} bytes make one. */
+        private long blocked;
+        private long unprogressed;
+        private long writeStarted;
+        /** Whether the body was written through {@link #body()}: its last bytes are then flushed under the watch at close. */
+        private boolean bodyTaken;
 
         /** Set before the exchange is closed for a stall: its response stream's close then fails (see {@link CutOnClose}). */
         private volatile boolean cut;
@@ -144,12 +157,27 @@ final class StallWatchdog implements AutoCloseable {
          * and reads nothing fills the socket with headers too, and the value's pin is held meanwhile.
          */
         void sendHeaders(int status, long length) throws IOException {
-            lastProgress = System.nanoTime();
-            writing = true;
+            writeStarts();
             try {
                 ex.sendResponseHeaders(status, length);
             } finally {
-                writing = false;
+                writeEnded(0);
+            }
+        }
+
+        private void writeStarts() {
+            writeStarted = System.nanoTime();
+            lastProgress = writeStarted - blocked;
+            writing = true;
+        }
+
+        private void writeEnded(int bytes) {
+            writing = false;
+            blocked += System.nanoTime() - writeStarted;
+            unprogressed += bytes;
+            if (unprogressed >= PIECE) {
+                unprogressed = 0;
+                blocked = 0;
             }
         }
 
@@ -158,16 +186,17 @@ final class StallWatchdog implements AutoCloseable {
          * does not close the exchange's (it is closed with the exchange, as {@link Responses#cutShort} says why).
          */
         OutputStream body() {
+            bodyTaken = true;
             return new FilterOutputStream(ex.getResponseBody()) {
                 @Override
                 public void write(byte[] b, int off, int len) throws IOException {
                     for (int at = off, end = off + len; at < end; at += PIECE) {
-                        lastProgress = System.nanoTime();
-                        writing = true;
+                        int n = Math.min(PIECE, end - at);
+                        writeStarts();
                         try {
-                            out.write(b, at, Math.min(PIECE, end - at));
+                            out.write(b, at, n);
                         } finally {
-                            writing = false;
+                            writeEnded(n);
                         }
                     }
                 }
@@ -185,9 +214,22 @@ final class StallWatchdog implements AutoCloseable {
          */
         @Override
         public void close() throws IOException {
-            // not found: the watchdog took it, and sets cut next (whichever of the two removes it decides)
-            if (!watched.remove(this) || cut) {
-                throw new IOException("cut: the client read nothing for the stall timeout");
+            try {
+                if (bodyTaken && !cut) {
+                    // the body's last bytes, under the watch: JDK 21 and later buffer up to 8 KiB of an answer (a short one
+                    // whole) until the exchange's close, which would write them unwatched, to a client that may read nothing
+                    writeStarts();
+                    try {
+                        ex.getResponseBody().flush();
+                    } finally {
+                        writeEnded(0);
+                    }
+                }
+            } finally {
+                // not found: the watchdog took it, and sets cut next (whichever of the two removes it decides)
+                if (!watched.remove(this) || cut) {
+                    throw new IOException("cut: the client read nothing for the stall timeout");
+                }
             }
         }
     }

@@ -50,6 +50,68 @@ class StallWatchdogTest {
     }
 
     /**
+     * A client that reads, but far slower than {@link StallWatchdog#PIECE} bytes per timeout, is cut: each of the
+     * response's 8 KiB writes (JDK 17's transferTo) goes through well within the timeout, and counting each as progress
+     * let a client reading a few hundred bytes a second hold a thread and a value's pin for days. (Linux wakes a blocked
+     * writer only once half its send buffer drained, which hides this on loopback's large buffers: hence a socket that
+     * takes each write in 100 ms, as a small send buffer to a slow client does.)
+     */
+    @Test
+    void aClientReadingTooSlowlyIsCut() throws Exception {
+        AtomicInteger cut = new AtomicInteger();
+        OutputStream trickle = new OutputStream() {
+            @Override
+            public void write(int b) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws java.io.IOException {
+                try {
+                    Thread.sleep(100); // 8 KiB in 100 ms: 80 KiB/s, 64 KiB in 800 ms
+                } catch (InterruptedException e) {
+                    throw new java.io.InterruptedIOException();
+                }
+            }
+        };
+        try (StallWatchdog stalls = new StallWatchdog(Duration.ofMillis(300), cut::incrementAndGet)) {
+            StallWatchdog.Watch w = stalls.watch(new FakeExchange(trickle));
+            OutputStream body = w.body();
+            for (int i = 0; i < 40 && cut.get() == 0; i++) { // 4 s
+                body.write(new byte[8192], 0, 8192);
+            }
+            assertThat(cut).hasValue(1);
+        }
+    }
+
+    /** An exchange whose response goes to {@code out}: for the watch's counting alone. */
+    private static final class FakeExchange extends com.sun.net.httpserver.HttpExchange {
+        private OutputStream out;
+
+        FakeExchange(OutputStream out) {
+            this.out = out;
+        }
+
+        @Override public com.sun.net.httpserver.Headers getRequestHeaders() { return new com.sun.net.httpserver.Headers(); }
+        @Override public com.sun.net.httpserver.Headers getResponseHeaders() { return new com.sun.net.httpserver.Headers(); }
+        @Override public java.net.URI getRequestURI() { return java.net.URI.create("/lobs/x"); }
+        @Override public String getRequestMethod() { return "GET"; }
+        @Override public com.sun.net.httpserver.HttpContext getHttpContext() { return null; }
+        @Override public void close() { }
+        @Override public InputStream getRequestBody() { return InputStream.nullInputStream(); }
+        @Override public OutputStream getResponseBody() { return out; }
+        @Override public void sendResponseHeaders(int code, long length) { }
+        @Override public InetSocketAddress getRemoteAddress() { return null; }
+        @Override public int getResponseCode() { return 200; }
+        @Override public InetSocketAddress getLocalAddress() { return null; }
+        @Override public String getProtocol() { return "HTTP/1.1"; }
+        @Override public Object getAttribute(String name) { return null; }
+        @Override public void setAttribute(String name, Object value) { }
+        @Override public void setStreams(InputStream in, OutputStream o) { out = o; }
+        @Override public com.sun.net.httpserver.HttpPrincipal getPrincipal() { return null; }
+    }
+
+    /**
      * A client that reads nothing fills the socket with a response's headers as well as with its body: the headers'
      * write is watched too (a GET held its value's pin, unwatched, for as long as the client kept the connection).
      */
