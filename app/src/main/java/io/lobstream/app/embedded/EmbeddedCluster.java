@@ -63,13 +63,9 @@ public final class EmbeddedCluster implements Cluster {
             kafka.start();
             registry.awaitReady(Duration.ofSeconds(120));
         } catch (Exception e) {
-            if (registry != null) {
-                registry.close();
-            }
-            if (kafka != null) {
-                kafka.close();
-            }
-            lock.close();
+            // each closed, whatever the one before threw: the lock kept would refuse this directory to the next start
+            // in this JVM ("in use by another LobStream node"), and a close's failure would hide why the start failed
+            closeAll(registry, kafka, lock, e);
             throw e;
         }
         return new EmbeddedCluster(kafka, registry, lock);
@@ -132,12 +128,23 @@ public final class EmbeddedCluster implements Cluster {
 
     @Override
     public void close() {
-        registry.close();
-        kafka.close();
-        try {
-            lock.close();
-        } catch (IOException e) {
-            // the lock goes with the process anyway
+        RuntimeException failed = new RuntimeException("closing the embedded cluster");
+        closeAll(registry, kafka, lock, failed);
+        if (failed.getSuppressed().length > 0) {
+            throw failed;
+        }
+    }
+
+    /** Closes each of them (null: not made), adding what a close throws to {@code failure}. */
+    private static void closeAll(EmbeddedRegistry registry, EmbeddedKafka kafka, FileChannel lock, Exception failure) {
+        for (AutoCloseable c : new AutoCloseable[]{registry, kafka, lock}) {
+            try {
+                if (c != null) {
+                    c.close();
+                }
+            } catch (Exception e) { // (the lock's: it goes with the process anyway)
+                failure.addSuppressed(e);
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -85,10 +86,16 @@ public final class EmbeddedRegistry implements AutoCloseable {
         cmd.add(ShellWords.quote(runner.toString()));
         // the shell waits for the registry, so one that dies at startup is seen at once, not after awaitReady's timeout
         String script = ChildJvm.orphanGuard(String.join(" ", cmd), null);
-        ProcessBuilder pb = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true).redirectOutput(logFile.toFile());
-        // the schemas survive restarts of a node: H2 in a file under the data directory, not in memory
+        // appended to: after a restart the log of the registry that died is still there (a line marks each start)
+        Files.writeString(logFile, "--- LobStream starts the registry on port " + port + " at " + java.time.Instant.now() + "\n",
+                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        ProcessBuilder pb = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+        // the schemas survive restarts of a node: H2 in a file under the data directory, not in memory. WRITE_DELAY=0: H2
+        // writes a commit at once, not up to 500 ms later, so a registry killed (the OOM killer, destroyForcibly) keeps
+        // every schema it answered with an id, which records in Kafka already carry; registrations are few
         pb.environment().put("REGISTRY_DATASOURCE_URL", "jdbc:h2:file:" + logFile.getParent().toAbsolutePath().resolve("registry-db")
-                + ";DB_CLOSE_ON_EXIT=FALSE");
+                + ";DB_CLOSE_ON_EXIT=FALSE;WRITE_DELAY=0");
         process = pb.start();
         hook = new Thread(this::destroy, "registry-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
