@@ -15,6 +15,7 @@ import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
+import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.StoreStats;
 import io.lobstream.store.fsck.FsckReport;
@@ -28,10 +29,14 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * {@code ./lobstream demo}: the whole pipeline on the embedded default, end to end: broker,
@@ -41,9 +46,9 @@ import java.util.concurrent.Callable;
         description = {"Run the whole pipeline on the embedded default: a KRaft broker, an Apicurio Registry, a writer node, "
                 + "purge workers and a load generator (PUT / update / DELETE over --ids ids, values --min-size..--max-size). "
                 + "After --duration it waits for purge to drain, runs fsck and prints a summary.",
-                "Exit status: 0 if at least one command was acknowledged, every one sent was acknowledged and applied (or dead-lettered), "
-                        + "every partition's tablespace is open, fsck is clean and history drained; 1 otherwise. With "
-                        + "--keep-running it ends at Ctrl-C (130), and the summary says how it went."})
+                "Exit status: 0 if at least one command was acknowledged, every one sent was acknowledged and applied, none "
+                        + "dead-lettered, every partition's tablespace is open, fsck is clean and history drained; 1 otherwise "
+                        + "(stderr says which). With --keep-running it ends at Ctrl-C (130), and stderr says how it went."})
 final class DemoCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -124,139 +129,156 @@ final class DemoCommand implements Callable<Integer> {
         warnIfShortOfDisk(dir);
         ObjectNode summary;
         boolean ok;
-        // Ctrl-C (how --keep-running ends) runs no finally block: a hook stops what runs and removes the directory
-        java.util.Deque<AutoCloseable> running = new java.util.concurrent.ConcurrentLinkedDeque<>();
-        Thread cleanup = new Thread(() -> {
-            for (AutoCloseable c; (c = running.pollLast()) != null; ) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    System.err.println("demo: stopping " + c + ": " + e);
-                }
-            }
-            if (temporary) {
-                DataDirs.deleteTree(dir);
-            }
-        }, "demo-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanup);
-        try (EmbeddedCluster cluster = EmbeddedCluster.start(dir, 0, 0, 0)) {
-            running.add(cluster);
+        // Ctrl-C (how --keep-running ends) runs no finally block: the hook closes what started, newest first, then removes
+        // a temporary directory; a signal during the cluster's start waits for it, not deleting the directory under a broker
+        ShutdownHook shutdown = ShutdownHook.register("demo-shutdown");
+        if (temporary) {
+            shutdown.started(() -> DataDirs.deleteTree(dir)); // closed last
+        }
+        try {
+            EmbeddedCluster cluster = shutdown.started(EmbeddedCluster.start(dir, 0, 0, 0));
             LobStreamConfig cfg = cluster.nodeConfig(dir, parts, config);
             commandsTopic = cfg.topics().commands();
             LobStoreConfig storeCfg = new LobStoreConfig(config);
-            // the purge workers close before the node (resources close in reverse): they read its tablespaces
-            try (LobNode node = tracked(running, new LobNode(cfg, storeCfg).start());
-                 PurgeWorkerPool purge = tracked(running, PurgeWorkerPool.following(cfg, storeCfg, "demo", node.meters(),
-                         () -> node.tablespaces().all().keySet(), purgeWorkers))) {
-                node.awaitRunning(Duration.ofSeconds(120));
-                progress.say(String.format("node running (HTTP :%d) after %.1f s, %d purge workers following its partitions; "
-                        + "starting %d producers for %s", node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers,
-                        Durations.format(duration)));
-                MeterRegistry meters = node.meters();
-                long acked;
-                long failed;
-                try (LobClient client = new LobClient(cfg)) {
-                    LoadGenerator load = new LoadGenerator(client, ids, minSize, maxSize, 0.1);
-                    load.start(producers);
-                    long end = System.nanoTime() + duration.toNanos();
-                    while (System.nanoTime() < end) {
-                        Thread.sleep(1000);
-                        progress.line(line("load", load.acked(), node, meters));
-                    }
-                    load.close();
-                    acked = load.acked();
-                    failed = load.failed();
-                    progress.say(String.format("load done: %d commands acknowledged (%d failed), %.1f MB", acked, load.failed(), load.bytes() / 1e6));
+            shutdown.checkNotStopping();
+            LobNode node = shutdown.started(new LobNode(cfg, storeCfg).start());
+            // the purge workers close before the node (newest first): they read its tablespaces
+            shutdown.checkNotStopping();
+            PurgeWorkerPool purge = shutdown.started(PurgeWorkerPool.following(cfg, storeCfg, "demo", node.meters(),
+                    () -> node.tablespaces().all().keySet(), purgeWorkers));
+            node.awaitRunning(Duration.ofSeconds(120));
+            shutdown.startEnded();
+            progress.say(String.format("node running (HTTP :%d) after %.1f s, %d purge workers following its partitions; "
+                    + "starting %d producers for %s", node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers,
+                    Durations.format(duration)));
+            MeterRegistry meters = node.meters();
+            long acked;
+            long failed;
+            long loadNanos;
+            // where the load's last acknowledged command of each partition is: all is applied once every tablespace
+            // has applied up to there (the node's counters would count commands a reused --data-dir held from before)
+            Map<Integer, Long> lastAcked = new ConcurrentHashMap<>();
+            try (LobClient client = new LobClient(cfg)) {
+                LoadGenerator load = new LoadGenerator(client, ids, minSize, maxSize, 0.1)
+                        .onAck((where, sentNanos, bytes) -> lastAcked.merge(where.partition(), where.offset(), Math::max));
+                long loadStart = System.nanoTime();
+                load.start(producers);
+                long end = loadStart + duration.toNanos();
+                for (long now; (now = System.nanoTime()) < end; ) {
+                    Thread.sleep(Math.max(1, Math.min(1000, (end - now) / 1_000_000)));
+                    progress.line(line("load", load.acked(), node, meters));
                 }
-                long deadline = System.nanoTime() + drainTimeout.toNanos();
-                while (handled(meters) < acked && System.nanoTime() < deadline) {
-                    Thread.sleep(200);
-                    progress.line(line("applying", acked, node, meters));
-                }
-                while (node.tablespaces().totals().historyLength() > 0 && System.nanoTime() < deadline) {
-                    Thread.sleep(200);
-                    progress.line(line("draining", acked, node, meters));
-                }
-                progress.line(line("drained", acked, node, meters));
-                progress.end();
-                purge.close();
-                // compaction moves the last live versions into the holes the last reclaims left, and the
-                // commits after it cut the freed tails: space is read (and fsck run) once that is over
-                StoreStats st = node.tablespaces().settledTotals(Duration.ofSeconds(2), Duration.ofSeconds(20));
-                FsckReport fsck = node.tablespaces().fsckAll(true);
-                fsck.problems().forEach(p -> System.err.println("fsck: " + p));
-                summary = new ObjectMapper().createObjectNode();
-                summary.put("duration_s", duration.toSeconds());
-                summary.put("commands_acknowledged", acked);
-                summary.put("commands_applied", sum(meters.find("lob_commands_applied")));
-                summary.put("commands_dead_lettered", deadLetteredCommands(meters));
-                summary.put("versions_reclaimed", reclaimed(meters));
-                summary.put("lobs_live", st.lobs());
-                summary.put("history_length", st.historyLength());
-                summary.put("pages_live", st.pagesLive());
-                summary.put("pages_history", st.pagesHistory());
-                summary.put("pages_free", st.pagesFree());
-                summary.put("pages_uploading", st.pagesUploading());
-                summary.put("bytes_live", st.bytesLive());
-                summary.put("tablespace_bytes", st.tablespaceBytes());
-                summary.put("space_ratio", st.bytesLive() == 0 ? 0 : Math.round(1000.0 * st.tablespaceBytes() / st.bytesLive()) / 1000.0);
-                summary.put("fsck_ok", fsck.ok());
-                summary.put("elapsed_s", Math.round((System.nanoTime() - t0) / 1e8) / 10.0);
-                boolean allApplied = handled(meters) >= acked;
-                if (failed > 0 || !allApplied) {
-                    System.err.printf("demo: %d commands failed to send, %d of %d acknowledged not applied within --drain-timeout%n",
-                            failed, Math.max(0, acked - handled(meters)), acked);
-                }
-                if (st.historyLength() > 0) {
-                    System.err.printf("demo: history %d not drained within --drain-timeout%n", st.historyLength());
-                }
-                // the totals and fsck above are of the tablespaces open: one whose task failed is in neither
-                int open = node.tablespaces().all().size();
-                if (open != node.partitions()) { // the topics', which a reused --data-dir's broker keeps whatever --partitions says
-                    System.err.printf("demo: %d of %d partitions have their tablespace open; the others were not counted or "
-                            + "checked (the node's log says why)%n", open, node.partitions());
-                }
-                if (acked == 0) {
-                    System.err.println("demo: no command was acknowledged");
-                }
-                ok = fsck.ok() && st.historyLength() == 0 && failed == 0 && allApplied && open == node.partitions() && acked > 0;
-                if (keepRunning) {
-                    printSummary(summary);
-                    // with the demo's own -c keys: another topic prefix, or another judging setting, and the replay would
-                    // find no topics, or differences that are only the settings'
-                    // (a secret's value shown as ***, as in every message that quotes arguments: the user types it back)
-                    // each pair alone: a pair with an empty value would have the next one masked as its value
-                    String keys = config.entrySet().stream().sorted(Map.Entry.comparingByKey())
-                            .map(e -> SecretArguments.masked(List.of(e.getKey() + "=" + e.getValue())).get(0))
-                            .map(kv -> " -c " + ShellWords.quote(kv)).collect(java.util.stream.Collectors.joining());
-                    System.err.printf("demo done; the broker, registry and node keep running (Ctrl-C to stop). Try:%n"
-                                    + "  ./lobstream replay --bootstrap %s --registry %s --node http://127.0.0.1:%d --partition 0 "
-                                    + "--data-dir REPLAY_DIR --verify%s%n", cluster.bootstrap(), cluster.registryUrl(), node.httpPort(), keys);
-                    Thread.sleep(Long.MAX_VALUE);
-                }
+                load.close();
+                loadNanos = System.nanoTime() - loadStart; // with the wait for the last acknowledgements: what commands/s divides by
+                acked = load.acked();
+                failed = load.failed();
+                progress.say(String.format("load done: %d commands acknowledged (%d failed), %.1f MB", acked, load.failed(), load.bytes() / 1e6));
+            }
+            long deadline = System.nanoTime() + drainTimeout.toNanos();
+            while (!behind(node, lastAcked).isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+                progress.line(line("applying", acked, node, meters));
+            }
+            while (node.tablespaces().totals().historyLength() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+                progress.line(line("draining", acked, node, meters));
+            }
+            progress.line(line("drained", acked, node, meters));
+            progress.end();
+            purge.close();
+            // compaction moves the last live versions into the holes the last reclaims left, and the
+            // commits after it cut the freed tails: space is read (and fsck run) once that is over
+            StoreStats st = node.tablespaces().settledTotals(Duration.ofSeconds(2), Duration.ofSeconds(20));
+            FsckReport fsck = node.tablespaces().fsckAll(true);
+            fsck.problems().forEach(p -> System.err.println("fsck: " + p));
+            summary = new ObjectMapper().createObjectNode();
+            summary.put("duration_s", Math.round(loadNanos / 1e8) / 10.0);
+            summary.put("commands_acknowledged", acked);
+            summary.put("commands_applied", sum(meters.find("lob_commands_applied")));
+            summary.put("commands_dead_lettered", deadLetteredCommands(meters));
+            summary.put("versions_reclaimed", reclaimed(meters));
+            summary.put("lobs_live", st.lobs());
+            summary.put("history_length", st.historyLength());
+            summary.put("pages_live", st.pagesLive());
+            summary.put("pages_history", st.pagesHistory());
+            summary.put("pages_free", st.pagesFree());
+            summary.put("pages_uploading", st.pagesUploading());
+            summary.put("bytes_live", st.bytesLive());
+            summary.put("tablespace_bytes", st.tablespaceBytes());
+            summary.put("space_ratio", st.bytesLive() == 0 ? 0 : Math.round(1000.0 * st.tablespaceBytes() / st.bytesLive()) / 1000.0);
+            summary.put("fsck_ok", fsck.ok());
+            summary.put("elapsed_s", Math.round((System.nanoTime() - t0) / 1e8) / 10.0);
+            List<String> behind = behind(node, lastAcked);
+            if (failed > 0) {
+                System.err.printf("demo: %d commands failed to send%n", failed);
+            }
+            if (!behind.isEmpty()) {
+                System.err.printf("demo: commands acknowledged and not applied within --drain-timeout: %s%n", String.join(", ", behind));
+            }
+            long deadLettered = deadLetteredCommands(meters);
+            if (deadLettered > 0) { // the load's commands are all valid: each dead letter is a fault (a setting, a bug)
+                System.err.printf("demo: %d commands were dead-lettered; %s holds each with its reason in its headers%n",
+                        deadLettered, cfg.topics().deadLetters());
+            }
+            if (st.historyLength() > 0) {
+                System.err.printf("demo: history %d not drained within --drain-timeout%n", st.historyLength());
+            }
+            // the totals and fsck above are of the tablespaces open: one whose task failed is in neither
+            int open = node.tablespaces().all().size();
+            if (open != node.partitions()) { // the topics', which a reused --data-dir's broker keeps whatever --partitions says
+                System.err.printf("demo: %d of %d partitions have their tablespace open; the others were not counted or "
+                        + "checked (the node's log says why)%n", open, node.partitions());
+            }
+            if (acked == 0) {
+                System.err.println("demo: no command was acknowledged");
+            }
+            ok = fsck.ok() && st.historyLength() == 0 && failed == 0 && behind.isEmpty() && deadLettered == 0
+                    && open == node.partitions() && acked > 0;
+            if (keepRunning) {
+                printSummary(summary);
+                // with the demo's own -c keys: another topic prefix, or another judging setting, and the replay would
+                // find no topics, or differences that are only the settings'
+                // (a secret's value shown as ***, as in every message that quotes arguments: the user types it back)
+                // each pair alone: a pair with an empty value would have the next one masked as its value
+                String keys = config.entrySet().stream().sorted(Map.Entry.comparingByKey())
+                        .map(e -> SecretArguments.masked(List.of(e.getKey() + "=" + e.getValue())).get(0))
+                        .map(kv -> " -c " + ShellWords.quote(kv)).collect(java.util.stream.Collectors.joining());
+                System.err.printf("demo done%s; the broker, registry and node keep running (Ctrl-C to stop), not the purge "
+                                + "workers: what you write now stays in history. Try:%n"
+                                + "  ./lobstream replay --bootstrap %s --registry %s --node http://127.0.0.1:%d --partition 0 "
+                                + "--data-dir REPLAY_DIR --verify%s%n", ok ? "" : " (and it FAILED: see above)", cluster.bootstrap(),
+                        cluster.registryUrl(), node.httpPort(), keys);
+                Thread.sleep(Long.MAX_VALUE);
             }
         } finally {
-            try {
-                Runtime.getRuntime().removeShutdownHook(cleanup);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook is running
-            }
-            if (temporary) {
-                DataDirs.deleteTree(dir);
-            }
+            shutdown.startEnded();
+            shutdown.close(); // what started, and a temporary directory; the hook taken back
         }
         printSummary(summary);
         return ok ? 0 : 1;
     }
 
     /**
-     * Commands applied, dead-lettered or sent twice. Not those skipped as applied before a restart:
-     * after a transaction aborted (a rebalance, a timeout) the writer reads again commands it had
-     * applied and counted, and counting them again would call the load applied while some is not.
+     * The partitions whose tablespace has not applied up to the last command the load had acknowledged there, each with
+     * how far it is: none once the load is applied (a dead-lettered command counts, as the writer records it as applied).
      */
-    private long handled(MeterRegistry meters) {
-        return sum(meters.find("lob_commands_applied")) + deadLetteredCommands(meters)
-                + sum(meters.find("lob_commands_skipped").tag("reason", WriterMetrics.SKIPPED_DUPLICATE));
+    private List<String> behind(LobNode node, Map<Integer, Long> lastAcked) {
+        List<String> behind = new ArrayList<>();
+        new TreeMap<>(lastAcked).forEach((partition, last) -> {
+            String source = commandsTopic + "-" + partition;
+            String at;
+            try {
+                Optional<LobStore> store = node.tablespaces().get(partition);
+                long applied = store.isPresent() ? store.get().appliedOffset(source) : Long.MIN_VALUE;
+                at = applied >= last ? null : store.isPresent() ? "at offset " + applied : "not open";
+            } catch (IOException | RuntimeException e) { // closed as it was asked (a task moving): asked again at the next look
+                at = "not open (" + e.getMessage() + ")";
+            }
+            if (at != null) {
+                behind.add("partition " + partition + " " + at + " of " + last);
+            }
+        });
+        return behind;
     }
 
     /** Commands dead-lettered: not the reclaims the writer dead-lettered too. */
@@ -329,11 +351,5 @@ final class DemoCommand implements Callable<Integer> {
         void say(String s) {
             System.err.println(s);
         }
-    }
-
-    /** {@code c}, added to what the shutdown hook closes (newest first) as soon as it exists. */
-    private static <T extends AutoCloseable> T tracked(java.util.Deque<AutoCloseable> running, T c) {
-        running.add(c);
-        return c;
     }
 }

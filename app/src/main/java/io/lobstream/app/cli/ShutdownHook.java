@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * and the writer to the JVM's exit, which their files survive but their group and their clients do
  * not notice until timeouts run out.
  */
-final class ShutdownHook {
+final class ShutdownHook implements AutoCloseable {
     static final Duration START_GRACE = Duration.ofSeconds(60);
     /**
      * Said as a stop begins: the first line of the close's own comes only once the purge workers have stopped, up to 26 s
@@ -33,14 +33,32 @@ final class ShutdownHook {
     private boolean closing;
     /** Set as the hook begins: the start, still under way, takes no further step (a writer joining its group only to leave it). */
     private volatile boolean stopRequested;
+    private Thread thread;
 
     ShutdownHook() { // tests: one not registered
     }
 
     static ShutdownHook register(String name) {
         ShutdownHook hook = new ShutdownHook();
-        Runtime.getRuntime().addShutdownHook(new Thread(hook::onShutdown, name));
+        hook.thread = new Thread(hook::onShutdown, name);
+        Runtime.getRuntime().addShutdownHook(hook.thread);
         return hook;
+    }
+
+    /**
+     * For a command that ends on its own (the demo): closes what has started, newest first, and takes the hook back, so
+     * that the JVM's exit does not run it (nor a run of tests keep one per command).
+     */
+    @Override
+    public void close() {
+        closeAll();
+        if (thread != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(thread);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running, or has: it closed the same
+            }
+        }
     }
 
     /** Adds a resource just started; one started after the shutdown closed everything is closed at once. */

@@ -35,6 +35,7 @@ public final class LoadGenerator implements AutoCloseable {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
     private final List<Thread> threads = new ArrayList<>();
+    private final String run = Long.toString(System.currentTimeMillis(), 36);
     private volatile boolean running = true;
     private volatile boolean inserts;
     private volatile AckListener listener = (md, sent, n) -> { };
@@ -53,7 +54,10 @@ public final class LoadGenerator implements AutoCloseable {
         return "lob-" + n;
     }
 
-    /** Every PUT writes a new id ({@code ins-<thread>-<n>}); no deletes. Call before {@link #start}. */
+    /**
+     * Every PUT writes a new id ({@code ins-<run>-<thread>-<n>}, the run's start time in base 36: a run on a reused
+     * data directory inserts, not updates the last run's); no deletes. Call before {@link #start}.
+     */
     public LoadGenerator insertsOnly() {
         this.inserts = true;
         return this;
@@ -99,7 +103,7 @@ public final class LoadGenerator implements AutoCloseable {
             while (running && !mayWrite.getAsBoolean()) {
                 LockSupport.parkNanos(1_000_000);
             }
-            String id = inserts ? "ins-" + thread + "-" + n++ : id(rnd.nextInt(ids));
+            String id = inserts ? "ins-" + run + "-" + thread + "-" + n++ : id(rnd.nextInt(ids));
             boolean delete = !inserts && rnd.nextDouble() < deleteShare;
             byte[] value = delete ? null : value(rnd, noise);
             try {
