@@ -1,6 +1,6 @@
 package io.lobstream.purge;
 
-import io.lobstream.schema.LogOncePerMinute;
+import io.lobstream.store.LogOncePerMinute;
 import io.lobstream.store.tablespace.InUseFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.slf4j.Logger;

@@ -2,7 +2,7 @@ package io.lobstream.purge;
 
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
-import io.lobstream.schema.LogOncePerMinute;
+import io.lobstream.store.LogOncePerMinute;
 import io.lobstream.store.LobStoreConfig;
 import io.lobstream.store.page.PageType;
 import io.lobstream.store.purge.PurgeReader;

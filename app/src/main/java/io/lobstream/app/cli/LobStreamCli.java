@@ -49,7 +49,7 @@ public final class LobStreamCli implements Runnable {
             // an Error, which picocli does not handle (a native library that will not load, out of memory): one line too,
             // and an exit, not a JVM that non-daemon threads (an embedded broker's) keep alive
             cli.getErr().println("lobstream: " + e);
-            if (System.getenv("LOBSTREAM_DEBUG") != null) {
+            if (io.lobstream.app.logging.DebugSwitch.on()) {
                 e.printStackTrace(cli.getErr());
             }
             cli.getErr().flush();
@@ -92,7 +92,7 @@ public final class LobStreamCli implements Runnable {
                 .setCaseInsensitiveEnumValuesAllowed(true)
                 .setExecutionExceptionHandler((thrown, cmd, parsed) -> {
                     // a write command's own failure says what it sent (a stop, or a chunk that failed before it): said
-                    if (io.lobstream.app.JvmShutdown.underWay() && System.getenv("LOBSTREAM_DEBUG") == null
+                    if (io.lobstream.app.JvmShutdown.underWay() && !io.lobstream.app.logging.DebugSwitch.on()
                             && !(cmd.getCommandSpec().userObject() instanceof WriteCommands.Base)) {
                         // a Ctrl-C or SIGTERM: what failed was being stopped (a node's registry, killed by its hook, "exited
                         // with 143"), not broken; the JVM exits with the signal's status whatever is returned here
@@ -118,7 +118,7 @@ public final class LobStreamCli implements Runnable {
                             .orElse(root == e || said.contains(String.valueOf(root.getMessage())) ? "" : root.toString());
                     String line = said + (why.isEmpty() || said.contains(why) ? "" : " (" + why + ")");
                     cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + line);
-                    if (System.getenv("LOBSTREAM_DEBUG") != null) {
+                    if (io.lobstream.app.logging.DebugSwitch.on()) {
                         e.printStackTrace(cmd.getErr());
                     }
                     // 2 for a bad argument, as picocli gives: a configuration value (-c) that a key does not take counts as one

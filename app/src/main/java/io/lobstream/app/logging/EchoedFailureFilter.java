@@ -27,7 +27,7 @@ public final class EchoedFailureFilter extends Filter<ILoggingEvent> {
     private final boolean debug;
 
     public EchoedFailureFilter() {
-        this(System.getenv("LOBSTREAM_DEBUG") != null);
+        this(DebugSwitch.on());
     }
 
     EchoedFailureFilter(boolean debug) {

@@ -11,7 +11,7 @@ import io.lobstream.ingest.writer.LobStateStore;
 import io.lobstream.ingest.writer.TaskFailure;
 import io.lobstream.ingest.writer.TablespaceRegistry;
 import io.lobstream.ingest.writer.TaskRetries;
-import io.lobstream.schema.LogOncePerMinute;
+import io.lobstream.store.LogOncePerMinute;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.TablespaceClosedException;
 import io.lobstream.store.index.Attributes;

@@ -4,7 +4,7 @@ import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
 import io.lobstream.schema.CommandFingerprint;
 import io.lobstream.schema.DeadLetterTopic;
-import io.lobstream.schema.LogOncePerMinute;
+import io.lobstream.store.LogOncePerMinute;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.Chunk;
 import io.lobstream.store.ChunkResult;

@@ -1,6 +1,6 @@
 package io.lobstream.ingest.writer;
 
-import io.lobstream.schema.LogOncePerMinute;
+import io.lobstream.store.LogOncePerMinute;
 import io.lobstream.store.tablespace.InUseFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -5,6 +5,7 @@ import io.lobstream.store.ChunkResult;
 import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.LobStoreConfig;
+import io.lobstream.store.LogOncePerMinute;
 import io.lobstream.store.ReclaimOutcome;
 import io.lobstream.store.Source;
 import io.lobstream.store.StoreMetrics;
@@ -96,6 +97,7 @@ public final class DefaultLobStore implements LobStore {
     /** Where a command's new versions go (compaction places its own, {@link Placement#below}). */
     private final Placement anywhere;
     private final StoreMetrics metrics;
+    private final LogOncePerMinute dropsSaid = new LogOncePerMinute();
     private final ThreadLocal<VersionWriter> writers;
     /** The index write count the last flush made durable (see {@link #needsSync()}). */
     private volatile long syncedWrites;
@@ -585,8 +587,14 @@ public final class DefaultLobStore implements LobStore {
         usage.uploading(-Extent.totalPages(u.pages()));
         frees.releaseAfterSync(u.pages()); // its last chunk may not be flushed yet: DurableFrees
         versions.settled(u.version());
-        log.info("{}: upload {} of {} {} after {} of {} bytes; its {} pages are free again", name, u.uploadId(), u.lobId(), why,
-                u.bytesDone(), u.totalLength(), Extent.totalPages(u.pages()));
+        // once a minute per kind: clients giving up in a burst, and a rebuild replaying every abort and expiry of a
+        // partition's history, would write a line each (lob_uploads_expired_total counts the expired)
+        long notSaid = dropsSaid.sayNow(why);
+        if (notSaid >= 0) {
+            log.info("{}: upload {} of {} {} after {} of {} bytes; its {} pages are free again{}", name, u.uploadId(), u.lobId(), why,
+                    u.bytesDone(), u.totalLength(), Extent.totalPages(u.pages()),
+                    notSaid == 0 ? "" : " (and " + notSaid + " other uploads " + why + " since this was last said)");
+        }
     }
 
     @Override

@@ -1,4 +1,4 @@
-package io.lobstream.schema;
+package io.lobstream.store;
 
 import org.junit.jupiter.api.Test;
 
