@@ -705,7 +705,9 @@ public final class PurgeWorker implements Runnable, AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            log.info("purge worker {} assigned {}", workerId, partitions);
+            if (!partitions.isEmpty()) { // (as above: called with none at every rebalance)
+                log.info("purge worker {} assigned {}", workerId, partitions);
+            }
             // (the cooperative protocol hands only partitions new to this member here, which start unpaused: one it kept,
             // paused for lack of a tablespace, is retried every MISSING_RETRY; the resume only makes sure of it)
             consumer.resume(partitions);

@@ -134,10 +134,11 @@ final class UndoPurger implements AutoCloseable {
                 }
                 retained = Extents.fromAvro(undo.getRetained());
             } catch (IllegalArgumentException e) {
+                ConsumerRecord<String, byte[]> r = batch.get(undoIndex.get(i));
                 skipped.add(Map.entry(undoIndex.get(i), () -> {
                     toCount.add(metrics.corrupt);
-                    said.first("with bad page numbers", () -> log.error("undo record of {}@{} with bad pages skipped: {}", undo.getLobId(),
-                            undo.getVersion(), e.getMessage()));
+                    said.first("with bad page numbers", () -> log.error("undo record of {}@{} at {}-{}@{} with bad pages skipped: {}",
+                            undo.getLobId(), undo.getVersion(), r.topic(), r.partition(), r.offset(), e.getMessage()));
                 }));
                 continue;
             }

@@ -426,6 +426,26 @@ public final class LobHttpServer implements AutoCloseable {
      *                     throws; closed under a failed answer it stayed counted, and after as many client-aborted
      *                     downloads or stall cuts as that limit the node refused every connection.
      */
+    /**
+     * Whether {@code e}, met writing an answer, is the client's connection gone, or the stall watchdog's cut (the write
+     * it cut fails first, the watch's close then says why: suppressed).
+     */
+    static boolean clientGone(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = t.getMessage();
+            if (t instanceof IOException && m != null && (m.contains("Broken pipe") || m.contains("Connection reset")
+                    || m.startsWith("cut: "))) {
+                return true;
+            }
+            for (Throwable s : t.getSuppressed()) {
+                if (s.getMessage() != null && s.getMessage().startsWith("cut: ")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     private void failed(HttpExchange ex, Exception e) throws IOException {
         String request = ex.getRequestMethod() + " " + ex.getRequestURI();
         KafkaStreams s = streams;
@@ -437,6 +457,8 @@ public final class LobHttpServer implements AutoCloseable {
             if (notSaid >= 0) {
                 if (e instanceof DamagedPageException) {
                     log.error("{}: {}; the answer was cut short ({})", request, e.getMessage(), sameFailure(notSaid));
+                } else if (clientGone(e)) { // a download cancelled, or cut by the watchdog (which said so): the client's doing
+                    log.debug("{}: the client went away mid-answer ({}): {}", request, sameFailure(notSaid), e.toString());
                 } else {
                     log.warn("{}: failed after the response began; connection closed ({}): {}", request, sameFailure(notSaid),
                             e.toString());

@@ -193,7 +193,9 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
         }
         List<VersionEntry> stuck = resender.resent(due, System.currentTimeMillis());
         metrics.undoResent(due.size());
-        log.warn("{}: {} versions still pending after purge consumed their undo records; produced them again", store().name(),
+        // INFO: a purge worker that lost the partition in a rebalance skips what it had read, as it should; versions that
+        // stay pending through several re-sends are the fault, said below
+        log.info("{}: {} versions still pending after purge consumed their undo records; produced them again", store().name(),
                 due.size());
         if (!stuck.isEmpty()) {
             // named with their root pages: a purge worker takes a root that is not the version's (stale, never written, past

@@ -1,6 +1,7 @@
 package io.lobstream.ingest.writer;
 
 import io.lobstream.store.LobStore;
+import io.lobstream.store.LogOncePerMinute;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.schema.Extents;
 import io.lobstream.store.ReclaimOutcome;
@@ -9,6 +10,8 @@ import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.index.Rejection;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -24,8 +27,25 @@ import java.util.function.Supplier;
  */
 final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
 
+    private static final Logger log = LoggerFactory.getLogger(ReclaimProcessor.class);
+    private final LogOncePerMinute refusedSaid = new LogOncePerMinute();
+
     ReclaimProcessor(Supplier<Deserializer<Object>> deserializers, WriterMetrics metrics) {
         super(deserializers, ReclaimRecord.class, metrics);
+    }
+
+    /**
+     * Dead-letters a reclaim, and says so: the version's pages stay taken (history and space grow) until an operator
+     * looks, and the dead-letter topic is read by no one by default. Once a minute at most, with how many since.
+     */
+    private void refused(Record<byte[], byte[]> record, ReclaimRecord reclaim, Source source, String kind, String reason) {
+        deadLetter(record, kind, reason);
+        long notSaid = refusedSaid.sayNow(kind);
+        if (notSaid >= 0) {
+            log.warn("{} offset {}: reclaim of {}@{} dead-lettered ({}): {}; its pages stay taken until a purge worker sends a "
+                    + "reclaim the tablespace takes{}", source.name(), source.offset(), reclaim.getLobId(), reclaim.getVersion(),
+                    kind, reason, notSaid == 0 ? "" : " (and " + notSaid + " other reclaims since this was last said)");
+        }
     }
 
     @Override
@@ -37,14 +57,14 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             extents = Extents.fromAvro(reclaim.getExtents());
             Extent.coalesce(extents); // overlapping extents: the store compares coalesced lists, and would throw there
         } catch (IllegalArgumentException e) {
-            deadLetter(record, Rejection.INVALID, "bad extents in ReclaimRecord: " + e.getMessage());
+            refused(record, reclaim, source, Rejection.INVALID, "bad extents in ReclaimRecord: " + e.getMessage());
             return;
         }
         if (source.offset() <= store.appliedOffset(source.name())) {
             Optional<Rejection> refused = store.rejection(source);
             if (refused.isPresent()) { // refused, and then refused again
                 store.recordRejected(source, refused.get()); // stamped again, as CommandApplier says why
-                deadLetter(record, refused.get().kind(), refused.get().reason());
+                refused(record, reclaim, source, refused.get().kind(), refused.get().reason());
                 return;
             }
             // Applied before a restart: then its version is no longer pending, and the store ignores it below. Not skipped
@@ -59,7 +79,7 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             // fail it again at every restart and stall the partition; recorded, so that it is refused again if read again
             String reason = "ReclaimRecord refused by the tablespace: " + e.getMessage();
             store.recordRejected(source, new Rejection(Rejection.INVALID, reason));
-            deadLetter(record, Rejection.INVALID, reason);
+            refused(record, reclaim, source, Rejection.INVALID, reason);
             return;
         }
         metrics.reclaim(outcome);

@@ -345,6 +345,10 @@ public final class TablespaceCatchUp implements AutoCloseable {
                     if (timedOut(e)) { // the broker away: its message says all a stack trace would
                         log.warn("partition {}: {} failed ({} in a row): Kafka did not answer in time ({}); the task's next init "
                                 + "after {} s starts another", partition, what, retry.inARow(), retry.lastError(), waitSeconds);
+                    } else if (TaskRetries.environmental(e)) { // a full disk, a registry away: the messages say it all, as
+                        // the task's own failures do (LobStateStore), not a stack trace at every try
+                        log.error("partition {}: {} failed ({} in a row): {}; the task's next init after {} s starts another",
+                                partition, what, retry.inARow(), TaskRetries.messages(e), waitSeconds);
                     } else {
                         log.error("partition {}: {} failed ({} in a row); the task's next init after {} s starts another", partition,
                                 what, retry.inARow(), waitSeconds, e);
