@@ -12,6 +12,7 @@ import io.lobstream.ingest.writer.UndoResender;
 import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.ingest.writer.WriterTopology;
 import io.lobstream.schema.HostLiterals;
+import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
 import io.lobstream.schema.TopicSetup;
@@ -27,6 +28,8 @@ import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.streams.KafkaStreams;
@@ -68,6 +71,7 @@ public final class LobNode implements AutoCloseable {
     private KafkaStreamsMetrics streamsMetrics;
     private final AutoCloseable processMetrics = MetricsEndpoint.bindProcessMetrics(meters);
     private TablespaceCatchUp catchUps;
+    private Serializer<Object> undoWriter;
     /** The partitions this node uses, written for the purge workers beside it; null before the writer starts. */
     private NodeInUse inUse;
     private AdminPurgeProgress purgeProgress;
@@ -248,8 +252,9 @@ public final class LobNode implements AutoCloseable {
             resend = UndoResender.Settings.every(purgeProgress, resendEvery, config.writerTransactionTimeoutMs());
         }
         commandsLogEnd = new AdminCommandsLogEnd(config);
+        undoWriter = LobSerdes.valueSerializer(config);
         streams = new KafkaStreams(WriterTopology.build(config, storeConfig, meters, tablespaces, partitions, catchUps, resend,
-                commandsLogEnd), streamsProperties);
+                commandsLogEnd, undoWriter), streamsProperties);
         String nodeId = config.get(LobStreamConfig.NODE_ID).strip();
         members = nodeId.isEmpty() ? null : new StaticMembers(config, nodeId, this::runningStreamThreads);
         streams.setUncaughtExceptionHandler(new WriterThreadFailures(members, System::nanoTime));
@@ -471,6 +476,9 @@ public final class LobNode implements AutoCloseable {
             }
             if (commandsLogEnd != null) {
                 commandsLogEnd.close(); // after the stream threads: none asks it any more
+            }
+            if (undoWriter != null) {
+                Utils.closeQuietly(undoWriter, "the undo records' serializer"); // after the stream threads: none sends any more
             }
         }
         if (streamsMetrics != null) {

@@ -7,7 +7,6 @@ import io.lobstream.schema.Topics;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -114,6 +113,6 @@ final class PurgeClients {
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
         p.putIfAbsent(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Topics.PAGE_LIST_RECORD_MAX_BYTES); // a reclaim lists every page freed
-        return () -> new KafkaProducer<>(p, new StringSerializer(), LobSerdes.valueSerializer(config));
+        return () -> LobSerdes.producer(p, new StringSerializer(), config);
     }
 }

@@ -140,7 +140,11 @@ final class TablespaceReaders implements AutoCloseable {
         unopened.remove(partition);
         PurgeReader r = readers.remove(partition);
         if (r != null) {
-            r.close();
+            try {
+                r.close();
+            } catch (RuntimeException e) { // said, not thrown: the callers close the others' next, which would stay open
+                log.warn("purge: closing the reader of partition {} failed: {}", partition, e.toString());
+            }
         }
     }
 
@@ -157,8 +161,7 @@ final class TablespaceReaders implements AutoCloseable {
     @Override
     public void close() {
         try {
-            readers.values().forEach(PurgeReader::close);
-            readers.clear();
+            List.copyOf(readers.keySet()).forEach(this::close);
         } finally {
             if (prefetchThreads != null) {
                 prefetchThreads.shutdownNow();

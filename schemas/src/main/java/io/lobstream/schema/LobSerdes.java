@@ -11,6 +11,8 @@ import io.lobstream.schema.serde.RegistryUnavailableException;
 import io.lobstream.store.config.ConfigException;
 import io.lobstream.store.config.ConfigKey;
 import org.apache.avro.util.ClassSecurityValidator;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 
@@ -43,6 +45,20 @@ public final class LobSerdes {
         Map<String, Object> settings = config.serdeConfig();
         RegistryHttpClient.configuring(settings, () -> s.configure(settings, false)); // Apicurio's stock ones too
         return s;
+    }
+
+    /**
+     * A producer of LobStream's values ({@link #valueSerializer}) with {@code settings}. A setting the producer refuses
+     * is refused before it owns the serializer, which it would close: the serializer (its registry client) is closed here.
+     */
+    public static <K> KafkaProducer<K, Object> producer(Map<String, Object> settings, Serializer<K> keys, LobStreamConfig config) {
+        Serializer<Object> values = valueSerializer(config);
+        try {
+            return new KafkaProducer<>(settings, keys, values);
+        } catch (RuntimeException refused) {
+            Utils.closeQuietly(values, "the value serializer");
+            throw refused;
+        }
     }
 
     @SuppressWarnings("unchecked")

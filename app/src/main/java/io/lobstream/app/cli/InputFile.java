@@ -7,6 +7,8 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -17,6 +19,7 @@ import java.util.Set;
 final class InputFile implements Closeable {
     private final Path path;
     private final boolean temporary;
+    private final List<InputStream> opened = new ArrayList<>();
 
     private InputFile(Path path, boolean temporary) {
         this.path = path;
@@ -118,14 +121,23 @@ final class InputFile implements Closeable {
         return Files.size(path);
     }
 
+    /** A stream of the file, closed with this (the client leaves its input open). */
     InputStream stream() throws IOException {
-        return Files.newInputStream(path);
+        InputStream in = Files.newInputStream(path);
+        opened.add(in);
+        return in;
     }
 
     @Override
     public void close() throws IOException {
-        if (temporary) {
-            Files.deleteIfExists(path);
+        try {
+            for (InputStream in : opened) { // before the delete: a spooled file's space is freed only once none holds it open
+                in.close();
+            }
+        } finally {
+            if (temporary) {
+                Files.deleteIfExists(path);
+            }
         }
     }
 }

@@ -17,9 +17,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -168,13 +166,7 @@ public final class LobClient implements LobWrites, AutoCloseable {
         this.chunkSize = config.get(LobStreamConfig.CHUNK_SIZE);
         Map<String, Object> settings = producerSettings(config);
         requireRoomForAChunk(settings, chunkSize);
-        Serializer<Object> values = LobSerdes.valueSerializer(config);
-        try {
-            this.producer = new KafkaProducer<>(settings, new StringSerializer(), values);
-        } catch (RuntimeException refused) { // a setting the producer refuses before it owns the serializer (its registry client)
-            Utils.closeQuietly(values, "the value serializer");
-            throw refused;
-        }
+        this.producer = LobSerdes.producer(settings, new StringSerializer(), config);
         this.config = config;
         this.topic = config.topics().commands();
         this.maxValueBytes = config.get(LobStreamConfig.VALUE_MAX_BYTES);

@@ -46,13 +46,16 @@ public final class WriterTopology {
      * @param catchUps   brings the tablespaces of tasks that find them behind the writer group up to date; the caller closes it
      * @param resend     how each task finds the undo records purge consumed without a reclaim, to produce them again
      * @param logEnd     where each partition of lob.commands ends now (upload expiry by the clock asks it)
+     * @param undoWriter the undo records' value serializer ({@code LobSerdes.valueSerializer}), shared by every task: Kafka
+     *                   Streams closes no sink's serializer, so the caller closes it (its registry client) once the
+     *                   stream threads have stopped
      */
     public static Topology build(LobStreamConfig config, LobStoreConfig storeConfig, MeterRegistry meters, TablespaceRegistry registry,
-                                 int partitions, TablespaceCatchUp catchUps, UndoResender.Settings resend, CommandsLogEnd logEnd) {
+                                 int partitions, TablespaceCatchUp catchUps, UndoResender.Settings resend, CommandsLogEnd logEnd,
+                                 Serializer<Object> undoWriter) {
         Topics topics = config.topics();
         WriterMetrics metrics = new WriterMetrics(meters);
         metrics.registerAtZero(topics.commands(), topics.reclaim(), partitions);
-        Serializer<Object> undoWriter = LobSerdes.valueSerializer(config);
         // the tasks make their own on the stream threads; one made here first says a bad lob.value.deserializer at start, as a
         // bad setting (exit 2), where a task's would replace its thread round after round
         LobSerdes.valueDeserializer(config).close();

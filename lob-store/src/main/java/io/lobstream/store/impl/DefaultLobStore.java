@@ -1160,11 +1160,14 @@ public final class DefaultLobStore implements LobStore {
     }
 
     private void release() throws IOException {
-        metrics.close();
         try {
-            index.close();
-        } finally {
-            file.close();
+            metrics.close();
+        } finally { // whatever the meters' removal threw: an index left open keeps RocksDB's LOCK, refusing the next open here
+            try {
+                index.close();
+            } finally {
+                file.close();
+            }
         }
     }
 

@@ -31,10 +31,28 @@ public final class VersionWriter {
     private final ByteBuffer io;
     private final byte[] scratch = new byte[8192];
 
+    /**
+     * Each thread's I/O buffer, which the writers it makes share: a store keeps a writer per thread, and a stream thread
+     * that wrote to a tablespace closed since (a task moved, restarted, rebuilt) kept that writer's 256 KiB outside the
+     * heap until the JDK happened to clear the stale thread-local. A thread writes one version at a time, and a write
+     * leaves the buffer clear (IoRun.flush), so one buffer serves every tablespace the thread writes to.
+     */
+    private static final ThreadLocal<ByteBuffer> THREAD_IO = new ThreadLocal<>();
+
+    /** Made on the thread that uses it (as a store's ThreadLocal makes it), and used on that thread only. */
     public VersionWriter(PageFile file) {
         this.file = file;
         this.pageSize = file.pageSize();
-        this.io = ByteBuffer.allocateDirect(pageSize * MAX_IO_PAGES);
+        this.io = threadIo(pageSize * MAX_IO_PAGES);
+    }
+
+    private static ByteBuffer threadIo(int capacity) {
+        ByteBuffer b = THREAD_IO.get();
+        if (b == null || b.capacity() != capacity) { // (another page size: the writers made before keep theirs)
+            b = ByteBuffer.allocateDirect(capacity);
+            THREAD_IO.set(b);
+        }
+        return b;
     }
 
     /**
