@@ -24,6 +24,8 @@ import java.nio.file.Path;
  */
 record TablespaceFiles(Path dir, String copyId, LobStoreConfig config, PageFile pages, LobIndex index) implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TablespaceFiles.class);
+    /** The recorded/configured page sizes said at WARN in this process. */
+    private static final java.util.Set<String> PAGE_SIZES_SAID = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * Opens the files in {@code dir}, creating a tablespace there if it has none.
@@ -43,7 +45,16 @@ record TablespaceFiles(Path dir, String copyId, LobStoreConfig config, PageFile 
         }
         int pageSize = descriptor.pageSize();
         if (pageSize != config.pageSize()) {
-            log.info("tablespace {} was created with {}-byte pages; using that, not the configured {}", dir, pageSize, config.pageSize());
+            // said once a process at WARN, naming the key: a changed lob.page.size reaches new tablespaces only (a node
+            // then holds tablespaces of both sizes), which an operator who changed it expects to hear; the others at INFO
+            boolean first = PAGE_SIZES_SAID.add(pageSize + "/" + config.pageSize());
+            String line = "tablespace {} was created with {}-byte pages and keeps them; {}={} applies to tablespaces created "
+                    + "from now on only";
+            if (first) {
+                log.warn(line, dir, pageSize, LobStoreConfig.PAGE_SIZE.name(), config.pageSize());
+            } else {
+                log.info(line, dir, pageSize, LobStoreConfig.PAGE_SIZE.name(), config.pageSize());
+            }
             config = config.with(LobStoreConfig.PAGE_SIZE.name(), pageSize);
         }
         if (!Files.exists(dir.resolve(TablespaceDirs.PAGES)) && Files.exists(dir.resolve(TablespaceDirs.INDEX))) {

@@ -325,7 +325,39 @@ public final class LobIndex implements Closeable {
     }
 
     private Optional<VersionEntry> get(ColumnFamilyHandle cf, byte[] key) throws IOException {
-        return read(cf, key).map(VersionEntry::decode);
+        return read(cf, key).map(v -> version(cf, key, v));
+    }
+
+    /** The entry {@code value} under {@code key} in {@code cf} ({@link #current} or {@link #pending}). */
+    private VersionEntry version(ColumnFamilyHandle cf, byte[] key, byte[] value) {
+        return decoded(cf == current ? "current" : "pending", key, value, VersionEntry::decode);
+    }
+
+    /**
+     * {@code decode} of an entry, one that fails named by its column family and key: an entry that does not decode (a
+     * later release's, damage RocksDB's checksums missed) stops an open, a scan and fsck, and "unknown index entry
+     * format 7" alone said neither which entry nor which LOB.
+     */
+    private static <T> T decoded(String family, byte[] key, byte[] value, java.util.function.Function<byte[], T> decode) {
+        try {
+            return decode.apply(value);
+        } catch (RuntimeException e) {
+            throw new UncheckedIOException(new IOException("index entry " + family + "/" + printable(key) + " does not decode: "
+                    + (e.getMessage() != null ? e.getMessage() : e.toString()), e));
+        }
+    }
+
+    /** A key as an operator can read it: its printable ASCII as it is, other bytes as \xNN. */
+    static String printable(byte[] key) {
+        StringBuilder b = new StringBuilder(key.length);
+        for (byte x : key) {
+            if (x >= 0x20 && x < 0x7f) {
+                b.append((char) x);
+            } else {
+                b.append(String.format("\\x%02x", x & 0xff));
+            }
+        }
+        return b.toString();
     }
 
     /** The value under {@code key}, empty if there is none. */
@@ -338,7 +370,8 @@ public final class LobIndex implements Closeable {
     }
 
     public Optional<UploadEntry> upload(String uploadId) throws IOException {
-        return read(uploads, uploadId.getBytes(StandardCharsets.UTF_8)).map(UploadEntry::decode);
+        byte[] key = uploadId.getBytes(StandardCharsets.UTF_8);
+        return read(uploads, key).map(v -> decoded("uploads", key, v, UploadEntry::decode));
     }
 
     /**
@@ -355,8 +388,8 @@ public final class LobIndex implements Closeable {
         }
         long[] least = {Long.MAX_VALUE, Long.MAX_VALUE};
         // the uploads are few, and looked up by id right after
-        forEach(uploads, defaultReads, v -> {
-            UploadEntry u = UploadEntry.decode(v);
+        forEach(uploads, defaultReads, (k, v) -> {
+            UploadEntry u = decoded("uploads", k, v, UploadEntry::decode);
             least[0] = Math.min(least[0], u.touchedAtMillis());
             least[1] = Math.min(least[1], u.appliedAtMillis());
             action.accept(u);
@@ -462,7 +495,7 @@ public final class LobIndex implements Closeable {
                 }
             }
             for (; it.isValid() && out.size() < max; it.next()) {
-                VersionEntry e = VersionEntry.decode(it.value());
+                VersionEntry e = version(pending, it.key(), it.value());
                 if (filter.test(e)) {
                     out.add(e);
                 }
@@ -475,7 +508,7 @@ public final class LobIndex implements Closeable {
     /** The versions of {@code lobId} pending purge, oldest first. */
     public List<VersionEntry> pendingOf(String lobId) {
         List<VersionEntry> out = new ArrayList<>();
-        forEachWithPrefix(pending, lengthPrefixed(lobId, 0).array(), (k, v) -> out.add(VersionEntry.decode(v)));
+        forEachWithPrefix(pending, lengthPrefixed(lobId, 0).array(), (k, v) -> out.add(version(pending, k, v)));
         return out;
     }
 
@@ -546,7 +579,7 @@ public final class LobIndex implements Closeable {
             }
             String last = null;
             for (int read = 0; it.isValid() && read < max; it.next(), read++) {
-                VersionEntry e = VersionEntry.decode(it.value());
+                VersionEntry e = version(current, it.key(), it.value());
                 action.accept(e);
                 last = e.lobId();
             }
@@ -556,17 +589,17 @@ public final class LobIndex implements Closeable {
     }
 
     public void forEachCurrent(Consumer<VersionEntry> action) {
-        forEach(current, scanReads, v -> action.accept(VersionEntry.decode(v)));
+        forEach(current, scanReads, (k, v) -> action.accept(version(current, k, v)));
     }
 
     public void forEachPending(Consumer<VersionEntry> action) {
-        forEach(pending, defaultReads, v -> action.accept(VersionEntry.decode(v)));
+        forEach(pending, defaultReads, (k, v) -> action.accept(version(pending, k, v)));
     }
 
-    private void forEach(ColumnFamilyHandle cf, ReadOptions reads, Consumer<byte[]> action) {
+    private void forEach(ColumnFamilyHandle cf, ReadOptions reads, java.util.function.BiConsumer<byte[], byte[]> action) {
         try (RocksIterator it = db.newIterator(cf, reads)) {
             for (it.seekToFirst(); it.isValid(); it.next()) {
-                action.accept(it.value());
+                action.accept(it.key(), it.value());
             }
             ended(it);
         }

@@ -160,6 +160,9 @@ public record VersionEntry(String lobId, long version, long rootPage, long byteL
             Attributes attributes = format < 3 ? Attributes.NONE : Attributes.read(in);
             long base = format >= 3 && in.available() >= Long.BYTES ? in.readLong() : 0;
             long origin = format >= 3 && in.available() >= Long.BYTES ? in.readLong() : version;
+            if (causeCode < 0 || causeCode > Cause.values().length) {
+                throw new IllegalStateException("unknown cause code " + causeCode);
+            }
             Cause cause = causeCode == 0 ? null : Cause.values()[causeCode - 1];
             return new VersionEntry(lobId, version, root, length, crc, extents, created, cause, sourceOffset, supersededAt, reclaimRequested,
                     retained, attributes, base, origin);
