@@ -49,11 +49,13 @@ public final class EmbeddedKafka implements AutoCloseable {
 
     public EmbeddedKafka start() throws Exception {
         Files.createDirectories(logDir);
-        // A broker whose only log directory fails (a full disk, an I/O error) halts the JVM (ReplicaManager), with no
-        // shutdown hook and no word but its own log's: say why, where an operator of the embedded default looks
+        // A broker whose only log directory fails (a full disk, an I/O error), or that cannot bind its port, halts the JVM
+        // (ReplicaManager, often with no message), with no shutdown hook and no word but its own log's: say so, where an
+        // operator of the embedded default looks
         Exit.setHaltProcedure((code, message) -> {
-            log.error("the embedded Kafka broker halts this JVM (exit {}): {}; its log directory is {} (a full disk, a failed disk?). "
-                    + "The tablespaces are crash-safe: start again once the disk has room", code, message, logDir);
+            log.error("the embedded Kafka broker halts this JVM (exit {}){}; Kafka's error above says why (most often a full or "
+                    + "failed disk under its log directory {}, or a port another process took). The tablespaces are crash-safe: "
+                    + "start again once that is mended", code, message == null ? "" : ": " + message, logDir);
             Runtime.getRuntime().halt(code);
         });
         Properties p = new Properties();
