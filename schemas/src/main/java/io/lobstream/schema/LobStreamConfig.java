@@ -79,7 +79,7 @@ public final class LobStreamConfig {
     public static final ConfigKey<Integer> HTTP_PORT = ConfigKey.integer("lob.http.port", DEFAULT_HTTP_PORT, 0, 65535,
             "Port of the node's HTTP read API (0 = any free port).");
     public static final ConfigKey<Integer> HTTP_STALL_TIMEOUT_MS = ConfigKey.integer("lob.http.stall.timeout.ms", 60_000, 1000,
-            Integer.MAX_VALUE, "A response whose client read nothing for this long is cut (its connection closed): a value's, its headers, "
+            Integer.MAX_VALUE, "A response whose client took less than 64 KiB in this long of blocked writes is cut (its connection closed): a value's, its headers, "
                     + "or a short answer's (a HEAD's, a 304, an error, /status, /metrics, /fsck). A client that stopped reading held a thread, and "
                     + "one of the node's 28 value reads, for as long as it kept the connection open. A slow client that still reads is not "
                     + "cut, as long as it takes 64 KiB within this time (about 1 KiB/s at the default), nor a response waiting on the node's "

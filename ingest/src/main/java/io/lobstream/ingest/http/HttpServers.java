@@ -31,9 +31,10 @@ public final class HttpServers {
     /** In seconds, in every JDK's code (some JDKs' documentation says milliseconds). */
     static final String MAX_REQUEST_TIME = "sun.net.httpserver.maxReqTime";
     /**
-     * A GET's line and headers are a few hundred bytes: 10 s is ample even over a slow link, and the 4 threads beside
-     * the 28 value reads are not held for long by clients that send their headers slowly (30 s let 4 such clients,
-     * reconnecting, keep every other request waiting).
+     * A GET's line and headers are a few hundred bytes: 10 s is ample even over a slow link, and clients that send their
+     * headers slowly (each on one of the 32 threads, before the value reads' limit applies) hold a thread a third as long
+     * as at 30 s. The time a request waits for a free thread counts too (the JDK starts the clock at the hand-off): a node
+     * whose every thread is busy for 10 s closes a waiting request's connection without an answer.
      */
     static final int MAX_REQUEST_SECONDS = 10;
     static final String MAX_CONNECTIONS = "jdk.httpserver.maxConnections";

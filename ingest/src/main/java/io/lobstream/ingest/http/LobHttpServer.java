@@ -110,7 +110,7 @@ public final class LobHttpServer implements AutoCloseable {
     public LobHttpServer(String host, String advertisedHost, int port, String commandsTopic, TablespaceRegistry registry,
                          PrometheusMeterRegistry prometheus, Duration stallTimeout) throws IOException {
         io.micrometer.core.instrument.Counter stalled = io.micrometer.core.instrument.Counter.builder("lob_http_stalled_responses")
-                .description("Responses cut as their client read nothing for lob.http.stall.timeout.ms").register(prometheus);
+                .description("Responses cut as their client took less than 64 KiB in lob.http.stall.timeout.ms of blocked writes").register(prometheus);
         this.stalls = new StallWatchdog(stallTimeout, stalled::increment);
         this.proxy = new OwnerProxy(OwnerProxy.CONNECT_TIMEOUT, OwnerProxy.READ_TIMEOUT, stalls);
         this.advertisedHost = advertised(host, advertisedHost);
@@ -414,24 +414,14 @@ public final class LobHttpServer implements AutoCloseable {
     }
 
     /**
-     * Answers a request that failed, if its status line is not sent yet: 503 when the node is starting
-     * or stopping or the partition's tablespace closed under the read (it moved: asked again, the request
-     * finds the new owner), 500 otherwise, with the reason (a corrupt page names its number). Left
-     * unanswered, the JDK server would drop the connection without a word, in its log or to the client.
-     * Once the status line is sent, the client sees the body cut short as the connection closes.
-     *
-     * @throws IOException when the connection is closed (the answer cut short, or the failure's own answer failed): for
-     *                     the handler to end by throwing it. The JDK server forgets a connection, which
-     *                     {@code jdk.httpserver.maxConnections} counts, only when its answer ends whole or its handler
-     *                     throws; closed under a failed answer it stayed counted, and after as many client-aborted
-     *                     downloads or stall cuts as that limit the node refused every connection.
-     */
-    /**
      * Whether {@code e}, met writing an answer, is the client's connection gone, or the stall watchdog's cut (the write
      * it cut fails first, the watch's close then says why: suppressed).
      */
     static boolean clientGone(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof OwnerProxy.OwnerFailed) {
+                return false; // the owner's connection, forwarding, failed: the node's peer, not the client
+            }
             String m = t.getMessage();
             if (t instanceof IOException && m != null && (m.contains("Broken pipe") || m.contains("Connection reset")
                     || m.startsWith("cut: "))) {
@@ -446,6 +436,19 @@ public final class LobHttpServer implements AutoCloseable {
         return false;
     }
 
+    /**
+     * Answers a request that failed, if its status line is not sent yet: 503 when the node is starting
+     * or stopping or the partition's tablespace closed under the read (it moved: asked again, the request
+     * finds the new owner), 500 otherwise, with the reason (a corrupt page names its number). Left
+     * unanswered, the JDK server would drop the connection without a word, in its log or to the client.
+     * Once the status line is sent, the client sees the body cut short as the connection closes.
+     *
+     * @throws IOException when the connection is closed (the answer cut short, or the failure's own answer failed): for
+     *                     the handler to end by throwing it. The JDK server forgets a connection, which
+     *                     {@code jdk.httpserver.maxConnections} counts, only when its answer ends whole or its handler
+     *                     throws; closed under a failed answer it stayed counted, and after as many client-aborted
+     *                     downloads or stall cuts as that limit the node refused every connection.
+     */
     private void failed(HttpExchange ex, Exception e) throws IOException {
         String request = ex.getRequestMethod() + " " + ex.getRequestURI();
         KafkaStreams s = streams;

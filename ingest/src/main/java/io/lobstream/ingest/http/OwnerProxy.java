@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import org.apache.kafka.streams.state.HostInfo;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.Proxy;
 import java.net.SocketTimeoutException;
 import java.net.URI;
@@ -100,11 +101,12 @@ final class OwnerProxy {
             if (!noBody) {
                 // not closed here but with the exchange (Responses.cutShort says why)
                 long sent;
+                InputStream fromOwner = new OwnerBody(resp.body());
                 if (stalls == null) {
-                    sent = resp.body().transferTo(ex.getResponseBody());
+                    sent = fromOwner.transferTo(ex.getResponseBody());
                 } else {
                     try (StallWatchdog.Watch w = stalls.watch(ex)) {
-                        sent = resp.body().transferTo(w.body());
+                        sent = fromOwner.transferTo(w.body());
                     }
                 }
                 if (len > 0 && sent < len) { // Java 17's HttpURLConnection ends a body cut short as if it were whole
@@ -114,7 +116,8 @@ final class OwnerProxy {
         } catch (IOException e) {
             if (answered) { // the answer under way failed: thrown, for LobHttpServer to cut it short and the server to forget
                 // the connection
-                throw new IOException("forwarded to " + owner + ": " + e.getMessage(), e);
+                throw e instanceof OwnerFailed ? new OwnerFailed("forwarded to " + owner + ": " + e.getMessage(), e)
+                        : new IOException("forwarded to " + owner + ": " + e.getMessage(), e);
             } else if (e instanceof SocketTimeoutException) {
                 Responses.text(ex, 504, "owner " + owner + " did not answer within " + readTimeout.toMillis() + " ms\n", stalls);
             } else {
@@ -125,4 +128,39 @@ final class OwnerProxy {
         }
     }
 
+
+    /**
+     * The owner's side of a forwarded answer failing (its connection reset, cut short): the node's peer, not the client,
+     * so not taken for a client gone away ({@code LobHttpServer.clientGone}), whose words ("Connection reset") it shares.
+     */
+    static final class OwnerFailed extends IOException {
+        OwnerFailed(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** The owner's body, its read failures told apart from the client's write failures as {@link OwnerFailed}. */
+    private static final class OwnerBody extends java.io.FilterInputStream {
+        OwnerBody(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            try {
+                return super.read();
+            } catch (IOException e) {
+                throw new OwnerFailed(e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            try {
+                return super.read(b, off, len);
+            } catch (IOException e) {
+                throw new OwnerFailed(e.getMessage(), e);
+            }
+        }
+    }
 }

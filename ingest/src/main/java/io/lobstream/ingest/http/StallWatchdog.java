@@ -80,7 +80,7 @@ final class StallWatchdog implements AutoCloseable {
         for (Watch w : watched) {
             if (w.writing && now - w.lastProgress > stallNanos && watched.remove(w)) {
                 w.cut = true;
-                log.warn("{} {}: the client read nothing for {} ms; connection closed", w.ex.getRequestMethod(), w.ex.getRequestURI(),
+                log.warn("{} {}: the client took less than 64 KiB in {} ms of blocked writes; connection closed", w.ex.getRequestMethod(), w.ex.getRequestURI(),
                         TimeUnit.NANOSECONDS.toMillis(stallNanos));
                 onStall.run();
                 Thread closer = new Thread(() -> {
@@ -146,7 +146,7 @@ final class StallWatchdog implements AutoCloseable {
             @Override
             public void close() throws IOException {
                 if (cut) {
-                    throw new IOException("cut: the client read nothing for the stall timeout");
+                    throw new IOException("cut: the client took less than 64 KiB in the stall timeout of blocked writes");
                 }
                 out.close();
             }
@@ -228,7 +228,7 @@ final class StallWatchdog implements AutoCloseable {
             } finally {
                 // not found: the watchdog took it, and sets cut next (whichever of the two removes it decides)
                 if (!watched.remove(this) || cut) {
-                    throw new IOException("cut: the client read nothing for the stall timeout");
+                    throw new IOException("cut: the client took less than 64 KiB in the stall timeout of blocked writes");
                 }
             }
         }

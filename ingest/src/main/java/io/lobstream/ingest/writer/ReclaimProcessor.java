@@ -34,20 +34,6 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
         super(deserializers, ReclaimRecord.class, metrics);
     }
 
-    /**
-     * Dead-letters a reclaim, and says so: the version's pages stay taken (history and space grow) until an operator
-     * looks, and the dead-letter topic is read by no one by default. Once a minute at most, with how many since.
-     */
-    private void refused(Record<byte[], byte[]> record, ReclaimRecord reclaim, Source source, String kind, String reason) {
-        deadLetter(record, kind, reason);
-        long notSaid = refusedSaid.sayNow(kind);
-        if (notSaid >= 0) {
-            log.warn("{} offset {}: reclaim of {}@{} dead-lettered ({}): {}; its pages stay taken until a purge worker sends a "
-                    + "reclaim the tablespace takes{}", source.name(), source.offset(), reclaim.getLobId(), reclaim.getVersion(),
-                    kind, reason, notSaid == 0 ? "" : " (and " + notSaid + " other reclaims since this was last said)");
-        }
-    }
-
     @Override
     protected void apply(Record<byte[], byte[]> record, ReclaimRecord reclaim, LobStore store, Source source) throws IOException {
         // before the offset: read again after a crash (its dead letter aborted with the transaction), it is
@@ -57,14 +43,15 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
             extents = Extents.fromAvro(reclaim.getExtents());
             Extent.coalesce(extents); // overlapping extents: the store compares coalesced lists, and would throw there
         } catch (IllegalArgumentException e) {
-            refused(record, reclaim, source, Rejection.INVALID, "bad extents in ReclaimRecord: " + e.getMessage());
+            deadLetter(record, Rejection.INVALID, "bad extents in ReclaimRecord of " + reclaim.getLobId() + "@" + reclaim.getVersion()
+                    + ": " + e.getMessage());
             return;
         }
         if (source.offset() <= store.appliedOffset(source.name())) {
             Optional<Rejection> refused = store.rejection(source);
             if (refused.isPresent()) { // refused, and then refused again
                 store.recordRejected(source, refused.get()); // stamped again, as CommandApplier says why
-                refused(record, reclaim, source, refused.get().kind(), refused.get().reason());
+                deadLetter(record, refused.get().kind(), refused.get().reason());
                 return;
             }
             // Applied before a restart: then its version is no longer pending, and the store ignores it below. Not skipped
@@ -77,9 +64,10 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
         } catch (IllegalArgumentException e) {
             // refused by the tablespace where the check above found nothing: thrown out of the task, the record would
             // fail it again at every restart and stall the partition; recorded, so that it is refused again if read again
-            String reason = "ReclaimRecord refused by the tablespace: " + e.getMessage();
+            String reason = "ReclaimRecord of " + reclaim.getLobId() + "@" + reclaim.getVersion() + " refused by the tablespace: "
+                    + e.getMessage();
             store.recordRejected(source, new Rejection(Rejection.INVALID, reason));
-            refused(record, reclaim, source, Rejection.INVALID, reason);
+            deadLetter(record, Rejection.INVALID, reason);
             return;
         }
         metrics.reclaim(outcome);
@@ -88,9 +76,21 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
         }
     }
 
-    /** A reclaim's timestamp here is {@link ReclaimsFirst}'s, not a time: its dead letter is stamped with the clock. */
+    /**
+     * A reclaim's timestamp here is {@link ReclaimsFirst}'s, not a time: its dead letter is stamped with the clock. Said
+     * too, once a minute at most, with how many since: whatever the version, every path here (one that does not decode,
+     * bad extents, a refusal) leaves a version pending purge may have meant to free, and the dead-letter topic is read by
+     * no one by default.
+     */
     @Override
     protected void deadLetter(Record<byte[], byte[]> record, String kind, String reason) {
         super.deadLetter(record.withTimestamp(context.currentSystemTimeMs()), kind, reason);
+        long notSaid = refusedSaid.sayNow(kind);
+        if (notSaid >= 0) {
+            String at = context.recordMetadata().map(m -> m.topic() + "-" + m.partition() + " offset " + m.offset()).orElse("a reclaim");
+            log.warn("{}: reclaim dead-lettered ({}): {}; a version it named stays pending, its undo record produced again "
+                    + "every lob.undo.resend.interval.ms, and named at ERROR if purge's reclaims of it keep failing{}", at, kind,
+                    reason, notSaid == 0 ? "" : " (and " + notSaid + " other reclaims since this was last said)");
+        }
     }
 }
