@@ -12,6 +12,15 @@ if [ "${1:-}" = purge ] && [ -z "${LOBSTREAM_PURGE_WORKER_ID:-}" ]; then
   LOBSTREAM_PURGE_WORKER_ID="${HOSTNAME:-$(hostname)}"
   export LOBSTREAM_PURGE_WORKER_ID
 fi
+# LOBSTREAM_LOG_EXTRA (README, Command line): unset when empty, which logback would read as the working directory and
+# fail on at every start; one that cannot be read is said, not skipped without a word
+if [ -n "${LOBSTREAM_LOG_EXTRA+set}" ]; then
+  if [ -z "$LOBSTREAM_LOG_EXTRA" ]; then
+    unset LOBSTREAM_LOG_EXTRA
+  elif [ ! -r "$LOBSTREAM_LOG_EXTRA" ]; then
+    echo "lobstream: LOBSTREAM_LOG_EXTRA=$LOBSTREAM_LOG_EXTRA cannot be read: its loggers are not set" >&2
+  fi
+fi
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options, split on purpose
 # out of memory, the container ends (its restart policy starts it again) rather than run on with dead threads; the
 # JVM's own warnings and its out-of-memory line go to stderr, as the CLI's launcher sends them (stdout: --json's object)

@@ -49,7 +49,9 @@ public final class LobSerdes {
 
     /**
      * A producer of LobStream's values ({@link #valueSerializer}) with {@code settings}. A setting the producer refuses
-     * is refused before it owns the serializer, which it would close: the serializer (its registry client) is closed here.
+     * (a ConfigException) is refused before it owns the serializer, which it would close: the serializer (its registry
+     * client) is closed here, whatever the failure, as Kafka's constructor closes it only if it failed after taking it
+     * (then it is closed twice: better than left open).
      */
     public static <K> KafkaProducer<K, Object> producer(Map<String, Object> settings, Serializer<K> keys, LobStreamConfig config) {
         Serializer<Object> values = valueSerializer(config);

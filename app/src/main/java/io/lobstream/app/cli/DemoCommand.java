@@ -131,7 +131,9 @@ final class DemoCommand implements Callable<Integer> {
         boolean ok;
         // Ctrl-C (how --keep-running ends) runs no finally block: the hook closes what started, newest first, then removes
         // a temporary directory; a signal during the cluster's start waits for it, not deleting the directory under a broker
-        ShutdownHook shutdown = ShutdownHook.register("demo-shutdown");
+        // (the grace: the cluster's start, up to 120 s for its registry, and the node's; the wait for the node to run is
+        // not in it, a stop then closes at once)
+        ShutdownHook shutdown = ShutdownHook.register("demo-shutdown", Duration.ofMinutes(4));
         if (temporary) {
             shutdown.started(() -> DataDirs.deleteTree(dir)); // closed last
         }
@@ -146,8 +148,8 @@ final class DemoCommand implements Callable<Integer> {
             shutdown.checkNotStopping();
             PurgeWorkerPool purge = shutdown.started(PurgeWorkerPool.following(cfg, storeCfg, "demo", node.meters(),
                     () -> node.tablespaces().all().keySet(), purgeWorkers));
-            node.awaitRunning(Duration.ofSeconds(120));
             shutdown.startEnded();
+            node.awaitRunning(Duration.ofSeconds(120));
             progress.say(String.format("node running (HTTP :%d) after %.1f s, %d purge workers following its partitions; "
                     + "starting %d producers for %s", node.httpPort(), (System.nanoTime() - t0) / 1e9, purgeWorkers, producers,
                     Durations.format(duration)));

@@ -34,12 +34,23 @@ final class ShutdownHook implements AutoCloseable {
     /** Set as the hook begins: the start, still under way, takes no further step (a writer joining its group only to leave it). */
     private volatile boolean stopRequested;
     private Thread thread;
+    private Duration startGrace = START_GRACE;
 
     ShutdownHook() { // tests: one not registered
     }
 
     static ShutdownHook register(String name) {
+        return register(name, START_GRACE);
+    }
+
+    /**
+     * @param startGrace how long a stop waits for the step of the start under way: longer than that step's longest
+     *                   where what closes after it must not run before it ends (the demo's temporary directory, deleted
+     *                   under a broker whose registry may take 120 s to come up)
+     */
+    static ShutdownHook register(String name, Duration startGrace) {
         ShutdownHook hook = new ShutdownHook();
+        hook.startGrace = startGrace;
         hook.thread = new Thread(hook::onShutdown, name);
         Runtime.getRuntime().addShutdownHook(hook.thread);
         return hook;
@@ -126,7 +137,7 @@ final class ShutdownHook implements AutoCloseable {
             System.err.println(STOPPING);
         }
         try {
-            startEnded.await(START_GRACE.toSeconds(), TimeUnit.SECONDS);
+            startEnded.await(startGrace.toSeconds(), TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -38,6 +38,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -130,7 +131,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
     private boolean closed;
     /** Set as {@link #close} begins: a write begun after it is refused before it reads its input. */
     private volatile boolean closing;
-    private final AtomicBoolean producerClosed = new AtomicBoolean();
+    /** Set by the first close, which closes the producer and then completes it: a close at the same time waits for it. */
+    private final AtomicReference<CompletableFuture<Void>> producerClosed = new AtomicReference<>();
     /** Writes' ids are this and a sequence number: the tracker keeps only this client's dead letters. */
     private final String clientId = UUID.randomUUID().toString();
     private final AtomicLong writes = new AtomicLong();
@@ -946,8 +948,18 @@ public final class LobClient implements LobWrites, AutoCloseable {
         }
         long deadline = System.nanoTime() + (timeout.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1) : timeout).toNanos();
         try {
-            if (producerClosed.compareAndSet(false, true)) { // KafkaProducer would close the user's interceptors and serializers again
-                producer.close(timeout); // throws InterruptException if this thread is interrupted, the producer closed all the same
+            // once: KafkaProducer would close the user's interceptors and serializers again. A close at the same time
+            // waits for that one (up to its own deadline), or it would shut the callbacks down while writes still complete
+            CompletableFuture<Void> mine = new CompletableFuture<>();
+            CompletableFuture<Void> first = producerClosed.compareAndExchange(null, mine);
+            if (first == null) {
+                try {
+                    producer.close(timeout); // throws InterruptException if this thread is interrupted, closed all the same
+                } finally {
+                    mine.complete(null);
+                }
+            } else {
+                awaitQuietly(first, deadline);
             }
         } finally {
             AppliedTracker t;
@@ -963,6 +975,16 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 callbacks.shutdown();
                 awaitCallbacks(deadline);
             }
+        }
+    }
+
+    private static void awaitQuietly(CompletableFuture<Void> done, long deadline) {
+        try {
+            done.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            // closed as far as it goes: the rest of this close goes on
         }
     }
 

@@ -10,8 +10,8 @@ import java.util.Map;
  * The write calls: {@link LobClient} itself, whose every call is a new write, and
  * {@link LobClient#idempotent(String)}, whose calls may be retried. {@link LobClient} says what each does.
  *
- * <p>A call given an {@link InputStream} reads exactly {@code length} bytes of it before it returns, and leaves it open:
- * the caller closes it, and may read on past {@code length}.
+ * <p>A call given an {@link InputStream} reads exactly {@code length} bytes of it before it returns (none if it is refused,
+ * or the client was told to stop sending), and leaves it open: the caller closes it, and may read on past {@code length}.
  */
 public interface LobWrites {
     /** A whole value held in memory, without metadata. */

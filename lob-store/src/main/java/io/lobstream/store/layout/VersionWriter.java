@@ -37,7 +37,7 @@ public final class VersionWriter {
      * heap until the JDK happened to clear the stale thread-local. A thread writes one version at a time, and a write
      * leaves the buffer clear (IoRun.flush), so one buffer serves every tablespace the thread writes to.
      */
-    private static final ThreadLocal<ByteBuffer> THREAD_IO = new ThreadLocal<>();
+    private static final ThreadLocal<java.util.Map<Integer, ByteBuffer>> THREAD_IO = ThreadLocal.withInitial(java.util.HashMap::new);
 
     /** Made on the thread that uses it (as a store's ThreadLocal makes it), and used on that thread only. */
     public VersionWriter(PageFile file) {
@@ -46,13 +46,9 @@ public final class VersionWriter {
         this.io = threadIo(pageSize * MAX_IO_PAGES);
     }
 
+    /** One per page size: a node holds tablespaces of two sizes after lob.page.size changed. */
     private static ByteBuffer threadIo(int capacity) {
-        ByteBuffer b = THREAD_IO.get();
-        if (b == null || b.capacity() != capacity) { // (another page size: the writers made before keep theirs)
-            b = ByteBuffer.allocateDirect(capacity);
-            THREAD_IO.set(b);
-        }
-        return b;
+        return THREAD_IO.get().computeIfAbsent(capacity, ByteBuffer::allocateDirect);
     }
 
     /**
