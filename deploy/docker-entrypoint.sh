@@ -17,7 +17,7 @@ fi
 if [ -n "${LOBSTREAM_LOG_EXTRA+set}" ]; then
   if [ -z "$LOBSTREAM_LOG_EXTRA" ]; then
     unset LOBSTREAM_LOG_EXTRA
-  elif [ ! -r "$LOBSTREAM_LOG_EXTRA" ]; then
+  elif [ ! -f "$LOBSTREAM_LOG_EXTRA" ] || [ ! -r "$LOBSTREAM_LOG_EXTRA" ]; then
     echo "lobstream: LOBSTREAM_LOG_EXTRA=$LOBSTREAM_LOG_EXTRA cannot be read: its loggers are not set" >&2
   fi
 fi

@@ -958,7 +958,8 @@ public final class LobClient implements LobWrites, AutoCloseable {
                 } finally {
                     mine.complete(null);
                 }
-            } else {
+            } else if (!callbacks.isShutdown()) { // (once another close shut them down, the wait protects nothing, and on
+                // the producer's network thread, where completions then run, it would hold up the first close's join of it)
                 awaitQuietly(first, deadline);
             }
         } finally {

@@ -11,7 +11,8 @@ import java.util.Map;
  * {@link LobClient#idempotent(String)}, whose calls may be retried. {@link LobClient} says what each does.
  *
  * <p>A call given an {@link InputStream} reads exactly {@code length} bytes of it before it returns (none if it is refused,
- * or the client was told to stop sending), and leaves it open: the caller closes it, and may read on past {@code length}.
+ * or the client was told to stop sending; fewer if a record fails, or the stop comes, part-way), and leaves it open: the
+ * caller closes it, and may read on past {@code length}.
  */
 public interface LobWrites {
     /** A whole value held in memory, without metadata. */

@@ -88,9 +88,10 @@ final class ReclaimProcessor extends TablespaceProcessor<ReclaimRecord> {
         long notSaid = refusedSaid.sayNow(kind);
         if (notSaid >= 0) {
             String at = context.recordMetadata().map(m -> m.topic() + "-" + m.partition() + " offset " + m.offset()).orElse("a reclaim");
-            log.warn("{}: reclaim dead-lettered ({}): {}; a version it named stays pending, its undo record produced again "
-                    + "every lob.undo.resend.interval.ms, and named at ERROR if purge's reclaims of it keep failing{}", at, kind,
-                    reason, notSaid == 0 ? "" : " (and " + notSaid + " other reclaims since this was last said)");
+            log.warn("{}: reclaim dead-lettered ({}): {}; the version a purge worker meant to free stays pending: its undo "
+                    + "record is produced again after lob.undo.resend.interval.ms, each time waiting twice as long (never if 0: "
+                    + "then at the tablespace's next open), and the version is named at ERROR after {} such re-sends{}", at, kind,
+                    reason, UndoResender.STUCK_AFTER, notSaid == 0 ? "" : " (and " + notSaid + " other reclaims since this was last said)");
         }
     }
 }

@@ -35,7 +35,7 @@ public final class VersionWriter {
      * Each thread's I/O buffer, which the writers it makes share: a store keeps a writer per thread, and a stream thread
      * that wrote to a tablespace closed since (a task moved, restarted, rebuilt) kept that writer's 256 KiB outside the
      * heap until the JDK happened to clear the stale thread-local. A thread writes one version at a time, and a write
-     * leaves the buffer clear (IoRun.flush), so one buffer serves every tablespace the thread writes to.
+     * leaves the buffer clear (IoRun.flush), so one buffer (per page size) serves every tablespace the thread writes to.
      */
     private static final ThreadLocal<java.util.Map<Integer, ByteBuffer>> THREAD_IO = ThreadLocal.withInitial(java.util.HashMap::new);
 
