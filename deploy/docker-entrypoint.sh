@@ -19,6 +19,7 @@ if [ -n "${LOBSTREAM_LOG_EXTRA+set}" ]; then
     unset LOBSTREAM_LOG_EXTRA
   elif [ ! -f "$LOBSTREAM_LOG_EXTRA" ] || [ ! -r "$LOBSTREAM_LOG_EXTRA" ]; then
     echo "lobstream: LOBSTREAM_LOG_EXTRA=$LOBSTREAM_LOG_EXTRA cannot be read: its loggers are not set" >&2
+    unset LOBSTREAM_LOG_EXTRA # (a directory would fail logback's start as an empty value does)
   fi
 fi
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options, split on purpose

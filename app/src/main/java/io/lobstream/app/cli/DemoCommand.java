@@ -11,7 +11,6 @@ import io.lobstream.app.embedded.ShellWords;
 import io.lobstream.ingest.LobNode;
 import io.lobstream.ingest.WriterStreamsSettings;
 import io.lobstream.ingest.client.LobClient;
-import io.lobstream.ingest.writer.WriterMetrics;
 import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;

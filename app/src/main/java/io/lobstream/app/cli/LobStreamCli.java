@@ -99,7 +99,7 @@ public final class LobStreamCli implements Runnable {
                         cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": stopped (Ctrl-C or SIGTERM)");
                         return CommandLine.ExitCode.SOFTWARE;
                     }
-                    // a clear one-line error; the stack trace only with LOBSTREAM_DEBUG set. A failed write's future says
+                    // a clear one-line error; the stack trace only with LOBSTREAM_DEBUG on (DebugSwitch). A failed write's future says
                     // "ExecutionException: java.io.IOException: put x: stopped after ...": its cause says it plainly
                     Throwable e = thrown instanceof java.util.concurrent.ExecutionException && thrown.getCause() != null
                             ? thrown.getCause() : thrown;

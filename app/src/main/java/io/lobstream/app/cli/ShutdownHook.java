@@ -10,9 +10,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What a long-running command ({@code node}, {@code cluster}) has started, closed newest first by
+ * What a long-running command ({@code node}, {@code cluster}, {@code demo}) has started, closed newest first by
  * a shutdown hook registered before anything starts. A SIGTERM or Ctrl-C that comes during the
- * 10–20 s start then waits for the step under way (up to {@link #START_GRACE}): the start takes no
+ * 10–20 s start then waits for the step under way (up to {@link #START_GRACE}, or the command's own grace: the
+ * demo's is longer, as its temporary directory goes last): the start takes no
  * further step ({@link #checkNotStopping}; what a step started after the signal is closed at once),
  * and the hook closes what has started; a hook registered only once started would leave the broker
  * and the writer to the JVM's exit, which their files survive but their group and their clients do

@@ -130,20 +130,27 @@ public final class EmbeddedCluster implements Cluster {
     public void close() {
         RuntimeException failed = new RuntimeException("closing the embedded cluster");
         closeAll(registry, kafka, lock, failed);
-        if (failed.getSuppressed().length > 0) {
-            throw failed;
+        Throwable[] causes = failed.getSuppressed();
+        if (causes.length > 0) { // its first cause in its message: a caller that prints only that says why
+            RuntimeException said = new RuntimeException("closing the embedded cluster: " + causes[0], causes[0]);
+            for (int i = 1; i < causes.length; i++) {
+                said.addSuppressed(causes[i]);
+            }
+            throw said;
         }
     }
 
-    /** Closes each of them (null: not made), adding what a close throws to {@code failure}. */
+    /** Closes each of them (null: not made), adding what a close throws to {@code failure}; the lock's is let go. */
     private static void closeAll(EmbeddedRegistry registry, EmbeddedKafka kafka, FileChannel lock, Exception failure) {
         for (AutoCloseable c : new AutoCloseable[]{registry, kafka, lock}) {
             try {
                 if (c != null) {
                     c.close();
                 }
-            } catch (Exception e) { // (the lock's: it goes with the process anyway)
-                failure.addSuppressed(e);
+            } catch (Exception e) {
+                if (c != lock) { // the lock goes with the process anyway
+                    failure.addSuppressed(e);
+                }
             }
         }
     }

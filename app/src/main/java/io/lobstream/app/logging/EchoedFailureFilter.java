@@ -11,7 +11,7 @@ import java.util.Map;
  * {@code WriterThreadFailures}, and {@code LobStateStore} for a task that fails again), in one line where the cause says
  * it all (a registry away, a full disk), with the stack trace where it does not; Kafka Streams repeats the failure three
  * times at ERROR, twice with the whole stack trace: about a hundred lines at each retry of a partition whose disk is full
- * or whose registry is away for minutes, and an alert on "Exception" at each. With {@code LOBSTREAM_DEBUG} set, they are
+ * or whose registry is away for minutes, and an alert on "Exception" at each. With {@code LOBSTREAM_DEBUG} on ({@link DebugSwitch}), they are
  * kept.
  */
 public final class EchoedFailureFilter extends Filter<ILoggingEvent> {

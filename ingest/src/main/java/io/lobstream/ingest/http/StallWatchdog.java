@@ -216,7 +216,7 @@ final class StallWatchdog implements AutoCloseable {
         public void close() throws IOException {
             try {
                 if (bodyTaken && !cut) {
-                    // the body's last bytes, under the watch: JDK 21 and later buffer up to 8 KiB of an answer (a short one
+                    // the body's last bytes, under the watch: newer JDKs (25: checked) buffer up to 8 KiB of an answer (a short one
                     // whole) until the exchange's close, which would write them unwatched, to a client that may read nothing
                     writeStarts();
                     try {
