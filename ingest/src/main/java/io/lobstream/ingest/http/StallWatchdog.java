@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * reads is not cut as long as it takes {@link #PIECE} bytes per timeout (about 1 KiB/s at the default, 64 KiB/s at the
  * least timeout allowed): the time counts from the write that completed the last {@code PIECE} bytes, not from any write
  * that went through, as JDK 17's {@code transferTo} writes 8 KiB at a time, and a client reading a few hundred bytes a
- * second held a thread and a value's pin for days. Nor is a response waiting for its own next bytes (from the disk, or
+ * second could hold a thread and a value's pin for days (where the send buffer to it stays small: Linux wakes a blocked
+ * writer only once half of it drained, which hides this on loopback's large ones). Nor is a response waiting for its own next bytes (from the disk, or
  * from the owner node it forwards): the time counts only while a write is under way, which is when a client that reads
  * nothing blocks the thread.
  *
