@@ -142,11 +142,6 @@ final class WriterThreadFailures implements StreamsUncaughtExceptionHandler {
     }
 
     private static boolean causedBy(Throwable e, Class<? extends Throwable> kind) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (kind.isInstance(t)) {
-                return true;
-            }
-        }
-        return false;
+        return TaskRetries.causedBy(e, kind);
     }
 }

@@ -167,12 +167,7 @@ public final class TaskRetries {
      * messages) or a schema registry that did not answer. Its messages say all a stack trace would.
      */
     public static boolean environmental(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof IOException || t instanceof UncheckedIOException || t instanceof RegistryUnavailableException) {
-                return true;
-            }
-        }
-        return false;
+        return causedBy(e, IOException.class) || causedBy(e, UncheckedIOException.class) || causedBy(e, RegistryUnavailableException.class);
     }
 
     /**
@@ -180,28 +175,23 @@ public final class TaskRetries {
      * overflow. The JVM's trouble, not a task's: a thread replaced would meet it again.
      */
     public static boolean jvmError(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof Error) {
-                return true;
-            }
-        }
-        return false;
+        return causedBy(e, Error.class);
     }
 
     /** Whether {@code e} or a cause of it is a tablespace or index of a later release's format: sound, but not this one's to read. */
     public static boolean laterFormat(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof LaterFormatException) {
-                return true;
-            }
-        }
-        return false;
+        return causedBy(e, LaterFormatException.class);
     }
 
     /** Whether {@code e} or a cause of it is the schema registry not answering. */
     public static boolean registryAway(Throwable e) {
+        return causedBy(e, RegistryUnavailableException.class);
+    }
+
+    /** Whether {@code e} or a cause of it is a {@code kind}. */
+    public static boolean causedBy(Throwable e, Class<? extends Throwable> kind) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof RegistryUnavailableException) {
+            if (kind.isInstance(t)) {
                 return true;
             }
         }
