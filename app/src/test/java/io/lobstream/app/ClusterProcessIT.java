@@ -1,8 +1,8 @@
 package io.lobstream.app;
 
 import io.lobstream.app.embedded.ClusterProcess;
+import io.lobstream.client.LobClient;
 import io.lobstream.ingest.LobNode;
-import io.lobstream.ingest.client.LobClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -2,9 +2,9 @@ package io.lobstream.app;
 
 import io.lobstream.app.cli.LobStreamCli;
 import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.client.LobClient;
+import io.lobstream.client.LobWrite;
 import io.lobstream.ingest.LobNode;
-import io.lobstream.ingest.client.LobClient;
-import io.lobstream.ingest.client.LobWrite;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.LobStore;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lobstream.app.embedded.EmbeddedCluster;
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
-import io.lobstream.ingest.client.LobClient;
+import io.lobstream.client.LobClient;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;

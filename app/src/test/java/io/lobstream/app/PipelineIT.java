@@ -1,5 +1,6 @@
 package io.lobstream.app;
 
+import io.lobstream.client.LobClient;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.store.LobStore;
 import io.lobstream.app.embedded.EmbeddedCluster;
@@ -8,7 +9,6 @@ import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.avro.UndoCause;
 import io.lobstream.avro.UndoRecord;
 import io.lobstream.ingest.LobNode;
-import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.StoreStats;

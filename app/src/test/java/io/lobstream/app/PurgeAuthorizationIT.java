@@ -1,8 +1,8 @@
 package io.lobstream.app;
 
 import io.lobstream.app.embedded.EmbeddedCluster;
+import io.lobstream.client.LobClient;
 import io.lobstream.ingest.LobNode;
-import io.lobstream.ingest.client.LobClient;
 import io.lobstream.purge.PurgeWorker;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStoreConfig;

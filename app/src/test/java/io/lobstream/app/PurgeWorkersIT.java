@@ -1,5 +1,6 @@
 package io.lobstream.app;
 
+import io.lobstream.client.LobClient;
 import io.lobstream.store.LobStore;
 import io.lobstream.app.bench.KafkaTools;
 import io.lobstream.app.bench.PurgeBench;
@@ -7,7 +8,6 @@ import io.lobstream.app.embedded.EmbeddedPipeline;
 import io.lobstream.app.embedded.PurgeProcess;
 import io.lobstream.avro.ReclaimRecord;
 import io.lobstream.avro.UndoRecord;
-import io.lobstream.ingest.client.LobClient;
 import io.lobstream.purge.PurgeWorkerPool;
 import io.lobstream.schema.LobSerdes;
 import io.lobstream.schema.LobStreamConfig;

@@ -1,7 +1,7 @@
 package io.lobstream.app.bench;
 
+import io.lobstream.client.LobClient;
 import io.lobstream.ingest.WriterStreamsSettings;
-import io.lobstream.ingest.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;

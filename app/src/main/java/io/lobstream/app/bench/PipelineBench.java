@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.lobstream.app.embedded.ClusterProcess;
 import io.lobstream.app.embedded.EmbeddedKafka;
 import io.lobstream.app.embedded.NodeProcess;
-import io.lobstream.ingest.client.LobClient;
+import io.lobstream.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.admin.Admin;

@@ -1,7 +1,7 @@
 package io.lobstream.app.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.lobstream.ingest.client.LobClient;
+import io.lobstream.client.LobClient;
 import io.lobstream.ingest.http.StreamedResponse;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;

@@ -1,6 +1,6 @@
 package io.lobstream.app.cli;
 
-import io.lobstream.ingest.client.LobClient;
+import io.lobstream.client.LobClient;
 
 /** A progress line on stderr for values over a few MB, only when stderr is a terminal. */
 final class ProgressBar implements LobClient.Progress {

@@ -1,7 +1,7 @@
 package io.lobstream.app.cli;
 
-import io.lobstream.ingest.client.LobWrite;
-import io.lobstream.ingest.client.WriteOutcome;
+import io.lobstream.client.LobWrite;
+import io.lobstream.client.WriteOutcome;
 import io.lobstream.store.index.Rejection;
 import org.apache.kafka.clients.producer.RecordMetadata;
 

@@ -1,8 +1,8 @@
 package io.lobstream.app.cli;
 
-import io.lobstream.ingest.client.LobClient;
-import io.lobstream.ingest.client.LobWrite;
-import io.lobstream.ingest.client.LobWrites;
+import io.lobstream.client.LobClient;
+import io.lobstream.client.LobWrite;
+import io.lobstream.client.LobWrites;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.index.Attributes;

@@ -1,7 +1,7 @@
 package io.lobstream.app.demo;
 
-import io.lobstream.ingest.client.LobClient;
-import io.lobstream.ingest.client.LobWrite;
+import io.lobstream.client.LobClient;
+import io.lobstream.client.LobWrite;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 import java.util.ArrayList;

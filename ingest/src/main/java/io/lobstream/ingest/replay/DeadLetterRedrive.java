@@ -1,6 +1,6 @@
 package io.lobstream.ingest.replay;
 
-import io.lobstream.ingest.client.LobClient;
+import io.lobstream.client.LobClient;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;

@@ -1,6 +1,6 @@
 package io.lobstream.ingest.writer;
 
-import io.lobstream.ingest.client.LobClient;
+import io.lobstream.client.LobClient;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.store.index.Rejection;
 import org.apache.kafka.common.header.Header;

@@ -1,4 +1,4 @@
-package io.lobstream.ingest.client;
+package io.lobstream.client;
 
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;

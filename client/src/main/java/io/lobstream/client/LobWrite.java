@@ -1,4 +1,4 @@
-package io.lobstream.ingest.client;
+package io.lobstream.client;
 
 import org.apache.kafka.clients.producer.RecordMetadata;
 

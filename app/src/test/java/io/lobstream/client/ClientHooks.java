@@ -1,4 +1,4 @@
-package io.lobstream.ingest.client;
+package io.lobstream.client;
 
 /** What integration tests in other packages set on a {@link LobClient} that its public API does not offer. */
 public final class ClientHooks {

@@ -1,6 +1,6 @@
-package io.lobstream.ingest.client;
+package io.lobstream.client;
 
-import io.lobstream.ingest.client.LobClient.Progress;
+import io.lobstream.client.LobClient.Progress;
 
 import java.io.IOException;
 import java.io.InputStream;

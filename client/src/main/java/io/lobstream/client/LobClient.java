@@ -1,4 +1,4 @@
-package io.lobstream.ingest.client;
+package io.lobstream.client;
 
 import io.lobstream.avro.LobCommand;
 import io.lobstream.avro.LobOp;
