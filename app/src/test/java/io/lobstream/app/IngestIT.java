@@ -123,7 +123,7 @@ class IngestIT {
         pipeline = TestPipeline.start(dir, Map.of(
                 LobStreamConfig.PARTITIONS.name(), 2,
                 LobStreamConfig.VALUE_MAX_BYTES.name(), 100 << 20,
-                LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), 5000)); // short, for the expiry test; long enough that no pause of a loaded machine expires an upload in progress
+                LobStreamConfig.UPLOAD_TIMEOUT_MS.name(), 15_000)); // short, for the expiry tests; long enough that no pause of a loaded machine (a GC, a disk stall) expires an upload in progress, the 64 MiB one's included
         cluster = pipeline.cluster;
         config = pipeline.config;
         node = pipeline.node;
@@ -402,7 +402,7 @@ class IngestIT {
         byte[] more = bytes(1000, 12);
         try (LobClient restarted = new LobClient(config)) {
             // started (producer id, metadata, registry) before the first try: the upload it leaves part-way must not
-            // expire (lob.upload.timeout.ms is 5 s here) while a new client starts on a loaded machine
+            // expire (lob.upload.timeout.ms is 15 s here) while a new client starts on a loaded machine
             restarted.put(id + "-warm-up", bytes(10, 1), null).get(60, TimeUnit.SECONDS);
             assertThatThrownBy(() -> client.idempotent("job-1").put(id, failsAfterTheFirstChunk, v.length, null, Map.of(),
                     LobClient.Progress.NONE)).hasMessageContaining("the disk went away");
@@ -438,7 +438,7 @@ class IngestIT {
             avro.send(new ProducerRecord<>(config.topics().commands(), "it-stopped", put("it-stopped", bytes(1000, i)).setUploadId(upload)
                     .setChunkIndex(i).setChunkCount(5).setOffset(i * 1000L).setTotalLength(5000).build())).get();
         }
-        await().atMost(Duration.ofSeconds(60)).until(() -> uploadsExpired() > expiredBefore);
+        await().atMost(Duration.ofSeconds(120)).until(() -> uploadsExpired() > expiredBefore);
         FsckReport r = fsck();
         assertThat(r.problems()).isEmpty();
         assertThat(r.pagesUploading()).isZero();
@@ -527,7 +527,7 @@ class IngestIT {
         String topic = config.topics().commands();
         avro.send(new ProducerRecord<>(topic, id, put(id, bytes(1000, 1)).setUploadId(upload).setChunkIndex(0)
                 .setChunkCount(2).setOffset(0).setTotalLength(2000).build())).get();
-        Thread.sleep(6_000); // the upload timeout is 5 s
+        Thread.sleep(16_000); // the upload timeout is 15 s
         avro.send(new ProducerRecord<>(topic, id, put(id, bytes(1000, 2)).setUploadId(upload).setChunkIndex(1)
                 .setChunkCount(2).setOffset(1000).setTotalLength(2000).build())).get();
         Map<String, String> reasons = new HashMap<>();

@@ -91,10 +91,10 @@ final class TestPipeline implements AutoCloseable {
                 client.close();
             } finally {
                 purge.close();
-                purgeThread.join(10_000);
+                purgeThread.join(60_000); // its release alone may take 5 s for the consumer and 5 s for the producer
             }
             if (purgeThread.isAlive()) {
-                throw new AssertionError("the purge worker did not stop within 10 s");
+                throw new AssertionError("the purge worker did not stop within 60 s");
             }
         }
     }

@@ -70,7 +70,7 @@ class UndoResendIT {
         assertThat(kafka.has("error")).as("%s", kafka).isFalse();
 
         pipeline.purge.close(); // no worker reads the undo records below
-        pipeline.purgeThread.join(10_000);
+        pipeline.purgeThread.join(60_000);
         assertThat(pipeline.purgeThread.isAlive()).isFalse();
         putThreeVersionsOf("a", "b", "c", "d");
         await().atMost(Duration.ofSeconds(30)).until(() -> pipeline.node.tablespaces().totals().historyLength() == 8);
