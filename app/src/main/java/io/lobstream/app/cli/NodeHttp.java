@@ -177,8 +177,14 @@ final class NodeHttp {
         return r.body();
     }
 
-    private URI lobUri(String lobId) {
-        return URI.create(base + "/lobs/" + URLEncoder.encode(lobId, StandardCharsets.UTF_8).replace("+", "%20"));
+    URI lobUri(String lobId) {
+        String segment = URLEncoder.encode(lobId, StandardCharsets.UTF_8).replace("+", "%20");
+        // a path segment . or .. is one a proxy in front of the node removes (RFC 3986 5.2.4): sent encoded, it reaches the
+        // node as an id through a proxy that passes the path as it is (one that decodes %2E first still removes it)
+        if (segment.equals(".") || segment.equals("..")) {
+            segment = segment.replace(".", "%2E");
+        }
+        return URI.create(base + "/lobs/" + segment);
     }
 
     String base() {

@@ -15,6 +15,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -57,7 +58,7 @@ class GetCommandTest {
         assertThat(getTo(out, servingHalfOf(1000))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
         assertThat(cli.err()).contains("ended after 500 of 1000 bytes");
         assertThat(out).doesNotExist();
-        assertThat(dir.resolve("doc-1.bin.part")).doesNotExist();
+        assertThat(partFiles()).isEmpty();
     }
 
     @Test
@@ -65,6 +66,34 @@ class GetCommandTest {
         Path out = dir.resolve("doc-1.bin");
         assertThat(getTo(out, servingWhole(1000))).isZero();
         assertThat(Files.size(out)).isEqualTo(1000);
+    }
+
+    /** A file kept private stays so: the part file that replaces it used to be made under the umask (0644). */
+    @Test
+    void aFileReplacedKeepsItsPermissions() throws IOException {
+        Path out = Files.write(dir.resolve("private.bin"), new byte[]{1});
+        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rw-------"));
+        assertThat(getTo(out, servingWhole(1000))).isZero();
+        assertThat(Files.size(out)).isEqualTo(1000);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(out))).isEqualTo("rw-------");
+        assertThat(partFiles()).isEmpty();
+    }
+
+    /** A FILE.part already there (an earlier release's, or a link planted to another file) is neither written nor followed. */
+    @Test
+    void anOldPartFileIsLeftAlone() throws IOException {
+        Path other = Files.write(dir.resolve("other.bin"), new byte[]{7});
+        Path planted = Files.createSymbolicLink(dir.resolve("doc-1.bin.part"), other.getFileName());
+        assertThat(getTo(dir.resolve("doc-1.bin"), servingWhole(1000))).isZero();
+        assertThat(other).hasBinaryContent(new byte[]{7});
+        assertThat(Files.isSymbolicLink(planted)).isTrue();
+        assertThat(Files.size(dir.resolve("doc-1.bin"))).isEqualTo(1000);
+    }
+
+    private java.util.List<Path> partFiles() throws IOException {
+        try (var files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".part")).toList();
+        }
     }
 
     /** {@code -o -} is standard output, as {@code put ID -} reads standard input: not a file named "-" in the working directory. */
@@ -82,7 +111,7 @@ class GetCommandTest {
 
         assertThat(getTo(link, servingHalfOf(1000))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
         assertThat(file).hasBinaryContent(new byte[]{1, 2, 3});
-        assertThat(dir.resolve("current-1.bin.part")).doesNotExist();
+        assertThat(partFiles()).isEmpty();
 
         assertThat(getTo(link, servingWhole(1000))).isZero();
         assertThat(Files.isSymbolicLink(link)).isTrue();
@@ -96,7 +125,7 @@ class GetCommandTest {
 
         assertThat(getTo(link, servingHalfOf(1000))).isEqualTo(CommandLine.ExitCode.SOFTWARE);
         assertThat(file).doesNotExist();
-        assertThat(dir.resolve("latest-2.bin.part")).doesNotExist();
+        assertThat(partFiles()).isEmpty();
 
         assertThat(getTo(link, servingWhole(1000))).isZero();
         assertThat(Files.isSymbolicLink(link)).isTrue();
@@ -118,7 +147,7 @@ class GetCommandTest {
         });
         assertThat(getTo(link, servingWhole(1000))).isZero();
         assertThat(read.get(30, TimeUnit.SECONDS)).isEqualTo(1000);
-        assertThat(dir.resolve("fifo.part")).doesNotExist();
+        assertThat(partFiles()).isEmpty();
     }
 
     /** A bad -o is a bad argument, said before the node is asked: it was exit 1 after the request. */

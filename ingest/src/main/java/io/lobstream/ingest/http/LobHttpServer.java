@@ -534,7 +534,9 @@ public final class LobHttpServer implements AutoCloseable {
             String etag = "\"" + store.copyId() + "." + h.version().originVersion() + "\"";
             headers.add("ETag", etag);
             headers.add("Accept-Ranges", "bytes");
-            Attributes attributes = h.version().attributes();
+            // as stored, every write path made them safe (CommandApplier); again here: an index entry made by hand, or damaged
+            // in a way its CRC missed, must not put CR LF (or a char the JDK sends as their low byte) into the headers
+            Attributes attributes = h.version().attributes().headerSafe();
             headers.add("Content-Type", attributes.contentType() != null ? attributes.contentType() : "application/octet-stream");
             attributes.metadata().forEach((k, v) -> headers.add(META + k, v));
             switch (Preconditions.evaluate(Responses.listHeader(ex.getRequestHeaders(), "If-Match"),
