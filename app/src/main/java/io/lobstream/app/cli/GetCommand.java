@@ -13,20 +13,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
-import java.nio.channels.Channels;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.FileAttribute;
-import java.nio.file.attribute.PosixFileAttributeView;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.EnumSet;
-import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 
 /** {@code ./lobstream get ID [-o FILE]}. */
@@ -127,68 +118,30 @@ final class GetCommand implements Callable<Integer> {
     }
 
     /**
-     * Into FILE.RANDOM.part, renamed to FILE once whole: a download that fails leaves no file that looks
-     * complete, and the old one as it was. The part file is new (never a file or link already there, so two
-     * downloads to one FILE never write into each other's) and is made with an existing FILE's permissions:
-     * a FILE kept private stays so, while the next value comes too. FILE a symbolic link to a regular file, or to a file not
+     * Into FILE whole or not at all ({@link ReplacingFile}): a download that fails leaves no file that looks
+     * complete, and the old one as it was. FILE a symbolic link to a regular file, or to a file not
      * there yet: the same beside the file it names, so the link stays a link. Straight into FILE when
-     * it is not a regular file (a device, a pipe), or one of the links under /dev and /proc
-     * ({@code -o /dev/stdout}: the shell's redirection, appending or not, is written through).
+     * it is not a regular file (a device, a pipe); appended to when it is one of the links under /dev and /proc
+     * ({@code -o /dev/stdout}: the shell's redirection, truncating or appending, decides, as a program writing its
+     * standard output does; opened again with truncation, it would wipe what {@code >>} keeps).
      */
     private long download(InputStream in, long length) throws IOException {
         Path target = output;
         Path absolute = output.toAbsolutePath();
-        if (Files.isSymbolicLink(output) && !absolute.startsWith("/dev") && !absolute.startsWith("/proc")) {
+        boolean link = Files.isSymbolicLink(output);
+        if (link && !absolute.startsWith("/dev") && !absolute.startsWith("/proc")) {
             target = linkedFile(output);
         }
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
-            try (OutputStream out = Files.newOutputStream(target)) {
+            try (OutputStream out = link ? Files.newOutputStream(target, StandardOpenOption.WRITE, StandardOpenOption.APPEND)
+                    : Files.newOutputStream(target, StandardOpenOption.WRITE)) {
                 return transfer(in, out, length);
             }
         }
-        Path part = target.resolveSibling(target.getFileName() + "."
-                + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + ".part");
-        Set<PosixFilePermission> kept = permissions(target);
-        // CREATE_NEW: made by this run, not opened through a link planted there; with FILE's permissions from its first byte
-        // (the umask may narrow them, never widen: so no other user reads a private FILE's next value while it comes)
-        FileAttribute<?>[] mode = kept == null ? new FileAttribute<?>[0]
-                : new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(kept)};
-        OutputStream out = Channels.newOutputStream(Files.newByteChannel(part, EnumSet.of(StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.WRITE), mode));
-        part.toFile().deleteOnExit(); // stopped by Ctrl-C or SIGTERM, where the catch below never runs (once renamed: nothing to delete)
-        try {
-            long n;
-            try (out) {
-                widen(part, kept);
-                n = transfer(in, out, length);
-            }
-            Files.move(part, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        try (ReplacingFile file = ReplacingFile.create(target)) {
+            long n = transfer(in, file.stream(), length);
+            file.commit();
             return n;
-        } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(part);
-            throw e;
-        }
-    }
-
-    /** A regular file's POSIX permissions, or null: none there, or a file system without them. */
-    private static Set<PosixFilePermission> permissions(Path file) {
-        try {
-            return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
-                    && Files.getFileAttributeView(file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS) != null
-                    ? Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS) : null;
-        } catch (IOException e) {
-            return null; // as for a new FILE: the umask's
-        }
-    }
-
-    /** Back to {@code kept} where the umask took some away; where the file system refuses (CIFS, NFS): narrower stays. */
-    private static void widen(Path part, Set<PosixFilePermission> kept) {
-        if (kept != null) {
-            try {
-                Files.setPosixFilePermissions(part, kept);
-            } catch (IOException e) {
-                // narrower than FILE's, never wider: not worth failing a download for
-            }
         }
     }
 

@@ -15,6 +15,9 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -68,15 +71,44 @@ class GetCommandTest {
         assertThat(Files.size(out)).isEqualTo(1000);
     }
 
-    /** A file kept private stays so: the part file that replaces it used to be made under the umask (0644). */
+    /** A file kept private stays so (the part file that replaces it was made under the umask), and one open to all too. */
     @Test
     void aFileReplacedKeepsItsPermissions() throws IOException {
-        Path out = Files.write(dir.resolve("private.bin"), new byte[]{1});
-        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rw-------"));
+        for (String mode : new String[] {"rw-------", "rw-rw-rw-", "r--r-----"}) {
+            Path out = Files.write(dir.resolve("private.bin"), new byte[]{1});
+            Files.setPosixFilePermissions(out, PosixFilePermissions.fromString(mode));
+            assertThat(getTo(out, servingWhole(1000))).isZero();
+            assertThat(Files.size(out)).isEqualTo(1000);
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(out))).as(mode).isEqualTo(mode);
+            assertThat(partFiles()).isEmpty();
+            Files.delete(out);
+        }
+    }
+
+    /** A file whose group may read it keeps that group: the creator's (another) would otherwise read the next value. */
+    @Test
+    void aFileReplacedKeepsItsGroup() throws IOException {
+        Path out = Files.write(dir.resolve("shared.bin"), new byte[]{1});
+        PosixFileAttributeView view = Files.getFileAttributeView(out, PosixFileAttributeView.class);
+        GroupPrincipal mine = view.readAttributes().group();
+        GroupPrincipal other = null;
+        for (String name : new String[] {"daemon", "bin", "sys", "adm", "nogroup"}) {
+            try {
+                GroupPrincipal g = out.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByGroupName(name);
+                view.setGroup(g); // only a group this user may give: root any, others their own
+                if (!g.equals(mine)) {
+                    other = g;
+                    break;
+                }
+            } catch (IOException e) {
+                // not a group here, or not one this user may give
+            }
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(other != null, "this user can give a file no group but its own");
+        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rw-r-----"));
         assertThat(getTo(out, servingWhole(1000))).isZero();
-        assertThat(Files.size(out)).isEqualTo(1000);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(out))).isEqualTo("rw-------");
-        assertThat(partFiles()).isEmpty();
+        assertThat(Files.readAttributes(out, PosixFileAttributes.class).group()).isEqualTo(other);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(out))).isEqualTo("rw-r-----");
     }
 
     /** A FILE.part already there (an earlier release's, or a link planted to another file) is neither written nor followed. */
@@ -88,6 +120,7 @@ class GetCommandTest {
         assertThat(other).hasBinaryContent(new byte[]{7});
         assertThat(Files.isSymbolicLink(planted)).isTrue();
         assertThat(Files.size(dir.resolve("doc-1.bin"))).isEqualTo(1000);
+        assertThat(partFiles()).containsExactly(planted);
     }
 
     private java.util.List<Path> partFiles() throws IOException {

@@ -34,7 +34,15 @@ final class GroupSync {
 
     /** @param onSync told after each sync (metrics) */
     public GroupSync(SyncAction action, long intervalMillis, Runnable onSync) {
-        this(action, intervalMillis, onSync, LockSupport::parkNanos);
+        this(action, intervalMillis, onSync, GroupSync::parkFor);
+    }
+
+    /** The whole interval: {@code parkNanos} may return early (spuriously, or on a permit a lock's handoff left). */
+    private static void parkFor(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        for (long left = nanos; left > 0 && !Thread.currentThread().isInterrupted(); left = deadline - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
     }
 
     GroupSync(SyncAction action, long intervalMillis, Runnable onSync, LongConsumer gatherFor) {

@@ -102,7 +102,7 @@ class GroupSyncTest {
             if (syncs.incrementAndGet() == 1) {
                 throw new IllegalStateException("the sync's own bug");
             }
-        }, 600_000, () -> { });
+        }, 600_000, () -> { }, LockSupport::parkNanos); // one park, which the unparks below end (the node's waits it out)
         AtomicBoolean leaderFailed = new AtomicBoolean();
         Thread leader = new Thread(() -> {
             try {

@@ -209,7 +209,10 @@ class StoreLifecycleTest {
             }
             notYet = sampled;
             assertThat(notYet).as("the writer reaches the WAL's group commit").isLessThan(until);
-            assertThat(failed).isNotDone();
+            if (failed.isDone()) { // a machine stalled for the whole second between two samples: synced unseen
+                assertThat(failed.join()).isNull();
+                org.junit.jupiter.api.Assumptions.abort("the write's group commit ran before a sample found it waiting");
+            }
             Thread.sleep(5);
         }
         store.crash(); // closed, no checkpoint
