@@ -343,7 +343,7 @@ final class CommandProcessor extends TablespaceProcessor<LobCommand> {
                 record.timestamp(), store, source);
         if (outcome instanceof CommandApplier.Applied applied) {
             applied.superseded().ifPresent(old -> emitUndo(old, false));
-            metrics.applied(applied.op().name());
+            metrics.applied(applied.op());
             applyLag(record);
         } else if (outcome instanceof CommandApplier.ChunkAccepted) {
             metrics.chunk();

@@ -9,7 +9,9 @@ import io.micrometer.core.instrument.Timer;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.EnumMap;
 import java.util.Locale;
+import java.util.Map;
 
 /** Meters of the writer topology. */
 public final class WriterMetrics {
@@ -18,6 +20,10 @@ public final class WriterMetrics {
     private final Counter undoReemitted;
     private final Timer reclaimApplyLag;
     private final Timer commandApplyLag;
+    // the meters counted at every command, held rather than looked up in the registry each time (a builder, an id, a lookup)
+    private final Map<LobOp, Counter> appliedByOp = new EnumMap<>(LobOp.class);
+    private final Counter chunks;
+    private final Counter uploadsExpired;
 
     public WriterMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -34,6 +40,11 @@ public final class WriterMetrics {
                 .maximumExpectedValue(Duration.ofHours(1))
                 .description("From a command's record timestamp (its producer's send time, or the broker's append time) to the "
                         + "writer applying it, each chunk of an upload counted: how far behind the writer is, in time").register(registry);
+        for (LobOp op : LobOp.values()) {
+            appliedByOp.put(op, appliedCounter(op.name()));
+        }
+        this.chunks = chunkCounter();
+        this.uploadsExpired = uploadsExpiredCounter();
     }
 
     /**
@@ -61,8 +72,8 @@ public final class WriterMetrics {
 
     private static final Duration LONGEST_LAG = Duration.ofNanos(Long.MAX_VALUE);
 
-    public void applied(String op) {
-        appliedCounter(op).increment();
+    public void applied(LobOp op) {
+        appliedByOp.get(op).increment();
     }
 
     private Counter appliedCounter(String op) {
@@ -81,13 +92,9 @@ public final class WriterMetrics {
         for (ReclaimOutcome outcome : ReclaimOutcome.values()) {
             reclaimCounter(outcome);
         }
-        for (LobOp op : LobOp.values()) {
-            appliedCounter(op.name());
-        }
+        // the applied, chunk and expiry counters: registered by the constructor
         skippedCounter(SKIPPED_APPLIED);
         skippedCounter(SKIPPED_DUPLICATE);
-        chunkCounter();
-        uploadsExpiredCounter();
         registerRebuildsAtZero();
         undoResentCounter();
         for (int p = 0; p < partitions; p++) { // the refusals README says to alert on: the first is the one that matters
@@ -126,7 +133,7 @@ public final class WriterMetrics {
     }
 
     public void chunk() {
-        chunkCounter().increment();
+        chunks.increment();
     }
 
     private Counter chunkCounter() {
@@ -135,7 +142,9 @@ public final class WriterMetrics {
     }
 
     public void uploadsExpired(int n) {
-        uploadsExpiredCounter().increment(n);
+        if (n > 0) { // called with 0 at every chunk
+            uploadsExpired.increment(n);
+        }
     }
 
     private Counter uploadsExpiredCounter() {
