@@ -16,7 +16,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
 
@@ -42,6 +42,7 @@ final class GetCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    private static final Set<String> STDOUT = Set.of("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1");
     private static final Pattern RANGE = Pattern.compile("\\d+-\\d*|-\\d+");
 
     @Override
@@ -74,7 +75,9 @@ final class GetCommand implements Callable<Integer> {
                 case 200, 206 -> {
                     long length = r.contentLength().orElse(-1);
                     // not System.out: a PrintStream keeps write errors to itself (a full disk, a closed pipe)
-                    boolean toStdout = output == null || output.toString().equals("-"); // (not a file named "-")
+                    // (not a file named "-"); /dev/stdout as it too: opened again, it would have an offset of its own, which
+                    // the shell's >> or the status line on a 2>&1 would not share
+                    boolean toStdout = output == null || output.toString().equals("-") || STDOUT.contains(output.normalize().toString());
                     long n = toStdout ? transfer(in, new FileOutputStream(FileDescriptor.out), length) : download(in, length);
                     err.printf("%s: %d bytes, ETag %s, %s%n", id, n, r.header("ETag").orElse("?"),
                             r.header("Content-Type").orElse("no content type"));
@@ -121,20 +124,17 @@ final class GetCommand implements Callable<Integer> {
      * Into FILE whole or not at all ({@link ReplacingFile}): a download that fails leaves no file that looks
      * complete, and the old one as it was. FILE a symbolic link to a regular file, or to a file not
      * there yet: the same beside the file it names, so the link stays a link. Straight into FILE when
-     * it is not a regular file (a device, a pipe); appended to when it is one of the links under /dev and /proc
-     * ({@code -o /dev/stdout}: the shell's redirection, truncating or appending, decides, as a program writing its
-     * standard output does; opened again with truncation, it would wipe what {@code >>} keeps).
+     * it is not a regular file (a device, a pipe), or one of the links under /dev and /proc ({@code /dev/stdout} is
+     * standard output, as {@code -}, before this).
      */
     private long download(InputStream in, long length) throws IOException {
         Path target = output;
         Path absolute = output.toAbsolutePath();
-        boolean link = Files.isSymbolicLink(output);
-        if (link && !absolute.startsWith("/dev") && !absolute.startsWith("/proc")) {
+        if (Files.isSymbolicLink(output) && !absolute.startsWith("/dev") && !absolute.startsWith("/proc")) {
             target = linkedFile(output);
         }
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
-            try (OutputStream out = link ? Files.newOutputStream(target, StandardOpenOption.WRITE, StandardOpenOption.APPEND)
-                    : Files.newOutputStream(target, StandardOpenOption.WRITE)) {
+            try (OutputStream out = Files.newOutputStream(target)) {
                 return transfer(in, out, length);
             }
         }

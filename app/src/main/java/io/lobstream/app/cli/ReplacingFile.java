@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
@@ -21,59 +22,61 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A regular file written whole or not at all: the bytes go to a new {@code FILE.RANDOM.part} beside it, renamed over FILE
- * by {@link #commit()}; {@link #close()} without it removes the part and leaves FILE as it was.
+ * by {@link #commit()}; {@link #close()} without it removes the part and leaves FILE as it was. Not synced: a power loss
+ * may still leave FILE short, as with curl or wget.
  * <p>
  * The part is made by this run ({@code CREATE_NEW}: never a file or a link already there, so two downloads to one FILE
  * never write into each other's, and a link planted at the name is not followed). Where FILE exists on a POSIX file
- * system, the part gets FILE's group and permission bits: a FILE kept from other users stays so. While it is written, it
- * has the owner's read and write and the bits FILE gives others, and its group's bits only once it has FILE's group (the
- * creator's may be another); FILE's exact bits come last, after the bytes (a read-only FILE's included).
+ * system, the part gets FILE's group (where this user may give it) and permission bits before its first byte: a FILE
+ * kept from other users stays so. Until it has FILE's group, its group's members count as others, so the part gives
+ * others only what FILE gives both; without that group it keeps no group bits. The owner can always read and write it
+ * while it is written (a read-only FILE's bits come last); every change is made on the part itself, not through a link.
  */
 final class ReplacingFile implements Closeable {
     /** The longest FILE name kept in its part's name, in UTF-8 bytes: file systems take 255, and the rest is the suffix's. */
     private static final int NAME_BYTES = 200;
-    private static final Set<PosixFilePermission> GROUP = EnumSet.of(PosixFilePermission.GROUP_READ,
-            PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE);
-    private static final Set<PosixFilePermission> OTHERS = EnumSet.of(PosixFilePermission.OTHERS_READ,
-            PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
+    private static final Set<PosixFilePermission> OWNER_RW = EnumSet.of(PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE);
 
     private final Path target;
     private final Path part;
     private final OutputStream out;
-    private final Set<PosixFilePermission> mode; // FILE's bits, less the group's if the part could not take its group
+    private final Set<PosixFilePermission> last; // bits to give the part after its bytes, or null: it has them already
     private boolean committed;
 
-    private ReplacingFile(Path target, Path part, OutputStream out, Set<PosixFilePermission> mode) {
+    private ReplacingFile(Path target, Path part, OutputStream out, Set<PosixFilePermission> last) {
         this.target = target;
         this.part = part;
         this.out = out;
-        this.mode = mode;
+        this.last = last;
     }
 
     static ReplacingFile create(Path target) throws IOException {
         PosixFileAttributes was = attributes(target);
         Path part = target.resolveSibling(partName(target));
-        FileAttribute<?>[] attrs = was == null ? new FileAttribute<?>[0]
-                : new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(whileWritten(was.permissions()))};
+        FileAttribute<?>[] attrs = was == null ? new FileAttribute<?>[0] : new FileAttribute<?>[] {
+                PosixFilePermissions.asFileAttribute(withOwnersReadWrite(Bits.of(was.permissions()).withoutGroup()))};
         OutputStream out = Channels.newOutputStream(Files.newByteChannel(part,
                 EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), attrs));
         try {
             part.toFile().deleteOnExit(); // stopped by Ctrl-C or SIGTERM, where close() never runs (once renamed: nothing to delete)
-            Set<PosixFilePermission> mode = null;
+            Set<PosixFilePermission> last = null;
             if (was != null) {
-                mode = EnumSet.copyOf(was.permissions());
-                if (tookGroup(part, was)) {
-                    Set<PosixFilePermission> now = whileWritten(mode);
-                    mode.stream().filter(GROUP::contains).forEach(now::add);
-                    setMode(part, now);
-                } else {
-                    mode.removeAll(GROUP);
-                }
+                Bits bits = Bits.of(was.permissions());
+                Set<PosixFilePermission> end = tookGroup(part, was.group()) ? bits.all() : bits.withoutGroup();
+                Set<PosixFilePermission> whileWritten = withOwnersReadWrite(end);
+                setMode(part, whileWritten);
+                last = whileWritten.equals(end) ? null : end;
             }
-            return new ReplacingFile(target, part, out, mode);
-        } catch (RuntimeException e) { // deleteOnExit in a shutdown already begun
-            out.close();
-            Files.deleteIfExists(part);
+            return new ReplacingFile(target, part, out, last);
+        } catch (Throwable e) { // IOException from the view, an Error, deleteOnExit in a shutdown already begun
+            try {
+                out.close();
+            } catch (IOException closing) {
+                e.addSuppressed(closing);
+            } finally {
+                Files.deleteIfExists(part);
+            }
             throw e;
         }
     }
@@ -82,11 +85,11 @@ final class ReplacingFile implements Closeable {
         return out;
     }
 
-    /** Closes the stream, gives the part FILE's bits and renames it over FILE. */
+    /** Closes the stream, gives the part FILE's bits where the owner's were added, and renames it over FILE. */
     void commit() throws IOException {
         out.close();
-        if (mode != null) {
-            setMode(part, mode);
+        if (last != null) {
+            setMode(part, last);
         }
         Files.move(part, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         committed = true;
@@ -101,6 +104,12 @@ final class ReplacingFile implements Closeable {
                 Files.deleteIfExists(part);
             }
         }
+    }
+
+    private static Set<PosixFilePermission> withOwnersReadWrite(Set<PosixFilePermission> bits) {
+        Set<PosixFilePermission> s = EnumSet.copyOf(OWNER_RW);
+        s.addAll(bits);
+        return s;
     }
 
     /** FILE's name, or a stand-in for one too long to take the suffix, then a random part and {@code .part}. */
@@ -121,29 +130,60 @@ final class ReplacingFile implements Closeable {
         }
     }
 
-    /** The owner's read and write (to fill it), and what FILE gives others; its group's bits wait for its group. */
-    private static Set<PosixFilePermission> whileWritten(Set<PosixFilePermission> bits) {
-        Set<PosixFilePermission> s = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
-        bits.stream().filter(OTHERS::contains).forEach(s::add);
-        return s;
-    }
-
-    /** Whether the part now has FILE's group: a user may give a file only a group they are in. */
-    private static boolean tookGroup(Path part, PosixFileAttributes was) {
+    /** Whether the part now has {@code group}, read back: a user may give only a group they are in, and some file systems take a chown silently. */
+    private static boolean tookGroup(Path part, GroupPrincipal group) {
         try {
-            Files.getFileAttributeView(part, PosixFileAttributeView.class).setGroup(was.group());
-            return true;
+            PosixFileAttributeView view = view(part);
+            view.setGroup(group);
+            return view.readAttributes().group().equals(group);
         } catch (IOException e) {
             return false;
         }
     }
 
-    /** Where the file system refuses (CIFS, some NFS): the bits it has, never wider than FILE's but the owner's. */
-    private static void setMode(Path file, Set<PosixFilePermission> bits) {
+    /** Where the file system refuses (CIFS, some NFS): the bits it has, made no wider than FILE's for group or others. */
+    private static void setMode(Path part, Set<PosixFilePermission> bits) {
         try {
-            Files.setPosixFilePermissions(file, bits);
+            view(part).setPermissions(bits);
         } catch (IOException e) {
             // not worth failing a download for
+        }
+    }
+
+    /** The part's own attributes: if something put a link in its place, the change fails rather than reach the file it names. */
+    private static PosixFileAttributeView view(Path part) {
+        return Files.getFileAttributeView(part, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** FILE's permission bits, and the part's while its group is not FILE's. */
+    private record Bits(Set<PosixFilePermission> bits) {
+        static Bits of(Set<PosixFilePermission> bits) {
+            return new Bits(bits.isEmpty() ? EnumSet.noneOf(PosixFilePermission.class) : EnumSet.copyOf(bits));
+        }
+
+        Set<PosixFilePermission> all() {
+            return EnumSet.copyOf(bits);
+        }
+
+        /** The owner's bits, no group's, and the others' that FILE's group has too (its members are others here). */
+        Set<PosixFilePermission> withoutGroup() {
+            Set<PosixFilePermission> s = EnumSet.noneOf(PosixFilePermission.class);
+            for (PosixFilePermission p : bits) {
+                switch (p) {
+                    case OWNER_READ, OWNER_WRITE, OWNER_EXECUTE -> s.add(p);
+                    case OTHERS_READ -> add(s, p, PosixFilePermission.GROUP_READ);
+                    case OTHERS_WRITE -> add(s, p, PosixFilePermission.GROUP_WRITE);
+                    case OTHERS_EXECUTE -> add(s, p, PosixFilePermission.GROUP_EXECUTE);
+                    default -> { } // the group's
+                }
+            }
+            return s;
+        }
+
+        private void add(Set<PosixFilePermission> s, PosixFilePermission others, PosixFilePermission group) {
+            if (bits.contains(group)) {
+                s.add(others);
+            }
         }
     }
 }

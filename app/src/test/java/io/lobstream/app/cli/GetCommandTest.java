@@ -74,7 +74,7 @@ class GetCommandTest {
     /** A file kept private stays so (the part file that replaces it was made under the umask), and one open to all too. */
     @Test
     void aFileReplacedKeepsItsPermissions() throws IOException {
-        for (String mode : new String[] {"rw-------", "rw-rw-rw-", "r--r-----"}) {
+        for (String mode : new String[] {"rw-------", "rw-rw-rw-", "r--r-----", "rw----r--"}) {
             Path out = Files.write(dir.resolve("private.bin"), new byte[]{1});
             Files.setPosixFilePermissions(out, PosixFilePermissions.fromString(mode));
             assertThat(getTo(out, servingWhole(1000))).isZero();
