@@ -16,8 +16,9 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.util.Set;
+import java.nio.file.StandardOpenOption;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** {@code ./lobstream get ID [-o FILE]}. */
@@ -42,7 +43,9 @@ final class GetCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    private static final Set<String> STDOUT = Set.of("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1");
+    /** The links to a descriptor of this process the shell opened: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N. */
+    private static final Pattern DESCRIPTOR_LINK = Pattern.compile(
+            "/dev/fd/(\\d+)|/proc/(?:self|thread-self|" + ProcessHandle.current().pid() + ")/fd/(\\d+)");
     private static final Pattern RANGE = Pattern.compile("\\d+-\\d*|-\\d+");
 
     @Override
@@ -77,7 +80,7 @@ final class GetCommand implements Callable<Integer> {
                     // not System.out: a PrintStream keeps write errors to itself (a full disk, a closed pipe)
                     // (not a file named "-"); /dev/stdout as it too: opened again, it would have an offset of its own, which
                     // the shell's >> or the status line on a 2>&1 would not share
-                    boolean toStdout = output == null || output.toString().equals("-") || STDOUT.contains(output.normalize().toString());
+                    boolean toStdout = output == null || output.toString().equals("-") || descriptor(output) == 1;
                     long n = toStdout ? transfer(in, new FileOutputStream(FileDescriptor.out), length) : download(in, length);
                     err.printf("%s: %d bytes, ETag %s, %s%n", id, n, r.header("ETag").orElse("?"),
                             r.header("Content-Type").orElse("no content type"));
@@ -124,15 +127,17 @@ final class GetCommand implements Callable<Integer> {
      * Into FILE whole or not at all ({@link ReplacingFile}): a download that fails leaves no file that looks
      * complete, and the old one as it was. FILE a symbolic link to a regular file, or to a file not
      * there yet: the same beside the file it names, so the link stays a link. Straight into FILE when
-     * it is not a regular file (a device, a pipe), or one of the links under /dev and /proc ({@code /dev/stdout} is
-     * standard output, as {@code -}, before this).
+     * it is not a regular file (a device, a pipe). A link to a descriptor the shell opened ({@code /dev/fd/3},
+     * {@code /dev/stderr}) is appended to, never truncated: the shell's {@code >} or {@code >>} decided, and the open
+     * here has an offset of its own ({@code /dev/stdout} is standard output itself, as {@code -}, before this).
      */
     private long download(InputStream in, long length) throws IOException {
-        Path target = output;
-        Path absolute = output.toAbsolutePath();
-        if (Files.isSymbolicLink(output) && !absolute.startsWith("/dev") && !absolute.startsWith("/proc")) {
-            target = linkedFile(output);
+        if (descriptor(output) >= 0) {
+            try (OutputStream out = Files.newOutputStream(output, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+                return transfer(in, out, length);
+            }
         }
+        Path target = Files.isSymbolicLink(output) ? linkedFile(output) : output;
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
             try (OutputStream out = Files.newOutputStream(target)) {
                 return transfer(in, out, length);
@@ -143,6 +148,20 @@ final class GetCommand implements Callable<Integer> {
             file.commit();
             return n;
         }
+    }
+
+    /** The descriptor {@code output} is a link to in this process ({@link #DESCRIPTOR_LINK}), or -1. */
+    static int descriptor(Path output) {
+        String path = output.toAbsolutePath().normalize().toString();
+        if (path.equals("/dev/stdout") || path.equals("/dev/stderr")) {
+            return path.equals("/dev/stdout") ? 1 : 2;
+        }
+        Matcher m = DESCRIPTOR_LINK.matcher(path);
+        if (!m.matches()) {
+            return -1;
+        }
+        String fd = m.group(1) != null ? m.group(1) : m.group(2);
+        return fd.length() > 9 ? -1 : Integer.parseInt(fd);
     }
 
     /** The file {@code link} names, if a regular file or none yet; else {@code link} itself, written through. */

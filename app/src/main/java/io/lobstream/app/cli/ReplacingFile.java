@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -69,13 +70,16 @@ final class ReplacingFile implements Closeable {
                 last = whileWritten.equals(end) ? null : end;
             }
             return new ReplacingFile(target, part, out, last);
-        } catch (Throwable e) { // IOException from the view, an Error, deleteOnExit in a shutdown already begun
+        } catch (Throwable e) { // an Error, or deleteOnExit in a shutdown already begun (the views' failures are let go)
             try {
                 out.close();
             } catch (IOException closing) {
                 e.addSuppressed(closing);
-            } finally {
+            }
+            try {
                 Files.deleteIfExists(part);
+            } catch (IOException deleting) {
+                e.addSuppressed(deleting);
             }
             throw e;
         }
@@ -145,6 +149,15 @@ final class ReplacingFile implements Closeable {
     private static void setMode(Path part, Set<PosixFilePermission> bits) {
         try {
             view(part).setPermissions(bits);
+        } catch (AccessDeniedException e) {
+            // JDK 17 opens the file to read for its fchmod: a umask that takes the owner's read (0477) refuses that
+            try {
+                if (Files.isRegularFile(part, LinkOption.NOFOLLOW_LINKS)) {
+                    Files.setPosixFilePermissions(part, bits);
+                }
+            } catch (IOException again) {
+                // not worth failing a download for
+            }
         } catch (IOException e) {
             // not worth failing a download for
         }

@@ -123,6 +123,46 @@ class GetCommandTest {
         assertThat(partFiles()).containsExactly(planted);
     }
 
+    @Test
+    void theLinksToThisProcesssDescriptorsAreKnown() {
+        assertThat(GetCommand.descriptor(Path.of("/dev/stdout"))).isEqualTo(1);
+        assertThat(GetCommand.descriptor(Path.of("/dev//stdout"))).isEqualTo(1);
+        assertThat(GetCommand.descriptor(Path.of("/dev/stderr"))).isEqualTo(2);
+        assertThat(GetCommand.descriptor(Path.of("/dev/fd/3"))).isEqualTo(3);
+        assertThat(GetCommand.descriptor(Path.of("/proc/self/fd/1"))).isEqualTo(1);
+        assertThat(GetCommand.descriptor(Path.of("/proc/" + ProcessHandle.current().pid() + "/fd/7"))).isEqualTo(7);
+        assertThat(GetCommand.descriptor(Path.of("/proc/" + (ProcessHandle.current().pid() + 1) + "/fd/1"))).isEqualTo(-1);
+        assertThat(GetCommand.descriptor(Path.of("/dev/shm/x"))).isEqualTo(-1);
+    }
+
+    /** As {@code -o /dev/fd/3 3>>log}: what the descriptor's file held stays, the value comes after it (it was truncated). */
+    @Test
+    void aLinkToADescriptorIsAppendedTo() throws IOException {
+        Path log = Files.write(dir.resolve("log"), new byte[]{1, 2, 3});
+        try (java.io.FileOutputStream opened = new java.io.FileOutputStream(log.toFile(), true)) {
+            Path fd = descriptorOf(log);
+            assertThat(getTo(fd, servingWhole(1000))).isZero();
+            assertThat(Files.size(log)).isEqualTo(1003);
+            assertThat(Files.readAllBytes(log)).startsWith(1, 2, 3);
+        }
+    }
+
+    /** The /proc/self/fd link of a descriptor this process holds open on {@code file}. */
+    private static Path descriptorOf(Path file) throws IOException {
+        try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+            for (Path fd : fds.toList()) {
+                try {
+                    if (Files.readSymbolicLink(fd).equals(file.toAbsolutePath())) {
+                        return fd;
+                    }
+                } catch (IOException gone) {
+                    // the listing's own descriptor, closed by now
+                }
+            }
+        }
+        throw new AssertionError("no descriptor open on " + file);
+    }
+
     private java.util.List<Path> partFiles() throws IOException {
         try (var files = Files.list(dir)) {
             return files.filter(f -> f.getFileName().toString().endsWith(".part")).toList();
