@@ -43,7 +43,7 @@ final class GetCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    /** The links to a descriptor of this process the shell opened: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N. */
+    /** The links to a descriptor of this process the shell opened: /dev/stdout and the like, /dev/fd/N, /proc/self/fd/N. */
     private static final Pattern DESCRIPTOR_LINK = Pattern.compile(
             "/dev/fd/(\\d+)|/proc/(?:self|thread-self|" + ProcessHandle.current().pid() + ")/fd/(\\d+)");
     private static final Pattern RANGE = Pattern.compile("\\d+-\\d*|-\\d+");
@@ -78,10 +78,12 @@ final class GetCommand implements Callable<Integer> {
                 case 200, 206 -> {
                     long length = r.contentLength().orElse(-1);
                     // not System.out: a PrintStream keeps write errors to itself (a full disk, a closed pipe)
-                    // (not a file named "-"); /dev/stdout as it too: opened again, it would have an offset of its own, which
-                    // the shell's >> or the status line on a 2>&1 would not share
-                    boolean toStdout = output == null || output.toString().equals("-") || descriptor(output) == 1;
-                    long n = toStdout ? transfer(in, new FileOutputStream(FileDescriptor.out), length) : download(in, length);
+                    // (not a file named "-"); /dev/stdout and /dev/stderr as the descriptors themselves: opened again, they
+                    // would have an offset of their own, which the shell's >> or this status line would not share
+                    int fd = output == null || output.toString().equals("-") ? 1 : descriptor(output);
+                    long n = fd == 1 ? transfer(in, new FileOutputStream(FileDescriptor.out), length)
+                            : fd == 2 ? transfer(in, new FileOutputStream(FileDescriptor.err), length)
+                            : download(in, length);
                     err.printf("%s: %d bytes, ETag %s, %s%n", id, n, r.header("ETag").orElse("?"),
                             r.header("Content-Type").orElse("no content type"));
                     return 0;
@@ -121,15 +123,39 @@ final class GetCommand implements Callable<Integer> {
         if (parent != null && Files.exists(parent) && !Files.isDirectory(parent)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "-o " + output + ": " + parent + " is not a directory");
         }
+        int fd = descriptor(output);
+        String problem = fd == 0 || fd > 2 ? notWritable(fd) : null;
+        if (problem != null) { // a typo'd N could name one of the JVM's own (its modules, this jar): said before the node is asked
+            throw new CommandLine.ParameterException(spec.commandLine(), "-o " + output + ": " + problem);
+        }
+    }
+
+    /** Why descriptor {@code fd} cannot take the value (not open, or open to read only), or null; null too without /proc. */
+    private static String notWritable(int fd) {
+        Path info = Path.of("/proc/self/fdinfo", Integer.toString(fd));
+        if (!Files.isDirectory(info.getParent())) {
+            return null;
+        }
+        try {
+            for (String line : Files.readAllLines(info)) {
+                if (line.startsWith("flags:")) {
+                    int accessMode = Integer.parseInt(line.substring("flags:".length()).strip(), 8) & 3; // O_RDONLY 0
+                    return accessMode == 0 ? "descriptor " + fd + " is open to read only (redirect it to write: " + fd + ">>FILE)" : null;
+                }
+            }
+            return null;
+        } catch (IOException | NumberFormatException e) {
+            return "descriptor " + fd + " is not open (redirect it: " + fd + ">>FILE)";
+        }
     }
 
     /**
      * Into FILE whole or not at all ({@link ReplacingFile}): a download that fails leaves no file that looks
      * complete, and the old one as it was. FILE a symbolic link to a regular file, or to a file not
      * there yet: the same beside the file it names, so the link stays a link. Straight into FILE when
-     * it is not a regular file (a device, a pipe). A link to a descriptor the shell opened ({@code /dev/fd/3},
-     * {@code /dev/stderr}) is appended to, never truncated: the shell's {@code >} or {@code >>} decided, and the open
-     * here has an offset of its own ({@code /dev/stdout} is standard output itself, as {@code -}, before this).
+     * it is not a regular file (a device, a pipe). A link to a descriptor the shell opened ({@code /dev/fd/3}) is
+     * appended to, never truncated: the shell's {@code >} or {@code >>} decided, and the open here has an offset of its
+     * own ({@code /dev/stdout} and {@code /dev/stderr} are the descriptors themselves, before this).
      */
     private long download(InputStream in, long length) throws IOException {
         if (descriptor(output) >= 0) {
@@ -153,8 +179,17 @@ final class GetCommand implements Callable<Integer> {
     /** The descriptor {@code output} is a link to in this process ({@link #DESCRIPTOR_LINK}), or -1. */
     static int descriptor(Path output) {
         String path = output.toAbsolutePath().normalize().toString();
-        if (path.equals("/dev/stdout") || path.equals("/dev/stderr")) {
-            return path.equals("/dev/stdout") ? 1 : 2;
+        switch (path) {
+            case "/dev/stdin" -> {
+                return 0;
+            }
+            case "/dev/stdout" -> {
+                return 1;
+            }
+            case "/dev/stderr" -> {
+                return 2;
+            }
+            default -> { }
         }
         Matcher m = DESCRIPTOR_LINK.matcher(path);
         if (!m.matches()) {

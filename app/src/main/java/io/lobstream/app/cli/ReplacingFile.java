@@ -31,7 +31,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * system, the part gets FILE's group (where this user may give it) and permission bits before its first byte: a FILE
  * kept from other users stays so. Until it has FILE's group, its group's members count as others, so the part gives
  * others only what FILE gives both; without that group it keeps no group bits. The owner can always read and write it
- * while it is written (a read-only FILE's bits come last); every change is made on the part itself, not through a link.
+ * while it is written (a read-only FILE's bits come last). Every change is made on the part itself, not through a link
+ * put in its place, but for a chmod retried where JDK 17 refused it (a umask without the owner's read), which follows one.
  */
 final class ReplacingFile implements Closeable {
     /** The longest FILE name kept in its part's name, in UTF-8 bytes: file systems take 255, and the rest is the suffix's. */
@@ -150,7 +151,8 @@ final class ReplacingFile implements Closeable {
         try {
             view(part).setPermissions(bits);
         } catch (AccessDeniedException e) {
-            // JDK 17 opens the file to read for its fchmod: a umask that takes the owner's read (0477) refuses that
+            // JDK 17 opens the file to read for its fchmod: a umask that takes the owner's read (0477) refuses that. The
+            // retry goes by the path, following a link put there since the check: only where that umask is set
             try {
                 if (Files.isRegularFile(part, LinkOption.NOFOLLOW_LINKS)) {
                     Files.setPosixFilePermissions(part, bits);

@@ -135,6 +135,13 @@ class GetCommandTest {
         assertThat(GetCommand.descriptor(Path.of("/dev/shm/x"))).isEqualTo(-1);
     }
 
+    /** A descriptor not open, or open to read only (as one of the JVM's own may be), is a bad -o, said before any node is asked. */
+    @Test
+    void aDescriptorThatCannotTakeTheValueIsAUsageError() {
+        assertThat(get("doc-1", "-o", "/dev/fd/987654")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("descriptor 987654 is not open");
+    }
+
     /** As {@code -o /dev/fd/3 3>>log}: what the descriptor's file held stays, the value comes after it (it was truncated). */
     @Test
     void aLinkToADescriptorIsAppendedTo() throws IOException {
@@ -152,11 +159,11 @@ class GetCommandTest {
         try (var fds = Files.list(Path.of("/proc/self/fd"))) {
             for (Path fd : fds.toList()) {
                 try {
-                    if (Files.readSymbolicLink(fd).equals(file.toAbsolutePath())) {
+                    if (Files.readSymbolicLink(fd).equals(file.toRealPath())) { // the kernel's link names the real path
                         return fd;
                     }
                 } catch (IOException gone) {
-                    // the listing's own descriptor, closed by now
+                    // a descriptor closed since the listing
                 }
             }
         }
