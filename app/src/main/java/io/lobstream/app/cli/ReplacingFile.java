@@ -57,15 +57,14 @@ final class ReplacingFile implements Closeable {
         PosixFileAttributes was = attributes(target);
         Path part = target.resolveSibling(partName(target));
         FileAttribute<?>[] attrs = was == null ? new FileAttribute<?>[0] : new FileAttribute<?>[] {
-                PosixFilePermissions.asFileAttribute(withOwnersReadWrite(Bits.of(was.permissions()).withoutGroup()))};
+                PosixFilePermissions.asFileAttribute(withOwnersReadWrite(withoutGroup(was.permissions())))};
         OutputStream out = Channels.newOutputStream(Files.newByteChannel(part,
                 EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), attrs));
         try {
             part.toFile().deleteOnExit(); // stopped by Ctrl-C or SIGTERM, where close() never runs (once renamed: nothing to delete)
             Set<PosixFilePermission> last = null;
             if (was != null) {
-                Bits bits = Bits.of(was.permissions());
-                Set<PosixFilePermission> end = tookGroup(part, was.group()) ? bits.all() : bits.withoutGroup();
+                Set<PosixFilePermission> end = tookGroup(part, was.group()) ? was.permissions() : withoutGroup(was.permissions());
                 Set<PosixFilePermission> whileWritten = withOwnersReadWrite(end);
                 setMode(part, whileWritten);
                 last = whileWritten.equals(end) ? null : end;
@@ -170,35 +169,24 @@ final class ReplacingFile implements Closeable {
         return Files.getFileAttributeView(part, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
     }
 
-    /** FILE's permission bits, and the part's while its group is not FILE's. */
-    private record Bits(Set<PosixFilePermission> bits) {
-        static Bits of(Set<PosixFilePermission> bits) {
-            return new Bits(bits.isEmpty() ? EnumSet.noneOf(PosixFilePermission.class) : EnumSet.copyOf(bits));
-        }
-
-        Set<PosixFilePermission> all() {
-            return EnumSet.copyOf(bits);
-        }
-
-        /** The owner's bits, no group's, and the others' that FILE's group has too (its members are others here). */
-        Set<PosixFilePermission> withoutGroup() {
-            Set<PosixFilePermission> s = EnumSet.noneOf(PosixFilePermission.class);
-            for (PosixFilePermission p : bits) {
-                switch (p) {
-                    case OWNER_READ, OWNER_WRITE, OWNER_EXECUTE -> s.add(p);
-                    case OTHERS_READ -> add(s, p, PosixFilePermission.GROUP_READ);
-                    case OTHERS_WRITE -> add(s, p, PosixFilePermission.GROUP_WRITE);
-                    case OTHERS_EXECUTE -> add(s, p, PosixFilePermission.GROUP_EXECUTE);
-                    default -> { } // the group's
-                }
+    /** FILE's owner bits, no group's, and the others' that FILE's group has too: the part's while its group is not FILE's. */
+    private static Set<PosixFilePermission> withoutGroup(Set<PosixFilePermission> bits) {
+        Set<PosixFilePermission> s = EnumSet.noneOf(PosixFilePermission.class);
+        for (PosixFilePermission p : bits) {
+            switch (p) {
+                case OWNER_READ, OWNER_WRITE, OWNER_EXECUTE -> s.add(p);
+                case OTHERS_READ -> addIf(s, p, bits.contains(PosixFilePermission.GROUP_READ));
+                case OTHERS_WRITE -> addIf(s, p, bits.contains(PosixFilePermission.GROUP_WRITE));
+                case OTHERS_EXECUTE -> addIf(s, p, bits.contains(PosixFilePermission.GROUP_EXECUTE));
+                default -> { } // the group's
             }
-            return s;
         }
+        return s;
+    }
 
-        private void add(Set<PosixFilePermission> s, PosixFilePermission others, PosixFilePermission group) {
-            if (bits.contains(group)) {
-                s.add(others);
-            }
+    private static void addIf(Set<PosixFilePermission> s, PosixFilePermission p, boolean groupHasIt) {
+        if (groupHasIt) {
+            s.add(p);
         }
     }
 }
