@@ -15,11 +15,11 @@ import io.lobstream.store.ValueTooLargeException;
 import io.lobstream.store.index.Attributes;
 import io.lobstream.store.index.Rejection;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.layout.ByteBufferInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -171,8 +171,8 @@ public final class CommandApplier {
                     if (cmd.getUploadId() != null) {
                         return chunk(cmd, data, commandsTime, store, tagged);
                     }
-                    return new Applied(LobOp.PUT, store.put(id, stream(data), length, cmd.getCrc32c(), attributes(cmd, true), tagged)
-                            .superseded());
+                    return new Applied(LobOp.PUT, store.put(id, new ByteBufferInputStream(data), length, cmd.getCrc32c(),
+                            attributes(cmd, true), tagged).superseded());
                 case WRITE:
                 case APPEND: {
                     Rejected outOfOrder = pieceBeforeMissing(cmd, windowStart, store);
@@ -197,7 +197,7 @@ public final class CommandApplier {
                     if (length == 0 && base.isPresent()) {
                         return unchanged(cmd, store, tagged);
                     }
-                    return new Applied(cmd.getOp(), store.write(id, at, stream(data), length, tagged).superseded());
+                    return new Applied(cmd.getOp(), store.write(id, at, new ByteBufferInputStream(data), length, tagged).superseded());
                 }
                 case TRUNCATE: {
                     Optional<VersionEntry> cur = store.current(id);
@@ -300,7 +300,7 @@ public final class CommandApplier {
         Chunk chunk = new Chunk(cmd.getUploadId(), cmd.getLobId(), cmd.getTotalLength(), cmd.getChunkIndex(), cmd.getChunkCount(),
                 cmd.getOffset(), data.remaining(), cmd.getCrc32c(), commandsTime,
                 attributes(cmd, cmd.getChunkIndex() == cmd.getChunkCount() - 1));
-        ChunkResult r = store.putChunk(chunk, stream(data), source);
+        ChunkResult r = store.putChunk(chunk, new ByteBufferInputStream(data), source);
         switch (r.status()) {
             case ACCEPTED:
                 return new ChunkAccepted();
@@ -432,37 +432,6 @@ public final class CommandApplier {
         CRC32C c = new CRC32C();
         c.update(data.duplicate());
         return (int) c.getValue();
-    }
-
-    /** The buffer's remaining bytes as a stream, without a copy. */
-    private static InputStream stream(ByteBuffer data) {
-        ByteBuffer b = data.duplicate();
-        return new InputStream() {
-            @Override
-            public int read() {
-                return b.hasRemaining() ? b.get() & 0xff : -1;
-            }
-
-            @Override
-            public int read(byte[] dst, int off, int len) {
-                if (len == 0) {
-                    return 0;
-                }
-                if (!b.hasRemaining()) {
-                    return -1;
-                }
-                int n = Math.min(len, b.remaining());
-                b.get(dst, off, n);
-                return n;
-            }
-
-            @Override
-            public long skip(long n) {
-                int k = (int) Math.max(0, Math.min(n, b.remaining()));
-                b.position(b.position() + k);
-                return k;
-            }
-        };
     }
 
     /**

@@ -5,6 +5,7 @@ import io.lobstream.store.layout.BulkInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 
 /**
  * Exactly {@code length} bytes of a caller's stream: reading stops there whatever follows, and a
@@ -25,10 +26,15 @@ final class ExactLengthStream extends BulkInputStream {
 
     @Override
     protected int readSome(byte[] b, int off, int len) throws IOException {
-        if (left == 0) {
-            return -1;
-        }
-        int n = readAtLeastOne(in, b, off, (int) Math.min(len, left));
+        return left == 0 ? -1 : counted(readAtLeastOne(in, b, off, (int) Math.min(len, left)));
+    }
+
+    @Override
+    protected int readSome(ByteBuffer dst, int off, int len, byte[] scratch) throws IOException {
+        return left == 0 ? -1 : counted(readAtLeastOne(in, dst, off, (int) Math.min(len, left), scratch));
+    }
+
+    private int counted(int n) throws EOFException {
         if (n < 0) {
             throw endedEarly();
         }

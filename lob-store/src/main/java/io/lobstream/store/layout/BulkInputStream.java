@@ -2,6 +2,7 @@ package io.lobstream.store.layout;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.util.Objects;
 
 /**
@@ -37,6 +38,37 @@ public abstract class BulkInputStream extends InputStream {
         }
         b[off] = (byte) one;
         return 1;
+    }
+
+    /**
+     * Reads up to {@code len > 0} bytes into {@code dst} at index {@code off}, leaving its position and limit alone; at
+     * least one unless the stream has ended. Through {@code scratch} (not empty) here; a stream over a buffer, or one that
+     * wraps such a stream, puts its bytes straight into {@code dst}: the engine's writer reads every value's pages this
+     * way, and the byte[] in between would be a copy of every byte written.
+     *
+     * @return the bytes read, at least 1, or -1 at the end of the stream
+     */
+    protected int readSome(ByteBuffer dst, int off, int len, byte[] scratch) throws IOException {
+        int n = readSome(scratch, 0, Math.min(len, scratch.length));
+        if (n > 0) {
+            dst.put(off, scratch, 0, n);
+        }
+        return n;
+    }
+
+    /**
+     * {@link #readAtLeastOne(InputStream, byte[], int, int)} into a buffer at index {@code off}: straight into it from a
+     * {@code BulkInputStream} that can, through {@code scratch} (not empty) from any other stream.
+     */
+    public static int readAtLeastOne(InputStream in, ByteBuffer dst, int off, int len, byte[] scratch) throws IOException {
+        if (in instanceof BulkInputStream bulk) {
+            return bulk.readSome(dst, off, len, scratch);
+        }
+        int n = readAtLeastOne(in, scratch, 0, Math.min(len, scratch.length));
+        if (n > 0) {
+            dst.put(off, scratch, 0, n);
+        }
+        return n;
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.lobstream.store.layout;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
@@ -19,8 +20,22 @@ public final class ConcatStream extends BulkInputStream {
 
     @Override
     protected int readSome(byte[] b, int off, int len) throws IOException {
+        return fromParts(part -> readAtLeastOne(part, b, off, len));
+    }
+
+    @Override
+    protected int readSome(ByteBuffer dst, int off, int len, byte[] scratch) throws IOException {
+        return fromParts(part -> readAtLeastOne(part, dst, off, len, scratch));
+    }
+
+    private interface PartRead {
+        int read(InputStream part) throws IOException;
+    }
+
+    /** What {@code read} gets of the current part, moving on past parts that have ended. */
+    private int fromParts(PartRead read) throws IOException {
         while (current < parts.size()) {
-            int n = readAtLeastOne(parts.get(current), b, off, len); // a part that returns 0 has not ended
+            int n = read.read(parts.get(current)); // a part that returns 0 has not ended
             if (n > 0) {
                 return n;
             }

@@ -2,6 +2,7 @@ package io.lobstream.store.layout;
 
 import io.lobstream.store.allocator.Extent;
 import io.lobstream.store.page.CorruptPageException;
+import io.lobstream.store.page.Crc32c;
 import io.lobstream.store.page.PageCodec;
 import io.lobstream.store.page.PageHeader;
 import io.lobstream.store.page.PageType;
@@ -61,7 +62,7 @@ public final class VersionWriter {
     public int write(String lobId, long version, VersionLayout layout, long rootPage, List<Extent> dataExtents, BitSet shared,
                      List<Extent> indexExtents, InputStream value) throws IOException {
         long hash = PageCodec.lobIdHash(lobId);
-        CRC32C crc = new CRC32C();
+        int crc = 0; // the value's, combined from its pages' payload CRCs: each byte is read once
         int index = 0;
         IoRun run = new IoRun();
         for (Extent e : dataExtents) {
@@ -77,8 +78,9 @@ public final class VersionWriter {
                     run.start(page);
                 }
                 ByteBuffer p = io.slice(run.pages * pageSize, pageSize);
-                readFully(value, p, PageCodec.HEADER_SIZE, n, crc, scratch);
-                PageCodec.seal(p, page, new PageHeader(PageType.DATA, hash, version, index + 1, n));
+                int payloadCrc = readFully(value, p, PageCodec.HEADER_SIZE, n);
+                PageCodec.seal(p, page, new PageHeader(PageType.DATA, hash, version, index + 1, n), payloadCrc);
+                crc = Crc32c.combine(crc, payloadCrc, n);
                 run.pages++;
             }
         }
@@ -91,9 +93,9 @@ public final class VersionWriter {
         if (got != tail.length) {
             throw new EOFException("value ended after " + (layout.dataBytes() + got) + " of " + layout.byteLength() + " bytes");
         }
-        crc.update(tail);
+        crc = Crc32c.combine(crc, crc32c(ByteBuffer.wrap(tail)), tail.length);
         boolean whole = shared.isEmpty();
-        int valueCrc = whole ? (int) crc.getValue() : 0;
+        int valueCrc = whole ? crc : 0;
 
         List<Extent> rootRefs = dataExtents;
         if (layout.indexed()) {
@@ -135,7 +137,7 @@ public final class VersionWriter {
             throw new IllegalStateException("upload of " + lobId + " carries " + head.length + " bytes of a partial page at byte " + at
                     + ", expected " + partialBytesAt(layout, at));
         }
-        CRC32C crc = new CRC32C();
+        int crc = 0; // the chunk's bytes', combined from each page's share of them
         IoRun run = new IoRun();
         long pos = at;
         long end = at + n;
@@ -148,9 +150,9 @@ public final class VersionWriter {
             if (from + take < pageBytes) {
                 // the chunk ends inside this page: its bytes wait for the chunk that completes it
                 byte[] partial = Arrays.copyOf(head, from + take);
-                readFully(data, ByteBuffer.wrap(partial), from, take, crc, scratch);
+                crc = Crc32c.combine(crc, readFully(data, ByteBuffer.wrap(partial), from, take), take);
                 run.flush();
-                return new ChunkWrite((int) crc.getValue(), partial);
+                return new ChunkWrite(crc, partial);
             }
             if (pages == null) {
                 pages = Extent.Cursor.at(dataExtents, index);
@@ -162,14 +164,20 @@ public final class VersionWriter {
             }
             ByteBuffer p = io.slice(run.pages * pageSize, pageSize);
             p.put(PageCodec.HEADER_SIZE, head, 0, from);
-            readFully(data, p, PageCodec.HEADER_SIZE + from, take, crc, scratch);
-            PageCodec.seal(p, page, new PageHeader(PageType.DATA, hash, version, index + 1, pageBytes));
+            int takenCrc = readFully(data, p, PageCodec.HEADER_SIZE + from, take);
+            PageHeader header = new PageHeader(PageType.DATA, hash, version, index + 1, pageBytes);
+            if (from == 0) {
+                PageCodec.seal(p, page, header, takenCrc);
+            } else {
+                PageCodec.seal(p, page, header); // the carried bytes are not in takenCrc: this one page is read again
+            }
+            crc = Crc32c.combine(crc, takenCrc, take);
             run.pages++;
             pos += take;
             head = NO_BYTES;
         }
         run.flush();
-        return new ChunkWrite((int) crc.getValue(), head);
+        return new ChunkWrite(crc, head);
     }
 
     /**
@@ -285,17 +293,26 @@ public final class VersionWriter {
         return done;
     }
 
-    private static void readFully(InputStream in, ByteBuffer page, int off, int n, CRC32C crc, byte[] chunk) throws IOException {
+    /**
+     * Reads exactly {@code n} bytes of {@code in} into {@code page} at {@code off}, straight from a stream over a buffer
+     * (a command's data), and returns their CRC32C: computed once, from the page, for both the page's checksum and the
+     * value's CRC.
+     */
+    private int readFully(InputStream in, ByteBuffer page, int off, int n) throws IOException {
         int done = 0;
         while (done < n) {
-            int want = Math.min(chunk.length, n - done);
-            int got = BulkInputStream.readAtLeastOne(in, chunk, 0, want);
+            int got = BulkInputStream.readAtLeastOne(in, page, off + done, n - done, scratch);
             if (got < 0) {
                 throw new EOFException("value ended early");
             }
-            page.put(off + done, chunk, 0, got);
-            crc.update(chunk, 0, got);
             done += got;
         }
+        return crc32c(page.slice(off, n));
+    }
+
+    private static int crc32c(ByteBuffer bytes) {
+        CRC32C crc = new CRC32C();
+        crc.update(bytes);
+        return (int) crc.getValue();
     }
 }

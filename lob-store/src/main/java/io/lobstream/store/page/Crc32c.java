@@ -4,11 +4,38 @@ package io.lobstream.store.page;
  * CRC32C arithmetic that {@link java.util.zip.CRC32C} lacks: combining the CRCs of two
  * adjacent byte runs into the CRC of their concatenation without reading the bytes again
  * (zlib's {@code crc32_combine}, for the Castagnoli polynomial). A chunked upload keeps a
- * running CRC of the value this way across chunks, restarts and Kafka Streams commits.
+ * running CRC of the value this way across chunks, restarts and Kafka Streams commits; the
+ * writer reads each byte of a page once and derives both the page's checksum and the value's
+ * CRC from that one pass.
+ *
+ * <p>Appending {@code n} bytes multiplies a CRC by x<sup>8n</sup> modulo the polynomial (zlib
+ * 1.2.12's method: a product of precomputed x<sup>2<sup>k</sup></sup>, one per set bit of
+ * {@code 8n}). The writer combines at every page with the same few lengths (a page's payload
+ * capacity), so the last few multipliers are kept.
  */
 public final class Crc32c {
     /** The Castagnoli polynomial, reflected. */
     private static final int POLY = 0x82F63B78;
+    /** x^0, the multiplicative identity, in the reflected bit order. */
+    private static final int ONE = 1 << 31;
+    /**
+     * X_TO_2_TO[k] = x^(2^k) modulo the polynomial, for every k a length in bytes (a long) can need: up to 3 + 62. Not
+     * 32 of them read cyclically as zlib does, which holds only for a polynomial whose x^(2^32) is x.
+     */
+    private static final int[] X_TO_2_TO = new int[3 + 63];
+    /** Multipliers for recent lengths, by a hash of the length: racy, but each entry is immutable. */
+    private static final Multiplier[] RECENT = new Multiplier[16];
+
+    static {
+        int p = ONE >>> 1; // x^1
+        X_TO_2_TO[0] = p;
+        for (int k = 1; k < X_TO_2_TO.length; k++) {
+            X_TO_2_TO[k] = p = multiply(p, p);
+        }
+    }
+
+    private record Multiplier(long length, int xTo8n) {
+    }
 
     private Crc32c() {
     }
@@ -18,54 +45,41 @@ public final class Crc32c {
         if (lengthB <= 0) {
             return crcA;
         }
-        int[] even = new int[32];
-        int[] odd = new int[32];
-        // the operator for one zero bit
-        odd[0] = POLY;
-        int row = 1;
-        for (int n = 1; n < 32; n++) {
-            odd[n] = row;
-            row <<= 1;
-        }
-        square(even, odd); // two zero bits
-        square(odd, even); // four zero bits
-        long len = lengthB;
-        int crc = crcA;
-        // apply len zero bytes to crcA: one squaring per bit of len (the first gives one byte)
-        do {
-            square(even, odd);
-            if ((len & 1) != 0) {
-                crc = times(even, crc);
-            }
-            len >>>= 1;
-            if (len == 0) {
-                break;
-            }
-            square(odd, even);
-            if ((len & 1) != 0) {
-                crc = times(odd, crc);
-            }
-            len >>>= 1;
-        } while (len != 0);
-        return crc ^ crcB;
+        return multiply(multiplierFor(lengthB), crcA) ^ crcB;
     }
 
-    private static int times(int[] matrix, int vec) {
-        int sum = 0;
-        int i = 0;
-        while (vec != 0) {
-            if ((vec & 1) != 0) {
-                sum ^= matrix[i];
-            }
-            vec >>>= 1;
-            i++;
+    private static int multiplierFor(long length) {
+        int slot = (int) (length ^ length >>> 17) & (RECENT.length - 1);
+        Multiplier m = RECENT[slot];
+        if (m == null || m.length != length) {
+            m = new Multiplier(length, xToThe2ToK(length, 3)); // 8 bits a byte: x^(8n) = x^(n * 2^3)
+            RECENT[slot] = m;
         }
-        return sum;
+        return m.xTo8n;
     }
 
-    private static void square(int[] square, int[] matrix) {
-        for (int n = 0; n < 32; n++) {
-            square[n] = times(matrix, matrix[n]);
+    /** x^(n * 2^k) modulo the polynomial. */
+    private static int xToThe2ToK(long n, int k) {
+        int p = ONE;
+        for (; n != 0; n >>>= 1, k++) {
+            if ((n & 1) != 0) {
+                p = multiply(X_TO_2_TO[k], p);
+            }
+        }
+        return p;
+    }
+
+    /** a times b modulo the polynomial; {@code a} must not be 0 (the multipliers never are). */
+    private static int multiply(int a, int b) {
+        int product = 0;
+        for (int m = ONE; ; m >>>= 1) {
+            if ((a & m) != 0) {
+                product ^= b;
+                if ((a & (m - 1)) == 0) {
+                    return product;
+                }
+            }
+            b = (b & 1) != 0 ? b >>> 1 ^ POLY : b >>> 1;
         }
     }
 }

@@ -45,6 +45,20 @@ public final class PageCodec {
      * {@code page}'s position and limit are left at 0 and its capacity.
      */
     public static void seal(ByteBuffer page, long pageNo, PageHeader header) {
+        writeHeader(page, header);
+        page.putInt(CRC_OFFSET, checksum(page, pageNo, header.payloadLength()));
+    }
+
+    /**
+     * {@link #seal(ByteBuffer, long, PageHeader)} for a payload whose CRC32C the caller has: the writer computes it as it
+     * reads the bytes in, for the value's CRC too, and the page's checksum is combined from it without reading them again.
+     */
+    public static void seal(ByteBuffer page, long pageNo, PageHeader header, int payloadCrc32c) {
+        writeHeader(page, header);
+        page.putInt(CRC_OFFSET, Crc32c.combine(headerChecksum(page, pageNo), payloadCrc32c, header.payloadLength()));
+    }
+
+    private static void writeHeader(ByteBuffer page, PageHeader header) {
         int pageSize = page.capacity();
         if (header.payloadLength() < 0 || header.payloadLength() > payloadCapacity(pageSize)) {
             throw new IllegalArgumentException("payload " + header.payloadLength() + " does not fit a page of " + pageSize);
@@ -61,8 +75,6 @@ public final class PageCodec {
         for (int i = end; i < pageSize; i += ZEROS.length) { // in bulk: a root page is mostly tail, one per write
             page.put(i, ZEROS, 0, Math.min(ZEROS.length, pageSize - i));
         }
-        page.putInt(CRC_OFFSET, checksum(page, pageNo, header.payloadLength()));
-        page.clear();
     }
 
     /**
@@ -145,16 +157,21 @@ public final class PageCodec {
     }
 
     private static int checksum(ByteBuffer page, long pageNo, int payloadLength) {
-        CRC32C crc = new CRC32C();
-        ByteBuffer no = ByteBuffer.allocate(8).putLong(0, pageNo);
-        crc.update(no);
-        ByteBuffer head = page.duplicate();
-        head.limit(CRC_OFFSET).position(0);
-        crc.update(head);
-        ByteBuffer payload = page.duplicate();
-        payload.limit(HEADER_SIZE + payloadLength).position(HEADER_SIZE);
-        crc.update(payload);
+        CRC32C crc = headerCrc(page, pageNo);
+        crc.update(page.slice(HEADER_SIZE, payloadLength));
         return (int) crc.getValue();
+    }
+
+    private static int headerChecksum(ByteBuffer page, long pageNo) {
+        return (int) headerCrc(page, pageNo).getValue();
+    }
+
+    /** A CRC32C over what a page's checksum covers before its payload: the page number, then the header but its CRC. */
+    private static CRC32C headerCrc(ByteBuffer page, long pageNo) {
+        CRC32C crc = new CRC32C();
+        crc.update(ByteBuffer.allocate(8).putLong(0, pageNo));
+        crc.update(page.slice(0, CRC_OFFSET));
+        return crc;
     }
 
     private static boolean allZero(ByteBuffer page) {

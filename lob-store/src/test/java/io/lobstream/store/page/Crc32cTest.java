@@ -25,4 +25,20 @@ class Crc32cTest {
             assertThat(combined).isEqualTo(crc(b, 0, b.length));
         }
     }
+
+    /** Lengths far past what a test can hash: appending B then C must be appending B and C's combination, at any size. */
+    @Test
+    void combiningIsAssociativeAtAnyLength() {
+        Random random = new Random(3);
+        for (int i = 0; i < 1000; i++) {
+            int a = random.nextInt();
+            int b = random.nextInt();
+            int c = random.nextInt();
+            long lengthB = 1 + (random.nextLong() >>> (2 + random.nextInt(60)));
+            long lengthC = 1 + (random.nextLong() >>> (2 + random.nextInt(60)));
+            assertThat(Crc32c.combine(Crc32c.combine(a, b, lengthB), c, lengthC))
+                    .as("lengths %d and %d", lengthB, lengthC)
+                    .isEqualTo(Crc32c.combine(a, Crc32c.combine(b, c, lengthC), lengthB + lengthC));
+        }
+    }
 }

@@ -3,6 +3,8 @@ package io.lobstream.store.page;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.util.Random;
+import java.util.zip.CRC32C;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -26,6 +28,25 @@ class PageCodecTest {
         byte[] back = new byte[payload.length];
         p.get(PageCodec.HEADER_SIZE, back);
         assertThat(back).isEqualTo(payload);
+    }
+
+    @Test
+    void aPageSealedWithItsPayloadsCrcIsTheSameAsOneSealedByReadingIt() throws Exception {
+        Random random = new Random(5);
+        for (int i = 0; i < 300; i++) {
+            byte[] payload = new byte[random.nextInt(PageCodec.payloadCapacity(PAGE) + 1)];
+            random.nextBytes(payload);
+            long pageNo = i % 2 == 0 ? random.nextInt(1 << 20) : random.nextLong() >>> 1;
+            PageHeader header = new PageHeader(PageType.DATA, random.nextLong(), random.nextLong() >>> 1, random.nextInt(1000), payload.length);
+            CRC32C crc = new CRC32C();
+            crc.update(payload);
+            ByteBuffer read = ByteBuffer.allocate(PAGE).put(PageCodec.HEADER_SIZE, payload);
+            ByteBuffer given = ByteBuffer.allocateDirect(PAGE).put(PageCodec.HEADER_SIZE, payload);
+            PageCodec.seal(read, pageNo, header);
+            PageCodec.seal(given, pageNo, header, (int) crc.getValue());
+            assertThat(given).isEqualTo(read);
+            assertThat(PageCodec.verify(given, pageNo)).isEqualTo(header);
+        }
     }
 
     @Test
