@@ -77,8 +77,10 @@ public final class HistoryBench implements Callable<Integer> {
         partitions = options.partitions(spec, partitions);
         options.checkOutputs(spec);
         options.checkDataDirEmpty(spec);
-        if (rows < 1 || threads < 1 || purgeWorkers < 1 || duration.isNegative() || duration.isZero()) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "need --rows, --threads, --purge-workers >= 1 and a positive --duration");
+        if (rows < 1 || threads < 1 || purgeWorkers < 1 || duration.isNegative() || duration.isZero()
+                || drainTimeout.toSeconds() < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "need --rows, --threads, --purge-workers >= 1, a positive "
+                    + "--duration and --drain-timeout >= 1s");
         }
         BenchOutput out = new BenchOutput(System.err, List.of("t_s", "updates_acked", "updates_applied", "history_length", "tablespace_mb", "live_mb", "space_ratio"));
         out.note(String.format(Locale.ROOT, "bench history: %d rows, %s values, %d threads, %s, %d purge workers, %d partitions",

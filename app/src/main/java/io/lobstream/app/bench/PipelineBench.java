@@ -14,12 +14,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -47,7 +43,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 
 import static io.lobstream.app.bench.BenchOutput.round;
 
@@ -232,10 +227,12 @@ public final class PipelineBench implements Callable<Integer> {
                     }
                 }
                 // the pipeline's preload and warm-up take longer than that minute before its data fills the disk
+                boolean pipelineOnFreshMemory = false;
                 if (!scratchTopics.isEmpty() && !room(dir, pipelineBytes(raw) - freeing)) {
                     out.note("the disk may not hold the pipeline's data next to the scratch topic; deleted it now, "
-                            + "so the pipeline phase takes fresh memory for its page cache");
+                            + "so the pipeline phase takes fresh memory for its page cache (pipeline_on_fresh_memory)");
                     deleteTopic(cfg, scratchTopics.get(0), scratchTopics);
+                    pipelineOnFreshMemory = true;
                 }
                 writeBack(out);
                 Pipeline p = pipeline(cfg, node, processes, out);
@@ -262,20 +259,28 @@ public final class PipelineBench implements Callable<Integer> {
                         raw = kafka.produce("raw-kafka-again", again, againWarmup, warmup, MachineMemory.freeBytes());
                         deleteTopic(cfg, again, scratchTopics);
                         out.note(String.format("raw phase measured again after the pipeline: %.1f MB/s (%.1f MB/s at first, on fresh "
-                                + "memory); the ratio compares with the second", raw.mbPerS(), onFreshMemory.mbPerS()));
+                                + "memory); %s", raw.mbPerS(), onFreshMemory.mbPerS(), raw.pageCacheFull()
+                                ? "the ratio compares with the second" : "its page cache was not full either: not comparable"));
                     } else {
                         out.note("raw phase not measured again (the disk may not hold it): its figure, on fresh memory, is not "
                                 + "comparable");
                     }
                 }
                 double ratio = raw.mbPerS() == 0 ? 0 : p.mbPerS / raw.mbPerS();
-                // a raw figure taken on fresh memory and not measured again says how the VM was, not what Kafka does: no
-                // ratio is made of it, lest a script reading only that key take it for one
-                boolean comparable = raw.pageCacheFull() || onFreshMemory != null;
+                // a raw figure taken on fresh memory (the second too, when its warm-up ran out before the page cache was full)
+                // says how the VM was, not what Kafka does: no ratio is made of it, lest a script reading only that key take it
+                // for one
+                boolean comparable = raw.pageCacheFull();
                 out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %s%s",
                         p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS(), comparable ? String.format("%.2f", ratio) : "not comparable",
                         e2e == null ? "" : String.format(
                                 "; Kafka produce → consume %.1f MB/s (ratio %.2f)", e2e.mbPerS(), p.mbPerS / e2e.mbPerS())));
+                // the commands only, as the demo's key: the writer dead-letters reclaims there too, tagged topic=lob.reclaim
+                long deadLettered = (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total", "topic", cfg.topics().commands());
+                if (deadLettered > 0) {
+                    // a refused command moves the applied offset as an applied one does: its bytes are in the figures above
+                    out.note("pipeline phase: " + deadLettered + " commands dead-lettered (refused, yet counted as applied)");
+                }
                 summary.put("workload", workload.name().toLowerCase(Locale.ROOT)).put("blob_size", blobSize.toString())
                         .put("rows", workload == Workload.UPDATE ? rows : 0).put("producers", producers)
                         .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
@@ -284,12 +289,10 @@ public final class PipelineBench implements Callable<Integer> {
                         .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
                         .put("history_length_max", p.historyMax)
                         .put("history_length_end", historyEnd)
-                        // the commands only, as the demo's key: the writer dead-letters reclaims there too, tagged topic=lob.reclaim
-                        .put("commands_dead_lettered", (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total", "topic",
-                                cfg.topics().commands()))
+                        .put("commands_dead_lettered", deadLettered)
                         .put("raw_kafka_tps", round(raw.tps())).put("raw_kafka_mb_per_s", round(raw.mbPerS()))
                         .put("raw_kafka_failed", raw.failed()).put("raw_kafka_page_cache_full", raw.pageCacheFull())
-                        .put("raw_kafka_measured_again", onFreshMemory != null);
+                        .put("raw_kafka_measured_again", onFreshMemory != null).put("pipeline_on_fresh_memory", pipelineOnFreshMemory);
                 if (onFreshMemory != null) {
                     summary.put("raw_kafka_fresh_memory_mb_per_s", round(onFreshMemory.mbPerS()));
                 }
@@ -302,7 +305,7 @@ public final class PipelineBench implements Callable<Integer> {
                 } else {
                     summary.putNull("ratio_vs_raw_kafka");
                 }
-                failed = p.failed > 0 || raw.failed() > 0 || onFreshMemory != null && onFreshMemory.failed() > 0
+                failed = p.failed > 0 || deadLettered > 0 || raw.failed() > 0 || onFreshMemory != null && onFreshMemory.failed() > 0
                         || e2e != null && e2e.failed() > 0;
                 if (p.cpu().measured() && raw.cpu().measured()) {
                     // what each phase cost the whole machine per MB, and how busy it was: the ratio's context
@@ -366,56 +369,58 @@ public final class PipelineBench implements Callable<Integer> {
             if (workload == Workload.INSERT) {
                 load.insertsOnly();
             }
-            load.start(producers);
-            Thread.sleep(warmup.toMillis());
-            out.note(String.format("pipeline phase: warm-up %d s, %.1f GB of memory free now", warmup.toSeconds(), MachineMemory.freeBytes() / 1e9));
-            long t0 = System.nanoTime();
-            tracker.measureFrom(t0);
-            long ackedBefore = load.acked();
-            long history = 0;
-            long historyMax = 0;
-            long lastCount = 0;
-            long lastBytes = 0;
-            MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds(), processes);
-            for (int s = 1; System.nanoTime() - t0 < duration.toNanos() || tracker.pending() > 0; s++) {
-                long tick = s * 1_000_000_000L;
-                if (tick > duration.toNanos() && tick - 1_000_000_000L < duration.toNanos()) {
-                    tick = duration.toNanos(); // a --duration with a fraction of a second (2.5s): the load stops at its end
+            try (load) { // stopped before the client closes, also when the drain times out
+                load.start(producers);
+                Thread.sleep(warmup.toMillis());
+                out.note(String.format("pipeline phase: warm-up %d s, %.1f GB of memory free now", warmup.toSeconds(), MachineMemory.freeBytes() / 1e9));
+                long t0 = System.nanoTime();
+                tracker.measureFrom(t0);
+                long ackedBefore = load.acked();
+                long history = 0;
+                long historyMax = 0;
+                long lastCount = 0;
+                long lastBytes = 0;
+                MachineCpu.Window cpu = new MachineCpu.Window(duration.toSeconds(), processes);
+                for (int s = 1; System.nanoTime() - t0 < duration.toNanos() || tracker.pending() > 0; s++) {
+                    long tick = s * 1_000_000_000L;
+                    if (tick > duration.toNanos() && tick - 1_000_000_000L < duration.toNanos()) {
+                        tick = duration.toNanos(); // a --duration with a fraction of a second (2.5s): the load stops at its end
+                    }
+                    sleepUntil(t0 + tick);
+                    cpu.endOf(s, tracker.appliedBytes() / 1e6);
+                    if (System.nanoTime() - t0 >= duration.toNanos()) {
+                        load.close(); // stop sending; what is in flight gets acknowledged
+                    }
+                    if (System.nanoTime() - t0 > duration.toNanos() + drainTimeout.toNanos()) {
+                        throw new IllegalStateException(tracker.pending() + " commands still not applied after --drain-timeout " + drainTimeout);
+                    }
+                    history = historyLength(node, history);
+                    historyMax = Math.max(historyMax, history);
+                    long c = tracker.applied();
+                    long b = tracker.appliedBytes();
+                    out.row("pipeline", s, c - lastCount, round((b - lastBytes) / 1e6), history);
+                    lastCount = c;
+                    lastBytes = b;
                 }
-                sleepUntil(t0 + tick);
-                cpu.endOf(s, tracker.appliedBytes() / 1e6);
-                if (System.nanoTime() - t0 >= duration.toNanos()) {
-                    load.close(); // stop sending; what is in flight gets acknowledged
+                load.close();
+                long acked = load.acked() - ackedBefore;
+                // what was acknowledged is applied: the time of the last apply ends the window
+                while (tracker.pending() > 0) {
+                    Thread.sleep(1);
                 }
-                if (System.nanoTime() - t0 > duration.toNanos() + drainTimeout.toNanos()) {
-                    throw new IllegalStateException(tracker.pending() + " commands still not applied after --drain-timeout " + drainTimeout);
+                if (load.failed() > 0) {
+                    out.note("pipeline phase: " + load.failed() + " writes failed");
                 }
-                history = historyLength(node, history);
-                historyMax = Math.max(historyMax, history);
-                long c = tracker.applied();
-                long b = tracker.appliedBytes();
-                out.row("pipeline", s, c - lastCount, round((b - lastBytes) / 1e6), history);
-                lastCount = c;
-                lastBytes = b;
+                if (tracker.applied() == 0) {
+                    throw new IllegalStateException("pipeline phase: nothing applied in the measured window (" + load.failed()
+                            + " writes failed)");
+                }
+                double seconds = (tracker.lastAppliedNanos() - t0) / 1e9;
+                Histogram h = tracker.latency();
+                return new Pipeline(tracker.applied(), load.failed(), tracker.applied() / seconds, tracker.appliedBytes() / 1e6 / seconds,
+                        acked / (duration.toNanos() / 1e9), h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
+                        h.getMaxValue() / 1000.0, historyMax, cpu);
             }
-            load.close();
-            long acked = load.acked() - ackedBefore;
-            // what was acknowledged is applied: the time of the last apply ends the window
-            while (tracker.pending() > 0) {
-                Thread.sleep(1);
-            }
-            if (load.failed() > 0) {
-                out.note("pipeline phase: " + load.failed() + " writes failed");
-            }
-            if (tracker.applied() == 0) {
-                throw new IllegalStateException("pipeline phase: nothing applied in the measured window (" + load.failed()
-                        + " writes failed)");
-            }
-            double seconds = (tracker.lastAppliedNanos() - t0) / 1e9;
-            Histogram h = tracker.latency();
-            return new Pipeline(tracker.applied(), load.failed(), tracker.applied() / seconds, tracker.appliedBytes() / 1e6 / seconds,
-                    acked / (duration.toNanos() / 1e9), h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
-                    h.getMaxValue() / 1000.0, historyMax, cpu);
         } finally {
             tracker.stop();
             trackerThread.join(5_000);
@@ -429,6 +434,7 @@ public final class PipelineBench implements Callable<Integer> {
         byte[] noise = new byte[blobSize.max()];
         rnd.nextBytes(noise);
         Semaphore inFlight = new Semaphore(KafkaBaseline.IN_FLIGHT);
+        AtomicLong failed = new AtomicLong();
         for (int i = 0; i < rows; i++) {
             inFlight.acquire();
             long t = System.nanoTime();
@@ -436,11 +442,17 @@ public final class PipelineBench implements Callable<Integer> {
             client.put("lob-" + i, java.util.Arrays.copyOf(noise, size), null).whenComplete((md, err) -> {
                 if (md != null) {
                     tracker.acked(md, t, size);
+                } else {
+                    failed.incrementAndGet();
                 }
                 inFlight.release(); // last: once all permits are back, every acknowledgement is pending in the tracker
             });
         }
         inFlight.acquire(KafkaBaseline.IN_FLIGHT);
+        if (failed.get() > 0) {
+            // the measured phase then inserts those ids: not the workload asked for
+            throw new IllegalStateException("preload: " + failed.get() + " of " + rows + " writes failed");
+        }
         long deadline = System.nanoTime() + drainTimeout.toNanos();
         while (tracker.pending() > 0) {
             if (System.nanoTime() > deadline) {

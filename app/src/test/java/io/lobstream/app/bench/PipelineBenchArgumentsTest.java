@@ -48,6 +48,13 @@ class PipelineBenchArgumentsTest {
         assertThat(bench("--blob-size", "0")).isEqualTo(CommandLine.ExitCode.USAGE); // (the same usage line: the exit code says it)
     }
 
+    /** bench history drained for no time at all: it waited for nothing, then failed its check, exit 1. */
+    @Test
+    void benchHistoryRefusesNoDrainTimeAsAUsageError() {
+        assertThat(cli.run("bench", "history", "--drain-timeout", "0s")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--drain-timeout >= 1s").contains("Usage: lobstream bench history");
+    }
+
     /** The key lost to --partitions' default without a word: 8 tablespaces were measured where 4 were asked. */
     @Test
     void partitionsNotGivenAreTheConfiguredOnes() {
