@@ -71,6 +71,16 @@ final class PurgeCommand implements Runnable {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--metrics-port " + metricsPort
                     + ": a port (0 to 65535, 0 = any free one), or -1 for none");
         }
+        if (metricsPort == -1 && spec.commandLine().getParseResult().hasMatchedOption("--metrics-host")) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--metrics-host needs --metrics-port: without it "
+                    + "the worker serves no metrics");
+        }
+        try {
+            java.net.InetAddress.getByName(metricsHost); // a typo fails here, as a usage error, not after the broker is asked
+        } catch (java.net.UnknownHostException e) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--metrics-host " + metricsHost
+                    + ": not an address, nor a name this machine resolves");
+        }
         if (workerId != null && workerId.isBlank()) { // an unset $ID: every such worker the same transactional id, fencing each other
             if (spec.commandLine().getParseResult().hasMatchedOption("--worker-id")) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--worker-id must not be empty (leave it out for a random one)");
@@ -89,6 +99,11 @@ final class PurgeCommand implements Runnable {
                     + "group gives this worker no partition");
         }
         warnIfNoTopic(cfg);
+        try {
+            RegistryCheck.warnIfNotApicurio(cfg, RegistryCheck.Looker.PURGE, System.err); // as a node's start says it
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // stopped while asking: the worker's run sees it
+        }
         String id = workerId != null ? workerId : UUID.randomUUID().toString().substring(0, 8);
         long latency = readLatency == null ? 0 : readLatency.toNanos();
         if (latency > 0) {

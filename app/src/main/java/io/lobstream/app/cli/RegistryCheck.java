@@ -28,11 +28,27 @@ final class RegistryCheck {
     /** The serdes' credentials for the registry (basic, or a token from an identity server). */
     private static final String AUTH_SETTINGS = "apicurio.auth.";
 
+    /**
+     * Who looks, as its warnings name it, and what it cannot do until the registry answers.
+     *
+     * @param untilThen what the process cannot do without the registry, as the end of a sentence
+     */
+    record Looker(String name, String untilThen) {
+        static final Looker NODE = new Looker("lobstream node", "the writer waits on each command it cannot decode");
+        /** A worker decodes undo records and encodes the reclaims it sends with the registry's schemas. */
+        static final Looker PURGE = new Looker("purge worker", "its transactions fail, and purge waits, retrying");
+    }
+
     private RegistryCheck() {
     }
 
     /** Warns on {@code err} unless the registry answers its system info, when the serdes are Apicurio's (the default). */
     static void warnIfNotApicurio(LobStreamConfig config, PrintStream err) throws InterruptedException {
+        warnIfNotApicurio(config, Looker.NODE, err);
+    }
+
+    /** {@link #warnIfNotApicurio(LobStreamConfig, PrintStream)}, for {@code who}. */
+    static void warnIfNotApicurio(LobStreamConfig config, Looker who, PrintStream err) throws InterruptedException {
         if (!apicurio(config.get(LobStreamConfig.VALUE_SERIALIZER)) || !apicurio(config.get(LobStreamConfig.VALUE_DESERIALIZER))) {
             return; // another registry's serdes: its own URL, its own API
         }
@@ -46,7 +62,7 @@ final class RegistryCheck {
         try {
             info = URI.create(apiBase(url, config.originals()) + "system/info");
         } catch (IllegalArgumentException e) {
-            err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + "=" + shown + " is not a URL: "
+            err.println(who.name() + ": " + LobStreamConfig.REGISTRY_URL.name() + "=" + shown + " is not a URL: "
                     + config.withoutRegistryUserInfo(String.valueOf(e.getMessage())));
             return;
         }
@@ -56,19 +72,18 @@ final class RegistryCheck {
                     .statusCode();
             boolean credentials = given(config, AUTH_SETTINGS) || URI.create(url).getUserInfo() != null;
             if ((status == 401 || status == 403) && !credentials) {
-                err.println("lobstream node: the registry at " + shown + " answered " + status + " to " + info.getPath() + " and the "
-                        + "serdes have no credentials for it (apicurio.auth.*); until they do, the writer waits on each command it "
-                        + "cannot decode");
+                err.println(who.name() + ": the registry at " + shown + " answered " + status + " to " + info.getPath() + " and the "
+                        + "serdes have no credentials for it (apicurio.auth.*); until they do, " + who.untilThen());
             } else if (status != 200 && status != 401 && status != 403) { // (asking for the credentials the serdes have)
-                err.println("lobstream node: the registry at " + shown + " answered " + status + " to " + info.getPath() + ": is "
+                err.println(who.name() + ": the registry at " + shown + " answered " + status + " to " + info.getPath() + ": is "
                         + LobStreamConfig.REGISTRY_URL.name() + " an Apicurio registry's address (e.g. http://host:8081/apis/registry/v2"
                         + (Boolean.parseBoolean(setting(config.originals(), NO_APPEND, "false")) ? ""
                         : "; the serdes add the API's path to one that does not end with it")
-                        + ")? Until it answers, the writer waits on each command it cannot decode");
+                        + ")? Until it answers, " + who.untilThen());
             }
         } catch (IOException | IllegalArgumentException e) {
-            err.println("lobstream node: no registry answers at " + shown + " yet (" + config.withoutRegistryUserInfo(e.toString())
-                    + "); the writer waits for it on each command it cannot decode");
+            err.println(who.name() + ": no registry answers at " + shown + " yet (" + config.withoutRegistryUserInfo(e.toString())
+                    + "); until one does, " + who.untilThen());
         }
     }
 

@@ -218,9 +218,23 @@ final class ReplayCommand implements Callable<Integer> {
         store.forEachCurrent(live::add);
         ArrayNode differences = out.putArray("differences");
         JsonNode before = partitionStatus(http);
-        long nodeAppliedBefore = before.path("applied_offset").asLong(-1); // -1: reads forwarded to its owner (or checked)
         String owner = null; // host:port of the node that served the partition, if --node forwarded the reads to it
         long[] waitLeftMs = {REBALANCE_WAIT.toMillis()};
+        if (before.isMissingNode() && !live.isEmpty()) {
+            // --node forwards the partition's reads: the offset the comparison begins at is the owner's, or a lagging owner
+            // that caught up by the end would pass its older values for differences
+            try (StreamedResponse r = getWaitingOutRebalance(http, live.get(0).lobId(), waitLeftMs)) {
+                owner = r.header(LobHttpServer.SERVED_BY).orElse(null);
+            }
+            if (owner != null) {
+                try {
+                    before = partitionStatus(new NodeHttp("http://" + owner));
+                } catch (IOException unreachable) {
+                    // not from here: said with the count at the end, where the owner is asked again
+                }
+            }
+        }
+        long nodeAppliedBefore = before.path("applied_offset").asLong(-1); // -1: not known (an owner not reachable, or checked)
         long lastSaid = System.nanoTime();
         int compared = 0;
         for (VersionEntry e : live) {

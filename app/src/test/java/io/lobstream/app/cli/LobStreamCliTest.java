@@ -272,6 +272,12 @@ class LobStreamCliTest {
         assertThat(cli.err()).contains("--prefetch: expected on or off, got 'maybe'").contains("Usage: lobstream bench purge");
         assertThat(cli.run("purge", "--worker-id", "", "--bootstrap", "127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--worker-id must not be empty");
+        // a typo failed only once the broker had been asked and the clients made (exit 1, no usage), or was ignored
+        assertThat(cli.run("purge", "--metrics-port", "0", "--metrics-host", "no-such-host.invalid", "--bootstrap", "127.0.0.1:1"))
+                .isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--metrics-host no-such-host.invalid: not an address");
+        assertThat(cli.run("purge", "--metrics-host", "127.0.0.1", "--bootstrap", "127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--metrics-host needs --metrics-port");
         assertThat(cli.run("bench", "purge", "--backlog", "-5", "--data-dir", dir.resolve("bp").toString())).isEqualTo(CommandLine.ExitCode.USAGE);
         // Kafka said so only as it made a client (exit 1), a node's after its embedded broker had started
         assertThat(cli.run("delete", "doc", "--bootstrap", "localhost")).isEqualTo(CommandLine.ExitCode.USAGE);
