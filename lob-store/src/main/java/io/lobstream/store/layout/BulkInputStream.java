@@ -62,7 +62,11 @@ public abstract class BulkInputStream extends InputStream {
      */
     public static int readAtLeastOne(InputStream in, ByteBuffer dst, int off, int len, byte[] scratch) throws IOException {
         if (in instanceof BulkInputStream bulk) {
-            return bulk.readSome(dst, off, len, scratch);
+            int n = bulk.readSome(dst, off, len, scratch);
+            if (n != 0) {
+                return n;
+            }
+            // a subclass that broke readSome's contract: the path below turns its 0 into a one-byte read, not a spin
         }
         int n = readAtLeastOne(in, scratch, 0, Math.min(len, scratch.length));
         if (n > 0) {

@@ -158,7 +158,7 @@ public final class PageCodec {
 
     private static int checksum(ByteBuffer page, long pageNo, int payloadLength) {
         CRC32C crc = headerCrc(page, pageNo);
-        crc.update(page.slice(HEADER_SIZE, payloadLength));
+        crc.update(page.duplicate().clear().slice(HEADER_SIZE, payloadLength)); // whatever page's limit: its capacity is the page
         return (int) crc.getValue();
     }
 
@@ -170,7 +170,7 @@ public final class PageCodec {
     private static CRC32C headerCrc(ByteBuffer page, long pageNo) {
         CRC32C crc = new CRC32C();
         crc.update(ByteBuffer.allocate(8).putLong(0, pageNo));
-        crc.update(page.slice(0, CRC_OFFSET));
+        crc.update(page.duplicate().clear().slice(0, CRC_OFFSET));
         return crc;
     }
 
