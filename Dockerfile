@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # LobStream node / purge worker image. Build: docker build -t lobstream .
 # a JDK is all the build needs: ./mvnw fetches the Maven its wrapper properties name
 FROM eclipse-temurin:17-jdk AS build

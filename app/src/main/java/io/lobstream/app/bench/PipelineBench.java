@@ -40,6 +40,7 @@ import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -435,6 +436,7 @@ public final class PipelineBench implements Callable<Integer> {
         rnd.nextBytes(noise);
         Semaphore inFlight = new Semaphore(KafkaBaseline.IN_FLIGHT);
         AtomicLong failed = new AtomicLong();
+        AtomicReference<Throwable> firstError = new AtomicReference<>();
         for (int i = 0; i < rows; i++) {
             inFlight.acquire();
             long t = System.nanoTime();
@@ -444,6 +446,7 @@ public final class PipelineBench implements Callable<Integer> {
                     tracker.acked(md, t, size);
                 } else {
                     failed.incrementAndGet();
+                    firstError.compareAndSet(null, err);
                 }
                 inFlight.release(); // last: once all permits are back, every acknowledgement is pending in the tracker
             });
@@ -451,7 +454,8 @@ public final class PipelineBench implements Callable<Integer> {
         inFlight.acquire(KafkaBaseline.IN_FLIGHT);
         if (failed.get() > 0) {
             // the measured phase then inserts those ids: not the workload asked for
-            throw new IllegalStateException("preload: " + failed.get() + " of " + rows + " writes failed");
+            throw new IllegalStateException("preload: " + failed.get() + " of " + rows + " writes failed, the first with " + firstError.get(),
+                    firstError.get());
         }
         long deadline = System.nanoTime() + drainTimeout.toNanos();
         while (tracker.pending() > 0) {

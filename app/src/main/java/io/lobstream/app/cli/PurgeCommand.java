@@ -75,6 +75,9 @@ final class PurgeCommand implements Runnable {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--metrics-host needs --metrics-port: without it "
                     + "the worker serves no metrics");
         }
+        if (metricsHost.isBlank()) { // the JDK takes "" for the loopback: a worker no other container could scrape
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--metrics-host must not be empty (0.0.0.0: every address)");
+        }
         try {
             java.net.InetAddress.getByName(metricsHost); // a typo fails here, as a usage error, not after the broker is asked
         } catch (java.net.UnknownHostException e) {

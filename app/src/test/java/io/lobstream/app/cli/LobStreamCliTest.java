@@ -276,6 +276,8 @@ class LobStreamCliTest {
         assertThat(cli.run("purge", "--metrics-port", "0", "--metrics-host", "no-such-host.invalid", "--bootstrap", "127.0.0.1:1"))
                 .isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--metrics-host no-such-host.invalid: not an address");
+        assertThat(cli.run("purge", "--metrics-port", "0", "--metrics-host", "", "--bootstrap", "127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(cli.err()).contains("--metrics-host must not be empty");
         assertThat(cli.run("purge", "--metrics-host", "127.0.0.1", "--bootstrap", "127.0.0.1:1")).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(cli.err()).contains("--metrics-host needs --metrics-port");
         assertThat(cli.run("bench", "purge", "--backlog", "-5", "--data-dir", dir.resolve("bp").toString())).isEqualTo(CommandLine.ExitCode.USAGE);
