@@ -62,11 +62,7 @@ public abstract class BulkInputStream extends InputStream {
      */
     public static int readAtLeastOne(InputStream in, ByteBuffer dst, int off, int len, byte[] scratch) throws IOException {
         if (in instanceof BulkInputStream bulk) {
-            int n = bulk.readSome(dst, off, len, scratch);
-            if (n != 0) {
-                return n;
-            }
-            // a subclass that broke readSome's contract: the path below turns its 0 into a one-byte read, not a spin
+            return bulk.checked(bulk.readSome(dst, off, len, scratch));
         }
         int n = readAtLeastOne(in, scratch, 0, Math.min(len, scratch.length));
         if (n > 0) {
@@ -78,12 +74,23 @@ public abstract class BulkInputStream extends InputStream {
     @Override
     public final int read() throws IOException {
         byte[] one = new byte[1];
-        return readSome(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        return checked(readSome(one, 0, 1)) < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override
     public final int read(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
-        return len == 0 ? 0 : readSome(b, off, len);
+        return len == 0 ? 0 : checked(readSome(b, off, len));
+    }
+
+    /**
+     * A subclass's 0 fails the read: taken for a byte it would put one that was never in the stream into a value (and
+     * shift the rest), retried it would spin under the LOB's write latch.
+     */
+    private int checked(int n) throws IOException {
+        if (n == 0) {
+            throw new IOException(getClass().getName() + ".readSome returned 0 bytes: it must read at least 1, or return -1 at the end");
+        }
+        return n;
     }
 }
