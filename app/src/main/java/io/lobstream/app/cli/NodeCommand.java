@@ -94,7 +94,7 @@ final class NodeCommand implements Runnable {
             LobHttpServer.requireBindable(given.get(LobStreamConfig.HTTP_HOST), given.get(LobStreamConfig.HTTP_PORT)); // as early
             if (props.containsKey(LobStreamConfig.BOOTSTRAP.name())) {
                 embedded.warnIgnored("node");
-                RegistryCheck.warnIfNotApicurio(given, System.err);
+                RegistryCheck.warnIfNotApicurio(given, RegistryCheck.Looker.NODE, System.err);
             } else {
                 if (props.containsKey(LobStreamConfig.REGISTRY_URL.name())) {
                     System.err.println("lobstream node: " + LobStreamConfig.REGISTRY_URL.name() + " is ignored without --bootstrap: the "

@@ -13,6 +13,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -79,8 +81,8 @@ final class PurgeCommand implements Runnable {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--metrics-host must not be empty (0.0.0.0: every address)");
         }
         try {
-            java.net.InetAddress.getByName(metricsHost); // a typo fails here, as a usage error, not after the broker is asked
-        } catch (java.net.UnknownHostException e) {
+            InetAddress.getByName(metricsHost); // a typo fails here, as a usage error, not after the broker is asked
+        } catch (UnknownHostException e) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--metrics-host " + metricsHost
                     + ": not an address, nor a name this machine resolves");
         }

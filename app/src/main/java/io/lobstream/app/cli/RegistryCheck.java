@@ -42,12 +42,10 @@ final class RegistryCheck {
     private RegistryCheck() {
     }
 
-    /** Warns on {@code err} unless the registry answers its system info, when the serdes are Apicurio's (the default). */
-    static void warnIfNotApicurio(LobStreamConfig config, PrintStream err) throws InterruptedException {
-        warnIfNotApicurio(config, Looker.NODE, err);
-    }
-
-    /** {@link #warnIfNotApicurio(LobStreamConfig, PrintStream)}, for {@code who}. */
+    /**
+     * Warns on {@code err}, in {@code who}'s name, unless the registry answers its system info, when the serdes are
+     * Apicurio's (the default).
+     */
     static void warnIfNotApicurio(LobStreamConfig config, Looker who, PrintStream err) throws InterruptedException {
         if (!apicurio(config.get(LobStreamConfig.VALUE_SERIALIZER)) || !apicurio(config.get(LobStreamConfig.VALUE_DESERIALIZER))) {
             return; // another registry's serdes: its own URL, its own API

@@ -98,7 +98,7 @@ class RegistryCheckTest {
         Map<String, Object> props = new HashMap<>(more);
         props.put(LobStreamConfig.REGISTRY_URL.name(), url);
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        RegistryCheck.warnIfNotApicurio(new LobStreamConfig(props), new PrintStream(err, true, StandardCharsets.UTF_8));
+        RegistryCheck.warnIfNotApicurio(new LobStreamConfig(props), RegistryCheck.Looker.NODE, new PrintStream(err, true, StandardCharsets.UTF_8));
         return err.toString(StandardCharsets.UTF_8);
     }
 }
