@@ -940,6 +940,58 @@ class IngestIT {
     }
 
     /**
+     * A catch-up reads the dead letters from a while before its first command's time, not every letter ever kept; a
+     * command stamped earlier (here by a producer, after the topic was set to CreateTime by hand) has them read again from
+     * the start. Two letters stamped an hour ago: one names the undecodable command at offset 1, which the replay must
+     * find; the other claims the PUT at offset 0 was refused, which a read bounded by the PUT's time does not see, so the
+     * replay applies it (no writer ever read this topic: the letters, made by hand, say what a read finds).
+     */
+    @Test
+    void aReplayReadsTheLettersOfItsTimeAndAllOfThemForACommandStampedEarlier() throws Exception {
+        LobStreamConfig own = config.with(LobStreamConfig.TOPIC_PREFIX.name(), "bounded.")
+                .with(LobStreamConfig.APPLICATION_ID.name(), "it-bounded-" + UUID.randomUUID());
+        List<String> ids = idsOfPartition0("it-bounded-", 2);
+        TopicPartition tp = new TopicPartition(own.topics().commands(), 0);
+        long hourAgo = System.currentTimeMillis() - Duration.ofHours(1).toMillis();
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()));
+             LobClient writer = new LobClient(own);
+             KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()),
+                     new ByteArraySerializer(), new ByteArraySerializer())) {
+            TopicSetup.ensureTopics(admin, own);
+            assertThat(writer.put(ids.get(0), bytes(4000, 90), null).get().offset()).isZero();
+            ConsumerRecord<byte[], byte[]> put = Nodes.committedRecords(cluster, tp.topic(), Duration.ofSeconds(60), seen -> !seen.isEmpty()).get(0);
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, tp.topic()), List.of(new AlterConfigOp(
+                    new ConfigEntry("message.timestamp.type", "CreateTime"), AlterConfigOp.OpType.SET)))).all().get();
+            byte[] unknownSchema = ByteBuffer.allocate(9).put((byte) 0).putInt(987_655).putInt(42).array();
+            byte[] key = ids.get(1).getBytes(StandardCharsets.UTF_8);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(raw.send(new ProducerRecord<>(tp.topic(), 1, hourAgo,
+                    key, new byte[0])).get().timestamp()).as("a probe on partition 1 keeps the producer's time").isEqualTo(hourAgo));
+            assertThat(raw.send(new ProducerRecord<>(tp.topic(), 0, hourAgo, key, unknownSchema)).get())
+                    .extracting(RecordMetadata::offset, RecordMetadata::timestamp).containsExactly(1L, hourAgo);
+            raw.send(letter(own, 0, hourAgo, put.key(), put.value(), Rejection.TOO_LARGE)).get();
+            raw.send(letter(own, 1, hourAgo, key, unknownSchema, Rejection.UNDECODABLE)).get();
+            admin.alterConsumerGroupOffsets(own.get(LobStreamConfig.APPLICATION_ID), Map.of(tp, new OffsetAndMetadata(2))).all().get();
+        }
+        try (LobStore replayed = LobStore.open(dir.resolve("replay-bounded"), LobStoreConfig.defaults())) {
+            PartitionReplayer.Result r = new PartitionReplayer(own).replay(0, replayed);
+            assertThat(r.applied()).as("the PUT, whose letter is older than the letters read for it").isEqualTo(1);
+            assertThat(r.rejected()).as("the command whose letter only a read from the start finds").isEqualTo(1);
+            assertThat(replayed.current(ids.get(0))).isPresent();
+            assertThat(replayed.rejection(new Source(tp.toString(), 1))).get().extracting(Rejection::kind).isEqualTo(Rejection.UNDECODABLE);
+        }
+    }
+
+    /** A letter as the writer sends it, refusing the command at {@code offset} of partition 0 for {@code kind}. */
+    private static ProducerRecord<byte[], byte[]> letter(LobStreamConfig own, long offset, long timestamp, byte[] key, byte[] value,
+                                                        String kind) {
+        ProducerRecord<byte[], byte[]> letter = new ProducerRecord<>(own.topics().deadLetters(), 0, timestamp, key, value);
+        Map.of(DeadLetterTopic.ORIGIN_TOPIC, own.topics().commands(), DeadLetterTopic.ORIGIN_PARTITION, "0",
+                DeadLetterTopic.ORIGIN_OFFSET, Long.toString(offset), DeadLetterTopic.KIND, kind, DeadLetterTopic.REASON, kind + ": by hand")
+                .forEach((name, text) -> letter.headers().add(name, text.getBytes(StandardCharsets.UTF_8)));
+        return letter;
+    }
+
+    /**
      * A replay purges its copy itself, between commands: it keeps the copy within the store's own backpressure limit
      * (here 4 versions), or each command would wait for a purge that only the waiting thread runs.
      */

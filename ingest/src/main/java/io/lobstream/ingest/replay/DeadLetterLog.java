@@ -11,6 +11,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,6 +19,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -52,6 +54,19 @@ final class DeadLetterLog {
      * lob.commands).
      */
     static final Duration STALLED = Duration.ofMinutes(2);
+    /** A read's {@code since} that reads every letter each partition keeps. */
+    static final long FROM_START = -1;
+    /**
+     * How far before its first command's time a replay reads the letters: the commands after it may carry times a little
+     * earlier (the broker that stamps them changed, its clock went back), and those within this still count as
+     * {@link #covers covered}.
+     */
+    static final Duration BEFORE_FIRST = Duration.ofMinutes(10);
+    /**
+     * How much earlier than its command's time a letter may be stamped: none on a dead-letter topic LobStream made (a
+     * letter keeps its command's time); on one that stamps its records on append, the clocks of two brokers apart.
+     */
+    static final Duration SKEW = Duration.ofMinutes(1);
 
     private final Set<Long> offsets;
     private final Map<Long, Letter> refusals;
@@ -59,6 +74,13 @@ final class DeadLetterLog {
     private final long decidedBelow;
     /** Whether every partition of the dead-letter topic was read, not only the one numbered as the commands'. */
     private final boolean wholeTopic;
+    /** The time the letters were read from, in each partition retention has not trimmed; {@link #FROM_START} for all. */
+    private final long since;
+
+    /** A log read from the start: {@link #DeadLetterLog(Set, Map, long[], long, boolean, long)} with {@link #FROM_START}. */
+    DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow, boolean wholeTopic) {
+        this(offsets, refusals, keptSince, decidedBelow, wholeTopic, FROM_START);
+    }
 
     /**
      * @param offsets      the offsets of the partition's commands that have a letter
@@ -68,9 +90,12 @@ final class DeadLetterLog {
      *                     deleted none of it, Long.MAX_VALUE when it deleted all
      * @param decidedBelow the writer group's committed offset of the partition: the commands it has decided
      * @param wholeTopic   whether every partition of the dead-letter topic was read
+     * @param since        the time each partition retention has not trimmed was read from ({@link #covers}), or
+     *                     {@link #FROM_START}
      */
-    DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow, boolean wholeTopic) {
+    DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow, boolean wholeTopic, long since) {
         this.wholeTopic = wholeTopic;
+        this.since = since;
         this.offsets = offsets;
         this.refusals = refusals;
         this.keptSince = keptSince;
@@ -83,18 +108,44 @@ final class DeadLetterLog {
      * that every command below the offset has its letter in what is read. The writer sends a letter to the partition
      * numbered as its command's: where both topics have as many (as LobStream makes them), only that one is read. A
      * {@code stop} asked meanwhile ends it, in whatever Kafka call it waits in, with {@link InterruptedIOException}.
+     *
+     * <p>Letters are kept as long as the commands, for good by default: a catch-up of ten commands would read every
+     * letter ever sent. So a partition retention has not trimmed is read from the first letter stamped at {@code since}
+     * or later ({@link #since(ConsumerRecord)}); {@link #toJudge} reads again from the start for a command this does not
+     * {@link #covers cover}. A trimmed one is read from its start, as {@link #keptSince} needs.
      */
-    static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, long from, long to, ReplayStop stop) throws IOException {
-        return read(config, commands, from, to, stop, false);
+    static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, long from, long to, long since, ReplayStop stop)
+            throws IOException {
+        return read(config, commands, from, to, since, stop, false);
     }
 
     /**
-     * As {@link #read(LobStreamConfig, TopicPartition, long, long, ReplayStop)}, reading every partition of the dead-letter
-     * topic if {@code wholeTopic}: for a command whose key hashes elsewhere, whose letter an earlier release sent to its
-     * key's partition, or that was judged when the topics had another count.
+     * The {@code since} to read the letters of a replay whose first command is {@code first} from: {@link #BEFORE_FIRST}
+     * before its time, if the broker stamped it ({@code LogAppendTime}, as on a {@code lob.commands} LobStream made);
+     * {@link #FROM_START} otherwise, as producers' clocks stamp commands out of their order.
      */
-    static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, long from, long to, ReplayStop stop, boolean wholeTopic)
-            throws IOException {
+    static long since(ConsumerRecord<?, ?> first) {
+        long since = first.timestamp() - BEFORE_FIRST.toMillis();
+        return first.timestampType() == TimestampType.LOG_APPEND_TIME && since >= 0 ? since : FROM_START;
+    }
+
+    /**
+     * Whether the letter of {@code command}, if it has one, is in what was read. A letter is stamped with its command's
+     * time (or on append, later), so one stamped before {@code since} is of a command stamped before it, give or take
+     * {@link #SKEW}; but only a command the broker stamped says when it came: a producer's clock can be behind.
+     */
+    boolean covers(ConsumerRecord<?, ?> command) {
+        return since == FROM_START || command.timestampType() == TimestampType.LOG_APPEND_TIME
+                && command.timestamp() >= since + SKEW.toMillis();
+    }
+
+    /**
+     * As {@link #read(LobStreamConfig, TopicPartition, long, long, long, ReplayStop)}, reading every partition of the
+     * dead-letter topic if {@code wholeTopic}: for a command whose key hashes elsewhere, whose letter an earlier release
+     * sent to its key's partition, or that was judged when the topics had another count.
+     */
+    private static DeadLetterLog read(LobStreamConfig config, TopicPartition commands, long from, long to, long since, ReplayStop stop,
+                                      boolean wholeTopic) throws IOException {
         Map<String, Object> p = config.clientConfig(ClientKind.CONSUMER);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -122,18 +173,19 @@ final class DeadLetterLog {
                 keptSince[tp.partition()] = first.get(tp) == 0 ? 0 : Long.MAX_VALUE; // a trimmed one: its oldest letter kept, below
             }
             Map<TopicPartition, Long> end = DeadLetterTopic.uncommittedEnd(admin, partitions);
+            Map<TopicPartition, Long> start = start(consumer, first, since);
             consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
+            start.forEach(consumer::seek);
             long lastProgress = System.nanoTime();
             long lastLog = lastProgress;
-            long base = first.values().stream().mapToLong(Long::longValue).sum();
+            long base = start.values().stream().mapToLong(Long::longValue).sum();
             long total = end.values().stream().mapToLong(Long::longValue).sum() - base;
             long positions = -1;
             while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
                 stop.throwIfAsked(what + " stopped");
                 long now = positions(consumer, partitions);
                 if (System.nanoTime() - lastLog > 5_000_000_000L) {
-                    // the whole partition is read (letters are kept for good): with many, a catch-up's log says why it waits
+                    // with many letters to read, a catch-up's log says why it waits
                     lastLog = System.nanoTime();
                     log.info("{}: {} of {} records read", what, now - base, total);
                 }
@@ -161,7 +213,7 @@ final class DeadLetterLog {
                     }
                 }
             }
-            return new DeadLetterLog(offsets, refusals, keptSince, decidedBelow, partitions.size() == all.size());
+            return new DeadLetterLog(offsets, refusals, keptSince, decidedBelow, partitions.size() == all.size(), since);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             stop.throwIfAsked(e, what); // the stop ended the call it waited in
             throw new IOException("cannot read the dead letters of " + commands + " from " + topic + ", or the writer group "
@@ -192,6 +244,28 @@ final class DeadLetterLog {
             stop.throwIfAsked("reading the writer group's committed offset stopped");
             Thread.sleep(200); // a dead owner's commit is decided within its transaction timeout
         }
+    }
+
+    /**
+     * Where to read each partition from: its start ({@code first}), or, if retention has not trimmed it (nothing kept
+     * there is older than a letter not kept), the first record stamped at {@code since} or later; every record before
+     * that one is stamped earlier. Where none is, below the last stable offset (a read_committed lookup finds none past
+     * it), from that offset: the letters of open transactions are still to read.
+     */
+    private static Map<TopicPartition, Long> start(KafkaConsumer<?, ?> consumer, Map<TopicPartition, Long> first, long since) {
+        Map<TopicPartition, Long> start = new HashMap<>(first);
+        Map<TopicPartition, Long> untrimmed = new HashMap<>();
+        first.forEach((tp, offset) -> {
+            if (offset == 0 && since != FROM_START) {
+                untrimmed.put(tp, since);
+            }
+        });
+        if (untrimmed.isEmpty()) {
+            return start;
+        }
+        Map<TopicPartition, Long> stable = consumer.endOffsets(untrimmed.keySet());
+        consumer.offsetsForTimes(untrimmed).forEach((tp, found) -> start.put(tp, found == null ? stable.get(tp) : found.offset()));
+        return start;
     }
 
     private static long positions(KafkaConsumer<?, ?> consumer, List<TopicPartition> partitions) {
@@ -280,13 +354,24 @@ final class DeadLetterLog {
     }
 
     /**
-     * This log, or, where {@code command} (of another partition than its key's) is not {@link #settled} by what was read,
-     * the letters of {@code commands} in {@code [from, to)} read again from every partition of the dead-letter topic, as
-     * {@link #requireLetterIfElsewhere} needs: once per replay, and only for such a command.
+     * This log, or the letters of {@code commands} in {@code [from, to)} read again where it cannot judge {@code command}:
+     * from the start where it does not {@link #covers cover} the command, and from every partition of the dead-letter topic
+     * where the command is {@code ofAnotherPartition} than its key's and not {@link #settled} by the one read, as
+     * {@link #requireLetterIfElsewhere} needs. Each at most once per replay.
      */
-    DeadLetterLog readWholeIfNeeded(ConsumerRecord<byte[], ?> command, LobStreamConfig config, TopicPartition commands, long from,
-                                    long to, ReplayStop stop) throws IOException {
-        return wholeTopic || settled(command) ? this : read(config, commands, from, to, stop, true);
+    DeadLetterLog toJudge(ConsumerRecord<byte[], ?> command, boolean ofAnotherPartition, LobStreamConfig config, TopicPartition commands,
+                          long from, long to, ReplayStop stop) throws IOException {
+        boolean older = !covers(command);
+        boolean elsewhere = ofAnotherPartition && !wholeTopic && (older || !settled(command));
+        if (!older && !elsewhere) {
+            return this;
+        }
+        if (older) {
+            log.info("{} offset {} ({} {}) may have a dead letter older than those read (from {}): reading them again from the "
+                    + "start", commands, command.offset(), command.timestampType(), Instant.ofEpochMilli(command.timestamp()),
+                    Instant.ofEpochMilli(since));
+        }
+        return read(config, commands, from, to, older ? FROM_START : since, stop, wholeTopic || elsewhere);
     }
 
     /**
@@ -300,7 +385,7 @@ final class DeadLetterLog {
             return; // dead-lettered; or not decided yet, and the writer will judge it by the count of now
         }
         if (!wholeTopic) { // the letter may be in another partition, and each other partition's would pass for expired
-            throw new IllegalStateException("read every partition of the dead-letter topic first (readWholeIfNeeded)");
+            throw new IllegalStateException("read every partition of the dead-letter topic first (toJudge)");
         }
         String where = command.topic() + "-" + command.partition() + " offset " + command.offset();
         if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command)) {

@@ -197,13 +197,15 @@ public final class PartitionReplayer {
                     }
                     stopIfAsked(tp, r.offset());
                     if (records++ == 0) {
-                        letters = DeadLetterLog.read(config, tp, r.offset(), end, stop); // (a range of markers alone: not read)
+                        // (a range of markers alone: not read)
+                        letters = DeadLetterLog.read(config, tp, r.offset(), end, DeadLetterLog.since(r), stop);
                         lettersFrom = r.offset();
                         progress.firstRecord(r.offset());
                     }
                     int home = r.key() == null ? tp.partition() : Topics.partitionOf(r.key(), partitions);
+                    // read again if its letter may be older than those read, or (its key's partition another) in any partition
+                    letters = letters.toJudge(r, home != tp.partition(), config, tp, lettersFrom, end, stop);
                     if (home != tp.partition()) { // refused below, as the writer refuses it now; unless it applied it, under another count
-                        letters = letters.readWholeIfNeeded(r, config, tp, lettersFrom, end, stop); // its letter may be in any partition
                         letters.requireLetterIfElsewhere(r, home, partitions);
                     }
                     CommandApplier.Outcome o;

@@ -36,8 +36,16 @@ class DeadLetterLogTest {
         return command(offset, timestamp, new byte[0]);
     }
 
+    private static ConsumerRecord<byte[], byte[]> command(long offset, long timestamp, TimestampType type) {
+        return command(offset, timestamp, type, new byte[0]);
+    }
+
     private static ConsumerRecord<byte[], byte[]> command(long offset, long timestamp, byte[] value) {
-        return new ConsumerRecord<>("lob.commands", 3, offset, timestamp, TimestampType.LOG_APPEND_TIME, 0, value.length, new byte[0], value,
+        return command(offset, timestamp, TimestampType.LOG_APPEND_TIME, value);
+    }
+
+    private static ConsumerRecord<byte[], byte[]> command(long offset, long timestamp, TimestampType type, byte[] value) {
+        return new ConsumerRecord<>("lob.commands", 3, offset, timestamp, type, 0, value.length, new byte[0], value,
                 new RecordHeaders(), Optional.empty());
     }
 
@@ -140,6 +148,28 @@ class DeadLetterLogTest {
     }
 
     /**
+     * A catch-up reads the letters from a while before its first command's time, when the broker stamped it: those of the
+     * commands stamped since, give or take the skew of two brokers' clocks. A command stamped by a producer, or earlier,
+     * needs the letters read from the start.
+     */
+    @Test
+    void lettersReadFromTheFirstCommandsTimeCoverOnlyCommandsTheBrokerStampedSince() {
+        long t = 1_800_000_000_000L;
+        long since = DeadLetterLog.since(command(7, t));
+        assertThat(since).isEqualTo(t - DeadLetterLog.BEFORE_FIRST.toMillis());
+        assertThat(DeadLetterLog.since(command(7, t, TimestampType.CREATE_TIME))).isEqualTo(DeadLetterLog.FROM_START);
+        assertThat(DeadLetterLog.since(command(7, 1_000))).as("no time before it to read from").isEqualTo(DeadLetterLog.FROM_START);
+        DeadLetterLog bounded = new DeadLetterLog(Set.of(), Map.of(), new long[]{0}, 100, false, since);
+        long edge = since + DeadLetterLog.SKEW.toMillis();
+        assertThat(bounded.covers(command(8, t))).isTrue();
+        assertThat(bounded.covers(command(8, edge))).isTrue();
+        assertThat(bounded.covers(command(8, edge - 1))).as("its letter may be stamped before the bound").isFalse();
+        assertThat(bounded.covers(command(8, t, TimestampType.CREATE_TIME))).as("a producer's clock says nothing").isFalse();
+        assertThat(new DeadLetterLog(Set.of(), Map.of(), new long[]{0}, 100, false).covers(command(8, 0, TimestampType.CREATE_TIME)))
+                .as("read from the start").isTrue();
+    }
+
+    /**
      * A node that closes stops its catch-ups' replays; one reading the dead letters, here from a broker that does not
      * answer, ends in the admin call it waits in (30 s otherwise), as a stopped replay does.
      */
@@ -158,7 +188,8 @@ class DeadLetterLogTest {
             return t;
         });
         try {
-            Future<DeadLetterLog> read = reader.submit(() -> DeadLetterLog.read(config, new TopicPartition("lob.commands", 3), 0, Long.MAX_VALUE, stop));
+            Future<DeadLetterLog> read = reader.submit(() -> DeadLetterLog.read(config, new TopicPartition("lob.commands", 3), 0, Long.MAX_VALUE,
+                    DeadLetterLog.FROM_START, stop));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (!waitingOnKafka(thread.get()) && System.nanoTime() < deadline) {
                 Thread.sleep(10);
