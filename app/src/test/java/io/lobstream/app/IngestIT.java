@@ -57,6 +57,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -960,6 +961,7 @@ class IngestIT {
             TopicSetup.ensureTopics(admin, own);
             assertThat(writer.put(ids.get(0), bytes(4000, 90), null).get().offset()).isZero();
             ConsumerRecord<byte[], byte[]> put = Nodes.committedRecords(cluster, tp.topic(), Duration.ofSeconds(60), seen -> !seen.isEmpty()).get(0);
+            assertThat(put.timestampType()).as("stamped by the broker, as LobStream makes the topic").isEqualTo(TimestampType.LOG_APPEND_TIME);
             admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, tp.topic()), List.of(new AlterConfigOp(
                     new ConfigEntry("message.timestamp.type", "CreateTime"), AlterConfigOp.OpType.SET)))).all().get();
             byte[] unknownSchema = ByteBuffer.allocate(9).put((byte) 0).putInt(987_655).putInt(42).array();
