@@ -3,47 +3,33 @@ package io.lobstream.app.bench;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lobstream.app.DataDirs;
 import io.lobstream.app.demo.LoadGenerator;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.lobstream.app.embedded.ClusterProcess;
 import io.lobstream.app.embedded.EmbeddedKafka;
 import io.lobstream.app.embedded.NodeProcess;
 import io.lobstream.client.LobClient;
 import io.lobstream.schema.LobStreamConfig;
 import org.HdrHistogram.Histogram;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.errors.TopicExistsException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 
 import static io.lobstream.app.bench.BenchOutput.round;
 
@@ -185,9 +171,8 @@ public final class PipelineBench implements Callable<Integer> {
                         + "%d partitions, %d purge workers", workload.name().toLowerCase(Locale.ROOT), blobSize,
                 workload == Workload.UPDATE ? rows + " rows" : "new ids", producers, duration, warmup, partitions, purgeWorkers));
         ObjectNode summary = BenchOutput.newJson();
-        boolean failed = false;
-        List<String> scratchTopics = new ArrayList<>(); // the plain-Kafka phases' topics not deleted yet
-        List<String> scratchCreated = new ArrayList<>(); // and all they had
+        boolean failed;
+        ScratchTopics scratch = new ScratchTopics(dir, partitions);
         try (ClusterProcess cluster = ClusterProcess.start(dir, dir.resolve("bench-logs"), Duration.ofSeconds(180),
                 serverHeap(ClusterProcess.JAVA_OPTS_ENV))) {
             LobStreamConfig cfg = cluster.nodeConfig(dir, partitions, options.config);
@@ -196,159 +181,210 @@ public final class PipelineBench implements Callable<Integer> {
             try (NodeProcess node = NodeProcess.start("bench", cluster.bootstrap(), cluster.registryUrl(), dir.resolve("node"),
                     EmbeddedKafka.freePort(), purgeWorkers, nodeConfig, dir.resolve("bench-logs"), serverHeap(NodeProcess.JAVA_OPTS_ENV))) {
                 node.awaitRunning(partitions, Duration.ofSeconds(120));
-                long fill = Math.min(MachineMemory.freeBytes(), Files.getFileStore(dir).getUsableSpace() / 3);
-                long scratchBytes = (long) (SCRATCH_RETENTION_FACTOR * fill);
-                // created now: a topic used right after creation fails over leadership at first
-                String rawTopic = createScratchTopic(cfg, "bench.raw", scratchBytes, scratchTopics, scratchCreated);
-                String e2eTopic = kafkaE2e ? createScratchTopic(cfg, "bench.e2e", scratchBytes, scratchTopics, scratchCreated) : null;
-                writeBack(out);
-                // raw first: its warm-up fills the page cache, so every phase is measured with it full (see KafkaBaseline.produce)
                 Map<String, Supplier<Duration>> processes = new LinkedHashMap<>();
                 processes.put("broker", cluster::cpu);
                 processes.put("node", node::cpu);
                 processes.put("load", MachineCpu::thisProcess);
-                KafkaBaseline kafka = new KafkaBaseline(cfg, partitions, blobSize, rows, producers, duration, processes, out);
-                KafkaBaseline.Result raw = kafka.produce(rawTopic, warmup, warmup.multipliedBy(MAX_RAW_WARMUP_FACTOR), fill);
-                KafkaBaseline.Result e2e = null;
-                long freeing = 0; // bytes of deleted topics the broker removes from the disk a minute later
-                if (e2eTopic != null) {
-                    // A quarter of the warm-up: the broker and the producer are warm, only the fetch path is new (and the
-                    // disk must hold a second topic). It writes about the memory's worth again, so the raw topic's pages
-                    // have left the page cache when it is deleted after it (to make room on the disk): the pipeline then
-                    // still finds the page cache full.
-                    Duration e2eWarmup = warmup.dividedBy(4);
-                    if (room(dir, Math.min(scratchBytes, raw.mbPerS() * 1e6 * e2eWarmup.plus(duration).toSeconds()))) {
-                        writeBack(out);
-                        e2e = kafka.produceAndConsume(e2eTopic, e2eWarmup);
-                        freeing = topicBytes(dir, rawTopic);
-                        deleteTopic(cfg, rawTopic, scratchTopics);
-                    } else {
-                        out.note("kafka e2e phase skipped: the disk may not hold its data next to the raw phase's");
-                        deleteTopic(cfg, e2eTopic, scratchTopics); // never written: frees nothing
-                    }
-                }
-                // the pipeline's preload and warm-up take longer than that minute before its data fills the disk
-                boolean pipelineOnFreshMemory = false;
-                if (!scratchTopics.isEmpty() && !room(dir, pipelineBytes(raw) - freeing)) {
-                    out.note("the disk may not hold the pipeline's data next to the scratch topic; deleted it now, "
-                            + "so the pipeline phase takes fresh memory for its page cache (pipeline_on_fresh_memory)");
-                    deleteTopic(cfg, scratchTopics.get(0), scratchTopics);
-                    pipelineOnFreshMemory = true;
-                }
-                writeBack(out);
-                Pipeline p = pipeline(cfg, node, processes, out);
-                long historyEnd = historyAfterDrain(node); // now: the raw phase measured again below runs after the drain
-                // only now: deleted files give their pages back, and the pipeline would take fresh memory again
-                List<String> deleted = List.copyOf(scratchTopics);
-                for (String topic : deleted) {
-                    deleteTopic(cfg, topic, scratchTopics);
-                }
-                KafkaBaseline.Result onFreshMemory = null;
-                if (!raw.pageCacheFull()) {
-                    // Its warm-up ended before the page cache was full: the broker took fresh memory in the window, dear on
-                    // this VM, and the figure said how the VM was (BENCHMARKS.md, "Why the raw phase moves so much"). Measured
-                    // again now, on a page cache as full as the pipeline had it, that is the figure to compare with.
-                    if (room(dir, scratchBytes)) {
-                        String again = createScratchTopic(cfg, "bench.raw-again", scratchBytes, scratchTopics, scratchCreated);
-                        writeBack(out); // (after the creation, as for the others: a topic used right after fails over leadership)
-                        Duration againWarmup = warmup.dividedBy(4); // as the e2e phase's: everything but the topic is warm
-                        onFreshMemory = raw;
-                        // The deleted topics' files leave the disk a minute later (log.segment.delete.delay.ms): not in the
-                        // window, where unlinking gigabytes would slow the producer and free their pages. The warm-up then
-                        // writes the memory they freed, so the page cache is as full as the pipeline had it.
-                        awaitRemoved(dir, deleted, out);
-                        raw = kafka.produce("raw-kafka-again", again, againWarmup, warmup, MachineMemory.freeBytes());
-                        deleteTopic(cfg, again, scratchTopics);
-                        out.note(String.format("raw phase measured again after the pipeline: %.1f MB/s (%.1f MB/s at first, on fresh "
-                                + "memory); %s", raw.mbPerS(), onFreshMemory.mbPerS(), raw.pageCacheFull()
-                                ? "the ratio compares with the second" : "its page cache was not full either: not comparable"));
-                    } else {
-                        out.note("raw phase not measured again (the disk may not hold it): its figure, on fresh memory, is not "
-                                + "comparable");
-                    }
-                }
-                double ratio = raw.mbPerS() == 0 ? 0 : p.mbPerS / raw.mbPerS();
-                // a raw figure taken on fresh memory (the second too, when its warm-up ran out before the page cache was full)
-                // says how the VM was, not what Kafka does: no ratio is made of it, lest a script reading only that key take it
-                // for one
-                boolean comparable = raw.pageCacheFull();
-                out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %s%s",
-                        p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS(), comparable ? String.format("%.2f", ratio) : "not comparable",
-                        e2e == null ? "" : String.format(
-                                "; Kafka produce → consume %.1f MB/s (ratio %.2f)", e2e.mbPerS(), p.mbPerS / e2e.mbPerS())));
-                // the commands only, as the demo's key: the writer dead-letters reclaims there too, tagged topic=lob.reclaim
-                long deadLettered = (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total", "topic", cfg.topics().commands());
-                if (deadLettered > 0) {
-                    // a refused command moves the applied offset as an applied one does: its bytes are in the figures above
-                    out.note("pipeline phase: " + deadLettered + " commands dead-lettered (refused, yet counted as applied)");
-                }
-                summary.put("workload", workload.name().toLowerCase(Locale.ROOT)).put("blob_size", blobSize.toString())
+                Figures figures = measure(cfg, node, processes, scratch, dir, out);
+                figures.note(out);
+                figures.writeTo(summary.put("workload", workload.name().toLowerCase(Locale.ROOT)).put("blob_size", blobSize.toString())
                         .put("rows", workload == Workload.UPDATE ? rows : 0).put("producers", producers)
-                        .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions).put("purge_workers", purgeWorkers)
-                        .put("commands", p.commands).put("commands_failed", p.failed).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))
-                        .put("acked_tps", round(p.ackedTps))
-                        .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
-                        .put("history_length_max", p.historyMax)
-                        .put("history_length_end", historyEnd)
-                        .put("commands_dead_lettered", deadLettered)
-                        .put("raw_kafka_tps", round(raw.tps())).put("raw_kafka_mb_per_s", round(raw.mbPerS()))
-                        .put("raw_kafka_failed", raw.failed()).put("raw_kafka_page_cache_full", raw.pageCacheFull())
-                        .put("raw_kafka_measured_again", onFreshMemory != null).put("pipeline_on_fresh_memory", pipelineOnFreshMemory);
-                if (onFreshMemory != null) {
-                    summary.put("raw_kafka_fresh_memory_mb_per_s", round(onFreshMemory.mbPerS()));
-                }
-                if (e2e != null) {
-                    summary.put("kafka_e2e_mb_per_s", round(e2e.mbPerS())).put("kafka_e2e_produced_mb_per_s", round(e2e.producedMbPerS()))
-                            .put("ratio_vs_kafka_e2e", round(p.mbPerS / e2e.mbPerS()));
-                }
-                if (comparable) {
-                    summary.put("ratio_vs_raw_kafka", round(ratio)); // the figure, after the others: last before the CPU figures
-                } else {
-                    summary.putNull("ratio_vs_raw_kafka");
-                }
-                failed = p.failed > 0 || deadLettered > 0 || raw.failed() > 0 || onFreshMemory != null && onFreshMemory.failed() > 0
-                        || e2e != null && e2e.failed() > 0;
-                if (p.cpu().measured() && raw.cpu().measured()) {
-                    // what each phase cost the whole machine per MB, and how busy it was: the ratio's context
-                    cpuFigures(summary, "", p.cpu());
-                    cpuFigures(summary, "raw_kafka_", raw.cpu());
-                    if (e2e != null && e2e.cpu().measured()) {
-                        cpuFigures(summary, "kafka_e2e_", e2e.cpu());
-                    }
-                    out.note(String.format("machine CPU per MB: pipeline %.1f ms (%.0f %% busy; %s), raw Kafka %.1f ms (%.0f %% busy; %s)%s",
-                            p.cpu().msPerMb(), 100 * p.cpu().busyFraction(), KafkaBaseline.byProcess(p.cpu()),
-                            raw.cpu().msPerMb(), 100 * raw.cpu().busyFraction(), KafkaBaseline.byProcess(raw.cpu()),
-                            e2e == null ? "" : String.format(", Kafka produce → consume %.1f ms (%.0f %% busy; %s)", e2e.cpu().msPerMb(),
-                                    100 * e2e.cpu().busyFraction(), KafkaBaseline.byProcess(e2e.cpu()))));
-                }
+                        .put("duration_s", duration.toSeconds()).put("warmup_s", warmup.toSeconds()).put("partitions", partitions)
+                        .put("purge_workers", purgeWorkers));
+                failed = figures.failed();
             }
         } finally {
             if (temporary) {
                 DataDirs.deleteTree(dir);
             } else {
-                scratchCreated.forEach(topic -> removeScratchTopicFiles(dir, topic));
+                scratch.removeFiles();
             }
         }
         out.writeCsv(options.csv);
         if (options.chart != null) {
-            Map<String, List<double[]>> series = BenchOutput.ordered();
-            for (List<Object> row : out.rows()) {
-                String name = switch ((String) row.get(0)) {
-                    case "pipeline" -> "LobStream (applied)";
-                    case "kafka-e2e" -> "Kafka producer → consumer (consumed)";
-                    case "raw-kafka-again" -> "raw Kafka producer, measured again after (acknowledged)";
-                    default -> "raw Kafka producer (acknowledged)";
-                };
-                series.computeIfAbsent(name, k -> new ArrayList<>())
-                        .add(new double[]{((Number) row.get(1)).doubleValue(), ((Number) row.get(3)).doubleValue()});
-            }
-            BenchOutput.lineChart(options.chart, String.format("%s of %s values, %d producers: MB/s each second", workload.name().toLowerCase(Locale.ROOT),
-                    blobSize, producers), "second", "MB/s", series);
+            chart(out);
         }
         if (options.json) {
             BenchOutput.printJson(summary);
         }
         return failed ? 1 : 0; // a run with failed sends is no measure of the pipeline (the figures are printed all the same)
+    }
+
+    /**
+     * The phases, in their order: the plain producer (its warm-up fills the page cache), Kafka's own produce → consume,
+     * the pipeline, and the plain producer measured again if its first warm-up could not fill the page cache.
+     */
+    private Figures measure(LobStreamConfig cfg, NodeProcess node, Map<String, Supplier<Duration>> processes, ScratchTopics scratch,
+                            Path dir, BenchOutput out) throws Exception {
+        long fill = Math.min(MachineMemory.freeBytes(), Files.getFileStore(dir).getUsableSpace() / 3);
+        long scratchBytes = (long) (SCRATCH_RETENTION_FACTOR * fill);
+        // created now: a topic used right after creation fails over leadership at first
+        String rawTopic = scratch.create(cfg, "bench.raw", scratchBytes);
+        String e2eTopic = kafkaE2e ? scratch.create(cfg, "bench.e2e", scratchBytes) : null;
+        writeBack(out);
+        // raw first: its warm-up fills the page cache, so every phase is measured with it full (see KafkaBaseline.produce)
+        KafkaBaseline kafka = new KafkaBaseline(cfg, partitions, blobSize, rows, producers, duration, processes, out);
+        KafkaBaseline.Result raw = kafka.produce(rawTopic, warmup, warmup.multipliedBy(MAX_RAW_WARMUP_FACTOR), fill);
+        KafkaBaseline.Result e2e = null;
+        long freeing = 0; // bytes of deleted topics the broker removes from the disk a minute later
+        if (e2eTopic != null) {
+            // A quarter of the warm-up: the broker and the producer are warm, only the fetch path is new (and the
+            // disk must hold a second topic). It writes about the memory's worth again, so the raw topic's pages
+            // have left the page cache when it is deleted after it (to make room on the disk): the pipeline then
+            // still finds the page cache full.
+            Duration e2eWarmup = warmup.dividedBy(4);
+            if (scratch.room(Math.min(scratchBytes, raw.mbPerS() * 1e6 * e2eWarmup.plus(duration).toSeconds()))) {
+                writeBack(out);
+                e2e = kafka.produceAndConsume(e2eTopic, e2eWarmup);
+                freeing = scratch.bytes(rawTopic);
+                scratch.delete(cfg, rawTopic);
+            } else {
+                out.note("kafka e2e phase skipped: the disk may not hold its data next to the raw phase's");
+                scratch.delete(cfg, e2eTopic); // never written: frees nothing
+            }
+        }
+        // the pipeline's preload and warm-up take longer than that minute before its data fills the disk
+        boolean pipelineOnFreshMemory = false;
+        if (!scratch.live().isEmpty() && !scratch.room(pipelineBytes(raw) - freeing)) {
+            out.note("the disk may not hold the pipeline's data next to the scratch topic; deleted it now, "
+                    + "so the pipeline phase takes fresh memory for its page cache (pipeline_on_fresh_memory)");
+            scratch.delete(cfg, scratch.live().get(0));
+            pipelineOnFreshMemory = true;
+        }
+        writeBack(out);
+        Pipeline p = pipeline(cfg, node, processes, out);
+        long historyEnd = historyAfterDrain(node); // now: the raw phase measured again below runs after the drain
+        // the commands only, as the demo's key: the writer dead-letters reclaims there too, tagged topic=lob.reclaim
+        long deadLettered = (long) prometheusSum(node.metrics(), "lob_commands_dead_lettered_total", "topic", cfg.topics().commands());
+        // only now: deleted files give their pages back, and the pipeline would take fresh memory again
+        List<String> deleted = scratch.deleteAll(cfg);
+        KafkaBaseline.Result again = raw.pageCacheFull() ? null : rawAgain(cfg, kafka, scratch, deleted, scratchBytes, out);
+        return new Figures(p, historyEnd, deadLettered, again == null ? raw : again, again == null ? null : raw, e2e,
+                pipelineOnFreshMemory);
+    }
+
+    /**
+     * The plain producer measured again, after the pipeline, when its first warm-up ended before the page cache was full:
+     * the broker then took fresh memory in the window, dear on this VM, and the figure said how the VM was (BENCHMARKS.md,
+     * "Why the raw phase moves so much"). Measured again, on a page cache as full as the pipeline had it, that is the
+     * figure to compare with. Null when the disk may not hold it.
+     */
+    private KafkaBaseline.Result rawAgain(LobStreamConfig cfg, KafkaBaseline kafka, ScratchTopics scratch, List<String> deleted,
+                                          long scratchBytes, BenchOutput out) throws Exception {
+        if (!scratch.room(scratchBytes)) {
+            out.note("raw phase not measured again (the disk may not hold it): its figure, on fresh memory, is not comparable");
+            return null;
+        }
+        String topic = scratch.create(cfg, "bench.raw-again", scratchBytes);
+        writeBack(out); // (after the creation, as for the others: a topic used right after fails over leadership)
+        Duration againWarmup = warmup.dividedBy(4); // as the e2e phase's: everything but the topic is warm
+        // The deleted topics' files leave the disk a minute later (log.segment.delete.delay.ms): not in the window, where
+        // unlinking gigabytes would slow the producer and free their pages. The warm-up then writes the memory they freed,
+        // so the page cache is as full as the pipeline had it.
+        scratch.awaitRemoved(deleted, out);
+        KafkaBaseline.Result again = kafka.produce("raw-kafka-again", topic, againWarmup, warmup, MachineMemory.freeBytes());
+        scratch.delete(cfg, topic);
+        return again;
+    }
+
+    /**
+     * What a run measured: the pipeline phase, the plain producer's figure the ratio compares with ({@code raw}: the one
+     * measured again, if it was, {@code onFreshMemory} then the first), and Kafka's produce → consume (null if skipped).
+     */
+    private record Figures(Pipeline pipeline, long historyEnd, long deadLettered, KafkaBaseline.Result raw,
+                           KafkaBaseline.Result onFreshMemory, KafkaBaseline.Result e2e, boolean pipelineOnFreshMemory) {
+        /**
+         * Whether the raw figure is one to make a ratio of. One taken on fresh memory (the second too, when its warm-up
+         * ran out before the page cache was full) says how the VM was, not what Kafka does: no ratio is made of it, lest a
+         * script reading only that key take it for one.
+         */
+        boolean comparable() {
+            return raw.pageCacheFull();
+        }
+
+        double ratio() {
+            return raw.mbPerS() == 0 ? 0 : pipeline.mbPerS / raw.mbPerS();
+        }
+
+        /** A failed send in any phase, or a command the writer refused: no measure of the pipeline. */
+        boolean failed() {
+            return pipeline.failed > 0 || deadLettered > 0 || raw.failed() > 0 || onFreshMemory != null && onFreshMemory.failed() > 0
+                    || e2e != null && e2e.failed() > 0;
+        }
+
+        void note(BenchOutput out) {
+            if (onFreshMemory != null) {
+                out.note(String.format("raw phase measured again after the pipeline: %.1f MB/s (%.1f MB/s at first, on fresh memory); %s",
+                        raw.mbPerS(), onFreshMemory.mbPerS(), comparable() ? "the ratio compares with the second"
+                                : "its page cache was not full either: not comparable"));
+            }
+            Pipeline p = pipeline;
+            out.note(String.format("pipeline %.1f commands/s, %.1f MB/s, apply latency p50 %.1f ms p99 %.1f ms; raw Kafka %.1f MB/s; ratio %s%s",
+                    p.tps, p.mbPerS, p.p50Ms, p.p99Ms, raw.mbPerS(), comparable() ? String.format("%.2f", ratio()) : "not comparable",
+                    e2e == null ? "" : String.format("; Kafka produce → consume %.1f MB/s (ratio %.2f)", e2e.mbPerS(), p.mbPerS / e2e.mbPerS())));
+            if (deadLettered > 0) {
+                // a refused command moves the applied offset as an applied one does: its bytes are in the figures above
+                out.note("pipeline phase: " + deadLettered + " commands dead-lettered (refused, yet counted as applied)");
+            }
+            if (p.cpu().measured() && raw.cpu().measured()) {
+                out.note(String.format("machine CPU per MB: pipeline %.1f ms (%.0f %% busy; %s), raw Kafka %.1f ms (%.0f %% busy; %s)%s",
+                        p.cpu().msPerMb(), 100 * p.cpu().busyFraction(), KafkaBaseline.byProcess(p.cpu()),
+                        raw.cpu().msPerMb(), 100 * raw.cpu().busyFraction(), KafkaBaseline.byProcess(raw.cpu()),
+                        e2e == null ? "" : String.format(", Kafka produce → consume %.1f ms (%.0f %% busy; %s)", e2e.cpu().msPerMb(),
+                                100 * e2e.cpu().busyFraction(), KafkaBaseline.byProcess(e2e.cpu()))));
+            }
+        }
+
+        /** The JSON keys, in the order README lists them. */
+        void writeTo(ObjectNode summary) {
+            Pipeline p = pipeline;
+            summary.put("commands", p.commands).put("commands_failed", p.failed).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))
+                    .put("acked_tps", round(p.ackedTps))
+                    .put("p50_apply_ms", round(p.p50Ms)).put("p99_apply_ms", round(p.p99Ms)).put("max_apply_ms", round(p.maxMs))
+                    .put("history_length_max", p.historyMax)
+                    .put("history_length_end", historyEnd)
+                    .put("commands_dead_lettered", deadLettered)
+                    .put("raw_kafka_tps", round(raw.tps())).put("raw_kafka_mb_per_s", round(raw.mbPerS()))
+                    .put("raw_kafka_failed", raw.failed()).put("raw_kafka_page_cache_full", raw.pageCacheFull())
+                    .put("raw_kafka_measured_again", onFreshMemory != null).put("pipeline_on_fresh_memory", pipelineOnFreshMemory);
+            if (onFreshMemory != null) {
+                summary.put("raw_kafka_fresh_memory_mb_per_s", round(onFreshMemory.mbPerS()));
+            }
+            if (e2e != null) {
+                summary.put("kafka_e2e_mb_per_s", round(e2e.mbPerS())).put("kafka_e2e_produced_mb_per_s", round(e2e.producedMbPerS()))
+                        .put("ratio_vs_kafka_e2e", round(p.mbPerS / e2e.mbPerS()));
+            }
+            if (comparable()) {
+                summary.put("ratio_vs_raw_kafka", round(ratio())); // the figure, after the others: last before the CPU figures
+            } else {
+                summary.putNull("ratio_vs_raw_kafka");
+            }
+            if (p.cpu().measured() && raw.cpu().measured()) {
+                // what each phase cost the whole machine per MB, and how busy it was: the ratio's context
+                cpuFigures(summary, "", p.cpu());
+                cpuFigures(summary, "raw_kafka_", raw.cpu());
+                if (e2e != null && e2e.cpu().measured()) {
+                    cpuFigures(summary, "kafka_e2e_", e2e.cpu());
+                }
+            }
+        }
+    }
+
+    /** Each phase's MB/s, second by second, as {@code --chart} draws it. */
+    private void chart(BenchOutput out) throws IOException {
+        Map<String, List<double[]>> series = BenchOutput.ordered();
+        for (List<Object> row : out.rows()) {
+            String name = switch ((String) row.get(0)) {
+                case "pipeline" -> "LobStream (applied)";
+                case "kafka-e2e" -> "Kafka producer → consumer (consumed)";
+                case "raw-kafka-again" -> "raw Kafka producer, measured again after (acknowledged)";
+                default -> "raw Kafka producer (acknowledged)";
+            };
+            series.computeIfAbsent(name, k -> new ArrayList<>())
+                    .add(new double[]{((Number) row.get(1)).doubleValue(), ((Number) row.get(3)).doubleValue()});
+        }
+        BenchOutput.lineChart(options.chart, String.format("%s of %s values, %d producers: MB/s each second", workload.name().toLowerCase(Locale.ROOT),
+                blobSize, producers), "second", "MB/s", series);
     }
 
     private record Pipeline(long commands, long failed, double tps, double mbPerS, double ackedTps, double p50Ms, double p99Ms,
@@ -489,87 +525,6 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
-    /** Waits (up to two minutes) until the broker has removed the files of the deleted topics. */
-    private static void awaitRemoved(Path dir, List<String> topics, BenchOutput out) throws InterruptedException {
-        long t = System.nanoTime();
-        long deadline = t + TimeUnit.MINUTES.toNanos(2);
-        boolean removed;
-        while (!(removed = removed(dir, topics)) && System.nanoTime() < deadline) {
-            Thread.sleep(500);
-        }
-        out.note(String.format(removed ? "deleted topics' files removed by the broker after %.0f s"
-                : "deleted topics' files still there after %.0f s: measured anyway", (System.nanoTime() - t) / 1e9));
-    }
-
-    private static boolean removed(Path dir, List<String> topics) {
-        try {
-            for (String topic : topics) {
-                if (topicBytes(dir, topic) > 0) {
-                    return false;
-                }
-            }
-            return true;
-        } catch (IOException | UncheckedIOException e) { // a directory the broker removed while it was walked
-            return false;
-        }
-    }
-
-    /**
-     * The plain-Kafka phases' scratch topics are deleted when the run ends, but the broker removes a deleted
-     * topic's files only a minute later (log.segment.delete.delay.ms), after the bench has stopped
-     * it: in a kept --data-dir they would stay, tens of GB of a dead topic. The broker is stopped
-     * now, so they go here (the directories Kafka renamed {@code <topic>-<partition>.<id>-delete},
-     * or the topic's own if its deletion never ran).
-     */
-    private static void removeScratchTopicFiles(Path dir, String topic) {
-        Path logDir = dir.resolve("kafka");
-        if (!Files.isDirectory(logDir)) {
-            return;
-        }
-        try (var entries = Files.list(logDir)) {
-            entries.filter(p -> isPartitionDir(p, topic)).forEach(DataDirs::deleteTree);
-        } catch (IOException | RuntimeException e) { // in a finally: never hide what the run threw
-            System.err.println("bench pipeline: could not remove the scratch topic's files under " + logDir + ": " + e);
-        }
-    }
-
-    /**
-     * A plain-Kafka phase's scratch topic, as many partitions as the pipeline's, every partition with a leader, keeping
-     * its newest {@code bytes} (deleted segments leave the disk within seconds); added to {@code live} and
-     * {@code created} before it is asked for, so that its files are removed at the end even if this or a later
-     * creation fails.
-     */
-    private String createScratchTopic(LobStreamConfig cfg, String name, long bytes, List<String> live, List<String> created)
-            throws Exception {
-        String topic = cfg.get(LobStreamConfig.TOPIC_PREFIX) + name;
-        live.add(topic);
-        created.add(topic);
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
-            int replication = cfg.get(LobStreamConfig.REPLICATION);
-            NewTopic scratch = new NewTopic(topic, Optional.of(partitions), replication < 1 ? Optional.empty() : Optional.of((short) replication))
-                    .configs(Map.of(TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(Math.max(1, bytes / partitions)),
-                            TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, "1000"));
-            if (admin.listTopics().names().get().contains(topic)) {
-                // left by a run on this --data-dir that failed before it deleted its scratch topics: its records would be read
-                admin.deleteTopics(List.of(topic)).all().get();
-            }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (true) {
-                try {
-                    admin.createTopics(List.of(scratch)).all().get();
-                    break;
-                } catch (ExecutionException e) {
-                    if (!(e.getCause() instanceof TopicExistsException) || System.nanoTime() > deadline) {
-                        throw e;
-                    }
-                    Thread.sleep(200); // the one just deleted is still being removed
-                }
-            }
-            KafkaTools.awaitLeaders(admin, List.of(topic), Duration.ofSeconds(60));
-        }
-        return topic;
-    }
-
     /**
      * Waits for the kernel to write dirty pages back ({@code sync}) so that each phase starts from
      * the same state: the pipeline phase leaves gigabytes of broker log and tablespace pages dirty,
@@ -588,31 +543,6 @@ public final class PipelineBench implements Callable<Integer> {
         }
     }
 
-    /** The size of a topic's files in the embedded broker's log directory. */
-    private static long topicBytes(Path dir, String topic) throws IOException {
-        Path logDir = dir.resolve("kafka");
-        if (!Files.isDirectory(logDir)) {
-            return 0;
-        }
-        try (var files = Files.walk(logDir)) {
-            return files.filter(f -> f.getParent() != null && isPartitionDir(f.getParent(), topic))
-                    .filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
-        }
-    }
-
-    /**
-     * Whether {@code dir} is one of {@code topic}'s partitions in the broker's log directory: {@code <topic>-<partition>},
-     * or {@code <topic>-<partition>.<id>-delete} once deleted (not {@code <topic>-again-0}, another topic's).
-     */
-    private static boolean isPartitionDir(Path dir, String topic) {
-        return dir.getFileName().toString().matches(Pattern.quote(topic) + "-\\d+(\\..+-delete)?");
-    }
-
-    /** Whether the disk holds {@code bytes} more, and 2 GB to spare. */
-    private static boolean room(Path dir, double bytes) throws IOException {
-        return Files.getFileStore(dir).getUsableSpace() > bytes + 2e9;
-    }
-
     /** What the pipeline phase writes: its preload, then its warm-up and window at half the plain producer's rate (it applied at most 0.48 of it in every run measured). */
     private double pipelineBytes(KafkaBaseline.Result raw) {
         return (double) rows * blobSize.max() + 0.5 * raw.mbPerS() * 1e6 * warmup.plus(duration).toSeconds();
@@ -623,13 +553,6 @@ public final class PipelineBench implements Callable<Integer> {
         summary.put(prefix + "cpu_ms_per_mb", round(cpu.msPerMb())).put(prefix + "cpu_busy", round(cpu.busyFraction()));
         ObjectNode byProcess = summary.putObject(prefix + "cpu_ms_per_mb_by_process");
         cpu.processMsPerMb().forEach((name, ms) -> byProcess.put(name, round(ms)));
-    }
-
-    private static void deleteTopic(LobStreamConfig cfg, String topic, List<String> live) throws Exception {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrap()))) {
-            admin.deleteTopics(List.of(topic)).all().get();
-        }
-        live.remove(topic);
     }
 
     static void sleepUntil(long nanoTime) throws InterruptedException {
@@ -652,118 +575,5 @@ public final class PipelineBench implements Callable<Integer> {
             }
         }
         return sum;
-    }
-
-    /**
-     * Matches acknowledged commands with the writer's applied offsets: a command at offset o of
-     * partition p is applied once the tablespace of p records an applied offset ≥ o.
-     */
-    static final class ApplyLatencyTracker implements Runnable {
-        /**
-         * The pause between two polls. Each costs the node about half a millisecond of CPU and this
-         * JVM about one (session 19), on the same two cores as the pipeline: every 5 ms, that would
-         * be a fifth of a core. Until session 19 the node's HTTP server held each answer 40 ms
-         * (Nagle, see {@code HttpServers}), so the tracker polled about 20 times a second, not the
-         * 200 it asked for.
-         */
-        static final long POLL_INTERVAL_NANOS = 20_000_000;
-        private final NodeProcess node;
-        private final List<PriorityBlockingQueue<long[]>> queues = new ArrayList<>();
-        private final AtomicLong pending = new AtomicLong();
-        private final Histogram latency = new Histogram(TimeUnit.MINUTES.toMicros(10), 3);
-        private long applied;
-        private long appliedBytes;
-        private volatile long lastApplied;
-        private volatile long measureFrom = Long.MAX_VALUE;
-        private volatile boolean running = true;
-
-        ApplyLatencyTracker(NodeProcess node, int partitions) {
-            this.node = node;
-            for (int p = 0; p < partitions; p++) {
-                queues.add(new PriorityBlockingQueue<>(64, Comparator.comparingLong(c -> c[0])));
-            }
-        }
-
-        /**
-         * Called from the client's callback threads, several of them: not in offset order, hence a queue per partition
-         * ordered by offset (a command behind a higher one not yet applied would wait a poll longer).
-         */
-        void acked(org.apache.kafka.clients.producer.RecordMetadata md, long sentNanos, int bytes) {
-            pending.incrementAndGet();
-            queues.get(md.partition()).add(new long[]{md.offset(), sentNanos, bytes});
-        }
-
-        @Override
-        public void run() {
-            while (running) {
-                try {
-                    poll();
-                } catch (IOException | RuntimeException e) {
-                    // the node busy or a tablespace moving (rebalance): try again
-                } catch (InterruptedException e) {
-                    return;
-                }
-                LockSupport.parkNanos(POLL_INTERVAL_NANOS);
-            }
-        }
-
-        private void poll() throws IOException, InterruptedException {
-            if (pending.get() == 0) {
-                return;
-            }
-            JsonNode status = node.status();
-            long now = System.nanoTime();
-            for (JsonNode part : status.path("partitions")) {
-                PriorityBlockingQueue<long[]> q = queues.get(part.path("partition").asInt());
-                long offset = part.path("applied_offset").asLong(-1);
-                for (long[] c; (c = q.peek()) != null && c[0] <= offset; ) {
-                    c = q.poll(); // (an ack below it may have come since the peek: the head is at most c's offset, so applied)
-                    if (now >= measureFrom) {
-                        synchronized (this) {
-                            // throughput: every apply in the window; latency: the commands sent in it
-                            if (c[1] >= measureFrom) {
-                                latency.recordValue(Math.min(latency.getHighestTrackableValue(), Math.max(0, (now - c[1]) / 1000)));
-                            }
-                            applied++;
-                            appliedBytes += c[2];
-                        }
-                        lastApplied = now;
-                    }
-                    pending.decrementAndGet();
-                }
-            }
-        }
-
-        long pending() {
-            return pending.get();
-        }
-
-        synchronized long applied() {
-            return applied;
-        }
-
-        synchronized long appliedBytes() {
-            return appliedBytes;
-        }
-
-        long lastAppliedNanos() {
-            return lastApplied;
-        }
-
-        synchronized Histogram latency() {
-            return latency.copy();
-        }
-
-        /** Counts applies from {@code nanoTime} on, and the latency of commands sent from then on. */
-        synchronized void measureFrom(long nanoTime) {
-            latency.reset();
-            applied = 0;
-            appliedBytes = 0;
-            measureFrom = nanoTime;
-        }
-
-        void stop() {
-            running = false;
-        }
     }
 }
