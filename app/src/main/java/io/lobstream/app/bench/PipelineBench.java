@@ -335,7 +335,7 @@ public final class PipelineBench implements Callable<Integer> {
             }
         }
 
-        /** The JSON keys, in the order README lists them. */
+        /** The figures' JSON keys, after the run's settings that call() puts, in the order the bench has always printed them. */
         void writeTo(ObjectNode summary) {
             Pipeline p = pipeline;
             summary.put("commands", p.commands).put("commands_failed", p.failed).put("tps", round(p.tps)).put("mb_per_s", round(p.mbPerS))

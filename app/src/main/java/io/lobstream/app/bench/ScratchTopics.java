@@ -23,7 +23,8 @@ import java.util.regex.Pattern;
 
 /**
  * The topics {@code bench pipeline}'s plain-Kafka phases write, on the embedded broker whose data directory is
- * {@code dataDir}: made for a phase, deleted after it to give the disk (and the page cache) back, and their files
+ * {@code dataDir}: made before the phases (a topic used right after creation fails over leadership), deleted when the
+ * disk needs the room or, the rest, after the pipeline's drain (deleted files give their pages back), and their files
  * removed when the run ends.
  */
 final class ScratchTopics {
@@ -157,7 +158,7 @@ final class ScratchTopics {
         }
     }
 
-    /** Whether the disk of the data directory holds {@code bytes} more, and 2 GB to spare. */
+    /** Whether the disk of the data directory holds {@code bytes} more (a phase's data, scratch or not), and 2 GB to spare. */
     boolean room(double bytes) throws IOException {
         return Files.getFileStore(dataDir).getUsableSpace() > bytes + 2e9;
     }
@@ -166,7 +167,7 @@ final class ScratchTopics {
      * Whether {@code dir} is one of {@code topic}'s partitions in the broker's log directory: {@code <topic>-<partition>},
      * or {@code <topic>-<partition>.<id>-delete} once deleted (not {@code <topic>-again-0}, another topic's).
      */
-    static boolean isPartitionDir(Path dir, String topic) {
+    private static boolean isPartitionDir(Path dir, String topic) {
         return dir.getFileName().toString().matches(Pattern.quote(topic) + "-\\d+(\\..+-delete)?");
     }
 
