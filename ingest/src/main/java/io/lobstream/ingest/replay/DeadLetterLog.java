@@ -4,6 +4,7 @@ import io.lobstream.ingest.writer.TablespaceCheck;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
+import io.lobstream.schema.TopicSetup;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.index.Rejection;
 import org.apache.kafka.clients.admin.Admin;
@@ -76,10 +77,12 @@ final class DeadLetterLog {
     private final boolean wholeTopic;
     /** The time the letters were read from, in each partition retention has not trimmed; {@link #FROM_START} for all. */
     private final long since;
+    /** The dead-letter topic's {@code cleanup.policy} if it compacts. */
+    private final Optional<String> compaction;
 
-    /** A log read from the start: {@link #DeadLetterLog(Set, Map, long[], long, boolean, long)} with {@link #FROM_START}. */
+    /** A log read from the start of a topic that does not compact. */
     DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow, boolean wholeTopic) {
-        this(offsets, refusals, keptSince, decidedBelow, wholeTopic, FROM_START);
+        this(offsets, refusals, keptSince, decidedBelow, wholeTopic, FROM_START, Optional.empty());
     }
 
     /**
@@ -92,10 +95,13 @@ final class DeadLetterLog {
      * @param wholeTopic   whether every partition of the dead-letter topic was read
      * @param since        the time each partition retention has not trimmed was read from ({@link #covers}), or
      *                     {@link #FROM_START}
+     * @param compaction   the topic's {@code cleanup.policy} if it compacts (then {@code keptSince} is Long.MAX_VALUE for each)
      */
-    DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow, boolean wholeTopic, long since) {
+    DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow, boolean wholeTopic, long since,
+                  Optional<String> compaction) {
         this.wholeTopic = wholeTopic;
         this.since = since;
+        this.compaction = compaction;
         this.offsets = offsets;
         this.refusals = refusals;
         this.keptSince = keptSince;
@@ -161,6 +167,7 @@ final class DeadLetterLog {
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              ReplayStop.Watch consumerWatch = stop.watch(consumer)) {
             long decidedBelow = stableCommittedOffset(admin, group, commands, stop);
+            Optional<String> compaction = compaction(admin, topic, stop);
             List<TopicPartition> all = consumer.partitionsFor(topic).stream()
                     .map(i -> new TopicPartition(topic, i.partition())).sorted(java.util.Comparator.comparingInt(TopicPartition::partition))
                     .collect(Collectors.toList());
@@ -215,7 +222,10 @@ final class DeadLetterLog {
             }
             // read from where a full read starts: it covers every command, and one stamped earlier needs no second read
             long readSince = start.equals(first) ? FROM_START : since;
-            return new DeadLetterLog(offsets, refusals, keptSince, decidedBelow, partitions.size() == all.size(), readSince);
+            if (compaction.isPresent()) { // it keeps each key's newest letter: any other may be gone, whatever the times say
+                Arrays.fill(keptSince, Long.MAX_VALUE);
+            }
+            return new DeadLetterLog(offsets, refusals, keptSince, decidedBelow, partitions.size() == all.size(), readSince, compaction);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             stop.throwIfAsked(e, what); // the stop ended the call it waited in
             throw new IOException("cannot read the dead letters of " + commands + " from " + topic + ", or the writer group "
@@ -246,6 +256,33 @@ final class DeadLetterLog {
             stop.throwIfAsked("reading the writer group's committed offset stopped");
             Thread.sleep(200); // a dead owner's commit is decided within its transaction timeout
         }
+    }
+
+    /**
+     * The dead-letter topic's {@code cleanup.policy} if it compacts (a topic made or altered by hand: the node warns of
+     * it); empty if not, or if it cannot be read (a principal without DescribeConfigs), which is said.
+     */
+    private static Optional<String> compaction(Admin admin, String topic, ReplayStop stop) throws InterruptedIOException {
+        try {
+            return TopicSetup.compaction(admin, topic, Duration.ofSeconds(30));
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            stop.throwIfAsked(e, "reading the configuration of " + topic);
+            log.warn("cannot read the configuration of {} ({}): whether compaction took letters from it is not checked", topic,
+                    e.toString());
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while reading the configuration of " + topic);
+        }
+    }
+
+    /**
+     * The dead-letter topic's {@code cleanup.policy} if it compacts: it keeps only the newest letter of each LOB, so a
+     * command the writer refused may have lost its letter, and a replay then applies it. A command whose letter is missing
+     * is taken for one whose letter may have expired.
+     */
+    Optional<String> compaction() {
+        return compaction;
     }
 
     /**

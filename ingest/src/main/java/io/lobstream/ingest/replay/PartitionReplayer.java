@@ -200,6 +200,7 @@ public final class PartitionReplayer {
                         // (a range of markers alone: not read)
                         letters = DeadLetterLog.read(config, tp, r.offset(), end, DeadLetterLog.since(r), stop);
                         lettersFrom = r.offset();
+                        lettersCompactedBeforeRead(letters, store);
                         progress.firstRecord(r.offset());
                     }
                     int home = r.key() == null ? tp.partition() : Topics.partitionOf(r.key(), partitions);
@@ -315,6 +316,21 @@ public final class PartitionReplayer {
                     + "to rebuild a partition from its topic.", tp.topic(), compaction.get(), store.directory());
             store.markIncomplete(tp + " has cleanup.policy=" + compaction.get() + ": compaction may have taken commands before this "
                     + "copy read them");
+        }
+    }
+
+    /**
+     * Marks the copy incomplete, before it applies anything, if the dead-letter topic compacts: a command the writer refused
+     * may have lost its letter, and this copy then applies it, where the writer's tablespace does not have it.
+     */
+    private void lettersCompactedBeforeRead(DeadLetterLog letters, LobStore store) throws IOException {
+        if (letters.compaction().isPresent()) {
+            String topic = config.topics().deadLetters();
+            log.error("{} has cleanup.policy={}: compaction keeps only the newest letter of each LOB, so this copy may apply "
+                    + "commands the writer refused, and fsck of {} will say so. Keep {} with cleanup.policy=delete.", topic,
+                    letters.compaction().get(), store.directory(), topic);
+            store.markIncomplete(topic + " has cleanup.policy=" + letters.compaction().get() + ": compaction may have taken the "
+                    + "letters of commands the writer refused, which this copy may then have applied");
         }
     }
 

@@ -159,7 +159,7 @@ class DeadLetterLogTest {
         assertThat(since).isEqualTo(t - DeadLetterLog.BEFORE_FIRST.toMillis());
         assertThat(DeadLetterLog.since(command(7, t, TimestampType.CREATE_TIME))).isEqualTo(DeadLetterLog.FROM_START);
         assertThat(DeadLetterLog.since(command(7, 1_000))).as("no time before it to read from").isEqualTo(DeadLetterLog.FROM_START);
-        DeadLetterLog bounded = new DeadLetterLog(Set.of(), Map.of(), new long[]{0}, 100, false, since);
+        DeadLetterLog bounded = new DeadLetterLog(Set.of(), Map.of(), new long[]{0}, 100, false, since, Optional.empty());
         long edge = since + DeadLetterLog.SKEW.toMillis();
         assertThat(bounded.covers(command(8, t))).isTrue();
         assertThat(bounded.covers(command(8, edge))).isTrue();
