@@ -95,7 +95,7 @@ final class DeadLetterLog {
      * @param wholeTopic   whether every partition of the dead-letter topic was read
      * @param since        the time each partition retention has not trimmed was read from ({@link #covers}), or
      *                     {@link #FROM_START}
-     * @param compaction   the topic's {@code cleanup.policy} if it compacts (then {@code keptSince} is Long.MAX_VALUE for each)
+     * @param compaction   the topic's {@code cleanup.policy} if it compacts
      */
     DeadLetterLog(Set<Long> offsets, Map<Long, Letter> refusals, long[] keptSince, long decidedBelow, boolean wholeTopic, long since,
                   Optional<String> compaction) {
@@ -222,9 +222,6 @@ final class DeadLetterLog {
             }
             // read from where a full read starts: it covers every command, and one stamped earlier needs no second read
             long readSince = start.equals(first) ? FROM_START : since;
-            if (compaction.isPresent()) { // it keeps each key's newest letter: any other may be gone, whatever the times say
-                Arrays.fill(keptSince, Long.MAX_VALUE);
-            }
             return new DeadLetterLog(offsets, refusals, keptSince, decidedBelow, partitions.size() == all.size(), readSince, compaction);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             stop.throwIfAsked(e, what); // the stop ended the call it waited in
@@ -277,9 +274,11 @@ final class DeadLetterLog {
     }
 
     /**
-     * The dead-letter topic's {@code cleanup.policy} if it compacts: it keeps only the newest letter of each LOB, so a
-     * command the writer refused may have lost its letter, and a replay then applies it. A command whose letter is missing
-     * is taken for one whose letter may have expired.
+     * The dead-letter topic's {@code cleanup.policy} if it compacts: it keeps only the newest letter of each LOB (none
+     * after a letter sent without its value, a tombstone to it), so a command the writer refused may have lost its letter,
+     * and a replay may then apply it. A command that does not decode and has no letter still stops the replay, its error
+     * naming compaction as a cause it may have: taken for expired, every command a wrong registry cannot decode would be
+     * skipped, and the copy left nearly empty without an error.
      */
     Optional<String> compaction() {
         return compaction;
@@ -381,7 +380,8 @@ final class DeadLetterLog {
         if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command)) {
             throw new IOException(where + " does not decode here, and the writer did not dead-letter it: the writer read it with "
                     + "another registry than " + registry + " (or this one lost schemas since: restored from an older backup?), or "
-                    + "with another lob.value.deserializer. Replay as the writer reads. (" + undecodable.getMessage() + ")");
+                    + "with another lob.value.deserializer. Replay as the writer reads." + compactionHint() + " ("
+                    + undecodable.getMessage() + ")");
         }
         log.warn("{} does not decode here (registry {}: {}); the dead letters of its time have expired, so whether the writer "
                 + "applied it cannot be told: skipped, as dead-lettered", where, registry, undecodable.getMessage());
@@ -431,10 +431,16 @@ final class DeadLetterLog {
             throw new IOException(where + ": its key hashes to partition " + home + " of the " + partitions + " the topic has now, "
                     + "and the writer applied it: it did so when the topic had fewer partitions. Partitions were added, which moves "
                     + "LOBs away from their tablespaces; a copy rebuilt now would lose them. Copy the commands to topics of the old "
-                    + "partition count and rebuild from those (README: the topics are co-partitioned).");
+                    + "partition count and rebuild from those (README: the topics are co-partitioned)." + compactionHint());
         }
         log.warn("{}: its key hashes to partition {} of {}; the dead letters of its time have expired, so whether the writer "
                 + "applied it cannot be told: skipped, as dead-lettered", where, home, partitions);
+    }
+
+    /** What to add to an error a missing letter makes when the topic compacts: compaction may have taken it. */
+    private String compactionHint() {
+        return compaction.map(policy -> " Or compaction took its letter: the dead-letter topic has cleanup.policy=" + policy
+                + ", and keeps only the newest letter of each LOB.").orElse("");
     }
 
     /**

@@ -205,7 +205,11 @@ public final class PartitionReplayer {
                     }
                     int home = r.key() == null ? tp.partition() : Topics.partitionOf(r.key(), partitions);
                     // read again if its letter may be older than those read, or (its key's partition another) in any partition
-                    letters = letters.toJudge(r, home != tp.partition(), config, tp, lettersFrom, end, stop);
+                    DeadLetterLog judged = letters.toJudge(r, home != tp.partition(), config, tp, lettersFrom, end, stop);
+                    if (judged != letters) { // read again: its check of the topic too
+                        letters = judged;
+                        lettersCompactedBeforeRead(letters, store);
+                    }
                     if (home != tp.partition()) { // refused below, as the writer refuses it now; unless it applied it, under another count
                         letters.requireLetterIfElsewhere(r, home, partitions);
                     }
@@ -320,15 +324,17 @@ public final class PartitionReplayer {
     }
 
     /**
-     * Marks the copy incomplete, before it applies anything, if the dead-letter topic compacts: a command the writer refused
-     * may have lost its letter, and this copy then applies it, where the writer's tablespace does not have it.
+     * Marks the copy incomplete, before it applies anything (or the next command, after a read again), if the dead-letter
+     * topic compacts: a command the writer refused may have lost its letter, and this copy may then apply it, where the
+     * writer's tablespace does not have it.
      */
     private void lettersCompactedBeforeRead(DeadLetterLog letters, LobStore store) throws IOException {
         if (letters.compaction().isPresent()) {
             String topic = config.topics().deadLetters();
             log.error("{} has cleanup.policy={}: compaction keeps only the newest letter of each LOB, so this copy may apply "
-                    + "commands the writer refused, and fsck of {} will say so. Keep {} with cleanup.policy=delete.", topic,
-                    letters.compaction().get(), store.directory(), topic);
+                    + "commands the writer refused, and fsck of {} will say so. Keep {} with cleanup.policy=delete (letters "
+                    + "compaction took stay lost: rebuild from topics that never compacted).", topic, letters.compaction().get(),
+                    store.directory(), topic);
             store.markIncomplete(topic + " has cleanup.policy=" + letters.compaction().get() + ": compaction may have taken the "
                     + "letters of commands the writer refused, which this copy may then have applied");
         }

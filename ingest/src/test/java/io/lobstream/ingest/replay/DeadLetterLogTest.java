@@ -62,6 +62,17 @@ class DeadLetterLogTest {
                 .hasMessageContaining("lob.commands-3 offset 8").hasMessageContaining("http://r").hasMessageContaining("did not dead-letter");
     }
 
+    /** On a dead-letter topic that compacts, a missing letter still stops the replay; its error names compaction too. */
+    @Test
+    void aMissingLetterOnACompactedTopicStopsTheReplayNamingCompaction() {
+        DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{500}, 100, false, DeadLetterLog.FROM_START,
+                Optional.of("compact"));
+        assertThatThrownBy(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).isInstanceOf(IOException.class)
+                .hasMessageContaining("did not dead-letter").hasMessageContaining("compaction took its letter")
+                .hasMessageContaining("cleanup.policy=compact");
+        assertThat(letters.compaction()).contains("compact");
+    }
+
     @Test
     void aCommandOlderThanEveryLetterKeptCannotBeToldAndIsSkipped() {
         DeadLetterLog letters = new DeadLetterLog(Set.of(), Map.of(), new long[]{5_000}, 100, false);
