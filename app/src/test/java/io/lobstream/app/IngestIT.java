@@ -794,8 +794,8 @@ class IngestIT {
     /**
      * A replay of a lob.commands that compacts marks its copy incomplete: compaction keeps only each LOB's newest record
      * and leaves the log's start where it was, so the copy would otherwise pass fsck with uploads and writes missing. So
-     * does one whose lob.commands.dlq compacts: a command the writer refused may have lost its letter, and the copy then
-     * applies it.
+     * does one whose lob.commands.dlq compacts: a command the writer refused may have lost its letter, and the copy may
+     * then apply it.
      */
     @Test
     void aReplayOfACompactedTopicMarksItsCopyIncomplete() throws Exception {

@@ -378,7 +378,8 @@ final class DeadLetterLog {
             return;
         }
         if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command)) {
-            throw new IOException(where + " does not decode here, and the writer did not dead-letter it: the writer read it with "
+            throw new IOException(where + " does not decode here, and " + (compaction.isPresent() ? "has no dead letter" : "the "
+                    + "writer did not dead-letter it") + ": the writer read it with "
                     + "another registry than " + registry + " (or this one lost schemas since: restored from an older backup?), or "
                     + "with another lob.value.deserializer. Replay as the writer reads." + compactionHint() + " ("
                     + undecodable.getMessage() + ")");
@@ -429,7 +430,8 @@ final class DeadLetterLog {
         String where = command.topic() + "-" + command.partition() + " offset " + command.offset();
         if (command.timestamp() >= 0 && command.timestamp() >= keptSince(command)) {
             throw new IOException(where + ": its key hashes to partition " + home + " of the " + partitions + " the topic has now, "
-                    + "and the writer applied it: it did so when the topic had fewer partitions. Partitions were added, which moves "
+                    + (compaction.isPresent() ? "and it has no dead letter: the writer applied it, if" : "and the writer applied it:")
+                    + " it did so when the topic had fewer partitions. Partitions were added, which moves "
                     + "LOBs away from their tablespaces; a copy rebuilt now would lose them. Copy the commands to topics of the old "
                     + "partition count and rebuild from those (README: the topics are co-partitioned)." + compactionHint());
         }
@@ -440,7 +442,7 @@ final class DeadLetterLog {
     /** What to add to an error a missing letter makes when the topic compacts: compaction may have taken it. */
     private String compactionHint() {
         return compaction.map(policy -> " Or compaction took its letter: the dead-letter topic has cleanup.policy=" + policy
-                + ", and keeps only the newest letter of each LOB.").orElse("");
+                + ", and keeps only the newest letter of each LOB (rebuild from topics that never compacted).").orElse("");
     }
 
     /**

@@ -68,9 +68,13 @@ class DeadLetterLogTest {
         DeadLetterLog letters = new DeadLetterLog(Set.of(7L), Map.of(), new long[]{500}, 100, false, DeadLetterLog.FROM_START,
                 Optional.of("compact"));
         assertThatThrownBy(() -> letters.requireLetter(command(8, 1_000), "http://r", NOT_FOUND)).isInstanceOf(IOException.class)
-                .hasMessageContaining("did not dead-letter").hasMessageContaining("compaction took its letter")
+                .hasMessageContaining("has no dead letter").hasMessageContaining("compaction took its letter")
                 .hasMessageContaining("cleanup.policy=compact");
         assertThat(letters.compaction()).contains("compact");
+        DeadLetterLog whole = new DeadLetterLog(Set.of(7L), Map.of(), new long[16], 100, true, DeadLetterLog.FROM_START,
+                Optional.of("compact,delete"));
+        assertThatThrownBy(() -> whole.requireLetterIfElsewhere(command(8, 1_000), 5, 16)).isInstanceOf(IOException.class)
+                .hasMessageContaining("has no dead letter").hasMessageContaining("cleanup.policy=compact,delete");
     }
 
     @Test

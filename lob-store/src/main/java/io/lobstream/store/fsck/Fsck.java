@@ -149,8 +149,9 @@ public final class Fsck {
         }
         Optional<String> incomplete = TablespaceDirs.incompleteness(tablespaceDir);
         if (incomplete.isPresent()) {
-            report = report.withProblem(tablespaceDir + ": built without commands it needed (" + incomplete.get()
-                    + "); values the commands there wrote, if it held any, and no later command rewrote are missing or older");
+            report = report.withProblem(tablespaceDir + ": built without commands it needed, or without the dead letters that "
+                    + "said which the writer refused (" + incomplete.get() + "); values those commands wrote, if any, and no later "
+                    + "command rewrote may be missing or older, or be ones the writer refused");
         }
         return report;
     }

@@ -281,8 +281,8 @@ public final class DefaultLobStore implements LobStore {
         recovered.usage().registerLimitGauges(metrics, store::freePages, config.pageSize(), config.historyMax(),
                 config.historyMaxRatio());
         store.incomplete = TablespaceDirs.incompleteness(dir).orElse(null);
-        metrics.gauge("lob_tablespace_incomplete", "1 if this copy was built without commands retention had deleted (INCOMPLETE; "
-                + "fsck reports it), else 0", null, () -> store.incomplete != null ? 1 : 0);
+        metrics.gauge("lob_tablespace_incomplete", "1 if this copy was built without commands it needed (deleted by retention or "
+                + "compaction) or without the dead letters that said which the writer refused (INCOMPLETE; fsck reports it), else 0", null, () -> store.incomplete != null ? 1 : 0);
         metrics.gauge("lob_tablespace_sync_failed", "1 once an fsync of this tablespace failed (SYNC-FAILED): it takes no more "
                 + "writes, and a node rebuilds its partition", null, () -> store.syncGuard.failed() ? 1 : 0);
         return store;

@@ -33,7 +33,8 @@ import java.util.regex.Pattern;
  * DATA_DIR/tablespaces/p-0/SYNC-FAILED        written when an fsync failed: the tablespace is not opened again
  * DATA_DIR/tablespaces/p-0/LOG-CUT            written when lob.commands went back under the running task (a cut log)
  * DATA_DIR/tablespaces/p-0/INCOMPLETE         written when this copy was rebuilt from a lob.commands whose retention had
- *                                             deleted commands it needed: one line per range lost; fsck reports it
+ *                                             deleted commands it needed (one line per range lost), or from topics that
+ *                                             compact (a line per topic); fsck reports it
  * DATA_DIR/tablespaces/p-0.sync-failed-T/     one moved aside at time T for that reason (a node rebuilds p-0)
  * DATA_DIR/tablespaces/p-0.ahead-of-log-T/    one moved aside at time T as it had applied commands lob.commands does not
  *                                             have (the topic or the broker's log made anew; a node rebuilds p-0)
