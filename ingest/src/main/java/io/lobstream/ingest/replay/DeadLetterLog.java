@@ -4,7 +4,6 @@ import io.lobstream.ingest.writer.TablespaceCheck;
 import io.lobstream.schema.DeadLetterTopic;
 import io.lobstream.schema.LobStreamConfig;
 import io.lobstream.schema.LobStreamConfig.ClientKind;
-import io.lobstream.schema.TopicSetup;
 import io.lobstream.schema.Topics;
 import io.lobstream.store.index.Rejection;
 import org.apache.kafka.clients.admin.Admin;
@@ -167,7 +166,7 @@ final class DeadLetterLog {
              KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              ReplayStop.Watch consumerWatch = stop.watch(consumer)) {
             long decidedBelow = stableCommittedOffset(admin, group, commands, stop);
-            Optional<String> compaction = compaction(admin, topic, stop);
+            Optional<String> compaction = PartitionReplayer.compaction(admin, topic, stop);
             List<TopicPartition> all = consumer.partitionsFor(topic).stream()
                     .map(i -> new TopicPartition(topic, i.partition())).sorted(java.util.Comparator.comparingInt(TopicPartition::partition))
                     .collect(Collectors.toList());
@@ -252,24 +251,6 @@ final class DeadLetterLog {
             }
             stop.throwIfAsked("reading the writer group's committed offset stopped");
             Thread.sleep(200); // a dead owner's commit is decided within its transaction timeout
-        }
-    }
-
-    /**
-     * The dead-letter topic's {@code cleanup.policy} if it compacts (a topic made or altered by hand: the node warns of
-     * it); empty if not, or if it cannot be read (a principal without DescribeConfigs), which is said.
-     */
-    private static Optional<String> compaction(Admin admin, String topic, ReplayStop stop) throws InterruptedIOException {
-        try {
-            return TopicSetup.compaction(admin, topic, Duration.ofSeconds(30));
-        } catch (ExecutionException | TimeoutException | RuntimeException e) {
-            stop.throwIfAsked(e, "reading the configuration of " + topic);
-            log.warn("cannot read the configuration of {} ({}): whether compaction took letters from it is not checked", topic,
-                    e.toString());
-            return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while reading the configuration of " + topic);
         }
     }
 

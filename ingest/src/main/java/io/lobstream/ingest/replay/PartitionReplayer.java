@@ -304,15 +304,7 @@ public final class PartitionReplayer {
     private void compactedBeforeRead(TopicPartition tp, LobStore store) throws IOException {
         Optional<String> compaction;
         try (Admin admin = Admin.create(config.clientConfig(ClientKind.ADMIN)); ReplayStop.Watch watch = stop.watch(admin)) {
-            compaction = TopicSetup.compaction(admin, tp.topic(), Duration.ofSeconds(30));
-        } catch (ExecutionException | TimeoutException | RuntimeException e) {
-            stop.throwIfAsked(e, "reading the configuration of " + tp.topic());
-            log.warn("cannot read the configuration of {} ({}): whether compaction took commands from it is not checked", tp.topic(),
-                    e.toString());
-            return;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while reading the configuration of " + tp.topic());
+            compaction = compaction(admin, tp.topic(), stop);
         }
         if (compaction.isPresent()) {
             log.error("{} has cleanup.policy={}: compaction keeps only the newest record of each LOB, so commands this copy needs "
@@ -320,6 +312,25 @@ public final class PartitionReplayer {
                     + "to rebuild a partition from its topic.", tp.topic(), compaction.get(), store.directory());
             store.markIncomplete(tp + " has cleanup.policy=" + compaction.get() + ": compaction may have taken commands before this "
                     + "copy read them");
+        }
+    }
+
+    /**
+     * {@code topic}'s {@code cleanup.policy} if it compacts (a topic made or altered by hand: a node warns of it); empty if
+     * not, or if its configuration cannot be read (a principal without DescribeConfigs), which is said, and the replay goes
+     * on unchecked. A stop asked meanwhile ends it.
+     */
+    static Optional<String> compaction(Admin admin, String topic, ReplayStop stop) throws InterruptedIOException {
+        try {
+            return TopicSetup.compaction(admin, topic, Duration.ofSeconds(30));
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            stop.throwIfAsked(e, "reading the configuration of " + topic);
+            log.warn("cannot read the configuration of {} ({}): whether compaction took records from it is not checked", topic,
+                    e.toString());
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while reading the configuration of " + topic);
         }
     }
 
