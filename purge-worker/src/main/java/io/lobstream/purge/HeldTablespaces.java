@@ -8,7 +8,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.LongSupplier;
@@ -22,15 +21,12 @@ import java.util.stream.Collectors;
  *
  * <p>Where a node runs on the directory, the copies it uses ({@link InUseFile}): a node keeps its copy of a partition
  * that moved to another node, and a worker that held that copy kept the partition and skipped the new owner's undo
- * records as another copy's. A file that has not changed for {@link #STOPPED_AFTER} is a stopped node's: none held, as
+ * records as another copy's. A file that has not changed for {@link InUseFile#STOPPED_AFTER} is a stopped node's: none held, as
  * the copies of a stopped node are not purged until it is back (its writer applies the reclaims), or its partitions are
  * rebuilt elsewhere. No file (no node here, or one of an older version): every copy, as before.
  */
 final class HeldTablespaces {
     private static final Logger log = LoggerFactory.getLogger(HeldTablespaces.class);
-
-    /** The node writes its file every 5 s, and this worker looks every 10 s. */
-    static final Duration STOPPED_AFTER = Duration.ofSeconds(60);
 
     private final Path dataDir;
     private final String workerId;
@@ -97,16 +93,16 @@ final class HeldTablespaces {
                 // so a worker started beside a node stopped long ago does not hold its copies for a minute first
                 boolean first = nodeSaid == null;
                 nodeSaid = node.get().raw();
-                nodeSaidChangedAt = first && System.currentTimeMillis() - node.get().modifiedMillis() > STOPPED_AFTER.toMillis()
-                        ? at - STOPPED_AFTER.toNanos() - 1 : at;
+                nodeSaidChangedAt = first && System.currentTimeMillis() - node.get().modifiedMillis() > InUseFile.STOPPED_AFTER.toMillis()
+                        ? at - InUseFile.STOPPED_AFTER.toNanos() - 1 : at;
                 saidStopped = false;
             }
-            if (at - nodeSaidChangedAt > STOPPED_AFTER.toNanos()) {
+            if (at - nodeSaidChangedAt > InUseFile.STOPPED_AFTER.toNanos()) {
                 if (!saidStopped) {
                     saidStopped = true;
                     log.info("purge worker {}: the node on {} has not written {} for {} s: it is stopped (or cannot write it), and "
                             + "this worker holds none of its tablespaces until it runs again", workerId, dataDir.toAbsolutePath(),
-                            InUseFile.NAME, STOPPED_AFTER.toSeconds());
+                            InUseFile.NAME, InUseFile.STOPPED_AFTER.toSeconds());
                 }
                 return Set.of();
             }

@@ -67,7 +67,7 @@ class HeldTablespacesTest {
         InUseFile.write(dataDir, "run", 1, List.of(0, 1));
         HeldTablespaces held = new HeldTablespaces(dataDir, "w", clock::get);
         assertThat(held.tell()).containsExactlyInAnyOrder(0, 1);
-        pass(HeldTablespaces.STOPPED_AFTER);
+        pass(InUseFile.STOPPED_AFTER);
         assertThat(held.changedSinceTold()).as("a minute unchanged: not yet past it").isNull();
         pass(Duration.ofSeconds(1));
         assertThat(held.changedSinceTold()).isEmpty();

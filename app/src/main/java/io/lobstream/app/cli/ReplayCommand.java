@@ -17,6 +17,7 @@ import io.lobstream.store.LobReadHandle;
 import io.lobstream.store.LobStore;
 import io.lobstream.store.fsck.FsckReport;
 import io.lobstream.store.index.VersionEntry;
+import io.lobstream.store.tablespace.InUseFile;
 import io.lobstream.store.tablespace.TablespaceDirs;
 import org.apache.kafka.clients.admin.Admin;
 import picocli.CommandLine;
@@ -73,7 +74,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--partition", required = true, description = "The partition to replay.")
     int partition;
 
-    @Option(names = "--data-dir", converter = DataDir.class, required = true, description = "The data directory to build the tablespace in, as D/tablespaces/p-N (which must not exist).")
+    @Option(names = "--data-dir", converter = DataDir.class, required = true, description = "The data directory to build the tablespace in, as D/tablespaces/p-N (which must not exist), and on which no node runs.")
     Path dataDir;
 
     @Option(names = "--verify", description = "Compare every live value with the node's.")
@@ -96,6 +97,7 @@ final class ReplayCommand implements Callable<Integer> {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         refuseExisting(dir);
         LobStreamConfig cfg = cluster.streamConfig(dataDir.toString()); // first: a misspelt -c key is a usage error, whatever else fails
+        refuseRunningNode();
         if (verify) {
             node = NodeUrl.resolve(node, cluster.config, spec.commandLine()); // (the node matters to --verify alone)
             requireNode(); // now, not after a replay of hours whose copy a second run could not verify again
@@ -128,6 +130,20 @@ final class ReplayCommand implements Callable<Integer> {
             // never "remove it": it may be a running node's
             throw new CommandLine.ParameterException(spec.commandLine(), dir + " exists: replay builds a new tablespace and "
                     + "never replaces one (this may be a node's): choose another --data-dir");
+        }
+    }
+
+    /**
+     * Refuses a data directory a node runs on. The node's tasks open their p-N in place: a partition that came to it while
+     * the replay ran would have its copy made at the p-N the replay moves its own to at the end, and the move would fail
+     * after hours of replay. A running node rewrites node.in-use every few seconds; one younger than a minute is watched
+     * for two writes' time (a node stopped just now: waited for, then replayed into).
+     */
+    private void refuseRunningNode() throws IOException, InterruptedException {
+        if (InUseFile.nodeRunning(dataDir, InUseFile.WRITTEN_EVERY.multipliedBy(2))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "a node runs on " + dataDir + " (it rewrites "
+                    + dataDir.resolve("tablespaces").resolve(InUseFile.NAME) + "): replay builds into a data directory of its own; "
+                    + "choose another --data-dir, or stop that node first");
         }
     }
 

@@ -42,6 +42,33 @@ class LobStreamCliTest {
     }
 
     /**
+     * {@code replay} into the data directory of a node that runs (its node.in-use rewritten, here by a thread as the node
+     * does) is refused before the broker is asked: a partition that came to the node meanwhile would fail the replay's
+     * move into place at its end.
+     */
+    @Test
+    void aReplayIntoARunningNodesDataDirectoryIsRefused(@TempDir Path dir) throws Exception {
+        java.util.concurrent.ScheduledExecutorService node = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        java.util.concurrent.atomic.AtomicLong seq = new java.util.concurrent.atomic.AtomicLong();
+        try {
+            node.scheduleWithFixedDelay(() -> {
+                try {
+                    io.lobstream.store.tablespace.InUseFile.write(dir, "run", seq.incrementAndGet(), List.of(1));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, 0, 200, java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertThat(cli.run("replay", "--partition", "0", "--data-dir", dir.toString(), "--bootstrap", "127.0.0.1:1"))
+                    .isEqualTo(CommandLine.ExitCode.USAGE);
+            assertThat(cli.err()).contains("a node runs on " + dir, "choose another --data-dir", "Usage: lobstream replay");
+        } finally {
+            node.shutdownNow();
+            node.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        assertThat(Files.exists(dir.resolve("tablespaces").resolve("p-0.replaying.lock"))).as("nothing made").isFalse();
+    }
+
+    /**
      * A JAAS line left unquoted splits into words, which picocli quotes back as arguments it could not take: in an
      * {@code @FILE}, whose reader takes {@code "} as a quote, a password comes apart from its key.
      */

@@ -7,7 +7,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -17,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * Writes the node's {@link InUseFile} every {@link #EVERY}: the partitions its tasks use ({@link TablespaceRegistry#inUse}),
+ * Writes the node's {@link InUseFile} every {@link InUseFile#WRITTEN_EVERY}: the partitions its tasks use ({@link TablespaceRegistry#inUse}),
  * for the purge workers beside it. A copy the node keeps after its partition moved to another node drops out of the file
  * within {@link TablespaceCatchUp#MOVED_AFTER}, and the worker beside it lets the partition go to the new owner's.
  *
@@ -29,9 +28,6 @@ import java.util.function.LongSupplier;
  */
 public final class NodeInUse implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NodeInUse.class);
-    /** How often the file is written; a worker beside the node looks every 10 s, and calls it stopped after 60 s unchanged. */
-    static final Duration EVERY = Duration.ofSeconds(5);
-
     private final Path dataDir;
     private final TablespaceRegistry registry;
     private final LongSupplier nanos;
@@ -61,10 +57,10 @@ public final class NodeInUse implements AutoCloseable {
         this.previous = before;
     }
 
-    /** Starts writing the file for the node's tablespaces on {@code dataDir}, at once and every {@link #EVERY}. */
+    /** Starts writing the file for the node's tablespaces on {@code dataDir}, at once and every {@link InUseFile#WRITTEN_EVERY}. */
     public static NodeInUse start(Path dataDir, TablespaceRegistry registry) {
         NodeInUse n = new NodeInUse(dataDir, registry, System::nanoTime);
-        n.timer.scheduleWithFixedDelay(n::write, 0, EVERY.toMillis(), TimeUnit.MILLISECONDS);
+        n.timer.scheduleWithFixedDelay(n::write, 0, InUseFile.WRITTEN_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         return n;
     }
 

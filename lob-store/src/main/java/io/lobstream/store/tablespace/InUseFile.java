@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Optional;
@@ -24,6 +25,10 @@ import java.util.stream.Collectors;
  */
 public final class InUseFile {
     public static final String NAME = "node.in-use";
+    /** How often a running node rewrites the file. */
+    public static final Duration WRITTEN_EVERY = Duration.ofSeconds(5);
+    /** A file unchanged for this long is a stopped node's (twelve writes missed: a long GC pause or a slow disk is not one). */
+    public static final Duration STOPPED_AFTER = Duration.ofSeconds(60);
     private static final String PARTITIONS = "partitions=";
     private static final String OWN = "own=";
 
@@ -81,6 +86,29 @@ public final class InUseFile {
             return Optional.empty();
         }
         return partitions == null || own == null ? Optional.empty() : Optional.of(new Contents(raw, partitions, own, modified));
+    }
+
+    /**
+     * Whether a node runs on {@code dataDir} now. No file, or one last changed more than {@link #STOPPED_AFTER} ago (its
+     * time against this host's clock): no. Younger, the file is watched for up to {@code watch} (two of its writes'
+     * time, as a caller that must not guess wrong passes): it changes under a running node, and stays as it is after a
+     * node that stopped just now. A node that has not written its file yet (its first seconds on a new directory) is not
+     * seen.
+     */
+    public static boolean nodeRunning(Path dataDir, Duration watch) throws IOException, InterruptedException {
+        Optional<Contents> first = read(dataDir);
+        if (first.isEmpty() || System.currentTimeMillis() - first.get().modifiedMillis() > STOPPED_AFTER.toMillis()) {
+            return false;
+        }
+        long until = System.nanoTime() + watch.toNanos();
+        while (System.nanoTime() - until < 0) {
+            Thread.sleep(Math.min(200, Math.max(1, watch.toMillis() / 10)));
+            Optional<Contents> now = read(dataDir);
+            if (now.isPresent() && !now.get().raw().equals(first.get().raw())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String list(Collection<Integer> partitions) {

@@ -5,8 +5,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,5 +51,34 @@ class InUseFileTest {
         InUseFile.write(dataDir, "run-1", 1, Set.of(2));
         assertThat(TablespaceDirs.partitions(dataDir)).containsExactly(2);
         assertThat(TablespaceDirs.notTablespaces(dataDir)).isEmpty();
+    }
+
+    /** What {@code replay} asks before it builds into a data directory: whether a node runs there. */
+    @Test
+    void aNodeRunsWhereItsFileChanges() throws Exception {
+        Duration watch = Duration.ofMillis(500);
+        assertThat(InUseFile.nodeRunning(dataDir, watch)).as("no file: no node ran here").isFalse();
+        InUseFile.write(dataDir, "run-1", 1, List.of(0));
+        assertThat(InUseFile.nodeRunning(dataDir, watch)).as("unchanged while watched: a node stopped just now").isFalse();
+        Path file = dataDir.resolve("tablespaces").resolve(InUseFile.NAME);
+        AtomicLong seq = new AtomicLong(1);
+        ScheduledExecutorService node = Executors.newSingleThreadScheduledExecutor();
+        try {
+            node.scheduleWithFixedDelay(() -> {
+                try {
+                    InUseFile.write(dataDir, "run-1", seq.incrementAndGet(), List.of(0));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, 50, 50, TimeUnit.MILLISECONDS);
+            assertThat(InUseFile.nodeRunning(dataDir, watch)).as("rewritten while watched").isTrue();
+        } finally {
+            node.shutdownNow();
+            node.awaitTermination(5, TimeUnit.SECONDS);
+        }
+        Files.setLastModifiedTime(file, FileTime.fromMillis(System.currentTimeMillis() - InUseFile.STOPPED_AFTER.toMillis() - 1000));
+        long t0 = System.nanoTime();
+        assertThat(InUseFile.nodeRunning(dataDir, Duration.ofMinutes(1))).as("older than a minute: a stopped node's").isFalse();
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("not watched").isLessThan(Duration.ofSeconds(30));
     }
 }
