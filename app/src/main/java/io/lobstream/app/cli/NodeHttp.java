@@ -65,9 +65,14 @@ final class NodeHttp {
      * then, within the timeout; the last answer is returned.
      */
     StreamedResponse get(String lobId, String range) throws IOException, InterruptedException {
+        return ask("GET", lobId, range);
+    }
+
+    /** As {@link #get}, for {@code method} GET or HEAD (a value's headers alone: its version, type, metadata, owner). */
+    StreamedResponse ask(String method, String lobId, String range) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            StreamedResponse r = getOnce(lobId, range);
+            StreamedResponse r = askOnce(method, lobId, range);
             try {
                 requireNode(r.statusCode(), r.header(LobHttpServer.NODE));
             } catch (IOException e) {
@@ -101,9 +106,9 @@ final class NodeHttp {
         }
     }
 
-    private StreamedResponse getOnce(String lobId, String range) throws IOException {
+    private StreamedResponse askOnce(String method, String lobId, String range) throws IOException {
         try {
-            return StreamedResponse.send(lobUri(lobId), "GET", range == null ? Map.of() : Map.of("Range", "bytes=" + range),
+            return StreamedResponse.send(lobUri(lobId), method, range == null ? Map.of() : Map.of("Range", "bytes=" + range),
                     CONNECT_TIMEOUT, timeout);
         } catch (java.net.ConnectException e) {
             throw new IOException(noNode(e), e);

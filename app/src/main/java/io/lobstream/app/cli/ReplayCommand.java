@@ -239,7 +239,7 @@ final class ReplayCommand implements Callable<Integer> {
         if (before.isMissingNode() && !live.isEmpty()) {
             // --node forwards the partition's reads: the offset the comparison begins at is the owner's, or a lagging owner
             // that caught up by the end would pass its older values for differences
-            try (StreamedResponse r = getWaitingOutRebalance(http, live.get(0).lobId(), waitLeftMs)) {
+            try (StreamedResponse r = askWaitingOutRebalance(http, "HEAD", live.get(0).lobId(), waitLeftMs)) { // the owner's name alone
                 owner = r.header(LobHttpServer.SERVED_BY).orElse(null);
             }
             if (owner != null) {
@@ -266,7 +266,7 @@ final class ReplayCommand implements Callable<Integer> {
             }
             mine += attributes(e.attributes().contentType(), e.attributes().metadata());
             String theirs;
-            try (StreamedResponse r = getWaitingOutRebalance(http, e.lobId(), waitLeftMs)) {
+            try (StreamedResponse r = askWaitingOutRebalance(http, "GET", e.lobId(), waitLeftMs)) {
                 theirs = r.statusCode() == 200 ? nodeSha256(r) + attributes(r) : "HTTP " + r.statusCode() + ": " + errorText(r);
                 owner = r.header(LobHttpServer.SERVED_BY).orElse(owner);
             }
@@ -415,12 +415,12 @@ final class ReplayCommand implements Callable<Integer> {
      * A 503 without a Retry-After (partitions being assigned, the partition moving or opening, caught up or waiting after a
      * failure on its owner) asked again each second
      * while {@code waitLeftMs[0]}, shared by the whole comparison, lasts: a rebalance during it is not a difference, a
-     * partition that stays away is (one with a Retry-After, {@link NodeHttp#get} waits out itself).
+     * partition that stays away is (one with a Retry-After, {@link NodeHttp#ask} waits out itself).
      */
-    private static StreamedResponse getWaitingOutRebalance(NodeHttp http, String lobId, long[] waitLeftMs)
+    private static StreamedResponse askWaitingOutRebalance(NodeHttp http, String method, String lobId, long[] waitLeftMs)
             throws IOException, InterruptedException {
         while (true) {
-            StreamedResponse r = http.get(lobId, null);
+            StreamedResponse r = http.ask(method, lobId, null);
             if (r.statusCode() != 503 || r.header("Retry-After").isPresent() || waitLeftMs[0] <= 0) {
                 return r;
             }
