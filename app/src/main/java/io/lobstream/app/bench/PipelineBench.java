@@ -226,7 +226,7 @@ public final class PipelineBench implements Callable<Integer> {
         KafkaBaseline kafka = new KafkaBaseline(cfg, partitions, blobSize, rows, producers, duration, processes, out);
         KafkaBaseline.Result raw = kafka.produce(rawTopic, warmup, warmup.multipliedBy(MAX_RAW_WARMUP_FACTOR), fill);
         KafkaBaseline.Result e2e = null;
-        long freeing = 0; // bytes of deleted topics the broker removes from the disk a minute later
+        long freeing = 0; // bytes of deleted topics the broker removes from the disk seconds later
         if (e2eTopic != null) {
             // A quarter of the warm-up: the broker and the producer are warm, only the fetch path is new (and the
             // disk must hold a second topic). It writes about the memory's worth again, so the raw topic's pages
@@ -243,7 +243,7 @@ public final class PipelineBench implements Callable<Integer> {
                 scratch.delete(cfg, e2eTopic); // never written: frees nothing
             }
         }
-        // the pipeline's preload and warm-up take longer than that minute before its data fills the disk
+        // the pipeline's preload and warm-up take longer than those seconds before its data fills the disk
         boolean pipelineOnFreshMemory = false;
         if (!scratch.live().isEmpty() && !scratch.room(pipelineBytes(raw) - freeing)) {
             out.note("the disk may not hold the pipeline's data next to the scratch topic; deleted it now, "
@@ -278,7 +278,7 @@ public final class PipelineBench implements Callable<Integer> {
         String topic = scratch.create(cfg, "bench.raw-again", scratchBytes);
         writeBack(out); // (after the creation, as for the others: a topic used right after fails over leadership)
         Duration againWarmup = warmup.dividedBy(4); // as the e2e phase's: everything but the topic is warm
-        // The deleted topics' files leave the disk a minute later (log.segment.delete.delay.ms): not in the window, where
+        // The deleted topics' files leave the disk seconds later (log.segment.delete.delay.ms): not in the window, where
         // unlinking gigabytes would slow the producer and free their pages. The warm-up then writes the memory they freed,
         // so the page cache is as full as the pipeline had it.
         scratch.awaitRemoved(deleted, out);

@@ -88,6 +88,10 @@ public final class EmbeddedKafka implements AutoCloseable {
         // Retention by size or age is enforced within seconds, not the default 5 minutes: the bench's scratch topics,
         // bounded by retention.bytes, fill the disk faster than that. The check walks each partition's segment list.
         p.put("log.retention.check.interval.ms", "5000");
+        // A deleted topic's files (the bench's scratch topics: gigabytes), and segments retention deleted, leave the disk
+        // 5 s later, not a minute: the delay lets a fetch in flight finish before the file is closed, which takes
+        // milliseconds on one host, and the bench waits for those files to go before it measures the producer again.
+        p.put("log.segment.delete.delay.ms", "5000");
         // A group's offsets are kept as long as lob.commands keeps commands (for ever), not Kafka's 7 days after its last
         // member left: a node stopped for a week would start again from offset 0 and read the whole log (correct, as
         // its tablespaces record what they applied, but as slow as a rebuild), and its purge workers from lob.undo's start
