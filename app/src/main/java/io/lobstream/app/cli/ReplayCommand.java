@@ -97,9 +97,11 @@ final class ReplayCommand implements Callable<Integer> {
         Path dir = TablespaceDirs.partitionDir(dataDir, partition);
         refuseExisting(dir);
         LobStreamConfig cfg = cluster.streamConfig(dataDir.toString()); // first: a misspelt -c key is a usage error, whatever else fails
-        refuseRunningNode();
         if (verify) {
             node = NodeUrl.resolve(node, cluster.config, spec.commandLine()); // (the node matters to --verify alone)
+        }
+        refuseRunningNode();
+        if (verify) {
             requireNode(); // now, not after a replay of hours whose copy a second run could not verify again
         }
         BrokerCheck.requireAnswer(cfg, BrokerCheck.WAIT, cfg.topics().commands()); // a topic not there: named
@@ -137,13 +139,15 @@ final class ReplayCommand implements Callable<Integer> {
      * Refuses a data directory a node runs on. The node's tasks open their p-N in place: a partition that came to it while
      * the replay ran would have its copy made at the p-N the replay moves its own to at the end, and the move would fail
      * after hours of replay. A running node rewrites node.in-use every few seconds; one younger than a minute is watched
-     * for two writes' time (a node stopped just now: waited for, then replayed into).
+     * for two writes' time (a node stopped just now: waited for, then replayed into). A node that has written no file yet
+     * is not seen (see {@link InUseFile#nodeRunning}).
      */
     private void refuseRunningNode() throws IOException, InterruptedException {
         if (InUseFile.nodeRunning(dataDir, InUseFile.WRITTEN_EVERY.multipliedBy(2))) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "a node runs on " + dataDir + " (it rewrites "
-                    + dataDir.resolve("tablespaces").resolve(InUseFile.NAME) + "): replay builds into a data directory of its own; "
-                    + "choose another --data-dir, or stop that node first");
+            // not a bad argument, as another replay's lock: the same command runs once that node has stopped
+            throw new IllegalStateException("a node runs on " + dataDir + " (it rewrites " + dataDir.resolve("tablespaces")
+                    .resolve(InUseFile.NAME) + "): replay builds into a data directory of its own; choose another --data-dir, "
+                    + "or stop that node first");
         }
     }
 

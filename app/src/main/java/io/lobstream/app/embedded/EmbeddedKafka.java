@@ -88,9 +88,11 @@ public final class EmbeddedKafka implements AutoCloseable {
         // Retention by size or age is enforced within seconds, not the default 5 minutes: the bench's scratch topics,
         // bounded by retention.bytes, fill the disk faster than that. The check walks each partition's segment list.
         p.put("log.retention.check.interval.ms", "5000");
-        // A deleted topic's files (the bench's scratch topics: gigabytes), and segments retention deleted, leave the disk
-        // 5 s later, not a minute: the delay lets a fetch in flight finish before the file is closed, which takes
-        // milliseconds on one host, and the bench waits for those files to go before it measures the producer again.
+        // A deleted topic's directory leaves the disk 5-10 s after the deletion, not 1-2 minutes: the bench deletes its
+        // scratch topics (gigabytes; their own file.delete.delay.ms is 1 s, which a topic's deletion does not read) and
+        // waits for their files to go before it measures the producer again. It is also the default file.delete.delay.ms
+        // of the segments retention deletes and of those compaction replaces: the delay lets a fetch in flight finish
+        // before the file is closed, milliseconds on one host (a fetch cut short is sent again).
         p.put("log.segment.delete.delay.ms", "5000");
         // A group's offsets are kept as long as lob.commands keeps commands (for ever), not Kafka's 7 days after its last
         // member left: a node stopped for a week would start again from offset 0 and read the whole log (correct, as

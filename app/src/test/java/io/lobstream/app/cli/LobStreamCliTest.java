@@ -44,12 +44,14 @@ class LobStreamCliTest {
     /**
      * {@code replay} into the data directory of a node that runs (its node.in-use rewritten, here by a thread as the node
      * does) is refused before the broker is asked: a partition that came to the node meanwhile would fail the replay's
-     * move into place at its end.
+     * move into place at its end. Exit 1, as for another replay's lock: not a bad argument, the same command runs once the
+     * node has stopped.
      */
     @Test
     void aReplayIntoARunningNodesDataDirectoryIsRefused(@TempDir Path dir) throws Exception {
         java.util.concurrent.ScheduledExecutorService node = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
         java.util.concurrent.atomic.AtomicLong seq = new java.util.concurrent.atomic.AtomicLong();
+        io.lobstream.store.tablespace.InUseFile.write(dir, "run", seq.incrementAndGet(), List.of(1)); // there before the replay looks
         try {
             node.scheduleWithFixedDelay(() -> {
                 try {
@@ -57,10 +59,12 @@ class LobStreamCliTest {
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
-            }, 0, 200, java.util.concurrent.TimeUnit.MILLISECONDS);
-            assertThat(cli.run("replay", "--partition", "0", "--data-dir", dir.toString(), "--bootstrap", "127.0.0.1:1"))
-                    .isEqualTo(CommandLine.ExitCode.USAGE);
-            assertThat(cli.err()).contains("a node runs on " + dir, "choose another --data-dir", "Usage: lobstream replay");
+            }, 200, 200, java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertThat(cli.run("replay", "--json", "--partition", "0", "--data-dir", dir.toString(), "--bootstrap", "127.0.0.1:1"))
+                    .isEqualTo(CommandLine.ExitCode.SOFTWARE);
+            assertThat(cli.err()).contains("lobstream replay: a node runs on " + dir, "choose another --data-dir")
+                    .doesNotContain("Usage:", "broker"); // refused before the broker (not there) was asked
+            assertThat(cli.out()).contains("\"error\":\"a node runs on");
         } finally {
             node.shutdownNow();
             node.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);

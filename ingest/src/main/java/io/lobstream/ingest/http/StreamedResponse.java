@@ -19,7 +19,8 @@ import java.util.OptionalLong;
  * through its own threads. Reading a 256 MiB value from a node on loopback took it 1.2–2.2 s and
  * 0.9–3.1 s of CPU (three rounds in one JVM, the first as cold as the CLI's);
  * {@code HttpURLConnection} took 0.41–0.47 s and 0.22–0.28 s of CPU (session 16). The CLI's
- * requests that carry no value (status, its HEAD for a version) keep HttpClient.
+ * requests that carry no value (status, its HEAD for a version) keep HttpClient; a HEAD that must
+ * wait out a rebalance as the values' GETs do ({@code replay --verify}'s) comes here too.
  */
 public final class StreamedResponse implements Closeable {
     private final HttpURLConnection connection;

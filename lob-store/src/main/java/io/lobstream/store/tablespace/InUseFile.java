@@ -92,8 +92,8 @@ public final class InUseFile {
      * Whether a node runs on {@code dataDir} now. No file, or one last changed more than {@link #STOPPED_AFTER} ago (its
      * time against this host's clock): no. Younger, the file is watched for up to {@code watch} (two of its writes'
      * time, as a caller that must not guess wrong passes): it changes under a running node, and stays as it is after a
-     * node that stopped just now. A node that has not written its file yet (its first seconds on a new directory) is not
-     * seen.
+     * node that stopped just now. A node that has not written its file yet is not seen: on a directory where no node
+     * wrote one before, a node writes its first once a task of it asks for a partition, or 90 s after its start.
      */
     public static boolean nodeRunning(Path dataDir, Duration watch) throws IOException, InterruptedException {
         Optional<Contents> first = read(dataDir);
