@@ -139,7 +139,7 @@ final class ScratchTopics {
 
     /**
      * Removes the files of every topic made, once the broker has stopped. The run deletes its topics, but the broker
-     * removes a deleted topic's files only 5-10 s later (log.segment.delete.delay.ms), after the bench may have stopped it:
+     * removes a deleted topic's files only about 5 s later (log.segment.delete.delay.ms), after the bench may have stopped it:
      * in a kept --data-dir they would stay, tens of GB of a dead topic. So they go here (the directories Kafka renamed
      * {@code <topic>-<partition>.<id>-delete}, or the topic's own if its deletion never ran). Never throws: it runs in a
      * finally, and must not hide what the run threw.

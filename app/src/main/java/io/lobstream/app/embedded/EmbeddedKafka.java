@@ -88,7 +88,7 @@ public final class EmbeddedKafka implements AutoCloseable {
         // Retention by size or age is enforced within seconds, not the default 5 minutes: the bench's scratch topics,
         // bounded by retention.bytes, fill the disk faster than that. The check walks each partition's segment list.
         p.put("log.retention.check.interval.ms", "5000");
-        // A deleted topic's directory leaves the disk 5-10 s after the deletion, not 1-2 minutes: the bench deletes its
+        // A deleted topic's directory leaves the disk about 5 s after the deletion, not a minute: the bench deletes its
         // scratch topics (gigabytes; their own file.delete.delay.ms is 1 s, which a topic's deletion does not read) and
         // waits for their files to go before it measures the producer again. It is also the default file.delete.delay.ms
         // of the segments retention deletes and of those compaction replaces: the delay lets a fetch in flight finish
