@@ -93,8 +93,7 @@ final class HeldTablespaces {
                 // so a worker started beside a node stopped long ago does not hold its copies for a minute first
                 boolean first = nodeSaid == null;
                 nodeSaid = node.get().raw();
-                nodeSaidChangedAt = first && System.currentTimeMillis() - node.get().modifiedMillis() > InUseFile.STOPPED_AFTER.toMillis()
-                        ? at - InUseFile.STOPPED_AFTER.toNanos() - 1 : at;
+                nodeSaidChangedAt = first && node.get().stale() ? at - InUseFile.STOPPED_AFTER.toNanos() - 1 : at;
                 saidStopped = false;
             }
             if (at - nodeSaidChangedAt > InUseFile.STOPPED_AFTER.toNanos()) {

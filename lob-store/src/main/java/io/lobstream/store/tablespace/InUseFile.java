@@ -37,6 +37,10 @@ public final class InUseFile {
      * node's own tasks use (the rest carried over from its previous run, after a restart: never carried on again).
      */
     public record Contents(String raw, Set<Integer> partitions, Set<Integer> own, long modifiedMillis) {
+        /** Last changed more than {@link #STOPPED_AFTER} ago, by the file's time against this host's clock: a stopped node's. */
+        public boolean stale() {
+            return System.currentTimeMillis() - modifiedMillis > STOPPED_AFTER.toMillis();
+        }
     }
 
     private InUseFile() {
@@ -97,7 +101,7 @@ public final class InUseFile {
      */
     public static boolean nodeRunning(Path dataDir, Duration watch) throws IOException, InterruptedException {
         Optional<Contents> first = read(dataDir);
-        if (first.isEmpty() || System.currentTimeMillis() - first.get().modifiedMillis() > STOPPED_AFTER.toMillis()) {
+        if (first.isEmpty() || first.get().stale()) {
             return false;
         }
         long until = System.nanoTime() + watch.toNanos();
